@@ -1,0 +1,65 @@
+"""Error and warning types of vpeval.
+
+Every error raised for bad user input is a :class:`VpevalError`, a subclass of
+:class:`ValueError`, so ``except ValueError`` keeps working for callers that do
+not know vpeval.  Warnings are subclasses of :class:`VpevalWarning`.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "VpevalError",
+    "InputFileError",
+    "InvalidScoresError",
+    "SeparableScoresError",
+    "VpevalWarning",
+    "DegenerateInputWarning",
+]
+
+
+class VpevalError(ValueError):
+    """Base class of every error vpeval raises for bad input."""
+
+
+class InputFileError(VpevalError):
+    """A file could not be read as the expected format.
+
+    The message starts with ``path:line:`` (or ``path:`` when no single line is
+    at fault) so that editors and terminals can jump to the place.
+
+    Attributes
+    ----------
+    path : str
+        The file at fault.
+    line : int or None
+        1-based line number, or ``None`` when the problem is not one line.
+    problem : str
+        What was wrong and what was expected.
+    """
+
+    def __init__(self, path, line, problem):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+class InvalidScoresError(VpevalError):
+    """Arrays passed to a metric are empty, not 1-D, or contain NaN."""
+
+
+class SeparableScoresError(VpevalError):
+    """Target and non-target training scores are perfectly separable.
+
+    Maximum-likelihood logistic regression has no finite optimum then (the
+    slope runs to infinity), so no calibration is returned.
+    """
+
+
+class VpevalWarning(UserWarning):
+    """Base class of vpeval's warnings."""
+
+
+class DegenerateInputWarning(VpevalWarning):
+    """Input is legal but degenerate (e.g. a result is infinite by construction)."""
