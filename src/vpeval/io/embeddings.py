@@ -108,10 +108,10 @@ def _validate(es: EmbeddingSet, path) -> None:
             f"{rows.size} embedding row(s) contain NaN or inf (first: row {int(rows[0])}, "
             f"utterance {es.utterance_id[rows[0]]!r})",
         )
-    keys = np.char.add(np.char.add(es.utterance_id, "\x00"), es.condition)
+    keys = np.char.add(np.char.add(es.utterance_id, "\x1f"), es.condition)
     uniq, counts = np.unique(keys, return_counts=True)
     if (counts > 1).any():
-        dup = uniq[counts > 1][0].split("\x00")
+        dup = uniq[counts > 1][0].split("\x1f")
         raise InputFileError(path, None, f"utterance {dup[0]!r} appears more than once in condition {dup[1]!r}")
 
 
