@@ -10,26 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_tar_non
-from ..metrics._blocks import PAVBins, TieBlocks, bin_llr, pav_bins, tie_blocks
+from ..metrics._blocks import pav_block_llr, tie_blocks
 from .base import ScoreCalibrator
 
 __all__ = ["pav_llr", "PAVCalibrator"]
-
-
-def _fit_blocks(b: TieBlocks, laplace: bool) -> tuple[np.ndarray, PAVBins]:
-    """LLR (nats) of every tie block, and the PAV bins (over the blocks incl. pseudo-blocks if any)."""
-    n_tar, n_non = b.n_tar, b.n_non
-    if laplace:
-        one = np.ones(1, dtype=np.int64)
-        n_tar = np.concatenate([one, n_tar, one])
-        n_non = np.concatenate([one, n_non, one])
-    bins = pav_bins(n_tar, n_non)
-    llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
-    sizes = np.diff(np.append(bins.start, n_tar.size))
-    block_llr = np.repeat(llr, sizes)
-    if laplace:
-        block_llr = block_llr[1:-1]
-    return block_llr, bins
 
 
 def pav_llr(tar, non, laplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +54,7 @@ def pav_llr(tar, non, laplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """
     tar, non = as_tar_non(tar, non)
     b = tie_blocks(tar, non)
-    block_llr, _ = _fit_blocks(b, laplace)
+    block_llr = pav_block_llr(b, laplace)
     return block_llr[np.searchsorted(b.values, tar)], block_llr[np.searchsorted(b.values, non)]
 
 
@@ -110,7 +94,7 @@ class PAVCalibrator(ScoreCalibrator):
 
     def _fit(self, tar, non):
         b = tie_blocks(tar, non)
-        block_llr, _ = _fit_blocks(b, self.laplace)
+        block_llr = pav_block_llr(b, self.laplace)
         # Keep one threshold per run of equal LLR (the PAV bins as seen from the real blocks).
         keep = np.concatenate([[True], block_llr[1:] != block_llr[:-1]])
         self.thresholds_ = b.values[keep]

@@ -88,3 +88,19 @@ def bin_llr(n_tar_bin, n_non_bin, total_tar: int, total_non: int) -> np.ndarray:
     n = np.asarray(n_non_bin, dtype=np.float64)
     with np.errstate(divide="ignore"):
         return (np.log(t) - np.log(n)) - (np.log(total_tar) - np.log(total_non))
+
+
+def pav_block_llr(b: TieBlocks, laplace: bool) -> np.ndarray:
+    """PAV LLR (nats) of every tie block; ``laplace`` adds the privacy-ZEBRA end-point pseudo-trials."""
+    n_tar, n_non = b.n_tar, b.n_non
+    if laplace:
+        one = np.ones(1, dtype=np.int64)
+        n_tar = np.concatenate([one, n_tar, one])
+        n_non = np.concatenate([one, n_non, one])
+    bins = pav_bins(n_tar, n_non)
+    llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
+    sizes = np.diff(np.append(bins.start, n_tar.size))
+    block_llr = np.repeat(llr, sizes)
+    if laplace:
+        block_llr = block_llr[1:-1]
+    return block_llr

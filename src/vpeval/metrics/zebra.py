@@ -12,9 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import as_tar_non
-from ..calibration.pav import _fit_blocks
 from ..errors import InvalidScoresError
-from ._blocks import tie_blocks
+from ._blocks import pav_block_llr, tie_blocks
 
 __all__ = ["ZebraResult", "zebra", "zebra_tag", "d_ece", "ece_profile"]
 
@@ -121,7 +120,7 @@ def d_ece(tar, non, laplace: bool = False) -> float:
     """
     tar, non = as_tar_non(tar, non)
     b = tie_blocks(tar, non)
-    block_llr, _ = _fit_blocks(b, laplace)
+    block_llr = pav_block_llr(b, laplace)
     # integral_0^1 H(P) dP = 1/2 nats. A class absent from a block contributes nothing (its llr may be infinite there).
     e_tar = np.dot(b.n_tar[b.n_tar > 0], _expected_ece_tar_nats(block_llr[b.n_tar > 0])) / b.total_tar
     e_non = np.dot(b.n_non[b.n_non > 0], _expected_ece_tar_nats(-block_llr[b.n_non > 0])) / b.total_non
@@ -221,7 +220,7 @@ def zebra(tar, non) -> ZebraResult:
     """
     tar, non = as_tar_non(tar, non)
     b = tie_blocks(tar, non)
-    block_llr, _ = _fit_blocks(b, laplace=True)
+    block_llr = pav_block_llr(b, laplace=True)
     eps = float(np.max(np.abs(block_llr)))
     return ZebraResult(
         d_ece_bits=d_ece(tar, non),
