@@ -39,11 +39,11 @@ __all__ = [
     "lid_ccdf",
     "LIDPipelineResult",
     "lid_pipeline",
-    "DEFAULT_L2_SLOPE",
+    "DEFAULT_REGULARIZATION",
 ]
 
-#: Penalty of ``separable="regularize"``: (DEFAULT_L2_SLOPE / 2) * w**2 added to the mean logistic loss.
-DEFAULT_L2_SLOPE = 1e-3
+#: Penalty weight of ``separable="regularize"``, passed to ``LogisticCalibrator(regularization=...)``.
+DEFAULT_REGULARIZATION = 1e-3
 
 _LN2 = math.log(2.0)
 
@@ -412,6 +412,8 @@ class LIDPipelineResult:
         Cross-fitting fold of each probe (the calibration its LLRs used); None in ``"dev"`` mode.
     calibration : str
         One sentence saying how the calibration was obtained (for reports).
+    regularization : float or None
+        The penalty weight used where ``regularized`` is true; None when every fit is unpenalised.
     """
 
     lid: np.ndarray = field(repr=False)
@@ -424,10 +426,12 @@ class LIDPipelineResult:
     n_folds: int
     fold: np.ndarray | None = field(repr=False)
     calibration: str
+    regularization: float | None = None
 
     def to_dict(self) -> dict:
         return {
             "mode": self.mode,
+            "regularization": self.regularization,
             "calibration": self.calibration,
             "n_folds": self.n_folds,
             "slope": self.slope.tolist(),
@@ -437,56 +441,25 @@ class LIDPipelineResult:
         }
 
 
-def _fit_logistic_l2(tar: np.ndarray, non: np.ndarray, l2: float) -> tuple[float, float]:
-    """Minimise mean logistic loss + (l2/2) w^2 over (w, c); return (w, c - logit(Nt/(Nt+Nn))).
-
-    Convex, strictly in w; the penalty makes the optimum finite when the classes are separable.
-    """
-    from scipy.optimize import minimize
-    from scipy.special import expit
-
-    s = np.concatenate([tar, non])
-    y = np.concatenate([np.ones(tar.size), np.zeros(non.size)])
-    sign = 2.0 * y - 1.0
-    n = s.size
-
-    def fun(theta):
-        w, c = theta
-        a = sign * (w * s + c)
-        loss = np.logaddexp(0.0, -a).mean() + 0.5 * l2 * w * w
-        r = -sign * expit(-a)  # d loss_i / d (w s_i + c)
-        grad = np.array([(r * s).mean() + l2 * w, r.mean()])
-        return loss, grad
-
-    def hess(theta):
-        w, c = theta
-        q = expit(w * s + c)
-        q = q * (1.0 - q)
-        return np.array([[(q * s * s).mean() + l2, (q * s).mean()], [(q * s).mean(), q.mean()]])
-
-    res = minimize(fun, np.zeros(2), jac=True, hess=hess, method="trust-exact", options={"gtol": 1e-10})
-    if not res.success and np.linalg.norm(res.jac) > 1e-6:
-        raise SeparableScoresError(f"regularised logistic calibration did not converge ({res.message})")
-    w, c = res.x
-    return float(w), float(c - math.log(tar.size / non.size))
-
-
-def _fit_calibration(tar, non, separable, l2_slope, context):
+def _fit_calibration(tar, non, separable, regularization, context):
     from ..calibration.logistic import LogisticCalibrator
 
     try:
         cal = LogisticCalibrator().fit(tar, non)
-        return float(cal.slope_), float(cal.intercept_), False
+        reg = False
     except SeparableScoresError as exc:
         if separable == "error":
             raise SeparableScoresError(
                 f"{context}: the z-normalised target and non-target training scores are separable, so the "
                 f"unpenalised logistic calibration has no finite slope and LID is undefined ({exc}). "
-                "This is expected for unanonymized speech; pass separable='regularize' to fit with an L2 "
-                f"penalty of {l2_slope:g}/2 * slope**2 instead (LIDs then depend on that choice)."
+                "This is expected for unanonymized speech; pass separable='regularize' to fit with "
+                f"LogisticCalibrator(regularization={regularization:g}) instead (LIDs then depend on it)."
             ) from exc
-        w, b = _fit_logistic_l2(tar, non, l2_slope)
-        return w, b, True
+        cal = LogisticCalibrator(regularization=regularization).fit(tar, non)
+        reg = True
+    if not cal.converged_:
+        raise SeparableScoresError(f"{context}: the logistic calibration did not converge")
+    return float(cal.slope_), float(cal.intercept_), reg
 
 
 def _training_trials(arr, ti, n, n_cols, rows, row_ok, col_ok, name):
@@ -542,7 +515,7 @@ def lid_pipeline(
     n_folds: int = 5,
     speaker_ids=None,
     separable: str = "error",
-    l2_slope: float = DEFAULT_L2_SLOPE,
+    regularization: float = DEFAULT_REGULARIZATION,
     seed: int = 0,
     chunk_rows: int | None = None,
 ) -> LIDPipelineResult:
@@ -573,12 +546,14 @@ def lid_pipeline(
     separable : {"error", "regularize"}
         What to do when the training scores are perfectly separable (common for unanonymized speech: the
         maximum-likelihood slope is then infinite). ``"error"`` (default) raises
-        :class:`~vpeval.errors.SeparableScoresError`; ``"regularize"`` refits with the L2 penalty
-        ``(l2_slope/2) w**2`` added to the mean logistic loss (intercept unpenalised) and flags the fit in
-        ``regularized``. LIDs then depend on ``l2_slope`` (a smaller penalty gives a steeper slope and LIDs
-        closer to log2 N for rank-1 probes).
-    l2_slope : float
-        Penalty weight for ``separable="regularize"`` (default :data:`DEFAULT_L2_SLOPE` = 1e-3).
+        :class:`~vpeval.errors.SeparableScoresError`; ``"regularize"`` refits that training set (only that
+        one) with ``LogisticCalibrator(regularization=regularization)``, the ridge penalty
+        ``regularization * (w * sd)**2 / 2`` on the standardised slope added to the prior-weighted mean
+        logistic loss (intercept unpenalised), and flags the fit in ``regularized``. LIDs then depend on
+        ``regularization`` (a smaller penalty gives a steeper slope and LIDs closer to log2 N for rank-1
+        probes), so report it.
+    regularization : float
+        Penalty weight for ``separable="regularize"`` (default :data:`DEFAULT_REGULARIZATION` = 1e-3).
     seed : int
         Seed of the fold assignment.
     chunk_rows : int, optional
@@ -602,8 +577,8 @@ def lid_pipeline(
     """
     if separable not in ("error", "regularize"):
         raise InvalidScoresError(f"separable must be 'error' or 'regularize', got {separable!r}")
-    if not (l2_slope > 0 and math.isfinite(l2_slope)):
-        raise InvalidScoresError(f"l2_slope must be a positive number, got {l2_slope!r}")
+    if not (regularization > 0 and math.isfinite(regularization)):
+        raise InvalidScoresError(f"regularization must be a positive number, got {regularization!r}")
     if eval_true_index is None:
         raise InvalidScoresError("eval_true_index is required")
     ev, n, n_cols = _as_matrix(eval_scores, "eval_scores")
@@ -621,14 +596,14 @@ def lid_pipeline(
             dv, dti, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows),
             np.ones(n_dev, bool), np.ones(n_cols_dev, bool), "dev_scores",
         )
-        w, b, reg = _fit_calibration(tar, non, separable, l2_slope, "development matrix")
+        w, b, reg = _fit_calibration(tar, non, separable, regularization, "development matrix")
         slopes, intercepts, regs = np.array([w]), np.array([b]), np.array([reg])
         fold = None
         k_folds = 1
         mode = "dev"
         note = (
             f"logistic calibration fitted on a separate development matrix ({n_dev} probes x "
-            f"{n_cols_dev} speakers)" + (", L2-regularised because its scores are separable" if reg else "")
+            f"{n_cols_dev} speakers)" + (f", L2-regularised (regularization={regularization:g}) because its scores are separable" if reg else "")
         )
     else:
         if dev_true_index is not None:
@@ -650,13 +625,13 @@ def lid_pipeline(
         for f in range(k_folds):
             tar, non = _training_trials(ev, ti, n, n_cols, rows, fold != f, col_fold != f, "eval_scores")
             slopes[f], intercepts[f], regs[f] = _fit_calibration(
-                tar, non, separable, l2_slope, f"cross-fitting fold {f + 1} of {k_folds}"
+                tar, non, separable, regularization, f"cross-fitting fold {f + 1} of {k_folds}"
             )
         mode = "cross-fit"
         note = (
             f"no development set: speaker-grouped cross-fitting with {k_folds} folds (each probe's "
             "calibration was fitted without any trial of its own speaker or of the other speakers in its "
-            "fold)" + (f"; {int(regs.sum())} fold(s) L2-regularised because separable" if regs.any() else "")
+            "fold)" + (f"; {int(regs.sum())} fold(s) L2-regularised (regularization={regularization:g}) because separable" if regs.any() else "")
         )
 
     log_p = np.empty(n)
@@ -683,4 +658,5 @@ def lid_pipeline(
         n_folds=k_folds,
         fold=fold,
         calibration=note,
+        regularization=float(regularization) if regs.any() else None,
     )
