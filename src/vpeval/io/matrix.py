@@ -90,10 +90,10 @@ class ScoreMatrix:
         for name in ("probe_id", "speaker_ids"):
             u, c = np.unique(getattr(self, name), return_counts=True)
             if (c > 1).any():
-                raise InputFileError(src, None, f"{name}: {u[c > 1][0]!r} appears {int(c.max())} times")
+                raise InputFileError(src, None, f"{name}: {_q(u[c > 1][0])} appears {int(c.max())} times")
         if np.isnan(scores).any():
             i, j = (int(v[0]) for v in np.nonzero(np.isnan(scores)))
-            raise InputFileError(src, None, f"NaN score for probe {self.probe_id[i]!r} vs speaker {self.speaker_ids[j]!r}")
+            raise InputFileError(src, None, f"NaN score for probe {_q(self.probe_id[i])} vs speaker {_q(self.speaker_ids[j])}")
         order = np.argsort(self.speaker_ids)
         pos = np.searchsorted(self.speaker_ids, self.probe_speaker, sorter=order)
         pos = np.minimum(pos, n_cols - 1)
@@ -104,7 +104,7 @@ class ScoreMatrix:
             raise InputFileError(
                 src, None,
                 f"{int(bad.sum())} probe(s) have a speaker that is not enrolled (first: probe "
-                f"{self.probe_id[i]!r}, speaker {self.probe_speaker[i]!r}); the closed set needs every probe's "
+                f"{_q(self.probe_id[i])}, speaker {_q(self.probe_speaker[i])}); the closed set needs every probe's "
                 "speaker among the columns",
             )
         object.__setattr__(self, "true_index", idx.astype(np.intp))
@@ -116,6 +116,11 @@ class ScoreMatrix:
     @property
     def n_speakers(self) -> int:
         return int(self.scores.shape[1])
+
+
+def _q(v) -> str:
+    """Quote an id for messages (plain str repr, also for numpy strings)."""
+    return repr(str(v))
 
 
 class _Lines:
@@ -206,7 +211,7 @@ def score_matrix_from_table(
     bad = np.isnan(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        where.fail(i, f"score {raw.iloc[i]!r} is not a number (NaN is not allowed); "
+        where.fail(i, f"score {_q(raw.iloc[i])} is not a number (NaN is not allowed); "
               f"{int(bad.sum())} such row(s)")
 
     speakers, e_code = np.unique(ids["enroll_spk"], return_inverse=True)
@@ -218,8 +223,8 @@ def score_matrix_from_table(
     clash = probe_spk[t_code] != ids["trial_spk"]
     if clash.any():
         i = int(np.flatnonzero(clash)[0])
-        where.fail(i, f"probe {ids['trial_id'][i]!r} has trial_spk {ids['trial_spk'][i]!r} here but "
-              f"{probe_spk[t_code[i]]!r} at {where.loc(int(first_row[t_code[i]]))}")
+        where.fail(i, f"probe {_q(ids['trial_id'][i])} has trial_spk {_q(ids['trial_spk'][i])} here but "
+              f"{_q(probe_spk[t_code[i]])} at {where.loc(int(first_row[t_code[i]]))}")
 
     key = t_code.astype(np.int64) * n_cols + e_code
     seen = np.zeros(n * n_cols, dtype=bool)
@@ -231,12 +236,12 @@ def score_matrix_from_table(
         dup = np.flatnonzero(ks[1:] == ks[:-1])
         i_first, i_again = int(order[dup[0]]), int(order[dup[0] + 1])
         where.fail(i_again,
-              f"duplicate pair: speaker {ids['enroll_spk'][i_again]!r} vs probe {ids['trial_id'][i_again]!r} "
+              f"duplicate pair: speaker {_q(ids['enroll_spk'][i_again])} vs probe {_q(ids['trial_id'][i_again])} "
               f"was already scored at {where.loc(i_first)}; {key.size - n_cells} duplicate row(s) in all")
     if n_cells < n * n_cols:
         holes = np.flatnonzero(~seen)
         shown = ", ".join(
-            f"{probes[h // n_cols]!r} vs {speakers[h % n_cols]!r} (probe first at "
+            f"{_q(probes[h // n_cols])} vs {_q(speakers[h % n_cols])} (probe first at "
             f"{where.loc(int(first_row[h // n_cols]))})"
             for h in holes[:_SHOW]
         )
@@ -251,7 +256,7 @@ def score_matrix_from_table(
     n_dropped = int((~enrolled).sum())
     if n_dropped and not drop_unenrolled:
         j = np.flatnonzero(~enrolled)
-        shown = ", ".join(f"{probes[p]!r} (speaker {probe_spk[p]!r}, {where.loc(int(first_row[p]))})" for p in j[:_SHOW])
+        shown = ", ".join(f"{_q(probes[p])} (speaker {_q(probe_spk[p])}, {where.loc(int(first_row[p]))})" for p in j[:_SHOW])
         raise InputFileError(
             source, None,
             f"{n_dropped} probe(s) have a speaker who is not enrolled (closed-set linkage needs the true speaker "
@@ -351,7 +356,7 @@ def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = Fa
     unknown = ~np.isin(labels, ["target", "nontarget"])
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])
-        raise InputFileError(key_path, int(kline[i]), f"label {labels[i]!r}; expected 'target' or 'nontarget'")
+        raise InputFileError(key_path, int(kline[i]), f"label {_q(labels[i])}; expected 'target' or 'nontarget'")
     try:
         scores = np.array(sval, dtype=np.float64)
     except ValueError:
@@ -359,7 +364,7 @@ def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = Fa
             try:
                 float(v)
             except ValueError:
-                raise InputFileError(scores_path, int(sline[i]), f"score {v!r} is not a number") from None
+                raise InputFileError(scores_path, int(sline[i]), f"score {_q(v)} is not a number") from None
     nan = np.isnan(scores)
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
@@ -379,7 +384,7 @@ def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = Fa
         rows = np.flatnonzero(tgt & (kt == p))
         raise InputFileError(
             key_path, int(kline[rows[1]]),
-            f"probe {p!r} is marked target for two enrolled speakers (also line {int(kline[rows[0]])})",
+            f"probe {_q(p)} is marked target for two enrolled speakers (also line {int(kline[rows[0]])})",
         )
     spk_of = dict(zip(kt[tgt].tolist(), ke[tgt].tolist()))
 

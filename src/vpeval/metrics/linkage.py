@@ -40,6 +40,8 @@ __all__ = [
     "LIDPipelineResult",
     "lid_pipeline",
     "DEFAULT_REGULARIZATION",
+    "LinkageAnalysis",
+    "linkage_analysis",
 ]
 
 #: Penalty weight of ``separable="regularize"``, passed to ``LogisticCalibrator(regularization=...)``.
@@ -660,3 +662,60 @@ def lid_pipeline(
         calibration=note,
         regularization=float(regularization) if regs.any() else None,
     )
+
+
+# --------------------------------------------------------------------------------------------------------
+# Everything at once (CLI and report)
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinkageAnalysis:
+    """LID pipeline, closed-set identification and closed-set linkability of one evaluation matrix.
+
+    Attributes
+    ----------
+    lid : LIDPipelineResult
+    identification : vpeval.metrics.identification.IdentificationResult
+    closed_set : vpeval.metrics.identification.ClosedSetLinkability
+        For every candidate-set size N' = 1..N.
+    """
+
+    lid: LIDPipelineResult
+    identification: object
+    closed_set: object
+
+    def to_dict(self) -> dict:
+        return {
+            "lid": self.lid.to_dict(),
+            "identification": self.identification.to_dict(),
+            "closed_set_linkability": self.closed_set.to_dict(),
+        }
+
+
+def linkage_analysis(
+    eval_scores,
+    eval_true_index,
+    dev_scores=None,
+    dev_true_index=None,
+    *,
+    ks=(1, 5, 10),
+    ties: str = "fractional",
+    chunk_rows: int | None = None,
+    **pipeline_options,
+) -> LinkageAnalysis:
+    """Run :func:`lid_pipeline`, :func:`~vpeval.metrics.identification.identification_rates` and
+    :func:`~vpeval.metrics.identification.closed_set_linkability` on one evaluation matrix.
+
+    Ranks use the raw scores (z-norm and a positive calibration slope do not change them). Extra keyword
+    arguments go to :func:`lid_pipeline` (``n_folds``, ``speaker_ids``, ``separable``, ``regularization``,
+    ``seed``). Raises what those functions raise.
+    """
+    from .identification import closed_set_linkability, identification_rates, rank_counts
+
+    lid_res = lid_pipeline(
+        dev_scores, eval_scores, dev_true_index, eval_true_index, chunk_rows=chunk_rows, **pipeline_options
+    )
+    counts = rank_counts(eval_scores, eval_true_index, chunk_rows=chunk_rows)
+    ident = identification_rates(counts, ks=ks, ties=ties)
+    return LinkageAnalysis(lid_res, ident, closed_set_linkability(ident.gamma))
