@@ -358,3 +358,57 @@ def test_linkage_analysis_bundles_everything():
     assert set(d) == {"lid", "identification", "closed_set_linkability"}
     assert res.identification.rates[1] == res.closed_set.linkability[-1]
     assert res.identification.rates[1] > 0.3 and res.lid.summary.alid > 0.5
+
+
+def careful_lid(L, ti):
+    """Python log-sum-exp around the row maximum (the textbook form)."""
+    out = []
+    for row, t in zip(np.asarray(L, dtype=float).tolist(), ti):
+        m = max(row)
+        lse = m + math.log(sum(math.exp(v - m) for v in row))
+        out.append(math.log2(len(row)) + (row[t] - lse) / math.log(2))
+    return np.array(out)
+
+
+def test_fast_and_fallback_paths_agree_with_textbook():
+    rng = np.random.default_rng(12)
+    n, N = 60, 9
+    L = rng.normal(scale=400.0, size=(n, N))  # many rows have an LLR > 709 nats above the true one
+    ti = rng.integers(0, N, size=n)
+    L[0, :] = -np.inf
+    L[0, ti[0]] = 3.0  # others impossible: LID = log2 N
+    L[1, (ti[1] + 1) % N] = -np.inf
+    v = lid(L, ti)
+    ok = np.ones(n, bool)
+    ok[0] = False
+    assert np.allclose(v[ok], careful_lid(L[ok], ti[ok]), atol=1e-9, rtol=1e-12)
+    assert v[0] == math.log2(N)
+    assert np.array_equal(lid(L, ti, chunk_rows=4), v)
+
+
+def test_lid_can_return_rank_counts_of_the_same_scan():
+    from vpeval.metrics.identification import cmc, rank_counts
+
+    rng = np.random.default_rng(13)
+    L = rng.integers(-2, 3, size=(40, 7)).astype(float)
+    L[3, 2] = np.inf
+    L[4, :] = -np.inf
+    L[4, 1] = 0.0
+    ti = rng.integers(0, 7, size=40)
+    ti[4] = 1
+    v, counts = lid(L, ti, return_rank_counts=True, chunk_rows=6)
+    ref = rank_counts(L, ti)
+    assert np.array_equal(v, lid(L, ti))
+    assert np.array_equal(counts.n_greater, ref.n_greater) and np.array_equal(counts.n_tied, ref.n_tied)
+    assert np.array_equal(cmc(counts, None), cmc(L, ti))
+
+
+def test_pipeline_rank_counts_are_raw_score_ranks():
+    from vpeval.metrics.identification import rank_counts
+
+    E, eti = synthetic(14, n=50, N=7)
+    E = np.round(E, 1)  # ties
+    r = lid_pipeline(None, E, None, eti, n_folds=3, chunk_rows=8)
+    ref = rank_counts(E, eti)
+    assert np.array_equal(r.rank_counts.n_greater, ref.n_greater)
+    assert np.array_equal(r.rank_counts.n_tied, ref.n_tied)

@@ -25,7 +25,7 @@ Conventions
       the true speaker loses every tie (rank ``g + e + 1``).
 
 * Memory: every function scans the matrix in blocks of rows, so the temporaries never exceed
-  ``chunk_rows x N`` values (by default about 32 MiB per temporary, whatever the matrix size). Each row
+  ``chunk_rows x N`` values (by default about 2 MiB per temporary, whatever the matrix size). Each row
   needs two vectorised comparisons against the true score, O(N); nothing is sorted. A ``dask.array``
   (optional dependency) is accepted and computed block by block with the same results; NumPy memory maps
   work as they are.
@@ -54,8 +54,9 @@ __all__ = [
 
 TIE_RULES = ("fractional", "optimistic", "pessimistic")
 
-#: Bytes of one float64 temporary per row block (the scans hold at most a few of them).
-CHUNK_BYTES = 32 * 2**20
+#: Bytes of one float64 temporary per row block (the scans hold at most a few of them). Small blocks stay
+#: in the CPU cache across the several vectorised passes made over each block.
+CHUNK_BYTES = 2 * 2**20
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -129,27 +130,75 @@ def _chunk_rows(n_cols: int, chunk_rows) -> int:
     return int(chunk_rows)
 
 
+#: Rows of a dask array are computed in blocks of about this many bytes, then scanned in NumPy blocks.
+DASK_BLOCK_BYTES = 64 * 2**20
+
+
 def _iter_blocks(arr, n_rows: int, rows: int):
     """Yield ``(start, block)`` with ``block`` a float64 NumPy array of at most ``rows`` full rows."""
     if _is_dask(arr):
-        arr = arr.rechunk((rows, -1))
+        big = max(rows, DASK_BLOCK_BYTES // (8 * int(arr.shape[1])))
+        arr = arr.rechunk((big, -1))
         start = 0
         for i in range(arr.numblocks[0]):
             block = np.asarray(arr.blocks[i].compute(), dtype=np.float64)
-            yield start, block
+            for s in range(0, block.shape[0], rows):
+                yield start + s, block[s : s + rows]
             start += block.shape[0]
     else:
         for start in range(0, n_rows, rows):
             yield start, np.asarray(arr[start : start + rows], dtype=np.float64)
 
 
-def _check_nan(block: np.ndarray, row_max: np.ndarray, start: int, name: str) -> None:
-    """``row_max`` is ``block.max(axis=1)``; it is NaN exactly for the rows that contain a NaN."""
+def _check_nan(block: np.ndarray, row_max: np.ndarray, start, name: str) -> None:
+    """``row_max`` is ``block.max(axis=1)``; it is NaN exactly for the rows that contain a NaN.
+
+    ``start`` is the global row of ``block[0]``, or an array with the global row of every block row.
+    """
     bad = np.isnan(row_max)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         j = int(np.flatnonzero(np.isnan(block[i]))[0])
-        raise InvalidScoresError(f"{name}: contains NaN (first at probe row {start + i}, speaker column {j})")
+        row = start + i if np.isscalar(start) else int(start[i])
+        raise InvalidScoresError(f"{name}: contains NaN (first at probe row {row}, speaker column {j})")
+
+
+def _count_dtype(n_cols: int):
+    # Summing a bool mask viewed as uint8 into uint16 is the fastest exact count while N < 2**16.
+    return np.uint16 if n_cols < 2**16 else np.int64
+
+
+def _rank_block(x, t, d, mask, start, name, check=True):
+    """Counts (n_greater, n_tied) for a block, given ``d = x - t[:, None]``.
+
+    For finite t, ``x - t > 0`` iff ``x > t`` and ``x - t == 0`` iff ``x == t`` (IEEE subtraction of
+    distinct floats never gives 0, and overflow keeps the sign), so the comparisons run on ``d``. Rows
+    whose ``d`` has a non-finite sum (NaN somewhere, or +inf and -inf both present, or t = +-inf) are
+    checked for NaN and recounted directly on ``x``. ``check=False`` skips that test: the caller then
+    owns it (the LID scan detects the same rows from its sum of exp(d)) and must call
+    :func:`_recount_rows` for them.
+    """
+    cdt = _count_dtype(x.shape[1])
+    np.greater(d, 0.0, out=mask)
+    g = mask.view(np.uint8).sum(axis=1, dtype=cdt).astype(np.intp)
+    np.equal(d, 0.0, out=mask)
+    e = mask.view(np.uint8).sum(axis=1, dtype=cdt).astype(np.intp) - 1
+    if check:
+        with np.errstate(invalid="ignore"):
+            odd = ~np.isfinite(np.add.reduce(d, axis=1))
+        if odd.any():
+            _recount_rows(x, t, np.flatnonzero(odd), g, e, start, name)
+    return g, e
+
+
+def _recount_rows(x, t, rows, g, e, start, name):
+    """Raise for NaN in ``x[rows]``, else recount those rows by direct comparison with ``t`` (in place)."""
+    xb = x[rows]
+    glob = start + rows if np.isscalar(start) else np.asarray(start)[rows]
+    _check_nan(xb, xb.max(axis=1), glob, name)
+    tb = t[rows][:, None]
+    g[rows] = np.count_nonzero(xb > tb, axis=1)
+    e[rows] = np.count_nonzero(xb == tb, axis=1) - 1
 
 
 def _check_ties(ties: str) -> str:
@@ -235,7 +284,7 @@ def rank_counts(score_matrix, true_index, *, chunk_rows: int | None = None) -> R
     true_index : array_like of int, shape (n_probes,)
         Column of the true speaker of each probe.
     chunk_rows : int, optional
-        Rows per block (default: about 32 MiB of float64 per block). Results do not depend on it.
+        Rows per block (default: about 2 MiB of float64 per block). Results do not depend on it.
 
     Returns
     -------
@@ -258,15 +307,16 @@ def rank_counts(score_matrix, true_index, *, chunk_rows: int | None = None) -> R
     n_greater = np.empty(n, dtype=np.intp)
     n_tied = np.empty(n, dtype=np.intp)
     mask = np.empty((min(rows, n), n_cols), dtype=bool)
+    diff = np.empty((min(rows, n), n_cols), dtype=np.float64)
     for start, x in _iter_blocks(arr, n, rows):
         r = x.shape[0]
-        _check_nan(x, x.max(axis=1), start, "score_matrix")
-        t = x[np.arange(r), ti[start : start + r]][:, None]
-        buf = mask[:r]
-        np.greater(x, t, out=buf)
-        n_greater[start : start + r] = np.count_nonzero(buf, axis=1)
-        np.equal(x, t, out=buf)
-        n_tied[start : start + r] = np.count_nonzero(buf, axis=1) - 1
+        t = x[np.arange(r), ti[start : start + r]]
+        d = diff[:r]
+        with np.errstate(invalid="ignore"):
+            np.subtract(x, t[:, None], out=d)
+        g, e = _rank_block(x, t, d, mask[:r], start, "score_matrix")
+        n_greater[start : start + r] = g
+        n_tied[start : start + r] = e
     return RankCounts(n_greater, n_tied, n_cols)
 
 

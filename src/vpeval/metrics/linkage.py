@@ -28,7 +28,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import InvalidScoresError, SeparableScoresError
-from .identification import _as_matrix, _as_true_index, _check_nan, _chunk_rows, _iter_blocks
+from .identification import (
+    RankCounts,
+    _as_matrix,
+    _as_true_index,
+    _check_nan,
+    _chunk_rows,
+    _iter_blocks,
+    _rank_block,
+    _recount_rows,
+)
 
 __all__ = [
     "znorm_rows",
@@ -121,14 +130,19 @@ def znorm_rows(matrix, *, chunk_rows: int | None = None) -> np.ndarray:
 # --------------------------------------------------------------------------------------------------------
 
 
-def _row_max(x: np.ndarray, start: int, name: str) -> np.ndarray:
+def _row_max(x: np.ndarray, start, name: str) -> np.ndarray:
+    """Row maxima; raise for NaN, all -inf rows, rows with two +inf. ``start``: as in ``_check_nan``."""
     m = x.max(axis=1)
     _check_nan(x, m, start, name)
+
+    def row(i):
+        return start + i if np.isscalar(start) else int(start[i])
+
     neg = m == -np.inf
     if neg.any():
         i = int(np.flatnonzero(neg)[0])
         raise InvalidScoresError(
-            f"{name}: every LLR of probe row {start + i} is -inf; its posterior over speakers is undefined"
+            f"{name}: every LLR of probe row {row(i)} is -inf; its posterior over speakers is undefined"
         )
     pos = m == np.inf
     if pos.any():
@@ -136,14 +150,14 @@ def _row_max(x: np.ndarray, start: int, name: str) -> np.ndarray:
         if (cnt > 1).any():
             i = int(np.flatnonzero(pos)[int(np.flatnonzero(cnt > 1)[0])])
             raise InvalidScoresError(
-                f"{name}: probe row {start + i} has {int(cnt.max())} LLRs equal to +inf; its posterior "
+                f"{name}: probe row {row(i)} has {int(cnt.max())} LLRs equal to +inf; its posterior "
                 "over speakers is undefined (inf/inf)"
             )
     return m
 
 
-def _log_p_true_block(x: np.ndarray, ti: np.ndarray, start: int, name: str) -> np.ndarray:
-    """ln p(true speaker | probe) per row of an LLR block, by log-sum-exp."""
+def _log_p_true_careful(x: np.ndarray, ti: np.ndarray, start, name: str) -> np.ndarray:
+    """ln p(true speaker | probe) per row, log-sum-exp around the row maximum; handles +-inf."""
     r = x.shape[0]
     t = x[np.arange(r), ti]
     m = _row_max(x, start, name)
@@ -158,6 +172,33 @@ def _log_p_true_block(x: np.ndarray, ti: np.ndarray, start: int, name: str) -> n
         # Exactly one +inf in the row (checked): all the mass sits on that speaker.
         log_p[pos] = np.where(t[pos] == np.inf, 0.0, -np.inf)
     return log_p
+
+
+def _scan_block(x, ti, start, name, diff, mask=None):
+    """ln p(true) per row of an LLR block, and (if ``mask`` is given) the rank counts of the same block.
+
+    Fast path, one subtraction shared by both: ``d = x - x_true``; ranks compare ``d`` with 0 and
+    ``ln p_true = -ln(sum_j exp(d_j))`` (the true speaker's own term is exp(0) = 1, so the sum is >= 1 and
+    ln p_true <= 0). Rows where that sum is not finite (NaN, an LLR more than ~709 nats above the true
+    one, +-inf) or where the true LLR is infinite are redone by :func:`_log_p_true_careful`, which
+    shifts by the row maximum and raises for undefined rows.
+    """
+    r = x.shape[0]
+    t = x[np.arange(r), ti]
+    d = diff[:r]
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.subtract(x, t[:, None], out=d)
+        counts = _rank_block(x, t, d, mask[:r], start, name, check=False) if mask is not None else None
+        np.exp(d, out=d)
+        total = np.add.reduce(d, axis=1)
+        log_p = -np.log(total)
+    redo = ~(np.isfinite(total) & np.isfinite(t))
+    if redo.any():
+        rows = np.flatnonzero(redo)
+        log_p[rows] = _log_p_true_careful(x[rows], ti[rows], start + rows, name)
+        if counts is not None:  # every row whose d-based counts could be wrong is among these
+            _recount_rows(x, t, rows, counts[0], counts[1], start, name)
+    return log_p, counts
 
 
 def softmax_posteriors(llr_matrix, *, chunk_rows: int | None = None) -> np.ndarray:
@@ -210,7 +251,7 @@ def _lid_from_log_p(log_p: np.ndarray, n_cols: int) -> np.ndarray:
     return np.minimum((math.log(n_cols) + log_p) / _LN2, math.log2(n_cols))
 
 
-def lid(llr_matrix, true_index, *, chunk_rows: int | None = None) -> np.ndarray:
+def lid(llr_matrix, true_index, *, chunk_rows: int | None = None, return_rank_counts: bool = False):
     """Local information disclosure per probe, in bits (Sterns et al., LID definition).
 
     ``LID_i = log2(N p_i)`` where ``p_i`` is the softmax posterior of the true speaker over the N
@@ -223,11 +264,16 @@ def lid(llr_matrix, true_index, *, chunk_rows: int | None = None) -> np.ndarray:
     true_index : array_like of int, shape (n_probes,)
         Column of each probe's true speaker.
     chunk_rows : int, optional
-        Rows per block (default about 32 MiB per temporary); results do not depend on it.
+        Rows per block (default about 2 MiB per temporary); results do not depend on it.
+    return_rank_counts : bool
+        Also return the :class:`~vpeval.metrics.identification.RankCounts` of the true speaker in the same
+        scan (ranks of the LLRs, equal to the ranks of the scores for any strictly increasing score -> LLR
+        map), ready for ``cmc``/``rank_histogram`` without a second pass.
 
     Returns
     -------
     ndarray of shape (n_probes,), float64, bits
+        (and a RankCounts when ``return_rank_counts``)
         ``LID_i <= log2 N``; 0 for a row of identical LLRs; ``-inf`` when the true speaker's posterior is
         exactly 0 (its LLR is ``-inf`` or another speaker's is ``+inf``).
 
@@ -248,10 +294,19 @@ def lid(llr_matrix, true_index, *, chunk_rows: int | None = None) -> np.ndarray:
     ti = _as_true_index(true_index, n, n_cols)
     rows = _chunk_rows(n_cols, chunk_rows)
     out = np.empty(n, dtype=np.float64)
+    diff = np.empty((min(rows, n), n_cols))
+    mask = np.empty((min(rows, n), n_cols), dtype=bool) if return_rank_counts else None
+    n_greater = np.empty(n, dtype=np.intp) if return_rank_counts else None
+    n_tied = np.empty(n, dtype=np.intp) if return_rank_counts else None
     for start, x in _iter_blocks(arr, n, rows):
         r = x.shape[0]
-        out[start : start + r] = _log_p_true_block(x, ti[start : start + r], start, "llr_matrix")
-    return _lid_from_log_p(out, n_cols)
+        out[start : start + r], counts = _scan_block(x, ti[start : start + r], start, "llr_matrix", diff, mask)
+        if counts is not None:
+            n_greater[start : start + r], n_tied[start : start + r] = counts
+    values = _lid_from_log_p(out, n_cols)
+    if return_rank_counts:
+        return values, RankCounts(n_greater, n_tied, n_cols)
+    return values
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -416,6 +471,8 @@ class LIDPipelineResult:
         One sentence saying how the calibration was obtained (for reports).
     regularization : float or None
         The penalty weight used where ``regularized`` is true; None when every fit is unpenalised.
+    rank_counts : RankCounts
+        Ranks of the true speaker in the raw evaluation scores, from the same scan (for ``cmc`` etc.).
     """
 
     lid: np.ndarray = field(repr=False)
@@ -429,6 +486,7 @@ class LIDPipelineResult:
     fold: np.ndarray | None = field(repr=False)
     calibration: str
     regularization: float | None = None
+    rank_counts: RankCounts | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
         return {
@@ -637,9 +695,20 @@ def lid_pipeline(
         )
 
     log_p = np.empty(n)
+    n_greater = np.empty(n, dtype=np.intp)
+    n_tied = np.empty(n, dtype=np.intp)
+    diff = np.empty((min(rows, n), n_cols))
+    mask = np.empty((min(rows, n), n_cols), dtype=bool)
     for start, x in _iter_blocks(ev, n, rows):
         r = x.shape[0]
-        z = _znorm_block(x, start, "eval_scores")
+        tib = ti[start : start + r]
+        z = _znorm_block(x, start, "eval_scores")  # also rejects NaN and inf
+        # Ranks of the raw scores, in the same pass (the calibration cannot change them, rounding aside).
+        t_raw = x[np.arange(r), tib]
+        np.subtract(x, t_raw[:, None], out=diff[:r])
+        n_greater[start : start + r], n_tied[start : start + r] = _rank_block(
+            x, t_raw, diff[:r], mask[:r], start, "eval_scores"
+        )
         if fold is None:
             z *= slopes[0]
             z += intercepts[0]
@@ -647,7 +716,7 @@ def lid_pipeline(
             fb = fold[start : start + r]
             z *= slopes[fb][:, None]
             z += intercepts[fb][:, None]
-        log_p[start : start + r] = _log_p_true_block(z, ti[start : start + r], start, "LLRs")
+        log_p[start : start + r], _ = _scan_block(z, tib, start, "LLRs", diff)
     values = _lid_from_log_p(log_p, n_cols)
     return LIDPipelineResult(
         lid=values,
@@ -661,6 +730,7 @@ def lid_pipeline(
         fold=fold,
         calibration=note,
         regularization=float(regularization) if regs.any() else None,
+        rank_counts=RankCounts(n_greater, n_tied, n_cols),
     )
 
 
@@ -707,15 +777,14 @@ def linkage_analysis(
     """Run :func:`lid_pipeline`, :func:`~vpeval.metrics.identification.identification_rates` and
     :func:`~vpeval.metrics.identification.closed_set_linkability` on one evaluation matrix.
 
-    Ranks use the raw scores (z-norm and a positive calibration slope do not change them). Extra keyword
+    Ranks use the raw evaluation scores, counted in the pipeline's scan. Extra keyword
     arguments go to :func:`lid_pipeline` (``n_folds``, ``speaker_ids``, ``separable``, ``regularization``,
     ``seed``). Raises what those functions raise.
     """
-    from .identification import closed_set_linkability, identification_rates, rank_counts
+    from .identification import closed_set_linkability, identification_rates
 
     lid_res = lid_pipeline(
         dev_scores, eval_scores, dev_true_index, eval_true_index, chunk_rows=chunk_rows, **pipeline_options
     )
-    counts = rank_counts(eval_scores, eval_true_index, chunk_rows=chunk_rows)
-    ident = identification_rates(counts, ks=ks, ties=ties)
+    ident = identification_rates(lid_res.rank_counts, ks=ks, ties=ties)
     return LinkageAnalysis(lid_res, ident, closed_set_linkability(ident.gamma))
