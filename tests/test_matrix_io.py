@@ -98,7 +98,8 @@ def test_unenrolled_probe_error_or_drop(tmp_path):
     df = long_table()
     extra = pd.DataFrame([(e, "s9", "uttX", 0.1) for e in SPK], columns=df.columns)
     p = write_csv(pd.concat([df, extra]), tmp_path / "u.csv")
-    with pytest.raises(InputFileError, match=r"1 probe\(s\) have a speaker who is not enrolled.*'uttX' \(speaker 's9', line 14\).*drop_unenrolled"):
+    msg = r"1 probe\(s\) have a speaker who is not enrolled.*'uttX' \(speaker 's9', line 14\).*drop_unenrolled"
+    with pytest.raises(InputFileError, match=msg):
         read_score_matrix(p)
     m = read_score_matrix(p, drop_unenrolled=True)
     assert m.n_dropped == 1 and m.n_probes == 4 and "uttX" not in m.probe_id.tolist()

@@ -93,7 +93,9 @@ class ScoreMatrix:
                 raise InputFileError(src, None, f"{name}: {_q(u[c > 1][0])} appears {int(c.max())} times")
         if np.isnan(scores).any():
             i, j = (int(v[0]) for v in np.nonzero(np.isnan(scores)))
-            raise InputFileError(src, None, f"NaN score for probe {_q(self.probe_id[i])} vs speaker {_q(self.speaker_ids[j])}")
+            raise InputFileError(
+                src, None, f"NaN score for probe {_q(self.probe_id[i])} vs speaker {_q(self.speaker_ids[j])}"
+            )
         order = np.argsort(self.speaker_ids)
         pos = np.searchsorted(self.speaker_ids, self.probe_speaker, sorter=order)
         pos = np.minimum(pos, n_cols - 1)
@@ -256,7 +258,9 @@ def score_matrix_from_table(
     n_dropped = int((~enrolled).sum())
     if n_dropped and not drop_unenrolled:
         j = np.flatnonzero(~enrolled)
-        shown = ", ".join(f"{_q(probes[p])} (speaker {_q(probe_spk[p])}, {where.loc(int(first_row[p]))})" for p in j[:_SHOW])
+        shown = ", ".join(
+            f"{_q(probes[p])} (speaker {_q(probe_spk[p])}, {where.loc(int(first_row[p]))})" for p in j[:_SHOW]
+        )
         raise InputFileError(
             source, None,
             f"{n_dropped} probe(s) have a speaker who is not enrolled (closed-set linkage needs the true speaker "

@@ -354,7 +354,11 @@ def true_speaker_rank(score_matrix, true_index, ties: str = "fractional", *, chu
 
 
 def rank_histogram(score_matrix, true_index, ties: str = "fractional", *, chunk_rows=None) -> np.ndarray:
-    """Rank histogram gamma of the true speaker (Backstrom et al., similarity rank disclosure).
+    """Rank histogram gamma of the true speaker (similarity-rank distribution).
+
+    Source: T. Backstrom, M. H. Vali, M. Nguyen, S. Rech, "Privacy disclosure of similarity rank in speech
+    and language processing" (arXiv:2508.05250): gamma_k = P(true identity at similarity rank k), estimated
+    by the histogram over probes.
 
     ``gamma[k-1]`` estimates P(true speaker at rank k), k = 1..N, as the share of probes at rank k; under
     the ``"fractional"`` tie rule a probe tied with ``e`` others contributes ``1/(e+1)`` to each of its tied

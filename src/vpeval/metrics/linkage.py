@@ -663,7 +663,8 @@ def lid_pipeline(
         mode = "dev"
         note = (
             f"logistic calibration fitted on a separate development matrix ({n_dev} probes x "
-            f"{n_cols_dev} speakers)" + (f", L2-regularised (regularization={regularization:g}) because its scores are separable" if reg else "")
+            f"{n_cols_dev} speakers)"
+            + (f", L2-regularised (regularization={regularization:g}) because its scores are separable" if reg else "")
         )
     else:
         if dev_true_index is not None:
@@ -691,7 +692,12 @@ def lid_pipeline(
         note = (
             f"no development set: speaker-grouped cross-fitting with {k_folds} folds (each probe's "
             "calibration was fitted without any trial of its own speaker or of the other speakers in its "
-            "fold)" + (f"; {int(regs.sum())} fold(s) L2-regularised (regularization={regularization:g}) because separable" if regs.any() else "")
+            "fold)"
+            + (
+                f"; {int(regs.sum())} fold(s) L2-regularised (regularization={regularization:g}) because separable"
+                if regs.any()
+                else ""
+            )
         )
 
     log_p = np.empty(n)
