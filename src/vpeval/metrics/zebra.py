@@ -209,7 +209,9 @@ def zebra(tar, non) -> ZebraResult:
     Notes
     -----
     Nautsch et al. (2020), Eqs. 8-9 and Table 1. No monotonicity ramp is added, so uninformative scores
-    give exactly ``eps_max = 0`` and tag ``"0"``. eps_max is invariant under strictly increasing score
+    give exactly ``eps_max = 0`` and tag ``"0"`` when the classes have equal size; with unequal sizes the
+    pseudo-trials (one of each class at each end) pull a pooled bin away from the real prior, so fully tied
+    scores with 3 targets and 2 non-targets give ``ln(9/8)``. eps_max is invariant under strictly increasing score
     transforms and trial order; it depends on the counts through the Laplace pseudo-trials.
 
     Examples
