@@ -32,7 +32,7 @@ def _read_enroll_list(path: Path) -> list[str]:
             if not s:
                 continue
             if len(s.split()) != 1:
-                raise InputFileError(path, i, f"expected one utterance id per line, got {s!r}")
+                raise InputFileError(path, i, f"expected one utterance id per line, got {str(s)!r}")
             out.append(s)
     if not out:
         raise InputFileError(path, None, "no utterance ids")
@@ -113,13 +113,13 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
 
     if table_format not in ("csv", "parquet"):
-        raise VpevalError(f"--table-format must be csv or parquet, got {table_format!r}")
+        raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
     sets = [read_embeddings(p) for p in embeddings]
     es = sets[0]
     for p, other in zip(embeddings[1:], sets[1:]):
         if other.extractor != es.extractor:
             raise InputFileError(
-                p, None, f"extractor {other.extractor!r} differs from {es.extractor!r} of {embeddings[0]}"
+                p, None, f"extractor {str(other.extractor)!r} differs from {str(es.extractor)!r} of {embeddings[0]}"
             )
         es = es.concat(other)
     if metadata is not None:

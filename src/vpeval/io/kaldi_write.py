@@ -87,7 +87,7 @@ def _check_keys(trials: Trials) -> tuple[np.ndarray, np.ndarray]:
         bad = np.flatnonzero((np.char.str_len(keys) == 0) | _has_space(keys))
         if bad.size:
             raise VpevalError(
-                f"{trials.source}: trial {int(bad[0])}: {name} key {keys[bad[0]]!r} is empty or contains "
+                f"{trials.source}: trial {int(bad[0])}: {name} key {str(keys[bad[0]])!r} is empty or contains "
                 "white space; Kaldi keys are single tokens"
             )
     if len(trials):
@@ -95,7 +95,7 @@ def _check_keys(trials: Trials) -> tuple[np.ndarray, np.ndarray]:
         uniq, counts = np.unique(pairs, return_counts=True)
         if (counts > 1).any():
             e, t = uniq[counts > 1][0].split("\x1f")
-            raise VpevalError(f"{trials.source}: trial ({e!r}, {t!r}) appears more than once")
+            raise VpevalError(f"{trials.source}: trial ({str(e)!r}, {str(t)!r}) appears more than once")
     return trials.enroll, trials.test
 
 
@@ -185,4 +185,4 @@ def write_score_table(path, table) -> None:
         out = pd.DataFrame({**{c: ids[c] for c in TABLE_COLUMNS[:3]}, "score": scores})
         atomic_write_bytes(path, lambda f: out.to_parquet(f, index=False))
     else:
-        raise VpevalError(f"{path}: unknown table format {path.suffix!r}; use .csv or .parquet")
+        raise VpevalError(f"{path}: unknown table format {str(path.suffix)!r}; use .csv or .parquet")

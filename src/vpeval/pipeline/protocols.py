@@ -227,13 +227,13 @@ class Protocol:
         utt, spk, enr = utt[order], spk[order], enr[order]
         dup = np.flatnonzero(utt[1:] == utt[:-1])
         if dup.size:
-            raise ProtocolError(f"protocol: utterance {utt[dup[0]]!r} is listed more than once")
+            raise ProtocolError(f"protocol: utterance {str(utt[dup[0]])!r} is listed more than once")
         enrolled = set(spk[enr].tolist())
         orphans = sorted(set(spk[~enr].tolist()) - enrolled)
         if orphans:
             n = int(np.sum(spk[~enr] == orphans[0]))
             raise ProtocolError(
-                f"protocol: speaker {orphans[0]!r} has {n} probe utterance(s) but no enrollment utterance "
+                f"protocol: speaker {str(orphans[0])!r} has {n} probe utterance(s) but no enrollment utterance "
                 f"({len(orphans)} such speaker(s)); every probed speaker needs an enrollment model"
             )
         object.__setattr__(self, "utterance_id", utt)
@@ -290,8 +290,8 @@ def _utterance_speakers(es: EmbeddingSet) -> tuple[np.ndarray, np.ndarray]:
     if clash.size:
         u = utt[clash[0]]
         raise ProtocolError(
-            f"{es.extractor}: utterance {u!r} has speaker {spk[clash[0]]!r} in one condition and "
-            f"{spk[clash[0] + 1]!r} in another"
+            f"{es.extractor}: utterance {str(u)!r} has speaker {str(spk[clash[0]])!r} in one condition and "
+            f"{str(spk[clash[0] + 1])!r} in another"
         )
     return utt, spk
 
@@ -335,12 +335,12 @@ def make_protocol(es: EmbeddingSet, enroll_utterances=None) -> Protocol:
         raise ProtocolError("enroll_utterances is empty; list at least one enrollment utterance per speaker")
     uniq, counts = np.unique(listed, return_counts=True)
     if (counts > 1).any():
-        raise ProtocolError(f"enroll_utterances: utterance {uniq[counts > 1][0]!r} is listed more than once")
+        raise ProtocolError(f"enroll_utterances: utterance {str(uniq[counts > 1][0])!r} is listed more than once")
     unknown = np.setdiff1d(uniq, utt)
     if unknown.size:
         raise ProtocolError(
-            f"enroll_utterances: {unknown.size} utterance(s) not in the embeddings of {es.extractor!r} "
-            f"(first: {unknown[0]!r})"
+            f"enroll_utterances: {unknown.size} utterance(s) not in the embeddings of {str(es.extractor)!r} "
+            f"(first: {str(unknown[0])!r})"
         )
     return Protocol(utt, spk, np.isin(utt, uniq))
 
@@ -350,19 +350,19 @@ def make_protocol(es: EmbeddingSet, enroll_utterances=None) -> Protocol:
 
 def _labels(es: EmbeddingSet, original: str, anonymized: str, needed) -> dict[str, str]:
     if original == anonymized:
-        raise ProtocolError(f"original and anonymized condition labels are both {original!r}")
+        raise ProtocolError(f"original and anonymized condition labels are both {str(original)!r}")
     lab = {"o": original, "a": anonymized}
     present = set(np.unique(es.condition).tolist())
     other = sorted(present - {original, anonymized})
     if other:
         raise ProtocolError(
-            f"{es.extractor}: unknown condition label {other[0]!r} (expected {original!r} or {anonymized!r}; "
+            f"{es.extractor}: unknown condition label {str(other[0])!r} (expected {str(original)!r} or {str(anonymized)!r}; "
             "rename with original=/anonymized= or select the rows first)"
         )
     for letter in sorted(set(needed)):
         if lab[letter] not in present:
             raise ProtocolError(
-                f"{es.extractor}: no embeddings with condition {lab[letter]!r}, needed by the requested trials"
+                f"{es.extractor}: no embeddings with condition {str(lab[letter])!r}, needed by the requested trials"
             )
     return lab
 
@@ -381,8 +381,8 @@ def _row_index(es: EmbeddingSet, utts: np.ndarray, label: str, role: str) -> np.
     if not found.all():
         missing = utts[~found]
         raise ProtocolError(
-            f"{es.extractor}: {missing.size} {role} utterance(s) have no embedding in condition {label!r} "
-            f"(first: {missing[0]!r})"
+            f"{es.extractor}: {missing.size} {role} utterance(s) have no embedding in condition {str(label)!r} "
+            f"(first: {str(missing[0])!r})"
         )
     return rows[pos]
 
@@ -391,7 +391,7 @@ def _unit_rows(x: np.ndarray, names: np.ndarray, what: str) -> np.ndarray:
     norms = np.sqrt(np.einsum("ij,ij->i", x, x))
     bad = np.flatnonzero(~(norms > 0))
     if bad.size:
-        raise ProtocolError(f"{what} {names[bad[0]]!r} has a zero vector; cosine scoring is undefined")
+        raise ProtocolError(f"{what} {str(names[bad[0]])!r} has a zero vector; cosine scoring is undefined")
     return x / norms[:, None]
 
 
@@ -432,7 +432,7 @@ def speaker_models(
         zero vector.
     """
     if use not in ("enroll", "probe"):
-        raise ProtocolError(f"use must be 'enroll' or 'probe', got {use!r}")
+        raise ProtocolError(f"use must be 'enroll' or 'probe', got {str(use)!r}")
     mask = protocol.is_enroll if use == "enroll" else ~protocol.is_enroll
     utt, spk = protocol.utterance_id[mask], protocol.speaker_id[mask]
     order = np.lexsort((utt, spk))
@@ -557,7 +557,7 @@ def one_to_n(
     """
     for name, v in (("enroll", enroll), ("probe", probe)):
         if v not in ("o", "a"):
-            raise ProtocolError(f"{name} condition must be 'o' or 'a', got {v!r}")
+            raise ProtocolError(f"{name} condition must be 'o' or 'a', got {str(v)!r}")
     lab = _labels(es, original, anonymized, (enroll, probe))
     protocol = make_protocol(es) if protocol is None else protocol
     probe_id, probe_spk = protocol.probes()
@@ -613,7 +613,7 @@ def build_trials(
         raise ProtocolError("no trial types requested")
     for t in names:
         if t not in TRIAL_TYPES:
-            raise ProtocolError(f"unknown trial type {t!r}; expected one of {', '.join(TRIAL_TYPES)}")
+            raise ProtocolError(f"unknown trial type {str(t)!r}; expected one of {', '.join(TRIAL_TYPES)}")
     if len(set(names)) != len(names):
         raise ProtocolError("a trial type is requested more than once")
     needed = [c for t in names for c in (TRIAL_TYPES[t].enroll, TRIAL_TYPES[t].test)]
@@ -729,13 +729,13 @@ def check_metadata(es: EmbeddingSet, metadata, *, source: str = "<metadata>") ->
         key = (es.utterance_id[j],) + ((es.condition[j],) if len(keys) == 2 else ())
         if key not in lookup:
             raise InputFileError(
-                source, None, f"utterance {key[0]!r}" + (f" (condition {key[1]!r})" if len(key) == 2 else "")
-                + f" is in the embeddings of {es.extractor!r} but not in the metadata",
+                source, None, f"utterance {str(key[0])!r}" + (f" (condition {str(key[1])!r})" if len(key) == 2 else "")
+                + f" is in the embeddings of {str(es.extractor)!r} but not in the metadata",
             )
         spk, i = lookup[key]
         if spk != es.speaker_id[j]:
             raise InputFileError(
                 source, i + 2,
-                f"utterance {key[0]!r} has speaker {spk!r} here but {es.speaker_id[j]!r} in the embeddings",
+                f"utterance {str(key[0])!r} has speaker {str(spk)!r} here but {str(es.speaker_id[j])!r} in the embeddings",
             )
 
