@@ -119,7 +119,8 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
     for p, other in zip(embeddings[1:], sets[1:]):
         if other.extractor != es.extractor:
             raise InputFileError(
-                p, None, f"extractor {str(other.extractor)!r} differs from {str(es.extractor)!r} of {embeddings[0]}"
+                p, None,
+                f"extractor {str(other.extractor)!r} differs from {str(es.extractor)!r} of {embeddings[0]}",
             )
         es = es.concat(other)
     if metadata is not None:

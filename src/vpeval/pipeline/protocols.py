@@ -44,6 +44,11 @@ Scoring
 
 Trial types (``TRIAL_TYPES``)
 -----------------------------
+``oo``/``oa``/``aa`` are the VoicePrivacy conditions (ignorant attacker ``oa``, lazy-informed ``aa``); the
+four-letter types and ``cross-profile`` name the trial types of the multi-dimensional evaluation of speaker
+de-identification (Seo et al., arXiv:2508.14012). The pair definitions are vpeval's own (see
+``docs/protocols.md`` for the reasoning).
+
 ``xy`` means enrollment in condition ``x``, probes in condition ``y``. With ``cohort_impostors=True`` (the
 default) the models are those of all ``M`` enrolled speakers; with ``False`` only the ``K`` evaluation
 speakers (write ``M' = M`` or ``M' = K`` accordingly).
@@ -72,12 +77,17 @@ cross-profile  a / a   model vs probe-profile, see below                  K / K(
   the usual rule "accept as target iff score >= t", the EER is 50 % when anonymized different-speaker scores
   are distributed like the original ones (the anonymizer keeps speakers as distinguishable as they were);
   well above 50 % means anonymized voices of different speakers are *more* similar to each other than the
-  originals were (identity-space compression); below 50 % means they are spread further apart.
+  originals were (identity-space compression); below 50 % means they are spread further apart. Use an EER
+  that can exceed 50 % (the step-curve EER): the ROCCH-EER never does and would hide compression.
 * ``cross-profile`` (pseudo-identity distinctness): the enrollment side is the anonymized model of each of
   the ``M'`` speakers (from enrollment utterances); the test side is the anonymized *profile* of each
   evaluation speaker ``t``: the normalised mean of its normalised anonymized probe embeddings. The test key
   is the speaker id ``t``. Target iff the two speakers are the same. EER 0 % means every speaker's
   pseudo-identity is consistent with itself and distinct from every other speaker's.
+
+Cohort models come from a single utterance and are noisier than multi-utterance models; with
+``cohort_impostors=False`` verification non-targets use evaluation speakers' models only (the 1-to-N matrix
+always has all ``M`` columns).
 
 No probe utterance (in either condition) is ever part of an enrollment model or of a model it is scored
 against, because enrollment and probe utterance ids are disjoint by construction. Trials are ordered
@@ -356,13 +366,14 @@ def _labels(es: EmbeddingSet, original: str, anonymized: str, needed) -> dict[st
     other = sorted(present - {original, anonymized})
     if other:
         raise ProtocolError(
-            f"{es.extractor}: unknown condition label {str(other[0])!r} (expected {str(original)!r} or {str(anonymized)!r}; "
-            "rename with original=/anonymized= or select the rows first)"
+            f"{es.extractor}: unknown condition label {str(other[0])!r} (expected {str(original)!r} or "
+            f"{str(anonymized)!r}; rename with original=/anonymized= or select the rows first)"
         )
     for letter in sorted(set(needed)):
         if lab[letter] not in present:
             raise ProtocolError(
-                f"{es.extractor}: no embeddings with condition {str(lab[letter])!r}, needed by the requested trials"
+                f"{es.extractor}: no embeddings with condition {str(lab[letter])!r}, "
+                "needed by the requested trials"
             )
     return lab
 
@@ -728,14 +739,17 @@ def check_metadata(es: EmbeddingSet, metadata, *, source: str = "<metadata>") ->
     for j in np.lexsort((es.condition, es.utterance_id)):
         key = (es.utterance_id[j],) + ((es.condition[j],) if len(keys) == 2 else ())
         if key not in lookup:
+            where = f" (condition {str(key[1])!r})" if len(key) == 2 else ""
             raise InputFileError(
-                source, None, f"utterance {str(key[0])!r}" + (f" (condition {str(key[1])!r})" if len(key) == 2 else "")
-                + f" is in the embeddings of {str(es.extractor)!r} but not in the metadata",
+                source, None,
+                f"utterance {str(key[0])!r}{where} is in the embeddings of {str(es.extractor)!r} "
+                "but not in the metadata",
             )
         spk, i = lookup[key]
         if spk != es.speaker_id[j]:
             raise InputFileError(
                 source, i + 2,
-                f"utterance {str(key[0])!r} has speaker {str(spk)!r} here but {str(es.speaker_id[j])!r} in the embeddings",
+                f"utterance {str(key[0])!r} has speaker {str(spk)!r} here but "
+                f"{str(es.speaker_id[j])!r} in the embeddings",
             )
 
