@@ -636,3 +636,18 @@ def test_protocol_class_sorts_rows_and_finds_repeats():
         Protocol(["a", "b", "a"], ["X", "X", "X"], [True, False, True])
     with pytest.raises(ProtocolError, match="equal length"):
         Protocol(["a", "b"], ["X"], [True, False])
+
+
+def test_speaker_of_and_one_to_n_select():
+    es = tiny_set()
+    p = make_protocol(es)
+    assert p.speaker_of(["C-3", "A-0"]).tolist() == ["C", "A"]
+    with pytest.raises(ProtocolError, match="'Q-1' is not in the protocol"):
+        p.speaker_of(["A-0", "Q-1"])
+    m = one_to_n(es, p)
+    sub = m.select(m.probe_speaker != "B")
+    assert sub.scores.shape == (4, 5) and sub.probe_id.tolist() == ["A-2", "A-3", "C-2", "C-3"]
+    assert (sub.enrolled_speaker[sub.true_index] == sub.probe_speaker).all()
+    assert np.array_equal(sub.scores, m.scores[[0, 1, 4, 5]])
+    with pytest.raises(ProtocolError, match="shape"):
+        m.select([True, False])

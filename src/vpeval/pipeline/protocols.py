@@ -279,6 +279,15 @@ class Protocol:
         order = np.lexsort((utt, spk))
         return utt[order], spk[order]
 
+    def speaker_of(self, utterance_ids) -> np.ndarray:
+        """Speaker of each utterance id (array-like of str); error naming the first unknown id."""
+        ids = np.asarray(utterance_ids, dtype=str)
+        pos = np.minimum(np.searchsorted(self.utterance_id, ids), self.utterance_id.size - 1)
+        known = self.utterance_id[pos] == ids
+        if not np.all(known):
+            raise ProtocolError(f"utterance {str(ids[~known].reshape(-1)[0])!r} is not in the protocol")
+        return self.speaker_id[pos]
+
     def to_frame(self):
         """The split as a :class:`pandas.DataFrame` with columns ``utterance_id, speaker_id, role``."""
         import pandas as pd
@@ -491,6 +500,16 @@ class OneToN:
     def target_scores(self) -> np.ndarray:
         """Score of each probe against its true speaker, shape (n_probes,)."""
         return self.scores[np.arange(self.n_probes), self.true_index]
+
+    def select(self, mask) -> "OneToN":
+        """The probes (rows) where the boolean ``mask`` (shape (n_probes,)) is true; all columns kept."""
+        m = np.asarray(mask, dtype=bool)
+        if m.shape != (self.n_probes,):
+            raise ProtocolError(f"mask has shape {m.shape}, expected ({self.n_probes},)")
+        return OneToN(
+            self.scores[m], self.true_index[m], self.probe_id[m], self.probe_speaker[m], self.enrolled_speaker,
+            self.enroll_condition, self.probe_condition, self.extractor,
+        )
 
     def to_frame(self):
         """Long table ``enroll_spk, trial_spk, trial_id, score``, probe-major (n_probes * N rows)."""
