@@ -732,7 +732,8 @@ def check_metadata(es: EmbeddingSet, metadata, *, source: str = "<metadata>") ->
     metadata : pandas.DataFrame
         Needs columns ``utterance_id`` and ``speaker_id``; if it has ``condition``, rows are matched on
         (utterance id, condition), else on utterance id. Line numbers in messages assume row ``i`` is file
-        line ``i + 2`` (one header line).
+        line ``i + 2`` (one header line). Metadata rows without an embedding are allowed (a metadata file
+        may describe more utterances than one embedding file holds).
     source : str
         File name used in messages.
 
