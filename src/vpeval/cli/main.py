@@ -124,6 +124,16 @@ def report(
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
+def _register_families() -> None:
+    from . import protocols
+
+    for module in (protocols,):
+        module.register(app)
+
+
+_register_families()
+
+
 def main():  # console-script entry point
     app()
 
