@@ -36,8 +36,9 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         "det", lambda fig: _draw_det(fig, systems), "DET curves (probit axes); dots mark the ROCCH-EER."))
     sec.blocks.append(Figure(
         "ece", lambda fig: _draw_ece(fig, systems),
-        "privacy-ZEBRA ECE profile: PAV-calibrated cross entropy against the prior log-odds; the shaded area "
-        "to the dotted uninformative reference is D_ECE."))
+        "privacy-ZEBRA ECE profile: cross entropy (bits) of the PAV-calibrated scores against the prior "
+        "log-odds, below the dotted uninformative reference. D_ECE is the gap integrated uniformly over the prior "
+        "P (not over its log-odds)."))
     sec.data = {
         "systems": {n: {m.key: m.as_dict() for m in summaries[n]} for n in names},
         "p_targets": list(p_targets),
