@@ -124,6 +124,61 @@ def report(
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
+def _find_example(example: Optional[Path]) -> Path:
+    from ..errors import VpevalError
+
+    if example is not None:
+        cands = [example]
+    else:
+        here = Path(__file__).resolve()
+        cands = [here.parents[3] / "examples" / "librispeech-mini", Path.cwd() / "examples" / "librispeech-mini"]
+    for c in cands:
+        if c.is_dir() and sorted(c.glob("embeddings_*.npz")):
+            return c
+    raise VpevalError(
+        "bundled example not found (looked in " + ", ".join(str(c) for c in cands) + "); run from a clone of "
+        "the repository or pass --example DIR"
+    )
+
+
+@app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized, "
+             "two attackers) and write the report. Needs no audio and no torch.")
+@handle_errors
+def demo(
+    out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", help="Output folder."),
+    example: Optional[Path] = typer.Option(None, "--example", help="Example folder (embeddings_*.npz)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+):
+    from ..io.embeddings import read_embeddings
+    from ..report import sha256_file, write_report
+    from ..report.audit import audit_embeddings
+
+    folder = _find_example(example)
+    console = Console(stderr=True, quiet=quiet)
+    files = sorted(folder.glob("embeddings_*.npz"))
+    sets = {}
+    for f in files:
+        es = read_embeddings(f)
+        sets[es.extractor] = es
+    with console.status("auditing") as status:
+        rep = audit_embeddings(sets, title="vpeval demo: McAdams anonymization of LibriSpeech (bundled example)",
+                               progress=lambda m: status.update(m))
+        rep.inputs = [{"name": f.stem, "path": str(f), "sha256": sha256_file(f)} for f in files]
+        write_report(rep, out, force=force)
+    if not quiet:
+        summary = rep.sections[0].data["attackers"]
+        table = RichTable(title="vpeval demo: ROCCH-EER (%) per attacker and trial type")
+        table.add_column("attacker")
+        types = list(next(iter(summary.values())))
+        for t in types:
+            table.add_column(t)
+        for att, by in summary.items():
+            table.add_row(att, *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
+        Console().print(table)
+        typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+
+
 def _register_families() -> None:
     from . import protocols
 
