@@ -119,9 +119,14 @@ def d_ece(tar, non, laplace: bool = False) -> float:
     0.0
     """
     tar, non = as_tar_non(tar, non)
-    b = tie_blocks(tar, non)
+    return d_ece_blocks(tie_blocks(tar, non), laplace)
+
+
+def d_ece_blocks(b, laplace: bool = False) -> float:
+    """:func:`d_ece` of prepared tie blocks (internal building block of the summaries)."""
     block_llr = pav_block_llr(b, laplace)
-    # integral_0^1 H(P) dP = 1/2 nats. A class absent from a block contributes nothing (its llr may be infinite there).
+    # integral_0^1 H(P) dP = 1/2 nats. A class absent from a block contributes nothing (its llr may be
+    # infinite there).
     e_tar = np.dot(b.n_tar[b.n_tar > 0], _expected_ece_tar_nats(block_llr[b.n_tar > 0])) / b.total_tar
     e_non = np.dot(b.n_non[b.n_non > 0], _expected_ece_tar_nats(-block_llr[b.n_non > 0])) / b.total_non
     return float((0.5 - (e_tar + e_non)) / _LN2)
@@ -209,7 +214,9 @@ def zebra(tar, non) -> ZebraResult:
     Notes
     -----
     Nautsch et al. (2020), Eqs. 8-9 and Table 1. No monotonicity ramp is added, so uninformative scores
-    give exactly ``eps_max = 0`` and tag ``"0"``. eps_max is invariant under strictly increasing score
+    give exactly ``eps_max = 0`` and tag ``"0"`` when the classes have equal size; with unequal sizes the
+    pseudo-trials (one of each class at each end) pull a pooled bin away from the real prior, so fully tied
+    scores with 3 targets and 2 non-targets give ``ln(9/8)``. eps_max is invariant under strictly increasing score
     transforms and trial order; it depends on the counts through the Laplace pseudo-trials.
 
     Examples
