@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Optional
@@ -10,6 +9,9 @@ from typing import Optional
 import typer
 
 from ..errors import VpevalError
+from .common import echo_json, handle_errors
+
+__all__ = ["register"]
 
 _HELP = """\
 1-to-N linkage of probes to N enrolled speakers: LID (bits), rank-k identification, closed-set linkability.
@@ -42,6 +44,7 @@ def register(app: typer.Typer) -> None:
     """Add the ``linkage`` command to ``app``."""
 
     @app.command("linkage", help=_HELP)
+    @handle_errors
     def linkage(
         table: Path = typer.Argument(..., help="1-to-N score table (.csv/.parquet) or Kaldi score file."),
         dev: Optional[Path] = typer.Option(None, "--dev", help="Development table for the LID calibration."),
@@ -60,25 +63,21 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from ..metrics.linkage import linkage_analysis
 
-        try:
-            if dev_key is not None and dev is None:
-                raise VpevalError("--dev-key needs --dev")
-            sm = _read(table, key, drop_unenrolled)
-            dsm = _read(dev, dev_key, drop_unenrolled) if dev is not None else None
-            res = linkage_analysis(
-                sm.scores,
-                sm.true_index,
-                None if dsm is None else dsm.scores,
-                None if dsm is None else dsm.true_index,
-                ties=ties,
-                n_folds=folds,
-                speaker_ids=sm.speaker_ids,
-                separable=separable,
-                regularization=regularization,
-            )
-        except VpevalError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
+        if dev_key is not None and dev is None:
+            raise VpevalError("--dev-key needs --dev")
+        sm = _read(table, key, drop_unenrolled)
+        dsm = _read(dev, dev_key, drop_unenrolled) if dev is not None else None
+        res = linkage_analysis(
+            sm.scores,
+            sm.true_index,
+            None if dsm is None else dsm.scores,
+            None if dsm is None else dsm.true_index,
+            ties=ties,
+            n_folds=folds,
+            speaker_ids=sm.speaker_ids,
+            separable=separable,
+            regularization=regularization,
+        )
 
         out = res.to_dict()
         out["input"] = {
@@ -90,20 +89,9 @@ def register(app: typer.Typer) -> None:
             "dev_n_dropped_unenrolled": None if dsm is None else dsm.n_dropped,
         }
         if json_out:
-            typer.echo(json.dumps(_finite(out), indent=2, allow_nan=False))
+            echo_json(out)  # infinities become the strings "inf" / "-inf"
             return
         _print(res, sm, dsm, table)
-
-
-def _finite(v):
-    """JSON has no infinities: write them as the strings "inf" / "-inf" (NaN never occurs)."""
-    if isinstance(v, float) and math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
-    return v
 
 
 def _print(res, sm, dsm, table) -> None:

@@ -512,7 +512,8 @@ def _fit_calibration(tar, non, separable, regularization, context):
             raise SeparableScoresError(
                 f"{context}: the z-normalised target and non-target training scores are separable, so the "
                 f"unpenalised logistic calibration has no finite slope and LID is undefined ({exc}). "
-                "This is expected for unanonymized speech; pass separable='regularize' to fit with "
+                "This is expected for unanonymized speech; pass separable='regularize' (CLI: --separable "
+                "regularize) to fit with "
                 f"LogisticCalibrator(regularization={regularization:g}) instead (LIDs then depend on it)."
             ) from exc
         cal = LogisticCalibrator(regularization=regularization).fit(tar, non)
