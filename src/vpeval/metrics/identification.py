@@ -130,15 +130,18 @@ def _chunk_rows(n_cols: int, chunk_rows) -> int:
     return int(chunk_rows)
 
 
-#: Rows of a dask array are computed in blocks of about this many bytes, then scanned in NumPy blocks.
+#: A dask array is computed one row block at a time: its own blocks when they span all columns and hold at
+#: most 4x this many bytes, else blocks of about this many bytes; each is then scanned in NumPy blocks.
 DASK_BLOCK_BYTES = 64 * 2**20
 
 
 def _iter_blocks(arr, n_rows: int, rows: int):
     """Yield ``(start, block)`` with ``block`` a float64 NumPy array of at most ``rows`` full rows."""
     if _is_dask(arr):
-        big = max(rows, DASK_BLOCK_BYTES // (8 * int(arr.shape[1])))
-        arr = arr.rechunk((big, -1))
+        n_cols = int(arr.shape[1])
+        # Keep the caller's row blocks when they span all columns and are not too large; else rechunk.
+        if len(arr.chunks[1]) != 1 or max(arr.chunks[0]) * n_cols * 8 > 4 * DASK_BLOCK_BYTES:
+            arr = arr.rechunk((max(rows, DASK_BLOCK_BYTES // (8 * n_cols)), -1))
         start = 0
         for i in range(arr.numblocks[0]):
             block = np.asarray(arr.blocks[i].compute(), dtype=np.float64)
