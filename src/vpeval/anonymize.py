@@ -60,8 +60,11 @@ def _check_alpha(alpha) -> float:
         a = float(alpha)
     except (TypeError, ValueError):
         raise VpevalError(f"alpha must be a number, got {alpha!r}") from None
-    if not np.isfinite(a) or a <= 0:
-        raise VpevalError(f"alpha must be a finite number > 0, got {alpha!r}")
+    if not np.isfinite(a) or not 0 < a <= 1:
+        raise VpevalError(
+            f"alpha must be in (0, 1], got {alpha!r} (above 1, pole angles beyond pi**(1/alpha) would be "
+            "mapped past pi, i.e. aliased)"
+        )
     return a
 
 
@@ -73,7 +76,7 @@ def mcadams_pole_angles(poles, alpha: float) -> np.ndarray:
     poles : array_like of complex
         Poles of an all-pole filter (any shape).
     alpha : float
-        McAdams coefficient (> 0).
+        McAdams coefficient, 0 < alpha <= 1 (above 1 the largest angles would be mapped past pi).
 
     Returns
     -------
@@ -130,7 +133,7 @@ def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lp
     waveform : array_like of shape (n_samples,)
         Mono samples (float, nominally in [-1, 1]).
     alpha : float, default 0.8
-        McAdams coefficient (> 0); 1 leaves the signal unchanged (up to round-off).
+        McAdams coefficient, 0 < alpha <= 1; 1 leaves the signal unchanged (up to round-off).
     sr : int, default 16000
         Sampling rate in Hz (frame and hop lengths are computed from it).
     lpc_order : int, default 20
@@ -146,7 +149,7 @@ def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lp
     Raises
     ------
     VpevalError
-        Empty or non-1-D input, non-finite samples, ``alpha`` <= 0, or a frame length that is not an even
+        Empty or non-1-D input, non-finite samples, ``alpha`` outside (0, 1], or a frame length that is not an even
         number of samples greater than ``lpc_order``.
 
     Notes
@@ -210,6 +213,7 @@ def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lp
     peak = float(np.max(np.abs(y)))
     if peak > _PCM16_MAX:
         y *= _PCM16_MAX / peak
+        np.clip(y, -_PCM16_MAX, _PCM16_MAX, out=y)  # only removes a possible 1-ulp excess of the division
     return y
 
 
@@ -227,8 +231,8 @@ def draw_alpha(seed: int, key: str, low: float = ALPHA_RANGE[0], high: float = A
     >>> 0.5 <= a < 0.9, a == draw_alpha(2024, "1688"), a == draw_alpha(2025, "1688")
     (True, True, False)
     """
-    if not (np.isfinite(low) and np.isfinite(high) and 0 < low <= high):
-        raise VpevalError(f"alpha range must satisfy 0 < low <= high, got ({low}, {high})")
+    if not (np.isfinite(low) and np.isfinite(high) and 0 < low <= high <= 1):
+        raise VpevalError(f"alpha range must satisfy 0 < low <= high <= 1, got ({low}, {high})")
     seed = int(seed)
     if seed < 0:
         raise VpevalError(f"seed must be >= 0, got {seed}")
