@@ -116,6 +116,12 @@ class ResemblyzerExtractor(Extractor):
     ----------
     device : str, default "cpu"
         Torch device.
+    threads : int, default 1
+        Torch intra-op threads used while embedding (set for the duration of each :meth:`embed` call and
+        restored afterwards, so torch's global setting is left as found).  One thread is the fastest
+        choice on small CPUs: each utterance is a small batch of partials, and on a loaded 2-core machine
+        two threads ran 5x slower than one (``benchmarks/bench_audio.py``).  Parallelise over files
+        with processes instead.
 
     Raises
     ------
@@ -126,8 +132,12 @@ class ResemblyzerExtractor(Extractor):
     name = "resemblyzer-ge2e"
     dim = 256
 
-    def __init__(self, device: str = "cpu"):
+    def __init__(self, device: str = "cpu", threads: int = 1):
         resemblyzer, torch = _import()
+        if int(threads) != threads or threads < 1:
+            raise VpevalError(f"threads must be a positive integer, got {threads!r}")
+        self.threads = int(threads)
+        self._torch = torch
         self.device = str(device)
         key = self.device
         if key not in _encoders:
@@ -136,4 +146,13 @@ class ResemblyzerExtractor(Extractor):
 
     def _embed(self, x: np.ndarray) -> np.ndarray:
         wav = preprocess(x)
-        return np.asarray(self._encoder.embed_utterance(wav), dtype=np.float64)
+        torch = self._torch
+        old = torch.get_num_threads()
+        if old != self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            e = self._encoder.embed_utterance(wav)
+        finally:
+            if old != self.threads:
+                torch.set_num_threads(old)
+        return np.asarray(e, dtype=np.float64)
