@@ -282,3 +282,13 @@ def test_real_speech_preprocessing_matches_resemblyzer():
         assert ours.shape == theirs.shape  # the same samples kept by the VAD
         # the gain is computed in a different order: equal up to float64 rounding
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=0)
+
+
+def test_cli_embed_resemblyzer_missing_is_clean(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "resemblyzer", None)
+    app = typer.Typer()
+    register(app)
+    src = make_folder(tmp_path / "in")
+    r = CliRunner().invoke(app, ["embed", str(src), "-o", str(tmp_path / "e.npz"), "-e", "resemblyzer", "-q"])
+    assert r.exit_code == 2 and "pip install --no-deps resemblyzer==0.1.4" in r.output
+    assert "Traceback" not in r.output and not (tmp_path / "e.npz").exists()

@@ -25,9 +25,10 @@ if needed so that the peak does not exceed ``32767/32768`` (the largest 16-bit P
 therefore never clipped when written as 16-bit PCM.  Output length equals input length.
 
 With ``alpha`` < 1, poles below 1 rad (2546 Hz at 16 kHz) move up and poles above it move down
-(``phi^alpha`` > ``phi`` exactly when ``phi`` < 1 rad).  VoicePrivacy 2020 used ``alpha = 0.8``; VoicePrivacy 2024 draws ``alpha`` uniformly in
-[0.5, 0.9] per utterance.  :func:`draw_alpha` draws it deterministically from a seed and a key
-(utterance id or speaker id) through a stable hash, so the value never depends on file order.
+(``phi^alpha`` > ``phi`` exactly when ``phi`` < 1 rad).  VoicePrivacy 2020 used a fixed
+``alpha = 0.8``; VoicePrivacy 2024 draws ``alpha`` uniformly in [0.5, 0.9].  :func:`draw_alpha` draws it
+deterministically from a seed and a key (utterance id for per-utterance draws, speaker id for per-speaker
+draws) through a stable hash, so the value never depends on file order or on which other files exist.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import VpevalError
-from .io.audio import SAMPLE_RATE, _track, read_audio, scan_audio_folder, write_audio
+from .io.audio import SAMPLE_RATE, _require, _track, read_audio, scan_audio_folder, write_audio
 
 __all__ = [
     "mcadams",
@@ -152,7 +153,7 @@ def _stable_lpc(frames: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]
     that is still not stable (not seen in practice) gets ``A(z) = 1``, i.e. passes through unchanged.
     On LibriSpeech speech no frame needed the fallback (13,256 frames checked).
     """
-    import librosa
+    librosa = _require("librosa")
 
     a = librosa.lpc(frames, order=order, axis=-1)  # (n_frames, order+1), a[:, 0] = 1
     ok = np.isfinite(a).all(axis=1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import VpevalError
+from ..io.audio import _require
 from .base import Extractor
 
 __all__ = ["MfccStatsExtractor"]
@@ -49,8 +50,7 @@ class MfccStatsExtractor(Extractor):
             self.name = f"mfcc-stats-{self.n_mfcc}"
 
     def _embed(self, x: np.ndarray) -> np.ndarray:
-        import librosa
-
+        librosa = _require("librosa")
         m = librosa.feature.mfcc(
             y=x, sr=16000, n_mfcc=self.n_mfcc, n_fft=512, win_length=400, hop_length=160,
             window="hann", center=True, n_mels=40, fmin=20.0, fmax=7600.0,

@@ -88,7 +88,7 @@ def read_audio(path, *, sr: int = SAMPLE_RATE) -> np.ndarray:
         The file does not exist, libsndfile cannot decode it, it has more than one channel, its sampling
         rate is not ``sr``, it has no samples, or it contains non-finite samples (float WAV).
     """
-    import soundfile as sf
+    sf = _require("soundfile")
 
     path = Path(path)
     if not path.is_file():
@@ -128,7 +128,7 @@ def write_audio(path, waveform, *, sr: int = SAMPLE_RATE) -> None:
     InputFileError
         Unknown extension (only ``.flac`` and ``.wav``), samples outside [-1, 1] or non-finite.
     """
-    import soundfile as sf
+    sf = _require("soundfile")
 
     path = Path(path)
     ext = path.suffix.lower()
@@ -250,6 +250,19 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
         items.append(AudioItem(p, utt, spk, p.relative_to(folder)))
     items.sort(key=lambda it: it.utterance_id)
     return items
+
+
+def _require(module: str):
+    """Import an audio library, or raise ImportError saying which extra provides it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"vpeval's audio functions need {module!r}: pip install 'vpeval[audio]' "
+            f"(librosa and soundfile) ({exc})"
+        ) from None
 
 
 def _track(iterable, *, total: int, description: str, quiet: bool):
