@@ -292,3 +292,16 @@ def test_cli_embed_resemblyzer_missing_is_clean(tmp_path, monkeypatch):
     r = CliRunner().invoke(app, ["embed", str(src), "-o", str(tmp_path / "e.npz"), "-e", "resemblyzer", "-q"])
     assert r.exit_code == 2 and "pip install --no-deps resemblyzer==0.1.4" in r.output
     assert "Traceback" not in r.output and not (tmp_path / "e.npz").exists()
+
+
+def test_cli_json_stdout_is_clean_while_progress_goes_to_stderr(tmp_path):
+    import json
+
+    app = typer.Typer()
+    register(app)
+    src = make_folder(tmp_path / "in")
+    r = CliRunner().invoke(app, ["embed", str(src), "-o", str(tmp_path / "e.npz"), "--json"])
+    assert r.exit_code == 0
+    summary = json.loads(r.stdout)  # the progress bar is not on stdout
+    assert summary["rows"] == 4 and summary["dim"] == 40 and summary["conditions"] == {"original": 4}
+    assert "mfcc-stats" in r.stderr

@@ -13,8 +13,9 @@ setuptools; ``webrtcvad-wheels`` provides the same ``webrtcvad`` module prebuilt
 Preprocessing is done here, not with ``resemblyzer.preprocess_wav``, with the same steps and constants
 (resemblyzer's ``hparams``): (1) volume normalisation to -30 dBFS RMS, only ever increasing the level;
 (2) WebRTC VAD (aggressiveness 3) on 30 ms windows of the 16-bit signal, a moving average over 8 windows
-with zero padding (a window is kept when more than half of the 8 are voiced), dilation by 6 windows on each
-side, and removal of the unvoiced windows (the tail shorter than one window is dropped).  Differences:
+with zero padding (a window is kept when more than half of the 8 are voiced), binary dilation with a
+7-window structuring element (3 windows each side; resemblyzer's ``vad_max_silence_length + 1``), and
+removal of the unvoiced windows (the tail shorter than one window is dropped).  Differences:
 the 16-bit conversion for the VAD is clipped to the int16 range (resemblyzer's wraps around when the
 normalised signal exceeds full scale) and is vectorised (resemblyzer packs sample by sample), and an
 utterance in which the VAD finds no speech raises an error instead of being embedded as silence.  The
@@ -49,7 +50,7 @@ _SR = 16000
 _TARGET_DBFS = -30.0
 _VAD_WINDOW = 480  # 30 ms at 16 kHz
 _VAD_AVG = 8
-_VAD_DILATE = 6
+_VAD_DILATE = 6  # resemblyzer's vad_max_silence_length; the structuring element has 7 windows
 _encoders: dict = {}
 
 
