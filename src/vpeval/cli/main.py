@@ -180,9 +180,9 @@ def demo(
 
 
 def _register_families() -> None:
-    from . import linkage, protocols
+    from . import audio, linkage, protocols
 
-    for module in (protocols, linkage):
+    for module in (audio, protocols, linkage):
         module.register(app)
 
 
