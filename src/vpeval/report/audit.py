@@ -21,6 +21,41 @@ __all__ = ["audit_embeddings", "REPORT_TYPES"]
 #: Trial types shown in the report; oaoa and oaoo contain exactly the pairs of oa and oo.
 REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
 
+#: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
+#: speakers scored as more alike than the original voices).
+OAAA_COMPRESSION_FLAG = 0.60
+
+
+def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict]:
+    """Mean and worst case over attackers of each trial type's EERs and eps_max.
+
+    The worst case is the attacker most favourable to the privacy adversary: the lowest EER for attack types
+    (ideal 50 %) and the highest EER for pseudo-identity consistency/distinctness (ideal 0 %: a high EER
+    there means the anonymizer fails its own goal); eps_max is always the largest. Reference types (oo) report
+    the best attacker (lowest EER), i.e. the attackers' capability.
+    """
+    out: dict[str, dict] = {}
+    types = {t for by in data.values() for t in by}
+    for t in [t for t in TRIAL_TYPES if t in types]:
+        rows = [by[t] for by in data.values() if t in by]
+        target = TRIAL_TYPES[t].target_eer
+        eer = [r["eer_rocch"] for r in rows]
+        interp = [r["eer_interp"] for r in rows]
+        worst = max if target == 0.0 else min
+        out[t] = {
+            "target_eer": target,
+            "n_attackers": len(rows),
+            "eer_rocch_mean": sum(eer) / len(eer),
+            "eer_rocch_worst": worst(eer),
+            "eer_interp_mean": sum(interp) / len(interp),
+            "eer_interp_worst": worst(interp),
+            "eps_max_nats_worst": max(r["eps_max_nats"] for r in rows),
+            "worst_attacker": [a for a, by in data.items() if t in by and by[t]["eer_rocch"] == worst(eer)][0],
+        }
+        if t == "oaaa":
+            out[t]["compression_flag"] = max(interp) > OAAA_COMPRESSION_FLAG
+    return out
+
 
 def _summary_section(trials: dict[str, dict[str, Trials]]) -> Section:
     rows, data = [], {}
@@ -49,7 +84,23 @@ def _summary_section(trials: dict[str, dict[str, Trials]]) -> Section:
     sec.blocks.append(Table(
         ["attacker", "trial type", "ideal EER", "EER ROCCH (%)", "EER interp (%)", "minCllr (bits)",
          "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag", "what it measures"], rows, fmt="{:.3g}"))
-    sec.data = {"attackers": data}
+    agg = aggregate_over_attackers(data)
+    arows = []
+    for t, a in agg.items():
+        ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
+        arows.append([t, ideal, a["n_attackers"], 100 * a["eer_rocch_mean"], 100 * a["eer_rocch_worst"],
+                      a["worst_attacker"], 100 * a["eer_interp_worst"], a["eps_max_nats_worst"]])
+    sec.blocks.append(Table(
+        ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
+         "worst-case attacker", "worst-case EER interp (%)", "worst eps_max (nats)"], arows, fmt="{:.3g}",
+        caption="Aggregated over attackers (worst case = most favourable to the adversary)"))
+    flag = agg.get("oaaa", {}).get("compression_flag")
+    if flag:
+        sec.blocks.append(Paragraph(
+            f"oaaa interpolated EER above {100 * OAAA_COMPRESSION_FLAG:g} % for at least one attacker: anonymized "
+            "voices of different speakers are scored as more alike than the originals (identity-space "
+            "compression).", kind="warning"))
+    sec.data = {"attackers": data, "aggregate": agg, "oaaa_compression_threshold": OAAA_COMPRESSION_FLAG}
     return sec
 
 
