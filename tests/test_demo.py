@@ -29,7 +29,7 @@ def _section(doc, sid):
 
 def test_original_identifiable_anonymized_not_perfect(demo_report):
     _, doc = demo_report
-    att = _section(doc, "summary")["data"]["attackers"]
+    att = _section(doc, "summary")["data"]["systems"]["mcadams"]["attackers"]
     assert set(att) == {"mfcc-stats", "resemblyzer-ge2e"}
     res = att["resemblyzer-ge2e"]
     assert res["oo"]["eer_rocch"] < 0.01  # original speech: the attacker identifies speakers
@@ -57,3 +57,27 @@ def test_html_has_every_section_and_plot(demo_report):
         assert s["title"].split(":")[0] in html
     pngs = sorted(p.name for p in out.glob("*.png"))
     assert pngs and all(p in html for p in pngs)
+
+
+def test_audit_two_systems_side_by_side(tmp_path):
+    import shutil
+
+    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
+        pytest.skip("bundled example missing")
+    a = tmp_path / "sysA"
+    a.mkdir()
+    shutil.copy(EXAMPLE / "embeddings_mfcc.npz", a)
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(app, ["audit", f"A={a}", f"<b>B</b>={a}", "-o", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)["summary"]
+    assert set(summary) == {"A", "<b>B</b>"}
+    # identical inputs -> identical numbers, side by side
+    assert summary["A"]["attackers"] == summary["<b>B</b>"]["attackers"]
+    html = (out / "report.html").read_text()
+    assert "<b>B</b>" not in html and "&lt;b&gt;B&lt;/b&gt;" in html
+    assert all(p.name.replace(".png", "").replace("_", "").isalnum() or "-" in p.name for p in out.glob("*.png"))
+    doc = json.loads((out / "report.json").read_text())
+    assert len(_section(doc, "eer-vs-disclosure")["data"]["points"]) == 2
+    r = CliRunner().invoke(app, ["audit", str(tmp_path / "nope"), "-o", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "embeddings_*.npz" in r.output

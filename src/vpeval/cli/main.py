@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from .. import __version__
+from ..errors import VpevalError
 from ..metrics.summary import verification_summary
 from .common import FORMATS_HELP, echo_json, handle_errors, load_trials, split_name
 
@@ -100,7 +101,6 @@ def report(
     title: str = typer.Option("vpeval privacy report", "--title"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ):
-    from ..errors import VpevalError
     from ..report import Report, sha256_file, verification_section, write_report
 
     if key and len(inputs) != 1:
@@ -125,8 +125,6 @@ def report(
 
 
 def _find_example(example: Optional[Path]) -> Path:
-    from ..errors import VpevalError
-
     if example is not None:
         cands = [example]
     else:
@@ -141,6 +139,53 @@ def _find_example(example: Optional[Path]) -> Path:
     )
 
 
+def _load_system(folder: Path) -> dict:
+    from ..io.embeddings import read_embeddings
+
+    sets = {}
+    for f in sorted(folder.glob("embeddings_*.npz")):
+        es = read_embeddings(f)
+        if es.extractor in sets:
+            raise VpevalError(f"{f}: a second embedding file of extractor {es.extractor!r} in {folder}")
+        sets[es.extractor] = es
+    return sets
+
+
+def _run_audit(systems: dict[Path, str], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
+               seed: int) -> None:
+    from ..report import sha256_file, write_report
+    from ..report.audit import audit_systems
+
+    console = Console(stderr=True, quiet=quiet or json_out)
+    loaded, inputs = {}, []
+    for folder, name in systems.items():
+        loaded[name] = _load_system(folder)
+        inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)}
+                   for f in sorted(folder.glob("embeddings_*.npz"))]
+    with console.status("auditing") as status:
+        rep = audit_systems(loaded, title=title, seed=seed, progress=lambda m: status.update(m))
+        rep.inputs = inputs
+        status.update("writing the report")
+        write_report(rep, out, force=force)
+    summary = rep.sections[0].data["systems"]
+    if json_out:
+        echo_json({"report": str(out / "report.html"), "summary": summary})
+        return
+    if quiet:
+        return
+    for name, data in summary.items():
+        table = RichTable(title=f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)")
+        table.add_column("attacker")
+        types = list(next(iter(data["attackers"].values())))
+        for t in types:
+            ideal = data["target_eer"].get(t)
+            table.add_column(f"{t} ({'ref' if ideal is None else f'{100 * ideal:g}'})")
+        for att, by in data["attackers"].items():
+            table.add_row(att, *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
+        Console().print(table)
+    typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+
+
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized, "
              "two attackers) and write the report. Needs no audio and no torch.")
 @handle_errors
@@ -149,34 +194,38 @@ def demo(
     example: Optional[Path] = typer.Option(None, "--example", help="Example folder (embeddings_*.npz)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every random step (cross-fitting folds, bootstrap)."),
 ):
-    from ..io.embeddings import read_embeddings
-    from ..report import sha256_file, write_report
-    from ..report.audit import audit_embeddings
-
     folder = _find_example(example)
-    console = Console(stderr=True, quiet=quiet)
-    files = sorted(folder.glob("embeddings_*.npz"))
-    sets = {}
-    for f in files:
-        es = read_embeddings(f)
-        sets[es.extractor] = es
-    with console.status("auditing") as status:
-        rep = audit_embeddings(sets, title="vpeval demo: McAdams anonymization of LibriSpeech (bundled example)",
-                               progress=lambda m: status.update(m))
-        rep.inputs = [{"name": f.stem, "path": str(f), "sha256": sha256_file(f)} for f in files]
-        write_report(rep, out, force=force)
-    if not quiet:
-        summary = rep.sections[0].data["attackers"]
-        table = RichTable(title="vpeval demo: ROCCH-EER (%) per attacker and trial type")
-        table.add_column("attacker")
-        types = list(next(iter(summary.values())))
-        for t in types:
-            table.add_column(t)
-        for att, by in summary.items():
-            table.add_row(att, *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
-        Console().print(table)
-        typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+    _run_audit({folder: "mcadams"}, out, force, quiet, json_out,
+               "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed)
+
+
+@app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
+             "embeddings_<extractor>.npz files (original and anonymized rows, see `vpeval embed`), given as DIR "
+             "or NAME=DIR.")
+@handle_errors
+def audit(
+    systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),
+    out: Path = typer.Option(Path("vpeval-audit"), "-o", "--out", help="Output folder."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    title: str = typer.Option("vpeval audit", "--title"),
+    seed: int = typer.Option(0, "--seed", help="Seed of every random step."),
+):
+    folders: dict[Path, str] = {}
+    for spec in systems:
+        name, path = split_name(spec)
+        folder = Path(path)
+        if not folder.is_dir() or not sorted(folder.glob("embeddings_*.npz")):
+            raise VpevalError(f"{folder}: not a folder with embeddings_*.npz files")
+        name = name or folder.resolve().name
+        if name in folders.values():
+            raise VpevalError(f"two systems are named {name!r}; give names with NAME=DIR")
+        folders[folder] = name
+    _run_audit(folders, out, force, quiet, json_out, title, seed)
 
 
 def _register_families() -> None:
