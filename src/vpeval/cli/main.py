@@ -151,14 +151,14 @@ def _load_system(folder: Path) -> dict:
     return sets
 
 
-def _run_audit(systems: dict[Path, str], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
+def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
                seed: int) -> None:
     from ..report import sha256_file, write_report
     from ..report.audit import audit_systems
 
     console = Console(stderr=True, quiet=quiet or json_out)
     loaded, inputs = {}, []
-    for folder, name in systems.items():
+    for folder, name in systems:
         loaded[name] = _load_system(folder)
         inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)}
                    for f in sorted(folder.glob("embeddings_*.npz"))]
@@ -198,7 +198,7 @@ def demo(
     seed: int = typer.Option(0, "--seed", help="Seed of every random step (cross-fitting folds, bootstrap)."),
 ):
     folder = _find_example(example)
-    _run_audit({folder: "mcadams"}, out, force, quiet, json_out,
+    _run_audit([(folder, "mcadams")], out, force, quiet, json_out,
                "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed)
 
 
@@ -215,16 +215,16 @@ def audit(
     title: str = typer.Option("vpeval audit", "--title"),
     seed: int = typer.Option(0, "--seed", help="Seed of every random step."),
 ):
-    folders: dict[Path, str] = {}
+    folders: list[tuple[Path, str]] = []
     for spec in systems:
         name, path = split_name(spec)
         folder = Path(path)
         if not folder.is_dir() or not sorted(folder.glob("embeddings_*.npz")):
             raise VpevalError(f"{folder}: not a folder with embeddings_*.npz files")
         name = name or folder.resolve().name
-        if name in folders.values():
+        if name in [n for _, n in folders]:
             raise VpevalError(f"two systems are named {name!r}; give names with NAME=DIR")
-        folders[folder] = name
+        folders.append((folder, name))
     _run_audit(folders, out, force, quiet, json_out, title, seed)
 
 
