@@ -33,7 +33,8 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
 
     The worst case is the attacker most favourable to the privacy adversary: the lowest EER for attack types
     (ideal 50 %) and the highest EER for pseudo-identity consistency/distinctness (ideal 0 %: a high EER
-    there means the anonymizer fails its own goal); eps_max is always the largest. Reference types (oo) report
+    there means the anonymizer fails its own goal); for oaaa the attacker whose interpolated EER is farthest
+    from 50 % in either direction; eps_max is always the largest. Reference types (oo) report
     the best attacker (lowest EER), i.e. the attackers' capability.
     """
     out: dict[str, dict] = {}
@@ -43,7 +44,11 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
         target = TRIAL_TYPES[t].target_eer
         eer = [r["eer_rocch"] for r in rows]
         interp = [r["eer_interp"] for r in rows]
-        worst = max if target == 0.0 else min
+        if t == "oaaa":  # a departure from 50 % either way is a finding: pick the farthest (interp EER)
+            far = max(range(len(rows)), key=lambda i: abs(interp[i] - 0.5))
+            worst = lambda v, _i=far: v[_i]  # noqa: E731
+        else:
+            worst = max if target == 0.0 else min
         out[t] = {
             "target_eer": target,
             "n_attackers": len(rows),
@@ -52,7 +57,7 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
             "eer_interp_mean": sum(interp) / len(interp),
             "eer_interp_worst": worst(interp),
             "eps_max_nats_worst": max(r["eps_max_nats"] for r in rows),
-            "worst_attacker": [a for a, by in data.items() if t in by and by[t]["eer_rocch"] == worst(eer)][0],
+            "worst_attacker": [a for a, by in data.items() if t in by][eer.index(worst(eer))],
         }
         if t == "oaaa":
             out[t]["compression_flag"] = max(interp) > OAAA_COMPRESSION_FLAG
