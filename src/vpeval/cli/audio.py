@@ -20,7 +20,7 @@ _AUDIO_RULES = (
 
 
 def _fail(exc: BaseException) -> None:
-    typer.echo(f"error: {exc}", err=True)
+    typer.echo(f"vpeval: error: {exc}", err=True)
     raise typer.Exit(code=2)
 
 

@@ -11,12 +11,13 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from .. import __version__
 from ..errors import VpevalError
 from ..metrics.summary import verification_summary
-from .common import FORMATS_HELP, echo_json, handle_errors, load_trials, split_name
+from .common import FORMATS_HELP, display_name, echo_json, handle_errors, load_trials, split_name
 
 app = typer.Typer(
     name="vpeval",
@@ -72,12 +73,12 @@ def verify(
     if json_out:
         echo_json({"input": t.source, "metrics": {m.key: m.as_dict() for m in summary}})
         return
-    table = RichTable(title=f"vpeval verify: {t.source}")
+    table = RichTable(title=escape(f"vpeval verify: {display_name(t.source)}"))
     for c in ("metric", "value", "unit"):
         table.add_column(c)
     for m in summary:
         v = m.value if isinstance(m.value, str) else f"{m.value:.6g}"
-        table.add_row(m.name, v, m.unit)
+        table.add_row(escape(m.name), v, m.unit)
     Console().print(table)
 
 
@@ -109,7 +110,7 @@ def report(
     for spec in inputs:
         name, path = split_name(spec)
         t = load_trials(path, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
-        name = name or Path(path).stem or Path(path).name
+        name = name or display_name(Path(path).stem or Path(path).name)
         if name in systems:
             raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
         systems[name] = t
@@ -119,7 +120,7 @@ def report(
         meta += [{"name": name, "path": str(f), "sha256": sha256_file(f)} for f in files]
     rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target})
     rep.add(verification_section(systems, tuple(p_target)))
-    write_report(rep, out, force=force)
+    write_report(rep, out, force=force, protect=[m["path"] for m in meta])
     if not quiet:
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
@@ -163,10 +164,10 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
         inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)}
                    for f in sorted(folder.glob("embeddings_*.npz"))]
     with console.status("auditing") as status:
-        rep = audit_systems(loaded, title=title, seed=seed, progress=lambda m: status.update(m))
+        rep = audit_systems(loaded, title=title, seed=seed, progress=lambda m: status.update(escape(m)))
         rep.inputs = inputs
         status.update("writing the report")
-        write_report(rep, out, force=force)
+        write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
     summary = rep.sections[0].data["systems"]
     if json_out:
         echo_json({"report": str(out / "report.html"), "summary": summary})
@@ -174,14 +175,14 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     if quiet:
         return
     for name, data in summary.items():
-        table = RichTable(title=f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)")
+        table = RichTable(title=escape(f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)"))
         table.add_column("attacker")
         types = list(next(iter(data["attackers"].values())))
         for t in types:
             ideal = data["target_eer"].get(t)
             table.add_column(f"{t} ({'ref' if ideal is None else f'{100 * ideal:g}'})")
         for att, by in data["attackers"].items():
-            table.add_row(att, *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
+            table.add_row(escape(att), *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
         Console().print(table)
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
@@ -221,7 +222,7 @@ def audit(
         folder = Path(path)
         if not folder.is_dir() or not sorted(folder.glob("embeddings_*.npz")):
             raise VpevalError(f"{folder}: not a folder with embeddings_*.npz files")
-        name = name or folder.resolve().name
+        name = name or display_name(folder.resolve().name)
         if name in [n for _, n in folders]:
             raise VpevalError(f"two systems are named {name!r}; give names with NAME=DIR")
         folders.append((folder, name))

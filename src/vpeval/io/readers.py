@@ -68,7 +68,7 @@ def _lines(path) -> Iterator[tuple[int, str]]:
 
 
 # A decimal number (no digit separators, ASCII digits only) or an explicit infinity.
-_NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity)", re.IGNORECASE)
+_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.IGNORECASE)
 
 
 def _score(path, lineno, token) -> float:
