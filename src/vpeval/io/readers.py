@@ -347,7 +347,7 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
     known = np.isin(lab, list(tset | nset | iset))
     if not known.all():
         r = int(np.flatnonzero(~known)[0])
-        raise InputFileError(path, r + 1, f"row {r}: unknown label {lab[r]!r}")
+        raise InputFileError(path, None, f"row {r}: unknown label {lab[r]!r}")
     keep = ~np.isin(lab, list(iset))
     col = df[score_col]
     if pd.api.types.is_bool_dtype(col) or not (pd.api.types.is_numeric_dtype(col) or col.dtype == object):
@@ -356,7 +356,7 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
     bad = keep & np.isnan(sc)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise InputFileError(path, r + 1, f"row {r}: score {df[score_col].iloc[r]!r} is not a number")
+        raise InputFileError(path, None, f"row {r}: score {df[score_col].iloc[r]!r} is not a number")
     enroll = test = None
     if key_cols:
         enroll = df[key_cols[0]].astype(str).to_numpy()[keep]
@@ -365,7 +365,7 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
         dup = pairs.duplicated()
         if dup.any():
             r = int(np.flatnonzero(keep)[int(np.flatnonzero(dup.to_numpy())[0])])
-            raise InputFileError(path, r + 1, f"row {r}: trial {pairs[dup].iloc[0]} given twice")
+            raise InputFileError(path, None, f"row {r}: trial {pairs[dup].iloc[0]} given twice")
     return _finish(sc[keep], np.isin(lab[keep], list(tset)), enroll, test, path, higher_is_target)
 
 
