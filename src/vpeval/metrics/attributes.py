@@ -242,7 +242,7 @@ def p_subgroup(leakage, omega: float = 0.7) -> float:
 
     Examples
     --------
-    >>> p_subgroup([0.0, 0.0]), p_subgroup([1.0, 1.0]), round(p_subgroup([0.2, 0.6]), 6)
+    >>> p_subgroup([0.0, 0.0]), round(p_subgroup([1.0, 1.0]), 12), round(p_subgroup([0.2, 0.6]), 12)
     (1.0, 0.3, 0.43)
     """
     vals = np.asarray(list(leakage.values()) if isinstance(leakage, dict) else leakage, dtype=np.float64)
