@@ -17,7 +17,9 @@ privacy (less leakage); every part is in [0, 1].
   the attacker's decision ``Â = argmax`` of the class scores (ties go to the first class in sorted order),
   computed from the confusion matrix (plug-in estimate), normalised by the entropy of a uniform ``K_a``-class
   attribute; numerator and denominator in the same base (bits are reported). The plug-in estimate is biased
-  upwards on small samples: a chance attacker gets a small positive MI.
+  upwards on small samples: a chance attacker gets a small positive MI. With unbalanced classes even a
+  perfect attacker reaches only ``I = H(A) < log K``, so ``P_assoc`` then stays above 0 (the paper's
+  normalisation, kept as published).
 * ``P_subgroup = omega (1 - max_g L_g) + (1 - omega) min_g(1 - L_g) / max_g(1 - L_g)`` (default
   ``omega = 0.7``) over demographic subgroups ``g``: the first term penalises the worst-treated group, the
   second the disparity between groups. When every group has ``L_g = 1`` the ratio is 0/0 and is taken as 1
@@ -203,7 +205,8 @@ def mutual_information(confusion, base: float = 2.0) -> float:
     P = C / C.sum()
     pi, pj = P.sum(axis=1, keepdims=True), P.sum(axis=0, keepdims=True)
     nz = P > 0
-    mi = float(np.sum(P[nz] * np.log((P / (pi * pj))[nz])) / math.log(base))
+    outer = (pi * pj)[nz]  # > 0 wherever P > 0
+    mi = float(np.sum(P[nz] * np.log(P[nz] / outer)) / math.log(base))
     return max(mi, 0.0)
 
 
