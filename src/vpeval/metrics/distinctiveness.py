@@ -368,9 +368,12 @@ def voice_distinctiveness(
     row_spk, col_spk = spk[iu], spk[ju]
     target = row_spk == col_spk
     scores = {
-        "oo": (Ou @ Ou.T)[iu, ju],
-        "oa": (Ou @ Au.T)[iu, ju],
-        "aa": (Au @ Au.T)[iu, ju],
+        # the transposes are copied so that every product goes through the same general matrix product:
+        # numpy computes ``A @ A.T`` with a symmetric kernel whose rounding differs, and equal inputs must
+        # give bit-identical scores (a PAV map is a step function)
+        "oo": (Ou @ Ou.T.copy())[iu, ju],
+        "oa": (Ou @ Au.T.copy())[iu, ju],
+        "aa": (Au @ Au.T.copy())[iu, ju],
     }
     if calibration == "none":
         values = scores
