@@ -207,6 +207,8 @@ def similarity_matrix(values, row_speaker, col_speaker, speakers, *, entry: str 
     if v.ndim != 1 or np.isnan(v).any():
         raise DistinctivenessError("values must be a 1-D array without NaN")
     spk = np.asarray(speakers).astype(str)
+    if spk.ndim != 1 or np.unique(spk).size != spk.size:
+        raise DistinctivenessError("speakers must be a 1-D array of distinct ids")
     index = {s: i for i, s in enumerate(spk.tolist())}
     try:
         r = np.array([index[s] for s in np.asarray(row_speaker).astype(str).tolist()], dtype=np.intp)
@@ -215,18 +217,27 @@ def similarity_matrix(values, row_speaker, col_speaker, speakers, *, entry: str 
         raise DistinctivenessError(f"pair speaker {exc.args[0]!r} is not in speakers") from None
     if r.shape != v.shape or c.shape != v.shape:
         raise DistinctivenessError("values, row_speaker and col_speaker must have the same length")
+    return _block_matrix(v, r, c, spk, entry)
+
+
+def _block_matrix(v: np.ndarray, r: np.ndarray, c: np.ndarray, spk: np.ndarray, entry: str) -> np.ndarray:
+    """Mean of ``v`` per (row code, column code) block, then ``entry``; codes index ``spk``."""
     n = spk.size
-    sums = np.zeros((n, n))
-    counts = np.zeros((n, n))
-    np.add.at(sums, (r, c), v)
-    np.add.at(counts, (r, c), 1.0)
+    flat = r * n + c
+    counts = np.bincount(flat, minlength=n * n).reshape(n, n)
     if (counts == 0).any():
         i, j = np.argwhere(counts == 0)[0]
         raise DistinctivenessError(f"no utterance pair for speakers ({spk[i]!r}, {spk[j]!r})")
-    with np.errstate(invalid="ignore"):
-        mean = sums / counts
-    if np.isnan(mean).any():
-        raise DistinctivenessError("a matrix entry averages +inf and -inf LLRs; use a smoothed calibration")
+    if np.isinf(v).any():
+        pos = np.bincount(flat, weights=(v == np.inf), minlength=n * n) > 0
+        neg = np.bincount(flat, weights=(v == -np.inf), minlength=n * n) > 0
+        if (pos & neg).any():
+            raise DistinctivenessError("a matrix entry averages +inf and -inf LLRs; use a smoothed calibration")
+        fin = np.where(np.isfinite(v), v, 0.0)
+        mean = np.bincount(flat, weights=fin, minlength=n * n) / counts.reshape(-1)
+        mean = np.where(pos, np.inf, np.where(neg, -np.inf, mean)).reshape(n, n)
+    else:
+        mean = (np.bincount(flat, weights=v, minlength=n * n) / counts.reshape(-1)).reshape(n, n)
     return expit(mean) if entry == "sigmoid" else mean
 
 
@@ -356,7 +367,7 @@ def voice_distinctiveness(
         raise DistinctivenessError(f"utterance_ids must have shape ({n},), got {utt.shape}")
     if np.unique(utt).size != n:
         raise DistinctivenessError("utterance_ids must be distinct (one row per utterance)")
-    speakers, counts = np.unique(spk, return_counts=True)
+    speakers, codes, counts = np.unique(spk, return_inverse=True, return_counts=True)
     if speakers.size < 2:
         raise DistinctivenessError(f"voice similarity matrices need at least 2 speakers, got {speakers.size}")
     if (counts < 2).any():
@@ -365,8 +376,8 @@ def voice_distinctiveness(
             "(select the speakers with several utterances first)")
     Ou, Au = _unit(O, "original"), _unit(A, "anonymized")
     iu, ju = np.nonzero(~np.eye(n, dtype=bool))  # all ordered pairs of distinct utterances
-    row_spk, col_spk = spk[iu], spk[ju]
-    target = row_spk == col_spk
+    row_code, col_code = codes[iu], codes[ju]
+    target = row_code == col_code
     scores = {
         # the transposes are copied so that every product goes through the same general matrix product:
         # numpy computes ``A @ A.T`` with a symmetric kernel whose rounding differs, and equal inputs must
@@ -382,7 +393,7 @@ def voice_distinctiveness(
         values = {k: cal.transform(s) for k, s in scores.items()}
     else:
         values = {k: _calibrator(calibration).fit(s[target], s[~target]).transform(s) for k, s in scores.items()}
-    mats = {k: similarity_matrix(v, row_spk, col_spk, speakers, entry=entry) for k, v in values.items()}
+    mats = {k: _block_matrix(v, row_code, col_code, speakers, entry) for k, v in values.items()}
     d = {k: diagonal_dominance(m) for k, m in mats.items()}
     return VoiceSimilarity(
         speakers=speakers, m_oo=mats["oo"], m_oa=mats["oa"], m_aa=mats["aa"], d_oo=d["oo"], d_oa=d["oa"],

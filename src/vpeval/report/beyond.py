@@ -236,7 +236,8 @@ def embedding_section(results: dict[str, EmbeddingStructure], *, section_id: str
             s1=first.permutation_seeds[-1])))
     rows, data = [], {}
     for name, r in results.items():
-        for label, sc in (("CCA mean top-{} corr.".format(r.n_components), r.cca), ("Procrustes mean cosine", r.procrustes)):
+        for label, sc in ((f"CCA mean top-{r.n_components} corr.", r.cca),
+                          ("Procrustes mean cosine", r.procrustes)):
             if sc is None:
                 continue
             rows.append([name, label, sc.value, sc.baseline_mean, sc.baseline_p95, sc.p_value,
