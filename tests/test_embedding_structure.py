@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from scipy.linalg import eigh
 from scipy.stats import ortho_group
 
+from vpeval.errors import DegenerateInputWarning
 from vpeval.metrics.embedding import (
     EmbeddingStructureError,
     cca_fit,
@@ -195,3 +196,17 @@ def test_bundled_example_mcadams_keeps_linear_structure(name):
     assert r.cca.value > r.cca.baseline_p95 + 0.3
     assert r.procrustes.value > r.procrustes.baseline_p95 + 0.15
     assert r.permutation_seeds == list(range(1, 21))
+
+
+def test_more_dimensions_than_pairs_is_handled_by_the_pca_step():
+    rng, X, g, ids = _pairs(n_spk=30, per=4, d=300, seed=12)  # 120 pairs, d = 300
+    Q = ortho_group.rvs(300, random_state=4)
+    with pytest.warns(DegenerateInputWarning, match="underdetermined"):
+        r = embedding_structure(X, X @ Q + 0.01 * rng.normal(size=X.shape), g, ids=ids, n_permutations=5)
+    assert r.n_pca == r.n_train // 4 < 300
+    assert r.cca.value > 0.95
+    # the rotation is only known on the training span: a lower bound, still far above its baseline
+    assert r.procrustes.baseline_p95 + 0.2 < r.procrustes.value < 0.9
+    with pytest.warns(DegenerateInputWarning):
+        r0 = embedding_structure(X, rng.normal(size=X.shape), g, ids=ids, n_permutations=5)
+    assert abs(r0.cca.value) < 0.3 and abs(r0.procrustes.value) < 0.1

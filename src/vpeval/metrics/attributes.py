@@ -1,8 +1,11 @@
 r"""Soft-biometric leakage: what an attribute attacker still infers (sex, age group, accent) from embeddings.
 
-Source: the soft-biometric leakage score (SBLS) of the multi-dimensional evaluation of speaker
-de-identification (Seo et al., arXiv:2508.14012, Sec. "Soft-biometric leakage"). Higher SBLS = more
-privacy (less leakage); every part is in [0, 1].
+Source: the soft-biometric leakage score (SBLS) of S. Seo, O. Aulov, P. J. Phillips, "Measuring soft
+biometric leakage in speaker de-identification systems", arXiv:2509.14469 (2025), the companion of the
+multi-dimensional evaluation of speaker de-identification (Seo et al., arXiv:2508.14012). The three parts
+and their combination below follow the issue's statement of that paper; equation numbers are not repeated
+(not verified against the original), and the subgroup leakage ``L_g`` is vpeval's own definition. Higher
+SBLS = more privacy (less leakage); every part is in [0, 1].
 
 .. math::
 
@@ -21,11 +24,12 @@ privacy (less leakage); every part is in [0, 1].
   perfect attacker reaches only ``I = H(A) < log K``, so ``P_assoc`` then stays above 0 (the paper's
   normalisation, kept as published).
 * ``P_subgroup = omega (1 - max_g L_g) + (1 - omega) min_g(1 - L_g) / max_g(1 - L_g)`` (default
-  ``omega = 0.7``) over demographic subgroups ``g``: the first term penalises the worst-treated group, the
+  ``omega = 0.7``) over demographic subgroups ``g`` (the values of one metadata column, or intersections
+  built by the caller, e.g. ``sex + "/" + age_group``): the first term penalises the worst-treated group, the
   second the disparity between groups. When every group has ``L_g = 1`` the ratio is 0/0 and is taken as 1
   (all groups equally exposed).
 
-Subgroup leakage ``L_g`` (vpeval's definition; the paper leaves it open)
+Subgroup leakage ``L_g`` (vpeval's definition)
 ------------------------------------------------------------------------
 ``L_g = mean_a max(0, AUC_{g,a} - 0.5) / 0.5`` where ``AUC_{g,a}`` is the mean over the classes ``c`` present
 among the members of ``g`` of the AUC of class ``c``'s score for *members of g whose true class is c* against

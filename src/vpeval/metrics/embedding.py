@@ -38,7 +38,10 @@ Orthogonal Procrustes
 Each view is centred with its training mean and every row L2-normalised; ``R`` is the orthogonal matrix
 minimising ``||X_train R - Y_train||_F`` (:func:`scipy.linalg.orthogonal_procrustes`); the score is the mean
 cosine similarity of ``X_test R`` and ``Y_test`` over the held-out pairs (1 = the anonymized embedding is a
-rotation of the original, 0 = unrelated). Both views must have the same dimension.
+rotation of the original, 0 = unrelated). Both views must have the same dimension. With ``n_train <= d``
+the rotation is not determined outside the span of the training pairs, so even an exact rotation scores
+below 1 on held-out pairs: the score is then a lower bound, and a
+:class:`~vpeval.errors.DegenerateInputWarning` says so.
 
 Permutation baseline
 --------------------
@@ -51,11 +54,12 @@ score at or below the baseline's 95th percentile shows no linear relation beyond
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import VpevalError
+from ..errors import DegenerateInputWarning, VpevalError
 
 __all__ = [
     "EmbeddingStructureError",
@@ -557,6 +561,12 @@ def _embedding_structure(X, Y, groups, ids, test_size, n_components, n_component
 
     if procrustes:
         from scipy.linalg import orthogonal_procrustes
+
+        if Xtr.shape[0] <= X.shape[1]:
+            warnings.warn(
+                f"Procrustes: {Xtr.shape[0]} training pairs for dimension {X.shape[1]}; the rotation is "
+                "underdetermined outside the training span and the held-out cosine is a lower bound",
+                DegenerateInputWarning, stacklevel=3)
 
         mx, my = Xtr.mean(axis=0), Ytr.mean(axis=0)
         Xn, Yn = _centre_normalise(Xtr, mx), _centre_normalise(Ytr, my)
