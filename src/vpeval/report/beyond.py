@@ -245,7 +245,9 @@ def embedding_section(results: dict[str, EmbeddingStructure], *, section_id: str
         data[name] = r.to_dict()
     sec.blocks.append(Table(
         ["attacker", "score (unitless)", "value", "baseline mean", "baseline 95th pct", "perm. p-value",
-         "above baseline"], rows, caption="Held-out linear predictability of anonymized from original embeddings"))
+         "above baseline"], rows,
+        caption="Held-out linear predictability of anonymized from original embeddings (the smallest possible "
+                "permutation p-value is 1/(seeds + 1))"))
     rows2 = [[n, r.n_train, r.n_test, r.n_speakers_test, r.n_pca, r.seed] for n, r in results.items()]
     sec.blocks.append(Table(["attacker", "training pairs", "held-out pairs", "held-out speakers",
                              "PCA dims per view", "split seed"], rows2, caption="Split and CCA settings"))
@@ -293,14 +295,17 @@ def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = 
         for cond, r in audit.results.items():
             for a, lk in r.attributes.items():
                 k = len(lk.classes)
+                conf = ", ".join(f"{t}->{d}: {int(lk.confusion[i, j])}" for i, t in enumerate(lk.classes)
+                                 for j, d in enumerate(lk.classes))
                 rows.append([name, cond, a, lk.n, lk.mauc, 0.5, lk.balanced_accuracy, 1.0 / k, lk.mi_bits,
-                             float(np.log2(k))])
+                             float(np.log2(k)), conf])
             parts.append([name, cond, r.p_attr, r.p_assoc, r.p_subgroup, r.sbls,
                           ", ".join(f"{g}: {v:.3f}" for g, v in r.subgroup_leakage.items())])
         data[name] = audit.to_dict()
     sec.blocks.append(Table(
         ["attacker", "condition", "attribute", "utterances", "mAUC", "chance mAUC", "balanced acc.",
-         "chance bal. acc.", "MI (bits)", "max MI log2 K (bits)"], rows, caption="Attribute inference"))
+         "chance bal. acc.", "MI (bits)", "max MI log2 K (bits)", "decisions (true->decided: count)"], rows,
+        caption="Attribute inference"))
     sec.blocks.append(Table(
         ["attacker", "condition", "P_attr", "P_assoc", "P_subgroup", "SBLS", "L_g per subgroup"], parts,
         caption="SBLS and its parts (unitless, 1 = no leakage; chance-level attacker: about 1)"))
@@ -334,13 +339,15 @@ def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: 
     first = next(iter(results.values()))
     sec.blocks.append(Paragraph(
         "Voice similarity matrices over the {n} speakers with several utterances (VoicePrivacy 2020/2022; Noé "
-        "et al. 2020): entry (A, B) = sigmoid of the mean calibrated LLR over all pairs of an utterance of A "
-        "and a different utterance of B (cosine scores; calibration: {cal}, fitted on {fit}). Unlike the "
-        "public VoicePAT code, which averages uncalibrated scores, the LLRs are calibrated. D_diag = |mean "
-        "diagonal - mean off-diagonal| (unitless, entries in (0, 1)). DeID = 1 - D_diag(oa)/D_diag(oo): 1 = "
+        "et al. 2020): entry (A, B) = {ent} over all pairs of an utterance of A and a different utterance of "
+        "B (cosine scores; calibration: {cal}, fitted on {fit}). Unlike the public VoicePAT code, which "
+        "averages uncalibrated scores, the LLRs are calibrated. D_diag = |mean diagonal - mean off-diagonal| "
+        "({unit}). DeID = 1 - D_diag(oa)/D_diag(oo): 1 = "
         "de-identified (ideal), 0 = as identifiable as the original. G_VD = 10 log10(D_diag(aa)/D_diag(oo)) "
         "dB: 0 dB = anonymized voices as distinguishable as the originals (ideal), negative = less.".format(
             n=first.speakers.size, cal=first.calibration,
+            ent="sigmoid of the mean calibrated LLR" if first.entry == "sigmoid" else "mean calibrated LLR (nats)",
+            unit="unitless, entries in (0, 1)" if first.entry == "sigmoid" else "nats",
             fit="each matrix's own same/different-speaker pairs" if first.fit_on == "each" else "the oo pairs")))
     rows, data = [], {}
     for name, r in results.items():
