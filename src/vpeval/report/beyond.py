@@ -340,14 +340,16 @@ def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: 
     sec.blocks.append(Paragraph(
         "Voice similarity matrices over the {n} speakers with several utterances (VoicePrivacy 2020/2022; Noé "
         "et al. 2020): entry (A, B) = {ent} over all pairs of an utterance of A and a different utterance of "
-        "B (cosine scores; calibration: {cal}, fitted on {fit}). Unlike the public VoicePAT code, which "
-        "averages uncalibrated scores, the LLRs are calibrated. D_diag = |mean diagonal - mean off-diagonal| "
+        "B (cosine scores; calibration: {cal}, fitted on {fit}). {vp} D_diag = |mean diagonal - mean off-diagonal| "
         "({unit}). DeID = 1 - D_diag(oa)/D_diag(oo): 1 = "
         "de-identified (ideal), 0 = as identifiable as the original. G_VD = 10 log10(D_diag(aa)/D_diag(oo)) "
         "dB: 0 dB = anonymized voices as distinguishable as the originals (ideal), negative = less.".format(
             n=first.speakers.size, cal=first.calibration,
             ent="sigmoid of the mean calibrated LLR" if first.entry == "sigmoid" else "mean calibrated LLR (nats)",
             unit="unitless, entries in (0, 1)" if first.entry == "sigmoid" else "nats",
+            vp=("Unlike the public VoicePAT code, which averages uncalibrated scores, the LLRs are calibrated."
+                if first.calibration != "none" else
+                "Warning: raw scores are averaged (VoicePAT's behaviour), for comparison only."),
             fit="each matrix's own same/different-speaker pairs" if first.fit_on == "each" else "the oo pairs")))
     rows, data = [], {}
     for name, r in results.items():
