@@ -345,8 +345,11 @@ def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: 
         "de-identified (ideal), 0 = as identifiable as the original. G_VD = 10 log10(D_diag(aa)/D_diag(oo)) "
         "dB: 0 dB = anonymized voices as distinguishable as the originals (ideal), negative = less.".format(
             n=first.speakers.size, cal=first.calibration,
-            ent="sigmoid of the mean calibrated LLR" if first.entry == "sigmoid" else "mean calibrated LLR (nats)",
-            unit="unitless, entries in (0, 1)" if first.entry == "sigmoid" else "nats",
+            ent=("sigmoid of the mean " if first.entry == "sigmoid" else "mean ")
+            + ("raw cosine score" if first.calibration == "none" else "calibrated LLR")
+            + (" (nats)" if first.entry == "llr" and first.calibration != "none" else ""),
+            unit=("unitless, entries in (0, 1)" if first.entry == "sigmoid"
+                  else "cosine units" if first.calibration == "none" else "nats"),
             vp=("Unlike the public VoicePAT code, which averages uncalibrated scores, the LLRs are calibrated."
                 if first.calibration != "none" else
                 "Warning: raw scores are averaged (VoicePAT's behaviour), for comparison only."),
