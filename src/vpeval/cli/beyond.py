@@ -1,0 +1,189 @@
+"""``vpeval embedding``, ``vpeval attributes`` and ``vpeval distinctiveness``: privacy beyond identity."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import InputFileError
+from .common import echo_json, handle_errors
+
+__all__ = ["register"]
+
+_EMB_HELP = """\
+Embedding structure: is the anonymized embedding space a linear image of the original one?
+
+EMBEDDINGS is an .npz or .parquet embeddings file (vpeval.io.embeddings) holding the 'original' and the
+'anonymized' embedding of the same utterances (same utterance_id). Pairs are split by speaker (about 80/20);
+reports the mean of the top-k held-out canonical correlations (CCA) and the mean held-out cosine after an
+orthogonal Procrustes rotation, each beside its permutation baseline (training pairing shuffled; mean and
+95th percentile over --permutations seeds seed+1..seed+N). Unitless, in [-1, 1].
+"""
+
+_ATTR_HELP = """\
+Soft-biometric leakage (SBLS): what a frozen attribute attacker infers from the embeddings.
+
+A logistic regression per --attribute (a column of the --metadata CSV, e.g. sex) is trained on original
+speech of the cohort speakers (those with a single utterance) and applied to the original and anonymized
+utterances of the evaluation speakers (several utterances). Reports mAUC (chance 0.5), MI in bits, and
+SBLS = alpha P_attr + beta P_assoc + gamma P_subgroup (1 = nothing leaks). The metadata CSV has columns
+utterance_id[,condition],<attributes>.
+"""
+
+_DIST_HELP = """\
+Voice distinctiveness: DeID and G_VD (VoicePrivacy 2020/2022) from voice similarity matrices of calibrated
+LLRs (cosine scores; PAV with Laplace smoothing by default), over the speakers with several utterances.
+DeID 1 = de-identified, 0 = as identifiable as the original; G_VD 0 dB = distinctiveness preserved.
+"""
+
+
+def _read_metadata(path: Path):
+    import pandas as pd
+
+    if not path.exists():
+        raise InputFileError(path, None, "file does not exist")
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise InputFileError(path, None, f"not a readable CSV file ({exc})") from None
+
+
+def _read_list(path: Optional[Path]):
+    if path is None:
+        return None
+    if not path.exists():
+        raise InputFileError(path, None, "file does not exist")
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            s = line.strip()
+            if not s:
+                continue
+            if len(s.split()) != 1:
+                raise InputFileError(path, i, f"expected one speaker id per line, got {s!r}")
+            out.append(s)
+    if not out:
+        raise InputFileError(path, None, "no speaker ids")
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``embedding``, ``attributes`` and ``distinctiveness`` commands to ``app``."""
+
+    @app.command("embedding", help=_EMB_HELP)
+    @handle_errors
+    def embedding(
+        embeddings: Path = typer.Argument(..., help="Embeddings file (.npz or .parquet)."),
+        seed: int = typer.Option(0, help="Seed of the speaker split; permutations use seed+1..seed+N."),
+        permutations: int = typer.Option(20, "--permutations", help="Shuffles of the training pairing."),
+        components: int = typer.Option(10, "--components", help="Canonical correlations averaged."),
+        test_size: float = typer.Option(0.2, "--test-size", help="Smallest held-out share of pairs."),
+        json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+    ) -> None:
+        from ..io.embeddings import read_embeddings
+        from ..report.beyond import analyse_embedding_structure
+
+        es = read_embeddings(embeddings)
+        r = analyse_embedding_structure(es, seed=seed, n_permutations=permutations, n_components=components,
+                                        test_size=test_size)
+        if json_out:
+            echo_json({"input": str(embeddings), "extractor": es.extractor, **r.to_dict()})
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        con = Console()
+        con.print(f"[bold]{embeddings}[/bold] ({es.extractor}): {r.n_train} training pairs, {r.n_test} held-out "
+                  f"pairs of {r.n_speakers_test} speakers; CCA on {r.n_pca} PCA dims per view")
+        t = Table(title=f"Held-out linear structure (baseline: {len(r.permutation_seeds)} shuffles, "
+                        f"seeds {r.permutation_seeds[0]}..{r.permutation_seeds[-1]})")
+        for c in ("score", "value", "baseline mean", "baseline 95th pct", "p-value"):
+            t.add_column(c, justify="right")
+        for label, sc in ((f"CCA mean top-{r.n_components}", r.cca), ("Procrustes mean cosine", r.procrustes)):
+            if sc is not None:
+                t.add_row(label, f"{sc.value:.4f}", f"{sc.baseline_mean:.4f}", f"{sc.baseline_p95:.4f}",
+                          f"{sc.p_value:.3f}")
+        con.print(t)
+
+    @app.command("attributes", help=_ATTR_HELP)
+    @handle_errors
+    def attributes(
+        embeddings: Path = typer.Argument(..., help="Embeddings file (.npz or .parquet)."),
+        metadata: Path = typer.Option(..., "--metadata", help="CSV utterance_id[,condition],<attributes>."),
+        attribute: List[str] = typer.Option(["sex"], "--attribute", help="Metadata column(s) (repeatable)."),
+        subgroup: Optional[str] = typer.Option(None, "--subgroup",
+                                               help="Column of the demographic subgroups (default: first attribute)."),
+        train_speakers: Optional[Path] = typer.Option(
+            None, "--train-speakers", help="File of training speaker ids (default: single-utterance speakers)."),
+        eval_speakers: Optional[Path] = typer.Option(
+            None, "--eval-speakers", help="File of evaluation speaker ids (default: multi-utterance speakers)."),
+        c: float = typer.Option(0.1, "--C", help="Inverse L2 penalty of the logistic attacker."),
+        alpha: float = typer.Option(0.4, help="Weight of P_attr."),
+        beta: float = typer.Option(0.4, help="Weight of P_assoc."),
+        gamma: float = typer.Option(0.2, help="Weight of P_subgroup."),
+        omega: float = typer.Option(0.7, help="Worst-group weight inside P_subgroup."),
+        json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+    ) -> None:
+        from ..io.embeddings import read_embeddings
+        from ..metrics.attributes import check_weights
+        from ..report.beyond import analyse_attributes
+
+        check_weights(alpha, beta, gamma)
+        es = read_embeddings(embeddings)
+        audit = analyse_attributes(
+            es, _read_metadata(metadata), attribute, subgroup=subgroup, train_speakers=_read_list(train_speakers),
+            eval_speakers=_read_list(eval_speakers), C=c, alpha=alpha, beta=beta, gamma=gamma, omega=omega,
+            source=str(metadata))
+        if json_out:
+            echo_json({"input": str(embeddings), "metadata": str(metadata), "extractor": es.extractor,
+                       **audit.to_dict()})
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        con = Console()
+        con.print(f"[bold]{embeddings}[/bold] ({es.extractor}): attacker trained on {audit.n_train_utterances} "
+                  f"original utterances of {audit.n_train_speakers} speakers, evaluated on {audit.n_eval_speakers} "
+                  "other speakers")
+        t = Table(title="Attribute inference (chance: mAUC 0.5, MI 0 bits)")
+        for col in ("condition", "attribute", "n", "mAUC", "balanced acc.", "MI (bits)", "log2 K (bits)"):
+            t.add_column(col, justify="right")
+        for cond, r in audit.results.items():
+            for a, lk in r.attributes.items():
+                t.add_row(cond, a, str(lk.n), f"{lk.mauc:.4f}", f"{lk.balanced_accuracy:.4f}", f"{lk.mi_bits:.4f}",
+                          f"{math.log2(len(lk.classes)):.4f}")
+        con.print(t)
+        r0 = next(iter(audit.results.values()))
+        t = Table(title=f"SBLS = {r0.alpha:g} P_attr + {r0.beta:g} P_assoc + {r0.gamma:g} P_subgroup "
+                        f"(omega {r0.omega:g}; 1 = no leakage)")
+        for col in ("condition", "P_attr", "P_assoc", "P_subgroup", "SBLS"):
+            t.add_column(col, justify="right")
+        for cond, r in audit.results.items():
+            t.add_row(cond, f"{r.p_attr:.4f}", f"{r.p_assoc:.4f}", f"{r.p_subgroup:.4f}", f"{r.sbls:.4f}")
+        con.print(t)
+
+    @app.command("distinctiveness", help=_DIST_HELP)
+    @handle_errors
+    def distinctiveness(
+        embeddings: Path = typer.Argument(..., help="Embeddings file (.npz or .parquet)."),
+        calibration: str = typer.Option("pav-laplace", help="pav-laplace, logistic or none (raw scores)."),
+        fit_on: str = typer.Option("each", "--fit-on", help="each (per matrix) or oo (one map from oo)."),
+        entry: str = typer.Option("sigmoid", help="sigmoid (published definition) or llr (mean LLR, nats)."),
+        json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+    ) -> None:
+        from ..io.embeddings import read_embeddings
+        from ..report.beyond import analyse_distinctiveness
+
+        es = read_embeddings(embeddings)
+        r = analyse_distinctiveness(es, calibration=calibration, fit_on=fit_on, entry=entry)
+        if json_out:
+            echo_json({"input": str(embeddings), "extractor": es.extractor, **r.to_dict()})
+            return
+        typer.echo(f"{embeddings} ({es.extractor}): {r.speakers.size} speakers, {r.n_utterances} utterances; "
+                   f"calibration {r.calibration} fitted on {r.fit_on}, entries {r.entry}")
+        typer.echo(f"D_diag: oo {r.d_oo:.4f}  oa {r.d_oa:.4f}  aa {r.d_aa:.4f}")
+        typer.echo(f"DeID  = {100 * r.deid:.2f} %  (ideal 100 %)")
+        typer.echo(f"G_VD  = {r.gvd_db:.3f} dB (ideal 0 dB)")

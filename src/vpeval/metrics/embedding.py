@@ -1,0 +1,604 @@
+r"""Linear structure shared by original and anonymized embeddings: held-out CCA and orthogonal Procrustes.
+
+Source: the multi-dimensional evaluation of speaker de-identification (Seo et al., "Evaluating identity
+leakage in speaker de-identification systems", arXiv:2508.14012), which measures how much of the original
+embedding space is linearly predictable from the anonymized one, by canonical correlation analysis (CCA)
+and by an orthogonal Procrustes alignment. The paper gives no equations for the protocol; the one below is
+vpeval's, and every choice is stated here.
+
+Input: matched pairs ``X[i]`` (original embedding of utterance ``i``) and ``Y[i]`` (anonymized embedding of
+the same utterance), with the speaker of each pair.
+
+Split (grouped by speaker)
+--------------------------
+Pairs are split into a training part (about 80 %) and a held-out part (about 20 %) **by speaker**: no
+speaker has pairs on both sides, so a held-out score cannot come from remembering a speaker. The distinct
+speaker ids are sorted, shuffled with ``numpy.random.default_rng(seed)``, and taken in that order into the
+held-out part until it holds at least ``test_size`` of the pairs. Rows are put in a canonical order (by
+speaker, then utterance id when given, then the embedding values) before anything random happens, so the
+result never depends on the input row order.
+
+CCA (SVD formulation on whitened data)
+--------------------------------------
+1. Centre each view with its training mean.
+2. PCA step, fitted on the training part of each view: keep ``p = min(d, n_components_pca)`` principal
+   directions (default ``n_components_pca = floor(n_train / 4)``, at most the dimension). This handles
+   ``d >= n`` (and ``d`` close to ``n``, where plain CCA finds correlations of 1 in any data) and is the
+   documented dimension reduction.
+3. Ridge whitening: ``W_x = (C_xx + r_x I)^{-1/2}`` with ``r_x = ridge * trace(C_xx) / p`` (``ridge`` is
+   relative to the mean variance, default 1e-3), likewise ``W_y``.
+4. SVD of ``W_x C_xy W_y = U S V^T``; the canonical directions are ``a_k = W_x u_k`` and ``b_k = W_y v_k``
+   (sign fixed so the training correlation is positive).
+5. Held-out score: the Pearson correlation of ``X_test a_k`` and ``Y_test b_k`` on the held-out pairs for
+   ``k = 1..n_components`` (the first components in training order, default 10), and their mean. Held-out
+   correlations can be negative.
+
+Orthogonal Procrustes
+---------------------
+Each view is centred with its training mean and every row L2-normalised; ``R`` is the orthogonal matrix
+minimising ``||X_train R - Y_train||_F`` (:func:`scipy.linalg.orthogonal_procrustes`); the score is the mean
+cosine similarity of ``X_test R`` and ``Y_test`` over the held-out pairs (1 = the anonymized embedding is a
+rotation of the original, 0 = unrelated). Both views must have the same dimension. With ``n_train <= d``
+the rotation is not determined outside the span of the training pairs, so even an exact rotation scores
+below 1 on held-out pairs: the score is then a lower bound, and a
+:class:`~vpeval.errors.DegenerateInputWarning` says so.
+
+Permutation baseline
+--------------------
+The pairing of the *training* pairs is shuffled (a random permutation of the training rows of ``Y``), the
+map is refitted, and the held-out pairs (never shuffled) are scored as above. This is repeated for
+``n_permutations`` seeds ``seed + 1, ..., seed + n_permutations`` (reported), and the mean and the 95th
+percentile (``numpy.percentile``, linear interpolation) of the baseline are reported beside each number: a
+score at or below the baseline's 95th percentile shows no linear relation beyond chance.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..errors import DegenerateInputWarning, VpevalError
+
+__all__ = [
+    "EmbeddingStructureError",
+    "GroupSplit",
+    "group_split",
+    "cca_fit",
+    "cca_heldout",
+    "procrustes_fit",
+    "procrustes_heldout",
+    "StructureScore",
+    "EmbeddingStructure",
+    "embedding_structure",
+]
+
+
+class EmbeddingStructureError(VpevalError):
+    """Embedding pairs cannot be analysed (shape mismatch, too few pairs or speakers, bad options)."""
+
+
+def _one_blas_thread():
+    """Context limiting BLAS to one thread (threadpoolctl, when installed): the matrices here are small
+    (d <= a few hundred) and multi-threaded BLAS on them is slower, badly so on a loaded machine."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _as_views(X, Y, same_dim: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        X = np.asarray(X, dtype=np.float64)
+        Y = np.asarray(Y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise EmbeddingStructureError(f"embeddings must be numeric arrays ({exc})") from None
+    if X.ndim != 2 or Y.ndim != 2:
+        raise EmbeddingStructureError(f"X and Y must be 2-D (n, d), got shapes {X.shape} and {Y.shape}")
+    if X.shape[0] != Y.shape[0]:
+        raise EmbeddingStructureError(
+            f"X and Y must hold the same number of pairs (rows), got {X.shape[0]} and {Y.shape[0]}")
+    if X.shape[0] == 0 or X.shape[1] == 0 or Y.shape[1] == 0:
+        raise EmbeddingStructureError(f"empty embeddings: shapes {X.shape} and {Y.shape}")
+    if same_dim and X.shape[1] != Y.shape[1]:
+        raise EmbeddingStructureError(
+            f"orthogonal Procrustes needs views of equal dimension, got {X.shape[1]} and {Y.shape[1]}")
+    for name, a in (("X", X), ("Y", Y)):
+        if not np.isfinite(a).all():
+            raise EmbeddingStructureError(f"{name} contains NaN or inf")
+    return X, Y
+
+
+# ------------------------------------------------------------------------------------------------ split
+
+
+@dataclass(frozen=True)
+class GroupSplit:
+    """A speaker-grouped split of pair indices (into the canonical order's rows).
+
+    Attributes
+    ----------
+    order : ndarray of int, shape (n,)
+        Canonical row order of the input (see the module docstring).
+    train, test : ndarray of int
+        Indices into the *input* rows of the training and held-out pairs, in canonical order.
+    test_groups : ndarray of str
+        Speakers of the held-out part, sorted.
+    """
+
+    order: np.ndarray
+    train: np.ndarray
+    test: np.ndarray
+    test_groups: np.ndarray
+
+
+def _canonical_order(groups, ids, X, Y) -> np.ndarray:
+    keys = [Y[:, j] for j in range(Y.shape[1] - 1, -1, -1)] + [X[:, j] for j in range(X.shape[1] - 1, -1, -1)]
+    if ids is not None:
+        keys.append(ids)
+    keys.append(groups)
+    return np.lexsort(keys)
+
+
+def group_split(groups, *, test_size: float = 0.2, seed: int = 0, ids=None, X=None, Y=None) -> GroupSplit:
+    """Split pairs by speaker into training and held-out parts (module docstring, "Split").
+
+    Parameters
+    ----------
+    groups : array_like of str, shape (n,)
+        Speaker of each pair.
+    test_size : float in (0, 1)
+        Smallest share of pairs in the held-out part.
+    seed : int
+    ids, X, Y : optional
+        Utterance ids and the two views, used only to fix the canonical row order.
+
+    Returns
+    -------
+    GroupSplit
+
+    Raises
+    ------
+    EmbeddingStructureError
+        Fewer than two speakers, or a ``test_size`` outside (0, 1), or a split that leaves one side empty.
+
+    Examples
+    --------
+    >>> s = group_split(["a", "a", "b", "c", "c", "d"], test_size=0.3, seed=0)
+    >>> sorted(set(s.train.tolist()) | set(s.test.tolist())) == list(range(6))
+    True
+    """
+    groups = np.asarray(groups).astype(str)
+    n = groups.size
+    if not 0.0 < test_size < 1.0:
+        raise EmbeddingStructureError(f"test_size must be in (0, 1), got {test_size!r}")
+    speakers = np.unique(groups)
+    if speakers.size < 2:
+        raise EmbeddingStructureError(f"a speaker-grouped split needs at least 2 speakers, got {speakers.size}")
+    ids_arr = None if ids is None else np.asarray(ids).astype(str)
+    Xa = np.zeros((n, 0)) if X is None else np.asarray(X, dtype=np.float64)
+    Ya = np.zeros((n, 0)) if Y is None else np.asarray(Y, dtype=np.float64)
+    order = _canonical_order(groups, ids_arr, Xa, Ya)
+    rng = np.random.default_rng(seed)
+    shuffled = speakers[rng.permutation(speakers.size)]
+    counts = dict(zip(*np.unique(groups, return_counts=True)))
+    chosen, total = [], 0
+    for s in shuffled:
+        if total >= test_size * n:
+            break
+        chosen.append(s)
+        total += counts[s]
+    test_groups = np.sort(np.asarray(chosen, dtype=str))
+    in_test = np.isin(groups[order], test_groups)
+    train, test = order[~in_test], order[in_test]
+    if train.size == 0 or test.size == 0:
+        raise EmbeddingStructureError("the speaker-grouped split left no training or no held-out pairs")
+    return GroupSplit(order, train, test, test_groups)
+
+
+# -------------------------------------------------------------------------------------------------- CCA
+
+
+def _inv_sqrt_psd(C: np.ndarray) -> np.ndarray:
+    w, V = np.linalg.eigh(C)
+    return (V / np.sqrt(w)) @ V.T
+
+
+def _pca_basis(Xc: np.ndarray, p: int) -> np.ndarray:
+    """First ``p`` principal directions (d, p) of centred data, from the eigenvectors of ``Xc^T Xc``.
+
+    The sign of each direction is fixed (largest-magnitude coordinate positive) for reproducibility."""
+    w, V = np.linalg.eigh(Xc.T @ Xc)
+    V = V[:, np.argsort(w)[::-1][:p]]
+    signs = np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(V.shape[1])])
+    signs[signs == 0] = 1.0
+    return V * signs
+
+
+@dataclass
+class _Whitener:
+    """Centring, PCA and ridge whitening of one view, fitted on training data."""
+
+    mean: np.ndarray
+    M: np.ndarray  # (d, p): centred input -> whitened coordinates
+
+    @classmethod
+    def fit(cls, X: np.ndarray, p: int, ridge: float) -> "_Whitener":
+        n = X.shape[0]
+        mean = X.mean(axis=0)
+        Xc = X - mean
+        P = _pca_basis(Xc, p)
+        Z = Xc @ P
+        C = Z.T @ Z / (n - 1)
+        t = np.trace(C) / p
+        if not t > 0:
+            raise EmbeddingStructureError("a view is constant on the training pairs; CCA is undefined")
+        return cls(mean, P @ _inv_sqrt_psd(C + ridge * t * np.eye(p)))
+
+    def __call__(self, X: np.ndarray) -> np.ndarray:
+        return (X - self.mean) @ self.M
+
+
+@dataclass
+class CCAModel:
+    """A fitted CCA map (see :func:`cca_fit`).
+
+    Attributes
+    ----------
+    mean_x, mean_y : ndarray
+        Training means.
+    A, B : ndarray of shape (d_x, k), (d_y, k)
+        Canonical directions: ``(X - mean_x) @ A`` and ``(Y - mean_y) @ B`` are the canonical variates.
+    train_corr : ndarray of shape (k,)
+        Canonical correlations on the training pairs, descending (the singular values).
+    n_pca : int
+        Principal directions kept (the smaller of the two views).
+    """
+
+    mean_x: np.ndarray
+    mean_y: np.ndarray
+    A: np.ndarray
+    B: np.ndarray
+    train_corr: np.ndarray
+    n_pca: int
+
+    def transform(self, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        """Canonical variates of ``X`` (n, d_x) and ``Y`` (n, d_y): arrays of shape (n, k)."""
+        return (np.asarray(X) - self.mean_x) @ self.A, (np.asarray(Y) - self.mean_y) @ self.B
+
+
+def _cca_setup(X, Y, n_components, n_components_pca, ridge) -> tuple[_Whitener, _Whitener]:
+    X, Y = _as_views(X, Y)
+    n = X.shape[0]
+    if n < 3:
+        raise EmbeddingStructureError(f"CCA needs at least 3 training pairs, got {n}")
+    if not ridge >= 0:
+        raise EmbeddingStructureError(f"ridge must be >= 0, got {ridge!r}")
+    p_req = n // 4 if n_components_pca is None else int(n_components_pca)
+    p_x = min(p_req, X.shape[1], n - 1)
+    p_y = min(p_req, Y.shape[1], n - 1)
+    if n_components < 1 or min(p_x, p_y) < n_components:
+        raise EmbeddingStructureError(
+            f"CCA with {n_components} components needs at least that many principal directions per view; "
+            f"got {p_x} and {p_y} (from {n} training pairs, dimensions {X.shape[1]} and {Y.shape[1]}, "
+            f"n_components_pca={p_req})")
+    return _Whitener.fit(X, p_x, ridge), _Whitener.fit(Y, p_y, ridge)
+
+
+def _cca_directions(Tx: np.ndarray, Ty: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    U, S, Vt = np.linalg.svd(Tx.T @ Ty / (Tx.shape[0] - 1))
+    return U[:, :k], Vt[:k].T, S[:k]
+
+
+def cca_fit(X, Y, *, n_components: int = 10, n_components_pca: int | None = None,
+            ridge: float = 1e-3) -> CCAModel:
+    """Fit CCA by SVD of the cross-covariance of PCA-reduced, ridge-whitened views (module docstring).
+
+    Parameters
+    ----------
+    X, Y : array_like of shape (n, d_x), (n, d_y)
+        Training pairs.
+    n_components : int
+        Canonical pairs kept (at most the reduced dimension).
+    n_components_pca : int, optional
+        Principal directions kept per view; default ``floor(n / 4)``; capped at ``min(d, n - 1)``.
+    ridge : float >= 0
+        Ridge added to each covariance, relative to its mean eigenvalue.
+
+    Returns
+    -------
+    CCAModel
+
+    Raises
+    ------
+    EmbeddingStructureError
+        Fewer than 3 pairs, a reduced dimension below ``n_components``, a constant view, negative ridge.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 6))
+    >>> m = cca_fit(X, X[:, ::-1] * 3.0, n_components=2, n_components_pca=6)
+    >>> bool(np.allclose(m.train_corr, 1.0, atol=1e-2))
+    True
+    """
+    X, Y = _as_views(X, Y)
+    wx, wy = _cca_setup(X, Y, n_components, n_components_pca, ridge)
+    U, V, S = _cca_directions(wx(X), wy(Y), n_components)
+    return CCAModel(wx.mean, wy.mean, wx.M @ U, wy.M @ V, S, min(wx.M.shape[1], wy.M.shape[1]))
+
+
+def _columnwise_corr(U: np.ndarray, V: np.ndarray) -> np.ndarray:
+    Uc, Vc = U - U.mean(axis=0), V - V.mean(axis=0)
+    den = np.sqrt((Uc * Uc).sum(axis=0) * (Vc * Vc).sum(axis=0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (Uc * Vc).sum(axis=0) / den
+    return np.where(den > 0, r, 0.0)
+
+
+def cca_heldout(X_train, Y_train, X_test, Y_test, **kwargs) -> np.ndarray:
+    """Held-out canonical correlations, one per component in training order (module docstring, step 5).
+
+    ``kwargs`` go to :func:`cca_fit`. A component that is constant on the held-out pairs gets correlation 0.
+    Returns an array of shape ``(n_components,)``, values in [-1, 1].
+    """
+    X_test, Y_test = _as_views(X_test, Y_test)
+    if X_test.shape[0] < 2:
+        raise EmbeddingStructureError(f"held-out correlations need at least 2 pairs, got {X_test.shape[0]}")
+    m = cca_fit(X_train, Y_train, **kwargs)
+    return _columnwise_corr(*m.transform(X_test, Y_test))
+
+
+# --------------------------------------------------------------------------------------------- Procrustes
+
+
+def _centre_normalise(A: np.ndarray, mean: np.ndarray) -> np.ndarray:
+    C = A - mean
+    norms = np.linalg.norm(C, axis=1, keepdims=True)
+    if not (norms > 0).all():
+        raise EmbeddingStructureError("a centred embedding is the zero vector; cosine similarity is undefined")
+    return C / norms
+
+
+def procrustes_fit(X, Y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Orthogonal Procrustes after centring and L2 normalisation: returns ``(R, mean_x, mean_y)``.
+
+    ``R`` (d, d) is orthogonal and minimises ``||Xn R - Yn||_F`` over the centred, row-normalised training
+    views ``Xn``, ``Yn`` (:func:`scipy.linalg.orthogonal_procrustes`).
+    """
+    from scipy.linalg import orthogonal_procrustes
+
+    X, Y = _as_views(X, Y, same_dim=True)
+    mx, my = X.mean(axis=0), Y.mean(axis=0)
+    R, _ = orthogonal_procrustes(_centre_normalise(X, mx), _centre_normalise(Y, my))
+    return R, mx, my
+
+
+def procrustes_heldout(X_train, Y_train, X_test, Y_test) -> np.ndarray:
+    """Cosine similarity of ``X_test R`` and ``Y_test`` per held-out pair (centred with the training means).
+
+    Returns an array of shape ``(n_test,)``, values in [-1, 1].
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 4))
+    >>> Q = np.linalg.qr(rng.normal(size=(4, 4)))[0]
+    >>> bool(np.allclose(procrustes_heldout(X[:40], X[:40] @ Q, X[40:], X[40:] @ Q), 1.0))
+    True
+    """
+    R, mx, my = procrustes_fit(X_train, Y_train)
+    X_test, Y_test = _as_views(X_test, Y_test, same_dim=True)
+    A = _centre_normalise(X_test, mx) @ R
+    B = _centre_normalise(Y_test, my)
+    return np.einsum("ij,ij->i", A, B)
+
+
+# ----------------------------------------------------------------------------------------------- driver
+
+
+@dataclass
+class StructureScore:
+    """One held-out score with its permutation baseline.
+
+    Attributes
+    ----------
+    value : float
+        The score on the true pairing.
+    baseline : ndarray, shape (n_permutations,)
+        The same score after shuffling the training pairing, one per seed.
+    baseline_mean, baseline_p95 : float
+        Mean and 95th percentile of ``baseline``.
+    p_value : float
+        ``(1 + #{baseline >= value}) / (1 + n_permutations)``: permutation p-value (one-sided).
+    """
+
+    value: float
+    baseline: np.ndarray
+
+    @property
+    def baseline_mean(self) -> float:
+        return float(np.mean(self.baseline))
+
+    @property
+    def baseline_p95(self) -> float:
+        return float(np.percentile(self.baseline, 95))
+
+    @property
+    def p_value(self) -> float:
+        return float((1 + np.sum(self.baseline >= self.value)) / (1 + self.baseline.size))
+
+    def to_dict(self) -> dict:
+        return {"value": self.value, "baseline_mean": self.baseline_mean, "baseline_p95": self.baseline_p95,
+                "p_value": self.p_value, "baseline": self.baseline.tolist()}
+
+
+@dataclass
+class EmbeddingStructure:
+    """Result of :func:`embedding_structure`.
+
+    Attributes
+    ----------
+    cca : StructureScore
+        Mean of the first ``n_components`` held-out canonical correlations (unitless, in [-1, 1]).
+    cca_components : ndarray, shape (n_components,)
+        The held-out correlations themselves.
+    procrustes : StructureScore
+        Mean held-out cosine similarity after the Procrustes rotation (unitless, in [-1, 1]).
+    n_train, n_test, n_speakers_test, n_components, n_pca : int
+    seed : int
+        Seed of the split; the permutation seeds are ``permutation_seeds``.
+    permutation_seeds : list of int
+    method : dict
+        Names of the choices made (split, CCA formulation, ridge, normalisation).
+    """
+
+    cca: StructureScore
+    cca_components: np.ndarray
+    procrustes: StructureScore | None
+    n_train: int
+    n_test: int
+    n_speakers_test: int
+    n_components: int
+    n_pca: int
+    seed: int
+    permutation_seeds: list
+    method: dict
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in asdict(self).items() if k not in ("cca", "procrustes", "cca_components")}
+        d["cca"] = self.cca.to_dict()
+        d["cca_components"] = self.cca_components.tolist()
+        d["procrustes"] = None if self.procrustes is None else self.procrustes.to_dict()
+        return d
+
+
+def embedding_structure(
+    X,
+    Y,
+    groups,
+    *,
+    ids=None,
+    test_size: float = 0.2,
+    n_components: int = 10,
+    n_components_pca: int | None = None,
+    ridge: float = 1e-3,
+    n_permutations: int = 20,
+    seed: int = 0,
+    procrustes: bool | None = None,
+) -> EmbeddingStructure:
+    """Held-out CCA and Procrustes between original and anonymized embeddings, with permutation baselines.
+
+    Parameters
+    ----------
+    X, Y : array_like of shape (n, d_x), (n, d_y)
+        Original (``X``) and anonymized (``Y``) embedding of the same ``n`` utterances, row-aligned.
+    groups : array_like of str, shape (n,)
+        Speaker of each pair (the split is grouped by speaker).
+    ids : array_like of str, shape (n,), optional
+        Utterance ids; only used for the canonical row order.
+    test_size : float
+        Smallest held-out share of pairs (default 0.2: an 80/20 split).
+    n_components : int
+        Canonical correlations averaged (default 10, the multi-dimensional evaluation's "top-10").
+    n_components_pca, ridge
+        See :func:`cca_fit`.
+    n_permutations : int >= 1
+        Shuffles of the training pairing for the baseline; seeds ``seed + 1 .. seed + n_permutations``.
+    seed : int
+        Seed of the speaker split.
+    procrustes : bool, optional
+        Compute the Procrustes score (default: when ``d_x == d_y``).
+
+    Returns
+    -------
+    EmbeddingStructure
+
+    Raises
+    ------
+    EmbeddingStructureError
+        Shape mismatch, NaN, fewer than 2 speakers, too few pairs for ``n_components``, ``procrustes=True``
+        with unequal dimensions, ``n_permutations < 1``.
+    """
+    X, Y = _as_views(X, Y)
+    n = X.shape[0]
+    groups = np.asarray(groups).astype(str)
+    if groups.shape != (n,):
+        raise EmbeddingStructureError(f"groups must have shape ({n},), got {groups.shape}")
+    if ids is not None:
+        ids = np.asarray(ids).astype(str)
+        if ids.shape != (n,):
+            raise EmbeddingStructureError(f"ids must have shape ({n},), got {ids.shape}")
+    if int(n_permutations) < 1:
+        raise EmbeddingStructureError(f"n_permutations must be >= 1, got {n_permutations!r}")
+    if procrustes is None:
+        procrustes = X.shape[1] == Y.shape[1]
+    elif procrustes and X.shape[1] != Y.shape[1]:
+        _as_views(X, Y, same_dim=True)
+    with _one_blas_thread():
+        return _embedding_structure(X, Y, groups, ids, test_size, n_components, n_components_pca, ridge,
+                                    int(n_permutations), seed, procrustes)
+
+
+def _embedding_structure(X, Y, groups, ids, test_size, n_components, n_components_pca, ridge, n_permutations,
+                         seed, procrustes) -> EmbeddingStructure:
+    split = group_split(groups, test_size=test_size, seed=seed, ids=ids, X=X, Y=Y)
+    Xtr, Ytr, Xte, Yte = X[split.train], Y[split.train], X[split.test], Y[split.test]
+    if Xte.shape[0] < 2:
+        raise EmbeddingStructureError(f"held-out correlations need at least 2 pairs, got {Xte.shape[0]}")
+    # The whitening (and the Procrustes normalisation) depend on each view's marginal statistics only, so
+    # they are fitted once; a permutation of the training pairing changes only the cross-covariance.
+    wx, wy = _cca_setup(Xtr, Ytr, n_components, n_components_pca, ridge)
+    Tx, Ty, Tx_te, Ty_te = wx(Xtr), wy(Ytr), wx(Xte), wy(Yte)
+
+    def cca_scores(perm):
+        U, V, _ = _cca_directions(Tx, Ty if perm is None else Ty[perm], n_components)
+        return _columnwise_corr(Tx_te @ U, Ty_te @ V)
+
+    if procrustes:
+        from scipy.linalg import orthogonal_procrustes
+
+        if Xtr.shape[0] <= X.shape[1]:
+            warnings.warn(
+                f"Procrustes: {Xtr.shape[0]} training pairs for dimension {X.shape[1]}; the rotation is "
+                "underdetermined outside the training span and the held-out cosine is a lower bound",
+                DegenerateInputWarning, stacklevel=3)
+
+        mx, my = Xtr.mean(axis=0), Ytr.mean(axis=0)
+        Xn, Yn = _centre_normalise(Xtr, mx), _centre_normalise(Ytr, my)
+        Xn_te, Yn_te = _centre_normalise(Xte, mx), _centre_normalise(Yte, my)
+
+        def pro_score(perm):
+            R, _ = orthogonal_procrustes(Xn, Yn if perm is None else Yn[perm])
+            return float(np.mean(np.einsum("ij,ij->i", Xn_te @ R, Yn_te)))
+
+    comps = cca_scores(None)
+    pro = pro_score(None) if procrustes else None
+    seeds = [seed + k for k in range(1, int(n_permutations) + 1)]
+    base_cca, base_pro = [], []
+    for s in seeds:
+        perm = np.random.default_rng(s).permutation(Xtr.shape[0])
+        base_cca.append(float(np.mean(cca_scores(perm))))
+        if procrustes:
+            base_pro.append(pro_score(perm))
+    n_pca = min(wx.M.shape[1], wy.M.shape[1])
+    method = {
+        "split": f"grouped by speaker, held-out share >= {test_size:g}",
+        "cca": "SVD of the cross-covariance of PCA-reduced, ridge-whitened views (numpy)",
+        "pca_dims": n_pca,
+        "ridge_relative": ridge,
+        "procrustes": "scipy.linalg.orthogonal_procrustes after centring (training means) and L2 normalisation",
+        "baseline": "training pairing shuffled; held-out pairs unchanged",
+    }
+    return EmbeddingStructure(
+        cca=StructureScore(float(np.mean(comps)), np.asarray(base_cca)),
+        cca_components=comps,
+        procrustes=None if not procrustes else StructureScore(pro, np.asarray(base_pro)),
+        n_train=int(split.train.size), n_test=int(split.test.size), n_speakers_test=int(split.test_groups.size),
+        n_components=int(n_components), n_pca=int(n_pca), seed=int(seed), permutation_seeds=seeds,
+        method=method,
+    )

@@ -1,0 +1,382 @@
+"""Report sections beyond identity: embedding structure (CCA, Procrustes), soft-biometric leakage (SBLS) and
+voice distinctiveness (DeID, G_VD), plus the helpers that compute them from an :class:`EmbeddingSet`.
+
+Every number comes from one library call (:mod:`vpeval.metrics.embedding`, :mod:`vpeval.metrics.attributes`,
+:mod:`vpeval.metrics.distinctiveness`); the helpers here only select and align rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import VpevalError
+from ..io.embeddings import EmbeddingSet
+from ..metrics.attributes import AttributeAttacker, SBLSResult, soft_biometric_leakage
+from ..metrics.distinctiveness import VoiceSimilarity, voice_distinctiveness
+from ..metrics.embedding import EmbeddingStructure, embedding_structure
+from ..pipeline import make_protocol
+from .document import Figure, Paragraph, Section, Table
+
+__all__ = [
+    "matched_pairs",
+    "analyse_embedding_structure",
+    "AttributeAudit",
+    "utterance_attributes",
+    "analyse_attributes",
+    "analyse_distinctiveness",
+    "embedding_section",
+    "attributes_section",
+    "distinctiveness_section",
+]
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+
+def matched_pairs(es: EmbeddingSet, *, original: str = "original", anonymized: str = "anonymized",
+                  speakers=None):
+    """Rows of ``es`` aligned by utterance id: ``(X_original, Y_anonymized, speaker_id, utterance_id)``.
+
+    Utterances are sorted by id. ``speakers`` (optional) keeps only those speakers.
+
+    Raises
+    ------
+    VpevalError
+        An utterance present in only one of the two conditions, or no utterance at all.
+    """
+    keep = np.ones(len(es), dtype=bool) if speakers is None else np.isin(es.speaker_id, np.asarray(speakers))
+    o = np.flatnonzero(keep & (es.condition == original))
+    a = np.flatnonzero(keep & (es.condition == anonymized))
+    uo, ua = es.utterance_id[o], es.utterance_id[a]
+    only = np.setxor1d(uo, ua)
+    if only.size:
+        raise VpevalError(f"{es.extractor}: utterance {str(only[0])!r} is not in both conditions "
+                          f"({original!r} and {anonymized!r}); {only.size} such utterance(s)")
+    if o.size == 0:
+        raise VpevalError(f"{es.extractor}: no utterance in conditions {original!r}/{anonymized!r}")
+    o, a = o[np.argsort(uo)], a[np.argsort(ua)]
+    if (es.speaker_id[o] != es.speaker_id[a]).any():
+        raise VpevalError(f"{es.extractor}: an utterance has different speakers in the two conditions")
+    return es.embeddings[o], es.embeddings[a], es.speaker_id[o], es.utterance_id[o]
+
+
+def analyse_embedding_structure(es: EmbeddingSet, *, seed: int = 0, n_permutations: int = 20,
+                                original: str = "original", anonymized: str = "anonymized",
+                                **kwargs) -> EmbeddingStructure:
+    """:func:`vpeval.metrics.embedding.embedding_structure` on the matched original/anonymized pairs of ``es``
+    (every utterance, cohort included; the split is grouped by speaker). ``kwargs`` go to that function."""
+    X, Y, spk, utt = matched_pairs(es, original=original, anonymized=anonymized)
+    return embedding_structure(X, Y, spk, ids=utt, seed=seed, n_permutations=n_permutations, **kwargs)
+
+
+def utterance_attributes(es: EmbeddingSet, metadata, attributes, *, source: str = "<metadata>") -> dict:
+    """Attribute labels of every row of ``es`` from a metadata table (pandas DataFrame).
+
+    Rows are matched on ``(utterance_id, condition)`` when the table has a ``condition`` column, else on
+    ``utterance_id``. Returns ``{attribute: ndarray of str, shape (len(es),)}``.
+
+    Raises
+    ------
+    vpeval.errors.InputFileError
+        A missing column, a repeated key, an utterance missing from the table, or an empty value (file line
+        numbers assume one header line).
+    """
+    from ..errors import InputFileError
+
+    attributes = list(attributes)
+    need = ["utterance_id"] + attributes
+    missing = [c for c in need if c not in metadata.columns]
+    if missing:
+        raise InputFileError(source, None, f"missing column(s) {missing}; columns are {list(metadata.columns)}")
+    keys = ["utterance_id"] + (["condition"] if "condition" in metadata.columns else [])
+    md = metadata[keys + attributes].astype(str)
+    dup = md.duplicated(subset=keys, keep="first").to_numpy()
+    if dup.any():
+        i = int(np.flatnonzero(dup)[0])
+        raise InputFileError(source, i + 2, f"repeated {'/'.join(keys)} {tuple(md.iloc[i][keys])}")
+    lookup = {tuple(r[: len(keys)]): (i, r[len(keys):]) for i, r in enumerate(md.itertuples(index=False, name=None))}
+    out = {a: np.empty(len(es), dtype=object) for a in attributes}
+    for j in range(len(es)):
+        key = (es.utterance_id[j],) + ((es.condition[j],) if len(keys) == 2 else ())
+        if key not in lookup:
+            raise InputFileError(source, None, f"utterance {str(key[0])!r} (condition {str(es.condition[j])!r}) "
+                                                "is in the embeddings but not in the metadata")
+        i, vals = lookup[key]
+        for a, v in zip(attributes, vals):
+            if v.strip() == "" or v == "nan":
+                raise InputFileError(source, i + 2, f"empty value of {a!r} for utterance {str(key[0])!r}")
+            out[a][j] = v
+    return {a: v.astype(str) for a, v in out.items()}
+
+
+@dataclass
+class AttributeAudit:
+    """Soft-biometric leakage of one attacker (embedding extractor) on original and anonymized speech.
+
+    Attributes
+    ----------
+    results : dict condition -> SBLSResult
+        ``"original"`` and ``"anonymized"`` evaluation utterances scored by the same frozen attacker.
+    attributes : list of str
+    n_train_utterances, n_train_speakers, n_eval_speakers : int
+    C : float
+        Inverse penalty of the logistic attacker.
+    """
+
+    results: dict
+    attributes: list
+    n_train_utterances: int
+    n_train_speakers: int
+    n_eval_speakers: int
+    C: float
+
+    def to_dict(self) -> dict:
+        return {"results": {k: v.to_dict() for k, v in self.results.items()}, "attributes": self.attributes,
+                "n_train_utterances": self.n_train_utterances, "n_train_speakers": self.n_train_speakers,
+                "n_eval_speakers": self.n_eval_speakers, "C": self.C,
+                "attacker": "logistic regression on original speech of the training speakers, frozen"}
+
+
+def analyse_attributes(
+    es: EmbeddingSet,
+    metadata,
+    attributes=("sex",),
+    *,
+    subgroup: str | None = None,
+    train_speakers=None,
+    eval_speakers=None,
+    C: float = 0.1,
+    alpha: float = 0.4,
+    beta: float = 0.4,
+    gamma: float = 0.2,
+    omega: float = 0.7,
+    original: str = "original",
+    anonymized: str = "anonymized",
+    source: str = "<metadata>",
+) -> AttributeAudit:
+    """Train one :class:`~vpeval.metrics.attributes.AttributeAttacker` per attribute on *original* speech of
+    ``train_speakers`` and apply it, frozen, to the original and the anonymized utterances of
+    ``eval_speakers``; SBLS of each condition.
+
+    Defaults: the evaluation speakers are the protocol's evaluation speakers (those with several
+    utterances, :func:`vpeval.pipeline.make_protocol`), the training speakers the cohort (single-utterance
+    speakers): on the bundled example, 251 train-clean-100 speakers train, 10 test-other speakers evaluate.
+    ``subgroup`` names the metadata column of the demographic subgroups (default: the first attribute).
+
+    Raises
+    ------
+    VpevalError
+        Overlapping training and evaluation speakers, no training speaker, metadata errors, and the errors of
+        :func:`~vpeval.metrics.attributes.soft_biometric_leakage`.
+    """
+    attributes = list(attributes)
+    cols = attributes + ([subgroup] if subgroup and subgroup not in attributes else [])
+    labels = utterance_attributes(es, metadata, cols, source=source)
+    if train_speakers is None or eval_speakers is None:
+        p = make_protocol(es)
+        train_speakers = p.cohort_speakers if train_speakers is None else train_speakers
+        eval_speakers = p.evaluation_speakers if eval_speakers is None else eval_speakers
+    train_speakers = np.unique(np.asarray(train_speakers).astype(str))
+    eval_speakers = np.unique(np.asarray(eval_speakers).astype(str))
+    if train_speakers.size == 0:
+        raise VpevalError("no training speaker for the attribute attacker (give train_speakers)")
+    both = np.intersect1d(train_speakers, eval_speakers)
+    if both.size:
+        raise VpevalError(f"speaker {str(both[0])!r} is both a training and an evaluation speaker of the "
+                          "attribute attacker; they must be disjoint")
+    tr = np.isin(es.speaker_id, train_speakers) & (es.condition == original)
+    attackers = {a: AttributeAttacker(C=C).fit(es.embeddings[tr], labels[a][tr]) for a in attributes}
+    results = {}
+    for cond in (original, anonymized):
+        ev = np.flatnonzero(np.isin(es.speaker_id, eval_speakers) & (es.condition == cond))
+        ev = ev[np.argsort(es.utterance_id[ev])]
+        if ev.size == 0:
+            raise VpevalError(f"{es.extractor}: no evaluation utterance in condition {cond!r}")
+        y = {a: labels[a][ev] for a in attributes}
+        sc = {a: attackers[a].predict_scores(es.embeddings[ev]) for a in attributes}
+        cl = {a: attackers[a].classes_.tolist() for a in attributes}
+        results[cond] = soft_biometric_leakage(
+            y, sc, cl, subgroups=labels[subgroup or attributes[0]][ev], subgroup_name=subgroup or attributes[0],
+            alpha=alpha, beta=beta, gamma=gamma, omega=omega)
+    return AttributeAudit(results, attributes, int(tr.sum()), int(train_speakers.size), int(eval_speakers.size),
+                          C)
+
+
+def analyse_distinctiveness(es: EmbeddingSet, *, speakers=None, calibration: str = "pav-laplace",
+                            fit_on: str = "each", entry: str = "sigmoid", original: str = "original",
+                            anonymized: str = "anonymized") -> VoiceSimilarity:
+    """:func:`vpeval.metrics.distinctiveness.voice_distinctiveness` on the speakers with at least 2 utterances
+    (default: the protocol's evaluation speakers; the 10 test-other speakers of the bundled example)."""
+    if speakers is None:
+        speakers = make_protocol(es).evaluation_speakers
+    X, Y, spk, utt = matched_pairs(es, original=original, anonymized=anonymized, speakers=speakers)
+    return voice_distinctiveness(X, Y, spk, utt, calibration=calibration, fit_on=fit_on, entry=entry)
+
+
+# ----------------------------------------------------------------------------------------------- sections
+
+
+def embedding_section(results: dict[str, EmbeddingStructure], *, section_id: str = "embedding",
+                      title: str = "Embedding structure: CCA and Procrustes") -> Section:
+    """Held-out CCA and Procrustes per attacker, each beside its permutation baseline (mean, 95th pct)."""
+    sec = Section(section_id, title)
+    first = next(iter(results.values()))
+    sec.blocks.append(Paragraph(
+        "Is the anonymized embedding space a linear image of the original one? Matched original/anonymized "
+        "pairs of the same utterances are split by speaker (about 80 % training, 20 % held out; no speaker on "
+        "both sides). CCA: mean of the first {k} canonical correlations on the held-out pairs (SVD of the "
+        "cross-covariance of PCA-reduced, ridge-whitened views). Procrustes: mean cosine similarity of held-out "
+        "pairs after the orthogonal rotation learned on training pairs (views centred and L2-normalised). "
+        "Baseline: the same numbers after shuffling the training pairing, {p} seeds ({s0}..{s1}); a value above "
+        "the baseline's 95th percentile is linear structure beyond chance. Both scores are unitless in [-1, 1]; "
+        "an ideal anonymizer sits at its baseline.".format(
+            k=first.n_components, p=len(first.permutation_seeds), s0=first.permutation_seeds[0],
+            s1=first.permutation_seeds[-1])))
+    rows, data = [], {}
+    for name, r in results.items():
+        for label, sc in ((f"CCA mean top-{r.n_components} corr.", r.cca),
+                          ("Procrustes mean cosine", r.procrustes)):
+            if sc is None:
+                continue
+            rows.append([name, label, sc.value, sc.baseline_mean, sc.baseline_p95, sc.p_value,
+                         "yes" if sc.value > sc.baseline_p95 else "no"])
+        data[name] = r.to_dict()
+    sec.blocks.append(Table(
+        ["attacker", "score (unitless)", "value", "baseline mean", "baseline 95th pct", "perm. p-value",
+         "above baseline"], rows,
+        caption="Held-out linear predictability of anonymized from original embeddings (the smallest possible "
+                "permutation p-value is 1/(seeds + 1))"))
+    rows2 = [[n, r.n_train, r.n_test, r.n_speakers_test, r.n_pca, r.seed] for n, r in results.items()]
+    sec.blocks.append(Table(["attacker", "training pairs", "held-out pairs", "held-out speakers",
+                             "PCA dims per view", "split seed"], rows2, caption="Split and CCA settings"))
+    sec.blocks.append(Figure("embedding_structure", lambda fig: _draw_structure(fig, results),
+                             "Value (dot) against its permutation baseline (box: seeds; line: 95th percentile)."))
+    sec.data = {"attackers": data}
+    return sec
+
+
+def _draw_structure(fig, results):
+    names = list(results)
+    for j, key in enumerate(("cca", "procrustes")):
+        ax = fig.add_subplot(1, 2, j + 1)
+        for i, n in enumerate(names):
+            sc = getattr(results[n], key)
+            if sc is None:
+                continue
+            ax.boxplot([sc.baseline], positions=[i], widths=0.4)
+            ax.plot([i - 0.3, i + 0.3], [sc.baseline_p95] * 2, ":", color="grey")
+            ax.plot([i], [sc.value], "o", color="C3")
+        ax.set_xticks(range(len(names)), names, fontsize=7)
+        ax.set_title("CCA (mean corr.)" if key == "cca" else "Procrustes (mean cosine)", fontsize=9)
+        ax.set_ylim(-0.2, 1.05)
+        ax.grid(True, alpha=0.3)
+
+
+def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = "attributes",
+                       title: str = "Soft-biometric leakage (SBLS)") -> Section:
+    """mAUC, MI, SBLS and its parts per attacker and condition, with chance levels."""
+    sec = Section(section_id, title)
+    first = next(iter(results.values()))
+    r0 = next(iter(first.results.values()))
+    sec.blocks.append(Paragraph(
+        "An attribute attacker (logistic regression on embeddings, inverse penalty C = {C:g}) is trained on "
+        "original speech of {nt} speakers disjoint from the {ne} evaluation speakers and applied, frozen, to "
+        "their original and anonymized utterances. mAUC: mean one-vs-rest ROC AUC (chance 0.5, perfect 1). "
+        "MI: mutual information between the true attribute and the attacker's decision, in bits (chance 0, "
+        "at most log2 K). SBLS = {a:g} P_attr + {b:g} P_assoc + {g:g} P_subgroup (omega = {o:g}); every part "
+        "is in [0, 1], 1 = nothing leaks, 0 = everything leaks. Subgroup leakage L_g: the chance-normalised AUC "
+        "of the members of subgroup g (by {sg}). The anonymizer protects the attribute only if the anonymized "
+        "mAUC falls to 0.5.".format(C=first.C, nt=first.n_train_speakers, ne=first.n_eval_speakers, a=r0.alpha,
+                                    b=r0.beta, g=r0.gamma, o=r0.omega, sg=r0.subgroup_name)))
+    rows, parts, data = [], [], {}
+    for name, audit in results.items():
+        for cond, r in audit.results.items():
+            for a, lk in r.attributes.items():
+                k = len(lk.classes)
+                conf = ", ".join(f"{t}->{d}: {int(lk.confusion[i, j])}" for i, t in enumerate(lk.classes)
+                                 for j, d in enumerate(lk.classes))
+                rows.append([name, cond, a, lk.n, lk.mauc, 0.5, lk.balanced_accuracy, 1.0 / k, lk.mi_bits,
+                             float(np.log2(k)), conf])
+            parts.append([name, cond, r.p_attr, r.p_assoc, r.p_subgroup, r.sbls,
+                          ", ".join(f"{g}: {v:.3f}" for g, v in r.subgroup_leakage.items())])
+        data[name] = audit.to_dict()
+    sec.blocks.append(Table(
+        ["attacker", "condition", "attribute", "utterances", "mAUC", "chance mAUC", "balanced acc.",
+         "chance bal. acc.", "MI (bits)", "max MI log2 K (bits)", "decisions (true->decided: count)"], rows,
+        caption="Attribute inference"))
+    sec.blocks.append(Table(
+        ["attacker", "condition", "P_attr", "P_assoc", "P_subgroup", "SBLS", "L_g per subgroup"], parts,
+        caption="SBLS and its parts (unitless, 1 = no leakage; chance-level attacker: about 1)"))
+    sec.blocks.append(Figure("attributes_mauc", lambda fig: _draw_mauc(fig, results),
+                             "mAUC of the frozen attribute attacker on original and anonymized speech; dotted: "
+                             "chance 0.5."))
+    sec.data = {"attackers": data}
+    return sec
+
+
+def _draw_mauc(fig, results):
+    ax = fig.add_subplot(1, 1, 1)
+    names = list(results)
+    conds = list(next(iter(results.values())).results)
+    width = 0.8 / max(1, len(conds))
+    for j, cond in enumerate(conds):
+        vals = [np.mean([lk.mauc for lk in results[n].results[cond].attributes.values()]) for n in names]
+        ax.bar(np.arange(len(names)) + (j - (len(conds) - 1) / 2) * width, vals, width, label=cond)
+    ax.axhline(0.5, ls=":", color="grey")
+    ax.set_xticks(range(len(names)), names, fontsize=8)
+    ax.set_ylabel("mAUC (mean over attributes)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: str = "distinctiveness",
+                            title: str = "Voice distinctiveness: DeID and G_VD") -> Section:
+    """D_diag of M_oo, M_oa, M_aa, DeID and G_VD per attacker, with their ideal values."""
+    sec = Section(section_id, title)
+    first = next(iter(results.values()))
+    sec.blocks.append(Paragraph(
+        "Voice similarity matrices over the {n} speakers with several utterances (VoicePrivacy 2020/2022; Noé "
+        "et al. 2020): entry (A, B) = {ent} over all pairs of an utterance of A and a different utterance of "
+        "B (cosine scores; calibration: {cal}, fitted on {fit}). {vp} D_diag = |mean diagonal - mean off-diagonal| "
+        "({unit}). DeID = 1 - D_diag(oa)/D_diag(oo): 1 = "
+        "de-identified (ideal), 0 = as identifiable as the original. G_VD = 10 log10(D_diag(aa)/D_diag(oo)) "
+        "dB: 0 dB = anonymized voices as distinguishable as the originals (ideal), negative = less.".format(
+            n=first.speakers.size, cal=first.calibration,
+            ent=("sigmoid of the mean " if first.entry == "sigmoid" else "mean ")
+            + ("raw cosine score" if first.calibration == "none" else "calibrated LLR")
+            + (" (nats)" if first.entry == "llr" and first.calibration != "none" else ""),
+            unit=("unitless, entries in (0, 1)" if first.entry == "sigmoid"
+                  else "cosine units" if first.calibration == "none" else "nats"),
+            vp=("Unlike the public VoicePAT code, which averages uncalibrated scores, the LLRs are calibrated."
+                if first.calibration != "none" else
+                "Warning: raw scores are averaged (VoicePAT's behaviour), for comparison only."),
+            fit="each matrix's own same/different-speaker pairs" if first.fit_on == "each" else "the oo pairs")))
+    rows, data = [], {}
+    for name, r in results.items():
+        rows.append([name, r.speakers.size, r.d_oo, r.d_oa, r.d_aa, 100 * r.deid, 100.0, r.gvd_db, 0.0])
+        data[name] = r.to_dict()
+    sec.blocks.append(Table(
+        ["attacker", "speakers", "D_diag(oo)", "D_diag(oa)", "D_diag(aa)", "DeID (%)", "ideal DeID (%)",
+         "G_VD (dB)", "ideal G_VD (dB)"], rows, caption="De-identification and voice distinctiveness"))
+    sec.blocks.append(Figure("similarity_matrices", lambda fig: _draw_matrices(fig, results),
+                             "Voice similarity matrices (rows: first condition, columns: second; colour: entry in "
+                             "(0, 1)). A bright diagonal means the speakers are told apart.",
+                             size=(7.5, 2.6 * len(results))))
+    sec.data = {"attackers": data}
+    return sec
+
+
+def _draw_matrices(fig, results):
+    names = list(results)
+    for i, n in enumerate(names):
+        r = results[n]
+        for j, (key, m) in enumerate((("oo", r.m_oo), ("oa", r.m_oa), ("aa", r.m_aa))):
+            ax = fig.add_subplot(len(names), 3, 3 * i + j + 1)
+            lim = dict(vmin=0, vmax=1) if r.entry == "sigmoid" else {}
+            ax.imshow(m, cmap="viridis", **lim)
+            ax.set_title(f"{n}: M_{key}", fontsize=8)
+            ax.set_xticks([])
+            ax.set_yticks([])
