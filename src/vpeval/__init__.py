@@ -32,6 +32,9 @@ from .metrics.identification import (
     true_speaker_rank,
 )
 from .metrics.linkage import lid, lid_pipeline, lid_summary, linkage_analysis, znorm_rows
+from .metrics.attributes import sbls, soft_biometric_leakage
+from .metrics.distinctiveness import deid, gvd, voice_distinctiveness
+from .metrics.embedding import embedding_structure
 from .pipeline import OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 from .metrics import (
     act_dcf,
@@ -63,6 +66,8 @@ __all__ = [
     "ScoreMatrix", "read_score_matrix", "read_kaldi_score_matrix", "score_matrix_from_table", "lid", "lid_summary",
     "lid_pipeline", "linkage_analysis", "znorm_rows", "cmc", "rank_histogram", "true_speaker_rank",
     "identification_rates", "closed_set_linkability",
+    # beyond identity
+    "embedding_structure", "soft_biometric_leakage", "sbls", "voice_distinctiveness", "deid", "gvd",
     # protocols
     "Protocol", "make_protocol", "build_trials", "one_to_n", "OneToN", "ProtocolError",
     # errors

@@ -157,14 +157,20 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     from ..report import sha256_file, write_report
     from ..report.audit import audit_systems
 
+    import pandas as pd
+
     console = Console(stderr=True, quiet=quiet or json_out)
-    loaded, inputs = {}, []
+    loaded, inputs, metadata = {}, [], {}
     for folder, name in systems:
         loaded[name] = _load_system(folder)
-        inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)}
-                   for f in sorted(folder.glob("embeddings_*.npz"))]
+        files = sorted(folder.glob("embeddings_*.npz"))
+        if (folder / "metadata.csv").is_file():
+            files.append(folder / "metadata.csv")
+            metadata[name] = pd.read_csv(folder / "metadata.csv", dtype=str, keep_default_na=False)
+        inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)} for f in files]
     with console.status("auditing") as status:
-        rep = audit_systems(loaded, title=title, seed=seed, progress=lambda m: status.update(escape(m)))
+        rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata,
+                            progress=lambda m: status.update(escape(m)))
         rep.inputs = inputs
         status.update("writing the report")
         write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
@@ -204,8 +210,9 @@ def demo(
 
 
 @app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
-             "embeddings_<extractor>.npz files (original and anonymized rows, see `vpeval embed`), given as DIR "
-             "or NAME=DIR.")
+             "embeddings_<extractor>.npz files (original and anonymized rows, see `vpeval embed`) and optionally "
+             "metadata.csv (utterance_id,speaker_id,condition,sex,...: enables the soft-biometric section), "
+             "given as DIR or NAME=DIR.")
 @handle_errors
 def audit(
     systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),
@@ -230,9 +237,9 @@ def audit(
 
 
 def _register_families() -> None:
-    from . import audio, linkage, protocols
+    from . import audio, beyond, linkage, protocols
 
-    for module in (audio, protocols, linkage):
+    for module in (audio, protocols, linkage, beyond):
         module.register(app)
 
 

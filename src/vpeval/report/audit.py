@@ -7,7 +7,7 @@ embeddings. Each section is built from library calls only; the report adds no nu
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
@@ -15,6 +15,14 @@ from ..metrics.summary import verification_summary
 from ..pipeline import TRIAL_TYPES, build_trials, one_to_n
 from ..metrics.linkage import LinkageAnalysis
 from .document import Figure, Paragraph, Report, Section, Table, safe_filename
+from .beyond import (
+    analyse_attributes,
+    analyse_distinctiveness,
+    analyse_embedding_structure,
+    attributes_section,
+    distinctiveness_section,
+    embedding_section,
+)
 from .linkage import analyse_one_to_n, linkage_section
 from .verification import verification_section
 
@@ -176,13 +184,18 @@ class SystemAudit:
     trials: dict[str, dict[str, Trials]]
     type_metrics: dict[str, dict[str, dict]]
     linkage: dict[str, dict[str, LinkageAnalysis]]
+    structure: dict = field(default_factory=dict)
+    attributes: dict = field(default_factory=dict)
+    distinctiveness: dict = field(default_factory=dict)
 
 
-def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int = 0,
-                 progress: Callable[[str], None] | None = None) -> SystemAudit:
-    """Trials of every type, their metrics, and 1-to-N linkage (oo, oa, aa) for each attacker."""
+def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int = 0, metadata=None,
+                 attributes=("sex",), progress: Callable[[str], None] | None = None) -> SystemAudit:
+    """Trials of every type, their metrics, 1-to-N linkage (oo, oa, aa), embedding structure, voice
+    distinctiveness and (with ``metadata``) soft-biometric leakage, for each attacker."""
     say = progress or (lambda msg: None)
     trials, metrics, linkage = {}, {}, {}
+    structure, attrs, distinct = {}, {}, {}
     for attacker, es in sets.items():
         say(f"trials and verification metrics: {attacker}")
         trials[attacker] = build_trials(es, types)
@@ -190,7 +203,15 @@ def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int
         say(f"1-to-N linkage: {attacker}")
         linkage[attacker] = {f"{e}{p}": analyse_one_to_n(one_to_n(es, enroll=e, probe=p), seed=seed)
                              for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
-    return SystemAudit(trials, metrics, linkage)
+        say(f"embedding structure and voice distinctiveness: {attacker}")
+        structure[attacker] = analyse_embedding_structure(es, seed=seed)
+        distinct[attacker] = analyse_distinctiveness(es)
+        if metadata is not None:
+            present = [a for a in attributes if a in metadata.columns]
+            if present:
+                say(f"soft-biometric leakage: {attacker}")
+                attrs[attacker] = analyse_attributes(es, metadata, tuple(present))
+    return SystemAudit(trials, metrics, linkage, structure, attrs, distinct)
 
 
 def audit_systems(
@@ -200,6 +221,8 @@ def audit_systems(
     types=REPORT_TYPES,
     progress: Callable[[str], None] | None = None,
     seed: int = 0,
+    metadata: dict | None = None,
+    attributes=("sex",),
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -212,17 +235,25 @@ def audit_systems(
     progress : callable, optional
         Called with a short message before each step.
     seed : int
-        Seed of the speaker-grouped cross-fitting folds of the LID calibration.
+        Seed of every random step (LID cross-fitting folds, embedding-structure splits and permutations).
+    metadata : dict system name -> pandas.DataFrame, optional
+        Utterance metadata (``utterance_id, speaker_id, condition`` and attribute columns such as ``sex``),
+        read with ``dtype=str``; enables the soft-biometric leakage section.
+    attributes : tuple of str
+        Metadata columns attacked as soft biometrics (those present are used).
 
     Returns
     -------
     Report
         Sections: summary (per system x attacker x trial type, and aggregated over attackers), EER against
-        disclosure, then per system and attacker: verification and privacy-ZEBRA, 1-to-N linkage.
+        disclosure, then per system: verification and privacy-ZEBRA and 1-to-N linkage per attacker,
+        embedding structure, voice distinctiveness, soft-biometric leakage.
     """
     report = Report(title, options={"trial_types": list(types), "seed": seed,
                                     "systems": {s: list(a) for s, a in systems.items()}})
-    results = {name: audit_system(sets, types=types, seed=seed, progress=progress) for name, sets in systems.items()}
+    metadata = metadata or {}
+    results = {name: audit_system(sets, types=types, seed=seed, metadata=metadata.get(name), attributes=attributes,
+                                  progress=progress) for name, sets in systems.items()}
     report.add(_summary_section(results))
     report.add(_eer_vs_disclosure_section(results))
     multi = len(systems) > 1
@@ -235,6 +266,13 @@ def audit_systems(
         for attacker, by_cond in res.linkage.items():
             report.add(linkage_section(by_cond, section_id=f"{sid}linkage-{attacker}",
                                        title=f"1-to-N linkage: {pre}attacker {attacker}"))
+        report.add(embedding_section(res.structure, section_id=f"{sid}embedding",
+                                     title=f"Embedding structure: {pre}original vs anonymized"))
+        report.add(distinctiveness_section(res.distinctiveness, section_id=f"{sid}distinctiveness",
+                                           title=f"Voice distinctiveness (DeID, G_VD): {pre}".rstrip(": /")))
+        if res.attributes:
+            report.add(attributes_section(res.attributes, section_id=f"{sid}attributes",
+                                          title=f"Soft-biometric leakage (SBLS): {pre}".rstrip(": /")))
     return report
 
 
