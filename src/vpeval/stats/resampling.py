@@ -672,7 +672,7 @@ def _p_value(null: np.ndarray, value: float, leak: str) -> float:
         c = float(_quantile(null, 0.5))
         with np.errstate(invalid="ignore"):
             k = np.count_nonzero(np.abs(null - c) >= abs(value - c))
-    return (1.0 + k) / (1.0 + null.size)
+    return float((1.0 + k) / (1.0 + null.size))
 
 
 def _chance_result(m, value, null, alpha, n_perm, seed, within) -> ChanceResult:
