@@ -441,3 +441,18 @@ def test_errors():
     r = bootstrap(t3, EER_ROCCH, groups=["a", "a", "b", "b"], n_boot=50)["eer_rocch"]
     assert r.n_redrawn > 0 and r.replicates.size == 50
     assert isinstance(StatsError("x"), ValueError)
+
+
+def test_trial_unit_order_invariance_and_minus_inf_lid():
+    t, _ = simulated(3)
+    p = np.random.default_rng(1).permutation(len(t))
+    t2 = Trials(t.scores[p], t.is_target[p], t.enroll[p], t.test[p])
+    a = bootstrap(t, EER_ROCCH, unit="trial", n_boot=20)["eer_rocch"]
+    b = bootstrap(t2, EER_ROCCH, unit="trial", n_boot=20)["eer_rocch"]
+    np.testing.assert_array_equal(a.replicates, b.replicates)
+    m = one_to_n_toy()
+    lidv = np.zeros(m.n_probes)
+    lidv[0] = -np.inf
+    r = bootstrap_one_to_n(m, lidv, metrics=[ALID], n_boot=50)["alid"]
+    assert not np.isnan(r.replicates).any()
+    assert np.isinf(r.replicates).any() and (r.replicates[np.isfinite(r.replicates)] == 0).all()

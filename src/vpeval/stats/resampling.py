@@ -68,17 +68,13 @@ from ..io.trials import Trials
 from ..metrics._blocks import TieBlocks
 from ..metrics.identification import rank_counts
 from ..metrics.linkage import DEFAULT_REGULARIZATION, znorm_rows
-from .metrics import (  # noqa: F401  (EER_*/EPS_MAX are used by the doctests)
-    EER_INTERP,
-    EER_ROCCH,
-    EPS_MAX,
+from .metrics import (
     PROBE_METRICS,
     TRIAL_METRICS,
     BlockEval,
     ProbeMetric,
     StatMetric,
     StatsError,
-    _check_leak,
     as_stat_metric,
 )
 
@@ -359,7 +355,10 @@ def _groups(trials: Trials, unit: str, groups) -> tuple[np.ndarray, np.ndarray, 
             "groups=trial_speakers(trials, protocol) (the probe's speaker), or choose unit='enroll'/'test'/'trial'"
         )
     elif unit == "trial":
-        return np.arange(n), np.arange(n).astype(str), "trial"
+        # Units in a canonical order (by score, then label), so that results do not depend on input order.
+        gid = np.empty(n, dtype=np.intp)
+        gid[np.lexsort((trials.is_target, trials.scores))] = np.arange(n)
+        return gid, np.arange(n).astype(str), "trial"
     else:
         g = trials.enroll if unit == "enroll" else trials.test
         if g is None:
@@ -524,8 +523,8 @@ def bootstrap(
 
     Examples
     --------
-    >>> import numpy as np
     >>> from vpeval.io.trials import Trials
+    >>> from vpeval.stats import EER_INTERP
     >>> t = Trials([0.9, 0.1, 0.8, 0.3, 0.7, 0.6], [1, 0, 1, 0, 1, 0])
     >>> r = bootstrap(t, EER_INTERP, groups=["a", "a", "b", "b", "c", "c"], n_boot=50, seed=1)["eer_interp"]
     >>> r.value, r.n_boot, r.seed, r.resampled, bool(r.low <= r.high)
@@ -621,6 +620,7 @@ def bootstrap_ci(trials, metric, *, n_boot: int = 1000, seed: int = 0, level: fl
     Examples
     --------
     >>> from vpeval.io.trials import Trials
+    >>> from vpeval.stats import EER_ROCCH
     >>> t = Trials([0.9, 0.1, 0.8, 0.3, 0.7, 0.6], [1, 0, 1, 0, 1, 0], ["a", "b"] * 3, ["x", "y"] * 3)
     >>> r = bootstrap_ci(t, EER_ROCCH, unit="enroll", n_boot=20)
     >>> r.n_boot, r.seed, r.resampled
@@ -726,6 +726,7 @@ def chance_floor(
     Examples
     --------
     >>> from vpeval.io.trials import Trials
+    >>> from vpeval.stats import EPS_MAX
     >>> t = Trials([0.9, 0.1, 0.8, 0.3, 0.7, 0.6] * 3, [1, 0] * 9)
     >>> r = chance_floor(t, EPS_MAX, n_perm=99, within="all")["eps_max"]
     >>> r.verdict, round(r.p_value, 2), r.within
@@ -901,7 +902,9 @@ def bootstrap_one_to_n(m, lid=None, *, metrics=PROBE_METRICS, n_boot: int = 1000
     for x in ms:
         v = vals[x.values]
         if x.aggregate == "mean":
-            reps = (w @ np.bincount(gid, weights=v, minlength=G)) / (w @ count)
+            sums = np.bincount(gid, weights=v, minlength=G)
+            with np.errstate(invalid="ignore"):  # a -inf LID: keep 0 * -inf out of the sum
+                reps = np.where(w > 0, w * sums[None, :], 0.0).sum(axis=1) / (w @ count)
         else:
             gmax = np.full(G, -np.inf)
             np.maximum.at(gmax, gid, v)
