@@ -406,6 +406,10 @@ def test_bootstrap_ci_dispatch():
 
     r = bootstrap_ci(t, mean_target_score, groups=spk, n_boot=30)
     assert r.key == "mean_target_score" and r.value == pytest.approx(t.tar.mean())
+    with pytest.raises(StatsError, match="1-to-N metric"):
+        bootstrap_ci(t, RANK1)
+    with pytest.raises(StatsError, match="must be Trials"):
+        bootstrap_ci(m, EER_ROCCH)
 
 
 # ------------------------------------------------------------------------------------- errors
@@ -456,3 +460,22 @@ def test_trial_unit_order_invariance_and_minus_inf_lid():
     r = bootstrap_one_to_n(m, lidv, metrics=[ALID], n_boot=50)["alid"]
     assert not np.isnan(r.replicates).any()
     assert np.isinf(r.replicates).any() and (r.replicates[np.isfinite(r.replicates)] == 0).all()
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_fast_paths_with_balanced_classes(ties):
+    """Many targets: the run-merging path (pure-target and pure-non-target runs) against the generic path."""
+    rng = np.random.default_rng(21)
+    scores = np.r_[rng.normal(0.5, 1, 120), rng.normal(0, 1, 100)]
+    if ties:
+        scores = np.round(scores, 1)
+    is_t = np.r_[np.ones(120, bool), np.zeros(100, bool)]
+    spk = (np.arange(220) % 11).astype(str)
+    t = Trials(scores, is_t)
+    fast = chance_floor(t, TRIAL_METRICS, n_perm=25, seed=2, within="all")
+    slow = chance_floor(t, slow_twins(), n_perm=25, seed=2, within="all")
+    fb = bootstrap(t, TRIAL_METRICS, groups=spk, n_boot=25, seed=2)
+    sb = bootstrap(t, slow_twins(), groups=spk, n_boot=25, seed=2)
+    for k in fast:
+        np.testing.assert_allclose(fast[k].null, slow[k].null, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(fb[k].replicates, sb[k].replicates, rtol=1e-12, atol=1e-12)

@@ -174,9 +174,10 @@ def _d_ece_blocks(ev: BlockEval) -> float:
     bins = ev.bins
     llr = bin_llr(bins.n_tar, bins.n_non, ev.nt, ev.nn)
     t, n = bins.n_tar > 0, bins.n_non > 0
-    e_tar = np.dot(bins.n_tar[t].astype(np.float64), _expected_ece_tar_nats(llr[t])) / ev.nt
-    e_non = np.dot(bins.n_non[n].astype(np.float64), _expected_ece_tar_nats(-llr[n])) / ev.nn
-    return float((0.5 - (e_tar + e_non)) / _LN2)
+    # One call for both classes: targets at llr, non-targets at -llr, each weighted by count / class total.
+    e = _expected_ece_tar_nats(np.concatenate([llr[t], -llr[n]]))
+    w = np.concatenate([bins.n_tar[t] / ev.nt, bins.n_non[n] / ev.nn])
+    return float((0.5 - np.dot(w, e)) / _LN2)
 
 
 def _eps_max_blocks(ev: BlockEval) -> float:

@@ -422,6 +422,24 @@ def _collapsed_blocks(tb: np.ndarray, n_tar_tb: np.ndarray, size: np.ndarray, cu
     return TieBlocks(np.flatnonzero(keep).astype(np.float64), n_tar[keep], n_non[keep])
 
 
+def _compress_runs(n_tar: np.ndarray, n_non: np.ndarray) -> TieBlocks:
+    """Tie blocks from per-block counts, dropping empty blocks and merging runs of consecutive blocks that
+    hold targets only, or non-targets only (see :func:`_collapsed_blocks` for why no metric changes: a run
+    of pure-target blocks lies on a segment of constant pfa and has PAV proportion 1 throughout)."""
+    n_tar = np.asarray(n_tar)
+    n_non = np.asarray(n_non)
+    keep = (n_tar + n_non) > 0
+    t, nn = n_tar[keep], n_non[keep]
+    code = np.where(nn == 0, 1, np.where(t == 0, 2, 0))
+    new = np.empty(code.size, dtype=bool)
+    new[0] = True
+    np.not_equal(code[1:], code[:-1], out=new[1:])
+    new |= code == 0
+    starts = np.flatnonzero(new)
+    return TieBlocks(starts.astype(np.float64), np.add.reduceat(t, starts).astype(np.int64),
+                     np.add.reduceat(nn, starts).astype(np.int64))
+
+
 def _evaluate(metrics, b: TieBlocks, make_trials) -> list[float]:
     ev = BlockEval(b)
     out = []
@@ -581,10 +599,7 @@ def bootstrap(
                           None if trials.enroll is None else trials.enroll[idx],
                           None if trials.test is None else trials.test[idx], trials.source, dict(trials.meta))
 
-        keep = (n_tar + n_non) > 0
-        b = TieBlocks(np.flatnonzero(keep).astype(np.float64), n_tar[keep].astype(np.int64),
-                      n_non[keep].astype(np.int64))
-        reps[:, r] = _evaluate(ms, b, make_trials if need_trials else None)
+        reps[:, r] = _evaluate(ms, _compress_runs(n_tar, n_non), make_trials if need_trials else None)
     return {m.key: _boot_result(m, observed[i], reps[i], level, n_boot, seed, desc, G, redrawn)
             for i, m in enumerate(ms)}
 
@@ -626,8 +641,13 @@ def bootstrap_ci(trials, metric, *, n_boot: int = 1000, seed: int = 0, level: fl
     >>> r.n_boot, r.seed, r.resampled
     (20, 0, 'enroll')
     """
+    is_matrix = hasattr(trials, "probe_speaker") and hasattr(trials, "true_index")
     if isinstance(metric, ProbeMetric):
+        if not is_matrix:
+            raise StatsError(f"{metric.key} is a 1-to-N metric: pass a OneToN, not {type(trials).__name__}")
         return bootstrap_one_to_n(trials, lid, metrics=[metric], n_boot=n_boot, seed=seed, level=level)[metric.key]
+    if not isinstance(trials, Trials):
+        raise StatsError(f"trials must be Trials (or a OneToN with a ProbeMetric), got {type(trials).__name__}")
     m = as_stat_metric(metric)
     return bootstrap(trials, [m], groups=groups, n_boot=n_boot, seed=seed, level=level, unit=unit)[m.key]
 
@@ -769,6 +789,7 @@ def chance_floor(
         draws = ms_starts[None, :] + np.floor(rng.random((n_perm, ms_starts.size)) * ms_sizes).astype(np.intp)
     stratum_of = np.repeat(np.arange(starts.size), sizes)
     cum = np.r_[0, np.cumsum(srt.size)]
+    many = 8 * int(is_t.sum()) > B  # many targets: count per block; few: work on the target blocks only
     for r in range(n_perm):
         if single:
             chosen = draws[r]
@@ -781,7 +802,12 @@ def chance_floor(
             rank[pos] = np.arange(n) - np.repeat(starts, sizes)
             chosen = np.flatnonzero((rank < np.repeat(k_tar, sizes)) & np.repeat(mixed, sizes))
         chosen = np.concatenate([fixed_tar, chosen]) if fixed_tar.size else chosen
-        tb, n_tar_tb = np.unique(blk[chosen], return_counts=True)
+        if many:
+            n_tar = np.bincount(blk[chosen], minlength=B)
+            b = _compress_runs(n_tar, srt.size - n_tar)
+        else:
+            tb, n_tar_tb = np.unique(blk[chosen], return_counts=True)
+            b = _collapsed_blocks(tb, n_tar_tb, srt.size, cum)
 
         def make_trials(chosen=chosen):
             lab = np.zeros(n, dtype=bool)
@@ -790,8 +816,7 @@ def chance_floor(
                           None if trials.enroll is None else trials.enroll[order],
                           None if trials.test is None else trials.test[order], trials.source, dict(trials.meta))
 
-        nulls[:, r] = _evaluate(ms, _collapsed_blocks(tb, n_tar_tb, srt.size, cum),
-                                make_trials if need_trials else None)
+        nulls[:, r] = _evaluate(ms, b, make_trials if need_trials else None)
     return {m.key: _chance_result(m, observed[i], nulls[i], alpha, n_perm, seed, how) for i, m in enumerate(ms)}
 
 
