@@ -19,7 +19,7 @@ import pandas as pd
 from vpeval.io.embeddings import read_embeddings
 from vpeval.pipeline import build_trials, make_protocol, one_to_n
 from vpeval.report.linkage import analyse_one_to_n
-from vpeval.stats import assess_one_to_n, assess_trials, speaker_profile, trial_speakers
+from vpeval.stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
 TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
@@ -33,7 +33,7 @@ def main(n_boot=200, n_perm=200):
         p = make_protocol(es)
         trials = build_trials(es, TYPES, protocol=p)
         for name, t in trials.items():
-            leak = {"eer_interp": "two-sided", "eer_rocch": "two-sided"} if name == "oaaa" else None
+            leak = leak_for_trial_type(name)
             t0 = time.process_time()
             assess_trials(t, groups=trial_speakers(t, p), n_boot=n_boot, n_perm=n_perm, leak=leak)
             dt = time.process_time() - t0

@@ -21,6 +21,7 @@ from .metrics import (
     StatMetric,
     StatsError,
     as_stat_metric,
+    leak_for_trial_type,
 )
 from .profile import SpeakerProfile, speaker_profile
 from .resampling import (
@@ -42,7 +43,7 @@ from .resampling import (
 __all__ = [
     "StatsError", "StatMetric", "ProbeMetric", "as_stat_metric", "LEAK_DIRECTIONS",
     "EER_ROCCH", "EER_INTERP", "MIN_CLLR", "D_ECE", "EPS_MAX", "RANK1", "ALID", "LID_MAX",
-    "TRIAL_METRICS", "PROBE_METRICS",
+    "TRIAL_METRICS", "PROBE_METRICS", "leak_for_trial_type",
     "BootstrapResult", "ChanceResult", "Assessment", "VERDICT_LEAKS", "VERDICT_CHANCE",
     "trial_speakers", "bootstrap", "bootstrap_ci", "chance_floor", "assess_trials",
     "bootstrap_one_to_n", "chance_floor_one_to_n", "assess_one_to_n",

@@ -44,6 +44,7 @@ __all__ = [
     "LID_MAX",
     "TRIAL_METRICS",
     "PROBE_METRICS",
+    "leak_for_trial_type",
 ]
 
 LEAK_DIRECTIONS = ("higher", "lower", "two-sided")
@@ -261,3 +262,22 @@ LID_MAX = ProbeMetric(
 
 #: The 1-to-N metrics, in report order.
 PROBE_METRICS = (RANK1, ALID, LID_MAX)
+
+
+def leak_for_trial_type(trial_type: str) -> dict[str, str]:
+    """Direction overrides for the trial types of :data:`vpeval.pipeline.TRIAL_TYPES`.
+
+    ``oaaa`` (distinguishability: original vs anonymized different-speaker pairs) departs from its ideal 50 %
+    EER in both directions (above 50 % = identity-space compression), so both EERs are read
+    ``"two-sided"``; every other type keeps the defaults of the metrics (empty dict).
+
+    Examples
+    --------
+    >>> leak_for_trial_type("oaaa")
+    {'eer_rocch': 'two-sided', 'eer_interp': 'two-sided'}
+    >>> leak_for_trial_type("oa")
+    {}
+    """
+    if trial_type == "oaaa":
+        return {"eer_rocch": "two-sided", "eer_interp": "two-sided"}
+    return {}
