@@ -479,3 +479,16 @@ def test_fast_paths_with_balanced_classes(ties):
     for k in fast:
         np.testing.assert_allclose(fast[k].null, slow[k].null, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(fb[k].replicates, sb[k].replicates, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_duplicating_every_trial_keeps_plain_pav_replicates(seed):
+    """Doubling every trial doubles every count: EERs, minCllr and D_ECE do not move; eps_max (Laplace) may."""
+    t, spk = simulated(seed, n_spk=4, n_tar=3, n_non=8)
+    t2 = Trials(np.r_[t.scores, t.scores], np.r_[t.is_target, t.is_target])
+    ms = [EER_ROCCH, EER_INTERP, MIN_CLLR, D_ECE]
+    a = bootstrap(t, ms, groups=spk, n_boot=15, seed=seed)
+    b = bootstrap(t2, ms, groups=np.r_[spk, spk], n_boot=15, seed=seed)
+    for k in a:
+        np.testing.assert_allclose(a[k].replicates, b[k].replicates, atol=1e-12)

@@ -24,6 +24,11 @@ every replicate has both classes. For 1-to-N data (:class:`~vpeval.pipeline.OneT
 resampled by their speaker (``probe_speaker``); the LID calibration is not refitted (its uncertainty is not
 in the interval).
 
+**Worst-case metrics** (eps_max, LID_max) are extremes, and the bootstrap of an extreme is known to be
+unreliable (Bickel & Freedman, Ann. Statist. 9, 1981, Sec. 6): a replicate can only reuse the observed
+probes, so the upper end of a LID_max interval never exceeds the observed LID_max. Read those intervals as
+the spread over speaker subsets, not as coverage guarantees; the chance floor is the sounder evidence there.
+
 Chance floor (:func:`chance_floor`)
 -----------------------------------
 The distribution of the metric under **perfect secrecy** at the same sample sizes and trial structure,
