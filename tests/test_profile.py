@@ -117,3 +117,11 @@ def test_joined_profile_and_input_errors():
         speaker_profile(Trials([1.0, 0.0], [True, False]))
     with pytest.raises(StatsError, match="shape"):
         speaker_profile(one_to_n=m, lid=[1.0, 2.0])
+
+
+def test_sort_by():
+    t = trials_toy()
+    p = speaker_profile(t, sort_by=("max_llr_nats",))
+    assert list(p.table.max_llr_nats) == sorted(p.table.max_llr_nats, reverse=True)
+    with pytest.raises(StatsError, match="sort_by"):
+        speaker_profile(t, sort_by=("nope",))

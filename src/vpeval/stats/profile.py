@@ -35,6 +35,8 @@ __all__ = ["SpeakerProfile", "speaker_profile", "DEFAULT_ATTRIBUTES"]
 DEFAULT_ATTRIBUTES = ("sex", "gender", "age", "age_group", "accent", "dialect", "language")
 
 _SORT = ("worst_abs_llr_nats", "lid_max_bits", "rank1_rate")
+_NUMERIC = ("n_target_trials", "worst_abs_llr_nats", "worst_abs_llr_bits", "max_llr_nats", "n_probes",
+            "lid_mean_bits", "lid_max_bits", "rank1_rate")
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,7 @@ def speaker_profile(
     lid=None,
     metadata=None,
     attributes=None,
+    sort_by=_SORT,
 ) -> SpeakerProfile:
     """Per-speaker privacy profile, most exposed speakers first, with subgroup summaries.
 
@@ -128,6 +131,11 @@ def speaker_profile(
         must have one value per attribute).
     attributes : sequence of str, optional
         Attribute columns to summarise; default those of :data:`DEFAULT_ATTRIBUTES` that are present.
+    sort_by : sequence of str
+        Columns sorted descending, in priority order (absent ones are skipped), then ``speaker_id``
+        ascending. Default ``("worst_abs_llr_nats", "lid_max_bits", "rank1_rate")``; use
+        ``("max_llr_nats", ...)`` to rank by evidence *for* the speaker only (a large negative LLR on a
+        target trial is also disclosure in the privacy-ZEBRA sense, but points away from the speaker).
 
     Returns
     -------
@@ -194,7 +202,10 @@ def speaker_profile(
     table.index.name = "speaker_id"
     table = table.reset_index()
     table["speaker_id"] = table["speaker_id"].astype(str)
-    keys = [c for c in _SORT if c in table.columns]
+    unknown = [c for c in sort_by if c not in _NUMERIC]
+    if unknown:
+        raise StatsError(f"sort_by: unknown column(s) {unknown}; expected some of {list(_NUMERIC)}")
+    keys = [c for c in sort_by if c in table.columns]
     table = table.sort_values(keys + ["speaker_id"], ascending=[False] * len(keys) + [True],
                               na_position="last", kind="mergesort").reset_index(drop=True)
     subgroups = {}
