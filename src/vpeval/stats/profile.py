@@ -13,7 +13,7 @@ Per evaluation speaker (an enrolled speaker with probes):
   (fractional tie rule: a tie with ``e`` others at the top counts ``1/(e+1)``); chance is ``1/N``.
 
 The target trial's speaker is its enrolled model's id (``trials.enroll``; for target trials it is also the
-probe's speaker). Rows are sorted so the most exposed speakers lead: by ``worst_abs_llr_nats``, then
+probe's speaker). By default rows are sorted so the most exposed speakers lead: by ``worst_abs_llr_nats``, then
 ``lid_max_bits``, then ``rank1_rate`` (all descending), then speaker id, so ties never depend on input order.
 """
 
