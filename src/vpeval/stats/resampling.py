@@ -868,7 +868,9 @@ def _probe_metrics(metrics) -> list[ProbeMetric]:
 def _lid_values(lid, n_probes: int):
     if lid is None:
         return None
-    v = getattr(lid, "lid", lid)
+    v = lid
+    for _ in range(2):  # LinkageAnalysis -> LIDPipelineResult -> per-probe array
+        v = getattr(v, "lid", v)
     v = np.asarray(v, dtype=np.float64)
     if v.shape != (n_probes,):
         raise StatsError(f"lid: expected one LID per probe row, shape ({n_probes},), got {v.shape}")
@@ -905,7 +907,7 @@ def bootstrap_one_to_n(m, lid=None, *, metrics=PROBE_METRICS, n_boot: int = 1000
     ----------
     m : vpeval.pipeline.OneToN
         Score matrix with ``probe_speaker`` (the resampling unit) and ``true_index``.
-    lid : array_like of shape (n_probes,) or LIDPipelineResult, optional
+    lid : array_like of shape (n_probes,), LIDPipelineResult or LinkageAnalysis, optional
         Per-probe LIDs (bits) in the row order of ``m``; needed for ALID and LID_max. They are resampled
         as they are (the calibration is not refitted).
     metrics : sequence of ProbeMetric
