@@ -82,7 +82,10 @@ class StatMetric:
         One sentence for reports.
     blocks : callable, optional
         Fast path ``blocks(ev) -> float`` over an internal cache of weighted tie blocks; only the built-in
-        metrics have one. Must agree with ``func``.
+        metrics have one. Must agree with ``func``, and may only use the blocks' order and counts: the
+        resampling code merges runs of single-class blocks and replaces block score values by positions,
+        which is exact for rank-based metrics only (estimators that use score values, e.g. Gaussian fits,
+        must use ``func``).
 
     Calling the object evaluates ``func``: ``EER_ROCCH(trials)``.
     """
