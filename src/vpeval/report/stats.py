@@ -1,0 +1,198 @@
+"""Report sections for uncertainty (bootstrap intervals, chance floors, verdicts) and per-speaker profiles.
+
+Every number comes from :mod:`vpeval.stats`; these functions only lay them out.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..stats import Assessment, SpeakerProfile
+from .document import Figure, Paragraph, Section, Table
+
+__all__ = ["uncertainty_section", "speaker_profile_section"]
+
+
+def _ci_text(a: Assessment) -> str:
+    return f"[{a.boot.low:.4g}, {a.boot.high:.4g}]"
+
+
+def uncertainty_section(
+    assessments: dict[str, list[Assessment]],
+    *,
+    section_id: str = "uncertainty",
+    title: str = "Uncertainty and chance floors",
+    plot_metric: str | None = "eps_max",
+) -> Section:
+    """One table row per (group, metric): value, unit, 95 % CI, chance floor, p-value, verdict.
+
+    Parameters
+    ----------
+    assessments : dict label -> list of Assessment
+        E.g. ``{"resemblyzer-ge2e / oa": assess_trials(...), "resemblyzer-ge2e / oa (1-to-N)":
+        assess_one_to_n(...)}``; labels are shown as given (the writer escapes them).
+    section_id, title : str
+    plot_metric : str or None
+        Key of a metric to draw as a small interval plot (value, CI and chance floor per group); None for
+        no plot, and no plot either when no group has that metric.
+
+    Returns
+    -------
+    Section
+        ``data["groups"][label][metric key] = {"bootstrap": ..., "chance": ...}`` (see
+        :meth:`vpeval.stats.BootstrapResult.to_dict` and :meth:`vpeval.stats.ChanceResult.to_dict`).
+    """
+    sec = Section(section_id, title)
+    boots = [a.boot for v in assessments.values() for a in v]
+    chances = [a.chance for v in assessments.values() for a in v]
+    n_boot = sorted({b.n_boot for b in boots})
+    n_perm = sorted({c.n_perm for c in chances})
+    seeds = sorted({b.seed for b in boots} | {c.seed for c in chances})
+    levels = sorted({b.level for b in boots})
+    units = sorted({b.resampled for b in boots})
+    withins = sorted({c.within for c in chances})
+    alphas = sorted({c.alpha for c in chances})
+
+    def join(xs):
+        return ", ".join(str(x) for x in xs) if xs else "-"
+
+    sec.blocks.append(Paragraph(
+        f"Confidence intervals: speaker-level percentile bootstrap ({join(n_boot)} replicates, seed "
+        f"{join(seeds)}, level {join(levels)}, resampled units: {join(units)}): the speakers of the probes are drawn "
+        "with replacement and all their trials enter once per draw; the enrolled models are held fixed. Chance "
+        "floor: "
+        f"the same metric under perfect secrecy, by permuting the target labels ({join(n_perm)} permutations; "
+        f"within: {join(withins)}; 'test' = inside each probe utterance, 'probe row' = a random true speaker per "
+        "1-to-N probe, 'all' = over all trials). The floor is the 95th percentile of that null distribution for "
+        "metrics where higher values disclose more (D_ECE, eps_max, ALID, LID_max, rank-1) and the 5th percentile "
+        "where lower values disclose more (EER, minCllr of an attack); two-sided rows show the central 95 % of the "
+        f"null. p = (1 + #null at least as extreme) / (1 + permutations); the verdict is 'leaks' when p <= "
+        f"{join(alphas)}, else 'indistinguishable from chance'. The smallest reachable p is "
+        f"{join([f'{1 / (1 + n):.3g}' for n in n_perm])}."))
+    rows, data = [], {}
+    for label, items in assessments.items():
+        data[label] = {}
+        for a in items:
+            c = a.chance
+            rows.append([label, a.boot.name, a.boot.unit, a.boot.value, _ci_text(a), c.floor_text, c.p_value,
+                         c.verdict])
+            data[label][a.key] = a.to_dict()
+    level = join([f"{100 * x:g} %" for x in levels])
+    sec.blocks.append(Table(
+        ["system / condition", "metric", "unit", "value", f"{level} CI", "chance floor", "p-value", "verdict"],
+        rows, caption="Every headline number with its speaker-level interval and its chance floor"))
+    if plot_metric is not None:
+        pts = [(label, a) for label, items in assessments.items() for a in items if a.key == plot_metric]
+        if pts:
+            name, unit = pts[0][1].boot.name, pts[0][1].boot.unit
+            sec.blocks.append(Figure(
+                plot_metric, lambda fig: _draw_intervals(fig, pts, name, unit),
+                f"{name}: value (dot) with its {level} speaker-bootstrap interval (bar) and the chance floor "
+                "(grey tick: the value a perfectly private system stays within 95 % of the time).",
+                size=(6.0, 0.5 + 0.38 * len(pts))))
+    sec.data = {
+        "groups": data,
+        "n_boot": n_boot, "n_perm": n_perm, "seeds": seeds, "level": levels, "alpha": alphas,
+        "interval": "percentile (order statistics), speaker-level bootstrap",
+    }
+    return sec
+
+
+def _draw_intervals(fig, pts, name, unit):
+    ax = fig.add_subplot(1, 1, 1)
+    for i, (label, a) in enumerate(pts):
+        y = len(pts) - 1 - i
+        b, c = a.boot, a.chance
+        colour = "#c0392b" if c.verdict == "leaks" else "#2c7fb8"
+        ax.plot([b.low, b.high], [y, y], color=colour, lw=2)
+        ax.plot([b.value], [y], "o", color=colour, ms=5)
+        for f in ([c.floor] if c.floor is not None else [c.q025, c.q975]):
+            if f is not None and math.isfinite(f):
+                ax.plot([f, f], [y - 0.3, y + 0.3], color="grey", lw=1.5)
+    ax.set_yticks(range(len(pts)), [p[0] for p in reversed(pts)], fontsize=7)
+    ax.set_xlabel(f"{name} ({unit})" if unit else name)
+    ax.set_ylim(-0.7, len(pts) - 0.3)
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+
+
+_COLUMNS = [
+    ("speaker_id", "speaker"),
+    ("n_target_trials", "target trials"),
+    ("worst_abs_llr_nats", "worst |LLR| (nats)"),
+    ("worst_abs_llr_bits", "worst |LLR| (bits)"),
+    ("max_llr_nats", "max LLR (nats)"),
+    ("n_probes", "probes"),
+    ("lid_mean_bits", "mean LID (bits)"),
+    ("lid_max_bits", "max LID (bits)"),
+    ("rank1_rate", "rank-1 rate"),
+]
+
+
+def _cell(v):
+    if v is None:
+        return float("nan")
+    if hasattr(v, "item"):
+        v = v.item()
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return v
+    return str(v)
+
+
+def speaker_profile_section(
+    profiles: dict[str, SpeakerProfile],
+    *,
+    top: int | None = 20,
+    section_id: str = "speaker-profile",
+    title: str = "Per-speaker privacy profile",
+) -> Section:
+    """Tables of the most exposed speakers (and subgroup summaries) per profiled attack.
+
+    Parameters
+    ----------
+    profiles : dict label -> SpeakerProfile
+        E.g. ``{"resemblyzer-ge2e / oa": speaker_profile(trials["oa"], one_to_n=m, lid=lid, metadata=md)}``.
+    top : int or None
+        Rows shown per profile (the most exposed first); None shows all. ``data`` always holds all rows.
+    section_id, title : str
+
+    Returns
+    -------
+    Section
+        ``data["profiles"][label]`` = :meth:`vpeval.stats.SpeakerProfile.to_dict`.
+    """
+    sec = Section(section_id, title)
+    sec.blocks.append(Paragraph(
+        "One row per evaluation speaker, most exposed first (largest worst |LLR|, then largest LID, then "
+        "rank-1 rate). Worst |LLR|: the largest absolute Laplace-smoothed PAV log-likelihood ratio (privacy-"
+        "ZEBRA) among the speaker's target trials, with the PAV fitted on all trials of the attack; it never "
+        "exceeds the attack's eps_max. LID (bits, Sterns et al.): mean and max over the speaker's probes; 0 = "
+        "nothing disclosed, log2 N = certain identification. Rank-1 rate: share of the speaker's probes whose "
+        "true speaker scores highest among the N enrolled (ties share the credit); chance is 1/N."))
+    data = {}
+    for label, p in profiles.items():
+        tab = p.table
+        cols = [(k, h) for k, h in _COLUMNS if k in tab.columns]
+        extra = [c for c in tab.columns if c not in dict(_COLUMNS)]
+        shown = tab if top is None else tab.head(int(top))
+        rows = [[_cell(r[k]) for k, _ in cols] + [_cell(r[c]) for c in extra]
+                for r in shown.to_dict(orient="records")]
+        bits = []
+        if p.eps_max_nats is not None:
+            bits.append(f"eps_max of the attack {p.eps_max_nats:.4g} nats")
+        if p.n_enrolled:
+            bits.append(f"N = {p.n_enrolled} enrolled, chance rank-1 rate {1 / p.n_enrolled:.3g}")
+        more = "" if top is None or len(tab) <= int(top) else f"; the {int(top)} most exposed of {len(tab)} shown"
+        sec.blocks.append(Table([h for _, h in cols] + extra, rows,
+                                caption=f"{label}" + (f" ({'; '.join(bits)}{more})" if bits or more else "")))
+        for attr, summ in p.subgroups.items():
+            srows = [[_cell(v) for v in r.values()] for r in summ.to_dict(orient="records")]
+            sec.blocks.append(Table([str(c) for c in summ.columns], srows,
+                                    caption=f"{label}: speakers grouped by {attr} (means over speakers)"))
+        data[label] = p.to_dict()
+    sec.data = {"profiles": data}
+    return sec
