@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+
+from vpeval.errors import VpevalError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
@@ -434,7 +436,7 @@ def test_errors():
         chance_floor(Trials([1.0, 0.0], [True, False], None, ["a", "b"]), within="test")
     with pytest.raises(StatsError, match="target and one non-target"):
         chance_floor(Trials([1.0, 0.0], [True, True]), within="all")
-    with pytest.raises(StatsError, match="NaN"):
+    with pytest.raises(VpevalError, match="NaN"):  # a Trials object cannot hold NaN scores
         bootstrap(Trials([np.nan, 0.0], [True, False]), unit="trial")
     with pytest.raises(StatsError, match="distinct"):
         bootstrap(t, [EER_ROCCH, EER_ROCCH], groups=spk)

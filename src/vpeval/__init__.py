@@ -35,6 +35,7 @@ from .metrics.linkage import lid, lid_pipeline, lid_summary, linkage_analysis, z
 from .metrics.attributes import sbls, soft_biometric_leakage
 from .metrics.distinctiveness import deid, gvd, voice_distinctiveness
 from .metrics.embedding import embedding_structure
+from .stats import assess_one_to_n, assess_trials, bootstrap_ci, chance_floor, speaker_profile, trial_speakers
 from .pipeline import OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 from .metrics import (
     act_dcf,
@@ -68,6 +69,8 @@ __all__ = [
     "identification_rates", "closed_set_linkability",
     # beyond identity
     "embedding_structure", "soft_biometric_leakage", "sbls", "voice_distinctiveness", "deid", "gvd",
+    # uncertainty and profiles
+    "bootstrap_ci", "chance_floor", "assess_trials", "assess_one_to_n", "speaker_profile", "trial_speakers",
     # protocols
     "Protocol", "make_protocol", "build_trials", "one_to_n", "OneToN", "ProtocolError",
     # errors

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
-from ..pipeline import TRIAL_TYPES, build_trials, one_to_n
+from ..pipeline import TRIAL_TYPES, build_trials, make_protocol, one_to_n
+from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
 from ..metrics.linkage import LinkageAnalysis
 from .document import Figure, Paragraph, Report, Section, Table, safe_filename
 from .beyond import (
@@ -24,6 +25,7 @@ from .beyond import (
     embedding_section,
 )
 from .linkage import analyse_one_to_n, linkage_section
+from .stats import speaker_profile_section, uncertainty_section
 from .verification import verification_section
 
 __all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES"]
@@ -187,22 +189,37 @@ class SystemAudit:
     structure: dict = field(default_factory=dict)
     attributes: dict = field(default_factory=dict)
     distinctiveness: dict = field(default_factory=dict)
+    assessments: dict = field(default_factory=dict)
+    profiles: dict = field(default_factory=dict)
 
 
 def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int = 0, metadata=None,
-                 attributes=("sex",), progress: Callable[[str], None] | None = None) -> SystemAudit:
+                 attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
+                 progress: Callable[[str], None] | None = None) -> SystemAudit:
     """Trials of every type, their metrics, 1-to-N linkage (oo, oa, aa), embedding structure, voice
     distinctiveness and (with ``metadata``) soft-biometric leakage, for each attacker."""
     say = progress or (lambda msg: None)
     trials, metrics, linkage = {}, {}, {}
-    structure, attrs, distinct = {}, {}, {}
+    structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
     for attacker, es in sets.items():
         say(f"trials and verification metrics: {attacker}")
-        trials[attacker] = build_trials(es, types)
+        protocol = make_protocol(es)
+        trials[attacker] = build_trials(es, types, protocol=protocol)
         metrics[attacker] = {t: _type_metrics(tr) for t, tr in trials[attacker].items()}
         say(f"1-to-N linkage: {attacker}")
-        linkage[attacker] = {f"{e}{p}": analyse_one_to_n(one_to_n(es, enroll=e, probe=p), seed=seed)
-                             for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+        matrices = {f"{e}{p}": one_to_n(es, protocol, enroll=e, probe=p) for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+        linkage[attacker] = {k: analyse_one_to_n(m, seed=seed) for k, m in matrices.items()}
+        say(f"bootstrap intervals and chance floors: {attacker}")
+        for name, t in trials[attacker].items():
+            assessments[f"{attacker} / {name}"] = assess_trials(
+                t, groups=trial_speakers(t, protocol), leak=leak_for_trial_type(name), seed=seed, n_boot=n_boot,
+                n_perm=n_perm)
+        for k, m in matrices.items():
+            assessments[f"{attacker} / {k} 1-to-N"] = assess_one_to_n(m, linkage[attacker][k].lid, seed=seed,
+                                                                      n_boot=n_boot, n_perm=n_perm)
+        if "oa" in trials[attacker]:
+            profiles[f"{attacker} / oa"] = speaker_profile(trials[attacker]["oa"], one_to_n=matrices["oa"],
+                                                           lid=linkage[attacker]["oa"].lid, metadata=_speaker_table(metadata))
         say(f"embedding structure and voice distinctiveness: {attacker}")
         structure[attacker] = analyse_embedding_structure(es, seed=seed)
         distinct[attacker] = analyse_distinctiveness(es)
@@ -211,7 +228,15 @@ def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int
             if present:
                 say(f"soft-biometric leakage: {attacker}")
                 attrs[attacker] = analyse_attributes(es, metadata, tuple(present))
-    return SystemAudit(trials, metrics, linkage, structure, attrs, distinct)
+    return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles)
+
+
+def _speaker_table(metadata):
+    """One row per speaker (speaker_id + attribute columns) from utterance metadata, or None."""
+    if metadata is None or "speaker_id" not in metadata.columns:
+        return None
+    drop = [c for c in ("utterance_id", "condition", "duration_s", "alpha", "subset") if c in metadata.columns]
+    return metadata.drop(columns=drop).drop_duplicates().reset_index(drop=True)
 
 
 def audit_systems(
@@ -223,6 +248,8 @@ def audit_systems(
     seed: int = 0,
     metadata: dict | None = None,
     attributes=("sex",),
+    n_boot: int = 200,
+    n_perm: int = 200,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -241,6 +268,8 @@ def audit_systems(
         read with ``dtype=str``; enables the soft-biometric leakage section.
     attributes : tuple of str
         Metadata columns attacked as soft biometrics (those present are used).
+    n_boot, n_perm : int
+        Speaker-bootstrap replicates and chance-floor permutations per metric (:mod:`vpeval.stats`).
 
     Returns
     -------
@@ -249,13 +278,21 @@ def audit_systems(
         disclosure, then per system: verification and privacy-ZEBRA and 1-to-N linkage per attacker,
         embedding structure, voice distinctiveness, soft-biometric leakage.
     """
-    report = Report(title, options={"trial_types": list(types), "seed": seed,
+    report = Report(title, options={"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                                     "systems": {s: list(a) for s, a in systems.items()}})
     metadata = metadata or {}
     results = {name: audit_system(sets, types=types, seed=seed, metadata=metadata.get(name), attributes=attributes,
-                                  progress=progress) for name, sets in systems.items()}
+                                  n_boot=n_boot, n_perm=n_perm, progress=progress)
+               for name, sets in systems.items()}
     report.add(_summary_section(results))
     report.add(_eer_vs_disclosure_section(results))
+    pre_sys = (lambda s: f"{s} / ") if len(systems) > 1 else (lambda s: "")
+    expected = {f"{pre_sys(n)}{k}" for n, r in results.items() for k in r.assessments
+                if k.split(" / ")[-1].split(" ")[0] in ("oo", "oaoo", "aaaa", "cross-profile")}
+    report.add(uncertainty_section(
+        {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.assessments.items()},
+        expected_to_differ=expected))
+    report.add(speaker_profile_section({f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()}))
     multi = len(systems) > 1
     for system, res in results.items():
         pre = f"{system} / " if multi else ""

@@ -24,14 +24,15 @@ class Paragraph:
 class Table:
     """A table: ``columns`` header strings, ``rows`` of cells (str or float), optional caption.
 
-    ``title_cells`` marks the first column as row headers. Floats are formatted by the writer with
-    ``fmt`` (default 4 significant digits).
+    Floats are formatted by the writer with ``fmt`` (default 4 significant digits). ``cell_classes`` colours
+    text cells by their content (``leak``: red, ``chance``: green, ``ok``: blue).
     """
 
     columns: list[str]
     rows: list[list[Any]]
     caption: str = ""
     fmt: str = "{:.4g}"
+    cell_classes: dict[str, str] = field(default_factory=dict)  # cell text -> CSS class (e.g. verdicts)
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ..stats import Assessment, SpeakerProfile
+from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, Assessment, SpeakerProfile
 from .document import Figure, Paragraph, Section, Table
 
 __all__ = ["uncertainty_section", "speaker_profile_section"]
@@ -23,6 +23,7 @@ def uncertainty_section(
     section_id: str = "uncertainty",
     title: str = "Uncertainty and chance floors",
     plot_metric: str | None = "eps_max",
+    expected_to_differ=(),
 ) -> Section:
     """One table row per (group, metric): value, unit, 95 % CI, chance floor, p-value, verdict.
 
@@ -35,6 +36,10 @@ def uncertainty_section(
     plot_metric : str or None
         Key of a metric to draw as a small interval plot (value, CI and chance floor per group); None for
         no plot, and no plot either when no group has that metric.
+    expected_to_differ : collection of str
+        Labels whose difference from chance is the desired outcome (original-speech references,
+        pseudo-identity consistency and distinctness); their "leaks" verdict is shown as
+        "differs from chance (expected)".
 
     Returns
     -------
@@ -74,13 +79,17 @@ def uncertainty_section(
         data[label] = {}
         for a in items:
             c = a.chance
+            verdict = c.verdict
+            if label in expected_to_differ and verdict == VERDICT_LEAKS:
+                verdict = "differs from chance (expected)"
             rows.append([label, a.boot.name, a.boot.unit, a.boot.value, _ci_text(a), c.floor_text, c.p_value,
-                         c.verdict])
+                         verdict])
             data[label][a.key] = a.to_dict()
     level = join([f"{100 * x:g} %" for x in levels])
     sec.blocks.append(Table(
         ["system / condition", "metric", "unit", "value", f"{level} CI", "chance floor", "p-value", "verdict"],
-        rows, caption="Every headline number with its speaker-level interval and its chance floor"))
+        rows, caption="Every headline number with its speaker-level interval and its chance floor",
+        cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance", "differs from chance (expected)": "ok"}))
     if plot_metric is not None:
         pts = [(label, a) for label, items in assessments.items() for a in items if a.key == plot_metric]
         if pts:

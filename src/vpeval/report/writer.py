@@ -77,11 +77,12 @@ text-align:left;vertical-align:top}th{background:#eef2f7}td.num{text-align:right
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}figure{margin:1em 0}
 figure img{max-width:100%;border:1px solid #dde}figcaption{font-size:.85em;color:#555}
 .note{color:#555;font-size:.9em}.warning{background:#fff4e0;border-left:4px solid #e90;padding:.4em .8em}
-nav a{margin-right:1em}footer{margin-top:3em;font-size:.8em;color:#777}
+td.leak{background:#fde2e0;color:#8b1a10;font-weight:600}td.chance{background:#e3f4e1;color:#1d5e20}
+td.ok{background:#e6eef8;color:#1f4e79}nav a{margin-right:1em}footer{margin-top:3em;font-size:.8em;color:#777}
 """
 
 
-def _cell(v, fmt) -> str:
+def _cell(v, fmt, classes=None) -> str:
     if isinstance(v, float):
         if math.isnan(v):
             return '<td class="num">—</td>'
@@ -90,7 +91,8 @@ def _cell(v, fmt) -> str:
         return f'<td class="num">{html.escape(fmt.format(v))}</td>'
     if isinstance(v, int) and not isinstance(v, bool):
         return f'<td class="num">{v}</td>'
-    return f"<td>{html.escape(str(v))}</td>"
+    cls = (classes or {}).get(str(v))
+    return f'<td class="{html.escape(cls)}">{html.escape(str(v))}</td>' if cls else f"<td>{html.escape(str(v))}</td>"
 
 
 def report_html(report: Report, figure_files: dict[int, str], generated_at: str) -> str:
@@ -110,7 +112,7 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
                 cls = "" if b.kind == "p" else f' class="{e(b.kind)}"'
                 out.append(f"<p{cls}>{e(b.text)}</p>")
             elif isinstance(b, Table):
-                rows = "".join("<tr>" + "".join(_cell(c, b.fmt) for c in r) + "</tr>" for r in b.rows)
+                rows = "".join("<tr>" + "".join(_cell(c, b.fmt, b.cell_classes) for c in r) + "</tr>" for r in b.rows)
                 head = "".join(f"<th>{e(c)}</th>" for c in b.columns)
                 cap = f"<caption>{e(b.caption)}</caption>" if b.caption else ""
                 out.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
