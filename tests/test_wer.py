@@ -168,3 +168,19 @@ def test_order_invariance_and_duplication(pairs, seed):
     assert dup.wer == pytest.approx(base.wer)
     assert dup.mean_utterance_wer == pytest.approx(base.mean_utterance_wer)
     assert base.errors == sum(oracle_edit_distance(r, h) for r, h in pairs)
+
+
+def test_missing_normaliser_package_names_the_extra(monkeypatch):
+    import sys
+
+    from vpeval import text
+
+    text._whisper_english.cache_clear()
+    monkeypatch.setitem(sys.modules, "whisper_normalizer.english", None)
+    try:
+        with pytest.raises(ImportError, match=r"vpeval\[utility\]"):
+            wer({"a": "x"}, {"a": "x"})
+    finally:
+        text._whisper_english.cache_clear()
+    # The plain comparison needs no normaliser package.
+    assert wer({"a": "x"}, {"a": "x"}, normalizer="none").wer == 0.0
