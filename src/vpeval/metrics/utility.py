@@ -1,0 +1,356 @@
+"""Utility of anonymized speech: word error rate (WER) of a speech recogniser.
+
+Definition (the standard one, e.g. NIST sclite; VoicePrivacy Challenge evaluation plans):
+
+    WER = (S + D + I) / N
+
+with S substitutions, D deletions and I insertions of the minimum-edit-distance (Levenshtein) word
+alignment of hypothesis to reference, and N the number of reference words.  ``S + D + I`` is the
+Levenshtein distance (unique); its split into S, D and I is the one of ``jiwer``'s alignment (rapidfuzz),
+which picks one of possibly several equally short alignments.  A per-utterance WER can exceed 1
+(insertions).
+
+**Corpus WER** = sum of the edits over all utterances / sum of their reference words (every word weighs
+the same; this is what sclite and the VoicePrivacy Challenge report).  The unweighted mean of the
+per-utterance WERs is a different number (short utterances weigh more); it is returned as
+``mean_utterance_wer`` and always labelled so.
+
+Both texts are normalised first (default: Whisper's English normaliser, :mod:`vpeval.text`); the words are
+then the whitespace-separated tokens.  WER is a proportion (0 = perfect); reports show it in percent.
+
+Degenerate input: a reference that is empty after normalisation has no WER (division by N = 0) and raises
+:class:`EmptyReferenceError`; an empty hypothesis is legal (all reference words deleted, WER = 1).
+Results never depend on the order of the utterances (they are sorted by id).
+
+:func:`transcript_similarity` complements WER with the meaning kept: the cosine similarity of sentence
+embeddings of two transcripts of the same utterance (e.g. ASR output on original vs anonymized speech).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..errors import VpevalError
+
+__all__ = ["EmptyReferenceError", "WordErrors", "WERResult", "word_errors", "wer", "SimilarityResult",
+           "transcript_similarity"]
+
+
+class EmptyReferenceError(VpevalError):
+    """A reference transcript is empty (after normalisation), so its WER is undefined (N = 0)."""
+
+
+@dataclass(frozen=True)
+class WordErrors:
+    """Word alignment counts of one utterance.
+
+    Attributes
+    ----------
+    utterance_id : str
+    reference, hypothesis : str
+        The normalised texts that were aligned.
+    n_ref : int
+        Number of reference words N (> 0).
+    hits, substitutions, deletions, insertions : int
+        ``hits + substitutions + deletions == n_ref``.
+    """
+
+    utterance_id: str
+    reference: str
+    hypothesis: str
+    n_ref: int
+    hits: int
+    substitutions: int
+    deletions: int
+    insertions: int
+
+    @property
+    def errors(self) -> int:
+        """S + D + I (the word-level Levenshtein distance)."""
+        return self.substitutions + self.deletions + self.insertions
+
+    @property
+    def wer(self) -> float:
+        """(S + D + I) / N, a proportion (may exceed 1)."""
+        return self.errors / self.n_ref
+
+    def to_dict(self) -> dict:
+        return {"utterance_id": self.utterance_id, "reference": self.reference, "hypothesis": self.hypothesis,
+                "n_ref": self.n_ref, "hits": self.hits, "substitutions": self.substitutions,
+                "deletions": self.deletions, "insertions": self.insertions, "errors": self.errors,
+                "wer": self.wer}
+
+
+@dataclass(frozen=True)
+class WERResult:
+    """Per-utterance counts and corpus-level WER of one system/condition.
+
+    Attributes
+    ----------
+    utterances : tuple of WordErrors
+        Sorted by utterance id.
+    normalizer : str
+        Name of the text normaliser applied to both sides.
+    """
+
+    utterances: tuple[WordErrors, ...]
+    normalizer: str
+
+    @property
+    def n_ref(self) -> int:
+        return sum(u.n_ref for u in self.utterances)
+
+    @property
+    def substitutions(self) -> int:
+        return sum(u.substitutions for u in self.utterances)
+
+    @property
+    def deletions(self) -> int:
+        return sum(u.deletions for u in self.utterances)
+
+    @property
+    def insertions(self) -> int:
+        return sum(u.insertions for u in self.utterances)
+
+    @property
+    def hits(self) -> int:
+        return sum(u.hits for u in self.utterances)
+
+    @property
+    def errors(self) -> int:
+        return self.substitutions + self.deletions + self.insertions
+
+    @property
+    def wer(self) -> float:
+        """Corpus WER: sum of edits / sum of reference words (a proportion)."""
+        return self.errors / self.n_ref
+
+    @property
+    def mean_utterance_wer(self) -> float:
+        """Unweighted mean of the per-utterance WERs (not the corpus WER)."""
+        return sum(u.wer for u in self.utterances) / len(self.utterances)
+
+    def to_dict(self) -> dict:
+        return {"wer": self.wer, "mean_utterance_wer": self.mean_utterance_wer, "n_utterances": len(self.utterances),
+                "n_ref": self.n_ref, "hits": self.hits, "substitutions": self.substitutions,
+                "deletions": self.deletions, "insertions": self.insertions, "errors": self.errors,
+                "normalizer": self.normalizer, "utterances": [u.to_dict() for u in self.utterances]}
+
+
+def _jiwer():
+    try:
+        import jiwer
+    except ImportError as exc:
+        raise ImportError(f"vpeval's WER needs 'jiwer': pip install 'vpeval[utility]' ({exc})") from None
+    return jiwer
+
+
+def _resolve(normalizer) -> tuple[Callable[[str], str], str]:
+    from ..text import get_normalizer
+
+    fn = get_normalizer(normalizer)
+    name = normalizer if isinstance(normalizer, str) else ("none" if normalizer is None
+                                                           else getattr(fn, "__name__", "custom"))
+    return fn, name
+
+
+def _count(utt: str, ref: str, hyp: str, norm: Callable[[str], str]) -> WordErrors:
+    if not isinstance(ref, str) or not isinstance(hyp, str):
+        raise VpevalError(f"utterance {utt!r}: transcripts must be str, got {type(ref).__name__} and "
+                          f"{type(hyp).__name__}")
+    r, h = " ".join(norm(ref).split()), " ".join(norm(hyp).split())
+    if not r:
+        raise EmptyReferenceError(
+            f"utterance {utt!r}: the reference is empty after normalisation (was {ref!r}); WER is undefined "
+            "for N = 0 reference words: remove the utterance or fix its reference")
+    n = len(r.split())
+    if not h:  # every reference word deleted
+        return WordErrors(utt, r, h, n, 0, 0, n, 0)
+    o = _jiwer().process_words(r, h)
+    return WordErrors(utt, r, h, n, int(o.hits), int(o.substitutions), int(o.deletions), int(o.insertions))
+
+
+def word_errors(reference: str, hypothesis: str, *, normalizer: str | Callable[[str], str] | None = "whisper",
+                utterance_id: str = "") -> WordErrors:
+    """Align one hypothesis with its reference and count the word errors.
+
+    Parameters
+    ----------
+    reference, hypothesis : str
+        Raw texts; both go through ``normalizer`` first.
+    normalizer : "whisper", "none", None or callable
+        Text normalisation (see :func:`vpeval.text.get_normalizer`).
+    utterance_id : str
+        Used in error messages and stored in the result.
+
+    Returns
+    -------
+    WordErrors
+
+    Raises
+    ------
+    EmptyReferenceError
+        The reference has no word after normalisation.
+
+    Examples
+    --------
+    >>> e = word_errors("the cat sat on the mat", "the cat sat on a mat today", normalizer="none")
+    >>> (e.substitutions, e.deletions, e.insertions, e.n_ref, round(e.wer, 4))
+    (1, 0, 1, 6, 0.3333)
+    >>> word_errors("It's twenty-five dollars.", "it is 25 dollars").wer
+    0.0
+    """
+    fn, _ = _resolve(normalizer)
+    return _count(str(utterance_id), reference, hypothesis, fn)
+
+
+def _as_mapping(x, what: str) -> dict[str, str]:
+    if isinstance(x, Mapping):
+        return {str(k): v for k, v in x.items()}
+    if isinstance(x, Sequence) and not isinstance(x, str):
+        return {str(i): v for i, v in enumerate(x)}
+    raise VpevalError(f"{what}: expected a mapping utterance_id -> text or a sequence of texts, "
+                      f"got {type(x).__name__}")
+
+
+def wer(references, hypotheses, *, normalizer: str | Callable[[str], str] | None = "whisper") -> WERResult:
+    """Word error rate per utterance and over the corpus.
+
+    Parameters
+    ----------
+    references, hypotheses : mapping utterance_id -> str, or sequences of str of equal length
+        Both must cover exactly the same utterances (sequences are paired by position).  An empty
+        hypothesis is legal.
+    normalizer : "whisper" (default), "none", None or callable
+        Applied to both sides (see :mod:`vpeval.text`).
+
+    Returns
+    -------
+    WERResult
+        ``.wer`` is the corpus WER (sum of edits / sum of reference words, a proportion);
+        ``.mean_utterance_wer`` the unweighted mean over utterances; ``.utterances`` the per-utterance
+        counts sorted by id.
+
+    Raises
+    ------
+    VpevalError
+        No utterances, or the two sides cover different utterances (the message lists some of them).
+    EmptyReferenceError
+        A reference is empty after normalisation (message names the utterance).
+
+    Examples
+    --------
+    >>> r = wer({"a": "one two three four", "b": "five"}, {"a": "one two three four", "b": "six"},
+    ...         normalizer="none")
+    >>> r.wer, r.mean_utterance_wer  # 1 edit / 5 words vs mean(0/4, 1/1)
+    (0.2, 0.5)
+    """
+    refs, hyps = _as_mapping(references, "references"), _as_mapping(hypotheses, "hypotheses")
+    if not refs:
+        raise VpevalError("references: no utterances")
+    missing, extra = sorted(set(refs) - set(hyps)), sorted(set(hyps) - set(refs))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} reference utterance(s) have no hypothesis (e.g. {missing[:3]})")
+        if extra:
+            parts.append(f"{len(extra)} hypothesis utterance(s) have no reference (e.g. {extra[:3]})")
+        raise VpevalError("references and hypotheses cover different utterances: " + "; ".join(parts))
+    fn, name = _resolve(normalizer)
+    rows = tuple(_count(u, refs[u], hyps[u], fn) for u in sorted(refs))
+    return WERResult(rows, name)
+
+
+@dataclass(frozen=True)
+class SimilarityResult:
+    """Per-utterance cosine similarities of two sets of transcripts.
+
+    Attributes
+    ----------
+    utterance_ids : tuple of str
+        Sorted.
+    cosine : tuple of float
+        Cosine similarity in [-1, 1] per utterance (same order).
+    encoder : str
+        Name of the sentence encoder.
+    """
+
+    utterance_ids: tuple[str, ...]
+    cosine: tuple[float, ...]
+    encoder: str
+
+    @property
+    def mean(self) -> float:
+        """Unweighted mean cosine similarity over utterances."""
+        return sum(self.cosine) / len(self.cosine)
+
+    def to_dict(self) -> dict:
+        return {"mean_cosine": self.mean, "encoder": self.encoder,
+                "utterances": dict(zip(self.utterance_ids, self.cosine))}
+
+
+def transcript_similarity(texts_a, texts_b, encode: Callable[[list[str]], object], *,
+                          encoder_name: str | None = None) -> SimilarityResult:
+    """Cosine similarity of sentence embeddings of paired transcripts (semantic utility).
+
+    For each utterance, ``cos(e_a, e_b) = e_a . e_b / (|e_a| |e_b|)`` with ``e = encode(text)``, computed
+    in float64 (the embeddings are normalised here, whatever the encoder returns).  1 = same direction
+    (same meaning for a good encoder), about 0 = unrelated.  With all-MiniLM-L6-v2
+    (:class:`vpeval.asr.semantic.MiniLMEncoder`; Reimers & Gurevych, "Sentence-BERT", EMNLP 2019) two
+    spellings of one sentence score above 0.9 and unrelated sentences below 0.2.
+
+    Parameters
+    ----------
+    texts_a, texts_b : mapping utterance_id -> str, or sequences of equal length
+        Must cover the same utterances.  Texts are passed to ``encode`` as written (no normalisation:
+        sentence encoders read casing and punctuation); empty texts are encoded like any other.
+    encode : callable
+        ``encode(list of n str) -> array (n, d)``.  Must be deterministic.
+    encoder_name : str, optional
+        Stored in the result (default: ``encode.name`` or its type name).
+
+    Returns
+    -------
+    SimilarityResult
+
+    Raises
+    ------
+    VpevalError
+        No utterances, different utterance sets, an encoder output of the wrong shape, non-finite, or a
+        zero vector (cosine undefined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bag = lambda texts: np.array([[t.count("a"), t.count("b")] for t in texts], dtype=float)
+    >>> r = transcript_similarity({"u": "ab", "v": "aa"}, {"u": "ba", "v": "bb"}, bag, encoder_name="bag")
+    >>> [round(c, 6) for c in r.cosine], round(r.mean, 6)
+    ([1.0, 0.0], 0.5)
+    """
+    import numpy as np
+
+    a, b = _as_mapping(texts_a, "texts_a"), _as_mapping(texts_b, "texts_b")
+    if not a:
+        raise VpevalError("texts_a: no utterances")
+    if set(a) != set(b):
+        diff = sorted(set(a) ^ set(b))
+        raise VpevalError(f"the two transcript sets cover different utterances (e.g. {diff[:3]})")
+    ids = sorted(a)
+    for u in ids:
+        if not isinstance(a[u], str) or not isinstance(b[u], str):
+            raise VpevalError(f"utterance {u!r}: transcripts must be str")
+    texts = [a[u] for u in ids] + [b[u] for u in ids]
+    e = np.asarray(encode(texts), dtype=np.float64)
+    if e.ndim != 2 or e.shape[0] != len(texts) or not np.isfinite(e).all():
+        raise VpevalError(f"encoder returned an array of shape {e.shape} (or non-finite values); expected "
+                          f"({len(texts)}, d) finite values")
+    norms = np.linalg.norm(e, axis=1)
+    if (norms == 0).any():
+        i = int(np.flatnonzero(norms == 0)[0])
+        raise VpevalError(f"utterance {ids[i % len(ids)]!r}: zero embedding, cosine undefined")
+    e = e / norms[:, None]
+    n = len(ids)
+    cos = np.clip(np.einsum("ij,ij->i", e[:n], e[n:]), -1.0, 1.0)
+    name = encoder_name or getattr(encode, "name", None) or type(encode).__name__
+    return SimilarityResult(tuple(ids), tuple(float(c) for c in cos), str(name))

@@ -1,0 +1,75 @@
+"""The Whisper English normaliser as used before WER: contractions, numbers, punctuation, casing."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("whisper_normalizer")
+
+from vpeval.errors import VpevalError  # noqa: E402
+from vpeval.text import get_normalizer, normalize_english  # noqa: E402
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("won't", "will not"),
+    ("can't", "can not"),
+    ("It's", "it is"),
+    ("I'd say", "i would say"),
+    ("he'd gone", "he had gone"),
+    ("we're", "we are"),
+    ("they've", "they have"),
+])
+def test_contractions(raw, expected):
+    assert normalize_english(raw) == expected
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("twenty five", "25"),
+    ("twenty-five", "25"),
+    ("25", "25"),
+    ("1,000", "1000"),
+    ("one thousand", "1000"),
+    ("one oh one", "101"),
+    ("the 1960s", "the 1960s"),
+    ("the twenty first", "the 21st"),
+])
+def test_numbers(raw, expected):
+    assert normalize_english(raw) == expected
+
+
+def test_spelled_and_numeric_numbers_meet():
+    assert normalize_english("I paid twenty five") == normalize_english("I paid 25")
+    assert normalize_english("one thousand people") == normalize_english("1,000 people")
+
+
+def test_punctuation_and_casing():
+    assert normalize_english("HELLO, World!!") == "hello world"
+    assert normalize_english("Hello;   world...  ") == "hello world"
+    assert normalize_english("ill-disposed, cold-hearted") == "ill disposed cold hearted"
+    assert normalize_english("The end...") == "the end"  # no stray "." token (vpeval's one addition)
+    assert normalize_english("costs $5, 50% off") == "costs $5 50% off"
+    assert normalize_english("\u201cQuoted\u201d (aside) [noise] text") == "quoted text"
+
+
+def test_titles_spellings_and_fillers():
+    assert normalize_english("Mr. John Dashwood") == "mister john dashwood"
+    assert normalize_english("the colour of the theatre") == "the color of the theater"
+    assert normalize_english("uh I um mean hmm") == "i mean"
+    assert normalize_english("Uh, hmm.") == ""
+
+
+def test_idempotent_on_its_own_output():
+    for s in ["I won't pay $1,000, it's twenty five!", "Mr. Smith's colour", "HELLO, World!!"]:
+        once = normalize_english(s)
+        assert normalize_english(once) == once
+
+
+def test_get_normalizer():
+    assert get_normalizer("whisper") is normalize_english
+    assert get_normalizer("none")("  A,  b ") == "A, b"
+    assert get_normalizer(None)("x  y") == "x y"
+    assert get_normalizer(str.upper)("a") == "A"
+    with pytest.raises(VpevalError):
+        get_normalizer("sclite")
+    with pytest.raises(TypeError):
+        normalize_english(None)
