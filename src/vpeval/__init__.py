@@ -36,6 +36,7 @@ from .metrics.attributes import sbls, soft_biometric_leakage
 from .metrics.distinctiveness import deid, gvd, voice_distinctiveness
 from .metrics.embedding import embedding_structure
 from .stats import assess_one_to_n, assess_trials, bootstrap_ci, chance_floor, speaker_profile, trial_speakers
+from .metrics.utility import EmptyReferenceError, transcript_similarity, wer, word_errors
 from .pipeline import OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 from .metrics import (
     act_dcf,
@@ -71,6 +72,8 @@ __all__ = [
     "embedding_structure", "soft_biometric_leakage", "sbls", "voice_distinctiveness", "deid", "gvd",
     # uncertainty and profiles
     "bootstrap_ci", "chance_floor", "assess_trials", "assess_one_to_n", "speaker_profile", "trial_speakers",
+    # utility
+    "wer", "word_errors", "transcript_similarity", "EmptyReferenceError",
     # protocols
     "Protocol", "make_protocol", "build_trials", "one_to_n", "OneToN", "ProtocolError",
     # errors

@@ -237,9 +237,9 @@ def audit(
 
 
 def _register_families() -> None:
-    from . import audio, beyond, linkage, protocols
+    from . import audio, beyond, linkage, protocols, utility
 
-    for module in (audio, protocols, linkage, beyond):
+    for module in (audio, protocols, linkage, beyond, utility):
         module.register(app)
 
 
