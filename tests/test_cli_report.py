@@ -185,3 +185,21 @@ def test_bad_separator_and_column_options(tmp_path):
                                 "--nontarget", "0", *extra])
         assert r.exit_code == 2, (extra, r.output)
         assert "Traceback" not in r.output
+
+
+def test_summary_llrs_equal_pav_llr():
+    import numpy as np
+
+    from vpeval.metrics.summary import verification_summary
+
+    rng = np.random.default_rng(5)
+    tar, non = np.round(rng.normal(1, 1, 500), 1), np.round(rng.normal(0, 1, 700), 1)
+    metrics, llrs = verification_summary(tar, non, return_llrs=True)
+    for key, laplace in (("pav", False), ("pav_laplace", True)):
+        t, n = vpeval.pav_llr(tar, non, laplace=laplace)
+        np.testing.assert_array_equal(llrs[key][0], t)
+        np.testing.assert_array_equal(llrs[key][1], n)
+    assert [m.value for m in metrics] == [m.value for m in verification_summary(tar, non)]
+    s = {m.key: m.value for m in metrics}
+    assert s["linkability"] == vpeval.linkability(tar, non)
+    assert s["d_ece"] == pytest.approx(vpeval.d_ece(tar, non), abs=1e-14)

@@ -13,11 +13,11 @@ import numpy as np
 
 from .._checks import as_tar_non
 from ..errors import InvalidScoresError
-from ._blocks import operating_points, pav_block_llr, tie_blocks
+from ._blocks import _merge_sorted, bin_llr, operating_points, pav_bins, pav_block_llr
 from .verification import (
-    _check_costs, _interp_eer, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, cllr, linkability,
+    _check_costs, _interp_eer, _linkability_core, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, cllr,
 )
-from .zebra import d_ece_blocks, zebra_tag
+from .zebra import d_ece_bins, zebra_tag
 
 __all__ = ["MetricValue", "verification_summary"]
 
@@ -41,7 +41,8 @@ class MetricValue:
         return d
 
 
-def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: bool = False) -> list[MetricValue]:
+def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: bool = False,
+                         return_llrs: bool = False):
     """Every verification and ZEBRA metric of one set of trials.
 
     Parameters
@@ -53,11 +54,20 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     scores_are_llrs : bool
         If the scores are calibrated LLRs (nats), also report Cllr and actDCF of the scores themselves.
 
+    return_llrs : bool
+        Also return the per-trial PAV LLRs (nats), plain and Laplace-smoothed, from the same sort.
+
     Returns
     -------
     list of MetricValue
         ROCCH-EER, interpolated EER, minDCF per prior, minCllr, D_ECE, eps_max (nats, bits, log10), the
-        ZEBRA tag, linkability, trial counts; plus Cllr/actDCF for LLR input.
+        ZEBRA tag, linkability (finite scores only), trial counts; plus Cllr for LLR input.
+    dict, only with ``return_llrs``
+        ``{"pav": (tar_llr, non_llr), "pav_laplace": (tar_llr, non_llr)}``, equal to :func:`vpeval.pav_llr`.
+
+    Notes
+    -----
+    One sort per class, one linear merge, two PAV fits; O(n log n) time and O(n) memory.
     """
     tar, non = as_tar_non(tar, non)
     if isinstance(p_targets, (int, float)):
@@ -66,13 +76,19 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     keys = [f"{p:.12g}" for p in p_targets]
     if len(set(keys)) != len(keys):
         raise InvalidScoresError(f"p_targets must be distinct, got {list(p_targets)}")
-    b = tie_blocks(tar, non)
+    if return_llrs:
+        ot, on = np.argsort(tar), np.argsort(non)
+        st, sn = tar[ot], non[on]
+    else:
+        st, sn = np.sort(tar), np.sort(non)
+    b, bt, bn = _merge_sorted(st, sn)
+    bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
     pmiss, pfa = operating_points(b)
     out = [
         MetricValue("n_tar", "Target trials", float(b.total_tar), "count", "Number of target trials", "len(tar)"),
         MetricValue("n_non", "Non-target trials", float(b.total_non), "count", "Number of non-target trials",
                     "len(non)"),
-        MetricValue("eer_rocch", "EER (ROCCH)", _rocch_eer(*_rocch_points(b)), "fraction",
+        MetricValue("eer_rocch", "EER (ROCCH)", _rocch_eer(*_rocch_points(b, bins)), "fraction",
                     "Equal error rate of the ROC convex hull (BOSARIS rocch2eer); <= 0.5", "vpeval.rocch_eer"),
         MetricValue("eer_interp", "EER (interpolated)", _interp_eer(pmiss, pfa), "fraction",
                     "Crossing of pmiss = pfa on the straight-line-joined step DET points; may exceed 0.5",
@@ -83,14 +99,15 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
         out.append(MetricValue(f"min_dcf_{p:.12g}", f"minDCF (P_tar={p:.12g})", v, "normalised cost",
                                "Minimum over thresholds of the DCF normalised by min(p, 1-p); c_miss = c_fa = 1",
                                f"vpeval.min_dcf(p_target={p:.12g})"))
-    out.append(MetricValue("min_cllr", "minCllr", _min_cllr(b), "bits",
+    out.append(MetricValue("min_cllr", "minCllr", _min_cllr(b, bins), "bits",
                            "Cllr after PAV calibration (ties pooled, no ramp)", "vpeval.min_cllr"))
     if scores_are_llrs:
         out.append(MetricValue("cllr", "Cllr", cllr(tar, non), "bits", "Cllr of the scores taken as LLRs (nats)",
                                "vpeval.cllr"))
     # privacy-ZEBRA
-    d = d_ece_blocks(b, laplace=False)
-    eps = float(np.max(np.abs(pav_block_llr(b, laplace=True))))
+    d = d_ece_bins(b, bins)
+    laplace_llr = pav_block_llr(b, laplace=True)
+    eps = float(np.max(np.abs(laplace_llr)))
     out += [
         MetricValue("d_ece", "D_ECE (expected disclosure)", d, "bits",
                     "privacy-ZEBRA: integral over the prior of H(P) - ECE(P) of the PAV LLRs; 0 = no disclosure, "
@@ -105,8 +122,19 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                     "0: [0, eps]; A: (eps, 1]; B: (1, 2]; C: (2, 4]; D: (4, 5]; E: (5, 6]; F: > 6 (log10)",
                     "vpeval.zebra(...).tag"),
     ]
-    if np.isfinite(tar).all() and np.isfinite(non).all():
-        out.append(MetricValue("linkability", "Linkability D<->sys", linkability(tar, non), "fraction",
-                               "Gomez-Barrero et al. 2018 global linkability, omega = 1, histogram of "
+    if np.isfinite(st[[0, -1]]).all() and np.isfinite(sn[[0, -1]]).all():
+        n_bins = max(1, min(tar.size // 10, 100))
+        out.append(MetricValue("linkability", "Linkability D<->sys", _linkability_core(st, sn, 1.0, n_bins),
+                               "fraction", "Gomez-Barrero et al. 2018 global linkability, omega = 1, histogram of "
                                "min(n_tar/10, 100) bins", "vpeval.linkability"))
-    return out
+    if not return_llrs:
+        return out
+    plain = np.repeat(bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non),
+                      np.diff(np.append(bins.start, b.values.size)))
+    llrs = {}
+    for key, block_llr in (("pav", plain), ("pav_laplace", laplace_llr)):
+        t_llr, n_llr = np.empty_like(tar), np.empty_like(non)
+        t_llr[ot] = block_llr[bt]
+        n_llr[on] = block_llr[bn]
+        llrs[key] = (t_llr, n_llr)
+    return out, llrs

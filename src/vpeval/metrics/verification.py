@@ -132,8 +132,8 @@ def interp_eer(tar, non) -> float:
     return _interp_eer(*operating_points(b))
 
 
-def _rocch_points(b: TieBlocks) -> tuple[np.ndarray, np.ndarray]:
-    bins = pav_bins(b.n_tar, b.n_non)
+def _rocch_points(b: TieBlocks, bins=None) -> tuple[np.ndarray, np.ndarray]:
+    bins = pav_bins(b.n_tar, b.n_non) if bins is None else bins
     nt, nn = b.total_tar, b.total_non
     miss = np.concatenate([[0], np.cumsum(bins.n_tar)])
     fa = nn - np.concatenate([[0], np.cumsum(bins.n_non)])
@@ -364,8 +364,8 @@ def cllr(tar_llr, non_llr) -> float:
     return (c_tar + c_non) / (2.0 * _LN2)
 
 
-def _min_cllr(b: TieBlocks) -> float:
-    bins = pav_bins(b.n_tar, b.n_non)
+def _min_cllr(b: TieBlocks, bins=None) -> float:
+    bins = pav_bins(b.n_tar, b.n_non) if bins is None else bins
     llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
     # Bins where a class is absent have llr = -+inf for the other class, contributing exactly 0.
     with np.errstate(invalid="ignore"):
@@ -451,21 +451,32 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
         n_bins = max(1, min(tar.size // 10, 100))
     if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise InvalidScoresError(f"n_bins must be an integer >= 1, got {n_bins!r}")
+    return _linkability_core(np.sort(tar), np.sort(non), omega, int(n_bins))
+
+
+def _linkability_core(st: np.ndarray, sn: np.ndarray, omega: float, n_bins: int) -> float:
+    """Linkability from sorted finite scores; histogram counts by binary search on the bin edges."""
     # Scale to [-1, 1] first (the statistic is invariant to a positive scale): bin edges of scores near the
     # float64 limits would overflow otherwise.
-    scale = max(np.abs(tar).max(), np.abs(non).max())
+    scale = max(abs(st[0]), abs(st[-1]), abs(sn[0]), abs(sn[-1]))
     if scale > 0:
-        tar, non = tar / scale, non / scale
-    lo = min(tar.min(), non.min())
-    hi = max(tar.max(), non.max())
-    edges = np.linspace(lo, hi, int(n_bins) + 1)
+        st, sn = st / scale, sn / scale
+    lo, hi = min(st[0], sn[0]), max(st[-1], sn[-1])
+    edges = np.linspace(lo, hi, n_bins + 1)
     if not np.all(np.diff(edges) > 0):
         # all scores equal, or a range too narrow for n_bins distinct float64 edges: no bin can separate
         # the classes, so nothing is linkable
         return 0.0
     centres = (edges[1:] + edges[:-1]) / 2
-    y_tar = np.histogram(tar, bins=edges, density=True)[0]
-    y_non = np.histogram(non, bins=edges, density=True)[0]
+    width = np.diff(edges)
+
+    def density(x):
+        # bins [e_i, e_i+1), the last one closed, as numpy.histogram
+        cum = np.searchsorted(x, edges, side="left")
+        cum[-1] = x.size
+        return np.diff(cum) / (x.size * width)
+
+    y_tar, y_non = density(st), density(sn)
     olr = np.divide(omega * y_tar, y_non, out=np.full_like(y_tar, omega), where=y_non != 0)
     d = np.where(olr > 1, 2 * olr / (1 + olr) - 1, 0.0)
     d[(y_non == 0) & (y_tar != 0)] = 1.0

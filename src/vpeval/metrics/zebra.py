@@ -13,7 +13,7 @@ import numpy as np
 
 from .._checks import as_real, as_tar_non
 from ..errors import InvalidScoresError
-from ._blocks import pav_block_llr, tie_blocks
+from ._blocks import bin_llr, pav_block_llr, tie_blocks
 
 __all__ = ["ZebraResult", "zebra", "zebra_tag", "d_ece", "ece_profile"]
 
@@ -118,6 +118,15 @@ def d_ece(tar, non, laplace: bool = False) -> float:
     """
     tar, non = as_tar_non(tar, non)
     return d_ece_blocks(tie_blocks(tar, non), laplace)
+
+
+def d_ece_bins(b, bins) -> float:
+    """:func:`d_ece` (plain PAV) from tie blocks and their PAV bins: the LLR is constant on a bin."""
+    llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
+    t, n = bins.n_tar > 0, bins.n_non > 0
+    e_tar = np.dot(bins.n_tar[t], _expected_ece_tar_nats(llr[t])) / b.total_tar
+    e_non = np.dot(bins.n_non[n], _expected_ece_tar_nats(-llr[n])) / b.total_non
+    return float((0.5 - (e_tar + e_non)) / _LN2)
 
 
 def d_ece_blocks(b, laplace: bool = False) -> float:
