@@ -81,3 +81,16 @@ def test_audit_two_systems_side_by_side(tmp_path):
     assert len(_section(doc, "eer-vs-disclosure")["data"]["points"]) == 2
     r = CliRunner().invoke(app, ["audit", str(tmp_path / "nope"), "-o", str(tmp_path / "x")])
     assert r.exit_code == 2 and "embeddings_*.npz" in r.output
+
+
+def test_same_seed_same_report(demo_report, tmp_path):
+    out, doc = demo_report
+    again = tmp_path / "again"
+    r = CliRunner().invoke(app, ["demo", "-o", str(again), "-q"])
+    assert r.exit_code == 0, r.output
+    a = (out / "report.json").read_text().splitlines()
+    b = (again / "report.json").read_text().splitlines()
+    diff = [(x, y) for x, y in zip(a, b) if x != y]
+    assert len(a) == len(b) and len(diff) == 1 and '"generated_at"' in diff[0][0]
+    for png in out.glob("*.png"):
+        assert (again / png.name).read_bytes() == png.read_bytes(), png.name
