@@ -1,1 +1,54 @@
+"""vpeval: how well does a voice anonymizer hide who is speaking?
+
+The public API is re-exported here; the implementations live in the layer packages
+(:mod:`vpeval.io`, :mod:`vpeval.calibration`, :mod:`vpeval.metrics`, :mod:`vpeval.report`).
+"""
+
 __version__ = "0.1.0"
+
+from .calibration import LogisticCalibrator, PAVCalibrator, ScoreCalibrator, pav_llr
+from .errors import (
+    InputFileError,
+    InvalidScoresError,
+    SeparableScoresError,
+    VpevalError,
+    VpevalWarning,
+)
+from .io import (
+    EmbeddingSet,
+    Trials,
+    read_columns,
+    read_embeddings,
+    read_score_label,
+    read_trials_scores,
+    write_embeddings,
+)
+from .metrics import (
+    act_dcf,
+    cllr,
+    d_ece,
+    det_curve,
+    eer,
+    interp_eer,
+    linkability,
+    min_cllr,
+    min_dcf,
+    rocch_eer,
+    zebra,
+    zebra_tag,
+)
+
+__all__ = [
+    "__version__",
+    # io
+    "Trials", "read_trials_scores", "read_score_label", "read_columns", "EmbeddingSet", "read_embeddings",
+    "write_embeddings",
+    # verification
+    "eer", "rocch_eer", "interp_eer", "det_curve", "min_dcf", "act_dcf", "cllr", "min_cllr", "linkability",
+    # calibration
+    "pav_llr", "PAVCalibrator", "LogisticCalibrator", "ScoreCalibrator",
+    # disclosure
+    "zebra", "zebra_tag", "d_ece",
+    # errors
+    "VpevalError", "InputFileError", "InvalidScoresError", "SeparableScoresError", "VpevalWarning",
+]

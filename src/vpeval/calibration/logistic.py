@@ -1,0 +1,127 @@
+"""Affine logistic-regression calibration with the training prior removed (BOSARIS style)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import expit
+
+from ..errors import InvalidScoresError, SeparableScoresError
+from .base import ScoreCalibrator
+
+__all__ = ["LogisticCalibrator"]
+
+
+class LogisticCalibrator(ScoreCalibrator):
+    """LLR = ``slope * score + intercept`` (nats) by maximum likelihood logistic regression.
+
+    Parameters
+    ----------
+    p_target : float in (0, 1), optional
+        Prior weighting as in BOSARIS ``train_binary_classifier``: the objective is
+        ``p/Nt sum softplus(-(a s + b + plo)) + (1-p)/Nn sum softplus(a s + b + plo)`` with
+        ``plo = logit(p)``. ``None`` (default) uses the training proportion ``Nt/(Nt+Nn)``, which is plain
+        unweighted maximum likelihood. In both cases the prior log-odds are removed, so the output are LLRs,
+        not posterior log-odds.
+    regularization : float, optional
+        ``None`` (default): unpenalised maximum likelihood; perfectly or quasi-perfectly separable training
+        scores raise :class:`~vpeval.errors.SeparableScoresError`, because the slope then runs to infinity.
+        A float ``lam > 0`` adds the named "ridge on the standardised slope" penalty
+        ``lam * (a * sd)^2 / 2`` (nats per unit weight, ``sd`` the standard deviation of all training scores),
+        which makes the fit finite on separable data; only use it when asked for, and report it.
+
+    Attributes
+    ----------
+    slope_, intercept_ : float
+        Fitted LLR map.
+    converged_ : bool
+
+    Raises
+    ------
+    SeparableScoresError
+        ``regularization is None`` and ``min(tar) >= max(non)`` or ``max(tar) <= min(non)``.
+    InvalidScoresError
+        Non-finite training scores, fewer than one score per class, bad ``p_target``.
+
+    Notes
+    -----
+    Brummer & du Preez (2006), Sec. 6 and Brummer & de Villiers, BOSARIS toolkit (2011), linear calibration.
+    The optimum is invariant to trial order. Transforming new scores is an affine map; +-inf scores give
+    +-inf LLRs (for a positive slope).
+
+    Examples
+    --------
+    >>> cal = LogisticCalibrator().fit([0.0, 1.0, 2.0, 3.0], [-1.0, 0.5, 1.5])
+    >>> round(cal.slope_, 6) > 0
+    True
+    """
+
+    name = "logistic"
+
+    def __init__(self, p_target: float | None = None, regularization: float | None = None):
+        self.p_target = p_target
+        self.regularization = regularization
+
+    def _fit(self, tar, non):
+        if not (np.isfinite(tar).all() and np.isfinite(non).all()):
+            raise InvalidScoresError("logistic calibration needs finite training scores (inf found)")
+        lam = self.regularization
+        if lam is not None and not lam > 0:
+            raise InvalidScoresError(f"regularization must be a positive float or None, got {lam!r}")
+        if lam is None and (tar.min() >= non.max() or tar.max() <= non.min()):
+            raise SeparableScoresError(
+                "target and non-target training scores are perfectly separable "
+                f"(targets in [{tar.min():.6g}, {tar.max():.6g}], non-targets in [{non.min():.6g}, "
+                f"{non.max():.6g}]): the maximum-likelihood slope is infinite. Use more overlapping training "
+                "data, another estimator (PAV with Laplace smoothing), or ask for LogisticCalibrator("
+                "regularization=...) explicitly."
+            )
+        p = self.p_target if self.p_target is not None else tar.size / (tar.size + non.size)
+        if not 0.0 < p < 1.0:
+            raise InvalidScoresError(f"p_target must be in (0, 1), got {p!r}")
+        plo = math.log(p) - math.log1p(-p)
+        # Standardise for conditioning; map back at the end.
+        allv = np.concatenate([tar, non])
+        mu, sd = float(allv.mean()), float(allv.std())
+        if sd == 0.0:
+            sd = 1.0
+        zt, zn = (tar - mu) / sd, (non - mu) / sd
+        wt, wn = p / tar.size, (1.0 - p) / non.size
+
+        def fun(theta):
+            a, b = theta
+            lt = a * zt + b + plo
+            ln = a * zn + b + plo
+            f = wt * np.logaddexp(0.0, -lt).sum() + wn * np.logaddexp(0.0, ln).sum()
+            gt = -wt * expit(-lt)  # d/dlt
+            gn = wn * expit(ln)
+            g = np.array([(gt * zt).sum() + (gn * zn).sum(), gt.sum() + gn.sum()])
+            if lam is not None:
+                f += 0.5 * lam * a * a
+                g[0] += lam * a
+            return f, g
+
+        def hess(theta):
+            a, b = theta
+            st = expit(a * zt + b + plo)
+            sn = expit(a * zn + b + plo)
+            ht = wt * st * (1 - st)
+            hn = wn * sn * (1 - sn)
+            haa = (ht * zt * zt).sum() + (hn * zn * zn).sum() + (lam or 0.0)
+            hab = (ht * zt).sum() + (hn * zn).sum()
+            hbb = ht.sum() + hn.sum()
+            return np.array([[haa, hab], [hab, hbb]])
+
+        res = minimize(fun, np.zeros(2), jac=True, hess=hess, method="trust-exact",
+                       options={"gtol": 1e-12, "maxiter": 500})
+        a, b = (float(v) for v in res.x)
+        self.converged_ = bool(res.success)
+        self.slope_ = a / sd
+        self.intercept_ = b - a * mu / sd
+        self.p_effective_ = p
+
+    def _transform(self, scores):
+        with np.errstate(invalid="ignore"):
+            return self.slope_ * scores + self.intercept_

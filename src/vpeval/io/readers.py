@@ -1,0 +1,351 @@
+"""Readers for verification trials and scores, with strict validation.
+
+Formats read unchanged
+----------------------
+``key`` + ``scores`` (Kaldi, VoicePrivacy 2020-2026, privacy-ZEBRA)
+    key lines ``enroll test target|nontarget``; score lines ``enroll test score``. Joined on the
+    (enroll, test) pair.
+``score label`` (anonymization toolkits)
+    lines ``score label`` with label ``1`` (target) or ``0`` (non-target).
+generic columns
+    whitespace- or comma-separated files, columns by 0-based index (no header) or by header name, with an
+    explicit label mapping (e.g. ASVspoof ``- target 18.2`` lines, ``spoof`` ignored); CSV and Parquet tables
+    with named columns.
+
+Rules: labels are case-sensitive (``Target`` is an error); lines may end in LF or CRLF; blank lines are
+skipped; every other line must parse. Scores are float64, NaN is an error, ``inf`` is allowed. Errors are
+:class:`~vpeval.errors.InputFileError` with ``path:line:``. ``higher_is_target=False`` negates the scores so
+that everything downstream sees higher = more target-like.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputFileError
+from .trials import Trials
+
+__all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any"]
+
+KEY_LABELS = {"target": True, "nontarget": False}
+_SHOW = 5  # how many missing keys an error lists
+
+
+def _lines(path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, stripped line) of non-blank lines; CRLF and LF alike."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputFileError(p, None, f"cannot read file ({exc.strerror or exc})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(p, None, f"not UTF-8 text (byte {exc.start})") from None
+    for i, line in enumerate(text.splitlines(), start=1):
+        s = line.strip()
+        if s:
+            yield i, s
+
+
+def _score(path, lineno, token) -> float:
+    try:
+        v = float(token)
+    except ValueError:
+        raise InputFileError(path, lineno, f"score {token!r} is not a number") from None
+    if math.isnan(v):
+        raise InputFileError(path, lineno, "score is NaN; every trial needs a numeric score")
+    return v
+
+
+def _fields(path, lineno, line, n, what) -> list[str]:
+    f = line.split()
+    if len(f) != n:
+        raise InputFileError(path, lineno, f"expected {n} fields ({what}), got {len(f)}: {line[:80]!r}")
+    return f
+
+
+def _finish(scores, labels, enroll, test, source, higher_is_target) -> Trials:
+    s = np.asarray(scores, dtype=np.float64)
+    t = np.asarray(labels, dtype=bool)
+    if not t.any():
+        raise InputFileError(source, None, "no target trials; both classes are needed")
+    if t.all():
+        raise InputFileError(source, None, "no non-target trials; both classes are needed")
+    if not higher_is_target:
+        s = -s
+    return Trials(s, t, enroll, test, source=str(source),
+                  meta={"higher_is_target": bool(higher_is_target)})
+
+
+def read_trials_scores(key_path, scores_path, *, higher_is_target: bool = True) -> Trials:
+    """Read a Kaldi/VoicePrivacy key and a score file and join them on the (enroll, test) pair.
+
+    Parameters
+    ----------
+    key_path : path
+        Lines ``enroll test target|nontarget``.
+    scores_path : path
+        Lines ``enroll test score``.
+    higher_is_target : bool, default True
+        Score direction. ``False`` negates scores.
+
+    Returns
+    -------
+    Trials
+        One trial per key line, in key order, with ``enroll`` and ``test`` keys.
+
+    Raises
+    ------
+    InputFileError
+        Wrong number of fields, unknown label (case-sensitive), unparsable or NaN score, a pair twice in
+        either file (equal or conflicting), key pairs without a score or scores without a key pair (the first
+        few are listed with the counts), an empty class.
+    """
+    key: dict[tuple[str, str], tuple[bool, int]] = {}
+    for ln, line in _lines(key_path):
+        e, t, lab = _fields(key_path, ln, line, 3, "enroll test target|nontarget")
+        if lab not in KEY_LABELS:
+            raise InputFileError(key_path, ln, f"unknown label {lab!r}; expected 'target' or 'nontarget'")
+        if (e, t) in key:
+            raise InputFileError(key_path, ln, f"trial ({e}, {t}) already given on line {key[(e, t)][1]}")
+        key[(e, t)] = (KEY_LABELS[lab], ln)
+    scores: dict[tuple[str, str], tuple[float, int]] = {}
+    for ln, line in _lines(scores_path):
+        e, t, s = _fields(scores_path, ln, line, 3, "enroll test score")
+        v = _score(scores_path, ln, s)
+        if (e, t) in scores:
+            prev, pl = scores[(e, t)]
+            how = "with the same score" if prev == v else f"with a conflicting score ({prev!r} vs {v!r})"
+            raise InputFileError(scores_path, ln, f"trial ({e}, {t}) scored twice {how}; first on line {pl}")
+        scores[(e, t)] = (v, ln)
+    if not key:
+        raise InputFileError(key_path, None, "no trials in key file")
+    missing = [k for k in key if k not in scores]
+    if missing:
+        show = ", ".join(f"({e} {t}, key line {key[(e, t)][1]})" for e, t in missing[:_SHOW])
+        raise InputFileError(
+            scores_path, None,
+            f"{len(missing)} of {len(key)} key trials have no score, e.g. {show}",
+        )
+    extra = [k for k in scores if k not in key]
+    if extra:
+        show = ", ".join(f"({e} {t}, line {scores[(e, t)][1]})" for e, t in extra[:_SHOW])
+        raise InputFileError(
+            scores_path, None,
+            f"{len(extra)} scored trials are not in the key {key_path}, e.g. {show}",
+        )
+    pairs = list(key)
+    return _finish(
+        [scores[p][0] for p in pairs], [key[p][0] for p in pairs],
+        [p[0] for p in pairs], [p[1] for p in pairs],
+        f"{key_path} + {scores_path}", higher_is_target,
+    )
+
+
+def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
+    """Read a two-column ``score label`` file (label ``1`` = target, ``0`` = non-target).
+
+    Raises
+    ------
+    InputFileError
+        A line without exactly two fields, a label other than ``1``/``0``, an unparsable or NaN score, an
+        empty class.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "s.txt")
+    >>> _ = open(p, "w").write("0.9 1\\r\\n0.1 0\\r\\n")
+    >>> t = read_score_label(p); t.tar.tolist(), t.non.tolist()
+    ([0.9], [0.1])
+    """
+    scores, labels = [], []
+    for ln, line in _lines(path):
+        s, lab = _fields(path, ln, line, 2, "score label")
+        if lab not in ("1", "0"):
+            raise InputFileError(path, ln, f"label {lab!r} must be 1 (target) or 0 (non-target)")
+        scores.append(_score(path, ln, s))
+        labels.append(lab == "1")
+    if not scores:
+        raise InputFileError(path, None, "no trials in file")
+    return _finish(scores, labels, None, None, path, higher_is_target)
+
+
+def _as_set(x) -> frozenset[str]:
+    if isinstance(x, str):
+        return frozenset([x])
+    return frozenset(str(v) for v in x)
+
+
+def _rows(path, sep) -> Iterator[tuple[int, list[str]]]:
+    if sep is None:
+        for ln, line in _lines(path):
+            yield ln, line.split()
+        return
+    text = "\n".join(line for _, line in _enumerate_raw(path))
+    for ln, row in enumerate(csv.reader(io.StringIO(text), delimiter=sep), start=1):
+        if any(c.strip() for c in row):
+            yield ln, [c.strip() for c in row]
+
+
+def _enumerate_raw(path) -> Iterator[tuple[int, str]]:
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise InputFileError(p, None, f"cannot read file ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise InputFileError(p, None, f"not UTF-8 text (byte {exc.start})") from None
+    yield from enumerate(text.splitlines(), start=1)
+
+
+def read_columns(
+    path,
+    *,
+    label_col: int | str,
+    score_col: int | str,
+    target: str | Iterable[str],
+    nontarget: str | Iterable[str],
+    ignore: str | Iterable[str] = (),
+    sep: str | None = None,
+    key_cols: tuple[int | str, int | str] | None = None,
+    higher_is_target: bool = True,
+) -> Trials:
+    """Read labelled scores from a whitespace/CSV file or a Parquet table with an explicit label mapping.
+
+    Parameters
+    ----------
+    path : path
+        Text file, or ``.parquet`` table (then columns are names).
+    label_col, score_col : int or str
+        0-based column indices (file without header) or header names (the first non-blank line is the
+        header). Both must be of the same kind.
+    target, nontarget : str or iterable of str
+        Label values meaning target and non-target (case-sensitive).
+    ignore : str or iterable of str
+        Label values whose rows are skipped on purpose (e.g. ``"spoof"``); any other label is an error.
+    sep : str, optional
+        ``None`` splits on runs of white space; ``","`` (or another character) reads CSV with quoting.
+    key_cols : (col, col), optional
+        Enrollment and test id columns; when given, a repeated pair is an error.
+    higher_is_target : bool, default True
+
+    Returns
+    -------
+    Trials
+
+    Raises
+    ------
+    InputFileError
+        Missing column, short row, unknown label, unparsable or NaN score, duplicate key, empty class,
+        overlapping label sets.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> p = os.path.join(tempfile.mkdtemp(), "asv.txt")
+    >>> _ = open(p, "w").write("- target 18.2\\n- nontarget -3.5\\n- spoof 1.0\\n")
+    >>> t = read_columns(p, label_col=1, score_col=2, target="target", nontarget="nontarget", ignore="spoof")
+    >>> t.tar.tolist(), t.non.tolist()
+    ([18.2], [-3.5])
+    """
+    tset, nset, iset = _as_set(target), _as_set(nontarget), _as_set(ignore)
+    if (tset & nset) or (tset & iset) or (nset & iset):
+        raise InputFileError(path, None, "target, nontarget and ignore label sets must not overlap")
+    named = isinstance(label_col, str)
+    if isinstance(score_col, str) != named or (key_cols and any(isinstance(c, str) != named for c in key_cols)):
+        raise InputFileError(path, None, "columns must all be given as indices or all as header names")
+    if str(path).endswith(".parquet"):
+        return _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target)
+    rows = _rows(path, sep)
+    cols = [label_col, score_col] + list(key_cols or ())
+    if named:
+        try:
+            _, header = next(rows)
+        except StopIteration:
+            raise InputFileError(path, None, "empty file; expected a header line") from None
+        missing = [c for c in cols if c not in header]
+        if missing:
+            raise InputFileError(path, 1, f"header has no column(s) {missing}; found {header}")
+        idx = [header.index(c) for c in cols]
+    else:
+        idx = [int(c) for c in cols]
+    need = max(idx) + 1
+    scores, labels, keys, seen = [], [], [], {}
+    for ln, f in rows:
+        if len(f) < need:
+            raise InputFileError(path, ln, f"expected at least {need} fields, got {len(f)}")
+        lab = f[idx[0]]
+        if lab in iset:
+            continue
+        if lab not in tset and lab not in nset:
+            raise InputFileError(
+                path, ln,
+                f"unknown label {lab!r}; expected one of target={sorted(tset)}, nontarget={sorted(nset)}"
+                + (f", ignore={sorted(iset)}" if iset else ""),
+            )
+        scores.append(_score(path, ln, f[idx[1]]))
+        labels.append(lab in tset)
+        if key_cols:
+            k = (f[idx[2]], f[idx[3]])
+            if k in seen:
+                raise InputFileError(path, ln, f"trial {k} already given on line {seen[k]}")
+            seen[k] = ln
+            keys.append(k)
+    if not scores:
+        raise InputFileError(path, None, "no target or non-target rows")
+    enroll = [k[0] for k in keys] if key_cols else None
+    test = [k[1] for k in keys] if key_cols else None
+    return _finish(scores, labels, enroll, test, path, higher_is_target)
+
+
+def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target) -> Trials:
+    import pandas as pd
+
+    try:
+        df = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow raises several types for bad files
+        raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
+    cols = [label_col, score_col] + list(key_cols or ())
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise InputFileError(path, None, f"no column(s) {missing}; found {list(df.columns)}")
+    lab = df[label_col].astype(str).to_numpy()
+    known = np.isin(lab, list(tset | nset | iset))
+    if not known.all():
+        r = int(np.flatnonzero(~known)[0])
+        raise InputFileError(path, r + 1, f"row {r}: unknown label {lab[r]!r}")
+    keep = ~np.isin(lab, list(iset))
+    sc = pd.to_numeric(df[score_col], errors="coerce").to_numpy(dtype=np.float64)
+    bad = keep & np.isnan(sc)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise InputFileError(path, r + 1, f"row {r}: score {df[score_col].iloc[r]!r} is not a number")
+    enroll = test = None
+    if key_cols:
+        enroll = df[key_cols[0]].astype(str).to_numpy()[keep]
+        test = df[key_cols[1]].astype(str).to_numpy()[keep]
+        pairs = pd.Series(list(zip(enroll, test)))
+        dup = pairs.duplicated()
+        if dup.any():
+            r = int(np.flatnonzero(keep)[int(np.flatnonzero(dup.to_numpy())[0])])
+            raise InputFileError(path, r + 1, f"row {r}: trial {pairs[dup].iloc[0]} given twice")
+    return _finish(sc[keep], np.isin(lab[keep], list(tset)), enroll, test, path, higher_is_target)
+
+
+def read_scores_any(scores_path, key_path=None, *, higher_is_target: bool = True) -> Trials:
+    """Read a score file in whichever of the two standard formats it is.
+
+    With ``key_path``: Kaldi key + scores (:func:`read_trials_scores`). Without: a ``score label`` file
+    (:func:`read_score_label`). Nothing else is guessed.
+    """
+    if key_path is not None:
+        return read_trials_scores(key_path, scores_path, higher_is_target=higher_is_target)
+    return read_score_label(scores_path, higher_is_target=higher_is_target)

@@ -1,0 +1,75 @@
+"""The :class:`Trials` container shared by readers, protocols and reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidScoresError
+
+__all__ = ["Trials"]
+
+
+@dataclass(frozen=True)
+class Trials:
+    """A set of scored verification trials.
+
+    Attributes
+    ----------
+    scores : ndarray of shape (n,), float64
+        One score per trial, oriented so that higher means "more likely target".
+    is_target : ndarray of shape (n,), bool
+        True for target (same-speaker, mated) trials.
+    enroll, test : ndarray of shape (n,), str, or None
+        The trial key (enrollment model id, test utterance id) when the source had one.
+    source : str
+        Where the trials came from (a path or a protocol name), for messages and reports.
+    """
+
+    scores: np.ndarray
+    is_target: np.ndarray
+    enroll: np.ndarray | None = None
+    test: np.ndarray | None = None
+    source: str = "<arrays>"
+    meta: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        s = np.asarray(self.scores, dtype=np.float64)
+        t = np.asarray(self.is_target, dtype=bool)
+        if s.ndim != 1 or t.shape != s.shape:
+            raise InvalidScoresError(
+                f"{self.source}: scores {s.shape} and is_target {t.shape} must be 1-D of equal length"
+            )
+        object.__setattr__(self, "scores", s)
+        object.__setattr__(self, "is_target", t)
+        for name in ("enroll", "test"):
+            v = getattr(self, name)
+            if v is not None:
+                v = np.asarray(v, dtype=str)
+                if v.shape != s.shape:
+                    raise InvalidScoresError(f"{self.source}: {name} has shape {v.shape}, expected {s.shape}")
+                object.__setattr__(self, name, v)
+
+    @property
+    def tar(self) -> np.ndarray:
+        """Target scores, float64, shape (n_tar,)."""
+        return self.scores[self.is_target]
+
+    @property
+    def non(self) -> np.ndarray:
+        """Non-target scores, float64, shape (n_non,)."""
+        return self.scores[~self.is_target]
+
+    def __len__(self) -> int:
+        return self.scores.shape[0]
+
+    def select(self, mask) -> "Trials":
+        """The trials where the boolean ``mask`` is true."""
+        m = np.asarray(mask, dtype=bool)
+        return Trials(
+            self.scores[m], self.is_target[m],
+            None if self.enroll is None else self.enroll[m],
+            None if self.test is None else self.test[m],
+            self.source, dict(self.meta),
+        )

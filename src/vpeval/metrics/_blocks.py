@@ -1,0 +1,106 @@
+"""Tie blocks: the shared O(n log n) sort behind every trial metric (internal).
+
+Scores are merged and grouped into *blocks* of equal value, ascending. Each block carries its number of
+target and non-target trials. Every rank-based metric (DET, both EERs, minDCF, PAV, minCllr, ZEBRA) is a
+function of these counts only, which is why none of them depends on the order of the input lines and none
+ever splits a block of tied scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import isotonic_regression
+
+from .._checks import as_tar_non
+
+
+@dataclass(frozen=True)
+class TieBlocks:
+    """Distinct scores ``values`` (ascending) with per-block counts ``n_tar`` and ``n_non`` (int64)."""
+
+    values: np.ndarray
+    n_tar: np.ndarray
+    n_non: np.ndarray
+
+    @property
+    def total_tar(self) -> int:
+        return int(self.n_tar.sum())
+
+    @property
+    def total_non(self) -> int:
+        return int(self.n_non.sum())
+
+
+def tie_blocks(tar, non) -> TieBlocks:
+    """Group validated ``tar``/``non`` scores into ascending blocks of equal score."""
+    tar, non = as_tar_non(tar, non)
+    st = np.sort(tar)
+    sn = np.sort(non)
+    # Timsort merges the two sorted runs in linear time.
+    values = np.unique(np.concatenate([st, sn]))
+    n_tar = np.diff(np.searchsorted(st, values, side="right"), prepend=0)
+    n_non = np.diff(np.searchsorted(sn, values, side="right"), prepend=0)
+    return TieBlocks(values, n_tar.astype(np.int64), n_non.astype(np.int64))
+
+
+def operating_points(b: TieBlocks) -> tuple[np.ndarray, np.ndarray]:
+    """(pmiss, pfa) at thresholds ``b.values`` followed by ``+inf``; length ``len(values) + 1``.
+
+    Decision rule: accept as target iff ``score >= t``.
+    """
+    nt, nn = b.total_tar, b.total_non
+    miss = np.concatenate([[0], np.cumsum(b.n_tar)])  # targets strictly below each threshold
+    fa = nn - np.concatenate([[0], np.cumsum(b.n_non)])  # non-targets at or above
+    return miss / nt, fa / nn
+
+
+@dataclass(frozen=True)
+class PAVBins:
+    """Pooled PAV bins over tie blocks.
+
+    ``start`` holds, for every PAV bin, the index of its first tie block; ``n_tar``/``n_non`` are the exact
+    integer counts of the bin, so posteriors are exact ratios and never depend on float summation.
+    """
+
+    start: np.ndarray
+    n_tar: np.ndarray
+    n_non: np.ndarray
+
+
+def pav_bins(n_tar: np.ndarray, n_non: np.ndarray) -> PAVBins:
+    """Pool adjacent violators over blocks with counts ``n_tar``/``n_non`` (ascending score order).
+
+    The isotonic (non-decreasing) least-squares fit of the block target proportions, weighted by block
+    size, is computed by :func:`scipy.optimize.isotonic_regression`; the bins it returns are then re-counted
+    exactly from the integer block counts.
+    """
+    w = (n_tar + n_non).astype(np.float64)
+    res = isotonic_regression(n_tar / w, weights=w, increasing=True)
+    start = np.asarray(res.blocks[:-1], dtype=np.int64)
+    return PAVBins(start, np.add.reduceat(n_tar, start), np.add.reduceat(n_non, start))
+
+
+def bin_llr(n_tar_bin, n_non_bin, total_tar: int, total_non: int) -> np.ndarray:
+    """LLR (nats) of bins with the given counts: ``ln(T/N) - ln(Nt/Nn)``, +-inf for pure bins."""
+    t = np.asarray(n_tar_bin, dtype=np.float64)
+    n = np.asarray(n_non_bin, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return (np.log(t) - np.log(n)) - (np.log(total_tar) - np.log(total_non))
+
+
+def pav_block_llr(b: TieBlocks, laplace: bool) -> np.ndarray:
+    """PAV LLR (nats) of every tie block; ``laplace`` adds the privacy-ZEBRA end-point pseudo-trials."""
+    n_tar, n_non = b.n_tar, b.n_non
+    if laplace:
+        one = np.ones(1, dtype=np.int64)
+        n_tar = np.concatenate([one, n_tar, one])
+        n_non = np.concatenate([one, n_non, one])
+    bins = pav_bins(n_tar, n_non)
+    llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
+    sizes = np.diff(np.append(bins.start, n_tar.size))
+    block_llr = np.repeat(llr, sizes)
+    if laplace:
+        block_llr = block_llr[1:-1]
+    return block_llr

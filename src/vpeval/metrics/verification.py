@@ -1,0 +1,467 @@
+"""Speaker-verification metrics over target (``tar``) and non-target (``non``) scores.
+
+Conventions shared by every function here
+-----------------------------------------
+* **Decision rule**: a trial is accepted as target iff ``score >= t``. Hence
+  ``pmiss(t) = #{tar < t} / Nt`` and ``pfa(t) = #{non >= t} / Nn``.
+* **Thresholds** are every distinct score and ``+inf``; ``-inf`` gives the same operating point as the lowest
+  score (pmiss 0, pfa 1). A block of tied scores is never split, so no result depends on the order of the
+  input trials.
+* **Scores** are float64, higher means "more likely target". ``+-inf`` scores are allowed; NaN or empty
+  arrays raise :class:`~vpeval.errors.InvalidScoresError`.
+* **Units**: error rates and DCFs are fractions in [0, 1] (not percent); Cllr in bits; LLRs in nats.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import as_tar_non
+from ..errors import InvalidScoresError
+from ._blocks import TieBlocks, bin_llr, operating_points, pav_bins, tie_blocks
+
+__all__ = [
+    "DETCurve",
+    "det_curve",
+    "eer",
+    "rocch_eer",
+    "interp_eer",
+    "rocch",
+    "min_dcf",
+    "act_dcf",
+    "cllr",
+    "min_cllr",
+    "linkability",
+]
+
+_LN2 = math.log(2.0)
+
+
+@dataclass(frozen=True)
+class DETCurve:
+    """Operating points of a detector, ordered by increasing threshold.
+
+    Attributes
+    ----------
+    pmiss, pfa : ndarray of shape (m + 1,)
+        Miss and false-alarm rates (fractions) at each threshold.
+    thresholds : ndarray of shape (m + 1,)
+        The ``m`` distinct scores ascending, then ``+inf``.
+    """
+
+    pmiss: np.ndarray
+    pfa: np.ndarray
+    thresholds: np.ndarray
+
+
+def det_curve(tar, non) -> DETCurve:
+    """Miss and false-alarm rates at every distinct threshold (the step DET curve).
+
+    Parameters
+    ----------
+    tar, non : array_like of shape (n_tar,), (n_non,)
+        Target and non-target scores.
+
+    Returns
+    -------
+    DETCurve
+        ``pmiss`` non-decreasing, ``pfa`` non-increasing, from (0, 1) at the lowest score to (1, 0) at
+        ``+inf``. Tied scores form one threshold.
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays or NaN.
+
+    Notes
+    -----
+    Martin et al., "The DET curve in assessment of detection task performance", Eurospeech 1997. Plot on
+    probit axes with :class:`vpeval.plots.DETDisplay`.
+
+    Examples
+    --------
+    >>> c = det_curve([0.6, 0.8], [0.2, 0.6])
+    >>> c.pmiss.tolist(), c.pfa.tolist()
+    ([0.0, 0.0, 0.5, 1.0], [1.0, 0.5, 0.0, 0.0])
+    """
+    b = tie_blocks(tar, non)
+    pmiss, pfa = operating_points(b)
+    return DETCurve(pmiss, pfa, np.concatenate([b.values, [np.inf]]))
+
+
+def _interp_eer(pmiss: np.ndarray, pfa: np.ndarray) -> float:
+    # Points go from (pmiss 0, pfa 1) to (1, 0); d = pmiss - pfa rises from -1 to +1.
+    d = pmiss - pfa
+    j = int(np.argmax(d >= 0))
+    if d[j] == 0:
+        return float(pmiss[j])
+    lam = -d[j - 1] / (d[j] - d[j - 1])
+    return float(pmiss[j - 1] + lam * (pmiss[j] - pmiss[j - 1]))
+
+
+def interp_eer(tar, non) -> float:
+    """Interpolated step-curve EER: where the straight-line-joined DET operating points cross pfa = pmiss.
+
+    Parameters
+    ----------
+    tar, non : array_like of shape (n_tar,), (n_non,)
+        Target and non-target scores.
+
+    Returns
+    -------
+    float
+        EER as a fraction in [0, 1]. It can exceed 0.5 when scores are reversed (worse than chance); the
+        scores are never flipped automatically.
+
+    Notes
+    -----
+    The operating points of :func:`det_curve` (one per distinct score, plus ``+inf``) are joined by straight
+    lines in (pfa, pmiss) space and the crossing with the diagonal is returned. Where an operating point lies
+    on the diagonal it is returned exactly. Ties are one point. This differs from the common "closest point,
+    mean of pmiss and pfa" EER and from :func:`rocch_eer`.
+
+    Examples
+    --------
+    >>> interp_eer([0.1, 0.2], [0.8, 0.9])
+    1.0
+    """
+    b = tie_blocks(tar, non)
+    return _interp_eer(*operating_points(b))
+
+
+def _rocch_points(b: TieBlocks) -> tuple[np.ndarray, np.ndarray]:
+    bins = pav_bins(b.n_tar, b.n_non)
+    nt, nn = b.total_tar, b.total_non
+    miss = np.concatenate([[0], np.cumsum(bins.n_tar)])
+    fa = nn - np.concatenate([[0], np.cumsum(bins.n_non)])
+    return miss / nt, fa / nn
+
+
+def _rocch_eer(pmiss: np.ndarray, pfa: np.ndarray) -> float:
+    # The hull vertices run from (pmiss 0, pfa 1) to (1, 0) and the hull is convex, so the EER is the crossing
+    # of the hull with pmiss = pfa, found on the first segment where pmiss - pfa becomes >= 0.
+    return _interp_eer(pmiss, pfa)
+
+
+def rocch(tar, non) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices of the ROC convex hull (ROCCH), as (pmiss, pfa) ordered by increasing threshold.
+
+    Parameters
+    ----------
+    tar, non : array_like
+        Target and non-target scores.
+
+    Returns
+    -------
+    pmiss, pfa : ndarray of shape (k + 1,)
+        One vertex at the lower edge of each of the ``k`` PAV bins, then (1, 0).
+
+    Notes
+    -----
+    The vertices of the ROCCH are the bin edges of the pool-adjacent-violators fit of the labels ordered by
+    score (Fawcett & Niculescu-Mizil, "PAV and the ROC convex hull", Machine Learning 68, 2007; Brummer & du
+    Preez, BOSARIS toolkit, 2011). Tied scores form one block before PAV, so the hull runs straight through a
+    block of mixed labels.
+    """
+    return _rocch_points(tie_blocks(tar, non))
+
+
+def rocch_eer(tar, non) -> float:
+    """ROCCH-EER: the equal error rate of the ROC convex hull (BOSARIS definition).
+
+    Parameters
+    ----------
+    tar, non : array_like of shape (n_tar,), (n_non,)
+        Target and non-target scores.
+
+    Returns
+    -------
+    float
+        EER as a fraction in [0, 0.5]. It never exceeds 0.5: the hull always contains the chance diagonal
+        (random guessing), so reversed scores give 0.5, not more.
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays or NaN.
+
+    Notes
+    -----
+    Brummer & de Villiers, "The BOSARIS toolkit", 2011 (``rocch2eer``); also Brummer & du Preez, Computer
+    Speech and Language 20, 2006. The hull is obtained by PAV (see :func:`rocch`); the EER is where the hull
+    crosses pmiss = pfa. Invariant under strictly increasing score transforms and trial order. This is the
+    default EER of vpeval reports.
+
+    Examples
+    --------
+    >>> rocch_eer([0.1, 0.2], [0.8, 0.9])
+    0.5
+    >>> rocch_eer([1, 1, 1, 1], [1, 1, 1, 1])
+    0.5
+    """
+    return _rocch_eer(*rocch(tar, non))
+
+
+def eer(tar, non, method: str = "rocch") -> float:
+    """Equal error rate, with the definition named.
+
+    Parameters
+    ----------
+    tar, non : array_like of shape (n_tar,), (n_non,)
+        Target and non-target scores.
+    method : {"rocch", "interp"}
+        ``"rocch"``: :func:`rocch_eer` (BOSARIS ROC convex hull; default, <= 0.5).
+        ``"interp"``: :func:`interp_eer` (crossing of the straight-line-joined step DET points; may exceed
+        0.5).
+
+    Returns
+    -------
+    float
+        Fraction in [0, 1].
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays, NaN, or an unknown ``method``.
+
+    Examples
+    --------
+    >>> eer([0.6, 0.7, 0.8], [0.1, 0.2, 0.3]), eer([0.6, 0.7, 0.8], [0.1, 0.2, 0.3], method="interp")
+    (0.0, 0.0)
+    """
+    if method == "rocch":
+        return rocch_eer(tar, non)
+    if method == "interp":
+        return interp_eer(tar, non)
+    raise InvalidScoresError(f"method must be 'rocch' or 'interp', got {method!r}")
+
+
+def _check_costs(p_target, c_miss, c_fa) -> None:
+    if not (0.0 < float(p_target) < 1.0):
+        raise InvalidScoresError(f"p_target must be in (0, 1), got {p_target!r}")
+    if not (float(c_miss) > 0 and float(c_fa) > 0):
+        raise InvalidScoresError(f"c_miss and c_fa must be > 0, got {c_miss!r}, {c_fa!r}")
+
+
+def _normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa):
+    norm = min(c_miss * p_target, c_fa * (1.0 - p_target))
+    return (c_miss * p_target * pmiss + c_fa * (1.0 - p_target) * pfa) / norm
+
+
+def min_dcf(tar, non, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:
+    """Minimum normalised detection cost over all thresholds.
+
+    Parameters
+    ----------
+    tar, non : array_like of shape (n_tar,), (n_non,)
+        Target and non-target scores (any scale; only their order matters).
+    p_target : float in (0, 1)
+        Prior probability of a target trial.
+    c_miss, c_fa : float > 0
+        Costs of a miss and of a false alarm.
+
+    Returns
+    -------
+    float
+        ``min_t [c_miss p pmiss(t) + c_fa (1-p) pfa(t)] / min(c_miss p, c_fa (1-p))``, in [0, 1]. Both trivial
+        operating points (accept all, reject all) are thresholds, so the value never exceeds 1.
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays, NaN, ``p_target`` outside (0, 1), non-positive costs.
+
+    Notes
+    -----
+    NIST SRE evaluation plans (e.g. SRE 2008, Eq. 1) with the normalisation of Brummer & du Preez (2006),
+    Sec. 2. Tied scores are one threshold. Invariant under strictly increasing score transforms.
+
+    Examples
+    --------
+    >>> min_dcf([0.5, 0.5], [0.5, 0.5], p_target=0.05)
+    1.0
+    """
+    _check_costs(p_target, c_miss, c_fa)
+    pmiss, pfa = operating_points(tie_blocks(tar, non))
+    return float(np.min(_normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa)))
+
+
+def act_dcf(tar_llr, non_llr, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:
+    """Actual normalised detection cost of LLRs at the Bayes threshold.
+
+    Parameters
+    ----------
+    tar_llr, non_llr : array_like
+        Natural-log likelihood ratios (nats) of target and non-target trials.
+    p_target, c_miss, c_fa : float
+        As in :func:`min_dcf`.
+
+    Returns
+    -------
+    float
+        Normalised DCF at threshold ``eta = ln(c_fa (1 - p) / (c_miss p))``; a trial is accepted iff
+        ``llr >= eta``. Can exceed 1 for badly calibrated LLRs.
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays, NaN, bad ``p_target`` or costs.
+
+    Notes
+    -----
+    Brummer & du Preez (2006), Sec. 2.4: with calibrated LLRs the Bayes decision is ``llr >= eta``.
+    actDCF - minDCF is the calibration loss at that operating point.
+
+    Examples
+    --------
+    >>> act_dcf([2.0, -1.0], [-2.0, 0.5], p_target=0.5)
+    1.0
+    """
+    _check_costs(p_target, c_miss, c_fa)
+    tar_llr, non_llr = as_tar_non(tar_llr, non_llr)
+    eta = math.log(c_fa * (1.0 - p_target)) - math.log(c_miss * p_target)
+    pmiss = float(np.mean(tar_llr < eta))
+    pfa = float(np.mean(non_llr >= eta))
+    return float(_normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa))
+
+
+def cllr(tar_llr, non_llr) -> float:
+    """Log-likelihood-ratio cost Cllr, in bits.
+
+    Parameters
+    ----------
+    tar_llr, non_llr : array_like of shape (n_tar,), (n_non,)
+        Natural-log likelihood ratios (nats). ``+-inf`` allowed.
+
+    Returns
+    -------
+    float
+        ``Cllr = 1/(2 ln 2) [mean softplus(-tar_llr) + mean softplus(non_llr)]`` bits, with
+        ``softplus(x) = ln(1 + e^x)`` computed stably (``logaddexp(0, x)``). 0 for perfect, 1 for LLRs that
+        are all 0, ``inf`` when a target has ``llr = -inf`` or a non-target ``+inf``.
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays or NaN.
+
+    Notes
+    -----
+    Brummer & du Preez, "Application-independent evaluation of speaker detection", Computer Speech and
+    Language 20 (2006), Eq. 32 (equal-prior cross entropy).
+
+    Examples
+    --------
+    >>> round(cllr([np.inf, 2.0], [-np.inf, -1.0]), 12)
+    0.158764873791
+    >>> cllr([0.0], [0.0])
+    1.0
+    """
+    tar_llr, non_llr = as_tar_non(tar_llr, non_llr)
+    c_tar = float(np.mean(np.logaddexp(0.0, -tar_llr)))
+    c_non = float(np.mean(np.logaddexp(0.0, non_llr)))
+    return (c_tar + c_non) / (2.0 * _LN2)
+
+
+def _min_cllr(b: TieBlocks) -> float:
+    bins = pav_bins(b.n_tar, b.n_non)
+    llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
+    # Bins where a class is absent have llr = -+inf for the other class, contributing exactly 0.
+    with np.errstate(invalid="ignore"):
+        c_tar = np.where(bins.n_tar > 0, bins.n_tar * np.logaddexp(0.0, -llr), 0.0).sum() / b.total_tar
+        c_non = np.where(bins.n_non > 0, bins.n_non * np.logaddexp(0.0, llr), 0.0).sum() / b.total_non
+    return float((c_tar + c_non) / (2.0 * _LN2))
+
+
+def min_cllr(tar, non) -> float:
+    """Minimum Cllr: Cllr after optimal monotonic (PAV) calibration, in bits.
+
+    Parameters
+    ----------
+    tar, non : array_like
+        Target and non-target scores (any scale).
+
+    Returns
+    -------
+    float
+        ``cllr(*pav_llr(tar, non))`` in [0, 1] bits: 0 for separable scores, 1 when PAV finds no
+        information.
+
+    Notes
+    -----
+    Brummer & du Preez (2006), Sec. 4.4. PAV pools tied scores first (see :func:`vpeval.pav_llr`); no
+    tie-breaking ramp is added. Toolkits that add a small monotonicity ramp (1e-6 / n per rank, as
+    ``anonymization_metrics``) report values that differ from this in about the ninth decimal.
+    Invariant under strictly increasing transforms and trial order.
+
+    Examples
+    --------
+    >>> round(min_cllr([0.3, 0.5, 0.9], [0.1, 0.5, 0.5]), 12)
+    0.666666666667
+    """
+    return _min_cllr(tie_blocks(tar, non))
+
+
+def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> float:
+    """Global linkability ``D<->sys`` of Gomez-Barrero et al., in [0, 1].
+
+    Parameters
+    ----------
+    tar, non : array_like
+        Mated (same speaker) and non-mated scores.
+    omega : float > 0
+        Prior ratio P(mated) / P(non-mated).
+    n_bins : int, optional
+        Number of equal-width histogram bins spanning [min, max] of all scores. Default
+        ``min(n_tar // 10, 100)`` (at least 1), as in the ``anonymization_metrics`` toolkit.
+
+    Returns
+    -------
+    float
+        ``D<->sys = integral p(s|mated) D<->(s) ds`` with ``D<->(s) = 2 omega LR(s)/(1 + omega LR(s)) - 1`` where
+        ``omega LR(s) > 1`` and 0 elsewhere; ``D<->(s) = 1`` in bins with mated but no non-mated scores.
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays, NaN or inf scores, ``omega <= 0``, ``n_bins < 1``.
+
+    Notes
+    -----
+    Gomez-Barrero et al., "General framework to evaluate unlinkability in biometric template protection
+    systems", IEEE TIFS 13(6), 2018, Eqs. 5-7. The densities are normalised histograms and the integral is
+    the trapezoid rule over the bin centres, which is the discretisation of the published reference
+    implementation (Maouche et al., Interspeech 2020) whose numbers we reproduce. Being a histogram
+    estimate, it is *not* invariant under monotonic transforms of the scores; it is invariant to trial
+    order. If all scores are equal the value is 0. With few bins the trapezoid over the centres leaves out
+    half of the two end bins, so even perfectly separated scores can read below 1 (0.5 with 2 bins).
+
+    Examples
+    --------
+    >>> linkability([1.0, 1.0], [0.0, 0.0], n_bins=2)
+    0.5
+    >>> linkability([0.0, 1.0], [0.0, 1.0], n_bins=2)
+    0.0
+    """
+    tar, non = as_tar_non(tar, non, allow_inf=False)
+    if not omega > 0:
+        raise InvalidScoresError(f"omega must be > 0, got {omega!r}")
+    if n_bins is None:
+        n_bins = max(1, min(tar.size // 10, 100))
+    if int(n_bins) < 1:
+        raise InvalidScoresError(f"n_bins must be >= 1, got {n_bins!r}")
+    lo = min(tar.min(), non.min())
+    hi = max(tar.max(), non.max())
+    if lo == hi:
+        return 0.0
+    edges = np.linspace(lo, hi, int(n_bins) + 1)
+    centres = (edges[1:] + edges[:-1]) / 2
+    y_tar = np.histogram(tar, bins=edges, density=True)[0]
+    y_non = np.histogram(non, bins=edges, density=True)[0]
+    olr = np.divide(omega * y_tar, y_non, out=np.full_like(y_tar, omega), where=y_non != 0)
+    d = np.where(olr > 1, 2 * olr / (1 + olr) - 1, 0.0)
+    d[(y_non == 0) & (y_tar != 0)] = 1.0
+    return float(np.trapezoid(d * y_tar, centres))

@@ -1,0 +1,235 @@
+"""privacy-ZEBRA: expected (D_ECE) and worst-case (eps_max) disclosure of an attacker's scores.
+
+Source: Nautsch, Patino, Tomashenko, Yamagishi, Noe, Bonastre, Todisco, Evans, "The Privacy ZEBRA: Zero
+Evidence Biometric Recognition Assessment", Interspeech 2020 (Eqs. 6-9, Table 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import as_tar_non
+from ..errors import InvalidScoresError
+from ._blocks import pav_block_llr, tie_blocks
+
+__all__ = ["ZebraResult", "zebra", "zebra_tag", "d_ece", "ece_profile"]
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_EPS = float(np.finfo(np.float64).eps)
+
+#: Upper (closed) bounds of the tags A..E in log10 units; above the last bound the tag is F.
+TAG_BOUNDS_LOG10 = (("A", 1.0), ("B", 2.0), ("C", 4.0), ("D", 5.0), ("E", 6.0))
+
+
+def zebra_tag(eps_max_log10: float) -> str:
+    """privacy-ZEBRA categorical tag of a worst-case disclosure given in log10 units.
+
+    Parameters
+    ----------
+    eps_max_log10 : float >= 0
+        max |LLR| in log10 (bans).
+
+    Returns
+    -------
+    str
+        ``"0"`` for [0, machine epsilon] (perfect secrecy), ``"A"`` (eps, 1], ``"B"`` (1, 2], ``"C"`` (2, 4],
+        ``"D"`` (4, 5], ``"E"`` (5, 6], ``"F"`` above 6 (including inf). Intervals are closed on the right.
+
+    Raises
+    ------
+    InvalidScoresError
+        Negative or NaN input.
+
+    Notes
+    -----
+    Nautsch et al. (2020), Table 1 (verbal scale after ENFSI).
+
+    Examples
+    --------
+    >>> [zebra_tag(x) for x in (0, 1e-20, 0.5, 1, 2, 6, float("inf"))]
+    ['0', '0', 'A', 'A', 'B', 'E', 'F']
+    """
+    x = float(eps_max_log10)
+    if math.isnan(x) or x < 0:
+        raise InvalidScoresError(f"eps_max_log10 must be >= 0, got {eps_max_log10!r}")
+    if x <= _EPS:
+        return "0"
+    for tag, upper in TAG_BOUNDS_LOG10:
+        if x <= upper:
+            return tag
+    return "F"
+
+
+def _expected_ece_tar_nats(llr: np.ndarray) -> np.ndarray:
+    """``integral_0^1 P ln(1 + e^-llr (1-P)/P) dP`` (nats), elementwise, stable for all llr in [-inf, inf].
+
+    With ``a = e^-llr`` the integral is ``(a - 1/4 - 3a^2/4 + (a^2/2) ln a) / (1 - a)^2 + 1/4``; for
+    ``llr < 0`` the same is evaluated in ``b = 1/a`` and near ``llr = 0`` by its Taylor series.
+    """
+    x = np.asarray(llr, dtype=np.float64)
+    out = np.empty_like(x)
+    small = np.abs(x) < 0.05
+    pos = (x >= 0.05) & np.isfinite(x)
+    neg = (x <= -0.05) & np.isfinite(x)
+    # llr -> +inf: 0; llr -> -inf: +inf.
+    out[x == np.inf] = 0.0
+    out[x == -np.inf] = np.inf
+    a = np.exp(-x[pos])
+    out[pos] = (a - 0.25 - 0.75 * a * a - 0.5 * a * a * x[pos]) / (1 - a) ** 2 + 0.25
+    b = np.exp(x[neg])
+    out[neg] = (-0.25 * b * b + b - 0.75 - 0.5 * x[neg]) / (1 - b) ** 2 + 0.25
+    # Taylor series about llr = 0; the truncation error below |llr| = 0.05 is under 1e-15.
+    s = x[small]
+    coef = (1 / 4, -1 / 6, 1 / 24, -1 / 360, -1 / 1440, 1 / 10080, 1 / 60480, -1 / 302400)
+    out[small] = np.polynomial.polynomial.polyval(s, coef)
+    return out
+
+
+def d_ece(tar, non, laplace: bool = False) -> float:
+    """Expected disclosure D_ECE of the PAV-calibrated scores, in bits.
+
+    Parameters
+    ----------
+    tar, non : array_like
+        Target and non-target scores.
+    laplace : bool, default False
+        Use Laplace-smoothed PAV LLRs (see :func:`vpeval.pav_llr`) instead of plain PAV.
+
+    Returns
+    -------
+    float
+        ``D_ECE = integral_0^1 [H(P) - ECE(P)] dP`` bits, where ``H`` is the binary entropy (the ECE of an
+        uninformative system) and ``ECE(P)`` the empirical cross entropy of the PAV LLRs at prior ``P``. 0 for
+        uninformative scores; ``1/ln 4 = 0.7213`` bits at perfect separation (plain PAV).
+
+    Notes
+    -----
+    Nautsch et al. (2020), Eq. 8, with the prior integrated uniformly over [0, 1] in closed form (no grid).
+    Invariant under strictly increasing transforms and trial order.
+
+    Examples
+    --------
+    >>> round(d_ece([0.6, 0.7, 0.8], [0.1, 0.2, 0.3]), 6), round(1 / math.log(4), 6)
+    (0.721348, 0.721348)
+    >>> d_ece([1, 1], [1, 1])
+    0.0
+    """
+    tar, non = as_tar_non(tar, non)
+    b = tie_blocks(tar, non)
+    block_llr = pav_block_llr(b, laplace)
+    # integral_0^1 H(P) dP = 1/2 nats. A class absent from a block contributes nothing (its llr may be infinite there).
+    e_tar = np.dot(b.n_tar[b.n_tar > 0], _expected_ece_tar_nats(block_llr[b.n_tar > 0])) / b.total_tar
+    e_non = np.dot(b.n_non[b.n_non > 0], _expected_ece_tar_nats(-block_llr[b.n_non > 0])) / b.total_non
+    return float((0.5 - (e_tar + e_non)) / _LN2)
+
+
+def ece_profile(tar_llr, non_llr, plo) -> np.ndarray:
+    """Empirical cross entropy (bits) of LLRs at prior log-odds ``plo``.
+
+    Parameters
+    ----------
+    tar_llr, non_llr : array_like
+        LLRs in nats.
+    plo : array_like of shape (k,)
+        Prior log-odds ``logit(P)``.
+
+    Returns
+    -------
+    ndarray of shape (k,)
+        ``ECE = P mean log2(1 + e^-(llr+plo)) [targets] + (1-P) mean log2(1 + e^(llr+plo)) [non-targets]``.
+
+    Notes
+    -----
+    Ramos & Gonzalez-Rodriguez, "Reliable support: measuring calibration of likelihood ratios", Forensic
+    Science International 230 (2013), Eq. 3; plotted in privacy-ZEBRA (Nautsch et al. 2020, Fig. 1).
+    """
+    tar_llr, non_llr = as_tar_non(tar_llr, non_llr)
+    plo = np.atleast_1d(np.asarray(plo, dtype=np.float64))
+    p = 1.0 / (1.0 + np.exp(-plo))
+    out = np.empty_like(plo)
+    for i, (lo, pi) in enumerate(zip(plo, p)):
+        out[i] = (pi * np.logaddexp(0.0, -(tar_llr + lo)).mean()
+                  + (1 - pi) * np.logaddexp(0.0, non_llr + lo).mean()) / _LN2
+    return out
+
+
+@dataclass(frozen=True)
+class ZebraResult:
+    """privacy-ZEBRA result.
+
+    Attributes
+    ----------
+    d_ece_bits : float
+        Expected disclosure (plain PAV), bits.
+    eps_max : float
+        Worst-case disclosure ``max |LLR|`` over all trials, nats (Laplace-smoothed PAV LLRs).
+    eps_max_bits, eps_max_log10 : float
+        The same in bits and in log10 (bans).
+    tag : str
+        Categorical tag ``"0"``..``"F"`` of ``eps_max_log10``.
+    n_tar, n_non : int
+    """
+
+    d_ece_bits: float
+    eps_max: float
+    eps_max_bits: float
+    eps_max_log10: float
+    tag: str
+    n_tar: int
+    n_non: int
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def zebra(tar, non) -> ZebraResult:
+    """privacy-ZEBRA: expected and worst-case disclosure with its categorical tag.
+
+    Parameters
+    ----------
+    tar, non : array_like of shape (n_tar,), (n_non,)
+        Target and non-target scores of the attacker.
+
+    Returns
+    -------
+    ZebraResult
+        ``d_ece_bits`` from plain PAV LLRs (:func:`d_ece`); ``eps_max`` = max |LLR| in nats over the
+        Laplace-smoothed PAV LLRs of all trials (finite by construction), with bits and log10 beside it, and
+        the tag of :func:`zebra_tag`.
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays or NaN.
+
+    Notes
+    -----
+    Nautsch et al. (2020), Eqs. 8-9 and Table 1. No monotonicity ramp is added, so uninformative scores
+    give exactly ``eps_max = 0`` and tag ``"0"`` when the classes have equal size; with unequal sizes the
+    pseudo-trials (one of each class at each end) pull a pooled bin away from the real prior, so fully tied
+    scores with 3 targets and 2 non-targets give ``ln(9/8)``. eps_max is invariant under strictly increasing score
+    transforms and trial order; it depends on the counts through the Laplace pseudo-trials.
+
+    Examples
+    --------
+    >>> r = zebra([0.2, 0.4, 0.6], [0.1, 0.3, 0.5])
+    >>> round(r.eps_max, 6) == round(math.log(2), 6), r.tag
+    (True, 'A')
+    """
+    tar, non = as_tar_non(tar, non)
+    b = tie_blocks(tar, non)
+    block_llr = pav_block_llr(b, laplace=True)
+    eps = float(np.max(np.abs(block_llr)))
+    return ZebraResult(
+        d_ece_bits=d_ece(tar, non),
+        eps_max=eps,
+        eps_max_bits=eps / _LN2,
+        eps_max_log10=eps / _LN10,
+        tag=zebra_tag(eps / _LN10),
+        n_tar=int(tar.size),
+        n_non=int(non.size),
+    )

@@ -1,0 +1,85 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.integrate import quad
+
+from vpeval import d_ece, pav_llr, zebra, zebra_tag
+from vpeval.errors import InvalidScoresError
+from vpeval.metrics.zebra import ece_profile
+
+
+def test_tags():
+    values = [0, 1e-20, 0.5, 1, 2, 6, math.inf]
+    assert [zebra_tag(v) for v in values] == ["0", "0", "A", "A", "B", "E", "F"]
+    assert [zebra_tag(v) for v in (1.0000001, 4, 4.5, 5, 5.5, 6.0001)] == ["B", "C", "D", "D", "E", "F"]
+    with pytest.raises(InvalidScoresError):
+        zebra_tag(-0.1)
+    with pytest.raises(InvalidScoresError):
+        zebra_tag(float("nan"))
+
+
+def test_tag_zero_is_reachable():
+    r = zebra([0.3, 0.3, 0.3], [0.3, 0.3, 0.3])
+    assert r.eps_max == 0.0 and r.tag == "0" and r.d_ece_bits == 0.0
+    # With unequal class sizes the Laplace pseudo-trials (one of each class per end) shift the pooled
+    # posterior away from the real prior, so even fully tied scores give a small eps_max: a property of
+    # the privacy-ZEBRA convention, documented in zebra().
+    r = zebra([0.3, 0.3, 0.3], [0.3, 0.3])
+    # blocks [1,1] [3,2] [1,1] -> PAV pools the last two: 4 tar / 3 non -> |ln(4/3) - ln(3/2)| = ln(9/8)
+    assert r.eps_max == pytest.approx(math.log(9 / 8), abs=1e-15)
+    assert r.d_ece_bits == 0.0
+
+
+def test_worst_case_paper_table2():
+    # Example 1: targets 0.2, 0.4, 0.6; non-targets 0.1, 0.3, 0.5
+    t, n = pav_llr([0.2, 0.4, 0.6], [0.1, 0.3, 0.5])
+    assert max(np.abs(t).max(), np.abs(n).max()) == math.inf
+    t, n = pav_llr([0.2, 0.4, 0.6], [0.1, 0.3, 0.5], laplace=True)
+    by_score = dict(zip([0.2, 0.4, 0.6, 0.1, 0.3, 0.5], np.concatenate([t, n])))
+    got = [by_score[s] for s in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6)]
+    ln2 = math.log(2)
+    np.testing.assert_allclose(got, [-ln2, 0, 0, 0, 0, ln2], atol=1e-15)
+    assert zebra([0.2, 0.4, 0.6], [0.1, 0.3, 0.5]).eps_max == pytest.approx(ln2, abs=1e-15)
+    # Example 2: labels flipped
+    assert zebra([0.1, 0.3, 0.5], [0.2, 0.4, 0.6]).eps_max == 0.0
+    t, n = pav_llr([0.1, 0.3, 0.5], [0.2, 0.4, 0.6])
+    assert np.all(t == 0) and np.all(n == 0)
+
+
+def test_units_beside_each_other():
+    r = zebra([0.6, 0.7, 0.8], [0.1, 0.2, 0.3])
+    assert r.eps_max == pytest.approx(math.log(4))
+    assert r.eps_max_bits == pytest.approx(2.0)
+    assert r.eps_max_log10 == pytest.approx(math.log10(4))
+    assert r.d_ece_bits == pytest.approx(1 / math.log(4), abs=1e-12)
+
+
+def _d_ece_quadrature(tar, non, laplace=False):
+    t, n = pav_llr(tar, non, laplace=laplace)
+
+    def gap(p):
+        lo = math.log(p) - math.log1p(-p)
+        h = -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+        return h - ece_profile(t, n, [lo])[0]
+
+    return quad(gap, 0, 1, limit=400, epsabs=1e-12)[0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 8), min_size=1, max_size=10), st.lists(st.integers(0, 8), min_size=1, max_size=10),
+       st.booleans())
+def test_d_ece_closed_form_equals_quadrature(tar, non, laplace):
+    t, n = pav_llr(tar, non)
+    if np.isinf(t).any() or np.isinf(n).any():
+        laplace = True  # the quadrature needs finite LLRs; plain-PAV infinities are checked elsewhere
+    assert d_ece(tar, non, laplace=laplace) == pytest.approx(_d_ece_quadrature(tar, non, laplace), abs=1e-8)
+
+
+def test_d_ece_range():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=500)
+    assert 0 <= d_ece(x[:200], x[200:]) < 0.05
+    assert d_ece(x + 100, x) == pytest.approx(1 / math.log(4))
