@@ -62,7 +62,7 @@ def test_constant_nontarget_class_raises():
     [
         ([1.0], [0.0, 1.0], "at least two"),
         ([1.0, 2.0], [0.0], "at least two"),
-        ([1.0, np.nan], [0.0, 1.0], "non-finite"),
+        ([1.0, np.nan], [0.0, 1.0], "NaN"),
         ([1.0, 2.0], [0.0, np.inf], "non-finite"),
         ([], [0.0, 1.0], "empty"),
         ([[1.0, 2.0]], [0.0, 1.0], "1-D"),

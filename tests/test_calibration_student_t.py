@@ -81,7 +81,7 @@ def test_constant_class_raises(constant):
     "kw, tar, non, match",
     [
         ({}, [1.0], [0.0, 1.0], "at least two"),
-        ({}, [1.0, np.nan], [0.0, 1.0], "non-finite"),
+        ({}, [1.0, np.nan], [0.0, 1.0], "NaN"),
         ({}, [1.0, 2.0], [-np.inf, 1.0], "non-finite"),
         ({"df": 0.0}, [1.0, 2.0], [0.0, 1.0], "df must be"),
         ({"df": np.inf}, [1.0, 2.0], [0.0, 1.0], "df must be"),

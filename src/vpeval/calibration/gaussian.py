@@ -13,6 +13,7 @@ import numpy as np
 
 from .._checks import as_scores
 from ..errors import InvalidScoresError
+from .base import ScoreCalibrator
 
 __all__ = ["GaussianCalibrator"]
 
@@ -34,7 +35,7 @@ def _training_scores(x, name: str) -> np.ndarray:
     return arr
 
 
-class GaussianCalibrator:
+class GaussianCalibrator(ScoreCalibrator):
     """LLR from one maximum-likelihood normal density per class.
 
     ``LLR(s) = ln N(s; mu_tar, sigma_tar) - ln N(s; mu_non, sigma_non)`` nats, i.e.::
@@ -58,8 +59,10 @@ class GaussianCalibrator:
     Raises
     ------
     InvalidScoresError
-        From :meth:`fit`: a class with fewer than two scores, a class whose scores are all equal (zero
-        variance), NaN or infinite scores.  From :meth:`transform`: NaN or infinite scores.
+        From ``fit(tar, non)``: a class with fewer than two scores, a class whose scores are all equal (zero
+        variance), NaN or infinite scores.  From ``transform(scores)``: NaN or infinite scores.
+    NotFittedError
+        ``transform`` before ``fit``.
 
     Notes
     -----
@@ -84,8 +87,7 @@ class GaussianCalibrator:
     def name(self) -> str:
         return "gaussian_shared" if self.shared_variance else "gaussian"
 
-    def fit(self, tar, non) -> "GaussianCalibrator":
-        """Fit the two normal densities to target scores ``tar`` and non-target scores ``non``."""
+    def _fit(self, tar, non) -> None:
         tar = _training_scores(tar, "tar")
         non = _training_scores(non, "non")
         mu_t = float(np.sum(tar) / tar.size)
@@ -104,12 +106,8 @@ class GaussianCalibrator:
                 "the scores are too close together or too large for float64"
             )
         self.mu_tar_, self.mu_non_, self.sigma_tar_, self.sigma_non_ = mu_t, mu_n, sd_t, sd_n
-        return self
 
-    def transform(self, scores) -> np.ndarray:
-        """LLR (nats) of each score, shape as the 1-D input."""
-        if not hasattr(self, "mu_tar_"):
-            raise InvalidScoresError(f"{type(self).__name__} is not fitted; call fit(tar, non) first")
+    def _transform(self, scores) -> np.ndarray:
         s = as_scores(scores, "scores", allow_inf=False)
         with np.errstate(over="ignore", invalid="ignore"):
             zt = (s - self.mu_tar_) / self.sigma_tar_

@@ -15,6 +15,7 @@ from scipy import stats
 
 from .._checks import as_scores
 from ..errors import InvalidScoresError
+from .base import ScoreCalibrator
 from .gaussian import _training_scores
 
 __all__ = ["StudentTCalibrator"]
@@ -44,7 +45,7 @@ def _fit_t(x: np.ndarray, df, name: str):
     return d, loc, scale
 
 
-class StudentTCalibrator:
+class StudentTCalibrator(ScoreCalibrator):
     """LLR from one maximum-likelihood Student-t density per class (``scipy.stats.t.fit``).
 
     ``LLR(s) = ln t(s; df_tar, loc_tar, scale_tar) - ln t(s; df_non, loc_non, scale_non)`` nats.
@@ -65,8 +66,11 @@ class StudentTCalibrator:
     Raises
     ------
     InvalidScoresError
-        From :meth:`fit`: a class with fewer than two scores or with all scores equal, NaN or infinite
-        scores, or an optimiser result that is not finite.  From :meth:`transform`: NaN or infinite scores.
+        From ``fit(tar, non)``: a class with fewer than two scores or with all scores equal, NaN or infinite
+        scores, or an optimiser result that is not finite.  From ``transform(scores)``: NaN or infinite
+        scores.
+    NotFittedError
+        ``transform`` before ``fit``.
 
     Notes
     -----
@@ -90,8 +94,7 @@ class StudentTCalibrator:
     def __init__(self, df: float | None = None):
         self.df = df
 
-    def fit(self, tar, non) -> "StudentTCalibrator":
-        """Fit a Student-t density to the target scores ``tar`` and one to the non-target scores ``non``."""
+    def _fit(self, tar, non) -> None:
         df = self.df
         if df is not None:
             df = float(df)
@@ -101,12 +104,8 @@ class StudentTCalibrator:
         non = _training_scores(non, "non")
         self.df_tar_, self.loc_tar_, self.scale_tar_ = _fit_t(tar, df, "tar")
         self.df_non_, self.loc_non_, self.scale_non_ = _fit_t(non, df, "non")
-        return self
 
-    def transform(self, scores) -> np.ndarray:
-        """LLR (nats) of each score, shape as the 1-D input."""
-        if not hasattr(self, "df_tar_"):
-            raise InvalidScoresError("StudentTCalibrator is not fitted; call fit(tar, non) first")
+    def _transform(self, scores) -> np.ndarray:
         s = as_scores(scores, "scores", allow_inf=False)
         return stats.t.logpdf(s, self.df_tar_, self.loc_tar_, self.scale_tar_) - stats.t.logpdf(
             s, self.df_non_, self.loc_non_, self.scale_non_
