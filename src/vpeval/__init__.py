@@ -23,6 +23,7 @@ from .io import (
     read_trials_scores,
     write_embeddings,
 )
+from .pipeline import OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 from .metrics import (
     act_dcf,
     cllr,
@@ -49,6 +50,8 @@ __all__ = [
     "pav_llr", "PAVCalibrator", "LogisticCalibrator", "ScoreCalibrator",
     # disclosure
     "zebra", "zebra_tag", "d_ece",
+    # protocols
+    "Protocol", "make_protocol", "build_trials", "one_to_n", "OneToN", "ProtocolError",
     # errors
     "VpevalError", "InputFileError", "InvalidScoresError", "SeparableScoresError", "VpevalWarning",
 ]

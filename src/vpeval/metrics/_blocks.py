@@ -36,13 +36,25 @@ class TieBlocks:
 def tie_blocks(tar, non) -> TieBlocks:
     """Group validated ``tar``/``non`` scores into ascending blocks of equal score."""
     tar, non = as_tar_non(tar, non)
-    st = np.sort(tar)
-    sn = np.sort(non)
-    # Timsort merges the two sorted runs in linear time.
-    values = np.unique(np.concatenate([st, sn]))
-    n_tar = np.diff(np.searchsorted(st, values, side="right"), prepend=0)
-    n_non = np.diff(np.searchsorted(sn, values, side="right"), prepend=0)
-    return TieBlocks(values, n_tar.astype(np.int64), n_non.astype(np.int64))
+    return _merge_sorted(np.sort(tar), np.sort(non))[0]
+
+
+def _merge_sorted(st: np.ndarray, sn: np.ndarray) -> tuple[TieBlocks, np.ndarray, np.ndarray]:
+    """Blocks of two sorted arrays, plus the block index of every element of ``st`` and of ``sn``."""
+    both = np.concatenate([st, sn])
+    # A stable sort of two sorted runs is a linear merge (timsort); targets precede tied non-targets.
+    order = np.argsort(both, kind="stable")
+    v = both[order]
+    is_tar = order < st.size
+    new_block = np.empty(v.size, dtype=bool)
+    new_block[0] = True
+    np.not_equal(v[1:], v[:-1], out=new_block[1:])
+    starts = np.flatnonzero(new_block)
+    block_id = np.cumsum(new_block) - 1
+    n_tar = np.add.reduceat(is_tar.astype(np.int64), starts)
+    n_non = np.diff(np.append(starts, v.size)) - n_tar
+    # elements of each class keep their sorted order inside the merge
+    return TieBlocks(v[starts], n_tar, n_non), block_id[is_tar], block_id[~is_tar]
 
 
 def operating_points(b: TieBlocks) -> tuple[np.ndarray, np.ndarray]:

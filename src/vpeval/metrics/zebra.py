@@ -119,9 +119,14 @@ def d_ece(tar, non, laplace: bool = False) -> float:
     0.0
     """
     tar, non = as_tar_non(tar, non)
-    b = tie_blocks(tar, non)
+    return d_ece_blocks(tie_blocks(tar, non), laplace)
+
+
+def d_ece_blocks(b, laplace: bool = False) -> float:
+    """:func:`d_ece` of prepared tie blocks (internal building block of the summaries)."""
     block_llr = pav_block_llr(b, laplace)
-    # integral_0^1 H(P) dP = 1/2 nats. A class absent from a block contributes nothing (its llr may be infinite there).
+    # integral_0^1 H(P) dP = 1/2 nats. A class absent from a block contributes nothing (its llr may be
+    # infinite there).
     e_tar = np.dot(b.n_tar[b.n_tar > 0], _expected_ece_tar_nats(block_llr[b.n_tar > 0])) / b.total_tar
     e_non = np.dot(b.n_non[b.n_non > 0], _expected_ece_tar_nats(-block_llr[b.n_non > 0])) / b.total_non
     return float((0.5 - (e_tar + e_non)) / _LN2)

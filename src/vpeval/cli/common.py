@@ -1,0 +1,102 @@
+"""Shared CLI pieces: input options, error handling, output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import VpevalError
+from ..io.readers import read_columns, read_score_label, read_trials_scores
+from ..io.trials import Trials
+
+EXIT_OK = 0
+EXIT_INPUT = 2  # bad input or usage
+EXIT_OUTPUT = 3  # output folder exists (without --force)
+
+FORMATS_HELP = """
+Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error):
+
+\b
+  SCORES with --key KEY      Kaldi/VoicePrivacy: KEY lines `enroll test target|nontarget`,
+                             SCORES lines `enroll test score`, joined on the (enroll, test) pair.
+  SCORES alone               `score label` lines, label 1 = target, 0 = non-target.
+  SCORES with --label-col/--score-col
+                             any whitespace (or --sep ,) file or .parquet table; columns by 0-based
+                             index or header name; --target/--nontarget/--ignore give the label mapping
+                             (e.g. ASVspoof `- target 18.2`: --label-col 1 --score-col 2 --target target
+                             --nontarget nontarget --ignore spoof).
+  A FOLDER                   containing Kaldi `trials` and `scores` files.
+
+Higher scores mean "more likely target" unless --lower-is-target is given.
+"""
+
+
+def fail(msg: str, code: int = EXIT_INPUT):
+    typer.echo(f"vpeval: error: {msg}", err=True)
+    raise typer.Exit(code)
+
+
+def handle_errors(func):
+    """Turn our errors into a one-line message and a documented exit code (no traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from ..report.writer import OutputExistsError
+
+        try:
+            return func(*args, **kwargs)
+        except OutputExistsError as exc:
+            fail(str(exc), EXIT_OUTPUT)
+        except VpevalError as exc:
+            fail(str(exc))
+
+    return wrapper
+
+
+def split_name(spec: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` -> (NAME, PATH); a plain path -> (None, PATH)."""
+    if "=" in spec and not Path(spec).exists():
+        name, path = spec.split("=", 1)
+        return name, path
+    return None, spec
+
+
+def load_trials(
+    path: str,
+    key: Optional[str] = None,
+    label_col: Optional[str] = None,
+    score_col: Optional[str] = None,
+    target: Optional[list[str]] = None,
+    nontarget: Optional[list[str]] = None,
+    ignore: Optional[list[str]] = None,
+    sep: Optional[str] = None,
+    lower_is_target: bool = False,
+) -> Trials:
+    """Read one score input according to the CLI options (see FORMATS_HELP)."""
+    p = Path(path)
+    hit = not lower_is_target
+    if p.is_dir():
+        k, s = p / "trials", p / "scores"
+        if not (k.is_file() and s.is_file()):
+            raise VpevalError(f"{p}: a folder input must contain Kaldi 'trials' and 'scores' files")
+        return read_trials_scores(k, s, higher_is_target=hit)
+    if key:
+        return read_trials_scores(key, p, higher_is_target=hit)
+    if label_col is not None or score_col is not None:
+        if label_col is None or score_col is None or not target or not nontarget:
+            raise VpevalError("--label-col, --score-col, --target and --nontarget go together")
+        conv = (lambda c: int(c)) if label_col.isdigit() and score_col.isdigit() else (lambda c: c)
+        return read_columns(p, label_col=conv(label_col), score_col=conv(score_col), target=target,
+                            nontarget=nontarget, ignore=ignore or (), sep=sep, higher_is_target=hit)
+    return read_score_label(p, higher_is_target=hit)
+
+
+def echo_json(obj) -> None:
+    from ..report.writer import _jsonable
+
+    sys.stdout.write(json.dumps(_jsonable(obj), indent=2) + "\n")

@@ -1,0 +1,197 @@
+"""The ``vpeval`` command line: one subcommand per metric family, plus ``report`` and ``demo``.
+
+Exit codes: 0 success; 2 bad input or usage (the message names file and line); 3 the output folder exists
+and is not empty (use --force); 1 an unexpected internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from .. import __version__
+from ..metrics.summary import verification_summary
+from .common import FORMATS_HELP, echo_json, handle_errors, load_trials, split_name
+
+app = typer.Typer(
+    name="vpeval",
+    help="Measure how well a voice anonymizer hides who is speaking. " + __doc__.split("\n\n")[1],
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool):
+    if value:
+        typer.echo(f"vpeval {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")):
+    pass
+
+
+# shared options
+KeyOpt = typer.Option(None, "--key", help="Kaldi key `enroll test target|nontarget` for a Kaldi scores file.")
+LabelCol = typer.Option(None, "--label-col", help="Label column (0-based index or header name).")
+ScoreCol = typer.Option(None, "--score-col", help="Score column (0-based index or header name).")
+TargetOpt = typer.Option(None, "--target", help="Label value(s) meaning target (repeatable).")
+NonOpt = typer.Option(None, "--nontarget", help="Label value(s) meaning non-target (repeatable).")
+IgnoreOpt = typer.Option(None, "--ignore", help="Label value(s) to skip on purpose, e.g. spoof (repeatable).")
+SepOpt = typer.Option(None, "--sep", help="Column separator (default: white space), e.g. ','.")
+LowerOpt = typer.Option(False, "--lower-is-target", help="Lower scores mean more likely target.")
+PTargetOpt = typer.Option([0.01, 0.05], "--p-target", help="Prior(s) for minDCF (repeatable).")
+
+
+@app.command(help="Verification and privacy-ZEBRA metrics of one score input, as a table or JSON.\n"
+             + FORMATS_HELP)
+@handle_errors
+def verify(
+    scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
+    key: Optional[str] = KeyOpt,
+    label_col: Optional[str] = LabelCol,
+    score_col: Optional[str] = ScoreCol,
+    target: Optional[List[str]] = TargetOpt,
+    nontarget: Optional[List[str]] = NonOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    sep: Optional[str] = SepOpt,
+    lower_is_target: bool = LowerOpt,
+    p_target: List[float] = PTargetOpt,
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+):
+    t = load_trials(scores, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
+    summary = verification_summary(t.tar, t.non, tuple(p_target))
+    if json_out:
+        echo_json({"input": t.source, "metrics": {m.key: m.as_dict() for m in summary}})
+        return
+    table = RichTable(title=f"vpeval verify: {t.source}")
+    for c in ("metric", "value", "unit"):
+        table.add_column(c)
+    for m in summary:
+        v = m.value if isinstance(m.value, str) else f"{m.value:.6g}"
+        table.add_row(m.name, v, m.unit)
+    Console().print(table)
+
+
+@app.command(help="Write report.json and report.html (with DET and ECE plots) for one or more score "
+             "inputs, each given as PATH or NAME=PATH.\n" + FORMATS_HELP)
+@handle_errors
+def report(
+    inputs: List[str] = typer.Argument(..., help="Score inputs, each PATH or NAME=PATH."),
+    out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", help="Output folder (must not exist or be "
+                             "empty, unless --force)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+    key: Optional[str] = typer.Option(None, "--key", help="Kaldi key; only with a single scores input."),
+    label_col: Optional[str] = LabelCol,
+    score_col: Optional[str] = ScoreCol,
+    target: Optional[List[str]] = TargetOpt,
+    nontarget: Optional[List[str]] = NonOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    sep: Optional[str] = SepOpt,
+    lower_is_target: bool = LowerOpt,
+    p_target: List[float] = PTargetOpt,
+    title: str = typer.Option("vpeval privacy report", "--title"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+):
+    from ..errors import VpevalError
+    from ..report import Report, sha256_file, verification_section, write_report
+
+    if key and len(inputs) != 1:
+        raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
+    systems, meta = {}, []
+    for spec in inputs:
+        name, path = split_name(spec)
+        t = load_trials(path, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
+        name = name or Path(path).stem or Path(path).name
+        if name in systems:
+            raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
+        systems[name] = t
+        files = [Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]
+        if key:
+            files.append(Path(key))
+        meta += [{"name": name, "path": str(f), "sha256": sha256_file(f)} for f in files]
+    rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target})
+    rep.add(verification_section(systems, tuple(p_target)))
+    write_report(rep, out, force=force)
+    if not quiet:
+        typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+
+
+def _find_example(example: Optional[Path]) -> Path:
+    from ..errors import VpevalError
+
+    if example is not None:
+        cands = [example]
+    else:
+        here = Path(__file__).resolve()
+        cands = [here.parents[3] / "examples" / "librispeech-mini", Path.cwd() / "examples" / "librispeech-mini"]
+    for c in cands:
+        if c.is_dir() and sorted(c.glob("embeddings_*.npz")):
+            return c
+    raise VpevalError(
+        "bundled example not found (looked in " + ", ".join(str(c) for c in cands) + "); run from a clone of "
+        "the repository or pass --example DIR"
+    )
+
+
+@app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized, "
+             "two attackers) and write the report. Needs no audio and no torch.")
+@handle_errors
+def demo(
+    out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", help="Output folder."),
+    example: Optional[Path] = typer.Option(None, "--example", help="Example folder (embeddings_*.npz)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+):
+    from ..io.embeddings import read_embeddings
+    from ..report import sha256_file, write_report
+    from ..report.audit import audit_embeddings
+
+    folder = _find_example(example)
+    console = Console(stderr=True, quiet=quiet)
+    files = sorted(folder.glob("embeddings_*.npz"))
+    sets = {}
+    for f in files:
+        es = read_embeddings(f)
+        sets[es.extractor] = es
+    with console.status("auditing") as status:
+        rep = audit_embeddings(sets, title="vpeval demo: McAdams anonymization of LibriSpeech (bundled example)",
+                               progress=lambda m: status.update(m))
+        rep.inputs = [{"name": f.stem, "path": str(f), "sha256": sha256_file(f)} for f in files]
+        write_report(rep, out, force=force)
+    if not quiet:
+        summary = rep.sections[0].data["attackers"]
+        table = RichTable(title="vpeval demo: ROCCH-EER (%) per attacker and trial type")
+        table.add_column("attacker")
+        types = list(next(iter(summary.values())))
+        for t in types:
+            table.add_column(t)
+        for att, by in summary.items():
+            table.add_row(att, *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
+        Console().print(table)
+        typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+
+
+def _register_families() -> None:
+    from . import protocols
+
+    for module in (protocols,):
+        module.register(app)
+
+
+_register_families()
+
+
+def main():  # console-script entry point
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""``vpeval trials``: build trial protocols from speaker embeddings and write Kaldi files and 1-to-N tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from ..errors import InputFileError, VpevalError
+
+__all__ = ["register", "trials_command"]
+
+_HELP = """Build trial protocols from speaker embeddings (definitions: docs/protocols.md).
+
+EMBEDDINGS: one or more .npz/.parquet embedding files, joined (same extractor required), with the original and anonymized embeddings of the same utterance ids.
+
+Writes into OUT_DIR: protocol.csv (utterance_id,speaker_id,role: the split used); <type>/trials (Kaldi key "<enroll> <test> target|nontarget"); <type>/scores ("<enroll> <test> <score>", cosine, shortest exact float repr); one_to_n_<xy>.csv (enroll_spk,trial_spk,trial_id,score: every probe in condition y against every enrolled speaker in condition x, cohort included) for each of oo, oa, aa that a requested type uses.
+
+Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, cross-profile (default: all).
+"""
+
+
+def _read_enroll_list(path: Path) -> list[str]:
+    if not path.exists():
+        raise InputFileError(path, None, "file does not exist")
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for i, line in enumerate(f, 1):
+            s = line.strip()
+            if not s:
+                continue
+            if len(s.split()) != 1:
+                raise InputFileError(path, i, f"expected one utterance id per line, got {str(s)!r}")
+            out.append(s)
+    if not out:
+        raise InputFileError(path, None, "no utterance ids")
+    return out
+
+
+def _read_metadata(path: Path):
+    import pandas as pd
+
+    if not path.exists():
+        raise InputFileError(path, None, "file does not exist")
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise InputFileError(path, None, f"not a readable CSV file ({exc})") from None
+
+
+def _parse_types(types: Optional[List[str]]):
+    if not types:
+        return None
+    out = []
+    for t in types:
+        out.extend(x.strip() for x in t.split(",") if x.strip())
+    return out
+
+
+def trials_command(
+    embeddings: List[Path] = typer.Argument(..., help="Embedding files (.npz or .parquet)."),
+    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing)."),
+    metadata: Optional[Path] = typer.Option(
+        None, "--metadata", help="CSV utterance_id,speaker_id[,condition,...]: checked against the embeddings."
+    ),
+    types: Optional[List[str]] = typer.Option(
+        None, "--types", help="Trial types, comma-separated or repeated (default: all)."
+    ),
+    enroll_list: Optional[Path] = typer.Option(
+        None, "--enroll-list", help="File with one enrollment utterance id per line (default: sorted-half split)."
+    ),
+    cohort_impostors: bool = typer.Option(
+        True, "--cohort-impostors/--no-cohort-impostors", help="Use cohort speakers' models as impostors."
+    ),
+    table_format: str = typer.Option("csv", "--table-format", help="1-to-N table format: csv or parquet."),
+    original: str = typer.Option("original", "--original", help="Condition label of original speech."),
+    anonymized: str = typer.Option("anonymized", "--anonymized", help="Condition label of anonymized speech."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of a table."),
+) -> None:
+    try:
+        summary = _run(
+            embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors, table_format,
+            original, anonymized,
+        )
+    except VpevalError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"trials ({summary['extractor']}) -> {summary['out_dir']}")
+    for col in ("type", "trials", "targets", "non-targets", "target EER"):
+        table.add_column(col, justify="left" if col == "type" else "right")
+    for name, row in summary["types"].items():
+        tgt = row["target_eer"]
+        table.add_row(name, str(row["n_trials"]), str(row["n_targets"]), str(row["n_nontargets"]),
+                      "reference" if tgt is None else f"{100 * tgt:g} %")
+    console = Console()
+    console.print(table)
+    for path in summary["one_to_n"].values():
+        console.print(f"1-to-N table: {path}")
+
+
+def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
+         anonymized) -> dict:
+    from ..io.embeddings import read_embeddings
+    from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
+    from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
+
+    if table_format not in ("csv", "parquet"):
+        raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
+    sets = [read_embeddings(p) for p in embeddings]
+    es = sets[0]
+    for p, other in zip(embeddings[1:], sets[1:]):
+        if other.extractor != es.extractor:
+            raise InputFileError(
+                p, None,
+                f"extractor {str(other.extractor)!r} differs from {str(es.extractor)!r} of {embeddings[0]}",
+            )
+        es = es.concat(other)
+    if metadata is not None:
+        check_metadata(es, _read_metadata(metadata), source=str(metadata))
+    protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
+    trials = build_trials(
+        es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    protocol_csv = out_dir / "protocol.csv"
+    _write_protocol(protocol_csv, protocol)
+    summary = {"extractor": es.extractor, "out_dir": str(out_dir), "protocol": str(protocol_csv),
+               "types": {}, "one_to_n": {}}
+    for name, tr in trials.items():
+        d = out_dir / name
+        d.mkdir(exist_ok=True)
+        write_kaldi_trials(d / "trials", tr)
+        write_kaldi_scores(d / "scores", tr)
+        summary["types"][name] = {
+            "trials": str(d / "trials"), "scores": str(d / "scores"), "n_trials": len(tr),
+            "n_targets": int(tr.is_target.sum()), "n_nontargets": int((~tr.is_target).sum()),
+            "target_eer": tr.meta["target_eer"],
+        }
+    pairs = []
+    for name in trials:
+        tt = TRIAL_TYPES[name]
+        if name == "oaaa":
+            wanted = [("o", "o"), ("a", "a")]
+        elif name == "cross-profile":
+            wanted = []
+        else:
+            wanted = [(tt.enroll, tt.test)]
+        pairs += [p for p in wanted if p not in pairs]
+    for e, p in sorted(pairs, key=lambda x: ("oo", "oa", "aa").index(x[0] + x[1])):
+        m = one_to_n(es, protocol, enroll=e, probe=p, original=original, anonymized=anonymized)
+        path = out_dir / f"one_to_n_{e}{p}.{table_format}"
+        write_score_table(path, m)
+        summary["one_to_n"][e + p] = str(path)
+    return summary
+
+
+def _write_protocol(path: Path, protocol) -> None:
+    from ..io.kaldi_write import atomic_write_bytes
+
+    data = protocol.to_frame().to_csv(index=False, lineterminator="\n").encode("utf-8")
+    atomic_write_bytes(path, lambda f: f.write(data))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``trials`` command to ``app``."""
+    app.command("trials", help=_HELP)(trials_command)

@@ -1,0 +1,106 @@
+"""All verification and privacy-ZEBRA numbers of one trial set from a single sort.
+
+:func:`verification_summary` is what reports and the CLI call. Each number equals the public function
+named in its ``function`` field (tests check this), but the tie blocks are built once.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .._checks import as_tar_non
+from ._blocks import operating_points, pav_block_llr, tie_blocks
+from .verification import (
+    _check_costs, _interp_eer, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, cllr, linkability,
+)
+from .zebra import d_ece_blocks, zebra_tag
+
+__all__ = ["MetricValue", "verification_summary"]
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    """One reported number with its unit, definition and the library call that reproduces it."""
+
+    key: str
+    name: str
+    value: float
+    unit: str
+    definition: str
+    function: str
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        v = d["value"]
+        d["value"] = v if isinstance(v, str) or math.isfinite(v) else ("inf" if v > 0 else "-inf")
+        return d
+
+
+def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: bool = False) -> list[MetricValue]:
+    """Every verification and ZEBRA metric of one set of trials.
+
+    Parameters
+    ----------
+    tar, non : array_like
+        Target and non-target scores.
+    p_targets : sequence of float
+        Priors at which minDCF (and actDCF, when ``scores_are_llrs``) are reported; ``c_miss = c_fa = 1``.
+    scores_are_llrs : bool
+        If the scores are calibrated LLRs (nats), also report Cllr and actDCF of the scores themselves.
+
+    Returns
+    -------
+    list of MetricValue
+        ROCCH-EER, interpolated EER, minDCF per prior, minCllr, D_ECE, eps_max (nats, bits, log10), the
+        ZEBRA tag, linkability, trial counts; plus Cllr/actDCF for LLR input.
+    """
+    tar, non = as_tar_non(tar, non)
+    for p in p_targets:
+        _check_costs(p, 1.0, 1.0)
+    b = tie_blocks(tar, non)
+    pmiss, pfa = operating_points(b)
+    out = [
+        MetricValue("n_tar", "Target trials", float(b.total_tar), "count", "Number of target trials", "len(tar)"),
+        MetricValue("n_non", "Non-target trials", float(b.total_non), "count", "Number of non-target trials",
+                    "len(non)"),
+        MetricValue("eer_rocch", "EER (ROCCH)", _rocch_eer(*_rocch_points(b)), "fraction",
+                    "Equal error rate of the ROC convex hull (BOSARIS rocch2eer); <= 0.5", "vpeval.rocch_eer"),
+        MetricValue("eer_interp", "EER (interpolated)", _interp_eer(pmiss, pfa), "fraction",
+                    "Crossing of pmiss = pfa on the straight-line-joined step DET points; may exceed 0.5",
+                    "vpeval.eer(method='interp')"),
+    ]
+    for p in p_targets:
+        v = float(np.min(_normalised_dcf(pmiss, pfa, p, 1.0, 1.0)))
+        out.append(MetricValue(f"min_dcf_{p:g}", f"minDCF (P_tar={p:g})", v, "normalised cost",
+                               "Minimum over thresholds of the DCF normalised by min(p, 1-p); c_miss = c_fa = 1",
+                               f"vpeval.min_dcf(p_target={p:g})"))
+    out.append(MetricValue("min_cllr", "minCllr", _min_cllr(b), "bits",
+                           "Cllr after PAV calibration (ties pooled, no ramp)", "vpeval.min_cllr"))
+    if scores_are_llrs:
+        out.append(MetricValue("cllr", "Cllr", cllr(tar, non), "bits", "Cllr of the scores taken as LLRs (nats)",
+                               "vpeval.cllr"))
+    # privacy-ZEBRA
+    d = d_ece_blocks(b, laplace=False)
+    eps = float(np.max(np.abs(pav_block_llr(b, laplace=True))))
+    out += [
+        MetricValue("d_ece", "D_ECE (expected disclosure)", d, "bits",
+                    "privacy-ZEBRA: integral over the prior of H(P) - ECE(P) of the PAV LLRs; 0 = no disclosure, "
+                    "0.7213 = perfect separation", "vpeval.zebra(...).d_ece_bits"),
+        MetricValue("eps_max", "eps_max (worst-case disclosure)", eps, "nats",
+                    "max |LLR| over all trials, Laplace-smoothed PAV (privacy-ZEBRA)", "vpeval.zebra(...).eps_max"),
+        MetricValue("eps_max_bits", "eps_max (bits)", eps / math.log(2), "bits", "eps_max in bits",
+                    "vpeval.zebra(...).eps_max_bits"),
+        MetricValue("eps_max_log10", "eps_max (log10)", eps / math.log(10), "log10",
+                    "eps_max in log10 units (bans), the scale of the ZEBRA tags", "vpeval.zebra(...).eps_max_log10"),
+        MetricValue("zebra_tag", "ZEBRA tag", zebra_tag(eps / math.log(10)), "category",
+                    "0: [0, eps]; A: (eps, 1]; B: (1, 2]; C: (2, 4]; D: (4, 5]; E: (5, 6]; F: > 6 (log10)",
+                    "vpeval.zebra(...).tag"),
+    ]
+    if np.isfinite(tar).all() and np.isfinite(non).all():
+        out.append(MetricValue("linkability", "Linkability D<->sys", linkability(tar, non), "fraction",
+                               "Gomez-Barrero et al. 2018 global linkability, omega = 1, histogram of "
+                               "min(n_tar/10, 100) bins", "vpeval.linkability"))
+    return out

@@ -1,0 +1,8 @@
+"""Display objects: hold computed arrays, draw on a given matplotlib Axes, never write files.
+
+matplotlib is imported lazily, inside ``plot``; reports pass their own figures and save them.
+"""
+
+from .displays import DETDisplay, ECEDisplay
+
+__all__ = ["DETDisplay", "ECEDisplay"]

@@ -1,0 +1,212 @@
+"""Write a :class:`~vpeval.report.document.Report` as ``report.json`` + ``report.html`` + PNG figures.
+
+Writes are atomic: everything goes into a temporary folder beside the target, which is renamed into place
+at the end. An existing non-empty output folder is refused unless ``force=True``; then it is replaced only
+after the new report is complete.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import html
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .. import __version__
+from ..errors import VpevalError
+from .document import Figure, Paragraph, Report, Table, safe_filename
+
+__all__ = ["write_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
+
+SCHEMA_VERSION = "1.0"
+
+
+class OutputExistsError(VpevalError):
+    """The output folder exists and is not empty, and ``force`` was not given."""
+
+
+def sha256_file(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _jsonable(x):
+    if isinstance(x, float):
+        if math.isnan(x):
+            return "nan"
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        return x
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if hasattr(x, "item") and not isinstance(x, (str, bytes)):  # numpy scalars
+        return _jsonable(x.item())
+    return x
+
+
+def report_json(report: Report, generated_at: str) -> str:
+    doc = {
+        "schema": "vpeval-report",
+        "schema_version": SCHEMA_VERSION,
+        "vpeval_version": __version__,
+        "generated_at": generated_at,
+        "title": report.title,
+        "inputs": report.inputs,
+        "options": report.options,
+        "sections": [{"id": s.id, "title": s.title, "data": s.data} for s in report.sections],
+    }
+    return json.dumps(_jsonable(doc), indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;
+color:#222;line-height:1.45}
+h1{font-size:1.6em;border-bottom:2px solid #345;padding-bottom:.2em}h2{font-size:1.25em;margin-top:2em;color:#234}
+table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccd;padding:.25em .6em;
+text-align:left;vertical-align:top}th{background:#eef2f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
+caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}figure{margin:1em 0}
+figure img{max-width:100%;border:1px solid #dde}figcaption{font-size:.85em;color:#555}
+.note{color:#555;font-size:.9em}.warning{background:#fff4e0;border-left:4px solid #e90;padding:.4em .8em}
+nav a{margin-right:1em}footer{margin-top:3em;font-size:.8em;color:#777}
+"""
+
+
+def _cell(v, fmt) -> str:
+    if isinstance(v, float):
+        if math.isnan(v):
+            return '<td class="num">—</td>'
+        if math.isinf(v):
+            return f'<td class="num">{"∞" if v > 0 else "−∞"}</td>'
+        return f'<td class="num">{html.escape(fmt.format(v))}</td>'
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f'<td class="num">{v}</td>'
+    return f"<td>{html.escape(str(v))}</td>"
+
+
+def report_html(report: Report, figure_files: dict[int, str], generated_at: str) -> str:
+    e = html.escape
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{e(report.title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{e(report.title)}</h1>",
+        "<nav>" + "".join(f'<a href="#{e(safe_filename(s.id))}">{e(s.title)}</a>' for s in report.sections) + "</nav>",
+    ]
+    for s in report.sections:
+        out.append(f'<section id="{e(safe_filename(s.id))}"><h2>{e(s.title)}</h2>')
+        for b in s.blocks:
+            if isinstance(b, Paragraph):
+                cls = "" if b.kind == "p" else f' class="{e(b.kind)}"'
+                out.append(f"<p{cls}>{e(b.text)}</p>")
+            elif isinstance(b, Table):
+                rows = "".join("<tr>" + "".join(_cell(c, b.fmt) for c in r) + "</tr>" for r in b.rows)
+                head = "".join(f"<th>{e(c)}</th>" for c in b.columns)
+                cap = f"<caption>{e(b.caption)}</caption>" if b.caption else ""
+                out.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            elif isinstance(b, Figure):
+                fn = figure_files[id(b)]
+                out.append(
+                    f'<figure><img src="{e(fn)}" alt="{e(b.caption or b.name)}">'
+                    f"<figcaption>{e(b.caption)}</figcaption></figure>"
+                )
+        out.append("</section>")
+    inputs = "".join(
+        f"<tr><td>{e(str(i.get('name', '')))}</td><td>{e(str(i.get('path', '')))}</td>"
+        f"<td><code>{e(str(i.get('sha256', '')))}</code></td></tr>"
+        for i in report.inputs
+    )
+    out.append(
+        '<section id="reproducibility"><h2>Reproducibility</h2>'
+        f"<p>vpeval {e(__version__)}; report schema {SCHEMA_VERSION}; generated {e(generated_at)}.</p>"
+        f"<table><thead><tr><th>input</th><th>path</th><th>sha256</th></tr></thead><tbody>{inputs}</tbody></table>"
+        f"<p class=\"note\">Options: {e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></section>"
+    )
+    out.append("<footer>Written by vpeval. Every number has its unit; LLRs are natural-log (nats) "
+               "unless marked.</footer></body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _render_figures(report: Report, folder: Path) -> dict[int, str]:
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    names: dict[int, str] = {}
+    used: set[str] = set()
+    for s in report.sections:
+        for b in s.blocks:
+            if not isinstance(b, Figure):
+                continue
+            base = safe_filename(f"{s.id}_{b.name}")
+            fn, k = f"{base}.png", 1
+            while fn in used:
+                k += 1
+                fn = f"{base}_{k}.png"
+            used.add(fn)
+            fig = plt.figure(figsize=b.size, dpi=100)
+            try:
+                b.draw(fig)
+                fig.tight_layout()
+                # no timestamp in the PNG metadata: same inputs give identical files
+                fig.savefig(folder / fn, format="png", metadata={"Software": None})
+            finally:
+                plt.close(fig)
+            names[id(b)] = fn
+    return names
+
+
+def write_report(report: Report, out_dir, *, force: bool = False, generated_at: str | None = None) -> Path:
+    """Write ``report.json``, ``report.html`` and the figures into ``out_dir`` atomically.
+
+    Parameters
+    ----------
+    report : Report
+    out_dir : path
+        Created if missing. If it exists and is not empty, :class:`OutputExistsError` is raised and nothing
+        is changed, unless ``force=True``.
+    generated_at : str, optional
+        Timestamp to record (ISO 8601, UTC by default). It is the only field that differs between runs on
+        the same input.
+
+    Returns
+    -------
+    Path
+        ``out_dir``.
+    """
+    out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+        raise OutputExistsError(
+            f"{out}: exists and is not empty; choose another folder or pass --force to replace it"
+        )
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a folder")
+    generated_at = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        figs = _render_figures(report, tmp)
+        (tmp / "report.json").write_text(report_json(report, generated_at), encoding="utf-8")
+        (tmp / "report.html").write_text(report_html(report, figs, generated_at), encoding="utf-8")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / "x")
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return out

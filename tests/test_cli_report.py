@@ -1,0 +1,122 @@
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import vpeval
+from vpeval.cli.main import app
+from vpeval.report import Report, verification_section, write_report
+from vpeval.report.writer import OutputExistsError
+
+runner = CliRunner()
+
+
+def _score_label(tmp_path, name="s.txt", text="0.9 1\n0.8 1\n0.3 1\n0.1 0\n0.4 0\n0.2 0\n"):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_verify_json(tmp_path):
+    p = _score_label(tmp_path)
+    r = runner.invoke(app, ["verify", str(p), "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    t = vpeval.read_score_label(p)
+    assert d["metrics"]["eer_rocch"]["value"] == vpeval.rocch_eer(t.tar, t.non)
+    assert d["metrics"]["min_cllr"]["unit"] == "bits"
+    assert d["metrics"]["eps_max"]["value"] == pytest.approx(vpeval.zebra(t.tar, t.non).eps_max)
+
+
+def test_verify_bad_input_exit_code_and_message(tmp_path):
+    p = _score_label(tmp_path, text="0.9 1\n0.8 Target\n")
+    r = runner.invoke(app, ["verify", str(p)])
+    assert r.exit_code == 2
+    assert "s.txt:2" in r.output and "Traceback" not in r.output
+
+
+def test_summary_equals_library_calls(shared):
+    from vpeval.metrics.summary import verification_summary
+
+    t = vpeval.read_score_label(shared / "reference_vectors" / "anonymization_metrics_scores_1.txt")
+    s = {m.key: m.value for m in verification_summary(t.tar, t.non, (0.01, 0.05))}
+    z = vpeval.zebra(t.tar, t.non)
+    assert s["eer_rocch"] == vpeval.rocch_eer(t.tar, t.non)
+    assert s["eer_interp"] == vpeval.eer(t.tar, t.non, method="interp")
+    assert s["min_dcf_0.01"] == vpeval.min_dcf(t.tar, t.non, 0.01)
+    assert s["min_cllr"] == vpeval.min_cllr(t.tar, t.non)
+    assert s["d_ece"] == z.d_ece_bits and s["eps_max"] == z.eps_max and s["zebra_tag"] == z.tag
+    assert s["linkability"] == vpeval.linkability(t.tar, t.non)
+
+
+def test_report_on_reference_files(shared, tmp_path):
+    out = tmp_path / "rep"
+    r = runner.invoke(app, [
+        "report", f"scores_1={shared / 'reference_vectors' / 'anonymization_metrics_scores_1.txt'}",
+        "-o", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    d = json.loads((out / "report.json").read_text())
+    m = d["sections"][0]["data"]["systems"]["scores_1"]
+    assert m["eer_rocch"]["value"] == pytest.approx(0.016666666666666666, abs=1e-12)
+    assert m["linkability"]["value"] == pytest.approx(0.5063636363636363, abs=1e-9)
+    assert d["schema_version"] and len(d["inputs"][0]["sha256"]) == 64
+    html = (out / "report.html").read_text()
+    assert "verification_det.png" in html and (out / "verification_det.png").stat().st_size > 1000
+
+
+def test_asvspoof_report(shared, tmp_path):
+    out = tmp_path / "asv"
+    r = runner.invoke(app, [
+        "report", str(shared / "data" / "asvspoof2019_la_dev_asv_scores.txt"), "--label-col", "1",
+        "--score-col", "2", "--target", "target", "--nontarget", "nontarget", "--ignore", "spoof",
+        "-o", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    d = json.loads((out / "report.json").read_text())
+    m = d["sections"][0]["data"]["systems"]["asvspoof2019_la_dev_asv_scores"]
+    assert m["n_tar"]["value"] == 1484 and m["n_non"]["value"] == 5768
+    assert 0.02 < m["eer_rocch"]["value"] < m["eer_interp"]["value"] < 0.025
+
+
+def test_existing_output_is_refused_and_untouched(tmp_path):
+    p = _score_label(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    r = runner.invoke(app, ["report", str(p), "-o", str(out)])
+    assert r.exit_code == 3 and "--force" in r.output
+    assert [f.name for f in out.iterdir()] == ["keep.txt"]
+    r = runner.invoke(app, ["report", str(p), "-o", str(out), "--force", "-q"])
+    assert r.exit_code == 0
+    assert sorted(f.name for f in out.iterdir()) == sorted(
+        ["report.html", "report.json", "verification_det.png", "verification_ece.png"])
+    # no temporary folders are left behind
+    assert [f.name for f in tmp_path.iterdir() if f.name.startswith(".")] == []
+
+
+def test_identifiers_are_escaped(tmp_path):
+    t = vpeval.Trials([0.9, 0.1, 0.5], [True, False, False])
+    rep = Report("<b>title</b>")
+    rep.add(verification_section({"<script>alert(1)</script>": t}))
+    write_report(rep, tmp_path / "r")
+    html = (tmp_path / "r" / "report.html").read_text()
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<b>title</b>" not in html
+
+
+def test_same_input_same_json(tmp_path):
+    p = _score_label(tmp_path)
+    for d in ("a", "b"):
+        assert runner.invoke(app, ["report", str(p), "-o", str(tmp_path / d), "-q"]).exit_code == 0
+    ja = json.loads((tmp_path / "a" / "report.json").read_text())
+    jb = json.loads((tmp_path / "b" / "report.json").read_text())
+    ja.pop("generated_at"), jb.pop("generated_at")
+    assert ja == jb
+    assert (tmp_path / "a" / "verification_det.png").read_bytes() == (tmp_path / "b" / "verification_det.png").read_bytes()
+
+
+def test_write_report_refuses_file_target(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    with pytest.raises(OutputExistsError):
+        write_report(Report("x"), f)
