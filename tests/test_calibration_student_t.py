@@ -32,6 +32,33 @@ def test_fit_is_a_local_likelihood_maximum_and_not_worse_than_scipy_raw():
         assert best >= _loglik(x, *stats.t.fit(x)) - 1e-3
 
 
+DATASETS = {
+    "normal-300": lambda r: r.normal(0, 1, 300),
+    "t1.5-2000": lambda r: r.standard_t(1.5, 2000),
+    "t30-5000": lambda r: 3 + 0.01 * r.standard_t(30, 5000),
+    "cauchy-50": lambda r: r.standard_cauchy(50),
+    "two-points": lambda r: np.array([0.0, 1.0]),
+    "three-points": lambda r: np.array([0.0, 1.0, 1.0]),
+}
+
+
+@pytest.mark.parametrize("data", DATASETS, ids=list(DATASETS))
+def test_lbfgs_reaches_the_likelihood_of_scipy_t_fit(data):
+    """scipy.stats.t.fit is the oracle: the default fitter must reach at least its log-likelihood."""
+    x = DATASETS[data](np.random.default_rng(1))
+    other = np.array([-1.0, 0.5, 2.0, 4.0])
+    fast = StudentTCalibrator().fit(x, other)
+    ref = StudentTCalibrator(fitter="scipy").fit(x, other)
+    ll_fast = _loglik(x, fast.df_tar_, fast.loc_tar_, fast.scale_tar_)
+    ll_ref = _loglik(x, ref.df_tar_, ref.loc_tar_, ref.scale_tar_)
+    assert ll_fast >= ll_ref - 1e-6, (ll_fast, ll_ref)
+
+
+def test_bad_fitter():
+    with pytest.raises(VpevalError, match="fitter"):
+        StudentTCalibrator(fitter="newton").fit([0.0, 1.0], [1.0, 2.0])
+
+
 def test_recovers_heavy_tails_and_llr_is_logpdf_difference():
     rng = np.random.default_rng(0)
     tar, non = rng.standard_t(3, 4000) + 2, rng.standard_t(3, 4000)
@@ -48,14 +75,17 @@ def test_recovers_heavy_tails_and_llr_is_logpdf_difference():
     assert np.max(np.abs(cal.transform([-1e3, 1e3]))) < 10
 
 
-def test_fixed_df_converges_to_gaussian():
+@pytest.mark.parametrize("fitter", ["lbfgs", "scipy"])
+def test_fixed_df_converges_to_gaussian(fitter):
     rng = np.random.default_rng(7)
     tar, non = rng.normal(1.0, 2.0, 3000), rng.normal(0.0, 1.0, 3000)
     s = np.linspace(-6, 6, 121)
     gauss = GaussianCalibrator().fit(tar, non).transform(s)
     gaps = []
     for df in (10.0, 1e3, 1e5, 1e7):
-        gaps.append(np.max(np.abs(StudentTCalibrator(df=df).fit(tar, non).transform(s) - gauss)))
+        cal = StudentTCalibrator(df=df, fitter=fitter).fit(tar, non)
+        assert cal.df_tar_ == pytest.approx(df) and cal.df_non_ == pytest.approx(df)
+        gaps.append(np.max(np.abs(cal.transform(s) - gauss)))
     assert all(a > b for a, b in zip(gaps, gaps[1:])), gaps
     assert gaps[-1] < 1e-4
 
