@@ -23,6 +23,15 @@ from .io import (
     read_trials_scores,
     write_embeddings,
 )
+from .io.matrix import ScoreMatrix, read_kaldi_score_matrix, read_score_matrix, score_matrix_from_table
+from .metrics.identification import (
+    closed_set_linkability,
+    cmc,
+    identification_rates,
+    rank_histogram,
+    true_speaker_rank,
+)
+from .metrics.linkage import lid, lid_pipeline, lid_summary, linkage_analysis, znorm_rows
 from .pipeline import OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 from .metrics import (
     act_dcf,
@@ -50,6 +59,10 @@ __all__ = [
     "pav_llr", "PAVCalibrator", "LogisticCalibrator", "ScoreCalibrator",
     # disclosure
     "zebra", "zebra_tag", "d_ece",
+    # 1-to-N linkage and identification
+    "ScoreMatrix", "read_score_matrix", "read_kaldi_score_matrix", "score_matrix_from_table", "lid", "lid_summary",
+    "lid_pipeline", "linkage_analysis", "znorm_rows", "cmc", "rank_histogram", "true_speaker_rank",
+    "identification_rates", "closed_set_linkability",
     # protocols
     "Protocol", "make_protocol", "build_trials", "one_to_n", "OneToN", "ProtocolError",
     # errors

@@ -37,6 +37,7 @@ class LogisticCalibrator(ScoreCalibrator):
     slope_, intercept_ : float
         Fitted LLR map.
     converged_ : bool
+        True when the optimiser succeeded or the gradient norm (max-abs) is below 1e-8.
 
     Raises
     ------
@@ -117,7 +118,8 @@ class LogisticCalibrator(ScoreCalibrator):
         res = minimize(fun, np.zeros(2), jac=True, hess=hess, method="trust-exact",
                        options={"gtol": 1e-12, "maxiter": 500})
         a, b = (float(v) for v in res.x)
-        self.converged_ = bool(res.success)
+        # trust-exact may stop with "failure to predict improvement" at the optimum: judge by the gradient.
+        self.converged_ = bool(res.success or np.max(np.abs(fun(res.x)[1])) < 1e-8)
         self.slope_ = a / sd
         self.intercept_ = b - a * mu / sd
         self.p_effective_ = p

@@ -180,9 +180,9 @@ def demo(
 
 
 def _register_families() -> None:
-    from . import protocols
+    from . import linkage, protocols
 
-    for module in (protocols,):
+    for module in (protocols, linkage):
         module.register(app)
 
 

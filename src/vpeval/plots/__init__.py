@@ -3,6 +3,6 @@
 matplotlib is imported lazily, inside ``plot``; reports pass their own figures and save them.
 """
 
-from .displays import DETDisplay, ECEDisplay
+from .displays import CMCDisplay, DETDisplay, ECEDisplay, LIDCCDFDisplay
 
-__all__ = ["DETDisplay", "ECEDisplay"]
+__all__ = ["DETDisplay", "ECEDisplay", "CMCDisplay", "LIDCCDFDisplay"]

@@ -96,3 +96,46 @@ class ECEDisplay:
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
         return ax
+
+
+@dataclass
+class CMCDisplay:
+    """Cumulative match characteristic: identification rate at rank k (k = 1..N), log-scaled k, with the
+    chance line k/N."""
+
+    cmc: np.ndarray
+    label: str = ""
+
+    def plot(self, ax=None, **kwargs):
+        ax = _axes(ax)
+        k = np.arange(1, self.cmc.size + 1)
+        line = ax.plot(k, 100 * self.cmc, label=self.label, **kwargs)[0]
+        ax.plot(k, 100 * k / k.size, ":", color=line.get_color(), lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("Rank k (log scale)")
+        ax.set_ylabel("Identification rate (%)")
+        ax.set_ylim(0, 100)
+        ax.grid(True, alpha=0.3)
+        return ax
+
+
+@dataclass
+class LIDCCDFDisplay:
+    """Share of probes (%) whose LID is at least x bits, with the log2 N ceiling marked."""
+
+    lid_values: np.ndarray
+    n_speakers: int
+    label: str = ""
+
+    def plot(self, ax=None, **kwargs):
+        ax = _axes(ax)
+        x = np.sort(np.asarray(self.lid_values, dtype=float))
+        share = 100 * (1 - np.arange(x.size) / x.size)  # % with LID >= x[i]
+        line = ax.step(x, share, where="post", label=self.label, **kwargs)[0]
+        ax.axvline(np.log2(self.n_speakers), ls=":", color=line.get_color(), lw=0.8)
+        ax.axvline(0, color="grey", lw=0.8)
+        ax.set_xlabel("LID (bits); dotted: log2 N")
+        ax.set_ylabel("Probes with LID >= x (%)")
+        ax.set_ylim(0, 101)
+        ax.grid(True, alpha=0.3)
+        return ax

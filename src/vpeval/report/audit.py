@@ -11,8 +11,9 @@ from collections.abc import Callable
 from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
-from ..pipeline import TRIAL_TYPES, build_trials
+from ..pipeline import TRIAL_TYPES, build_trials, one_to_n
 from .document import Paragraph, Report, Section, Table
+from .linkage import analyse_one_to_n, linkage_section
 from .verification import verification_section
 
 __all__ = ["audit_embeddings", "REPORT_TYPES"]
@@ -58,6 +59,7 @@ def audit_embeddings(
     title: str = "vpeval audit",
     types=REPORT_TYPES,
     progress: Callable[[str], None] | None = None,
+    seed: int = 0,
 ) -> Report:
     """Build the audit report of embedding sets (one per attacker / extractor).
 
@@ -69,13 +71,15 @@ def audit_embeddings(
         Trial types (names of :data:`vpeval.pipeline.TRIAL_TYPES`).
     progress : callable, optional
         Called with a short message before each step.
+    seed : int
+        Seed of the speaker-grouped cross-fitting folds of the LID calibration.
 
     Returns
     -------
     Report
     """
     say = progress or (lambda msg: None)
-    report = Report(title, options={"trial_types": list(types), "attackers": list(sets)})
+    report = Report(title, options={"trial_types": list(types), "attackers": list(sets), "seed": seed})
     trials: dict[str, dict[str, Trials]] = {}
     for attacker, es in sets.items():
         say(f"building trials for {attacker}")
@@ -85,4 +89,10 @@ def audit_embeddings(
         say(f"verification metrics for {attacker}")
         report.add(verification_section(by_type, section_id=f"verification-{attacker}",
                                         title=f"Verification and privacy-ZEBRA: attacker {attacker}"))
+    for attacker, es in sets.items():
+        say(f"1-to-N linkage for {attacker}")
+        results = {f"{e}{p}": analyse_one_to_n(one_to_n(es, enroll=e, probe=p), seed=seed)
+                   for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+        report.add(linkage_section(results, section_id=f"linkage-{attacker}",
+                                   title=f"1-to-N linkage: attacker {attacker}"))
     return report

@@ -1,0 +1,139 @@
+"""``vpeval linkage``: 1-to-N linkage (LID), closed-set identification (CMC) and closed-set linkability."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import VpevalError
+from .common import echo_json, handle_errors
+
+__all__ = ["register"]
+
+_HELP = """\
+1-to-N linkage of probes to N enrolled speakers: LID (bits), rank-k identification, closed-set linkability.
+
+TABLE is a long CSV or Parquet table with columns enroll_spk,trial_spk,trial_id,score (every probe
+scored against every enrolled speaker), or, with --key, a Kaldi score file 'enroll_spk trial_id score'
+whose key 'enroll_spk trial_id target|nontarget' marks each probe's speaker. --dev (with --dev-key for
+Kaldi) gives a separate development matrix for the LID calibration; without it, speaker-grouped
+cross-fitting is used and the output says so.
+"""
+
+
+def _read(path: Path, key: Optional[Path], drop_unenrolled: bool):
+    from ..io.matrix import read_kaldi_score_matrix, read_score_matrix
+
+    if key is not None:
+        return read_kaldi_score_matrix(key, path, drop_unenrolled=drop_unenrolled)
+    return read_score_matrix(path, drop_unenrolled=drop_unenrolled)
+
+
+def _fmt(v, digits=4) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float) and math.isinf(v):
+        return "-inf" if v < 0 else "inf"
+    return f"{v:.{digits}f}"
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``linkage`` command to ``app``."""
+
+    @app.command("linkage", help=_HELP)
+    @handle_errors
+    def linkage(
+        table: Path = typer.Argument(..., help="1-to-N score table (.csv/.parquet) or Kaldi score file."),
+        dev: Optional[Path] = typer.Option(None, "--dev", help="Development table for the LID calibration."),
+        key: Optional[Path] = typer.Option(None, "--key", help="Kaldi key for TABLE (TABLE is then Kaldi scores)."),
+        dev_key: Optional[Path] = typer.Option(None, "--dev-key", help="Kaldi key for --dev."),
+        ties: str = typer.Option("fractional", help="Tie rule for ranks: fractional, optimistic or pessimistic."),
+        folds: int = typer.Option(5, help="Cross-fitting folds (grouped by speaker) when no --dev is given."),
+        separable: str = typer.Option(
+            "error", help="Separable calibration data: 'error' (default) or 'regularize' (named ridge penalty)."
+        ),
+        regularization: float = typer.Option(1e-3, help="Penalty weight used by --separable regularize."),
+        drop_unenrolled: bool = typer.Option(
+            False, "--drop-unenrolled", help="Drop probes whose speaker is not enrolled (count is reported)."
+        ),
+        json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+    ) -> None:
+        from ..metrics.linkage import linkage_analysis
+
+        if dev_key is not None and dev is None:
+            raise VpevalError("--dev-key needs --dev")
+        sm = _read(table, key, drop_unenrolled)
+        dsm = _read(dev, dev_key, drop_unenrolled) if dev is not None else None
+        res = linkage_analysis(
+            sm.scores,
+            sm.true_index,
+            None if dsm is None else dsm.scores,
+            None if dsm is None else dsm.true_index,
+            ties=ties,
+            n_folds=folds,
+            speaker_ids=sm.speaker_ids,
+            separable=separable,
+            regularization=regularization,
+        )
+
+        out = res.to_dict()
+        out["input"] = {
+            "table": str(table),
+            "dev": None if dev is None else str(dev),
+            "n_probes": sm.n_probes,
+            "n_speakers": sm.n_speakers,
+            "n_dropped_unenrolled": sm.n_dropped,
+            "dev_n_dropped_unenrolled": None if dsm is None else dsm.n_dropped,
+        }
+        if json_out:
+            echo_json(out)  # infinities become the strings "inf" / "-inf"
+            return
+        _print(res, sm, dsm, table)
+
+
+def _print(res, sm, dsm, table) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    n_cols = sm.n_speakers
+    con.print(f"[bold]{table}[/bold]: {sm.n_probes} probes x {n_cols} enrolled speakers"
+              + (f" ({sm.n_dropped} probes dropped: speaker not enrolled)" if sm.n_dropped else ""))
+    if dsm is not None and dsm.n_dropped:
+        con.print(f"development table: {dsm.n_dropped} probes dropped (speaker not enrolled)")
+    lr = res.lid
+    s = lr.summary
+    con.print(f"Calibration: {lr.calibration}.")
+    for f in range(lr.n_folds):
+        tag = f"fold {f + 1}: " if lr.mode == "cross-fit" else ""
+        reg = " (regularised)" if lr.regularized[f] else ""
+        con.print(f"  {tag}LLR = {lr.slope[f]:.6g} * z + {lr.intercept[f]:.6g} nats{reg}")
+
+    t = Table(title="Local information disclosure (bits)")
+    for c in ("ALID", "PDR", "NDR", "LID+", "LID-", "LID_max", "log2 N"):
+        t.add_column(c, justify="right")
+    t.add_row(_fmt(s.alid), _fmt(s.pdr), _fmt(s.ndr), _fmt(s.lid_plus), _fmt(s.lid_minus), _fmt(s.lid_max),
+              _fmt(math.log2(n_cols)))
+    con.print(t)
+
+    ident = res.identification
+    t = Table(title=f"Closed-set identification (ties: {ident.ties})")
+    t.add_column("rank k", justify="right")
+    t.add_column("rate", justify="right")
+    t.add_column("chance k/N", justify="right")
+    for k, v in ident.rates.items():
+        t.add_row(str(k), _fmt(v), _fmt(ident.chance[k]))
+    con.print(t)
+    con.print(f"Mean rank of the true speaker: {ident.mean_rank:.2f} (chance {(n_cols + 1) / 2:.2f})")
+
+    cs = res.closed_set
+    t = Table(title="Closed-set linkability: P(true speaker beats N'-1 random others)")
+    t.add_column("N'", justify="right")
+    t.add_column("linkability", justify="right")
+    t.add_column("chance 1/N'", justify="right")
+    for size in sorted({v for v in (2, 5, 10, 100, n_cols) if v <= n_cols}):
+        t.add_row(str(size), _fmt(float(cs.linkability[size - 1])), _fmt(float(cs.chance[size - 1])))
+    con.print(t)

@@ -1,0 +1,419 @@
+"""1-to-N score matrices: every probe scored against every enrolled speaker.
+
+Formats read
+------------
+Long table (CSV with a header line, or Parquet), one row per (enrolled speaker, probe) pair::
+
+    enroll_spk,trial_spk,trial_id,score
+    1688,1688,1688-142285-0000,0.83
+    1998,1688,1688-142285-0000,0.12
+    ...
+
+``enroll_spk`` is the enrolled speaker, ``trial_id`` the probe (utterance), ``trial_spk`` the probe's
+true speaker (the same on every row of one probe), ``score`` a number (higher = more similar; ``inf``
+allowed, NaN not). Every probe must be scored against every enrolled speaker exactly once (the enrolled
+set is the set of ``enroll_spk`` values).
+
+Kaldi / VoicePrivacy key + scores (two whitespace-separated files over the same pairs)::
+
+    key:     <enroll_spk> <trial_id> target|nontarget
+    scores:  <enroll_spk> <trial_id> <score>
+
+The probe's speaker is the enrolled speaker marked ``target`` for it; a probe with no ``target`` pair has
+a speaker who is not enrolled.
+
+Closed set: a probe whose speaker is not enrolled has no true column. That is an error unless
+``drop_unenrolled=True``, which drops such probes and reports how many in ``ScoreMatrix.n_dropped``.
+
+Rows of the matrix are probes sorted by id, columns enrolled speakers sorted by id, so the result does
+not depend on the order of the input lines. Line numbers in errors are 1-based file lines (the CSV
+header is line 1); for Parquet and in-memory tables they are 1-based row numbers, marked as such.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputFileError
+
+__all__ = ["ScoreMatrix", "score_matrix_from_table", "read_score_matrix", "read_kaldi_score_matrix"]
+
+COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
+_SHOW = 5  # how many offending items an error message lists
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """Probe x enrolled-speaker scores with identities.
+
+    Parameters / attributes
+    -----------------------
+    scores : ndarray of shape (n_probes, N), float64
+    probe_id : ndarray of shape (n_probes,), str
+    probe_speaker : ndarray of shape (n_probes,), str
+        True speaker of each probe; must be one of ``speaker_ids``.
+    speaker_ids : ndarray of shape (N,), str, unique
+        Enrolled speakers (columns).
+    n_dropped : int
+        Probes dropped because their speaker was not enrolled (only with ``drop_unenrolled=True``).
+    true_index : ndarray of shape (n_probes,), intp (derived)
+        Column of each probe's speaker.
+
+    Raises
+    ------
+    InputFileError
+        Shapes that disagree, NaN scores, duplicate ids, a probe speaker not among ``speaker_ids``.
+    """
+
+    scores: np.ndarray
+    probe_id: np.ndarray
+    probe_speaker: np.ndarray
+    speaker_ids: np.ndarray
+    n_dropped: int = 0
+    true_index: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        src = "<ScoreMatrix>"
+        scores = np.asarray(self.scores, dtype=np.float64)
+        object.__setattr__(self, "scores", scores)
+        for name in ("probe_id", "probe_speaker", "speaker_ids"):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=str))
+        if scores.ndim != 2 or 0 in scores.shape:
+            raise InputFileError(src, None, f"scores must be a non-empty 2-D matrix, got shape {scores.shape}")
+        n, n_cols = scores.shape
+        for name, want in (("probe_id", n), ("probe_speaker", n), ("speaker_ids", n_cols)):
+            if getattr(self, name).shape != (want,):
+                raise InputFileError(src, None, f"{name} has shape {getattr(self, name).shape}, expected ({want},)")
+        for name in ("probe_id", "speaker_ids"):
+            u, c = np.unique(getattr(self, name), return_counts=True)
+            if (c > 1).any():
+                raise InputFileError(src, None, f"{name}: {_q(u[c > 1][0])} appears {int(c.max())} times")
+        if np.isnan(scores).any():
+            i, j = (int(v[0]) for v in np.nonzero(np.isnan(scores)))
+            raise InputFileError(
+                src, None, f"NaN score for probe {_q(self.probe_id[i])} vs speaker {_q(self.speaker_ids[j])}"
+            )
+        order = np.argsort(self.speaker_ids)
+        pos = np.searchsorted(self.speaker_ids, self.probe_speaker, sorter=order)
+        pos = np.minimum(pos, n_cols - 1)
+        idx = order[pos]
+        bad = self.speaker_ids[idx] != self.probe_speaker
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputFileError(
+                src, None,
+                f"{int(bad.sum())} probe(s) have a speaker that is not enrolled (first: probe "
+                f"{_q(self.probe_id[i])}, speaker {_q(self.probe_speaker[i])}); the closed set needs every probe's "
+                "speaker among the columns",
+            )
+        object.__setattr__(self, "true_index", idx.astype(np.intp))
+
+    @property
+    def n_probes(self) -> int:
+        return int(self.scores.shape[0])
+
+    @property
+    def n_speakers(self) -> int:
+        return int(self.scores.shape[1])
+
+
+def _q(v) -> str:
+    """Quote an id for messages (plain str repr, also for numpy strings)."""
+    return repr(str(v))
+
+
+class _Lines:
+    """Maps 0-based data rows to what an error message calls them."""
+
+    def __init__(self, source, n_rows, line_base, line_numbers):
+        self.source = source
+        if line_numbers is not None:
+            self.lines = np.asarray(line_numbers)
+        elif line_base is not None:
+            self.lines = np.arange(n_rows) + line_base
+        else:
+            self.lines = None
+
+    def loc(self, i: int) -> str:
+        return f"row {i + 1}" if self.lines is None else f"line {int(self.lines[i])}"
+
+    def fail(self, i: int, problem: str):
+        if self.lines is None:
+            raise InputFileError(self.source, None, f"row {i + 1}: {problem}")
+        raise InputFileError(self.source, int(self.lines[i]), problem)
+
+
+def score_matrix_from_table(
+    table,
+    *,
+    drop_unenrolled: bool = False,
+    source: str = "<table>",
+    line_base: int | None = None,
+    line_numbers=None,
+) -> ScoreMatrix:
+    """Build a :class:`ScoreMatrix` from a long table (pure: no file access).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame or mapping of column name -> 1-D array
+        Columns ``enroll_spk, trial_spk, trial_id, score`` (extra columns are ignored).
+    drop_unenrolled : bool
+        Drop probes whose ``trial_spk`` is not among the ``enroll_spk`` values (counted in ``n_dropped``)
+        instead of raising.
+    source : str
+        Name used in error messages (the file path when called by the readers).
+    line_base : int, optional
+        File line of data row 0 (2 for a CSV with a header); None reports 1-based row numbers.
+    line_numbers : array_like of int, optional
+        File line of every data row (overrides ``line_base``; for files with blank lines).
+
+    Returns
+    -------
+    ScoreMatrix
+        Probes sorted by id, speakers sorted by id.
+
+    Raises
+    ------
+    InputFileError
+        Missing column; empty id; a score that is not a number or is NaN; a probe whose ``trial_spk``
+        differs between rows; a duplicate (enroll_spk, trial_id) pair; missing pairs (the first few listed
+        with the count); a probe speaker who is not enrolled (unless ``drop_unenrolled``).
+
+    Examples
+    --------
+    >>> sm = score_matrix_from_table({
+    ...     "enroll_spk": ["a", "b", "a", "b"], "trial_spk": ["a", "a", "b", "b"],
+    ...     "trial_id": ["u1", "u1", "u2", "u2"], "score": [0.9, 0.1, 0.3, 0.4]})
+    >>> sm.scores.tolist(), sm.true_index.tolist()
+    ([[0.9, 0.1], [0.3, 0.4]], [0, 1])
+    """
+    import pandas as pd
+
+    df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(dict(table))
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise InputFileError(source, None, f"missing column(s) {missing}; expected {list(COLUMNS)}")
+    if len(df) == 0:
+        raise InputFileError(source, None, "no score rows")
+    where = _Lines(source, len(df), line_base, line_numbers)
+    ids = {}
+    for c in ("enroll_spk", "trial_spk", "trial_id"):
+        col = df[c]
+        null = col.isna().to_numpy()
+        arr = col.astype(str).str.strip().to_numpy(dtype=str)
+        empty = null | (np.char.str_len(arr) == 0)
+        if empty.any():
+            where.fail(int(np.flatnonzero(empty)[0]), f"empty {c}")
+        ids[c] = arr
+    raw = df["score"]
+    score = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    bad = np.isnan(score)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        where.fail(i, f"score {_q(raw.iloc[i])} is not a number (NaN is not allowed); "
+              f"{int(bad.sum())} such row(s)")
+
+    speakers, e_code = np.unique(ids["enroll_spk"], return_inverse=True)
+    probes, t_code, first_row = _unique_first(ids["trial_id"])
+    n, n_cols = probes.size, speakers.size
+
+    # One speaker per probe.
+    probe_spk = ids["trial_spk"][first_row]
+    clash = probe_spk[t_code] != ids["trial_spk"]
+    if clash.any():
+        i = int(np.flatnonzero(clash)[0])
+        where.fail(i, f"probe {_q(ids['trial_id'][i])} has trial_spk {_q(ids['trial_spk'][i])} here but "
+              f"{_q(probe_spk[t_code[i]])} at {where.loc(int(first_row[t_code[i]]))}")
+
+    key = t_code.astype(np.int64) * n_cols + e_code
+    seen = np.zeros(n * n_cols, dtype=bool)
+    seen[key] = True
+    n_cells = int(seen.sum())
+    if n_cells < key.size:
+        order = np.argsort(key, kind="stable")
+        ks = key[order]
+        dup = np.flatnonzero(ks[1:] == ks[:-1])
+        i_first, i_again = int(order[dup[0]]), int(order[dup[0] + 1])
+        where.fail(i_again,
+              f"duplicate pair: speaker {_q(ids['enroll_spk'][i_again])} vs probe {_q(ids['trial_id'][i_again])} "
+              f"was already scored at {where.loc(i_first)}; {key.size - n_cells} duplicate row(s) in all")
+    if n_cells < n * n_cols:
+        holes = np.flatnonzero(~seen)
+        shown = ", ".join(
+            f"{_q(probes[h // n_cols])} vs {_q(speakers[h % n_cols])} (probe first at "
+            f"{where.loc(int(first_row[h // n_cols]))})"
+            for h in holes[:_SHOW]
+        )
+        raise InputFileError(
+            source, None,
+            f"{holes.size} (probe, enrolled speaker) pair(s) have no score; every probe must be scored against "
+            f"all {n_cols} enrolled speakers. First missing: {shown}",
+        )
+    del seen
+
+    enrolled = np.isin(probe_spk, speakers)
+    n_dropped = int((~enrolled).sum())
+    if n_dropped and not drop_unenrolled:
+        j = np.flatnonzero(~enrolled)
+        shown = ", ".join(
+            f"{_q(probes[p])} (speaker {_q(probe_spk[p])}, {where.loc(int(first_row[p]))})" for p in j[:_SHOW]
+        )
+        raise InputFileError(
+            source, None,
+            f"{n_dropped} probe(s) have a speaker who is not enrolled (closed-set linkage needs the true speaker "
+            f"among the {n_cols} enroll_spk values): {shown}. Pass drop_unenrolled=True (CLI: --drop-unenrolled) "
+            "to drop them",
+        )
+    if n_dropped == n:
+        raise InputFileError(source, None, "no probe has an enrolled speaker; nothing left after dropping")
+
+    mat = np.empty((n, n_cols), dtype=np.float64)
+    mat[t_code, e_code] = score
+    keep = enrolled
+    return ScoreMatrix(mat[keep], probes[keep], probe_spk[keep], speakers, n_dropped=n_dropped)
+
+
+def _unique_first(values: np.ndarray):
+    """Sorted unique values, inverse codes, and the first row of each value."""
+    uniq, first, inv = np.unique(values, return_index=True, return_inverse=True)
+    return uniq, inv, first
+
+
+def read_score_matrix(path, *, drop_unenrolled: bool = False) -> ScoreMatrix:
+    """Read a 1-to-N long table (``.csv`` or ``.parquet``) into a :class:`ScoreMatrix`.
+
+    Format and checks: module docstring and :func:`score_matrix_from_table`. Errors name the file and
+    line (CSV, header = line 1) or row (Parquet).
+
+    Raises
+    ------
+    InputFileError
+    """
+    import pandas as pd
+
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError(path, None, "file does not exist")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        try:
+            df = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several types for corrupt files
+            raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
+        return score_matrix_from_table(df, drop_unenrolled=drop_unenrolled, source=str(path), line_base=None)
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except pd.errors.ParserError as exc:
+        raise InputFileError(path, None, f"not a readable CSV table ({exc})") from None
+    except pd.errors.EmptyDataError:
+        raise InputFileError(path, 1, f"empty file; expected the header {','.join(COLUMNS)}") from None
+    df.columns = [str(c).strip() for c in df.columns]
+    missing = [c for c in COLUMNS if c not in df.columns]
+    if missing:
+        raise InputFileError(path, 1, f"header lacks column(s) {missing}; expected {','.join(COLUMNS)}")
+    empty_score = df["score"].str.strip() == ""
+    if empty_score.any():
+        i = int(np.flatnonzero(empty_score.to_numpy())[0])
+        raise InputFileError(path, i + 2, "empty score")
+    return score_matrix_from_table(df, drop_unenrolled=drop_unenrolled, source=str(path), line_base=2)
+
+
+def _read_three_columns(path: Path, what: str):
+    if not path.exists():
+        raise InputFileError(path, None, "file does not exist")
+    a, b, c, lines = [], [], [], []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, text in enumerate(fh, 1):
+            parts = text.split()
+            if not parts:
+                continue
+            if len(parts) != 3:
+                raise InputFileError(path, lineno, f"expected 3 fields '<enroll> <test> <{what}>', got {len(parts)}")
+            a.append(parts[0])
+            b.append(parts[1])
+            c.append(parts[2])
+            lines.append(lineno)
+    if not a:
+        raise InputFileError(path, None, "no trials")
+    return np.array(a, dtype=str), np.array(b, dtype=str), c, np.array(lines)
+
+
+def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = False) -> ScoreMatrix:
+    """Read a Kaldi/VoicePrivacy key and score file covering every (enrolled speaker, probe) pair.
+
+    key lines ``<enroll_spk> <trial_id> target|nontarget``; score lines ``<enroll_spk> <trial_id> <score>``
+    (module docstring). The probe's speaker is its ``target`` pair's enrolled speaker.
+
+    Raises
+    ------
+    InputFileError
+        Malformed lines, unknown labels, a probe with two ``target`` pairs, pairs in one file but not the
+        other (first few listed), duplicates, missing pairs, unenrolled probes (unless ``drop_unenrolled``);
+        errors name the file and line.
+    """
+    key_path, scores_path = Path(key_path), Path(scores_path)
+    ke, kt, klab, kline = _read_three_columns(key_path, "target|nontarget")
+    se, st, sval, sline = _read_three_columns(scores_path, "score")
+    labels = np.array(klab, dtype=str)
+    unknown = ~np.isin(labels, ["target", "nontarget"])
+    if unknown.any():
+        i = int(np.flatnonzero(unknown)[0])
+        raise InputFileError(key_path, int(kline[i]), f"label {_q(labels[i])}; expected 'target' or 'nontarget'")
+    try:
+        scores = np.array(sval, dtype=np.float64)
+    except ValueError:
+        for i, v in enumerate(sval):
+            try:
+                float(v)
+            except ValueError:
+                raise InputFileError(scores_path, int(sline[i]), f"score {_q(v)} is not a number") from None
+    nan = np.isnan(scores)
+    if nan.any():
+        i = int(np.flatnonzero(nan)[0])
+        raise InputFileError(scores_path, int(sline[i]), "score is NaN")
+
+    # Key duplicates, then the probe speaker from the target pairs.
+    kkey = np.char.add(np.char.add(ke, "\x1f"), kt)
+    uk, kfirst, kcount = np.unique(kkey, return_index=True, return_counts=True)
+    if (kcount > 1).any():
+        dup = uk[kcount > 1][0]
+        rows = np.flatnonzero(kkey == dup)
+        raise InputFileError(key_path, int(kline[rows[1]]), f"duplicate pair (first at line {int(kline[rows[0]])})")
+    tgt = labels == "target"
+    tprobe, tcount = np.unique(kt[tgt], return_counts=True)
+    if (tcount > 1).any():
+        p = tprobe[tcount > 1][0]
+        rows = np.flatnonzero(tgt & (kt == p))
+        raise InputFileError(
+            key_path, int(kline[rows[1]]),
+            f"probe {_q(p)} is marked target for two enrolled speakers (also line {int(kline[rows[0]])})",
+        )
+    spk_of = dict(zip(kt[tgt].tolist(), ke[tgt].tolist()))
+
+    # Scores must cover exactly the key's pairs.
+    skey = np.char.add(np.char.add(se, "\x1f"), st)
+    in_key = np.isin(skey, uk)
+    if not in_key.all():
+        j = np.flatnonzero(~in_key)
+        raise InputFileError(
+            scores_path, int(sline[j[0]]),
+            f"pair not in the key {key_path}; {j.size} such line(s) (first few at lines "
+            f"{[int(sline[x]) for x in j[:_SHOW]]})",
+        )
+    in_scores = np.isin(uk, skey)
+    if not in_scores.all():
+        j = np.flatnonzero(~in_scores)
+        raise InputFileError(
+            key_path, int(kline[kfirst[j[0]]]),
+            f"pair has no score in {scores_path}; {j.size} such pair(s) (first few at lines "
+            f"{[int(kline[kfirst[x]]) for x in j[:_SHOW]]})",
+        )
+    # A probe without a target pair has a speaker who is not enrolled; the placeholder contains spaces, so
+    # it cannot equal a (whitespace-free) Kaldi speaker id.
+    trial_spk = np.array([spk_of.get(t, "<no target pair in the key>") for t in st.tolist()], dtype=str)
+    table = {"enroll_spk": se, "trial_spk": trial_spk, "trial_id": st, "score": scores}
+    return score_matrix_from_table(
+        table, drop_unenrolled=drop_unenrolled, source=str(scores_path), line_numbers=sline
+    )

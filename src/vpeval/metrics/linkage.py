@@ -1,0 +1,797 @@
+"""Local information disclosure (LID) of 1-to-N linkage.
+
+Source: Sterns et al., "Local information disclosure" (LID) of speaker linkage: the attacker scores an
+anonymized probe against N enrolled speakers and turns the scores into a posterior over the N speakers.
+Per probe i, with true speaker t(i)::
+
+    z_ij   = (s_ij - mean_j s_ij) / std_j s_ij              row-wise z-norm, sample std (ddof = 1)
+    l_ij   = w z_ij + b                                       LLRs in nats, (w, b) from a logistic fit
+    p_ij   = exp(l_ij) / sum_k exp(l_ik)                      posterior under a flat prior over speakers
+    LID_i  = log2(N p_i,t(i))                                 bits
+
+LID_i is the information (bits) the probe gives about its speaker over a uniform guess: 0 at chance,
+log2 N when the posterior is certain and right, negative when the probe points away from its speaker.
+Since the softmax is invariant to adding a constant to a row, the intercept b cancels: only the slope w
+matters. Summaries: ALID = mean LID, PDR = share of probes with LID > 0, NDR = share with LID <= 0,
+LID+ / LID- = mean LID over those two groups, LID_max = max LID; ALID = PDR LID+ + NDR LID-.
+
+Everything here scans matrices in row blocks (see :mod:`vpeval.metrics.identification`), so the extra
+memory is bounded by a few blocks of ``chunk_rows x N`` float64 whatever the number of probes; dask arrays
+are accepted by :func:`lid` and :func:`lid_pipeline`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import InvalidScoresError, SeparableScoresError
+from .identification import (
+    RankCounts,
+    _as_matrix,
+    _as_true_index,
+    _check_nan,
+    _chunk_rows,
+    _iter_blocks,
+    _rank_block,
+    _recount_rows,
+)
+
+__all__ = [
+    "znorm_rows",
+    "softmax_posteriors",
+    "lid",
+    "LIDSummary",
+    "lid_summary",
+    "lid_ccdf",
+    "LIDPipelineResult",
+    "lid_pipeline",
+    "DEFAULT_REGULARIZATION",
+    "LinkageAnalysis",
+    "linkage_analysis",
+]
+
+#: Penalty weight of ``separable="regularize"``, passed to ``LogisticCalibrator(regularization=...)``.
+DEFAULT_REGULARIZATION = 1e-3
+
+_LN2 = math.log(2.0)
+
+
+# --------------------------------------------------------------------------------------------------------
+# z-norm
+# --------------------------------------------------------------------------------------------------------
+
+
+def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
+    """z-normalise each row of a float64 block (new array). Errors name the global row."""
+    n_cols = x.shape[1]
+    if n_cols < 2:
+        raise InvalidScoresError(f"{name}: z-normalisation needs at least 2 speakers per row, got {n_cols}")
+    mu = x.mean(axis=1)
+    bad = ~np.isfinite(mu)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        what = "NaN" if np.isnan(x[i]).any() else "an infinite score"
+        raise InvalidScoresError(
+            f"{name}: probe row {start + i} contains {what}; z-normalisation needs finite scores"
+        )
+    const = x.max(axis=1) == x.min(axis=1)
+    if const.any():
+        rows = np.flatnonzero(const)
+        raise InvalidScoresError(
+            f"{name}: {rows.size} probe row(s) have the same score for every speaker (first: row "
+            f"{start + int(rows[0])}); their standard deviation is 0 and the z-score is undefined"
+        )
+    z = x - mu[:, None]
+    sd = np.sqrt(np.einsum("ij,ij->i", z, z) / (n_cols - 1))
+    z /= sd[:, None]
+    return z
+
+
+def znorm_rows(matrix, *, chunk_rows: int | None = None) -> np.ndarray:
+    """Row-wise z-normalisation with the sample standard deviation (LID paper, first step).
+
+    ``z_ij = (s_ij - m_i) / sd_i`` with ``m_i`` the row mean and ``sd_i`` the row's sample standard
+    deviation (``ddof=1``, divisor N - 1).
+
+    Parameters
+    ----------
+    matrix : array_like or dask.array of shape (n_probes, N), N >= 2
+        Scores, finite.
+    chunk_rows : int, optional
+        Rows per block while computing (the output is one NumPy array of the input's size).
+
+    Returns
+    -------
+    ndarray of shape (n_probes, N), float64
+
+    Raises
+    ------
+    InvalidScoresError
+        Not 2-D, empty, N < 2, NaN or inf, or a constant row (standard deviation 0: named by row).
+
+    Examples
+    --------
+    >>> znorm_rows([[0.8, 0.2, 0.1, 0.3]]).round(6).tolist()
+    [[1.447352, -0.482451, -0.804084, -0.160817]]
+    """
+    arr, n, n_cols = _as_matrix(matrix, "matrix")
+    rows = _chunk_rows(n_cols, chunk_rows)
+    out = np.empty((n, n_cols), dtype=np.float64)
+    for start, x in _iter_blocks(arr, n, rows):
+        out[start : start + x.shape[0]] = _znorm_block(x, start, "matrix")
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------
+# Softmax posterior and LID
+# --------------------------------------------------------------------------------------------------------
+
+
+def _row_max(x: np.ndarray, start, name: str) -> np.ndarray:
+    """Row maxima; raise for NaN, all -inf rows, rows with two +inf. ``start``: as in ``_check_nan``."""
+    m = x.max(axis=1)
+    _check_nan(x, m, start, name)
+
+    def row(i):
+        return start + i if np.isscalar(start) else int(start[i])
+
+    neg = m == -np.inf
+    if neg.any():
+        i = int(np.flatnonzero(neg)[0])
+        raise InvalidScoresError(
+            f"{name}: every LLR of probe row {row(i)} is -inf; its posterior over speakers is undefined"
+        )
+    pos = m == np.inf
+    if pos.any():
+        cnt = np.count_nonzero(x[pos] == np.inf, axis=1)
+        if (cnt > 1).any():
+            i = int(np.flatnonzero(pos)[int(np.flatnonzero(cnt > 1)[0])])
+            raise InvalidScoresError(
+                f"{name}: probe row {row(i)} has {int(cnt.max())} LLRs equal to +inf; its posterior "
+                "over speakers is undefined (inf/inf)"
+            )
+    return m
+
+
+def _log_p_true_careful(x: np.ndarray, ti: np.ndarray, start, name: str) -> np.ndarray:
+    """ln p(true speaker | probe) per row, log-sum-exp around the row maximum; handles +-inf."""
+    r = x.shape[0]
+    t = x[np.arange(r), ti]
+    m = _row_max(x, start, name)
+    pos = m == np.inf
+    shift = np.where(pos, 0.0, m)
+    with np.errstate(over="ignore", invalid="ignore"):
+        buf = x - shift[:, None]
+        np.exp(buf, out=buf)
+        total = buf.sum(axis=1)  # >= 1 on finite rows: the row maximum contributes exp(0)
+        log_p = (t - shift) - np.log(total)
+    if pos.any():
+        # Exactly one +inf in the row (checked): all the mass sits on that speaker.
+        log_p[pos] = np.where(t[pos] == np.inf, 0.0, -np.inf)
+    return log_p
+
+
+def _scan_block(x, ti, start, name, diff, mask=None):
+    """ln p(true) per row of an LLR block, and (if ``mask`` is given) the rank counts of the same block.
+
+    Fast path, one subtraction shared by both: ``d = x - x_true``; ranks compare ``d`` with 0 and
+    ``ln p_true = -ln(sum_j exp(d_j))`` (the true speaker's own term is exp(0) = 1, so the sum is >= 1 and
+    ln p_true <= 0). Rows where that sum is not finite (NaN, an LLR more than ~709 nats above the true
+    one, +-inf) or where the true LLR is infinite are redone by :func:`_log_p_true_careful`, which
+    shifts by the row maximum and raises for undefined rows.
+    """
+    r = x.shape[0]
+    t = x[np.arange(r), ti]
+    d = diff[:r]
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.subtract(x, t[:, None], out=d)
+        counts = _rank_block(x, t, d, mask[:r], start, name, check=False) if mask is not None else None
+        np.exp(d, out=d)
+        total = np.add.reduce(d, axis=1)
+        log_p = -np.log(total)
+    redo = ~(np.isfinite(total) & np.isfinite(t))
+    if redo.any():
+        rows = np.flatnonzero(redo)
+        log_p[rows] = _log_p_true_careful(x[rows], ti[rows], start + rows, name)
+        if counts is not None:  # every row whose d-based counts could be wrong is among these
+            _recount_rows(x, t, rows, counts[0], counts[1], start, name)
+    return log_p, counts
+
+
+def softmax_posteriors(llr_matrix, *, chunk_rows: int | None = None) -> np.ndarray:
+    """Posterior over the N enrolled speakers per probe: row-wise softmax of LLRs (nats), flat prior.
+
+    Computed with log-sum-exp (subtract the row maximum first), so huge LLRs do not overflow. A row with one
+    ``+inf`` puts probability 1 on that speaker; ``-inf`` entries get 0.
+
+    Parameters
+    ----------
+    llr_matrix : array_like or dask.array of shape (n_probes, N)
+    chunk_rows : int, optional
+
+    Returns
+    -------
+    ndarray of shape (n_probes, N), float64, rows summing to 1.
+
+    Raises
+    ------
+    InvalidScoresError
+        NaN; a row that is all ``-inf`` or holds two or more ``+inf``.
+
+    Examples
+    --------
+    >>> z = znorm_rows([[0.8, 0.2, 0.1, 0.3]])
+    >>> softmax_posteriors(2 * z).round(6).tolist()
+    [[0.932614, 0.019656, 0.010331, 0.037399]]
+    >>> softmax_posteriors([[1000.0, 0.0, -5.0]]).tolist()
+    [[1.0, 0.0, 0.0]]
+    """
+    arr, n, n_cols = _as_matrix(llr_matrix, "llr_matrix")
+    rows = _chunk_rows(n_cols, chunk_rows)
+    out = np.empty((n, n_cols), dtype=np.float64)
+    for start, x in _iter_blocks(arr, n, rows):
+        m = _row_max(x, start, "llr_matrix")
+        pos = m == np.inf
+        shift = np.where(pos, 0.0, m)
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = np.exp(x - shift[:, None])
+            e /= e.sum(axis=1, keepdims=True)
+        if pos.any():
+            e[pos] = (x[pos] == np.inf).astype(np.float64)
+        out[start : start + x.shape[0]] = e
+    return out
+
+
+def _lid_from_log_p(log_p: np.ndarray, n_cols: int) -> np.ndarray:
+    # (ln N + ln p) / ln 2 is exactly 0 for identical rows (ln p = -ln N exactly there); the minimum with
+    # log2 N removes the last-ulp excess that division by ln 2 could create.
+    return np.minimum((math.log(n_cols) + log_p) / _LN2, math.log2(n_cols))
+
+
+def lid(llr_matrix, true_index, *, chunk_rows: int | None = None, return_rank_counts: bool = False):
+    """Local information disclosure per probe, in bits (Sterns et al., LID definition).
+
+    ``LID_i = log2(N p_i)`` where ``p_i`` is the softmax posterior of the true speaker over the N
+    enrolled speakers (flat prior), computed by log-sum-exp.
+
+    Parameters
+    ----------
+    llr_matrix : array_like or dask.array of shape (n_probes, N)
+        Calibrated LLRs in nats (any per-row constant cancels; e.g. ``w * znorm_rows(S) + b``).
+    true_index : array_like of int, shape (n_probes,)
+        Column of each probe's true speaker.
+    chunk_rows : int, optional
+        Rows per block (default about 2 MiB per temporary); results do not depend on it.
+    return_rank_counts : bool
+        Also return the :class:`~vpeval.metrics.identification.RankCounts` of the true speaker in the same
+        scan (ranks of the LLRs, equal to the ranks of the scores for any strictly increasing score -> LLR
+        map), ready for ``cmc``/``rank_histogram`` without a second pass.
+
+    Returns
+    -------
+    ndarray of shape (n_probes,), float64, bits
+        (and a RankCounts when ``return_rank_counts``)
+        ``LID_i <= log2 N``; 0 for a row of identical LLRs; ``-inf`` when the true speaker's posterior is
+        exactly 0 (its LLR is ``-inf`` or another speaker's is ``+inf``).
+
+    Raises
+    ------
+    InvalidScoresError
+        Not 2-D, empty, NaN anywhere, a row that is all ``-inf`` or holds two or more ``+inf`` (posterior
+        undefined), ``true_index`` of the wrong length or out of range.
+
+    Examples
+    --------
+    >>> lid(2 * znorm_rows([[0.8, 0.2, 0.1, 0.3]]), [0]).round(6).tolist()
+    [1.899352]
+    >>> lid([[1000.0, 0.0, -5.0], [np.inf, 0.0, -5.0]], [0, 0]).round(6).tolist()
+    [1.584963, 1.584963]
+    """
+    arr, n, n_cols = _as_matrix(llr_matrix, "llr_matrix")
+    ti = _as_true_index(true_index, n, n_cols)
+    rows = _chunk_rows(n_cols, chunk_rows)
+    out = np.empty(n, dtype=np.float64)
+    diff = np.empty((min(rows, n), n_cols))
+    mask = np.empty((min(rows, n), n_cols), dtype=bool) if return_rank_counts else None
+    n_greater = np.empty(n, dtype=np.intp) if return_rank_counts else None
+    n_tied = np.empty(n, dtype=np.intp) if return_rank_counts else None
+    for start, x in _iter_blocks(arr, n, rows):
+        r = x.shape[0]
+        out[start : start + r], counts = _scan_block(x, ti[start : start + r], start, "llr_matrix", diff, mask)
+        if counts is not None:
+            n_greater[start : start + r], n_tied[start : start + r] = counts
+    values = _lid_from_log_p(out, n_cols)
+    if return_rank_counts:
+        return values, RankCounts(n_greater, n_tied, n_cols)
+    return values
+
+
+# --------------------------------------------------------------------------------------------------------
+# Summary
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LIDSummary:
+    """Summary of per-probe LIDs (bits).
+
+    Attributes
+    ----------
+    alid : float
+        Average LID (bits).
+    pdr : float
+        Positive disclosure rate: share of probes with LID > 0.
+    ndr : float
+        Non-positive disclosure rate: share with LID <= 0 (``pdr + ndr = 1``).
+    lid_plus : float or None
+        Mean LID over probes with LID > 0 (bits); None when there is none (PDR = 0).
+    lid_minus : float or None
+        Mean LID over probes with LID <= 0 (bits); None when there is none (NDR = 0).
+    lid_max : float
+        Largest LID (bits); at most log2 N.
+    n : int
+        Number of probes.
+    N : int or None
+        Number of enrolled speakers when known (then ``lid_max <= log2 N``).
+    """
+
+    alid: float
+    pdr: float
+    ndr: float
+    lid_plus: float | None
+    lid_minus: float | None
+    lid_max: float
+    n: int
+    N: int | None = None
+
+    def to_dict(self) -> dict:
+        return {
+            "alid_bits": self.alid,
+            "pdr": self.pdr,
+            "ndr": self.ndr,
+            "lid_plus_bits": self.lid_plus,
+            "lid_minus_bits": self.lid_minus,
+            "lid_max_bits": self.lid_max,
+            "n_probes": self.n,
+            "n_speakers": self.N,
+            "log2_N": None if self.N is None else math.log2(self.N),
+        }
+
+
+def lid_summary(lid_values, n_speakers: int | None = None) -> LIDSummary:
+    """ALID, PDR, NDR, LID+, LID-, LID_max of per-probe LIDs (Sterns et al.), all LIDs in bits.
+
+    ``ALID = PDR * LID+ + NDR * LID-`` holds (an absent group contributes 0 and reports None).
+
+    Parameters
+    ----------
+    lid_values : array_like of shape (n,)
+        Per-probe LIDs in bits, e.g. from :func:`lid`. ``-inf`` is allowed (a probe whose true speaker got
+        posterior 0; ALID and LID- are then ``-inf``).
+    n_speakers : int, optional
+        N; when given, LIDs above ``log2 N`` (beyond 1e-9 bits) are rejected.
+
+    Returns
+    -------
+    LIDSummary
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty, not 1-D, NaN or ``+inf``, or above ``log2 N``.
+
+    Examples
+    --------
+    >>> s = lid_summary([1.2, -0.3, 0.5, -0.1, 0.0])
+    >>> round(s.alid, 6), s.pdr, s.ndr, round(s.lid_plus, 6), round(s.lid_minus, 6), s.lid_max
+    (0.26, 0.4, 0.6, 0.85, -0.133333, 1.2)
+    """
+    v = np.asarray(lid_values, dtype=np.float64)
+    if v.ndim != 1 or v.size == 0:
+        raise InvalidScoresError(f"lid_values: expected a non-empty 1-D array, got shape {v.shape}")
+    bad = np.isnan(v) | (v == np.inf)
+    if bad.any():
+        raise InvalidScoresError(
+            f"lid_values: {int(bad.sum())} value(s) are NaN or +inf (first at index {int(np.flatnonzero(bad)[0])})"
+        )
+    if n_speakers is not None:
+        if int(n_speakers) < 1:
+            raise InvalidScoresError(f"n_speakers must be >= 1, got {n_speakers}")
+        top = math.log2(int(n_speakers))
+        if (v > top + 1e-9).any():
+            raise InvalidScoresError(f"lid_values: LID above log2 N = {top:.6f} bits is impossible")
+    pos = v > 0
+    n = v.size
+    n_pos = int(pos.sum())
+    return LIDSummary(
+        alid=float(v.mean()),
+        pdr=n_pos / n,
+        ndr=(n - n_pos) / n,
+        lid_plus=float(v[pos].mean()) if n_pos else None,
+        lid_minus=float(v[~pos].mean()) if n_pos < n else None,
+        lid_max=float(v.max()),
+        n=n,
+        N=None if n_speakers is None else int(n_speakers),
+    )
+
+
+def lid_ccdf(lid_values) -> tuple[np.ndarray, np.ndarray]:
+    """Complementary CDF of LID: for each distinct value x, the percentage of probes with LID >= x.
+
+    Returns
+    -------
+    x : ndarray, increasing distinct LIDs (bits)
+    percent : ndarray, same length, 100 * #(LID >= x) / n (starts at 100, non-increasing)
+
+    Examples
+    --------
+    >>> x, p = lid_ccdf([0.5, -1.0, 0.5, 2.0])
+    >>> x.tolist(), p.tolist()
+    ([-1.0, 0.5, 2.0], [100.0, 75.0, 25.0])
+    """
+    v = np.asarray(lid_values, dtype=np.float64)
+    if v.ndim != 1 or v.size == 0 or np.isnan(v).any():
+        raise InvalidScoresError("lid_values: expected a non-empty 1-D array without NaN")
+    x, counts = np.unique(v, return_counts=True)
+    at_least = np.cumsum(counts[::-1])[::-1]
+    return x, 100.0 * at_least / v.size
+
+
+# --------------------------------------------------------------------------------------------------------
+# Pipeline: z-norm -> logistic calibration -> LID
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LIDPipelineResult:
+    """Result of :func:`lid_pipeline`.
+
+    Attributes
+    ----------
+    lid : ndarray of shape (n_probes,)
+        Per-probe LID of the evaluation matrix (bits).
+    summary : LIDSummary
+    p_true : ndarray of shape (n_probes,)
+        Posterior of the true speaker (``2**lid / N``); compare with the chance line 1/N.
+    slope, intercept : ndarray of shape (n_fits,)
+        Fitted calibration ``LLR = slope * z + intercept`` (nats per z-unit, nats); one entry with a
+        development set, one per fold with cross-fitting. The intercept does not affect LID.
+    regularized : ndarray of bool, shape (n_fits,)
+        True where the training scores were separable and the L2 penalty (``separable="regularize"``) was
+        used.
+    mode : {"dev", "cross-fit"}
+    n_folds : int
+        1 in ``"dev"`` mode.
+    fold : ndarray of int, shape (n_probes,) or None
+        Cross-fitting fold of each probe (the calibration its LLRs used); None in ``"dev"`` mode.
+    calibration : str
+        One sentence saying how the calibration was obtained (for reports).
+    regularization : float or None
+        The penalty weight used where ``regularized`` is true; None when every fit is unpenalised.
+    rank_counts : RankCounts
+        Ranks of the true speaker in the raw evaluation scores, from the same scan (for ``cmc`` etc.).
+    """
+
+    lid: np.ndarray = field(repr=False)
+    summary: LIDSummary
+    p_true: np.ndarray = field(repr=False)
+    slope: np.ndarray
+    intercept: np.ndarray
+    regularized: np.ndarray
+    mode: str
+    n_folds: int
+    fold: np.ndarray | None = field(repr=False)
+    calibration: str
+    regularization: float | None = None
+    rank_counts: RankCounts | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        return {
+            "mode": self.mode,
+            "regularization": self.regularization,
+            "calibration": self.calibration,
+            "n_folds": self.n_folds,
+            "slope": self.slope.tolist(),
+            "intercept": self.intercept.tolist(),
+            "regularized": self.regularized.tolist(),
+            "summary": self.summary.to_dict(),
+        }
+
+
+def _fit_calibration(tar, non, separable, regularization, context):
+    from ..calibration.logistic import LogisticCalibrator
+
+    try:
+        cal = LogisticCalibrator().fit(tar, non)
+        reg = False
+    except SeparableScoresError as exc:
+        if separable == "error":
+            raise SeparableScoresError(
+                f"{context}: the z-normalised target and non-target training scores are separable, so the "
+                f"unpenalised logistic calibration has no finite slope and LID is undefined ({exc}). "
+                "This is expected for unanonymized speech; pass separable='regularize' (CLI: --separable "
+                "regularize) to fit with "
+                f"LogisticCalibrator(regularization={regularization:g}) instead (LIDs then depend on it)."
+            ) from exc
+        cal = LogisticCalibrator(regularization=regularization).fit(tar, non)
+        reg = True
+    # cal.converged_ is not checked here: the optimiser may stop with "failure to predict improvement"
+    # at a gradient of 1e-10, i.e. at the optimum; the calibrator owns that judgement.
+    return float(cal.slope_), float(cal.intercept_), reg
+
+
+def _training_trials(arr, ti, n, n_cols, rows, row_ok, col_ok, name):
+    """z-normalise rows and collect target / non-target z-scores of the training rows.
+
+    Training rows: ``row_ok``; non-targets: columns with ``col_ok`` other than the true speaker's (the true
+    speaker's column is always allowed for a training row).
+    """
+    n_rows_train = int(row_ok.sum())
+    if n_rows_train == 0:
+        raise InvalidScoresError(f"{name}: no training probes")
+    n_non = int(((col_ok.sum() - col_ok[ti]) * row_ok).sum())
+    tar = np.empty(n_rows_train)
+    non = np.empty(n_non)
+    it = nt = 0
+    for start, x in _iter_blocks(arr, n, rows):
+        r = x.shape[0]
+        ok = row_ok[start : start + r]
+        if not ok.any():
+            continue
+        z = _znorm_block(x, start, name)[ok]
+        t = ti[start : start + r][ok]
+        k = z.shape[0]
+        tar[it : it + k] = z[np.arange(k), t]
+        keep = np.broadcast_to(col_ok, z.shape).copy()
+        keep[np.arange(k), t] = False
+        vals = z[keep]
+        non[nt : nt + vals.size] = vals
+        it += k
+        nt += vals.size
+    if non.size == 0:
+        raise InvalidScoresError(f"{name}: no non-target trials to fit the calibration")
+    return tar, non
+
+
+def _speaker_folds(present: np.ndarray, n_folds: int, speaker_ids, seed: int) -> dict:
+    """Map each present speaker column to a fold, independent of column order when ids are given."""
+    if speaker_ids is not None:
+        keys = [str(speaker_ids[c]) for c in present]
+    else:
+        keys = [f"{int(c):012d}" for c in present]
+    order = sorted(range(len(present)), key=lambda i: keys[i])
+    perm = np.random.default_rng(seed).permutation(len(present))
+    return {int(present[order[p]]): int(i % n_folds) for i, p in enumerate(perm)}
+
+
+def lid_pipeline(
+    dev_scores,
+    eval_scores,
+    dev_true_index=None,
+    eval_true_index=None,
+    *,
+    n_folds: int = 5,
+    speaker_ids=None,
+    separable: str = "error",
+    regularization: float = DEFAULT_REGULARIZATION,
+    seed: int = 0,
+    chunk_rows: int | None = None,
+) -> LIDPipelineResult:
+    """Whole LID chain of Sterns et al.: z-norm, logistic calibration fitted on dev, softmax, LID.
+
+    1. Every row of both matrices is z-normalised (:func:`znorm_rows`, sample std).
+    2. A logistic calibration ``LLR = w z + b`` (nats) is fitted on the development matrix: targets are
+       the true-speaker entries, non-targets all others; unpenalised maximum likelihood with the training
+       prior log-odds removed (:class:`vpeval.calibration.logistic.LogisticCalibrator`).
+    3. The evaluation LLR matrix gives per-probe LIDs (:func:`lid`) and their summary.
+
+    Without a development set (``dev_scores=None``), **speaker-grouped cross-fitting**: the evaluation
+    probes' true speakers are dealt into ``n_folds`` folds; the probes of each fold get LLRs from a
+    calibration fitted on the probes of the other folds, with every trial against an enrolled speaker of
+    the held-out fold also left out of the fit. So no speaker is ever calibrated on its own trials.
+
+    Parameters
+    ----------
+    dev_scores : array_like or dask.array of shape (n_dev, N_dev), or None
+        Development score matrix (higher = more similar); ``None`` for cross-fitting.
+    eval_scores : array_like or dask.array of shape (n_probes, N)
+    dev_true_index, eval_true_index : array_like of int
+        True-speaker columns of the dev and eval rows (``dev_true_index`` None iff ``dev_scores`` is).
+    n_folds : int
+        Folds for cross-fitting (at most the number of distinct eval speakers; at least 2 speakers).
+    speaker_ids : sequence of str of length N, optional
+        Enrolled speaker ids of the eval columns; makes the fold assignment independent of column order.
+    separable : {"error", "regularize"}
+        What to do when the training scores are perfectly separable (common for unanonymized speech: the
+        maximum-likelihood slope is then infinite). ``"error"`` (default) raises
+        :class:`~vpeval.errors.SeparableScoresError`; ``"regularize"`` refits that training set (only that
+        one) with ``LogisticCalibrator(regularization=regularization)``, the ridge penalty
+        ``regularization * (w * sd)**2 / 2`` on the standardised slope added to the prior-weighted mean
+        logistic loss (intercept unpenalised), and flags the fit in ``regularized``. LIDs then depend on
+        ``regularization`` (a smaller penalty gives a steeper slope and LIDs closer to log2 N for rank-1
+        probes), so report it.
+    regularization : float
+        Penalty weight for ``separable="regularize"`` (default :data:`DEFAULT_REGULARIZATION` = 1e-3).
+    seed : int
+        Seed of the fold assignment.
+    chunk_rows : int, optional
+        Rows per block.
+
+    Returns
+    -------
+    LIDPipelineResult
+
+    Raises
+    ------
+    InvalidScoresError
+        Bad shapes, NaN/inf, constant rows, fewer than 2 distinct speakers for cross-fitting, bad options.
+    SeparableScoresError
+        Separable training scores with ``separable="error"``.
+
+    Notes
+    -----
+    Memory: the evaluation matrix is scanned in row blocks. The calibration fit holds the z-normalised
+    training scores as two 1-D float64 arrays (8 bytes per training trial), as the logistic fit needs them.
+    """
+    if separable not in ("error", "regularize"):
+        raise InvalidScoresError(f"separable must be 'error' or 'regularize', got {separable!r}")
+    if not (regularization > 0 and math.isfinite(regularization)):
+        raise InvalidScoresError(f"regularization must be a positive number, got {regularization!r}")
+    if eval_true_index is None:
+        raise InvalidScoresError("eval_true_index is required")
+    ev, n, n_cols = _as_matrix(eval_scores, "eval_scores")
+    ti = _as_true_index(eval_true_index, n, n_cols)
+    rows = _chunk_rows(n_cols, chunk_rows)
+    if speaker_ids is not None and len(speaker_ids) != n_cols:
+        raise InvalidScoresError(f"speaker_ids: expected {n_cols} ids (one per column), got {len(speaker_ids)}")
+
+    if dev_scores is not None:
+        if dev_true_index is None:
+            raise InvalidScoresError("dev_true_index is required with dev_scores")
+        dv, n_dev, n_cols_dev = _as_matrix(dev_scores, "dev_scores")
+        dti = _as_true_index(dev_true_index, n_dev, n_cols_dev)
+        tar, non = _training_trials(
+            dv, dti, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows),
+            np.ones(n_dev, bool), np.ones(n_cols_dev, bool), "dev_scores",
+        )
+        w, b, reg = _fit_calibration(tar, non, separable, regularization, "development matrix")
+        slopes, intercepts, regs = np.array([w]), np.array([b]), np.array([reg])
+        fold = None
+        k_folds = 1
+        mode = "dev"
+        note = (
+            f"logistic calibration fitted on a separate development matrix ({n_dev} probes x "
+            f"{n_cols_dev} speakers)"
+            + (f", L2-regularised (regularization={regularization:g}) because its scores are separable" if reg else "")
+        )
+    else:
+        if dev_true_index is not None:
+            raise InvalidScoresError("dev_true_index given without dev_scores")
+        present = np.unique(ti)
+        if present.size < 2:
+            raise InvalidScoresError(
+                "cross-fitting needs probes of at least 2 distinct speakers; give a development matrix"
+            )
+        if int(n_folds) < 2:
+            raise InvalidScoresError(f"n_folds must be >= 2, got {n_folds}")
+        k_folds = min(int(n_folds), present.size)
+        spk_fold = _speaker_folds(present, k_folds, speaker_ids, seed)
+        col_fold = np.full(n_cols, -1)
+        for c, f in spk_fold.items():
+            col_fold[c] = f
+        fold = col_fold[ti]
+        slopes, intercepts, regs = np.empty(k_folds), np.empty(k_folds), np.zeros(k_folds, bool)
+        for f in range(k_folds):
+            tar, non = _training_trials(ev, ti, n, n_cols, rows, fold != f, col_fold != f, "eval_scores")
+            slopes[f], intercepts[f], regs[f] = _fit_calibration(
+                tar, non, separable, regularization, f"cross-fitting fold {f + 1} of {k_folds}"
+            )
+        mode = "cross-fit"
+        note = (
+            f"no development set: speaker-grouped cross-fitting with {k_folds} folds (each probe's "
+            "calibration was fitted without any trial of its own speaker or of the other speakers in its "
+            "fold)"
+            + (
+                f"; {int(regs.sum())} fold(s) L2-regularised (regularization={regularization:g}) because separable"
+                if regs.any()
+                else ""
+            )
+        )
+
+    log_p = np.empty(n)
+    n_greater = np.empty(n, dtype=np.intp)
+    n_tied = np.empty(n, dtype=np.intp)
+    diff = np.empty((min(rows, n), n_cols))
+    mask = np.empty((min(rows, n), n_cols), dtype=bool)
+    for start, x in _iter_blocks(ev, n, rows):
+        r = x.shape[0]
+        tib = ti[start : start + r]
+        z = _znorm_block(x, start, "eval_scores")  # also rejects NaN and inf
+        # Ranks of the raw scores, in the same pass (the calibration cannot change them, rounding aside).
+        t_raw = x[np.arange(r), tib]
+        np.subtract(x, t_raw[:, None], out=diff[:r])
+        n_greater[start : start + r], n_tied[start : start + r] = _rank_block(
+            x, t_raw, diff[:r], mask[:r], start, "eval_scores"
+        )
+        if fold is None:
+            z *= slopes[0]
+            z += intercepts[0]
+        else:
+            fb = fold[start : start + r]
+            z *= slopes[fb][:, None]
+            z += intercepts[fb][:, None]
+        log_p[start : start + r], _ = _scan_block(z, tib, start, "LLRs", diff)
+    values = _lid_from_log_p(log_p, n_cols)
+    return LIDPipelineResult(
+        lid=values,
+        summary=lid_summary(values, n_cols),
+        p_true=np.exp(log_p),
+        slope=slopes,
+        intercept=intercepts,
+        regularized=regs,
+        mode=mode,
+        n_folds=k_folds,
+        fold=fold,
+        calibration=note,
+        regularization=float(regularization) if regs.any() else None,
+        rank_counts=RankCounts(n_greater, n_tied, n_cols),
+    )
+
+
+# --------------------------------------------------------------------------------------------------------
+# Everything at once (CLI and report)
+# --------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LinkageAnalysis:
+    """LID pipeline, closed-set identification and closed-set linkability of one evaluation matrix.
+
+    Attributes
+    ----------
+    lid : LIDPipelineResult
+    identification : vpeval.metrics.identification.IdentificationResult
+    closed_set : vpeval.metrics.identification.ClosedSetLinkability
+        For every candidate-set size N' = 1..N.
+    """
+
+    lid: LIDPipelineResult
+    identification: object
+    closed_set: object
+
+    def to_dict(self) -> dict:
+        return {
+            "lid": self.lid.to_dict(),
+            "identification": self.identification.to_dict(),
+            "closed_set_linkability": self.closed_set.to_dict(),
+        }
+
+
+def linkage_analysis(
+    eval_scores,
+    eval_true_index,
+    dev_scores=None,
+    dev_true_index=None,
+    *,
+    ks=(1, 5, 10),
+    ties: str = "fractional",
+    chunk_rows: int | None = None,
+    **pipeline_options,
+) -> LinkageAnalysis:
+    """Run :func:`lid_pipeline`, :func:`~vpeval.metrics.identification.identification_rates` and
+    :func:`~vpeval.metrics.identification.closed_set_linkability` on one evaluation matrix.
+
+    Ranks use the raw evaluation scores, counted in the pipeline's scan. Extra keyword
+    arguments go to :func:`lid_pipeline` (``n_folds``, ``speaker_ids``, ``separable``, ``regularization``,
+    ``seed``). Raises what those functions raise.
+    """
+    from .identification import closed_set_linkability, identification_rates
+
+    lid_res = lid_pipeline(
+        dev_scores, eval_scores, dev_true_index, eval_true_index, chunk_rows=chunk_rows, **pipeline_options
+    )
+    ident = identification_rates(lid_res.rank_counts, ks=ks, ties=ties)
+    return LinkageAnalysis(lid_res, ident, closed_set_linkability(ident.gamma))
