@@ -122,3 +122,15 @@ def test_rank_calibrator_errors(n, ranks, match):
 def test_rank_calibrator_unfitted():
     with pytest.raises(VpevalError, match="not fitted"):
         RankCalibrator(3).transform([1])
+
+
+def test_rank_calibrator_from_scores_uses_rank_histogram_tie_rules():
+    # probe 0: true speaker (col 0) best; probe 1: true speaker (col 2) tied with col 1 for the top
+    scores = np.array([[0.9, 0.1, 0.2], [0.1, 0.5, 0.5]])
+    frac = RankCalibrator.from_scores(scores, [0, 2])
+    np.testing.assert_allclose(frac.gamma_, [0.75, 0.25, 0.0])
+    opt = RankCalibrator.from_scores(scores, [0, 2], ties="optimistic")
+    np.testing.assert_allclose(opt.gamma_, [1.0, 0.0, 0.0])
+    pes = RankCalibrator.from_scores(scores, [0, 2], ties="pessimistic")
+    np.testing.assert_allclose(pes.gamma_, [0.5, 0.5, 0.0])
+    np.testing.assert_array_equal(pes.transform([1, 2, 3]), rank_llr([0.5, 0.5, 0.0]))

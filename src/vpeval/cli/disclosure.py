@@ -189,8 +189,11 @@ def simulation_comparison(sim, estimators, rank_model=None, n_probes=2000, seed=
         "llr_error_vs_oracle": errs,
     }
     if rank_model is not None:
+        from ..metrics.identification import rank_histogram
+
         exact = rank_model.gamma()
-        emp = rank_model.sample(n_probes, seed=seed).empirical_gamma()
+        ranks = rank_model.sample(n_probes, seed=seed)
+        emp = rank_histogram(ranks.score_matrix, ranks.true_index, ties="fractional")
         ex_llr, est_llr = rank_llr(exact), rank_llr(emp)
         out["rank"] = {
             "n_speakers": rank_model.n_speakers, "n_probes": n_probes,
