@@ -35,7 +35,8 @@ def _slow_oracle(tar, non):
 def test_issue_example_and_non_monotonicity():
     t, n = pav_llr_succession([0.0], [0.3, -0.2, 0.05, 0.175, 0.175])
     assert n[1] == np.max(np.abs(np.concatenate([t, n])))
-    assert n[1] == pytest.approx(math.log(5 / 2), abs=1e-15)  # the lowest score, a bin with one non-target: (0 + 1) / (1 + 2) odds 1/2
+    # the lowest score: a bin with one non-target, (0 + 1) / (1 + 2), odds 1/2, prior odds 1/5
+    assert n[1] == pytest.approx(math.log(5 / 2), abs=1e-15)
     assert t[0] == pytest.approx(math.log(2), abs=1e-15) and n[0] == t[0]  # (1 + 1) / (5 + 2) with prior odds 1/5
     assert n[1] > n[0]  # lower score, higher LLR: not monotone
 

@@ -54,6 +54,13 @@ def test_lbfgs_reaches_the_likelihood_of_scipy_t_fit(data):
     assert ll_fast >= ll_ref - 1e-6, (ll_fast, ll_ref)
 
 
+@pytest.mark.parametrize("fitter", ["lbfgs", "scipy"])
+@pytest.mark.parametrize("x", [[0.0, 0, 0, 0, 1], [0, 1, 2, 2, 2, 2, 2, 3.0]])
+def test_collapse_onto_repeated_scores_raises(fitter, x):
+    with pytest.raises(InvalidScoresError, match="no maximum.*scores equal"):
+        StudentTCalibrator(fitter=fitter).fit(x, [-1.0, 0.5, 2.0, 4.0])
+
+
 def test_bad_fitter():
     with pytest.raises(VpevalError, match="fitter"):
         StudentTCalibrator(fitter="newton").fit([0.0, 1.0], [1.0, 2.0])

@@ -210,15 +210,17 @@ def test_every_estimator_is_order_invariant(tar, non, rnd):
                 make_calibrator(name).fit(tar[pt], non[pn])
             continue
         b_t, b_n = make_calibrator(name).fit_transform(tar[pt], non[pn])
-        np.testing.assert_allclose(b_t, a_t[pt], rtol=1e-9, atol=1e-12, err_msg=name)
-        np.testing.assert_allclose(b_n, a_n[pn], rtol=1e-9, atol=1e-12, err_msg=name)
+        # logistic: an iterative optimum summed in input order, equal to ~1e-9 nats, not bit for bit
+        tol = 1e-7 if name == "logistic" else 1e-12
+        np.testing.assert_allclose(b_t, a_t[pt], rtol=tol, atol=tol, err_msg=name)
+        np.testing.assert_allclose(b_n, a_n[pn], rtol=tol, atol=tol, err_msg=name)
     a = worst_case_disclosure(tar, non, estimators=tuple(ESTIMATORS))
     b = worst_case_disclosure(tar[pt], non[pn], estimators=tuple(ESTIMATORS))
     for name in ESTIMATORS:
         ra, rb = a[name], b[name]
         assert (ra.error is None) == (rb.error is None)
         if ra.error is None:
-            assert rb.eps_max_nats == pytest.approx(ra.eps_max_nats, rel=1e-9)
+            assert rb.eps_max_nats == pytest.approx(ra.eps_max_nats, rel=1e-7)
             if name != "logistic":  # logistic sums in input order: its LLRs may differ in the last bits
                 assert (rb.argmax_class, rb.argmax_score) == (ra.argmax_class, ra.argmax_score)
 
@@ -232,3 +234,21 @@ def test_finite_where_promised(tar, non):
         except VpevalError:
             continue
         assert np.all(np.isfinite(t)) and np.all(np.isfinite(n)), name
+
+
+@settings(max_examples=20, deadline=None)
+@given(scores, scores)
+def test_duplicating_every_trial(tar, non):
+    """Maximum-likelihood fits and plain PAV are unchanged when every trial is duplicated."""
+    tar, non = np.array(tar), np.array(non)
+    for name, tol in (("pav", 1e-12), ("gaussian", 1e-9), ("gaussian_shared", 1e-9), ("logistic", 1e-5),
+                      ("student_t", 1e-3)):
+        try:
+            a_t, a_n = make_calibrator(name).fit_transform(tar, non)
+        except VpevalError:
+            continue
+        cal = make_calibrator(name).fit(np.repeat(tar, 2), np.repeat(non, 2))
+        b_t, b_n = cal.transform(tar), cal.transform(non)
+        scale = 1 + np.max(np.abs(np.concatenate([a_t, a_n])[np.isfinite(np.concatenate([a_t, a_n]))]), initial=0)
+        np.testing.assert_allclose(b_t, a_t, rtol=tol, atol=tol * scale, err_msg=name)
+        np.testing.assert_allclose(b_n, a_n, rtol=tol, atol=tol * scale, err_msg=name)

@@ -23,6 +23,9 @@ __all__ = ["StudentTCalibrator"]
 
 _LOG_DF_BOUNDS = (np.log(0.05), np.log(1e8))
 
+#: A fitted scale below this many standard deviations of the class means the fit collapsed onto a point.
+_COLLAPSE = 1e-6
+
 
 def _nll_t(u, z):
     """Mean negative log-likelihood of a Student-t and its gradient in ``u = (ln df, loc, ln scale)``."""
@@ -72,6 +75,14 @@ def _fit_t(x: np.ndarray, df, name: str, fitter: str):
             d, loc, scale = stats.t.fit(z)
         else:
             d, loc, scale = stats.t.fit(z, fix_df=df)
+    if float(scale) < _COLLAPSE:
+        vals, counts = np.unique(x, return_counts=True)
+        i = int(np.argmax(counts))
+        raise InvalidScoresError(
+            f"{name}: the Student-t likelihood has no maximum: the fit collapses onto repeated scores (scale "
+            f"-> 0; {int(counts[i])} of {x.size} scores equal {float(vals[i])!r}). Use the gaussian or a PAV "
+            "estimator for such discrete scores."
+        )
     d, loc, scale = float(d), m + sd * float(loc), sd * float(scale)
     if not (np.isfinite(d) and d > 0 and np.isfinite(loc) and np.isfinite(scale) and scale > 0):
         raise InvalidScoresError(
@@ -110,8 +121,9 @@ class StudentTCalibrator(ScoreCalibrator):
     ------
     InvalidScoresError
         From ``fit(tar, non)``: a class with fewer than two scores or with all scores equal, NaN or infinite
-        scores, or an optimiser result that is not finite.  From ``transform(scores)``: NaN or infinite
-        scores.
+        scores, a likelihood without maximum (repeated scores: with a free ``df`` the density can pile up on
+        a repeated value, the fitted scale collapsing below 1e-6 standard deviations), or an optimiser
+        result that is not finite.  From ``transform(scores)``: NaN or infinite scores.
     NotFittedError
         ``transform`` before ``fit``.
 

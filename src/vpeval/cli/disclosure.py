@@ -79,7 +79,8 @@ def _print_table(result, title):
     from rich.console import Console
     from rich.table import Table as RichTable
 
-    table = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True, caption="eps_max and |LLR| quantiles in nats (bits, log10 beside eps_max); "
+    table = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                      caption="eps_max and |LLR| quantiles in nats (bits, log10 beside eps_max); "
                       "last three columns: % of trials with |LLR| above ln 2, ln 10, ln 100")
     for i, c in enumerate(["estimator", "eps_max", "bits", "log10", "q95", "q99", ">ln2", ">ln10", ">ln100"]):
         table.add_column(c, no_wrap=True, min_width=14 if i == 0 else max(len(c), 5),
