@@ -94,3 +94,27 @@ def test_simulate_writes_scores_and_comparison(app, tmp_path):
 def test_simulate_bad_kind(app, tmp_path):
     res = runner.invoke(app, ["simulate", "-o", str(tmp_path / "x"), "--kind", "weird"])
     assert res.exit_code == 2 and "--kind" in res.output
+
+
+def _one_to_n_table(path, rows):
+    path.write_text("enroll_spk,trial_spk,trial_id,score\n" + "".join(f"{e},{t},{i},{s}\n" for e, t, i, s in rows))
+
+
+def test_rank_disclosure_command(app, tmp_path):
+    # 4 probes against speakers A, B: true speaker ranked first in 3 probes, second in 1
+    rows = []
+    for i, (spk, sa, sb) in enumerate([("A", 0.9, 0.1), ("A", 0.8, 0.3), ("B", 0.2, 0.7), ("B", 0.6, 0.4)]):
+        rows += [("A", spk, f"p{i}", sa), ("B", spk, f"p{i}", sb)]
+    f = tmp_path / "t.csv"
+    _one_to_n_table(f, rows)
+    res = runner.invoke(app, ["rank-disclosure", str(f), "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["gamma"] == [0.75, 0.25]
+    assert d["max_d_bits"] == pytest.approx(math.log2(1.5))
+    assert d["input"]["n_probes"] == 4 and d["input"]["ties"] == "fractional"
+    res = runner.invoke(app, ["rank-disclosure", str(f), "--smoothing", "laplace"], env={"COLUMNS": "120"})
+    assert res.exit_code == 0, res.output
+    assert "MaxD" in res.stdout and "laplace(alpha=1, n_probes=4)" in res.stdout
+    res = runner.invoke(app, ["rank-disclosure", str(f), "--ties", "weird"])
+    assert res.exit_code == 2

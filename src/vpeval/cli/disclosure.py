@@ -13,7 +13,7 @@ import typer
 from ..errors import VpevalError
 from .common import FORMATS_HELP, echo_json, handle_errors, load_trials
 
-__all__ = ["register", "disclosure_command", "simulate_command", "disclosure_section", "simulation_comparison"]
+__all__ = ["register", "disclosure_command", "rank_disclosure_command", "simulate_command", "disclosure_section", "simulation_comparison"]
 
 _EST_HELP = (
     "LLR estimators, comma-separated or repeated: pav, pav_laplace, pav_succession, logistic, gaussian, "
@@ -277,8 +277,69 @@ def simulate_command(
         typer.echo(f"wrote {out_dir}/scores.txt (score label), oracle_llr.txt, comparison.json, report.html")
 
 
+_RANK_HELP = """\
+Similarity-rank disclosure (Backstrom et al.) of a 1-to-N score table: per-rank disclosure log2(N gamma_k) bits,
+MaxD, MeanD = log2 N - H(gamma) bits, IdR = gamma_1, RS, and the rank LLR of the worst-case paper (Eq. 35, nats;
+it assumes exchangeable impostors, see docs/rank_llr_exchangeability.md).
+
+TABLE is a long CSV or Parquet table enroll_spk,trial_spk,trial_id,score (every probe scored against every
+enrolled speaker) or, with --key, a Kaldi score file 'enroll_spk trial_id score' with its key
+'enroll_spk trial_id target|nontarget'.
+"""
+
+
+def rank_disclosure_command(
+    table: Path = typer.Argument(..., help="1-to-N score table (.csv/.parquet) or Kaldi score file."),
+    key: Optional[Path] = typer.Option(None, "--key", help="Kaldi key for TABLE (TABLE is then Kaldi scores)."),
+    ties: str = typer.Option("fractional", "--ties", help="Tie rule for ranks: fractional (a tie spreads the "
+                             "probe over its tied ranks), optimistic or pessimistic."),
+    smoothing: str = typer.Option("none", "--smoothing", help="none, or laplace (alpha pseudo-probes per rank)."),
+    alpha: float = typer.Option(1.0, "--alpha", help="Pseudo-probes per rank for --smoothing laplace."),
+    drop_unenrolled: bool = typer.Option(False, "--drop-unenrolled", help="Drop probes whose speaker is not "
+                                         "enrolled (count is reported)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+):
+    from ..io.matrix import read_kaldi_score_matrix, read_score_matrix
+    from ..metrics.identification import rank_histogram
+    from ..metrics.rank_disclosure import rank_disclosure
+
+    sm = (read_kaldi_score_matrix(key, table, drop_unenrolled=drop_unenrolled) if key is not None
+          else read_score_matrix(table, drop_unenrolled=drop_unenrolled))
+    gamma = rank_histogram(sm.scores, sm.true_index, ties=ties)
+    res = rank_disclosure(gamma, smoothing=smoothing, n_probes=int(sm.scores.shape[0]), alpha=alpha)
+    out = res.to_dict()
+    out["input"] = {"table": str(table), "key": None if key is None else str(key), "ties": ties,
+                    "n_probes": int(sm.scores.shape[0]), "n_speakers": int(sm.scores.shape[1]),
+                    "n_dropped_unenrolled": int(sm.n_dropped)}
+    if json_out:
+        echo_json(out)
+        return
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    console = Console()
+    n = res.n_speakers
+    console.print(f"vpeval rank-disclosure: {table} ({sm.scores.shape[0]} probes x {n} speakers; ties {ties}; "
+                  f"smoothing {res.smoothing})", highlight=False, markup=False)
+    console.print(f"MaxD {_fmt(res.max_d)} bits   MeanD {_fmt(res.mean_d)} bits   IdR {_fmt(res.idr)} "
+                  f"(chance {1 / n:.4g})   RS {_fmt(res.rs)}   rank-LLR eps_max {_fmt(res.rank_eps_max)} nats "
+                  f"({_fmt(res.rank_eps_max_bits)} bits)", highlight=False, markup=False)
+    rows = RichTable(box=box.SIMPLE_HEAD, pad_edge=False)
+    for c in ("rank", "gamma", "disclosure (bits)", "rank LLR (nats)"):
+        rows.add_column(c, justify="right")
+    show = range(n) if n <= 20 else [*range(10), *range(n - 5, n)]
+    for k in show:
+        rows.add_row(str(k + 1), f"{res.gamma[k]:.4g}", _fmt(float(res.per_rank_bits[k])),
+                     _fmt(float(res.rank_llr[k])))
+    console.print(rows)
+    if n > 20:
+        console.print(f"(ranks 11..{n - 5} omitted; --json lists all)", highlight=False, markup=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``disclosure`` and ``simulate`` to the ``vpeval`` app."""
+    """Add ``disclosure``, ``rank-disclosure`` and ``simulate`` to the ``vpeval`` app."""
+    app.command("rank-disclosure", help=_RANK_HELP)(handle_errors(rank_disclosure_command))
     app.command("disclosure", help="Worst-case disclosure eps_max per LLR estimator (nats, bits, log10), the "
                 "trial attaining it, |LLR| quantiles and exceedance shares.\n" + FORMATS_HELP)(
         handle_errors(disclosure_command))

@@ -1,5 +1,7 @@
-"""Similarity-rank disclosure (Backstrom et al., "Privacy disclosure of similarity rank in speech and
-language processing") computed from the rank distribution ``gamma`` of the true speaker.
+"""Similarity-rank disclosure computed from the rank distribution ``gamma`` of the true speaker.
+
+Source: T. Backstrom, M. H. Vali, M. Nguyen, S. Rech, "Privacy disclosure of similarity rank in speech and
+language processing" (arXiv:2508.05250); rank LLR: the worst-case paper, Eq. 35.
 
 ``gamma_k`` (``k = 1..N``, rank 1 = most similar) is the probability that a probe's true speaker is ranked
 ``k``-th among ``N`` enrolled speakers; estimate it with
@@ -127,7 +129,7 @@ def smooth_gamma(gamma, n_probes: int, alpha: float = 1.0) -> np.ndarray:
 
 
 def rank_disclosure(gamma, *, smoothing: str | None = None, n_probes: int | None = None, alpha: float = 1.0):
-    """Similarity-rank disclosure (Backstrom et al.) of a rank distribution, in bits.
+    """Similarity-rank disclosure (Backstrom et al., arXiv:2508.05250) of a rank distribution, in bits.
 
     Parameters
     ----------
@@ -153,6 +155,13 @@ def rank_disclosure(gamma, *, smoothing: str | None = None, n_probes: int | None
     ------
     VpevalError
         Bad ``gamma`` or smoothing arguments.
+
+    Notes
+    -----
+    Ties between scores are resolved before this function, when ``gamma`` is estimated
+    (:func:`vpeval.metrics.identification.rank_histogram`: by default a tied probe spreads its mass uniformly
+    over the tied ranks).  Empty ranks (``gamma_k = 0``) give ``-inf`` per-rank bits and contribute 0 to
+    MeanD; ``gamma_1 = 1`` gives ``MaxD = MeanD = log2 N``.
 
     Examples
     --------
