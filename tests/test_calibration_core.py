@@ -72,7 +72,7 @@ def test_logistic_prior_weighting_changes_little_for_well_specified_model():
 def test_logistic_order_invariant(tar, non, rnd):
     try:
         a = LogisticCalibrator().fit(tar, non)
-    except SeparableScoresError:
+    except (SeparableScoresError, InvalidScoresError):  # separable, or all scores equal
         return
     t2, n2 = list(tar), list(non)
     rnd.shuffle(t2)
@@ -80,3 +80,17 @@ def test_logistic_order_invariant(tar, non, rnd):
     b = LogisticCalibrator().fit(t2, n2)
     assert a.slope_ == pytest.approx(b.slope_, rel=1e-6, abs=1e-8)
     assert a.intercept_ == pytest.approx(b.intercept_, rel=1e-6, abs=1e-8)
+
+
+def test_logistic_all_tied_is_not_separable():
+    with pytest.raises(InvalidScoresError, match="not identifiable"):
+        LogisticCalibrator().fit([1, 1], [1, 1])
+
+
+def test_logistic_extreme_scale():
+    rng = np.random.default_rng(0)
+    t, n = rng.normal(1, 1, 100), rng.normal(-1, 1, 100)
+    a = LogisticCalibrator().fit(t, n)
+    b = LogisticCalibrator().fit(t * 1e300, n * 1e300)
+    assert b.slope_ * 1e300 == pytest.approx(a.slope_, rel=1e-9)
+    assert b.intercept_ == pytest.approx(a.intercept_, rel=1e-9)

@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 from typer.testing import CliRunner
@@ -85,12 +86,32 @@ def test_existing_output_is_refused_and_untouched(tmp_path):
     r = runner.invoke(app, ["report", str(p), "-o", str(out)])
     assert r.exit_code == 3 and "--force" in r.output
     assert [f.name for f in out.iterdir()] == ["keep.txt"]
+    # --force replaces only an earlier vpeval report, never a folder of other files
     r = runner.invoke(app, ["report", str(p), "-o", str(out), "--force", "-q"])
+    assert r.exit_code == 3 and [f.name for f in out.iterdir()] == ["keep.txt"]
+    rep = tmp_path / "rep"
+    assert runner.invoke(app, ["report", str(p), "-o", str(rep), "-q"]).exit_code == 0
+    r = runner.invoke(app, ["report", str(p), "-o", str(rep), "--force", "-q"])
     assert r.exit_code == 0
-    assert sorted(f.name for f in out.iterdir()) == sorted(
+    assert sorted(f.name for f in rep.iterdir()) == sorted(
         ["report.html", "report.json", "verification_det.png", "verification_ece.png"])
     # no temporary folders are left behind
     assert [f.name for f in tmp_path.iterdir() if f.name.startswith(".")] == []
+    # never the folder holding the input, nor the current folder
+    r = runner.invoke(app, ["report", str(p), "-o", str(tmp_path), "--force", "-q"])
+    assert r.exit_code == 3 and p.exists()
+    r = runner.invoke(app, ["report", str(p), "-o", ".", "--force", "-q"])
+    assert r.exit_code == 3
+
+
+def test_report_folder_follows_umask(tmp_path):
+    p = _score_label(tmp_path)
+    old = os.umask(0o022)
+    try:
+        assert runner.invoke(app, ["report", str(p), "-o", str(tmp_path / "r"), "-q"]).exit_code == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "r").stat().st_mode & 0o777 == 0o755
 
 
 def test_identifiers_are_escaped(tmp_path):
@@ -120,3 +141,47 @@ def test_write_report_refuses_file_target(tmp_path):
     f.write_text("x")
     with pytest.raises(OutputExistsError):
         write_report(Report("x"), f)
+
+
+@pytest.mark.parametrize("text", ["1_000 1\n0 0\n", "\u0661 1\n0 0\n", "1e400 1\n0 0\n", "1e-400 1\n0 0\n",
+                                  "0.5\u00a01\n0 0\n"])
+def test_strict_number_tokens(tmp_path, text):
+    p = tmp_path / "s.txt"
+    p.write_text(text, encoding="utf-8")
+    r = runner.invoke(app, ["verify", str(p)])
+    assert r.exit_code == 2 and "s.txt:1" in r.output
+
+
+def test_line_numbers_count_lf_only(tmp_path):
+    p = tmp_path / "ff.txt"
+    p.write_bytes(b"0.1 1\n0.2\x0c 0\n0.3 0\n0.4 X\n")
+    r = runner.invoke(app, ["verify", str(p)])
+    assert r.exit_code == 2 and "ff.txt:2" in r.output  # the form feed is inside line 2, not a line break
+
+
+def test_names_with_markup_mathtext_and_underscore(tmp_path):
+    p = _score_label(tmp_path)
+    out = tmp_path / "r"
+    r = runner.invoke(app, ["report", f"$\\foo$={p}", f"_hidden={p}", f"[red]x={p}", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    html = (out / "report.html").read_text()
+    assert "$\\foo$" in html and "_hidden" in html and "[red]x" in html
+
+
+def test_infinite_scores_beside_finite_ones(tmp_path):
+    inf = _score_label(tmp_path, "inf.txt", "inf 1\n0.8 1\n0.3 0\n-inf 0\n")
+    ok = _score_label(tmp_path)
+    for order in ([f"a={ok}", f"b={inf}"], [f"a={inf}", f"b={ok}"]):
+        out = tmp_path / ("r" + order[0][0] + str(len(list(tmp_path.iterdir()))))
+        r = runner.invoke(app, ["report", *order, "-o", str(out), "-q"])
+        assert r.exit_code == 0, r.output
+        assert "Linkability" in (out / "report.html").read_text()
+
+
+def test_bad_separator_and_column_options(tmp_path):
+    p = _score_label(tmp_path)
+    for extra in (["--sep", ",,"], ["--sep", ""], ["--label-col", "\u00b2", "--score-col", "0"]):
+        r = runner.invoke(app, ["verify", str(p), "--label-col", "1", "--score-col", "0", "--target", "1",
+                                "--nontarget", "0", *extra])
+        assert r.exit_code == 2, (extra, r.output)
+        assert "Traceback" not in r.output

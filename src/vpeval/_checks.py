@@ -1,6 +1,8 @@
-"""Validation of arrays handed to metric functions (internal)."""
+"""Validation of arrays and parameters handed to metric functions (internal)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -8,14 +10,20 @@ from .errors import InvalidScoresError
 
 
 def as_scores(x, name: str, *, allow_inf: bool = True) -> np.ndarray:
-    """Return ``x`` as a 1-D float64 array; raise on empty, NaN or wrong shape.
+    """Return ``x`` as a 1-D float64 array; raise on empty, NaN, non-numeric or wrong shape.
 
-    ``name`` is used in the error message (e.g. ``"tar"``).
+    Only real numbers are accepted (float, int or unsigned dtypes): booleans, strings, complex numbers,
+    objects and masked arrays are errors rather than silent conversions. ``name`` is used in the message.
     """
+    if isinstance(x, np.ma.MaskedArray):
+        raise InvalidScoresError(f"{name}: masked arrays are not accepted; drop the masked entries explicitly")
     try:
-        arr = np.asarray(x, dtype=np.float64)
+        raw = np.asarray(x)
     except (TypeError, ValueError) as exc:
         raise InvalidScoresError(f"{name}: expected an array of numbers ({exc})") from None
+    if raw.dtype.kind not in "fiu":
+        raise InvalidScoresError(f"{name}: expected real numbers, got an array of dtype {raw.dtype}")
+    arr = raw.astype(np.float64, copy=False)
     if arr.ndim != 1:
         raise InvalidScoresError(f"{name}: expected a 1-D array, got shape {arr.shape}")
     if arr.size == 0:
@@ -33,3 +41,18 @@ def as_scores(x, name: str, *, allow_inf: bool = True) -> np.ndarray:
 def as_tar_non(tar, non, *, allow_inf: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Validate a (target, non-target) pair of score arrays."""
     return as_scores(tar, "tar", allow_inf=allow_inf), as_scores(non, "non", allow_inf=allow_inf)
+
+
+def as_real(v, name: str, *, low: float | None = None, high: float | None = None, open_low=True,
+            open_high=True, finite: bool = True) -> float:
+    """A real-number parameter: no bools or strings, finite unless told, inside the given bounds."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise InvalidScoresError(f"{name} must be a real number, got {v!r}")
+    f = float(v)
+    if math.isnan(f) or (finite and math.isinf(f)):
+        raise InvalidScoresError(f"{name} must be a finite number, got {v!r}")
+    if low is not None and (f < low or (open_low and f == low)):
+        raise InvalidScoresError(f"{name} must be {'>' if open_low else '>='} {low:g}, got {v!r}")
+    if high is not None and (f > high or (open_high and f == high)):
+        raise InvalidScoresError(f"{name} must be {'<' if open_high else '<='} {high:g}, got {v!r}")
+    return f

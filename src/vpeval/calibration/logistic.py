@@ -8,6 +8,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+from .._checks import as_real
 from ..errors import InvalidScoresError, SeparableScoresError
 from .base import ScoreCalibrator
 
@@ -69,8 +70,11 @@ class LogisticCalibrator(ScoreCalibrator):
         if not (np.isfinite(tar).all() and np.isfinite(non).all()):
             raise InvalidScoresError("logistic calibration needs finite training scores (inf found)")
         lam = self.regularization
-        if lam is not None and not lam > 0:
-            raise InvalidScoresError(f"regularization must be a positive float or None, got {lam!r}")
+        if lam is not None:
+            lam = as_real(lam, "regularization", low=0.0)
+        if tar.min() == tar.max() == non.min() == non.max():
+            raise InvalidScoresError(
+                "all training scores are equal: the slope is not identifiable (the scores carry no information)")
         if lam is None and (tar.min() >= non.max() or tar.max() <= non.min()):
             raise SeparableScoresError(
                 "target and non-target training scores are perfectly separable "
@@ -79,15 +83,15 @@ class LogisticCalibrator(ScoreCalibrator):
                 "data, another estimator (PAV with Laplace smoothing), or ask for LogisticCalibrator("
                 "regularization=...) explicitly."
             )
-        p = self.p_target if self.p_target is not None else tar.size / (tar.size + non.size)
-        if not 0.0 < p < 1.0:
-            raise InvalidScoresError(f"p_target must be in (0, 1), got {p!r}")
+        p = tar.size / (tar.size + non.size)
+        if self.p_target is not None:
+            p = as_real(self.p_target, "p_target", low=0.0, high=1.0)
         plo = math.log(p) - math.log1p(-p)
         # Standardise for conditioning; map back at the end.
         allv = np.concatenate([tar, non])
-        mu, sd = float(allv.mean()), float(allv.std())
-        if sd == 0.0:
-            sd = 1.0
+        # Moments on pre-scaled scores, so that |scores| near the float64 limits do not overflow.
+        scale = float(np.abs(allv).max())
+        mu, sd = float((allv / scale).mean()) * scale, float((allv / scale).std()) * scale
         zt, zn = (tar - mu) / sd, (non - mu) / sd
         wt, wn = p / tar.size, (1.0 - p) / non.size
 

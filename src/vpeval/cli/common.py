@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Optional
@@ -54,15 +55,25 @@ def handle_errors(func):
             fail(str(exc), EXIT_OUTPUT)
         except VpevalError as exc:
             fail(str(exc))
+        except OSError as exc:  # the file system refused (missing folder, permissions, a file in the way)
+            where = f"{exc.filename}: " if exc.filename else ""
+            fail(f"{where}{exc.strerror or exc}")
+        except UnicodeError as exc:
+            fail(f"text is not valid UTF-8 ({exc})")
 
     return wrapper
+
+
+def display_name(text: str) -> str:
+    """A name that can be printed and written as UTF-8 (undecodable file-name bytes become escapes)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def split_name(spec: str) -> tuple[str | None, str]:
     """``NAME=PATH`` -> (NAME, PATH); a plain path -> (None, PATH)."""
     if "=" in spec and not Path(spec).exists():
         name, path = spec.split("=", 1)
-        return name, path
+        return display_name(name), path
     return None, spec
 
 
@@ -80,7 +91,11 @@ def load_trials(
     """Read one score input according to the CLI options (see FORMATS_HELP)."""
     p = Path(path)
     hit = not lower_is_target
+    if sep == "\\t":  # typed as backslash-t on a command line
+        sep = "\t"
     if p.is_dir():
+        if key or label_col is not None or score_col is not None:
+            raise VpevalError(f"{p}: a folder input holds Kaldi trials+scores; --key and column options do not apply")
         k, s = p / "trials", p / "scores"
         if not (k.is_file() and s.is_file()):
             raise VpevalError(f"{p}: a folder input must contain Kaldi 'trials' and 'scores' files")
@@ -90,7 +105,8 @@ def load_trials(
     if label_col is not None or score_col is not None:
         if label_col is None or score_col is None or not target or not nontarget:
             raise VpevalError("--label-col, --score-col, --target and --nontarget go together")
-        conv = (lambda c: int(c)) if label_col.isdigit() and score_col.isdigit() else (lambda c: c)
+        digits = re.compile(r"[0-9]+")
+        conv = (lambda c: int(c)) if digits.fullmatch(label_col) and digits.fullmatch(score_col) else (lambda c: c)
         return read_columns(p, label_col=conv(label_col), score_col=conv(score_col), target=target,
                             nontarget=nontarget, ignore=ignore or (), sep=sep, higher_is_target=hit)
     return read_score_label(p, higher_is_target=hit)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from ..errors import VpevalError
 from .common import echo_json, handle_errors
@@ -100,7 +101,7 @@ def _print(res, sm, dsm, table) -> None:
 
     con = Console()
     n_cols = sm.n_speakers
-    con.print(f"[bold]{table}[/bold]: {sm.n_probes} probes x {n_cols} enrolled speakers"
+    con.print(f"[bold]{escape(str(table))}[/bold]: {sm.n_probes} probes x {n_cols} enrolled speakers"
               + (f" ({sm.n_dropped} probes dropped: speaker not enrolled)" if sm.n_dropped else ""))
     if dsm is not None and dsm.n_dropped:
         con.print(f"development table: {dsm.n_dropped} probes dropped (speaker not enrolled)")
@@ -110,7 +111,7 @@ def _print(res, sm, dsm, table) -> None:
     for f in range(lr.n_folds):
         tag = f"fold {f + 1}: " if lr.mode == "cross-fit" else ""
         reg = " (regularised)" if lr.regularized[f] else ""
-        con.print(f"  {tag}LLR = {lr.slope[f]:.6g} * z + {lr.intercept[f]:.6g} nats{reg}")
+        con.print(f"  {escape(str(tag))}LLR = {lr.slope[f]:.6g} * z + {lr.intercept[f]:.6g} nats{reg}")
 
     t = Table(title="Local information disclosure (bits)")
     for c in ("ALID", "PDR", "NDR", "LID+", "LID-", "LID_max", "log2 N"):

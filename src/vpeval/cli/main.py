@@ -11,11 +11,13 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from .. import __version__
+from ..errors import VpevalError
 from ..metrics.summary import verification_summary
-from .common import FORMATS_HELP, echo_json, handle_errors, load_trials, split_name
+from .common import FORMATS_HELP, display_name, echo_json, handle_errors, load_trials, split_name
 
 app = typer.Typer(
     name="vpeval",
@@ -71,12 +73,12 @@ def verify(
     if json_out:
         echo_json({"input": t.source, "metrics": {m.key: m.as_dict() for m in summary}})
         return
-    table = RichTable(title=f"vpeval verify: {t.source}")
+    table = RichTable(title=escape(f"vpeval verify: {display_name(t.source)}"))
     for c in ("metric", "value", "unit"):
         table.add_column(c)
     for m in summary:
         v = m.value if isinstance(m.value, str) else f"{m.value:.6g}"
-        table.add_row(m.name, v, m.unit)
+        table.add_row(escape(m.name), v, m.unit)
     Console().print(table)
 
 
@@ -100,7 +102,6 @@ def report(
     title: str = typer.Option("vpeval privacy report", "--title"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ):
-    from ..errors import VpevalError
     from ..report import Report, sha256_file, verification_section, write_report
 
     if key and len(inputs) != 1:
@@ -109,7 +110,7 @@ def report(
     for spec in inputs:
         name, path = split_name(spec)
         t = load_trials(path, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
-        name = name or Path(path).stem or Path(path).name
+        name = name or display_name(Path(path).stem or Path(path).name)
         if name in systems:
             raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
         systems[name] = t
@@ -119,14 +120,12 @@ def report(
         meta += [{"name": name, "path": str(f), "sha256": sha256_file(f)} for f in files]
     rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target})
     rep.add(verification_section(systems, tuple(p_target)))
-    write_report(rep, out, force=force)
+    write_report(rep, out, force=force, protect=[m["path"] for m in meta])
     if not quiet:
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
 def _find_example(example: Optional[Path]) -> Path:
-    from ..errors import VpevalError
-
     if example is not None:
         cands = [example]
     else:
@@ -141,6 +140,53 @@ def _find_example(example: Optional[Path]) -> Path:
     )
 
 
+def _load_system(folder: Path) -> dict:
+    from ..io.embeddings import read_embeddings
+
+    sets = {}
+    for f in sorted(folder.glob("embeddings_*.npz")):
+        es = read_embeddings(f)
+        if es.extractor in sets:
+            raise VpevalError(f"{f}: a second embedding file of extractor {es.extractor!r} in {folder}")
+        sets[es.extractor] = es
+    return sets
+
+
+def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
+               seed: int) -> None:
+    from ..report import sha256_file, write_report
+    from ..report.audit import audit_systems
+
+    console = Console(stderr=True, quiet=quiet or json_out)
+    loaded, inputs = {}, []
+    for folder, name in systems:
+        loaded[name] = _load_system(folder)
+        inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)}
+                   for f in sorted(folder.glob("embeddings_*.npz"))]
+    with console.status("auditing") as status:
+        rep = audit_systems(loaded, title=title, seed=seed, progress=lambda m: status.update(escape(m)))
+        rep.inputs = inputs
+        status.update("writing the report")
+        write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
+    summary = rep.sections[0].data["systems"]
+    if json_out:
+        echo_json({"report": str(out / "report.html"), "summary": summary})
+        return
+    if quiet:
+        return
+    for name, data in summary.items():
+        table = RichTable(title=escape(f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)"))
+        table.add_column("attacker")
+        types = list(next(iter(data["attackers"].values())))
+        for t in types:
+            ideal = data["target_eer"].get(t)
+            table.add_column(f"{t} ({'ref' if ideal is None else f'{100 * ideal:g}'})")
+        for att, by in data["attackers"].items():
+            table.add_row(escape(att), *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
+        Console().print(table)
+    typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+
+
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized, "
              "two attackers) and write the report. Needs no audio and no torch.")
 @handle_errors
@@ -149,40 +195,44 @@ def demo(
     example: Optional[Path] = typer.Option(None, "--example", help="Example folder (embeddings_*.npz)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    seed: int = typer.Option(0, "--seed", help="Seed of every random step (cross-fitting folds, bootstrap)."),
 ):
-    from ..io.embeddings import read_embeddings
-    from ..report import sha256_file, write_report
-    from ..report.audit import audit_embeddings
-
     folder = _find_example(example)
-    console = Console(stderr=True, quiet=quiet)
-    files = sorted(folder.glob("embeddings_*.npz"))
-    sets = {}
-    for f in files:
-        es = read_embeddings(f)
-        sets[es.extractor] = es
-    with console.status("auditing") as status:
-        rep = audit_embeddings(sets, title="vpeval demo: McAdams anonymization of LibriSpeech (bundled example)",
-                               progress=lambda m: status.update(m))
-        rep.inputs = [{"name": f.stem, "path": str(f), "sha256": sha256_file(f)} for f in files]
-        write_report(rep, out, force=force)
-    if not quiet:
-        summary = rep.sections[0].data["attackers"]
-        table = RichTable(title="vpeval demo: ROCCH-EER (%) per attacker and trial type")
-        table.add_column("attacker")
-        types = list(next(iter(summary.values())))
-        for t in types:
-            table.add_column(t)
-        for att, by in summary.items():
-            table.add_row(att, *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
-        Console().print(table)
-        typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+    _run_audit([(folder, "mcadams")], out, force, quiet, json_out,
+               "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed)
+
+
+@app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
+             "embeddings_<extractor>.npz files (original and anonymized rows, see `vpeval embed`), given as DIR "
+             "or NAME=DIR.")
+@handle_errors
+def audit(
+    systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),
+    out: Path = typer.Option(Path("vpeval-audit"), "-o", "--out", help="Output folder."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
+    title: str = typer.Option("vpeval audit", "--title"),
+    seed: int = typer.Option(0, "--seed", help="Seed of every random step."),
+):
+    folders: list[tuple[Path, str]] = []
+    for spec in systems:
+        name, path = split_name(spec)
+        folder = Path(path)
+        if not folder.is_dir() or not sorted(folder.glob("embeddings_*.npz")):
+            raise VpevalError(f"{folder}: not a folder with embeddings_*.npz files")
+        name = name or display_name(folder.resolve().name)
+        if name in [n for _, n in folders]:
+            raise VpevalError(f"two systems are named {name!r}; give names with NAME=DIR")
+        folders.append((folder, name))
+    _run_audit(folders, out, force, quiet, json_out, title, seed)
 
 
 def _register_families() -> None:
-    from . import linkage, protocols
+    from . import audio, linkage, protocols
 
-    for module in (protocols, linkage):
+    for module in (audio, protocols, linkage):
         module.register(app)
 
 

@@ -8,6 +8,9 @@ from typing import List, Optional
 
 import typer
 
+from ..report.writer import OutputExistsError
+from .common import handle_errors
+
 from ..errors import InputFileError, VpevalError
 
 __all__ = ["register", "trials_command"]
@@ -61,7 +64,10 @@ def _parse_types(types: Optional[List[str]]):
 
 def trials_command(
     embeddings: List[Path] = typer.Argument(..., help="Embedding files (.npz or .parquet)."),
-    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing)."),
+    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing; must be empty "
+                                 "unless --force)."),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty output folder (files of the same "
+                               "names are replaced)."),
     metadata: Optional[Path] = typer.Option(
         None, "--metadata", help="CSV utterance_id,speaker_id[,condition,...]: checked against the embeddings."
     ),
@@ -79,14 +85,10 @@ def trials_command(
     anonymized: str = typer.Option("anonymized", "--anonymized", help="Condition label of anonymized speech."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of a table."),
 ) -> None:
-    try:
-        summary = _run(
-            embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors, table_format,
-            original, anonymized,
-        )
-    except VpevalError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+    summary = handle_errors(lambda: _run(
+        embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors, table_format,
+        original, anonymized, force,
+    ))()
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -107,7 +109,7 @@ def trials_command(
 
 
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
-         anonymized) -> dict:
+         anonymized, force=False) -> dict:
     from ..io.embeddings import read_embeddings
     from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
@@ -129,6 +131,10 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
     trials = build_trials(
         es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized
     )
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputExistsError(f"{out_dir}: exists and is not a folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
+        raise OutputExistsError(f"{out_dir}: exists and is not empty; choose another folder or pass --force")
     out_dir.mkdir(parents=True, exist_ok=True)
     protocol_csv = out_dir / "protocol.csv"
     _write_protocol(protocol_csv, protocol)

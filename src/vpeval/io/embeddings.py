@@ -50,7 +50,10 @@ class EmbeddingSet:
     extractor: str = "unknown"
 
     def __post_init__(self):
-        emb = np.asarray(self.embeddings, dtype=np.float64)
+        raw = np.asarray(self.embeddings)
+        if raw.dtype.kind not in "fiu":
+            raise InputFileError("<EmbeddingSet>", None, f"embeddings must be real numbers, got dtype {raw.dtype}")
+        emb = raw.astype(np.float64)
         object.__setattr__(self, "embeddings", emb)
         for name in ("utterance_id", "speaker_id", "condition"):
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=str))
@@ -129,22 +132,29 @@ def read_embeddings(path) -> EmbeddingSet:
     if path.suffix == ".parquet":
         import pandas as pd
 
-        df = pd.read_parquet(path)
+        try:
+            df = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises several types for bad files
+            raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
         need = ["utterance_id", "speaker_id", "condition", "embedding"]
         missing = [c for c in need if c not in df.columns]
         if missing:
             raise InputFileError(path, None, f"missing column(s) {missing}; expected {need}")
-        lengths = df["embedding"].map(len).to_numpy()
+        cells = df["embedding"].tolist()
+        for row, c in enumerate(cells):
+            if c is None or np.ndim(c) != 1 or np.asarray(c).dtype.kind not in "fiu":
+                raise InputFileError(path, None, f"row {row}: embedding must be a list of numbers, got {c!r:.60}")
+        lengths = np.array([len(c) for c in cells])
         if len(df) and (lengths != lengths[0]).any():
             row = int(np.flatnonzero(lengths != lengths[0])[0])
             raise InputFileError(path, None, f"row {row}: embedding has {lengths[row]} values, expected {lengths[0]}")
-        emb = np.array(df["embedding"].tolist(), dtype=np.float64)
+        emb = np.array(cells, dtype=np.float64)
         es = EmbeddingSet.__new__(EmbeddingSet)
         fields = dict(
             embeddings=emb,
-            utterance_id=df["utterance_id"].astype(str).to_numpy(),
-            speaker_id=df["speaker_id"].astype(str).to_numpy(),
-            condition=df["condition"].astype(str).to_numpy(),
+            utterance_id=np.asarray(df["utterance_id"].astype(str), dtype=str),
+            speaker_id=np.asarray(df["speaker_id"].astype(str), dtype=str),
+            condition=np.asarray(df["condition"].astype(str), dtype=str),
             extractor=str(df.attrs.get("extractor", "unknown")),
         )
     else:
@@ -156,6 +166,8 @@ def read_embeddings(path) -> EmbeddingSet:
                         path, None,
                         f"missing array(s) {missing}; expected embeddings, utterance_id, speaker_id, condition",
                     )
+                if z["embeddings"].dtype.kind not in "fiu":
+                    raise InputFileError(path, None, f"embeddings must be real numbers, got {z['embeddings'].dtype}")
                 fields = dict(
                     embeddings=np.asarray(z["embeddings"], dtype=np.float64),
                     utterance_id=z["utterance_id"].astype(str),

@@ -64,6 +64,9 @@ def atomic_write_bytes(path, write) -> None:
     if not path.parent.is_dir():
         raise VpevalError(f"{path}: folder {path.parent} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; written files follow the umask
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -37,35 +38,59 @@ KEY_LABELS = {"target": True, "nontarget": False}
 _SHOW = 5  # how many missing keys an error lists
 
 
-def _lines(path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, stripped line) of non-blank lines; CRLF and LF alike."""
+def _text(path) -> str:
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise InputFileError(p, None, f"cannot read file ({exc.strerror or exc})") from None
     try:
-        text = data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputFileError(p, None, f"not UTF-8 text (byte {exc.start})") from None
-    for i, line in enumerate(text.splitlines(), start=1):
-        s = line.strip()
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputFileError(p, line, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _raw_lines(path) -> list[str]:
+    """Lines split on LF only (a CRLF's CR is dropped), so line numbers match what editors show."""
+    lines = _text(path).split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+def _lines(path) -> Iterator[tuple[int, str]]:
+    """(1-based line number, stripped line) of non-blank lines; CRLF and LF alike."""
+    for i, line in enumerate(_raw_lines(path), start=1):
+        s = line.strip(" \t")
         if s:
             yield i, s
 
 
+# A decimal number (no digit separators, ASCII digits only) or an explicit infinity.
+_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.IGNORECASE)
+
+
 def _score(path, lineno, token) -> float:
-    try:
-        v = float(token)
-    except ValueError:
-        raise InputFileError(path, lineno, f"score {token!r} is not a number") from None
-    if math.isnan(v):
+    if token.lower() in ("nan", "+nan", "-nan"):
         raise InputFileError(path, lineno, "score is NaN; every trial needs a numeric score")
+    if not _NUMBER.fullmatch(token):
+        raise InputFileError(path, lineno, f"score {token!r} is not a number")
+    v = float(token)
+    if math.isinf(v) and "inf" not in token.lower():
+        raise InputFileError(path, lineno, f"score {token!r} is outside the float64 range")
+    if v == 0.0 and any(c in "123456789" for c in token.lower().split("e")[0]):
+        raise InputFileError(path, lineno, f"score {token!r} underflows float64 to 0")
     return v
 
 
+def _split(line: str) -> list[str]:
+    """Fields separated by ASCII spaces and tabs (other Unicode spaces belong to the field)."""
+    return [f for f in re.split(r"[ \t]+", line) if f]
+
+
 def _fields(path, lineno, line, n, what) -> list[str]:
-    f = line.split()
+    f = _split(line)
     if len(f) != n:
         raise InputFileError(path, lineno, f"expected {n} fields ({what}), got {len(f)}: {line[:80]!r}")
     return f
@@ -187,23 +212,18 @@ def _as_set(x) -> frozenset[str]:
 def _rows(path, sep) -> Iterator[tuple[int, list[str]]]:
     if sep is None:
         for ln, line in _lines(path):
-            yield ln, line.split()
+            yield ln, _split(line)
         return
-    text = "\n".join(line for _, line in _enumerate_raw(path))
-    for ln, row in enumerate(csv.reader(io.StringIO(text), delimiter=sep), start=1):
-        if any(c.strip() for c in row):
-            yield ln, [c.strip() for c in row]
-
-
-def _enumerate_raw(path) -> Iterator[tuple[int, str]]:
-    p = Path(path)
+    text = "\n".join(_raw_lines(path))
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    start = 1
     try:
-        text = p.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise InputFileError(p, None, f"cannot read file ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise InputFileError(p, None, f"not UTF-8 text (byte {exc.start})") from None
-    yield from enumerate(text.splitlines(), start=1)
+        for row in reader:
+            if any(c.strip() for c in row):
+                yield start, [c.strip() for c in row]
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise InputFileError(path, reader.line_num, f"not readable as CSV ({exc})") from None
 
 
 def read_columns(
@@ -256,10 +276,14 @@ def read_columns(
     >>> t.tar.tolist(), t.non.tolist()
     ([18.2], [-3.5])
     """
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in "\r\n\"" or sep.isalnum()):
+        raise InputFileError(path, None, f"sep must be one separator character such as ',' or ';', got {sep!r}")
     tset, nset, iset = _as_set(target), _as_set(nontarget), _as_set(ignore)
     if (tset & nset) or (tset & iset) or (nset & iset):
         raise InputFileError(path, None, "target, nontarget and ignore label sets must not overlap")
     named = isinstance(label_col, str)
+    if key_cols is not None and (not isinstance(key_cols, (tuple, list)) or len(key_cols) != 2):
+        raise InputFileError(path, None, f"key_cols must be (enroll column, test column), got {key_cols!r}")
     if isinstance(score_col, str) != named or (key_cols and any(isinstance(c, str) != named for c in key_cols)):
         raise InputFileError(path, None, "columns must all be given as indices or all as header names")
     if str(path).endswith(".parquet"):
@@ -276,6 +300,8 @@ def read_columns(
             raise InputFileError(path, 1, f"header has no column(s) {missing}; found {header}")
         idx = [header.index(c) for c in cols]
     else:
+        if any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cols):
+            raise InputFileError(path, None, f"column indices must be integers >= 0, got {cols}")
         idx = [int(c) for c in cols]
     need = max(idx) + 1
     scores, labels, keys, seen = [], [], [], {}
@@ -321,13 +347,16 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
     known = np.isin(lab, list(tset | nset | iset))
     if not known.all():
         r = int(np.flatnonzero(~known)[0])
-        raise InputFileError(path, r + 1, f"row {r}: unknown label {lab[r]!r}")
+        raise InputFileError(path, None, f"row {r}: unknown label {lab[r]!r}")
     keep = ~np.isin(lab, list(iset))
-    sc = pd.to_numeric(df[score_col], errors="coerce").to_numpy(dtype=np.float64)
+    col = df[score_col]
+    if pd.api.types.is_bool_dtype(col) or not (pd.api.types.is_numeric_dtype(col) or col.dtype == object):
+        raise InputFileError(path, None, f"score column {score_col!r} has dtype {col.dtype}; expected numbers")
+    sc = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
     bad = keep & np.isnan(sc)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        raise InputFileError(path, r + 1, f"row {r}: score {df[score_col].iloc[r]!r} is not a number")
+        raise InputFileError(path, None, f"row {r}: score {df[score_col].iloc[r]!r} is not a number")
     enroll = test = None
     if key_cols:
         enroll = df[key_cols[0]].astype(str).to_numpy()[keep]
@@ -336,7 +365,7 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
         dup = pairs.duplicated()
         if dup.any():
             r = int(np.flatnonzero(keep)[int(np.flatnonzero(dup.to_numpy())[0])])
-            raise InputFileError(path, r + 1, f"row {r}: trial {pairs[dup].iloc[0]} given twice")
+            raise InputFileError(path, None, f"row {r}: trial {pairs[dup].iloc[0]} given twice")
     return _finish(sc[keep], np.isin(lab[keep], list(tset)), enroll, test, path, higher_is_target)
 
 

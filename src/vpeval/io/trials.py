@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import as_scores
 from ..errors import InvalidScoresError
 
 __all__ = ["Trials"]
@@ -35,8 +36,19 @@ class Trials:
     meta: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
-        s = np.asarray(self.scores, dtype=np.float64)
-        t = np.asarray(self.is_target, dtype=bool)
+        s = np.asarray(self.scores)
+        if s.size == 0:  # an empty selection is a legal (if useless) trial set
+            s = s.astype(np.float64).reshape(-1)
+        else:
+            s = as_scores(s, f"{self.source}: scores")
+        raw = np.asarray(self.is_target)
+        if raw.dtype.kind == "b":
+            t = raw
+        elif raw.dtype.kind in "iu" and np.isin(raw, (0, 1)).all():
+            t = raw.astype(bool)
+        else:
+            raise InvalidScoresError(
+                f"{self.source}: is_target must be booleans (or 0/1 integers), got dtype {raw.dtype}")
         if s.ndim != 1 or t.shape != s.shape:
             raise InvalidScoresError(
                 f"{self.source}: scores {s.shape} and is_target {t.shape} must be 1-D of equal length"

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .._checks import as_tar_non
+from ..errors import InvalidScoresError
 from ._blocks import operating_points, pav_block_llr, tie_blocks
 from .verification import (
     _check_costs, _interp_eer, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, cllr, linkability,
@@ -35,7 +36,8 @@ class MetricValue:
     def as_dict(self) -> dict:
         d = asdict(self)
         v = d["value"]
-        d["value"] = v if isinstance(v, str) or math.isfinite(v) else ("inf" if v > 0 else "-inf")
+        if not isinstance(v, str) and not math.isfinite(v):
+            d["value"] = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
         return d
 
 
@@ -58,8 +60,12 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
         ZEBRA tag, linkability, trial counts; plus Cllr/actDCF for LLR input.
     """
     tar, non = as_tar_non(tar, non)
-    for p in p_targets:
-        _check_costs(p, 1.0, 1.0)
+    if isinstance(p_targets, (int, float)):
+        p_targets = (p_targets,)
+    p_targets = tuple(_check_costs(p, 1.0, 1.0)[0] for p in p_targets)
+    keys = [f"{p:.12g}" for p in p_targets]
+    if len(set(keys)) != len(keys):
+        raise InvalidScoresError(f"p_targets must be distinct, got {list(p_targets)}")
     b = tie_blocks(tar, non)
     pmiss, pfa = operating_points(b)
     out = [
@@ -74,9 +80,9 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     ]
     for p in p_targets:
         v = float(np.min(_normalised_dcf(pmiss, pfa, p, 1.0, 1.0)))
-        out.append(MetricValue(f"min_dcf_{p:g}", f"minDCF (P_tar={p:g})", v, "normalised cost",
+        out.append(MetricValue(f"min_dcf_{p:.12g}", f"minDCF (P_tar={p:.12g})", v, "normalised cost",
                                "Minimum over thresholds of the DCF normalised by min(p, 1-p); c_miss = c_fa = 1",
-                               f"vpeval.min_dcf(p_target={p:g})"))
+                               f"vpeval.min_dcf(p_target={p:.12g})"))
     out.append(MetricValue("min_cllr", "minCllr", _min_cllr(b), "bits",
                            "Cllr after PAV calibration (ties pooled, no ramp)", "vpeval.min_cllr"))
     if scores_are_llrs:

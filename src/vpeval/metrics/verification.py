@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import as_tar_non
+from .._checks import as_real, as_tar_non
 from ..errors import InvalidScoresError
 from ._blocks import TieBlocks, bin_llr, operating_points, pav_bins, tie_blocks
 
@@ -239,11 +239,9 @@ def eer(tar, non, method: str = "rocch") -> float:
     raise InvalidScoresError(f"method must be 'rocch' or 'interp', got {method!r}")
 
 
-def _check_costs(p_target, c_miss, c_fa) -> None:
-    if not (0.0 < float(p_target) < 1.0):
-        raise InvalidScoresError(f"p_target must be in (0, 1), got {p_target!r}")
-    if not (float(c_miss) > 0 and float(c_fa) > 0):
-        raise InvalidScoresError(f"c_miss and c_fa must be > 0, got {c_miss!r}, {c_fa!r}")
+def _check_costs(p_target, c_miss, c_fa) -> tuple[float, float, float]:
+    return (as_real(p_target, "p_target", low=0.0, high=1.0), as_real(c_miss, "c_miss", low=0.0),
+            as_real(c_fa, "c_fa", low=0.0))
 
 
 def _normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa):
@@ -284,7 +282,7 @@ def min_dcf(tar, non, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -
     >>> min_dcf([0.5, 0.5], [0.5, 0.5], p_target=0.05)
     1.0
     """
-    _check_costs(p_target, c_miss, c_fa)
+    p_target, c_miss, c_fa = _check_costs(p_target, c_miss, c_fa)
     pmiss, pfa = operating_points(tie_blocks(tar, non))
     return float(np.min(_normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa)))
 
@@ -320,7 +318,7 @@ def act_dcf(tar_llr, non_llr, p_target: float, c_miss: float = 1.0, c_fa: float 
     >>> act_dcf([2.0, -1.0], [-2.0, 0.5], p_target=0.5)
     1.0
     """
-    _check_costs(p_target, c_miss, c_fa)
+    p_target, c_miss, c_fa = _check_costs(p_target, c_miss, c_fa)
     tar_llr, non_llr = as_tar_non(tar_llr, non_llr)
     eta = math.log(c_fa * (1.0 - p_target)) - math.log(c_miss * p_target)
     pmiss = float(np.mean(tar_llr < eta))
@@ -427,7 +425,7 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
     Raises
     ------
     InvalidScoresError
-        Empty arrays, NaN or inf scores, ``omega <= 0``, ``n_bins < 1``.
+        Empty arrays, NaN or inf scores, ``omega`` not a finite number > 0, ``n_bins`` not an integer >= 1.
 
     Notes
     -----
@@ -436,7 +434,8 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
     the trapezoid rule over the bin centres, which is the discretisation of the published reference
     implementation (Maouche et al., Interspeech 2020) whose numbers we reproduce. Being a histogram
     estimate, it is *not* invariant under monotonic transforms of the scores; it is invariant to trial
-    order. If all scores are equal the value is 0. With few bins the trapezoid over the centres leaves out
+    order. If all scores are equal, or their range is too narrow for ``n_bins`` distinct float64 bin edges,
+    the value is 0. With few bins the trapezoid over the centres leaves out
     half of the two end bins, so even perfectly separated scores can read below 1 (0.5 with 2 bins).
 
     Examples
@@ -447,17 +446,23 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
     0.0
     """
     tar, non = as_tar_non(tar, non, allow_inf=False)
-    if not omega > 0:
-        raise InvalidScoresError(f"omega must be > 0, got {omega!r}")
+    omega = as_real(omega, "omega", low=0.0)
     if n_bins is None:
         n_bins = max(1, min(tar.size // 10, 100))
-    if int(n_bins) < 1:
-        raise InvalidScoresError(f"n_bins must be >= 1, got {n_bins!r}")
+    if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InvalidScoresError(f"n_bins must be an integer >= 1, got {n_bins!r}")
+    # Scale to [-1, 1] first (the statistic is invariant to a positive scale): bin edges of scores near the
+    # float64 limits would overflow otherwise.
+    scale = max(np.abs(tar).max(), np.abs(non).max())
+    if scale > 0:
+        tar, non = tar / scale, non / scale
     lo = min(tar.min(), non.min())
     hi = max(tar.max(), non.max())
-    if lo == hi:
-        return 0.0
     edges = np.linspace(lo, hi, int(n_bins) + 1)
+    if not np.all(np.diff(edges) > 0):
+        # all scores equal, or a range too narrow for n_bins distinct float64 edges: no bin can separate
+        # the classes, so nothing is linkable
+        return 0.0
     centres = (edges[1:] + edges[:-1]) / 2
     y_tar = np.histogram(tar, bins=edges, density=True)[0]
     y_non = np.histogram(non, bins=edges, density=True)[0]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import as_tar_non
+from .._checks import as_real, as_tar_non
 from ..errors import InvalidScoresError
 from ._blocks import pav_block_llr, tie_blocks
 
@@ -53,9 +53,7 @@ def zebra_tag(eps_max_log10: float) -> str:
     >>> [zebra_tag(x) for x in (0, 1e-20, 0.5, 1, 2, 6, float("inf"))]
     ['0', '0', 'A', 'A', 'B', 'E', 'F']
     """
-    x = float(eps_max_log10)
-    if math.isnan(x) or x < 0:
-        raise InvalidScoresError(f"eps_max_log10 must be >= 0, got {eps_max_log10!r}")
+    x = as_real(eps_max_log10, "eps_max_log10", low=0.0, open_low=False, finite=False)
     if x <= _EPS:
         return "0"
     for tag, upper in TAG_BOUNDS_LOG10:
@@ -154,6 +152,8 @@ def ece_profile(tar_llr, non_llr, plo) -> np.ndarray:
     """
     tar_llr, non_llr = as_tar_non(tar_llr, non_llr)
     plo = np.atleast_1d(np.asarray(plo, dtype=np.float64))
+    if not np.isfinite(plo).all():
+        raise InvalidScoresError("plo must be finite prior log-odds")
     p = 1.0 / (1.0 + np.exp(-plo))
     out = np.empty_like(plo)
     for i, (lo, pi) in enumerate(zip(plo, p)):

@@ -408,11 +408,14 @@ def _row_index(es: EmbeddingSet, utts: np.ndarray, label: str, role: str) -> np.
 
 
 def _unit_rows(x: np.ndarray, names: np.ndarray, what: str) -> np.ndarray:
-    norms = np.sqrt(np.einsum("ij,ij->i", x, x))
-    bad = np.flatnonzero(~(norms > 0))
+    # Scale each row by its largest magnitude first, so that norms of huge or tiny vectors neither
+    # overflow nor underflow.
+    peak = np.abs(x).max(axis=1)
+    bad = np.flatnonzero(~(peak > 0))
     if bad.size:
         raise ProtocolError(f"{what} {str(names[bad[0]])!r} has a zero vector; cosine scoring is undefined")
-    return x / norms[:, None]
+    y = x / peak[:, None]
+    return y / np.sqrt(np.einsum("ij,ij->i", y, y))[:, None]
 
 
 def _group_means(es, utts, groups, label, role, what) -> tuple[np.ndarray, np.ndarray]:
@@ -655,8 +658,10 @@ def build_trials(
         raise ProtocolError("protocol has no probe utterances (every speaker is cohort)")
     cols = None if cohort_impostors else protocol.evaluation_speakers
     n_models = protocol.speakers.size if cohort_impostors else protocol.evaluation_speakers.size
-    if n_models < 2 and any(t == "oaaa" for t in names):
-        raise ProtocolError("oaaa needs at least two model speakers (different-speaker pairs)")
+    if n_models < 2:
+        raise ProtocolError(
+            f"only {n_models} model speaker(s): every trial type needs at least two (non-target trials are "
+            "pairs of different speakers)" + ("" if cohort_impostors else "; cohort impostors are switched off"))
 
     cache: dict[tuple[str, str], OneToN] = {}
 

@@ -12,6 +12,11 @@ from ..metrics.verification import det_curve, rocch_eer
 from ..metrics.zebra import ece_profile
 
 
+def legend_label(text: str) -> str:
+    """A legend label shown as given: matplotlib hides labels starting with "_"."""
+    return "\u200b" + text if text.startswith("_") else text
+
+
 def _axes(ax):
     if ax is None:
         import matplotlib.pyplot as plt
@@ -49,7 +54,7 @@ class DETDisplay:
         lo, hi = 1e-4, 1 - 1e-4
         x = norm.ppf(np.clip(self.pfa, lo, hi))
         y = norm.ppf(np.clip(self.pmiss, lo, hi))
-        line = ax.plot(x, y, label=f"{self.label} (ROCCH-EER {100 * self.eer:.2f} %)", **kwargs)[0]
+        line = ax.plot(x, y, label=legend_label(f"{self.label} (ROCCH-EER {100 * self.eer:.2f} %)"), **kwargs)[0]
         e = norm.ppf(np.clip(self.eer, lo, hi))
         ax.plot([e], [e], "o", color=line.get_color(), ms=4)
         ticks = np.array([0.001, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95])
@@ -88,7 +93,7 @@ class ECEDisplay:
 
     def plot(self, ax=None, **kwargs):
         ax = _axes(ax)
-        line = ax.plot(self.plo, self.pav, label=f"{self.label} PAV", **kwargs)[0]
+        line = ax.plot(self.plo, self.pav, label=legend_label(f"{self.label} PAV"), **kwargs)[0]
         ax.fill_between(self.plo, self.pav, self.reference, color=line.get_color(), alpha=0.12)
         ax.plot(self.plo, self.reference, ":", color="grey", lw=1)
         ax.set_xlabel("Prior log-odds logit(P) (nats)")
@@ -109,7 +114,7 @@ class CMCDisplay:
     def plot(self, ax=None, **kwargs):
         ax = _axes(ax)
         k = np.arange(1, self.cmc.size + 1)
-        line = ax.plot(k, 100 * self.cmc, label=self.label, **kwargs)[0]
+        line = ax.plot(k, 100 * self.cmc, label=legend_label(self.label), **kwargs)[0]
         ax.plot(k, 100 * k / k.size, ":", color=line.get_color(), lw=0.8)
         ax.set_xscale("log")
         ax.set_xlabel("Rank k (log scale)")
@@ -131,7 +136,7 @@ class LIDCCDFDisplay:
         ax = _axes(ax)
         x = np.sort(np.asarray(self.lid_values, dtype=float))
         share = 100 * (1 - np.arange(x.size) / x.size)  # % with LID >= x[i]
-        line = ax.step(x, share, where="post", label=self.label, **kwargs)[0]
+        line = ax.step(x, share, where="post", label=legend_label(self.label), **kwargs)[0]
         ax.axvline(np.log2(self.n_speakers), ls=":", color=line.get_color(), lw=0.8)
         ax.axvline(0, color="grey", lw=0.8)
         ax.set_xlabel("LID (bits); dotted: log2 N")

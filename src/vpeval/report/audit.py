@@ -7,66 +7,206 @@ embeddings. Each section is built from library calls only; the report adds no nu
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
 from ..pipeline import TRIAL_TYPES, build_trials, one_to_n
-from .document import Paragraph, Report, Section, Table
+from ..metrics.linkage import LinkageAnalysis
+from .document import Figure, Paragraph, Report, Section, Table, safe_filename
 from .linkage import analyse_one_to_n, linkage_section
 from .verification import verification_section
 
-__all__ = ["audit_embeddings", "REPORT_TYPES"]
+__all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES"]
 
 #: Trial types shown in the report; oaoa and oaoo contain exactly the pairs of oa and oo.
 REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
 
+#: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
+#: speakers scored as more alike than the original voices).
+OAAA_COMPRESSION_FLAG = 0.60
 
-def _summary_section(trials: dict[str, dict[str, Trials]]) -> Section:
-    rows, data = [], {}
-    for attacker, by_type in trials.items():
-        data[attacker] = {}
-        for name, t in by_type.items():
-            s = {m.key: m.value for m in verification_summary(t.tar, t.non)}
-            tt = TRIAL_TYPES[name]
-            target = "reference" if tt.target_eer is None else f"{100 * tt.target_eer:g} %"
-            rows.append([attacker, name, target, 100 * s["eer_rocch"], 100 * s["eer_interp"], s["min_cllr"],
-                         s["d_ece"], s["eps_max"], s["zebra_tag"], tt.description])
-            data[attacker][name] = {
-                "target_eer": tt.target_eer, "eer_rocch": s["eer_rocch"], "eer_interp": s["eer_interp"],
-                "min_cllr_bits": s["min_cllr"], "d_ece_bits": s["d_ece"], "eps_max_nats": s["eps_max"],
-                "zebra_tag": s["zebra_tag"], "n_tar": s["n_tar"], "n_non": s["n_non"],
-            }
+
+def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict]:
+    """Mean and worst case over attackers of each trial type's EERs and eps_max.
+
+    The worst case is the attacker most favourable to the privacy adversary: the lowest EER for attack types
+    (ideal 50 %) and the highest EER for pseudo-identity consistency/distinctness (ideal 0 %: a high EER
+    there means the anonymizer fails its own goal); for oaaa the attacker whose interpolated EER is farthest
+    from 50 % in either direction; eps_max is always the largest. Reference types (oo) report
+    the best attacker (lowest EER), i.e. the attackers' capability.
+    """
+    out: dict[str, dict] = {}
+    types = {t for by in data.values() for t in by}
+    for t in [t for t in TRIAL_TYPES if t in types]:
+        rows = [by[t] for by in data.values() if t in by]
+        target = TRIAL_TYPES[t].target_eer
+        eer = [r["eer_rocch"] for r in rows]
+        interp = [r["eer_interp"] for r in rows]
+        if t == "oaaa":  # a departure from 50 % either way is a finding: pick the farthest (interp EER)
+            far = max(range(len(rows)), key=lambda i: abs(interp[i] - 0.5))
+            worst = lambda v, _i=far: v[_i]  # noqa: E731
+        else:
+            worst = max if target == 0.0 else min
+        out[t] = {
+            "target_eer": target,
+            "n_attackers": len(rows),
+            "eer_rocch_mean": sum(eer) / len(eer),
+            "eer_rocch_worst": worst(eer),
+            "eer_interp_mean": sum(interp) / len(interp),
+            "eer_interp_worst": worst(interp),
+            "eps_max_nats_worst": max(r["eps_max_nats"] for r in rows),
+            "worst_attacker": [a for a, by in data.items() if t in by][eer.index(worst(eer))],
+        }
+        if t == "oaaa":
+            out[t]["compression_flag"] = max(interp) > OAAA_COMPRESSION_FLAG
+    return out
+
+
+def _type_metrics(t: Trials) -> dict:
+    s = {m.key: m.value for m in verification_summary(t.tar, t.non)}
+    return {
+        "eer_rocch": s["eer_rocch"], "eer_interp": s["eer_interp"], "min_cllr_bits": s["min_cllr"],
+        "d_ece_bits": s["d_ece"], "eps_max_nats": s["eps_max"], "zebra_tag": s["zebra_tag"],
+        "n_tar": s["n_tar"], "n_non": s["n_non"],
+    }
+
+
+def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
+    multi = len(results) > 1
+    rows, arows, data, flags = [], [], {}, []
+    for system, res in results.items():
+        data[system] = {"attackers": res.type_metrics, "aggregate": aggregate_over_attackers(res.type_metrics)}
+        for attacker, by_type in res.type_metrics.items():
+            for name, m in by_type.items():
+                tt = TRIAL_TYPES[name]
+                target = "reference" if tt.target_eer is None else f"{100 * tt.target_eer:g} %"
+                rows.append(([system] if multi else []) + [
+                    attacker, name, target, 100 * m["eer_rocch"], 100 * m["eer_interp"], m["min_cllr_bits"],
+                    m["d_ece_bits"], m["eps_max_nats"], m["zebra_tag"], tt.description])
+        for t, a in data[system]["aggregate"].items():
+            ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
+            arows.append(([system] if multi else []) + [
+                t, ideal, a["n_attackers"], 100 * a["eer_rocch_mean"], 100 * a["eer_rocch_worst"],
+                a["worst_attacker"], 100 * a["eer_interp_worst"], a["eps_max_nats_worst"]])
+            if a.get("compression_flag"):
+                flags.append(system)
+    for system in results:
+        data[system]["target_eer"] = {t: TRIAL_TYPES[t].target_eer for t in TRIAL_TYPES}
     sec = Section("summary", "Summary: every trial type for every attacker")
     sec.blocks.append(Paragraph(
-        "One row per attacker (speaker-embedding extractor) and trial type. EERs in percent; the target column "
-        "says what an ideal anonymizer reaches (50 % for attacks, 0 % for pseudo-identity consistency and "
+        "One row per attacker (speaker-embedding extractor) and trial type. EERs in percent; the ideal column "
+        "says what a perfect anonymizer reaches (50 % for attacks, 0 % for pseudo-identity consistency and "
         "distinctness; 'reference' rows show what the attacker achieves on original speech). minCllr and D_ECE "
         "in bits; eps_max in nats (Laplace-smoothed PAV, privacy-ZEBRA). oaoa and oaoo contain exactly the "
         "pairs of oa and oo and are not repeated here. For oaaa read the interpolated EER: above 50 % means "
         "anonymized voices of different speakers are more alike than the originals (identity-space "
         "compression)."))
+    lead = ["system"] if multi else []
     sec.blocks.append(Table(
-        ["attacker", "trial type", "ideal EER", "EER ROCCH (%)", "EER interp (%)", "minCllr (bits)",
-         "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag", "what it measures"], rows, fmt="{:.3g}"))
-    sec.data = {"attackers": data}
+        lead + ["attacker", "trial type", "ideal EER", "EER ROCCH (%)", "EER interp (%)", "minCllr (bits)",
+                "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag", "what it measures"], rows, fmt="{:.3g}"))
+    sec.blocks.append(Table(
+        lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
+                "worst-case attacker", "worst-case EER interp (%)", "worst eps_max (nats)"], arows, fmt="{:.3g}",
+        caption="Aggregated over attackers (worst case = most favourable to the adversary)"))
+    if flags:
+        sec.blocks.append(Paragraph(
+            f"oaaa interpolated EER above {100 * OAAA_COMPRESSION_FLAG:g} % for at least one attacker "
+            f"({', '.join(flags)}): anonymized voices of different speakers are scored as more alike than the "
+            "originals (identity-space compression).", kind="warning"))
+    sec.data = {"systems": data, "oaaa_compression_threshold": OAAA_COMPRESSION_FLAG}
     return sec
 
 
-def audit_embeddings(
-    sets: dict[str, EmbeddingSet],
+def _eer_vs_disclosure_section(results: dict[str, "SystemAudit"], condition: str = "oa") -> Section:
+    """The LID paper's Fig. 5 view: EER against ALID, LID_max and eps_max, one point per system/attacker."""
+    import math
+
+    points = []
+    for system, res in results.items():
+        for attacker, by_type in res.type_metrics.items():
+            if condition not in by_type or condition not in res.linkage.get(attacker, {}):
+                continue
+            lk = res.linkage[attacker][condition].lid.summary
+            points.append({
+                "system": system, "attacker": attacker, "condition": condition,
+                "eer_rocch": by_type[condition]["eer_rocch"], "alid_bits": lk.alid, "lid_max_bits": lk.lid_max,
+                "eps_max_bits": by_type[condition]["eps_max_nats"] / math.log(2),
+            })
+    sec = Section("eer-vs-disclosure", f"EER against disclosure ({condition})")
+    sec.blocks.append(Paragraph(
+        "Each system and attacker is one EER; its disclosure is three numbers in bits: the average (ALID) and "
+        "worst-case (LID_max) 1-to-N linkage disclosure and the worst-case verification disclosure eps_max. "
+        "Systems with the same EER can differ widely in their worst cases (Sterns et al., LID paper, Fig. 5)."))
+    sec.blocks.append(Table(
+        ["system", "attacker", "EER ROCCH (%)", "ALID (bits)", "LID_max (bits)", "eps_max (bits)"],
+        [[p["system"], p["attacker"], 100 * p["eer_rocch"], p["alid_bits"], p["lid_max_bits"], p["eps_max_bits"]]
+         for p in points], fmt="{:.3g}"))
+    sec.blocks.append(Figure("points", lambda fig: _draw_eer_disclosure(fig, points),
+                             "EER (x) against disclosure in bits (y): circles ALID, triangles LID_max, squares "
+                             "eps_max; one colour per system/attacker."))
+    sec.data = {"condition": condition, "points": points}
+    return sec
+
+
+def _draw_eer_disclosure(fig, points):
+    ax = fig.add_subplot(1, 1, 1)
+    for i, p in enumerate(points):
+        c = f"C{i % 10}"
+        x = 100 * p["eer_rocch"]
+        ax.plot([x], [p["alid_bits"]], "o", color=c, label=f"{p['system']} / {p['attacker']}")
+        ax.plot([x], [p["lid_max_bits"]], "^", color=c)
+        ax.plot([x], [p["eps_max_bits"]], "s", color=c)
+        ax.plot([x, x], [min(p["alid_bits"], p["lid_max_bits"], p["eps_max_bits"]),
+                         max(p["alid_bits"], p["lid_max_bits"], p["eps_max_bits"])], "-", color=c, lw=0.6)
+    ax.axvline(50, ls=":", color="grey")
+    ax.set_xlim(0, 55)
+    ax.set_xlabel("EER ROCCH (%) ; dotted: ideal 50 %")
+    ax.set_ylabel("Disclosure (bits)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+@dataclass
+class SystemAudit:
+    """Everything computed for one system: trials and their metrics per attacker, 1-to-N analyses."""
+
+    trials: dict[str, dict[str, Trials]]
+    type_metrics: dict[str, dict[str, dict]]
+    linkage: dict[str, dict[str, LinkageAnalysis]]
+
+
+def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int = 0,
+                 progress: Callable[[str], None] | None = None) -> SystemAudit:
+    """Trials of every type, their metrics, and 1-to-N linkage (oo, oa, aa) for each attacker."""
+    say = progress or (lambda msg: None)
+    trials, metrics, linkage = {}, {}, {}
+    for attacker, es in sets.items():
+        say(f"trials and verification metrics: {attacker}")
+        trials[attacker] = build_trials(es, types)
+        metrics[attacker] = {t: _type_metrics(tr) for t, tr in trials[attacker].items()}
+        say(f"1-to-N linkage: {attacker}")
+        linkage[attacker] = {f"{e}{p}": analyse_one_to_n(one_to_n(es, enroll=e, probe=p), seed=seed)
+                             for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+    return SystemAudit(trials, metrics, linkage)
+
+
+def audit_systems(
+    systems: dict[str, dict[str, EmbeddingSet]],
     *,
     title: str = "vpeval audit",
     types=REPORT_TYPES,
     progress: Callable[[str], None] | None = None,
     seed: int = 0,
 ) -> Report:
-    """Build the audit report of embedding sets (one per attacker / extractor).
+    """Build the audit report of one or more anonymization systems, side by side.
 
     Parameters
     ----------
-    sets : dict attacker name -> EmbeddingSet
-        Each with ``original`` and ``anonymized`` rows of the same utterances.
+    systems : dict system name -> (dict attacker name -> EmbeddingSet)
+        Each embedding set holds ``original`` and ``anonymized`` rows of the same utterances.
     types : iterable of str
         Trial types (names of :data:`vpeval.pipeline.TRIAL_TYPES`).
     progress : callable, optional
@@ -77,22 +217,27 @@ def audit_embeddings(
     Returns
     -------
     Report
+        Sections: summary (per system x attacker x trial type, and aggregated over attackers), EER against
+        disclosure, then per system and attacker: verification and privacy-ZEBRA, 1-to-N linkage.
     """
-    say = progress or (lambda msg: None)
-    report = Report(title, options={"trial_types": list(types), "attackers": list(sets), "seed": seed})
-    trials: dict[str, dict[str, Trials]] = {}
-    for attacker, es in sets.items():
-        say(f"building trials for {attacker}")
-        trials[attacker] = build_trials(es, types)
-    report.add(_summary_section(trials))
-    for attacker, by_type in trials.items():
-        say(f"verification metrics for {attacker}")
-        report.add(verification_section(by_type, section_id=f"verification-{attacker}",
-                                        title=f"Verification and privacy-ZEBRA: attacker {attacker}"))
-    for attacker, es in sets.items():
-        say(f"1-to-N linkage for {attacker}")
-        results = {f"{e}{p}": analyse_one_to_n(one_to_n(es, enroll=e, probe=p), seed=seed)
-                   for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
-        report.add(linkage_section(results, section_id=f"linkage-{attacker}",
-                                   title=f"1-to-N linkage: attacker {attacker}"))
+    report = Report(title, options={"trial_types": list(types), "seed": seed,
+                                    "systems": {s: list(a) for s, a in systems.items()}})
+    results = {name: audit_system(sets, types=types, seed=seed, progress=progress) for name, sets in systems.items()}
+    report.add(_summary_section(results))
+    report.add(_eer_vs_disclosure_section(results))
+    multi = len(systems) > 1
+    for system, res in results.items():
+        pre = f"{system} / " if multi else ""
+        sid = f"{safe_filename(system)}-" if multi else ""
+        for attacker, by_type in res.trials.items():
+            report.add(verification_section(by_type, section_id=f"{sid}verification-{attacker}",
+                                            title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}"))
+        for attacker, by_cond in res.linkage.items():
+            report.add(linkage_section(by_cond, section_id=f"{sid}linkage-{attacker}",
+                                       title=f"1-to-N linkage: {pre}attacker {attacker}"))
     return report
+
+
+def audit_embeddings(sets: dict[str, EmbeddingSet], **kwargs) -> Report:
+    """:func:`audit_systems` of a single system (attacker name -> EmbeddingSet)."""
+    return audit_systems({"system": sets}, **kwargs)

@@ -21,16 +21,23 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
     """
     names = list(systems)
     summaries = {n: verification_summary(systems[n].tar, systems[n].non, p_targets) for n in names}
-    first = summaries[names[0]]
+    # Match metrics by key: a metric can be missing for one system (linkability needs finite scores).
+    by_key = {n: {m.key: m for m in summaries[n]} for n in names}
+    order: dict[str, object] = {}
+    for n in names:
+        for m in summaries[n]:
+            order.setdefault(m.key, m)
     rows = []
-    for i, m in enumerate(first):
-        rows.append([m.name, m.unit] + [summaries[n][i].value for n in names] + [m.definition])
+    for key, m in order.items():
+        rows.append([m.name, m.unit] + [by_key[n][key].value if key in by_key[n] else float("nan") for n in names]
+                    + [m.definition])
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
         "Attacker scores of each system/condition. Error rates are fractions (0.05 = 5 %). EER is given by two "
         "named estimators: ROCCH (BOSARIS convex hull, never above 0.5) and the interpolated step curve (can "
         "exceed 0.5; scores are never flipped). A perfectly private system has EER 0.5, minCllr 1 bit, D_ECE 0 "
-        "and eps_max 0 (tag 0)."))
+        "and eps_max 0 (tag 0). A dash marks a metric that is undefined for that input (linkability needs finite "
+        "scores)."))
     sec.blocks.append(Table(["metric", "unit"] + names + ["definition"], rows, caption="Verification metrics"))
     sec.blocks.append(Figure(
         "det", lambda fig: _draw_det(fig, systems), "DET curves (probit axes); dots mark the ROCCH-EER."))

@@ -143,6 +143,9 @@ def _render_figures(report: Report, folder: Path) -> dict[int, str]:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
+    # names from input files are shown literally: no mathtext ($...$), no hidden "_" legend entries
+    rc = {"text.parse_math": False, "text.usetex": False}
+
     names: dict[int, str] = {}
     used: set[str] = set()
     for s in report.sections:
@@ -155,19 +158,61 @@ def _render_figures(report: Report, folder: Path) -> dict[int, str]:
                 k += 1
                 fn = f"{base}_{k}.png"
             used.add(fn)
-            fig = plt.figure(figsize=b.size, dpi=100)
-            try:
-                b.draw(fig)
-                fig.tight_layout()
-                # no timestamp in the PNG metadata: same inputs give identical files
-                fig.savefig(folder / fn, format="png", metadata={"Software": None})
-            finally:
-                plt.close(fig)
+            with matplotlib.rc_context(rc):
+                fig = plt.figure(figsize=b.size, dpi=100)
+                try:
+                    b.draw(fig)
+                    fig.tight_layout()
+                    # no timestamp in the PNG metadata: same inputs give identical files
+                    fig.savefig(folder / fn, format="png", metadata={"Software": None})
+                finally:
+                    plt.close(fig)
             names[id(b)] = fn
     return names
 
 
-def write_report(report: Report, out_dir, *, force: bool = False, generated_at: str | None = None) -> Path:
+def _is_report_folder(folder: Path) -> bool:
+    """True when ``folder`` holds nothing but what an earlier vpeval report wrote."""
+    rj = folder / "report.json"
+    try:
+        if json.loads(rj.read_text(encoding="utf-8")).get("schema") != "vpeval-report":
+            return False
+    except (OSError, ValueError, AttributeError):
+        return False
+    return all(f.is_file() and (f.suffix in (".png", ".json", ".html")) for f in folder.iterdir())
+
+
+def _check_target(out: Path, force: bool, protect) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a folder")
+    if out.name in ("", ".", "..") or out.resolve() == Path.cwd().resolve() or out.resolve() == Path.home():
+        raise OutputExistsError(f"{out}: name a new folder for the report, not the current or home folder")
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not force:
+        raise OutputExistsError(
+            f"{out}: exists and is not empty; choose another folder or pass --force to replace it"
+        )
+    resolved = out.resolve()
+    for p in protect:
+        rp = Path(p).resolve()
+        if rp == resolved or resolved in rp.parents:
+            raise OutputExistsError(f"{out}: contains the input {p}; --force will not replace it")
+    if not _is_report_folder(out):
+        raise OutputExistsError(
+            f"{out}: --force only replaces an earlier vpeval report (report.json + figures), and this folder "
+            "holds other files; choose another folder"
+        )
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def write_report(report: Report, out_dir, *, force: bool = False, generated_at: str | None = None,
+                 protect=()) -> Path:
     """Write ``report.json``, ``report.html`` and the figures into ``out_dir`` atomically.
 
     Parameters
@@ -186,19 +231,17 @@ def write_report(report: Report, out_dir, *, force: bool = False, generated_at: 
         ``out_dir``.
     """
     out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
-        raise OutputExistsError(
-            f"{out}: exists and is not empty; choose another folder or pass --force to replace it"
-        )
-    if out.exists() and not out.is_dir():
-        raise OutputExistsError(f"{out}: exists and is not a folder")
+    _check_target(out, force, protect)
     generated_at = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a report folder follows the umask
     try:
         figs = _render_figures(report, tmp)
-        (tmp / "report.json").write_text(report_json(report, generated_at), encoding="utf-8")
-        (tmp / "report.html").write_text(report_html(report, figs, generated_at), encoding="utf-8")
+        (tmp / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
+                                         errors="backslashreplace")
+        (tmp / "report.html").write_text(report_html(report, figs, generated_at), encoding="utf-8",
+                                         errors="backslashreplace")
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
             os.replace(out, old / "x")

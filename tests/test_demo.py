@@ -1,0 +1,83 @@
+"""`vpeval demo` on the bundled LibriSpeech example: the main job of the README."""
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from vpeval.cli.main import app
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "librispeech-mini"
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory):
+    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
+        pytest.skip("bundled example missing")
+    out = tmp_path_factory.mktemp("demo") / "report"
+    r = CliRunner().invoke(app, ["demo", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "report written to" in r.output
+    return out, json.loads((out / "report.json").read_text())
+
+
+def _section(doc, sid):
+    return next(s for s in doc["sections"] if s["id"] == sid)
+
+
+def test_original_identifiable_anonymized_not_perfect(demo_report):
+    _, doc = demo_report
+    att = _section(doc, "summary")["data"]["systems"]["mcadams"]["attackers"]
+    assert set(att) == {"mfcc-stats", "resemblyzer-ge2e"}
+    res = att["resemblyzer-ge2e"]
+    assert res["oo"]["eer_rocch"] < 0.01  # original speech: the attacker identifies speakers
+    for t in ("oa", "aa"):
+        assert 0.0 < res[t]["eer_rocch"] < 0.5  # anonymized: not perfect (and not perfectly broken)
+    assert res["oo"]["eer_rocch"] < res["oa"]["eer_rocch"]
+
+
+def test_linkage_original_vs_anonymized(demo_report):
+    _, doc = demo_report
+    cond = _section(doc, "linkage-resemblyzer-ge2e")["data"]["conditions"]
+    oo, oa = cond["oo"], cond["oa"]
+    n = oo["lid"]["summary"]["n_speakers"]
+    assert n == 261
+    assert oo["identification"]["rates"]["rank1"] >= 0.95
+    assert oo["lid"]["summary"]["alid_bits"] > 0.9 * math.log2(n)
+    assert oa["identification"]["rates"]["rank1"] < 0.5
+    assert oa["lid"]["summary"]["alid_bits"] < 0.5 * oo["lid"]["summary"]["alid_bits"]
+
+
+def test_html_has_every_section_and_plot(demo_report):
+    out, doc = demo_report
+    html = (out / "report.html").read_text()
+    for s in doc["sections"]:
+        assert s["title"].split(":")[0] in html
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert pngs and all(p in html for p in pngs)
+
+
+def test_audit_two_systems_side_by_side(tmp_path):
+    import shutil
+
+    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
+        pytest.skip("bundled example missing")
+    a = tmp_path / "sysA"
+    a.mkdir()
+    shutil.copy(EXAMPLE / "embeddings_mfcc.npz", a)
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(app, ["audit", f"A={a}", f"<b>B</b>={a}", "-o", str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)["summary"]
+    assert set(summary) == {"A", "<b>B</b>"}
+    # identical inputs -> identical numbers, side by side
+    assert summary["A"]["attackers"] == summary["<b>B</b>"]["attackers"]
+    html = (out / "report.html").read_text()
+    assert "<b>B</b>" not in html and "&lt;b&gt;B&lt;/b&gt;" in html
+    assert all(p.name.replace(".png", "").replace("_", "").isalnum() or "-" in p.name for p in out.glob("*.png"))
+    doc = json.loads((out / "report.json").read_text())
+    assert len(_section(doc, "eer-vs-disclosure")["data"]["points"]) == 2
+    r = CliRunner().invoke(app, ["audit", str(tmp_path / "nope"), "-o", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "embeddings_*.npz" in r.output

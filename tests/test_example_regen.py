@@ -1,0 +1,94 @@
+"""The bundled example examples/librispeech-mini: consistency, and regeneration from the audio.
+
+Regeneration tolerance (stated in the example's README): embeddings are stored as float32, and the
+anonymized audio is re-read from 16-bit FLAC, so a different BLAS/librosa build could move a value by a
+few float32 ulps or flip one PCM rounding; the regenerated rows must match the committed ones within
+``rtol=1e-4, atol=1e-3`` (MFCC statistics are in dB-like units of size 1-500; resemblyzer entries are in
+[0, 1]); metadata and alphas must match exactly (they are written with fixed decimals).
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vpeval.anonymize import draw_alpha
+from vpeval.io.embeddings import read_embeddings
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "librispeech-mini"
+DATA = ROOT / ".." / "shared" / "data" / "librispeech-mini"
+RTOL, ATOL = 1e-4, 1e-3
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_committed_example_is_consistent():
+    meta = read_csv(EXAMPLE / "metadata.csv")
+    assert list(meta[0]) == ["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", "alpha"]
+    assert len(meta) == 2 * 351
+    alphas = {r["speaker_id"]: r for r in read_csv(EXAMPLE / "alpha_per_speaker.csv")}
+    assert len(alphas) == 261
+    for spk, r in alphas.items():
+        assert r["alpha"] == f"{draw_alpha(2024, spk):.6f}"
+        assert r["sex"] in ("F", "M")
+    for r in meta:
+        want = alphas[r["speaker_id"]]["alpha"] if r["condition"] == "anonymized" else ""
+        assert r["alpha"] == want
+        assert r["subset"] == alphas[r["speaker_id"]]["subset"]
+    subsets = {r["subset"] for r in meta}
+    assert subsets == {"test-other", "train-clean-100"}
+    total = 0
+    for name, dim in (("embeddings_mfcc.npz", 40), ("embeddings_resemblyzer.npz", 256)):
+        path = EXAMPLE / name
+        total += path.stat().st_size
+        es = read_embeddings(path)
+        assert es.embeddings.shape == (702, dim)
+        with np.load(path) as z:
+            assert z["embeddings"].dtype == np.float32
+        assert list(es.utterance_id) == [r["utterance_id"] for r in meta]
+        assert list(es.condition) == [r["condition"] for r in meta]
+        assert list(es.speaker_id) == [r["speaker_id"] for r in meta]
+    assert total < 2_000_000
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("make_example", EXAMPLE / "make_example.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_regenerating_two_speakers_reproduces_committed_rows(tmp_path):
+    if not (DATA / "speakers.csv").is_file():
+        pytest.skip("../shared/data/librispeech-mini is absent")
+    mod = _load_script()
+    # one enrolled speaker (10 utterances) and one cohort speaker, MFCC only for time
+    assert mod.main([str(DATA), "--out", str(tmp_path), "--speakers", "1688,103", "--extractors", "mfcc",
+                     "--quiet"]) == 0
+    new_meta = read_csv(tmp_path / "metadata.csv")
+    old_meta = [r for r in read_csv(EXAMPLE / "metadata.csv") if r["speaker_id"] in ("1688", "103")]
+    assert len(new_meta) == 22
+    key = lambda r: (r["condition"], r["utterance_id"])  # noqa: E731
+    assert sorted(new_meta, key=key) == sorted(old_meta, key=key)
+    new_alpha = read_csv(tmp_path / "alpha_per_speaker.csv")
+    old_alpha = [r for r in read_csv(EXAMPLE / "alpha_per_speaker.csv") if r["speaker_id"] in ("1688", "103")]
+    assert new_alpha == old_alpha
+
+    new, old = read_embeddings(tmp_path / "embeddings_mfcc.npz"), read_embeddings(EXAMPLE / "embeddings_mfcc.npz")
+    index = {(u, c): i for i, (u, c) in enumerate(zip(old.utterance_id, old.condition))}
+    rows = [index[(u, c)] for u, c in zip(new.utterance_id, new.condition)]
+    assert new.extractor == old.extractor == "mfcc-stats"
+    np.testing.assert_array_equal(new.speaker_id, old.speaker_id[rows])
+    np.testing.assert_allclose(new.embeddings, old.embeddings[rows], rtol=RTOL, atol=ATOL)
+    # the anonymized rows really differ from the original ones (the check above is not vacuous)
+    orig = new.embeddings[new.condition == "original"]
+    anon = new.embeddings[new.condition == "anonymized"]
+    assert np.max(np.abs(orig - anon)) > 100 * ATOL
