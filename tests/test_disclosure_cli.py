@@ -81,7 +81,8 @@ def test_simulate_writes_scores_and_comparison(app, tmp_path):
     assert set(comp["llr_error_vs_oracle"]) == {"pav", "pav_laplace", "logistic", "gaussian", "student_t"}
     assert comp["llr_error_vs_oracle"]["gaussian"]["mean_abs_error_nats"] < 0.5
     assert comp["rank"]["n_speakers"] == 10 and len(comp["rank"]["gamma_exact"]) == 10
-    assert (out / "report.html").exists() and any(out.glob("*.png"))
+    assert (out / "report" / "report.html").exists() and any((out / "report").glob("*.png"))
+    assert len((out / "oracle_llr.txt").read_text().splitlines()) == 600
     # existing folder: refuse without --force (exit 3), replace with it
     res = runner.invoke(app, ["simulate", "-o", str(out), "--n", "50"])
     assert res.exit_code == 3
@@ -89,6 +90,10 @@ def test_simulate_writes_scores_and_comparison(app, tmp_path):
                               "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["n_tar"] == 50 and "rank" not in json.loads(res.stdout)
+    # a folder holding anything else is never replaced
+    (out / "notes.txt").write_text("mine")
+    res = runner.invoke(app, ["simulate", "-o", str(out), "--n", "50", "--force"])
+    assert res.exit_code == 3 and (out / "notes.txt").read_text() == "mine"
 
 
 def test_simulate_bad_kind(app, tmp_path):

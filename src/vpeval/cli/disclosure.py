@@ -205,6 +205,72 @@ def simulation_comparison(sim, estimators, rank_model=None, n_probes=2000, seed=
     return out, res
 
 
+_SIM_FILES = ("scores.txt", "oracle_llr.txt", "comparison.json")
+
+
+def _is_simulation_folder(folder: Path) -> bool:
+    """True when ``folder`` holds nothing but what an earlier ``vpeval simulate`` wrote."""
+    from ..report.writer import _is_report_folder
+
+    for f in folder.iterdir():
+        if f.name == "report" and f.is_dir():
+            if not _is_report_folder(f):
+                return False
+        elif not (f.name in _SIM_FILES and f.is_file()):
+            return False
+    return True
+
+
+def _write_simulation(out: Path, force: bool, rep, sim, comparison) -> None:
+    """Write scores, oracle LLRs, comparison and the report (subfolder ``report``) into ``out`` atomically.
+
+    An existing non-empty ``out`` is replaced only with ``force`` and only if it holds an earlier simulation.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    from ..report import OutputExistsError, write_report
+    from ..report.writer import _jsonable
+
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a folder")
+    if out.name in ("", ".", "..") or out.resolve() in (Path.cwd().resolve(), Path.home().resolve()):
+        raise OutputExistsError(f"{out}: name a new folder for the simulation, not the current or home folder")
+    if out.exists() and any(out.iterdir()):
+        if not force:
+            raise OutputExistsError(f"{out}: exists and is not empty; choose another folder or pass --force")
+        if not _is_simulation_folder(out):
+            raise OutputExistsError(f"{out}: --force only replaces an earlier vpeval simulate output, and this "
+                                    "folder holds other files; choose another folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    try:
+        write_report(rep, tmp / "report")
+        with open(tmp / "scores.txt", "w", encoding="utf-8") as f:
+            f.writelines(f"{float(v)!r} 1\n" for v in sim.tar)
+            f.writelines(f"{float(v)!r} 0\n" for v in sim.non)
+        with open(tmp / "oracle_llr.txt", "w", encoding="utf-8") as f:
+            f.writelines(f"{float(v)!r} 1 {float(o)!r}\n" for v, o in zip(sim.tar, sim.tar_llr))
+            f.writelines(f"{float(v)!r} 0 {float(o)!r}\n" for v, o in zip(sim.non, sim.non_llr))
+        with open(tmp / "comparison.json", "w", encoding="utf-8") as f:
+            json.dump(_jsonable(comparison), f, indent=2)
+            f.write("\n")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / "x")
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def simulate_command(
     out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (must not exist or be empty, "
                                  "unless --force)."),
@@ -220,7 +286,7 @@ def simulate_command(
     json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ):
-    from ..report import Paragraph, Report, Table, write_report
+    from ..report import Paragraph, Report, Table
     from ..simulate import counterexample, counterexample_rank_model, equal_variance
 
     est = _parse_estimators(estimators)
@@ -254,27 +320,12 @@ def simulate_command(
                     f"{rk['n_speakers']} speakers, against its exact value (exchangeable impostors)."))
     sec.data = comparison
     rep.add(sec)
-    write_report(rep, out_dir, force=force)
-    with open(out_dir / "scores.txt", "w", encoding="utf-8") as f:
-        for s in sim.tar:
-            f.write(f"{float(s)!r} 1\n")
-        for s in sim.non:
-            f.write(f"{float(s)!r} 0\n")
-    with open(out_dir / "oracle_llr.txt", "w", encoding="utf-8") as f:
-        f.write("# score label oracle_llr_nats\n")
-        for s, v in zip(sim.tar, sim.tar_llr):
-            f.write(f"{float(s)!r} 1 {float(v)!r}\n")
-        for s, v in zip(sim.non, sim.non_llr):
-            f.write(f"{float(s)!r} 0 {float(v)!r}\n")
-    with open(out_dir / "comparison.json", "w", encoding="utf-8") as f:
-        from ..report.writer import _jsonable
-
-        json.dump(_jsonable(comparison), f, indent=2)
-        f.write("\n")
+    _write_simulation(Path(out_dir), force, rep, sim, comparison)
     if json_out:
         echo_json(comparison)
     elif not quiet:
-        typer.echo(f"wrote {out_dir}/scores.txt (score label), oracle_llr.txt, comparison.json, report.html")
+        typer.echo(f"wrote {out_dir}/scores.txt (score label), oracle_llr.txt, comparison.json and "
+                   f"{out_dir}/report/report.html")
 
 
 _RANK_HELP = """\
@@ -344,5 +395,6 @@ def register(app: typer.Typer) -> None:
                 "trial attaining it, |LLR| quantiles and exceedance shares.\n" + FORMATS_HELP)(
         handle_errors(disclosure_command))
     app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample or "
-                "equal-variance normals), compare every estimator with the oracle, and write scores.txt, "
-                "oracle_llr.txt, comparison.json and report.html into OUT_DIR.")(handle_errors(simulate_command))
+                "equal-variance normals), compare every estimator with the oracle, and write into OUT_DIR: "
+                "scores.txt (`score label` lines, 1 = target), oracle_llr.txt (`score label oracle_llr_nats`), "
+                "comparison.json and report/report.html.")(handle_errors(simulate_command))
