@@ -1,0 +1,171 @@
+"""Student-t score calibration: one maximum-likelihood Student-t density per class.
+
+Worst-case paper (LLR estimators): heavier tails than the normal make the fitted LLR less explosive at
+extreme scores when the scores have outliers; for normal data the fitted degrees of freedom grow and the
+estimate approaches :class:`~vpeval.calibration.gaussian.GaussianCalibrator` (the Student-t density tends to
+the normal as ``df -> inf``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from .._checks import as_scores
+from ..errors import InvalidScoresError
+from .base import ScoreCalibrator
+from .gaussian import _training_scores
+
+__all__ = ["StudentTCalibrator"]
+
+
+_LOG_DF_BOUNDS = (np.log(0.05), np.log(1e8))
+
+#: A fitted scale below this many standard deviations of the class means the fit collapsed onto a point.
+_COLLAPSE = 1e-6
+
+
+def _nll_t(u, z):
+    """Mean negative log-likelihood of a Student-t and its gradient in ``u = (ln df, loc, ln scale)``."""
+    n = z.size
+    v, m, s = np.exp(u[0]), u[1], np.exp(u[2])
+    r = (z - m) / s
+    r2 = r * r
+    q = np.log1p(r2 / v)
+    w = (v + 1) / (v + r2)
+    ll = n * (special.gammaln((v + 1) / 2) - special.gammaln(v / 2) - 0.5 * np.log(v * np.pi) - u[2])
+    ll -= 0.5 * (v + 1) * q.sum()
+    d_loc = (w * r).sum() / s
+    d_log_scale = (w * r2).sum() - n
+    d_df = n * (0.5 * special.digamma((v + 1) / 2) - 0.5 * special.digamma(v / 2) - 0.5 / v)
+    d_df += -0.5 * q.sum() + 0.5 * (w * r2).sum() / v
+    return -ll / n, -np.array([v * d_df, d_loc, d_log_scale]) / n
+
+
+def _fit_t_lbfgs(z, df):
+    """ML fit of standardised scores by L-BFGS-B with the analytic gradient; ``df`` fixed if not None."""
+    if df is None:
+        bounds = [_LOG_DF_BOUNDS, (None, None), (-30.0, 30.0)]
+        u0 = np.array([np.log(10.0), float(np.median(z)), 0.0])
+    else:
+        bounds = [(np.log(df), np.log(df)), (None, None), (-30.0, 30.0)]
+        u0 = np.array([np.log(df), float(np.median(z)), 0.0])
+    res = optimize.minimize(_nll_t, u0, args=(z,), jac=True, method="L-BFGS-B", bounds=bounds,
+                            options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 1000})
+    return float(np.exp(res.x[0])), float(res.x[1]), float(np.exp(res.x[2]))
+
+
+def _fit_t(x: np.ndarray, df, name: str, fitter: str):
+    """ML Student-t fit of sorted scores ``x``: returns ``(df, loc, scale)``.
+
+    The scores are standardised first (affine equivariance of maximum likelihood: the fit of
+    ``(x - m) / sd`` mapped back is the fit of ``x``), which keeps the optimiser in a well-scaled region
+    whatever the score units.
+    """
+    m = float(np.sum(x) / x.size)
+    sd = float(np.sqrt(np.sum(np.sort((x - m) ** 2)) / x.size))
+    z = (x - m) / sd
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if fitter == "lbfgs":
+            d, loc, scale = _fit_t_lbfgs(z, df)
+        elif df is None:
+            d, loc, scale = stats.t.fit(z)
+        else:
+            d, loc, scale = stats.t.fit(z, fix_df=df)
+    if float(scale) < _COLLAPSE:
+        vals, counts = np.unique(x, return_counts=True)
+        i = int(np.argmax(counts))
+        raise InvalidScoresError(
+            f"{name}: the Student-t likelihood has no maximum: the fit collapses onto repeated scores (scale "
+            f"-> 0; {int(counts[i])} of {x.size} scores equal {float(vals[i])!r}). Use the gaussian or a PAV "
+            "estimator for such discrete scores."
+        )
+    d, loc, scale = float(d), m + sd * float(loc), sd * float(scale)
+    if not (np.isfinite(d) and d > 0 and np.isfinite(loc) and np.isfinite(scale) and scale > 0):
+        raise InvalidScoresError(
+            f"{name}: the Student-t maximum-likelihood fit failed (df={d!r}, loc={loc!r}, scale={scale!r})"
+        )
+    return d, loc, scale
+
+
+class StudentTCalibrator(ScoreCalibrator):
+    """LLR from one maximum-likelihood Student-t density per class.
+
+    ``LLR(s) = ln t(s; df_tar, loc_tar, scale_tar) - ln t(s; df_non, loc_non, scale_non)`` nats.
+
+    Parameters
+    ----------
+    df : float or None
+        ``None`` (default): degrees of freedom fitted per class together with location and scale.  A
+        positive number fixes them (both classes); ``df = inf`` is not allowed, use
+        :class:`~vpeval.calibration.gaussian.GaussianCalibrator`.
+    fitter : {"lbfgs", "scipy"}
+        How the likelihood is maximised.  ``"lbfgs"`` (default): L-BFGS-B (``scipy.optimize``) on
+        ``(ln df, loc, ln scale)`` with the analytic gradient of the Student-t log-likelihood, ``df`` bounded
+        to ``[0.05, 1e8]`` (at ``1e8`` the log-density differs from a normal's by under 3e-5 nats within +-10 scales).
+        ``"scipy"``: ``scipy.stats.t.fit`` (Nelder-Mead on the raw parameters).  Both maximise the same
+        likelihood; the test suite checks that ``"lbfgs"`` reaches at least the likelihood of
+        ``scipy.stats.t.fit``.  ``"lbfgs"`` is about 20 to 100 times faster on large samples and, on
+        heavy-tailed data, sometimes finds a higher likelihood where Nelder-Mead stops early.
+
+    Attributes
+    ----------
+    df_tar_, loc_tar_, scale_tar_ : float
+    df_non_, loc_non_, scale_non_ : float
+        Fitted parameters of the two classes.
+
+    Raises
+    ------
+    InvalidScoresError
+        From ``fit(tar, non)``: a class with fewer than two scores or with all scores equal, NaN or infinite
+        scores, a likelihood without maximum (repeated scores: with a free ``df`` the density can pile up on
+        a repeated value, the fitted scale collapsing below 1e-6 standard deviations), or an optimiser
+        result that is not finite.  From ``transform(scores)``: NaN or infinite scores.
+    NotFittedError
+        ``transform`` before ``fit``.
+
+    Notes
+    -----
+    Each class is sorted and standardised before fitting, so the result does not depend on trial order or
+    on the scale of the scores.  With very few scores (two or three) the likelihood is maximised at a huge
+    ``df``: the fit is then a normal in all but name (``df`` at its upper bound ``1e8`` with
+    ``fitter="lbfgs"``).  The LLR is finite for every finite score; it grows
+    like ``(df_non - df_tar) ln|s|`` in the tails when the fitted ``df`` differ, quadratically only in the
+    normal limit.  Runtime: a few dozen log-likelihood evaluations per class with ``"lbfgs"``, a few hundred
+    with ``"scipy"``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> cal = StudentTCalibrator().fit(rng.standard_t(3, 3000) + 2, rng.standard_t(3, 3000))
+    >>> 2 < cal.df_tar_ < 5 and 2 < cal.df_non_ < 5
+    True
+    """
+
+    name = "student_t"
+
+    def __init__(self, df: float | None = None, fitter: str = "lbfgs"):
+        self.df = df
+        self.fitter = fitter
+
+    def _fit(self, tar, non) -> None:
+        df = self.df
+        if df is not None:
+            df = float(df)
+            if not (np.isfinite(df) and df > 0):
+                raise InvalidScoresError(f"df must be None or a positive finite number, got {self.df!r}")
+        if self.fitter not in ("lbfgs", "scipy"):
+            raise InvalidScoresError(f"fitter must be 'lbfgs' or 'scipy', got {self.fitter!r}")
+        tar = _training_scores(tar, "tar")
+        non = _training_scores(non, "non")
+        self.df_tar_, self.loc_tar_, self.scale_tar_ = _fit_t(tar, df, "tar", self.fitter)
+        self.df_non_, self.loc_non_, self.scale_non_ = _fit_t(non, df, "non", self.fitter)
+
+    def _transform(self, scores) -> np.ndarray:
+        s = as_scores(scores, "scores", allow_inf=False)
+        return stats.t.logpdf(s, self.df_tar_, self.loc_tar_, self.scale_tar_) - stats.t.logpdf(
+            s, self.df_non_, self.loc_non_, self.scale_non_
+        )

@@ -1,0 +1,400 @@
+"""``vpeval disclosure`` (worst-case disclosure per LLR estimator) and ``vpeval simulate`` (oracle comparison)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import List, Optional
+
+import numpy as np
+import typer
+
+from ..errors import VpevalError
+from .common import FORMATS_HELP, echo_json, handle_errors, load_trials
+
+__all__ = ["register", "disclosure_command", "rank_disclosure_command", "simulate_command", "disclosure_section", "simulation_comparison"]
+
+_EST_HELP = (
+    "LLR estimators, comma-separated or repeated: pav, pav_laplace, pav_succession, logistic, gaussian, "
+    "gaussian_shared, student_t (default: pav, pav_laplace, logistic, gaussian, student_t)."
+)
+
+
+def _parse_estimators(values: Optional[List[str]]):
+    from ..disclosure import DEFAULT_ESTIMATORS, ESTIMATORS
+
+    if not values:
+        return DEFAULT_ESTIMATORS
+    out = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    for name in out:
+        if name not in ESTIMATORS:
+            raise VpevalError(f"unknown LLR estimator {name!r}; known: {', '.join(ESTIMATORS)}")
+    if len(set(out)) != len(out):
+        raise VpevalError(f"an estimator is named twice in {out}")
+    return tuple(out)
+
+
+def _fmt(v, spec="{:.4g}"):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+    return spec.format(v)
+
+
+def _rows(result):
+    rows = []
+    for r in result.results.values():
+        if r.error is not None:
+            rows.append([r.estimator, "failed", "", "", "", "", "", "", "", r.error])
+            continue
+        rows.append([
+            r.estimator,
+            _fmt(r.eps_max_nats),
+            _fmt(r.eps_max_bits),
+            _fmt(r.eps_max_log10),
+            f"{r.argmax_class}[{r.argmax_index}] @ {r.argmax_score:.6g}",
+            _fmt(r.quantiles_nats[0.95]),
+            _fmt(r.quantiles_nats[0.99]),
+            " / ".join(f"{100 * r.share_above[k]:.2f}" for k in ("ln2", "ln10", "ln100")),
+            str(r.n_attaining),
+            "",
+        ])
+    return rows
+
+
+_COLUMNS = ["estimator", "eps_max (nats)", "bits", "log10", "attained by", "q95 |LLR| (nats)",
+            "q99 |LLR| (nats)", "% |LLR| > ln2 / ln10 / ln100", "# attaining", "error"]
+
+
+def _print_table(result, title):
+    """Compact terminal table (fits 80 columns); the attaining trial and errors are listed below it."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    table = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                      caption="eps_max and |LLR| quantiles in nats (bits, log10 beside eps_max); "
+                      "last three columns: % of trials with |LLR| above ln 2, ln 10, ln 100")
+    for i, c in enumerate(["estimator", "eps_max", "bits", "log10", "q95", "q99", ">ln2", ">ln10", ">ln100"]):
+        table.add_column(c, no_wrap=True, min_width=14 if i == 0 else max(len(c), 5),
+                         justify="left" if i == 0 else "right")
+    notes = []
+    for r in result.results.values():
+        if r.error is not None:
+            table.add_row(r.estimator, "failed", *[""] * 7)
+            notes.append(f"{r.estimator}: {r.error}")
+            continue
+        g3 = "{:.3g}"
+        table.add_row(r.estimator, _fmt(r.eps_max_nats, g3), _fmt(r.eps_max_bits, g3), _fmt(r.eps_max_log10, g3),
+                      _fmt(r.quantiles_nats[0.95], g3), _fmt(r.quantiles_nats[0.99], g3),
+                      *[f"{100 * r.share_above[k]:.1f}" for k in ("ln2", "ln10", "ln100")])
+        notes.append(f"{r.estimator}: eps_max attained by {r.argmax_class} trial {r.argmax_index} (score "
+                     f"{r.argmax_score:.6g}){'' if r.n_attaining == 1 else f' and {r.n_attaining - 1} more'}")
+    console = Console()
+    console.print(table)
+    for line in notes:
+        console.print(line, highlight=False, markup=False)
+
+
+def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="disclosure",
+                       title="Worst-case disclosure per LLR estimator"):
+    """A report section: the per-estimator table and the score -> LLR plot over the score histograms.
+
+    ``oracle`` is an optional ``(tar_llr, non_llr, llr_function)`` triple (simulations).
+    """
+    from ..disclosure import DEFAULT_ESTIMATORS, worst_case_disclosure
+    from ..plots.llr_curves import LLRCurvesDisplay
+    from ..report import Figure, Paragraph, Section, Table
+
+    est = DEFAULT_ESTIMATORS if estimators is None else estimators
+    res = worst_case_disclosure(tar, non, est, oracle=None if oracle is None else oracle[:2])
+    sec = Section(section_id, title)
+    sec.blocks.append(Paragraph(
+        "eps_max = max |LLR| over all trials, by LLR estimator (worst-case paper). LLRs in nats; bits = nats / "
+        "ln 2, log10 = nats / ln 10. The upper quantiles of |LLR| are stable companions of the maximum; the "
+        "shares count trials whose likelihood ratio exceeds 2, 10 or 100 either way. pav: plain PAV (infinite "
+        "on a pure end bin); pav_laplace: privacy-ZEBRA end-point pseudo-trials; logistic: affine, prior "
+        "removed; gaussian / student_t: one density per class. An estimator that could not be fitted is listed "
+        "with its error."))
+    sec.blocks.append(Table(_COLUMNS, _rows(res), caption="Worst-case disclosure"))
+
+    def draw(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        LLRCurvesDisplay.from_scores(tar, non, est, oracle=None if oracle is None else oracle[2]).plot(ax)
+
+    sec.blocks.append(Figure("llr_curves", draw, "Score -> LLR (nats) of every estimator over the target (red) "
+                                                  "and non-target (blue) score histograms.", size=(7.0, 4.8)))
+    sec.data = res.to_dict()
+    return sec, res
+
+
+def disclosure_command(
+    scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
+    key: Optional[str] = typer.Argument(None, help="Kaldi key `enroll test target|nontarget` (optional)."),
+    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
+    label_col: Optional[str] = typer.Option(None, "--label-col", help="Label column (index or header)."),
+    score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column (index or header)."),
+    target: Optional[List[str]] = typer.Option(None, "--target", help="Label value(s) meaning target."),
+    nontarget: Optional[List[str]] = typer.Option(None, "--nontarget", help="Label value(s) meaning non-target."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Label value(s) to skip on purpose."),
+    sep: Optional[str] = typer.Option(None, "--sep", help="Column separator (default: white space)."),
+    lower_is_target: bool = typer.Option(False, "--lower-is-target", help="Lower scores mean target."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+):
+    from ..disclosure import worst_case_disclosure
+
+    est = _parse_estimators(estimators)
+    t = load_trials(scores, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
+    res = worst_case_disclosure(t.tar, t.non, est)
+    if json_out:
+        echo_json({"input": t.source, "disclosure": res.to_dict()})
+        return
+    _print_table(res, f"vpeval disclosure: {t.source} ({res.n_tar} target, {res.n_non} non-target trials)")
+
+
+def simulation_comparison(sim, estimators, rank_model=None, n_probes=2000, seed=0) -> dict:
+    """Each estimator's LLRs against the oracle on the simulated trials, plus the rank LLR (if a model).
+
+    Returns a JSON-ready dict: per estimator the mean and maximum ``|LLR - oracle|`` over the trials (nats)
+    and eps_max beside the oracle's; for the rank model the exact and estimated ``gamma`` and rank LLRs.
+    """
+    from ..calibration.rank import rank_llr
+    from ..disclosure import worst_case_disclosure
+    from ..metrics import interp_eer, rocch_eer
+
+    res = worst_case_disclosure(sim.tar, sim.non, estimators, oracle=(sim.tar_llr, sim.non_llr))
+    oracle = np.concatenate([sim.tar_llr, sim.non_llr])
+    errs = {}
+    for name, r in res.results.items():
+        if name == "oracle":
+            continue
+        if r.error is not None:
+            errs[name] = {"error": r.error}
+            continue
+        d = np.abs(np.concatenate([r.tar_llr, r.non_llr]) - oracle)
+        errs[name] = {"mean_abs_error_nats": float(np.mean(d)), "max_abs_error_nats": float(np.max(d)),
+                      "eps_max_nats": r.eps_max_nats, "oracle_eps_max_nats": res["oracle"].eps_max_nats}
+    m = sim.model
+    out = {
+        "model": {"mu_tar": m.mu_tar, "sigma_tar": m.sigma_tar, "mu_non": m.mu_non, "sigma_non": m.sigma_non},
+        "n_tar": int(sim.tar.size), "n_non": int(sim.non.size), "seed": seed,
+        "eer_exact": m.eer(), "eer_rocch": rocch_eer(sim.tar, sim.non), "eer_interp": interp_eer(sim.tar, sim.non),
+        "disclosure": res.to_dict(),
+        "llr_error_vs_oracle": errs,
+    }
+    if rank_model is not None:
+        from ..metrics.identification import rank_histogram
+
+        exact = rank_model.gamma()
+        ranks = rank_model.sample(n_probes, seed=seed)
+        emp = rank_histogram(ranks.score_matrix, ranks.true_index, ties="fractional")
+        ex_llr, est_llr = rank_llr(exact), rank_llr(emp)
+        out["rank"] = {
+            "n_speakers": rank_model.n_speakers, "n_probes": n_probes,
+            "gamma_exact": exact.tolist(), "gamma_estimated": emp.tolist(),
+            "rank_llr_exact_nats": ex_llr.tolist(), "rank_llr_estimated_nats": est_llr.tolist(),
+            "max_abs_error_nats": float(np.max(np.abs(est_llr - ex_llr))),
+        }
+    return out, res
+
+
+_SIM_FILES = ("scores.txt", "oracle_llr.txt", "comparison.json")
+
+
+def _is_simulation_folder(folder: Path) -> bool:
+    """True when ``folder`` holds nothing but what an earlier ``vpeval simulate`` wrote."""
+    from ..report.writer import _is_report_folder
+
+    for f in folder.iterdir():
+        if f.name == "report" and f.is_dir():
+            if not _is_report_folder(f):
+                return False
+        elif not (f.name in _SIM_FILES and f.is_file()):
+            return False
+    return True
+
+
+def _write_simulation(out: Path, force: bool, rep, sim, comparison) -> None:
+    """Write scores, oracle LLRs, comparison and the report (subfolder ``report``) into ``out`` atomically.
+
+    An existing non-empty ``out`` is replaced only with ``force`` and only if it holds an earlier simulation.
+    """
+    import os
+    import shutil
+    import tempfile
+
+    from ..report import OutputExistsError, write_report
+    from ..report.writer import _jsonable
+
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"{out}: exists and is not a folder")
+    if out.name in ("", ".", "..") or out.resolve() in (Path.cwd().resolve(), Path.home().resolve()):
+        raise OutputExistsError(f"{out}: name a new folder for the simulation, not the current or home folder")
+    if out.exists() and any(out.iterdir()):
+        if not force:
+            raise OutputExistsError(f"{out}: exists and is not empty; choose another folder or pass --force")
+        if not _is_simulation_folder(out):
+            raise OutputExistsError(f"{out}: --force only replaces an earlier vpeval simulate output, and this "
+                                    "folder holds other files; choose another folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    try:
+        write_report(rep, tmp / "report")
+        with open(tmp / "scores.txt", "w", encoding="utf-8") as f:
+            f.writelines(f"{float(v)!r} 1\n" for v in sim.tar)
+            f.writelines(f"{float(v)!r} 0\n" for v in sim.non)
+        with open(tmp / "oracle_llr.txt", "w", encoding="utf-8") as f:
+            f.writelines(f"{float(v)!r} 1 {float(o)!r}\n" for v, o in zip(sim.tar, sim.tar_llr))
+            f.writelines(f"{float(v)!r} 0 {float(o)!r}\n" for v, o in zip(sim.non, sim.non_llr))
+        with open(tmp / "comparison.json", "w", encoding="utf-8") as f:
+            json.dump(_jsonable(comparison), f, indent=2)
+            f.write("\n")
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.replace(out, old / "x")
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def simulate_command(
+    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (must not exist or be empty, "
+                                 "unless --force)."),
+    kind: str = typer.Option("counterexample", "--kind", help="counterexample (equal means, sigma 2 vs 1) or "
+                             "equal-variance."),
+    n: int = typer.Option(2000, "--n", help="Scores per class."),
+    separation: float = typer.Option(2.0, "--separation", help="d' for --kind equal-variance."),
+    n_speakers: int = typer.Option(10, "--n-speakers", help="N of the 1-to-N rank simulation (counterexample)."),
+    n_probes: int = typer.Option(2000, "--n-probes", help="Probes of the rank simulation."),
+    seed: int = typer.Option(0, "--seed", help="Seed of numpy's default_rng."),
+    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
+    force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
+    json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+):
+    from ..report import Paragraph, Report, Table
+    from ..simulate import counterexample, counterexample_rank_model, equal_variance
+
+    est = _parse_estimators(estimators)
+    if kind == "counterexample":
+        sim = counterexample(n, seed=seed)
+        rank_model = counterexample_rank_model(n_speakers)
+    elif kind == "equal-variance":
+        sim = equal_variance(separation, n, n, seed=seed)
+        rank_model = None
+    else:
+        raise VpevalError(f"--kind must be counterexample or equal-variance, got {kind!r}")
+    comparison, _ = simulation_comparison(sim, est, rank_model, n_probes, seed)
+    rep = Report(f"vpeval simulate: {kind}", options={"kind": kind, "n": n, "seed": seed,
+                                                      "separation": separation if kind != "counterexample" else None})
+    sec, _ = disclosure_section(sim.tar, sim.non, est, oracle=(sim.tar_llr, sim.non_llr, sim.model.llr))
+    rows = [[name, e.get("mean_abs_error_nats", float("nan")), e.get("max_abs_error_nats", float("nan")),
+             e.get("error", "")] for name, e in comparison["llr_error_vs_oracle"].items()]
+    sec.blocks.insert(1, Paragraph(
+        f"Simulated scores with exact LLRs ({kind}; {n} per class; seed {seed}). Exact EER "
+        f"{100 * comparison['eer_exact']:.2f} %, ROCCH-EER {100 * comparison['eer_rocch']:.2f} %, interpolated "
+        f"EER {100 * comparison['eer_interp']:.2f} %."))
+    sec.blocks.append(Table(["estimator", "mean |LLR - oracle| (nats)", "max |LLR - oracle| (nats)", "error"],
+                            rows, caption="LLR error against the oracle over the simulated trials"))
+    if rank_model is not None:
+        rk = comparison["rank"]
+        sec.blocks.append(Table(
+            ["rank", "gamma exact", "gamma estimated", "rank LLR exact (nats)", "rank LLR estimated (nats)"],
+            [[k + 1, rk["gamma_exact"][k], rk["gamma_estimated"][k], rk["rank_llr_exact_nats"][k],
+              rk["rank_llr_estimated_nats"][k]] for k in range(rk["n_speakers"])],
+            caption=f"Rank LLR (worst-case paper Eq. 35) from {n_probes} simulated probes against "
+                    f"{rk['n_speakers']} speakers, against its exact value (exchangeable impostors)."))
+    sec.data = comparison
+    rep.add(sec)
+    _write_simulation(Path(out_dir), force, rep, sim, comparison)
+    if json_out:
+        echo_json(comparison)
+    elif not quiet:
+        typer.echo(f"wrote {out_dir}/scores.txt (score label), oracle_llr.txt, comparison.json and "
+                   f"{out_dir}/report/report.html")
+
+
+_RANK_HELP = """\
+Similarity-rank disclosure (Backstrom et al.) of a 1-to-N score table: per-rank disclosure log2(N gamma_k) bits,
+MaxD, MeanD = log2 N - H(gamma) bits, IdR = gamma_1, RS, and the rank LLR of the worst-case paper (Eq. 35, nats;
+it assumes exchangeable impostors, see docs/rank_llr_exchangeability.md).
+
+TABLE is a long CSV or Parquet table enroll_spk,trial_spk,trial_id,score (every probe scored against every
+enrolled speaker) or, with --key, a Kaldi score file 'enroll_spk trial_id score' with its key
+'enroll_spk trial_id target|nontarget'.
+"""
+
+
+def rank_disclosure_command(
+    table: Path = typer.Argument(..., help="1-to-N score table (.csv/.parquet) or Kaldi score file."),
+    key: Optional[Path] = typer.Option(None, "--key", help="Kaldi key for TABLE (TABLE is then Kaldi scores)."),
+    ties: str = typer.Option("fractional", "--ties", help="Tie rule for ranks: fractional (a tie spreads the "
+                             "probe over its tied ranks), optimistic or pessimistic."),
+    smoothing: str = typer.Option("none", "--smoothing", help="none, or laplace (alpha pseudo-probes per rank)."),
+    alpha: float = typer.Option(1.0, "--alpha", help="Pseudo-probes per rank for --smoothing laplace."),
+    drop_unenrolled: bool = typer.Option(False, "--drop-unenrolled", help="Drop probes whose speaker is not "
+                                         "enrolled (count is reported)."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+):
+    from ..io.matrix import read_kaldi_score_matrix, read_score_matrix
+    from ..metrics.identification import rank_histogram
+    from ..metrics.rank_disclosure import rank_disclosure
+
+    sm = (read_kaldi_score_matrix(key, table, drop_unenrolled=drop_unenrolled) if key is not None
+          else read_score_matrix(table, drop_unenrolled=drop_unenrolled))
+    gamma = rank_histogram(sm.scores, sm.true_index, ties=ties)
+    res = rank_disclosure(gamma, smoothing=smoothing, n_probes=int(sm.scores.shape[0]), alpha=alpha)
+    out = res.to_dict()
+    out["input"] = {"table": str(table), "key": None if key is None else str(key), "ties": ties,
+                    "n_probes": int(sm.scores.shape[0]), "n_speakers": int(sm.scores.shape[1]),
+                    "n_dropped_unenrolled": int(sm.n_dropped)}
+    if json_out:
+        echo_json(out)
+        return
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    console = Console()
+    n = res.n_speakers
+    console.print(f"vpeval rank-disclosure: {table} ({sm.scores.shape[0]} probes x {n} speakers; ties {ties}; "
+                  f"smoothing {res.smoothing})", highlight=False, markup=False)
+    console.print(f"MaxD {_fmt(res.max_d)} bits   MeanD {_fmt(res.mean_d)} bits   IdR {_fmt(res.idr)} "
+                  f"(chance {1 / n:.4g})   RS {_fmt(res.rs)}   rank-LLR eps_max {_fmt(res.rank_eps_max)} nats "
+                  f"({_fmt(res.rank_eps_max_bits)} bits)", highlight=False, markup=False)
+    rows = RichTable(box=box.SIMPLE_HEAD, pad_edge=False)
+    for c in ("rank", "gamma", "disclosure (bits)", "rank LLR (nats)"):
+        rows.add_column(c, justify="right")
+    show = range(n) if n <= 20 else [*range(10), *range(n - 5, n)]
+    for k in show:
+        rows.add_row(str(k + 1), f"{res.gamma[k]:.4g}", _fmt(float(res.per_rank_bits[k])),
+                     _fmt(float(res.rank_llr[k])))
+    console.print(rows)
+    if n > 20:
+        console.print(f"(ranks 11..{n - 5} omitted; --json lists all)", highlight=False, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``disclosure``, ``rank-disclosure`` and ``simulate`` to the ``vpeval`` app."""
+    app.command("rank-disclosure", help=_RANK_HELP)(handle_errors(rank_disclosure_command))
+    app.command("disclosure", help="Worst-case disclosure eps_max per LLR estimator (nats, bits, log10), the "
+                "trial attaining it, |LLR| quantiles and exceedance shares.\n" + FORMATS_HELP)(
+        handle_errors(disclosure_command))
+    app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample or "
+                "equal-variance normals), compare every estimator with the oracle, and write into OUT_DIR: "
+                "scores.txt (`score label` lines, 1 = target), oracle_llr.txt (`score label oracle_llr_nats`), "
+                "comparison.json and report/report.html.")(handle_errors(simulate_command))

@@ -1,0 +1,335 @@
+"""Worst-case disclosure with every LLR estimator side by side.
+
+The worst-case paper shows that the EER can be 50 % while single trials leak a lot, and that the worst case
+``eps_max = max |LLR|`` over the trials depends heavily on how the LLRs are estimated: PAV is flat beyond the
+extreme scores and infinite on pure end bins (Laplace smoothing caps it), logistic regression is affine and
+blind to a variance difference, a Gaussian fit extrapolates quadratically, a Student-t fit less so.
+:func:`worst_case_disclosure` therefore fits every requested estimator and reports, per estimator and with
+the estimator named, eps_max in nats (bits and log10 beside it), the trial attaining it, the upper quantiles
+of ``|LLR|`` as stable companions of the maximum, and the share of trials whose ``|LLR|`` exceeds
+``ln 2``, ``ln 10`` and ``ln 100`` (likelihood ratio above 2, 10, 100 either way).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._checks import as_tar_non
+from .calibration.base import ScoreCalibrator
+from .calibration.gaussian import GaussianCalibrator
+from .calibration.logistic import LogisticCalibrator
+from .calibration.pav import PAVCalibrator
+from .calibration.pav_succession import PAVSuccessionCalibrator
+from .calibration.student_t import StudentTCalibrator
+from .errors import VpevalError
+
+__all__ = [
+    "ESTIMATORS",
+    "DEFAULT_ESTIMATORS",
+    "make_calibrator",
+    "EstimatorDisclosure",
+    "WorstCaseDisclosure",
+    "worst_case_disclosure",
+    "summarize_llrs",
+]
+
+#: Named LLR estimators: name -> factory of an unfitted calibrator.
+ESTIMATORS = {
+    "pav": lambda: PAVCalibrator(laplace=False),
+    "pav_laplace": lambda: PAVCalibrator(laplace=True),
+    "pav_succession": PAVSuccessionCalibrator,
+    "logistic": LogisticCalibrator,
+    "gaussian": lambda: GaussianCalibrator(shared_variance=False),
+    "gaussian_shared": lambda: GaussianCalibrator(shared_variance=True),
+    "student_t": StudentTCalibrator,
+}
+
+DEFAULT_ESTIMATORS = ("pav", "pav_laplace", "logistic", "gaussian", "student_t")
+
+#: Thresholds on ``|LLR|`` (nats) whose exceedance shares are reported.
+THRESHOLDS = {"ln2": math.log(2), "ln10": math.log(10), "ln100": math.log(100)}
+
+QUANTILES = (0.95, 0.99)
+
+
+def make_calibrator(name: str) -> ScoreCalibrator:
+    """A fresh, unfitted calibrator for an estimator name of :data:`ESTIMATORS`.
+
+    Raises
+    ------
+    VpevalError
+        Unknown name (the message lists the known ones).
+    """
+    try:
+        return ESTIMATORS[name]()
+    except KeyError:
+        raise VpevalError(f"unknown LLR estimator {name!r}; known: {', '.join(ESTIMATORS)}") from None
+
+
+@dataclass(frozen=True)
+class EstimatorDisclosure:
+    """Worst-case disclosure of the trials under one LLR estimator.
+
+    Attributes
+    ----------
+    estimator : str
+        Estimator name (``"pav"``, ``"pav_laplace"``, ..., ``"oracle"``, or a custom calibrator's ``name``).
+    error : str or None
+        If the estimator failed (e.g. separable scores for ``logistic``, a constant class for ``gaussian``):
+        the error message; every number is then NaN and the arrays are empty.
+    eps_max_nats, eps_max_bits, eps_max_log10 : float
+        ``max |LLR|`` over all evaluated trials, in nats, bits and log10 (may be ``inf``).
+    argmax_class : str or None
+        ``"target"`` or ``"nontarget"``: class of the trial attaining eps_max.
+    argmax_index : int or None
+        Its index in the ``tar`` or ``non`` array given (the evaluation arrays if given).
+    argmax_score : float
+        Its score.
+    n_attaining : int
+        Number of trials attaining eps_max exactly (PAV bins give many).
+    quantiles_nats : dict
+        ``{0.95: q, 0.99: q}``: quantiles of ``|LLR|`` (nats) over all trials, as the order statistic
+        ``inf{v : share(|LLR| <= v) >= q}`` (numpy ``method="inverted_cdf"``, no interpolation, so never NaN).
+    share_above : dict
+        ``{"ln2": f, "ln10": f, "ln100": f}``: share of all trials (targets and non-targets pooled) with
+        ``|LLR|`` strictly above ``ln 2``, ``ln 10``, ``ln 100``.
+    tar_llr, non_llr : ndarray
+        The LLRs (nats) of the evaluated trials.
+    calibrator : object or None
+        The fitted calibrator (``None`` for the oracle or on error).
+    """
+
+    estimator: str
+    error: str | None
+    eps_max_nats: float
+    argmax_class: str | None
+    argmax_index: int | None
+    argmax_score: float
+    n_attaining: int
+    quantiles_nats: dict
+    share_above: dict
+    tar_llr: np.ndarray = field(repr=False)
+    non_llr: np.ndarray = field(repr=False)
+    calibrator: object = field(default=None, repr=False)
+
+    @property
+    def eps_max_bits(self) -> float:
+        return self.eps_max_nats / math.log(2)
+
+    @property
+    def eps_max_log10(self) -> float:
+        return self.eps_max_nats / math.log(10)
+
+    def to_dict(self) -> dict:
+        """Plain-Python dict of the summary numbers (no arrays), JSON-ready."""
+        return {
+            "estimator": self.estimator,
+            "error": self.error,
+            "eps_max_nats": self.eps_max_nats,
+            "eps_max_bits": self.eps_max_bits,
+            "eps_max_log10": self.eps_max_log10,
+            "argmax": None
+            if self.argmax_class is None
+            else {"class": self.argmax_class, "index": self.argmax_index, "score": self.argmax_score},
+            "n_attaining": self.n_attaining,
+            "quantiles_abs_llr_nats": {f"{q:g}": v for q, v in self.quantiles_nats.items()},
+            "share_abs_llr_above": dict(self.share_above),
+        }
+
+
+@dataclass(frozen=True)
+class WorstCaseDisclosure:
+    """Per-estimator worst-case disclosure (see :func:`worst_case_disclosure`).
+
+    Attributes
+    ----------
+    results : dict
+        Estimator name -> :class:`EstimatorDisclosure`, in the requested order (the oracle last, if given).
+    n_tar, n_non : int
+        Number of evaluated target and non-target trials.
+    fitted_on : str
+        ``"same"`` (LLRs of the training trials themselves) or ``"separate"`` (fitted on one set, applied to
+        the evaluation set).
+    """
+
+    results: dict
+    n_tar: int
+    n_non: int
+    fitted_on: str
+
+    def __getitem__(self, name) -> EstimatorDisclosure:
+        return self.results[name]
+
+    def to_dict(self) -> dict:
+        return {
+            "n_tar": self.n_tar,
+            "n_non": self.n_non,
+            "fitted_on": self.fitted_on,
+            "units": "eps_max and quantiles in nats (bits, log10 beside); shares are fractions of all trials",
+            "estimators": [r.to_dict() for r in self.results.values()],
+        }
+
+
+def _failed(name, message):
+    nan = float("nan")
+    return EstimatorDisclosure(
+        estimator=name,
+        error=message,
+        eps_max_nats=nan,
+        argmax_class=None,
+        argmax_index=None,
+        argmax_score=nan,
+        n_attaining=0,
+        quantiles_nats={q: nan for q in QUANTILES},
+        share_above={k: nan for k in THRESHOLDS},
+        tar_llr=np.empty(0),
+        non_llr=np.empty(0),
+    )
+
+
+def summarize_llrs(name, tar, non, tar_llr, non_llr, calibrator=None) -> EstimatorDisclosure:
+    """Summary of given LLRs (nats) of target and non-target trials with scores ``tar``/``non``.
+
+    The trial reported as attaining eps_max is, among all trials with ``|LLR| == eps_max``, the one with the
+    highest score; between a target and a non-target at that score, the target; among equal trials of one
+    class, the lowest index.  So the class and score reported do not depend on the input order.
+
+    Raises
+    ------
+    VpevalError
+        An LLR is NaN, or the shapes of scores and LLRs differ.
+    """
+    tar_llr = np.asarray(tar_llr, dtype=np.float64)
+    non_llr = np.asarray(non_llr, dtype=np.float64)
+    if tar_llr.shape != tar.shape or non_llr.shape != non.shape:
+        raise VpevalError(f"{name}: LLR arrays do not match the score arrays in shape")
+    if np.isnan(tar_llr).any() or np.isnan(non_llr).any():
+        raise VpevalError(f"{name}: the estimator produced NaN LLRs")
+    a_t, a_n = np.abs(tar_llr), np.abs(non_llr)
+    both = np.concatenate([a_t, a_n])
+    eps = float(both.max())
+    hit_t, hit_n = np.flatnonzero(a_t == eps), np.flatnonzero(a_n == eps)
+    best_t = hit_t[np.argmax(tar[hit_t])] if hit_t.size else None
+    best_n = hit_n[np.argmax(non[hit_n])] if hit_n.size else None
+    # np.argmax returns the first (lowest-index) maximum: the lowest index among equal top scores
+    if best_n is None or (best_t is not None and tar[best_t] >= non[best_n]):
+        cls, idx, score = "target", int(best_t), float(tar[best_t])
+    else:
+        cls, idx, score = "nontarget", int(best_n), float(non[best_n])
+    quant = {q: float(np.quantile(both, q, method="inverted_cdf")) for q in QUANTILES}
+    share = {k: float(np.count_nonzero(both > v) / both.size) for k, v in THRESHOLDS.items()}
+    return EstimatorDisclosure(
+        estimator=name,
+        error=None,
+        eps_max_nats=eps,
+        argmax_class=cls,
+        argmax_index=idx,
+        argmax_score=score,
+        n_attaining=int(hit_t.size + hit_n.size),
+        quantiles_nats=quant,
+        share_above=share,
+        tar_llr=tar_llr,
+        non_llr=non_llr,
+        calibrator=calibrator,
+    )
+
+
+def worst_case_disclosure(
+    tar,
+    non,
+    estimators=DEFAULT_ESTIMATORS,
+    *,
+    eval_tar=None,
+    eval_non=None,
+    oracle=None,
+) -> WorstCaseDisclosure:
+    """Worst-case disclosure eps_max = max |LLR| under several LLR estimators (worst-case paper).
+
+    Parameters
+    ----------
+    tar, non : array_like of shape (n_tar,), (n_non,)
+        Target and non-target scores the estimators are fitted on.
+    estimators : sequence of str or ScoreCalibrator
+        Names from :data:`ESTIMATORS` (default ``("pav", "pav_laplace", "logistic", "gaussian",
+        "student_t")``) and/or unfitted calibrator objects (copied, never modified; reported under their
+        ``name``).  Names must be unique.
+    eval_tar, eval_non : array_like, optional
+        If given (both), each estimator is fitted on ``tar``/``non`` and the disclosure is computed on these
+        evaluation trials (dev/eval protocol).  Otherwise the training trials are evaluated themselves,
+        which is the worst-case paper's setting (and PAV's optimistic in-sample fit).
+    oracle : (array_like, array_like), optional
+        Exact LLRs (nats) of the evaluated target and non-target trials (e.g. from :mod:`vpeval.simulate`);
+        reported as estimator ``"oracle"``.
+
+    Returns
+    -------
+    WorstCaseDisclosure
+        ``result[name]`` is an :class:`EstimatorDisclosure`.  An estimator that fails (separable training
+        scores for ``logistic``, a constant class or fewer than two scores for ``gaussian``/``student_t``,
+        infinite scores for the parametric fits) is reported with ``error`` set to its message and NaN
+        numbers, not skipped.
+
+    Raises
+    ------
+    VpevalError
+        Bad score arrays (empty, NaN), an unknown or duplicate estimator name, only one of
+        ``eval_tar``/``eval_non``, or oracle LLRs of the wrong shape.
+
+    Notes
+    -----
+    Units: eps_max in nats, with bits (``/ ln 2``) and log10 (``/ ln 10``) beside it; privacy-ZEBRA's tags
+    are defined on the log10 value.  Which estimator gives which eps_max is the point of the report: PAV
+    without smoothing is ``inf`` as soon as the highest or lowest score bin is pure; ``pav_laplace`` uses the
+    privacy-ZEBRA end-point pseudo-trials, ``pav_succession`` the per-bin rule of succession.  All
+    estimators are invariant to trial order; PAV variants also to strictly increasing score transforms.
+
+    Examples
+    --------
+    >>> r = worst_case_disclosure([0.2, 0.4, 0.6], [0.1, 0.3, 0.5], estimators=("pav", "pav_laplace"))
+    >>> r["pav"].eps_max_nats, round(r["pav_laplace"].eps_max_bits, 12)
+    (inf, 1.0)
+    >>> r["pav_laplace"].argmax_class, r["pav_laplace"].argmax_score
+    ('target', 0.6)
+    """
+    tar, non = as_tar_non(tar, non)
+    if (eval_tar is None) != (eval_non is None):
+        raise VpevalError("give both eval_tar and eval_non, or neither")
+    if eval_tar is not None:
+        e_tar, e_non = as_tar_non(eval_tar, eval_non)
+        fitted_on = "separate"
+    else:
+        e_tar, e_non, fitted_on = tar, non, "same"
+    if isinstance(estimators, (str, ScoreCalibrator)):
+        estimators = (estimators,)
+    cals = []
+    for est in estimators:
+        if isinstance(est, str):
+            cals.append((est, make_calibrator(est)))
+        elif hasattr(est, "fit") and hasattr(est, "transform"):
+            cals.append((None, copy.deepcopy(est)))
+        else:
+            raise VpevalError(f"estimators must be names or calibrator objects, got {est!r}")
+    results = {}
+    for name, cal in cals:
+        error = None
+        try:
+            cal.fit(tar, non)
+            t_llr, n_llr = cal.transform(e_tar), cal.transform(e_non)
+        except VpevalError as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        # a calibrator object's name is read after fitting (PAVCalibrator names itself pav_laplace then)
+        name = name or str(getattr(cal, "name", type(cal).__name__))
+        if name in results or (oracle is not None and name == "oracle"):
+            raise VpevalError(f"estimator names must be unique; {name!r} appears twice")
+        if error is not None:
+            results[name] = _failed(name, error)
+        else:
+            results[name] = summarize_llrs(name, e_tar, e_non, t_llr, n_llr, cal)
+    if oracle is not None:
+        o_t, o_n = oracle
+        results["oracle"] = summarize_llrs("oracle", e_tar, e_non, o_t, o_n)
+    return WorstCaseDisclosure(results, int(e_tar.size), int(e_non.size), fitted_on)

@@ -1,0 +1,159 @@
+"""StudentTCalibrator: ML optimality, recovery of df, agreement with the Gaussian as df grows, errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from vpeval.calibration.gaussian import GaussianCalibrator
+from vpeval.calibration.student_t import StudentTCalibrator
+from vpeval.errors import InvalidScoresError, VpevalError
+
+
+def _loglik(x, df, loc, scale):
+    return float(np.sum(stats.t.logpdf(x, df, loc, scale)))
+
+
+def test_fit_is_a_local_likelihood_maximum_and_not_worse_than_scipy_raw():
+    rng = np.random.default_rng(3)
+    tar, non = 5 + 0.2 * rng.standard_t(4, 1500), 0.3 * rng.standard_t(6, 1500)
+    cal = StudentTCalibrator().fit(tar, non)
+    for x, (df, loc, scale) in [
+        (tar, (cal.df_tar_, cal.loc_tar_, cal.scale_tar_)),
+        (non, (cal.df_non_, cal.loc_non_, cal.scale_non_)),
+    ]:
+        best = _loglik(x, df, loc, scale)
+        for f in (0.97, 1.03):
+            assert best >= _loglik(x, df * f, loc, scale) - 1e-6
+            assert best >= _loglik(x, df, loc, scale * f) - 1e-6
+            assert best >= _loglik(x, df, loc + (f - 1) * scale, scale) - 1e-6
+        # scipy fitted on the raw (unstandardised) scores reaches no higher likelihood
+        assert best >= _loglik(x, *stats.t.fit(x)) - 1e-3
+
+
+DATASETS = {
+    "normal-300": lambda r: r.normal(0, 1, 300),
+    "t1.5-2000": lambda r: r.standard_t(1.5, 2000),
+    "t30-5000": lambda r: 3 + 0.01 * r.standard_t(30, 5000),
+    "cauchy-50": lambda r: r.standard_cauchy(50),
+    "two-points": lambda r: np.array([0.0, 1.0]),
+    "three-points": lambda r: np.array([0.0, 1.0, 1.0]),
+}
+
+
+@pytest.mark.parametrize("data", DATASETS, ids=list(DATASETS))
+def test_lbfgs_reaches_the_likelihood_of_scipy_t_fit(data):
+    """scipy.stats.t.fit is the oracle: the default fitter must reach at least its log-likelihood."""
+    x = DATASETS[data](np.random.default_rng(1))
+    other = np.array([-1.0, 0.5, 2.0, 4.0])
+    fast = StudentTCalibrator().fit(x, other)
+    ref = StudentTCalibrator(fitter="scipy").fit(x, other)
+    ll_fast = _loglik(x, fast.df_tar_, fast.loc_tar_, fast.scale_tar_)
+    ll_ref = _loglik(x, ref.df_tar_, ref.loc_tar_, ref.scale_tar_)
+    assert ll_fast >= ll_ref - 1e-6, (ll_fast, ll_ref)
+
+
+@pytest.mark.parametrize("fitter", ["lbfgs", "scipy"])
+@pytest.mark.parametrize("x", [[0.0, 0, 0, 0, 1], [0, 1, 2, 2, 2, 2, 2, 3.0]])
+def test_collapse_onto_repeated_scores_raises(fitter, x):
+    with pytest.raises(InvalidScoresError, match="no maximum.*scores equal"):
+        StudentTCalibrator(fitter=fitter).fit(x, [-1.0, 0.5, 2.0, 4.0])
+
+
+def test_bad_fitter():
+    with pytest.raises(VpevalError, match="fitter"):
+        StudentTCalibrator(fitter="newton").fit([0.0, 1.0], [1.0, 2.0])
+
+
+def test_recovers_heavy_tails_and_llr_is_logpdf_difference():
+    rng = np.random.default_rng(0)
+    tar, non = rng.standard_t(3, 4000) + 2, rng.standard_t(3, 4000)
+    cal = StudentTCalibrator().fit(tar, non)
+    assert 2.3 < cal.df_tar_ < 4.0 and 2.3 < cal.df_non_ < 4.0
+    s = np.linspace(-50, 50, 11)
+    expect = np.array([
+        stats.t.logpdf(v, cal.df_tar_, cal.loc_tar_, cal.scale_tar_)
+        - stats.t.logpdf(v, cal.df_non_, cal.loc_non_, cal.scale_non_)
+        for v in s
+    ])
+    np.testing.assert_allclose(cal.transform(s), expect, rtol=1e-12)
+    # heavy tails: the LLR grows only logarithmically, far from the Gaussian's quadratic explosion
+    assert np.max(np.abs(cal.transform([-1e3, 1e3]))) < 10
+
+
+@pytest.mark.parametrize("fitter", ["lbfgs", "scipy"])
+def test_fixed_df_converges_to_gaussian(fitter):
+    rng = np.random.default_rng(7)
+    tar, non = rng.normal(1.0, 2.0, 3000), rng.normal(0.0, 1.0, 3000)
+    s = np.linspace(-6, 6, 121)
+    gauss = GaussianCalibrator().fit(tar, non).transform(s)
+    gaps = []
+    for df in (10.0, 1e3, 1e5, 1e7):
+        cal = StudentTCalibrator(df=df, fitter=fitter).fit(tar, non)
+        assert cal.df_tar_ == pytest.approx(df) and cal.df_non_ == pytest.approx(df)
+        gaps.append(np.max(np.abs(cal.transform(s) - gauss)))
+    assert all(a > b for a, b in zip(gaps, gaps[1:])), gaps
+    assert gaps[-1] < 1e-4
+
+
+def test_fitted_on_large_gaussian_samples_agrees_with_gaussian():
+    """Normal data: fitted df large, LLR within 0.05 nats of the Gaussian fit over +-3 sigma of each class."""
+    rng = np.random.default_rng(5)
+    tar, non = rng.normal(0.0, 2.0, 30000), rng.normal(0.0, 1.0, 30000)
+    t = StudentTCalibrator().fit(tar, non)
+    g = GaussianCalibrator().fit(tar, non)
+    assert min(t.df_tar_, t.df_non_) > 100
+    s = np.linspace(-3, 3, 61)
+    assert np.max(np.abs(t.transform(s) - g.transform(s))) < 0.05
+
+
+@pytest.mark.parametrize("constant", [0.04, 0.3])
+def test_constant_class_raises(constant):
+    with pytest.raises(InvalidScoresError, match="all 3 scores equal"):
+        StudentTCalibrator().fit([constant] * 3, [0.0, 0.02, 0.05, 0.08])
+
+
+@pytest.mark.parametrize(
+    "kw, tar, non, match",
+    [
+        ({}, [1.0], [0.0, 1.0], "at least two"),
+        ({}, [1.0, np.nan], [0.0, 1.0], "NaN"),
+        ({}, [1.0, 2.0], [-np.inf, 1.0], "non-finite"),
+        ({"df": 0.0}, [1.0, 2.0], [0.0, 1.0], "df must be"),
+        ({"df": np.inf}, [1.0, 2.0], [0.0, 1.0], "df must be"),
+    ],
+)
+def test_bad_input(kw, tar, non, match):
+    with pytest.raises(VpevalError, match=match):
+        StudentTCalibrator(**kw).fit(tar, non)
+
+
+def test_unfitted_and_bad_transform():
+    with pytest.raises(VpevalError, match="not fitted"):
+        StudentTCalibrator().transform([1.0])
+    cal = StudentTCalibrator().fit([0.0, 1.0, 2.5], [1.0, 3.0, 3.5])
+    with pytest.raises(VpevalError, match="NaN|non-finite"):
+        cal.transform([np.nan])
+    assert np.all(np.isfinite(cal.transform([-1e6, 0.0, 1e6])))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.randoms(use_true_random=False), st.integers(0, 2**32 - 1))
+def test_order_invariance_bitwise(rnd, seed):
+    rng = np.random.default_rng(seed)
+    tar, non = list(rng.normal(1, 1, 40)), list(rng.standard_t(5, 50))
+    s = np.array(tar + non)
+    a = StudentTCalibrator().fit(tar, non).transform(s)
+    rnd.shuffle(tar)
+    rnd.shuffle(non)
+    np.testing.assert_array_equal(StudentTCalibrator().fit(tar, non).transform(s), a)
+
+
+def test_scale_equivariance():
+    rng = np.random.default_rng(9)
+    tar, non = rng.standard_t(4, 300) + 1, rng.standard_t(4, 300)
+    s = np.linspace(-5, 5, 21)
+    base = StudentTCalibrator().fit(tar, non).transform(s)
+    moved = StudentTCalibrator().fit(1e-3 * tar + 7, 1e-3 * non + 7).transform(1e-3 * s + 7)
+    np.testing.assert_allclose(moved, base, atol=1e-4)

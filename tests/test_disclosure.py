@@ -1,0 +1,254 @@
+"""Worst-case disclosure with every LLR estimator: the issue's "must hold" list and properties."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vpeval.calibration import LogisticCalibrator, PAVCalibrator, pav_llr
+from vpeval.calibration.gaussian import GaussianCalibrator
+from vpeval.calibration.pav_succession import pav_llr_succession
+from vpeval.disclosure import (
+    DEFAULT_ESTIMATORS,
+    ESTIMATORS,
+    make_calibrator,
+    summarize_llrs,
+    worst_case_disclosure,
+)
+from vpeval.errors import InvalidScoresError, SeparableScoresError, VpevalError
+from vpeval.metrics import interp_eer, rocch_eer
+from vpeval.simulate import GaussianScoreModel, counterexample
+
+LN2 = math.log(2)
+
+# worst-case paper, Table 2, scores 0.1 ... 0.6
+EX1 = ([0.2, 0.4, 0.6], [0.1, 0.3, 0.5])  # example 1: targets at 0.2, 0.4, 0.6
+EX2 = ([0.1, 0.3, 0.5], [0.2, 0.4, 0.6])  # example 2: labels flipped
+
+
+def _score_order(tar, non, tl, nl):
+    s = np.concatenate([tar, non])
+    return np.concatenate([tl, nl])[np.argsort(s)]
+
+
+def test_table2_example1():
+    tar, non = EX1
+    r = worst_case_disclosure(tar, non, estimators=("pav", "pav_laplace"))
+    assert r["pav"].eps_max_nats == math.inf
+    t, n = pav_llr(tar, non, laplace=True)
+    np.testing.assert_allclose(_score_order(tar, non, t, n), [-LN2, 0, 0, 0, 0, LN2], atol=1e-15)
+    assert r["pav_laplace"].eps_max_nats == pytest.approx(LN2, rel=1e-15)
+    assert r["pav_laplace"].eps_max_bits == pytest.approx(1.0, rel=1e-15)
+    assert r["pav_laplace"].n_attaining == 2  # 0.1 (non-target) and 0.6 (target)
+    assert (r["pav_laplace"].argmax_class, r["pav_laplace"].argmax_score) == ("target", 0.6)
+
+
+def test_table2_example2():
+    tar, non = EX2
+    r = worst_case_disclosure(tar, non, estimators=("pav", "pav_laplace", "pav_succession"))
+    for name in ("pav", "pav_laplace", "pav_succession"):
+        assert r[name].eps_max_nats == 0.0, name
+        assert r[name].share_above == {"ln2": 0.0, "ln10": 0.0, "ln100": 0.0}
+
+
+def test_two_laplace_conventions_differ():
+    tar, non = [0.0], [0.3, -0.2, 0.05, 0.175, 0.175]
+    t, n = pav_llr(tar, non, laplace=True)
+    assert max(np.max(np.abs(t)), np.max(np.abs(n))) == pytest.approx(math.log(5 / 3), abs=1e-12)
+    assert math.log(5 / 3) == pytest.approx(0.510826, abs=5e-7)
+    t, n = pav_llr_succession(tar, non)
+    assert max(np.max(np.abs(t)), np.max(np.abs(n))) == pytest.approx(math.log(5 / 2), abs=1e-12)
+    assert math.log(5 / 2) == pytest.approx(0.916291, abs=5e-7)
+    r = worst_case_disclosure(tar, non, estimators=("pav_laplace", "pav_succession"))
+    assert r["pav_laplace"].eps_max_nats == pytest.approx(0.510826, abs=5e-7)
+    assert r["pav_succession"].eps_max_nats == pytest.approx(0.916291, abs=5e-7)
+    # per-bin: attained by the lowest score (non-target -0.2), a bin of one non-target: (0+1)/(1+2)
+    assert (r["pav_succession"].argmax_class, r["pav_succession"].argmax_score) == ("nontarget", -0.2)
+
+
+def test_separable_logistic_raises_and_is_reported():
+    with pytest.raises(SeparableScoresError):
+        LogisticCalibrator().fit([1, 2], [-2, -1])
+    r = worst_case_disclosure([1, 2], [-2, -1])
+    assert r["logistic"].error.startswith("SeparableScoresError")
+    assert math.isnan(r["logistic"].eps_max_nats) and r["logistic"].argmax_class is None
+    assert list(r.results) == list(DEFAULT_ESTIMATORS)  # nothing skipped
+    assert r["pav_laplace"].error is None
+
+
+@pytest.mark.parametrize("constant", [0.04, 0.3])
+def test_gaussian_on_constant_class_raises_and_is_reported(constant):
+    tar, non = [constant] * 4, [0.0, 0.02, 0.05, 0.08]
+    with pytest.raises(InvalidScoresError):
+        GaussianCalibrator().fit(tar, non)
+    r = worst_case_disclosure(tar, non, estimators=("gaussian", "student_t", "pav_laplace"))
+    assert "all 4 scores equal" in r["gaussian"].error
+    assert "all 4 scores equal" in r["student_t"].error
+    assert r["pav_laplace"].error is None
+
+
+def test_counterexample_eer_near_chance_but_large_disclosure():
+    sim = counterexample(2000, seed=0)
+    assert GaussianScoreModel(0.0, 2.0, 0.0, 1.0).eer() == pytest.approx(0.5, abs=1e-12)
+    assert abs(interp_eer(sim.tar, sim.non) - 0.5) < 0.03
+    assert rocch_eer(sim.tar, sim.non) > 0.40
+    r = worst_case_disclosure(
+        sim.tar, sim.non, estimators=DEFAULT_ESTIMATORS, oracle=(sim.tar_llr, sim.non_llr)
+    )
+    for name in ("oracle", "gaussian", "student_t"):
+        assert r[name].eps_max_nats > math.log(10) * 3, (name, r[name].eps_max_nats)
+        assert r[name].share_above["ln10"] > 0.05
+    # the affine logistic fit cannot see a variance difference: it reports almost nothing
+    assert r["logistic"].eps_max_nats < 0.5
+    # plain PAV: a pure end bin gives infinity
+    assert r["pav"].eps_max_nats == math.inf
+
+
+def _mean_abs_error(model, name, n, seeds, ref):
+    rs = np.concatenate([ref.tar, ref.non])
+    rl = np.concatenate([ref.tar_llr, ref.non_llr])
+    errs = []
+    for seed in seeds:
+        s = model.sample(n, n, seed=seed)
+        errs.append(np.mean(np.abs(make_calibrator(name).fit(s.tar, s.non).transform(rs) - rl)))
+    return float(np.mean(errs))
+
+
+CONVERGENCE = [
+    # (model, estimator, bound on the mean |LLR error| at 15,000 per class, nats)
+    (GaussianScoreModel(0, 2, 0, 1), "gaussian", 0.03),
+    (GaussianScoreModel(0, 2, 0, 1), "student_t", 0.06),
+    (GaussianScoreModel(1.5, 1, 0, 1), "logistic", 0.03),
+    (GaussianScoreModel(1.5, 1, 0, 1), "gaussian_shared", 0.03),
+    (GaussianScoreModel(1.5, 1, 0, 1), "pav_laplace", 0.15),
+    (GaussianScoreModel(1.5, 1, 0, 1), "pav_succession", 0.15),
+]
+
+
+@pytest.mark.parametrize("model, name, bound", CONVERGENCE, ids=[c[1] for c in CONVERGENCE])
+def test_estimators_converge_to_oracle(model, name, bound):
+    """Mean |LLR_hat - LLR_oracle| over a fixed reference sample, averaged over six seeded fits."""
+    ref = model.sample(20000, 20000, seed=999)
+    errs = [_mean_abs_error(model, name, n, range(6), ref) for n in (150, 1500, 15000)]
+    assert errs[0] > errs[1] > errs[2], errs
+    assert errs[2] < bound, errs
+
+
+def test_pav_does_not_converge_on_the_non_monotone_counterexample():
+    """PAV fits the best *monotone* map; the counterexample's oracle LLR is U-shaped, so PAV plateaus."""
+    model = GaussianScoreModel(0, 2, 0, 1)
+    ref = model.sample(20000, 20000, seed=999)
+    errs = [_mean_abs_error(model, "pav_laplace", n, (0, 1), ref) for n in (2000, 20000)]
+    assert errs[1] > 0.4, errs
+
+
+def test_fit_on_one_set_apply_to_another():
+    dev = GaussianScoreModel(1.0, 1.0, 0.0, 1.0).sample(500, 500, seed=1)
+    ev = GaussianScoreModel(1.0, 1.0, 0.0, 1.0).sample(100, 200, seed=2)
+    r = worst_case_disclosure(dev.tar, dev.non, ("gaussian",), eval_tar=ev.tar, eval_non=ev.non)
+    assert r.fitted_on == "separate" and (r.n_tar, r.n_non) == (100, 200)
+    cal = GaussianCalibrator().fit(dev.tar, dev.non)
+    np.testing.assert_array_equal(r["gaussian"].tar_llr, cal.transform(ev.tar))
+    with pytest.raises(VpevalError, match="both"):
+        worst_case_disclosure(dev.tar, dev.non, eval_tar=ev.tar)
+
+
+def test_quantiles_and_shares_hand_computed():
+    tar, non = np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.5, 1.5, 2.5, 3.5, 4.5, 5.5])
+    tl = np.array([0.1, -0.5, 1.0, 5.0])
+    nl = np.array([-0.2, 2.5, -4.7, 0.0, 0.3, -5.0])
+    r = summarize_llrs("x", tar, non, tl, nl)
+    # |LLR| sorted: 0, .1, .2, .3, .5, 1, 2.5, 4.7, 5, 5
+    assert r.eps_max_nats == 5.0 and r.n_attaining == 2
+    assert (r.argmax_class, r.argmax_index, r.argmax_score) == ("nontarget", 5, 5.5)  # highest score wins
+    assert r.quantiles_nats == {0.95: 5.0, 0.99: 5.0}
+    assert r.share_above == {"ln2": 0.5, "ln10": 0.4, "ln100": 0.3}  # > 0.693, > 2.303, > 4.605
+    r = summarize_llrs("x", tar[:1], non, tl[:1], np.arange(6) / 10)
+    assert r.quantiles_nats[0.95] == 0.5  # 7 values: ceil(0.95 * 7) = 7th smallest
+
+
+def test_summaries_reject_nan():
+    with pytest.raises(VpevalError, match="NaN"):
+        summarize_llrs("x", np.zeros(1), np.zeros(1), [np.nan], [0.0])
+
+
+def test_unknown_and_duplicate_estimators():
+    with pytest.raises(VpevalError, match="unknown LLR estimator"):
+        worst_case_disclosure([1, 2], [0, 1], estimators=("nope",))
+    with pytest.raises(VpevalError, match="unique"):
+        worst_case_disclosure([1, 2], [0, 1], estimators=("pav", PAVCalibrator()))
+    r = worst_case_disclosure([1, 2], [0, 1.5], estimators=(PAVCalibrator(laplace=True),))
+    assert list(r.results) == ["pav_laplace"]
+
+
+def test_json_round_trip():
+    sim = counterexample(200, seed=4)
+    r = worst_case_disclosure(sim.tar, sim.non, oracle=(sim.tar_llr, sim.non_llr))
+    d = json.loads(json.dumps(r.to_dict()))
+    assert [e["estimator"] for e in d["estimators"]] == [*DEFAULT_ESTIMATORS, "oracle"]
+    g = d["estimators"][3]
+    assert g["eps_max_bits"] == pytest.approx(g["eps_max_nats"] / LN2)
+    assert g["eps_max_log10"] == pytest.approx(g["eps_max_nats"] / math.log(10))
+
+
+scores = st.lists(st.floats(-50, 50, allow_nan=False).map(lambda x: round(x, 2)), min_size=3, max_size=25)
+
+
+@settings(max_examples=25, deadline=None)
+@given(scores, scores, st.randoms(use_true_random=False))
+def test_every_estimator_is_order_invariant(tar, non, rnd):
+    tar, non = np.array(tar), np.array(non)
+    pt, pn = rnd.sample(range(tar.size), tar.size), rnd.sample(range(non.size), non.size)
+    for name in ESTIMATORS:
+        try:
+            a_t, a_n = make_calibrator(name).fit_transform(tar, non)
+        except VpevalError:
+            with pytest.raises(VpevalError):
+                make_calibrator(name).fit(tar[pt], non[pn])
+            continue
+        b_t, b_n = make_calibrator(name).fit_transform(tar[pt], non[pn])
+        # logistic: an iterative optimum summed in input order, equal to ~1e-9 nats, not bit for bit
+        tol = 1e-7 if name == "logistic" else 1e-12
+        np.testing.assert_allclose(b_t, a_t[pt], rtol=tol, atol=tol, err_msg=name)
+        np.testing.assert_allclose(b_n, a_n[pn], rtol=tol, atol=tol, err_msg=name)
+    a = worst_case_disclosure(tar, non, estimators=tuple(ESTIMATORS))
+    b = worst_case_disclosure(tar[pt], non[pn], estimators=tuple(ESTIMATORS))
+    for name in ESTIMATORS:
+        ra, rb = a[name], b[name]
+        assert (ra.error is None) == (rb.error is None)
+        if ra.error is None:
+            assert rb.eps_max_nats == pytest.approx(ra.eps_max_nats, rel=1e-7)
+            if name != "logistic":  # logistic sums in input order: its LLRs may differ in the last bits
+                assert (rb.argmax_class, rb.argmax_score) == (ra.argmax_class, ra.argmax_score)
+
+
+@settings(max_examples=25, deadline=None)
+@given(scores, scores)
+def test_finite_where_promised(tar, non):
+    for name in ("pav_laplace", "pav_succession", "gaussian", "gaussian_shared", "student_t", "logistic"):
+        try:
+            t, n = make_calibrator(name).fit_transform(tar, non)
+        except VpevalError:
+            continue
+        assert np.all(np.isfinite(t)) and np.all(np.isfinite(n)), name
+
+
+@settings(max_examples=20, deadline=None)
+@given(scores, scores)
+def test_duplicating_every_trial(tar, non):
+    """Maximum-likelihood fits and plain PAV are unchanged when every trial is duplicated."""
+    tar, non = np.array(tar), np.array(non)
+    for name, tol in (("pav", 1e-12), ("gaussian", 1e-9), ("gaussian_shared", 1e-9), ("logistic", 1e-5),
+                      ("student_t", 1e-3)):
+        try:
+            a_t, a_n = make_calibrator(name).fit_transform(tar, non)
+        except VpevalError:
+            continue
+        cal = make_calibrator(name).fit(np.repeat(tar, 2), np.repeat(non, 2))
+        b_t, b_n = cal.transform(tar), cal.transform(non)
+        scale = 1 + np.max(np.abs(np.concatenate([a_t, a_n])[np.isfinite(np.concatenate([a_t, a_n]))]), initial=0)
+        np.testing.assert_allclose(b_t, a_t, rtol=tol, atol=tol * scale, err_msg=name)
+        np.testing.assert_allclose(b_n, a_n, rtol=tol, atol=tol * scale, err_msg=name)
