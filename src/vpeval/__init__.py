@@ -37,6 +37,14 @@ from .metrics.distinctiveness import deid, gvd, voice_distinctiveness
 from .metrics.embedding import embedding_structure
 from .stats import assess_one_to_n, assess_trials, bootstrap_ci, chance_floor, speaker_profile, trial_speakers
 from .metrics.utility import EmptyReferenceError, transcript_similarity, wer, word_errors
+from . import simulate
+from .calibration.crossval import crossval_llr, fit_apply
+from .calibration.gaussian import GaussianCalibrator
+from .calibration.pav_succession import PAVSuccessionCalibrator, pav_llr_succession
+from .calibration.rank import RankCalibrator, rank_llr
+from .calibration.student_t import StudentTCalibrator
+from .disclosure import worst_case_disclosure
+from .metrics.rank_disclosure import RankDisclosure, rank_disclosure, smooth_gamma
 from .pipeline import OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 from .metrics import (
     act_dcf,
@@ -74,6 +82,10 @@ __all__ = [
     "bootstrap_ci", "chance_floor", "assess_trials", "assess_one_to_n", "speaker_profile", "trial_speakers",
     # utility
     "wer", "word_errors", "transcript_similarity", "EmptyReferenceError",
+    # LLR estimators and worst-case disclosure
+    "GaussianCalibrator", "StudentTCalibrator", "RankCalibrator", "PAVSuccessionCalibrator", "pav_llr_succession",
+    "rank_llr", "crossval_llr", "fit_apply", "worst_case_disclosure", "rank_disclosure", "RankDisclosure",
+    "smooth_gamma", "simulate",
     # protocols
     "Protocol", "make_protocol", "build_trials", "one_to_n", "OneToN", "ProtocolError",
     # errors

@@ -37,40 +37,7 @@ def _parse_estimators(values: Optional[List[str]]):
     return tuple(out)
 
 
-def _fmt(v, spec="{:.4g}"):
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "nan"
-        if math.isinf(v):
-            return "inf" if v > 0 else "-inf"
-    return spec.format(v)
-
-
-def _rows(result):
-    rows = []
-    for r in result.results.values():
-        if r.error is not None:
-            rows.append([r.estimator, "failed", "", "", "", "", "", "", "", r.error])
-            continue
-        rows.append([
-            r.estimator,
-            _fmt(r.eps_max_nats),
-            _fmt(r.eps_max_bits),
-            _fmt(r.eps_max_log10),
-            f"{r.argmax_class}[{r.argmax_index}] @ {r.argmax_score:.6g}",
-            _fmt(r.quantiles_nats[0.95]),
-            _fmt(r.quantiles_nats[0.99]),
-            " / ".join(f"{100 * r.share_above[k]:.2f}" for k in ("ln2", "ln10", "ln100")),
-            str(r.n_attaining),
-            "",
-        ])
-    return rows
-
-
-_COLUMNS = ["estimator", "eps_max (nats)", "bits", "log10", "attained by", "q95 |LLR| (nats)",
-            "q99 |LLR| (nats)", "% |LLR| > ln2 / ln10 / ln100", "# attaining", "error"]
+from ..report.disclosure import _COLUMNS, _fmt, _rows, disclosure_section  # noqa: F401,E402
 
 
 def _print_table(result, title):
@@ -101,38 +68,6 @@ def _print_table(result, title):
     console.print(table)
     for line in notes:
         console.print(line, highlight=False, markup=False)
-
-
-def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="disclosure",
-                       title="Worst-case disclosure per LLR estimator"):
-    """A report section: the per-estimator table and the score -> LLR plot over the score histograms.
-
-    ``oracle`` is an optional ``(tar_llr, non_llr, llr_function)`` triple (simulations).
-    """
-    from ..disclosure import DEFAULT_ESTIMATORS, worst_case_disclosure
-    from ..plots.llr_curves import LLRCurvesDisplay
-    from ..report import Figure, Paragraph, Section, Table
-
-    est = DEFAULT_ESTIMATORS if estimators is None else estimators
-    res = worst_case_disclosure(tar, non, est, oracle=None if oracle is None else oracle[:2])
-    sec = Section(section_id, title)
-    sec.blocks.append(Paragraph(
-        "eps_max = max |LLR| over all trials, by LLR estimator (worst-case paper). LLRs in nats; bits = nats / "
-        "ln 2, log10 = nats / ln 10. The upper quantiles of |LLR| are stable companions of the maximum; the "
-        "shares count trials whose likelihood ratio exceeds 2, 10 or 100 either way. pav: plain PAV (infinite "
-        "on a pure end bin); pav_laplace: privacy-ZEBRA end-point pseudo-trials; logistic: affine, prior "
-        "removed; gaussian / student_t: one density per class. An estimator that could not be fitted is listed "
-        "with its error."))
-    sec.blocks.append(Table(_COLUMNS, _rows(res), caption="Worst-case disclosure"))
-
-    def draw(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        LLRCurvesDisplay.from_scores(tar, non, est, oracle=None if oracle is None else oracle[2]).plot(ax)
-
-    sec.blocks.append(Figure("llr_curves", draw, "Score -> LLR (nats) of every estimator over the target (red) "
-                                                  "and non-target (blue) score histograms.", size=(7.0, 4.8)))
-    sec.data = res.to_dict()
-    return sec, res
 
 
 def disclosure_command(

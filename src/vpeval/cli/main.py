@@ -103,6 +103,7 @@ def report(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ):
     from ..report import Report, sha256_file, verification_section, write_report
+    from ..report.disclosure import disclosure_section
 
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
@@ -120,6 +121,9 @@ def report(
         meta += [{"name": name, "path": str(f), "sha256": sha256_file(f)} for f in files]
     rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target})
     rep.add(verification_section(systems, tuple(p_target)))
+    for name, t in systems.items():
+        rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
+                                   title=f"Worst-case disclosure per LLR estimator: {name}")[0])
     write_report(rep, out, force=force, protect=[m["path"] for m in meta])
     if not quiet:
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")
@@ -237,9 +241,9 @@ def audit(
 
 
 def _register_families() -> None:
-    from . import audio, beyond, linkage, protocols, utility
+    from . import audio, beyond, disclosure, linkage, protocols, utility
 
-    for module in (audio, protocols, linkage, beyond, utility):
+    for module in (audio, protocols, disclosure, linkage, beyond, utility):
         module.register(app)
 
 

@@ -24,6 +24,7 @@ from .beyond import (
     distinctiveness_section,
     embedding_section,
 )
+from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import analyse_one_to_n, linkage_section
 from .stats import speaker_profile_section, uncertainty_section
 from .verification import verification_section
@@ -300,9 +301,18 @@ def audit_systems(
         for attacker, by_type in res.trials.items():
             report.add(verification_section(by_type, section_id=f"{sid}verification-{attacker}",
                                             title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}"))
+        for attacker, by_type in res.trials.items():
+            if "oa" in by_type:
+                t = by_type["oa"]
+                report.add(disclosure_section(
+                    t.tar, t.non, section_id=f"{sid}disclosure-{attacker}",
+                    title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0])
         for attacker, by_cond in res.linkage.items():
             report.add(linkage_section(by_cond, section_id=f"{sid}linkage-{attacker}",
                                        title=f"1-to-N linkage: {pre}attacker {attacker}"))
+            report.add(rank_disclosure_section(
+                {k: v.identification.gamma for k, v in by_cond.items()}, section_id=f"{sid}rank-{attacker}",
+                title=f"Similarity-rank disclosure: {pre}attacker {attacker}"))
         report.add(embedding_section(res.structure, section_id=f"{sid}embedding",
                                      title=f"Embedding structure: {pre}original vs anonymized"))
         report.add(distinctiveness_section(res.distinctiveness, section_id=f"{sid}distinctiveness",
