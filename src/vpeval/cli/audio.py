@@ -59,7 +59,7 @@ def anonymize_cmd(
             in_dir, out_dir, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
             audio_format=audio_format, quiet=quiet,
         )
-    except VpevalError as exc:
+    except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
     summary = {
         "out_dir": str(out_dir),
@@ -109,7 +109,7 @@ def embed_cmd(
             es = read_embeddings(output).concat(es)
         output.parent.mkdir(parents=True, exist_ok=True)
         write_embeddings(output, es)
-    except (VpevalError, ExtractorUnavailableError) as exc:
+    except (VpevalError, ImportError) as exc:  # ExtractorUnavailableError is an ImportError
         _fail(exc)
     summary = {
         "output": str(output),

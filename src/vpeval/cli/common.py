@@ -60,6 +60,9 @@ def handle_errors(func):
             fail(f"{where}{exc.strerror or exc}")
         except UnicodeError as exc:
             fail(f"text is not valid UTF-8 ({exc})")
+        except ImportError as exc:  # an optional extra is not installed
+            fail(f"{exc}" if "pip install" in str(exc) else f"a required package is missing ({exc.name or exc}); "
+                 "see the README for the extras (audio, embed, asr, semantic, dask)")
 
     return wrapper
 

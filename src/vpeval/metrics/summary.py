@@ -15,7 +15,7 @@ from .._checks import as_tar_non
 from ..errors import InvalidScoresError
 from ._blocks import _merge_sorted, bin_llr, operating_points, pav_bins, pav_block_llr
 from .verification import (
-    _check_costs, _interp_eer, _linkability_core, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, cllr,
+    _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, cllr,
 )
 from .zebra import d_ece_bins, zebra_tag
 
@@ -123,10 +123,10 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                     "vpeval.zebra(...).tag"),
     ]
     if np.isfinite(st[[0, -1]]).all() and np.isfinite(sn[[0, -1]]).all():
-        n_bins = max(1, min(tar.size // 10, 100))
+        n_bins = default_linkability_bins(tar.size)
         out.append(MetricValue("linkability", "Linkability D<->sys", _linkability_core(st, sn, 1.0, n_bins),
-                               "fraction", "Gomez-Barrero et al. 2018 global linkability, omega = 1, histogram of "
-                               "min(n_tar/10, 100) bins", "vpeval.linkability"))
+                               "fraction", f"Gomez-Barrero et al. 2018 global linkability, omega = 1, histogram of "
+                               f"{n_bins} bins (max(10, min(n_tar/10, 100)))", "vpeval.linkability"))
     if not return_llrs:
         return out
     plain = np.repeat(bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non),

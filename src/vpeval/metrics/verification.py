@@ -414,7 +414,10 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
         Prior ratio P(mated) / P(non-mated).
     n_bins : int, optional
         Number of equal-width histogram bins spanning [min, max] of all scores. Default
-        ``min(n_tar // 10, 100)`` (at least 1), as in the ``anonymization_metrics`` toolkit.
+        ``max(10, min(n_tar // 10, 100))``: the rule of the ``anonymization_metrics`` toolkit
+        (``min(n_tar // 10, 100)``) where it gives at least 10 bins, i.e. from 100 target trials on. Below that
+        the toolkit's rule degenerates (no bin below 10 targets; one bin below 20, whose single-centre
+        trapezoid is always 0, even for perfectly separated scores), so vpeval keeps 10 bins.
 
     Returns
     -------
@@ -448,10 +451,15 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
     tar, non = as_tar_non(tar, non, allow_inf=False)
     omega = as_real(omega, "omega", low=0.0)
     if n_bins is None:
-        n_bins = max(1, min(tar.size // 10, 100))
+        n_bins = default_linkability_bins(tar.size)
     if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise InvalidScoresError(f"n_bins must be an integer >= 1, got {n_bins!r}")
     return _linkability_core(np.sort(tar), np.sort(non), omega, int(n_bins))
+
+
+def default_linkability_bins(n_tar: int) -> int:
+    """Default number of histogram bins of :func:`linkability` for ``n_tar`` target trials."""
+    return max(10, min(n_tar // 10, 100))
 
 
 def _linkability_core(st: np.ndarray, sn: np.ndarray, omega: float, n_bins: int) -> float:

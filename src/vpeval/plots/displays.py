@@ -13,7 +13,8 @@ from ..metrics.zebra import ece_profile
 
 
 def legend_label(text: str) -> str:
-    """A legend label shown as given: matplotlib hides labels starting with "_"."""
+    """A label shown literally: ``$`` would start mathtext, and a leading ``_`` hides a legend entry."""
+    text = text.replace("$", r"\$")
     return "\u200b" + text if text.startswith("_") else text
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._checks import as_tar_non
 from ..errors import VpevalError
+from .displays import legend_label
 
 __all__ = ["LLRCurvesDisplay"]
 
@@ -119,7 +120,7 @@ class LLRCurvesDisplay:
         for name, llr in self.curves.items():
             y = np.clip(llr, *ylim)
             style = {"ls": "--", "color": "black", "lw": 1.5} if name == "oracle" else {"lw": 1.5}
-            ax.plot(self.grid, y, label=name, **style)
+            ax.plot(self.grid, y, label=legend_label(str(name)), **style)
         ax.axhline(0.0, color="grey", lw=0.8, ls=":")
         ax.set_ylim(*ylim)
         ax.set_xlabel("score")
@@ -129,6 +130,6 @@ class LLRCurvesDisplay:
         h2, l2 = hist_ax.get_legend_handles_labels()
         ax.legend(h1 + h2, l1 + l2, title=title, fontsize="small", loc="best")
         if self.label:
-            ax.set_title(self.label)
+            ax.set_title(legend_label(self.label))
         ax.grid(True, alpha=0.3)
         return ax

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
@@ -28,6 +29,7 @@ from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import analyse_one_to_n, linkage_section
 from .stats import speaker_profile_section, uncertainty_section
 from .verification import verification_section
+from ..plots.displays import legend_label
 
 __all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES"]
 
@@ -167,7 +169,7 @@ def _draw_eer_disclosure(fig, points):
     for i, p in enumerate(points):
         c = f"C{i % 10}"
         x = 100 * p["eer_rocch"]
-        ax.plot([x], [p["alid_bits"]], "o", color=c, label=f"{p['system']} / {p['attacker']}")
+        ax.plot([x], [p["alid_bits"]], "o", color=c, label=legend_label(f"{p['system']} / {p['attacker']}"))
         ax.plot([x], [p["lid_max_bits"]], "^", color=c)
         ax.plot([x], [p["eps_max_bits"]], "s", color=c)
         ax.plot([x, x], [min(p["alid_bits"], p["lid_max_bits"], p["eps_max_bits"]),
@@ -222,14 +224,35 @@ def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int
             profiles[f"{attacker} / oa"] = speaker_profile(trials[attacker]["oa"], one_to_n=matrices["oa"],
                                                            lid=linkage[attacker]["oa"].lid, metadata=_speaker_table(metadata))
         say(f"embedding structure and voice distinctiveness: {attacker}")
-        structure[attacker] = analyse_embedding_structure(es, seed=seed)
-        distinct[attacker] = analyse_distinctiveness(es)
+        # These analyses need enough speakers and utterances; on small data one of them may not be computable.
+        # That is reported in its section instead of failing the whole audit.
+        structure[attacker] = _attempt(lambda: analyse_embedding_structure(es, seed=seed))
+        distinct[attacker] = _attempt(lambda: analyse_distinctiveness(es))
         if metadata is not None:
             present = [a for a in attributes if a in metadata.columns]
             if present:
                 say(f"soft-biometric leakage: {attacker}")
-                attrs[attacker] = analyse_attributes(es, metadata, tuple(present))
+                attrs[attacker] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
     return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles)
+
+
+def _attempt(fn):
+    """``fn()``, or the :class:`VpevalError` it raised (kept for the report)."""
+    try:
+        return fn()
+    except VpevalError as exc:
+        return exc
+
+
+def _optional_section(build, results: dict, section_id: str, title: str) -> Section:
+    """``build(results)`` over the attackers that could be analysed, with a note naming the others."""
+    ok = {k: v for k, v in results.items() if not isinstance(v, Exception)}
+    failed = {k: v for k, v in results.items() if isinstance(v, Exception)}
+    sec = build(ok, section_id=section_id, title=title) if ok else Section(section_id, title)
+    for attacker, exc in failed.items():
+        sec.blocks.insert(0, Paragraph(f"Not computed for attacker {attacker}: {exc}", kind="warning"))
+        sec.data.setdefault("not_computed", {})[attacker] = str(exc)
+    return sec
 
 
 def _speaker_table(metadata):
@@ -313,13 +336,13 @@ def audit_systems(
             report.add(rank_disclosure_section(
                 {k: v.identification.gamma for k, v in by_cond.items()}, section_id=f"{sid}rank-{attacker}",
                 title=f"Similarity-rank disclosure: {pre}attacker {attacker}"))
-        report.add(embedding_section(res.structure, section_id=f"{sid}embedding",
-                                     title=f"Embedding structure: {pre}original vs anonymized"))
-        report.add(distinctiveness_section(res.distinctiveness, section_id=f"{sid}distinctiveness",
-                                           title=f"Voice distinctiveness (DeID, G_VD): {pre}".rstrip(": /")))
+        report.add(_optional_section(embedding_section, res.structure, f"{sid}embedding",
+                                     f"Embedding structure: {pre}original vs anonymized"))
+        report.add(_optional_section(distinctiveness_section, res.distinctiveness, f"{sid}distinctiveness",
+                                     f"Voice distinctiveness (DeID, G_VD): {pre}".rstrip(": /")))
         if res.attributes:
-            report.add(attributes_section(res.attributes, section_id=f"{sid}attributes",
-                                          title=f"Soft-biometric leakage (SBLS): {pre}".rstrip(": /")))
+            report.add(_optional_section(attributes_section, res.attributes, f"{sid}attributes",
+                                         f"Soft-biometric leakage (SBLS): {pre}".rstrip(": /")))
     return report
 
 

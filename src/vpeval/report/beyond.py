@@ -18,6 +18,7 @@ from ..metrics.distinctiveness import VoiceSimilarity, voice_distinctiveness
 from ..metrics.embedding import EmbeddingStructure, embedding_structure
 from ..pipeline import make_protocol
 from .document import Figure, Paragraph, Section, Table
+from ..plots.displays import legend_label
 
 __all__ = [
     "matched_pairs",
@@ -268,7 +269,7 @@ def _draw_structure(fig, results):
             ax.boxplot([sc.baseline], positions=[i], widths=0.4)
             ax.plot([i - 0.3, i + 0.3], [sc.baseline_p95] * 2, ":", color="grey")
             ax.plot([i], [sc.value], "o", color="C3")
-        ax.set_xticks(range(len(names)), names, fontsize=7)
+        ax.set_xticks(range(len(names)), [legend_label(n) for n in names], fontsize=7)
         ax.set_title("CCA (mean corr.)" if key == "cca" else "Procrustes (mean cosine)", fontsize=9)
         ax.set_ylim(-0.2, 1.05)
         ax.grid(True, alpha=0.3)
@@ -323,9 +324,9 @@ def _draw_mauc(fig, results):
     width = 0.8 / max(1, len(conds))
     for j, cond in enumerate(conds):
         vals = [np.mean([lk.mauc for lk in results[n].results[cond].attributes.values()]) for n in names]
-        ax.bar(np.arange(len(names)) + (j - (len(conds) - 1) / 2) * width, vals, width, label=cond)
+        ax.bar(np.arange(len(names)) + (j - (len(conds) - 1) / 2) * width, vals, width, label=legend_label(cond))
     ax.axhline(0.5, ls=":", color="grey")
-    ax.set_xticks(range(len(names)), names, fontsize=8)
+    ax.set_xticks(range(len(names)), [legend_label(n) for n in names], fontsize=8)
     ax.set_ylabel("mAUC (mean over attributes)")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=8)
@@ -377,6 +378,6 @@ def _draw_matrices(fig, results):
             ax = fig.add_subplot(len(names), 3, 3 * i + j + 1)
             lim = dict(vmin=0, vmax=1) if r.entry == "sigmoid" else {}
             ax.imshow(m, cmap="viridis", **lim)
-            ax.set_title(f"{n}: M_{key}", fontsize=8)
+            ax.set_title(legend_label(f"{n}: M_{key}"), fontsize=8)
             ax.set_xticks([])
             ax.set_yticks([])

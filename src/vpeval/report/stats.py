@@ -9,6 +9,7 @@ import math
 
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, Assessment, SpeakerProfile
 from .document import Figure, Paragraph, Section, Table
+from ..plots.displays import legend_label
 
 __all__ = ["uncertainty_section", "speaker_profile_section"]
 
@@ -118,7 +119,7 @@ def _draw_intervals(fig, pts, name, unit):
         for f in ([c.floor] if c.floor is not None else [c.q025, c.q975]):
             if f is not None and math.isfinite(f):
                 ax.plot([f, f], [y - 0.3, y + 0.3], color="grey", lw=1.5)
-    ax.set_yticks(range(len(pts)), [p[0] for p in reversed(pts)], fontsize=7)
+    ax.set_yticks(range(len(pts)), [legend_label(p[0]) for p in reversed(pts)], fontsize=7)
     ax.set_xlabel(f"{name} ({unit})" if unit else name)
     ax.set_ylim(-0.7, len(pts) - 0.3)
     ax.grid(True, axis="x", alpha=0.3)

@@ -145,8 +145,8 @@ def _render_figures(report: Report, folder: Path) -> dict[int, str]:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    # names from input files are shown literally: no mathtext ($...$), no hidden "_" legend entries
-    rc = {"text.parse_math": False, "text.usetex": False}
+    # TeX is never used; names from input files are escaped where they are drawn (plots.legend_label)
+    rc = {"text.usetex": False}
 
     names: dict[int, str] = {}
     used: set[str] = set()
