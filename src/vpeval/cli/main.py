@@ -49,7 +49,9 @@ NonOpt = typer.Option(None, "--nontarget", help="Label value(s) meaning non-targ
 IgnoreOpt = typer.Option(None, "--ignore", help="Label value(s) to skip on purpose, e.g. spoof (repeatable).")
 SepOpt = typer.Option(None, "--sep", help="Column separator (default: white space), e.g. ','.")
 LowerOpt = typer.Option(False, "--lower-is-target", help="Lower scores mean more likely target.")
-PTargetOpt = typer.Option([0.01, 0.05], "--p-target", help="Prior(s) for minDCF (repeatable).")
+PTargetOpt = typer.Option([0.01, 0.05], "--p-target", help="Prior(s) for minDCF (and actDCF) (repeatable).")
+LLROpt = typer.Option(False, "--llr", help="The scores are calibrated LLRs (natural log): also report Cllr and "
+                      "actDCF of the scores as given.")
 
 
 @app.command(help="Verification and privacy-ZEBRA metrics of one score input, as a table or JSON.\n"
@@ -66,10 +68,11 @@ def verify(
     sep: Optional[str] = SepOpt,
     lower_is_target: bool = LowerOpt,
     p_target: List[float] = PTargetOpt,
+    llr: bool = LLROpt,
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ):
     t = load_trials(scores, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
-    summary = verification_summary(t.tar, t.non, tuple(p_target))
+    summary = verification_summary(t.tar, t.non, tuple(p_target), scores_are_llrs=llr)
     if json_out:
         echo_json({"input": t.source, "metrics": {m.key: m.as_dict() for m in summary}})
         return
@@ -99,14 +102,18 @@ def report(
     sep: Optional[str] = SepOpt,
     lower_is_target: bool = LowerOpt,
     p_target: List[float] = PTargetOpt,
+    llr: bool = LLROpt,
     title: str = typer.Option("vpeval privacy report", "--title"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ):
     from ..report import Report, sha256_file, verification_section, write_report
     from ..report.disclosure import disclosure_section
 
+    from ..report.writer import check_output_folder
+
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
+    check_output_folder(out, force=force, protect=[split_name(i)[1] for i in inputs] + ([key] if key else []))
     systems, meta = {}, []
     for spec in inputs:
         name, path = split_name(spec)
@@ -119,8 +126,9 @@ def report(
         if key:
             files.append(Path(key))
         meta += [{"name": name, "path": str(f), "sha256": sha256_file(f)} for f in files]
-    rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target})
-    rep.add(verification_section(systems, tuple(p_target)))
+    rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
+                                               "scores_are_llrs": llr})
+    rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
     for name, t in systems.items():
         rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
                                    title=f"Worst-case disclosure per LLR estimator: {name}")[0])
@@ -163,6 +171,9 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
     import pandas as pd
 
+    from ..report.writer import check_output_folder
+
+    check_output_folder(out, force=force, protect=[f for folder, _ in systems for f in folder.glob("*")])
     console = Console(stderr=True, quiet=quiet or json_out)
     loaded, inputs, metadata = {}, [], {}
     for folder, name in systems:

@@ -193,6 +193,9 @@ def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
     """
     scores, labels = [], []
     for ln, line in _lines(path):
+        if len(_split(line)) == 3:
+            raise InputFileError(path, ln, "expected 2 fields (score label), got 3; for Kaldi `enroll test "
+                                 "score` files give the key with --key (or read_trials_scores)")
         s, lab = _fields(path, ln, line, 2, "score label")
         if lab not in ("1", "0"):
             raise InputFileError(path, ln, f"label {lab!r} must be 1 (target) or 0 (non-target)")

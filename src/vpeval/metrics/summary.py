@@ -15,7 +15,7 @@ from .._checks import as_tar_non
 from ..errors import InvalidScoresError
 from ._blocks import _merge_sorted, bin_llr, operating_points, pav_bins, pav_block_llr
 from .verification import (
-    _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, cllr,
+    _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
 )
 from .zebra import d_ece_bins, zebra_tag
 
@@ -52,7 +52,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     p_targets : sequence of float
         Priors at which minDCF (and actDCF, when ``scores_are_llrs``) are reported; ``c_miss = c_fa = 1``.
     scores_are_llrs : bool
-        If the scores are calibrated LLRs (nats), also report Cllr and actDCF of the scores themselves.
+        If the scores are calibrated LLRs (nats), also report Cllr and actDCF (per prior) of the scores
+        themselves.
 
     return_llrs : bool
         Also return the per-trial PAV LLRs (nats), plain and Laplace-smoothed, from the same sort.
@@ -61,7 +62,7 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     -------
     list of MetricValue
         ROCCH-EER, interpolated EER, minDCF per prior, minCllr, D_ECE, eps_max (nats, bits, log10), the
-        ZEBRA tag, linkability (finite scores only), trial counts; plus Cllr for LLR input.
+        ZEBRA tag, linkability (finite scores only), trial counts; plus Cllr and actDCF for LLR input.
     dict, only with ``return_llrs``
         ``{"pav": (tar_llr, non_llr), "pav_laplace": (tar_llr, non_llr)}``, equal to :func:`vpeval.pav_llr`.
 
@@ -104,6 +105,11 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     if scores_are_llrs:
         out.append(MetricValue("cllr", "Cllr", cllr(tar, non), "bits", "Cllr of the scores taken as LLRs (nats)",
                                "vpeval.cllr"))
+        for p in p_targets:
+            out.append(MetricValue(
+                f"act_dcf_{p:.12g}", f"actDCF (P_tar={p:.12g})", act_dcf(tar, non, p), "normalised cost",
+                "DCF of the LLRs at the Bayes threshold ln((1-p)/p), normalised by min(p, 1-p)",
+                f"vpeval.act_dcf(p_target={p:.12g})"))
     # privacy-ZEBRA
     d = d_ece_bins(b, bins)
     laplace_llr = pav_block_llr(b, laplace=True)

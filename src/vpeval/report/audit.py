@@ -27,7 +27,7 @@ from .beyond import (
 )
 from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import analyse_one_to_n, linkage_section
-from .stats import speaker_profile_section, uncertainty_section
+from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
 from ..plots.displays import legend_label
 
@@ -70,6 +70,8 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
             "eer_interp_mean": sum(interp) / len(interp),
             "eer_interp_worst": worst(interp),
             "eps_max_nats_worst": max(r["eps_max_nats"] for r in rows),
+            "eps_max_attacker": [a for a, by in data.items() if t in by][
+                max(range(len(rows)), key=lambda i: rows[i]["eps_max_nats"])],
             "worst_attacker": [a for a, by in data.items() if t in by][eer.index(worst(eer))],
         }
         if t == "oaaa":
@@ -102,9 +104,11 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
             ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
             arows.append(([system] if multi else []) + [
                 t, ideal, a["n_attackers"], 100 * a["eer_rocch_mean"], 100 * a["eer_rocch_worst"],
-                a["worst_attacker"], 100 * a["eer_interp_worst"], a["eps_max_nats_worst"]])
+                a["worst_attacker"], 100 * a["eer_interp_worst"], a["eps_max_nats_worst"], a["eps_max_attacker"]])
             if a.get("compression_flag"):
-                flags.append(system)
+                flags += [f"{system} / {att}" if multi else att
+                          for att, by in res.type_metrics.items()
+                          if "oaaa" in by and by["oaaa"]["eer_interp"] > OAAA_COMPRESSION_FLAG]
     for system in results:
         data[system]["target_eer"] = {t: TRIAL_TYPES[t].target_eer for t in TRIAL_TYPES}
     sec = Section("summary", "Summary: every trial type for every attacker")
@@ -113,22 +117,27 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         "says what a perfect anonymizer reaches (50 % for attacks, 0 % for pseudo-identity consistency and "
         "distinctness; 'reference' rows show what the attacker achieves on original speech). minCllr and D_ECE "
         "in bits; eps_max in nats (Laplace-smoothed PAV, privacy-ZEBRA). oaoa and oaoo contain exactly the "
-        "pairs of oa and oo and are not repeated here. For oaaa read the interpolated EER: above 50 % means "
-        "anonymized voices of different speakers are more alike than the originals (identity-space "
-        "compression)."))
+        "pairs of oa and oo and are not repeated here. aaaa contains exactly the pairs of aa, so its numbers are "
+        "the same, read against the opposite ideal: aa asks whether a lazy-informed attacker re-identifies "
+        "speakers (ideal 50 %), aaaa whether the anonymizer keeps one consistent pseudo-voice per speaker "
+        "(ideal 0 %). oaaa is not an identity attack: it compares different-speaker pairs after and before "
+        "anonymization; read its interpolated EER: well above 50 % (flagged above "
+        f"{100 * OAAA_COMPRESSION_FLAG:g} %) means anonymized voices of different speakers are more alike than "
+        "the originals (identity-space compression), well below 50 % that they are spread further apart."))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(
         lead + ["attacker", "trial type", "ideal EER", "EER ROCCH (%)", "EER interp (%)", "minCllr (bits)",
                 "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag", "what it measures"], rows, fmt="{:.3g}"))
     sec.blocks.append(Table(
         lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
-                "worst-case attacker", "worst-case EER interp (%)", "worst eps_max (nats)"], arows, fmt="{:.3g}",
+                "worst-case attacker", "its EER interp (%)", "worst eps_max (nats)", "eps_max attacker"], arows,
+        fmt="{:.3g}",
         caption="Aggregated over attackers (worst case = most favourable to the adversary)"))
     if flags:
         sec.blocks.append(Paragraph(
-            f"oaaa interpolated EER above {100 * OAAA_COMPRESSION_FLAG:g} % for at least one attacker "
-            f"({', '.join(flags)}): anonymized voices of different speakers are scored as more alike than the "
-            "originals (identity-space compression).", kind="warning"))
+            f"oaaa interpolated EER above {100 * OAAA_COMPRESSION_FLAG:g} % for attacker {', '.join(flags)}: "
+            "anonymized voices of different speakers are scored as more alike than the originals (identity-space "
+            "compression).", kind="warning"))
     sec.data = {"systems": data, "oaaa_compression_threshold": OAAA_COMPRESSION_FLAG}
     return sec
 
@@ -311,8 +320,14 @@ def audit_systems(
     report.add(_summary_section(results))
     report.add(_eer_vs_disclosure_section(results))
     pre_sys = (lambda s: f"{s} / ") if len(systems) > 1 else (lambda s: "")
-    expected = {f"{pre_sys(n)}{k}" for n, r in results.items() for k in r.assessments
-                if k.split(" / ")[-1].split(" ")[0] in ("oo", "oaoo", "aaaa", "cross-profile")}
+    expected = {}
+    for n, r in results.items():
+        for k in r.assessments:
+            kind = k.split(" / ")[-1].split(" ")[0]
+            if kind in ("oo", "oaoo", "aaaa", "cross-profile"):
+                expected[f"{pre_sys(n)}{k}"] = "differs from chance (expected)"
+            elif kind == "oaaa":
+                expected[f"{pre_sys(n)}{k}"] = OAAA_VERDICT
     report.add(uncertainty_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.assessments.items()},
         expected_to_differ=expected))

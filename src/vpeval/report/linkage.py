@@ -32,7 +32,12 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
         "cohort). LID (local information disclosure, bits) = log2(N p_true): how many bits the search gains over "
         "a random guess; 0 = nothing, log2 N = certain identification. Scores are z-normalised per probe and "
         "calibrated by logistic regression with speaker-grouped cross-fitting (no speaker is calibrated on its "
-        "own trials). Ranks use the fractional tie rule (a tie spreads over the tied ranks)."))
+        "own trials). A negative LID means the search made the true speaker less likely than a random guess for "
+        "that probe. PDR = share of probes with LID > 0 (NDR = 1 - PDR); LID+ and LID- are the mean LID over "
+        "those probes; LID_max the largest. 'mean slope w' is the fitted calibration slope (nats of LLR per "
+        "z-normalised score unit, averaged over the cross-fitting folds); 'separable: regularised' says the "
+        "calibration trials of some fold were perfectly separable, so the named ridge penalty was used (the ML "
+        "slope is infinite there). Ranks use the fractional tie rule (a tie spreads over the tied ranks)."))
     rows, data = [], {}
     for n in names:
         r = results[n]

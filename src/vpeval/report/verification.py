@@ -11,7 +11,7 @@ __all__ = ["verification_section"]
 
 
 def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), section_id="verification",
-                         title="Verification and privacy-ZEBRA") -> Section:
+                         title="Verification and privacy-ZEBRA", scores_are_llrs: bool = False) -> Section:
     """One column per system/condition: EERs, minDCF, minCllr, D_ECE, eps_max, ZEBRA tag, linkability.
 
     Parameters
@@ -20,7 +20,8 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
     p_targets : priors for minDCF
     """
     names = list(systems)
-    summaries = {n: verification_summary(systems[n].tar, systems[n].non, p_targets) for n in names}
+    summaries = {n: verification_summary(systems[n].tar, systems[n].non, p_targets, scores_are_llrs=scores_are_llrs)
+                 for n in names}
     # Match metrics by key: a metric can be missing for one system (linkability needs finite scores).
     by_key = {n: {m.key: m for m in summaries[n]} for n in names}
     order: dict[str, object] = {}
@@ -29,8 +30,10 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
             order.setdefault(m.key, m)
     rows = []
     for key, m in order.items():
-        rows.append([m.name, m.unit] + [by_key[n][key].value if key in by_key[n] else float("nan") for n in names]
-                    + [m.definition])
+        vals = [by_key[n][key].value if key in by_key[n] else float("nan") for n in names]
+        if m.unit == "count":
+            vals = [int(v) for v in vals]
+        rows.append([m.name, m.unit] + vals + [m.definition])
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
         "Attacker scores of each system/condition. Error rates are fractions (0.05 = 5 %). EER is given by two "

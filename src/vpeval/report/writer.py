@@ -21,7 +21,7 @@ from .. import __version__
 from ..errors import VpevalError
 from .document import Figure, Paragraph, Report, Table, safe_filename
 
-__all__ = ["write_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
+__all__ = ["write_report", "check_output_folder", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = "1.0"
 
@@ -205,6 +205,11 @@ def _check_target(out: Path, force: bool, protect) -> None:
             f"{out}: --force only replaces an earlier vpeval report (report.json + figures), and this folder "
             "holds other files; choose another folder"
         )
+
+
+def check_output_folder(out_dir, *, force: bool = False, protect=()) -> None:
+    """Raise :class:`OutputExistsError` now if :func:`write_report` would refuse ``out_dir`` later."""
+    _check_target(Path(out_dir), force, protect)
 
 
 def _umask() -> int:
