@@ -94,3 +94,26 @@ def test_same_seed_same_report(demo_report, tmp_path):
     assert len(a) == len(b) and len(diff) == 1 and '"generated_at"' in diff[0][0]
     for png in out.glob("*.png"):
         assert (again / png.name).read_bytes() == png.read_bytes(), png.name
+
+
+def test_audit_with_transcripts_adds_utility(tmp_path):
+    import shutil
+
+    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
+        pytest.skip("bundled example missing")
+    pytest.importorskip("jiwer")
+    pytest.importorskip("whisper_normalizer")
+    a = tmp_path / "sys"
+    (a / "transcripts").mkdir(parents=True)
+    shutil.copy(EXAMPLE / "embeddings_mfcc.npz", a)
+    (a / "transcripts" / "ref.txt").write_text("u1 the cat sat on the mat\nu2 hello world\n")
+    (a / "transcripts" / "original.txt").write_text("u1 the cat sat on the mat\nu2 hello world\n")
+    (a / "transcripts" / "anonymized.txt").write_text("u1 the cat sat on a mat\nu2 hello\n")
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(app, ["audit", str(a), "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "report.json").read_text())
+    pts = _section(doc, "privacy-utility")["data"]["points"]
+    assert len(pts) == 1 and pts[0]["wer_original"] == 0.0
+    assert pts[0]["wer_anonymized"] == pytest.approx(2 / 8)  # one substitution + one deletion of 8 words
+    assert any(s["id"] == "utility" for s in doc["sections"])

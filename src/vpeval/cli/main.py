@@ -183,8 +183,20 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
             files.append(folder / "metadata.csv")
             metadata[name] = pd.read_csv(folder / "metadata.csv", dtype=str, keep_default_na=False)
         inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)} for f in files]
+    utility = {}
+    for folder, name in systems:
+        tdir = folder / "transcripts"
+        if (tdir / "ref.txt").is_file():
+            from ..asr.transcripts import read_transcripts
+            from ..metrics.utility import wer
+
+            ref = read_transcripts(tdir / "ref.txt")
+            utility[name] = {c: wer(ref, read_transcripts(tdir / f"{c}.txt"))
+                             for c in ("original", "anonymized") if (tdir / f"{c}.txt").is_file()}
+            inputs += [{"name": f"{name}/transcripts/{f.name}", "path": str(f), "sha256": sha256_file(f)}
+                       for f in sorted(tdir.glob("*.txt"))]
     with console.status("auditing") as status:
-        rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata,
+        rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility,
                             progress=lambda m: status.update(escape(m)))
         rep.inputs = inputs
         status.update("writing the report")
@@ -226,8 +238,10 @@ def demo(
 
 @app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
              "embeddings_<extractor>.npz files (original and anonymized rows, see `vpeval embed`) and optionally "
-             "metadata.csv (utterance_id,speaker_id,condition,sex,...: enables the soft-biometric section), "
-             "given as DIR or NAME=DIR.")
+             "metadata.csv (utterance_id,speaker_id,condition,sex,...: enables the soft-biometric section) and "
+             "transcripts/ref.txt with transcripts/original.txt and/or anonymized.txt (Kaldi `utt_id words...` "
+             "lines, e.g. from `vpeval utility --save-hyp`: enables the utility section and the privacy-utility "
+             "plot), given as DIR or NAME=DIR.")
 @handle_errors
 def audit(
     systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),

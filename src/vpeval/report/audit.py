@@ -27,6 +27,7 @@ from .beyond import (
 )
 from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import analyse_one_to_n, linkage_section
+from .utility import utility_section
 from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
 from ..plots.displays import legend_label
@@ -191,6 +192,60 @@ def _draw_eer_disclosure(fig, points):
     ax.legend(fontsize=7)
 
 
+def _privacy_utility_section(results: dict[str, "SystemAudit"], utility: dict) -> Section:
+    """One point per system and attacker: WER of the anonymized speech against the oa EER and ALID."""
+    points = []
+    for system, by_cond in utility.items():
+        if "anonymized" not in by_cond or system not in results:
+            continue
+        res = results[system]
+        for attacker, by_type in res.type_metrics.items():
+            if "oa" not in by_type:
+                continue
+            lk = res.linkage.get(attacker, {}).get("oa")
+            points.append({
+                "system": system, "attacker": attacker, "wer_anonymized": by_cond["anonymized"].wer,
+                "wer_original": by_cond["original"].wer if "original" in by_cond else None,
+                "eer_rocch_oa": by_type["oa"]["eer_rocch"], "alid_oa_bits": None if lk is None else lk.lid.summary.alid,
+            })
+    sec = Section("privacy-utility", "Privacy against utility")
+    sec.blocks.append(Paragraph(
+        "Each point is one system and attacker: the word error rate of the recogniser on the anonymized speech "
+        "(utility, lower is better) against the attacker's EER on oa trials (privacy, ideal 50 %) and ALID "
+        "(bits disclosed by a 1-to-N search, ideal 0). A good anonymizer sits at low WER with EER near 50 % "
+        "and ALID near 0."))
+    sec.blocks.append(Table(["system", "attacker", "WER original (%)", "WER anonymized (%)", "EER oa ROCCH (%)",
+                             "ALID oa (bits)"],
+                            [[p["system"], p["attacker"],
+                              float("nan") if p["wer_original"] is None else 100 * p["wer_original"],
+                              100 * p["wer_anonymized"], 100 * p["eer_rocch_oa"],
+                              float("nan") if p["alid_oa_bits"] is None else p["alid_oa_bits"]] for p in points],
+                            fmt="{:.3g}"))
+    if points:
+        sec.blocks.append(Figure("points", lambda fig: _draw_privacy_utility(fig, points),
+                                 "WER of anonymized speech (x) against oa EER (left) and ALID (right)."))
+    sec.data = {"points": points}
+    return sec
+
+
+def _draw_privacy_utility(fig, points):
+    ax1, ax2 = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
+    for i, p in enumerate(points):
+        c, lab = f"C{i % 10}", legend_label(f"{p['system']} / {p['attacker']}")
+        ax1.plot([100 * p["wer_anonymized"]], [100 * p["eer_rocch_oa"]], "o", color=c, label=lab)
+        if p["alid_oa_bits"] is not None:
+            ax2.plot([100 * p["wer_anonymized"]], [p["alid_oa_bits"]], "o", color=c)
+    ax1.axhline(50, ls=":", color="grey")
+    ax2.axhline(0, ls=":", color="grey")
+    ax1.set_xlabel("WER anonymized (%)")
+    ax2.set_xlabel("WER anonymized (%)")
+    ax1.set_ylabel("EER oa ROCCH (%); ideal 50")
+    ax2.set_ylabel("ALID oa (bits); ideal 0")
+    for ax in (ax1, ax2):
+        ax.grid(True, alpha=0.3)
+    ax1.legend(fontsize=7)
+
+
 @dataclass
 class SystemAudit:
     """Everything computed for one system: trials and their metrics per attacker, 1-to-N analyses."""
@@ -283,6 +338,7 @@ def audit_systems(
     attributes=("sex",),
     n_boot: int = 200,
     n_perm: int = 200,
+    utility: dict | None = None,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -303,6 +359,9 @@ def audit_systems(
         Metadata columns attacked as soft biometrics (those present are used).
     n_boot, n_perm : int
         Speaker-bootstrap replicates and chance-floor permutations per metric (:mod:`vpeval.stats`).
+    utility : dict system name -> (dict condition -> WERResult), optional
+        Word error rates (:func:`vpeval.metrics.utility.wer`) per condition (``original``, ``anonymized``);
+        adds a utility section per system and the privacy-utility plot.
 
     Returns
     -------
@@ -319,6 +378,9 @@ def audit_systems(
                for name, sets in systems.items()}
     report.add(_summary_section(results))
     report.add(_eer_vs_disclosure_section(results))
+    utility = utility or {}
+    if utility:
+        report.add(_privacy_utility_section(results, utility))
     pre_sys = (lambda s: f"{s} / ") if len(systems) > 1 else (lambda s: "")
     expected = {}
     for n, r in results.items():
@@ -355,6 +417,9 @@ def audit_systems(
                                      f"Embedding structure: {pre}original vs anonymized"))
         report.add(_optional_section(distinctiveness_section, res.distinctiveness, f"{sid}distinctiveness",
                                      f"Voice distinctiveness (DeID, G_VD): {pre}".rstrip(": /")))
+        if system in utility:
+            report.add(utility_section(utility[system], baseline="original" if "original" in utility[system] else None,
+                                       section_id=f"{sid}utility", title=f"Utility: word error rate {pre}".rstrip(" /")))
         if res.attributes:
             report.add(_optional_section(attributes_section, res.attributes, f"{sid}attributes",
                                          f"Soft-biometric leakage (SBLS): {pre}".rstrip(": /")))
