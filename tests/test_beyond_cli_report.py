@@ -4,7 +4,6 @@ vpeval.report.beyond)."""
 import json
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 import typer

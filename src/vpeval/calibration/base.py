@@ -25,8 +25,10 @@ class ScoreCalibrator:
 
     def fit(self, tar, non):
         """Fit on target scores ``tar`` (n_tar,) and non-target scores ``non`` (n_non,); returns ``self``."""
-        tar = as_scores(tar, "tar")
-        non = as_scores(non, "non")
+        # Sorted copies: iterative fits (logistic, Student-t) then see the same floating-point sums whatever the
+        # order of the input trials, so the fit is bit-for-bit order invariant.
+        tar = np.sort(as_scores(tar, "tar"))
+        non = np.sort(as_scores(non, "non"))
         self._fit(tar, non)
         self.n_tar_, self.n_non_ = tar.size, non.size
         return self

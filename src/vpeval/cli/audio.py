@@ -95,7 +95,7 @@ def embed_cmd(
     The file holds embeddings, utterance_id, speaker_id, condition and extractor (see
     vpeval.io.embeddings); run twice with --append to keep original and anonymized rows in one file.
     """
-    from ..embed import ExtractorUnavailableError, embed_folder, get_extractor
+    from ..embed import embed_folder, get_extractor
     from ..io.embeddings import read_embeddings, write_embeddings
 
     try:

@@ -52,22 +52,9 @@ def _read_metadata(path: Path):
 
 
 def _read_list(path: Optional[Path]):
-    if path is None:
-        return None
-    if not path.exists():
-        raise InputFileError(path, None, "file does not exist")
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            s = line.strip()
-            if not s:
-                continue
-            if len(s.split()) != 1:
-                raise InputFileError(path, i, f"expected one speaker id per line, got {s!r}")
-            out.append(s)
-    if not out:
-        raise InputFileError(path, None, "no speaker ids")
-    return out
+    from ..io.readers import read_id_list
+
+    return None if path is None else read_id_list(path, "speaker id")
 
 
 def register(app: typer.Typer) -> None:

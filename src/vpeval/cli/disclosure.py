@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import List, Optional
 
@@ -11,6 +10,7 @@ import numpy as np
 import typer
 
 from ..errors import VpevalError
+from ..report.writer import install_folder
 from .common import FORMATS_HELP, echo_json, handle_errors, load_trials
 
 __all__ = ["register", "disclosure_command", "rank_disclosure_command", "simulate_command", "disclosure_section", "simulation_comparison"]
@@ -194,13 +194,7 @@ def _write_simulation(out: Path, force: bool, rep, sim, comparison) -> None:
         with open(tmp / "comparison.json", "w", encoding="utf-8") as f:
             json.dump(_jsonable(comparison), f, indent=2)
             f.write("\n")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "x")
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        install_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

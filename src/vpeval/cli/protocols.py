@@ -26,20 +26,9 @@ Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, cross-profile (default: all).
 
 
 def _read_enroll_list(path: Path) -> list[str]:
-    if not path.exists():
-        raise InputFileError(path, None, "file does not exist")
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for i, line in enumerate(f, 1):
-            s = line.strip()
-            if not s:
-                continue
-            if len(s.split()) != 1:
-                raise InputFileError(path, i, f"expected one utterance id per line, got {str(s)!r}")
-            out.append(s)
-    if not out:
-        raise InputFileError(path, None, "no utterance ids")
-    return out
+    from ..io.readers import read_id_list
+
+    return read_id_list(path, "utterance id")
 
 
 def _read_metadata(path: Path):

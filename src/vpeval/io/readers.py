@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import InputFileError
 from .trials import Trials
 
-__all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any"]
+__all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any", "read_id_list"]
 
 KEY_LABELS = {"target": True, "nontarget": False}
 _SHOW = 5  # how many missing keys an error lists
@@ -381,3 +381,25 @@ def read_scores_any(scores_path, key_path=None, *, higher_is_target: bool = True
     if key_path is not None:
         return read_trials_scores(key_path, scores_path, higher_is_target=higher_is_target)
     return read_score_label(scores_path, higher_is_target=higher_is_target)
+
+
+def read_id_list(path, what: str = "id") -> list[str]:
+    """Read a list of identifiers, one per line (blank lines skipped; UTF-8, BOM and CRLF accepted).
+
+    Raises
+    ------
+    InputFileError
+        Unreadable or non-UTF-8 file, a line with more than one field, a repeated id, no ids at all.
+    """
+    out, seen = [], {}
+    for ln, line in _lines(path):
+        f = _split(line)
+        if len(f) != 1:
+            raise InputFileError(path, ln, f"expected one {what} per line, got {line[:80]!r}")
+        if f[0] in seen:
+            raise InputFileError(path, ln, f"{what} {f[0]!r} already listed on line {seen[f[0]]}")
+        seen[f[0]] = ln
+        out.append(f[0])
+    if not out:
+        raise InputFileError(path, None, f"no {what}s in file")
+    return out

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
-from ..metrics.attributes import AttributeAttacker, SBLSResult, soft_biometric_leakage
+from ..metrics.attributes import AttributeAttacker, soft_biometric_leakage
 from ..metrics.distinctiveness import VoiceSimilarity, voice_distinctiveness
 from ..metrics.embedding import EmbeddingStructure, embedding_structure
 from ..pipeline import make_protocol

@@ -249,14 +249,20 @@ def write_report(report: Report, out_dir, *, force: bool = False, generated_at: 
                                          errors="backslashreplace")
         (tmp / "report.html").write_text(report_html(report, figs, generated_at), encoding="utf-8",
                                          errors="backslashreplace")
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-            os.replace(out, old / "x")
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        install_folder(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return out
+
+
+def install_folder(tmp: Path, out: Path) -> None:
+    """Move the finished folder ``tmp`` to ``out``, replacing an existing ``out`` only once ``tmp`` is in place
+    to be renamed (the old folder is moved aside first and deleted last)."""
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+        os.replace(out, old / "x")
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, out)
