@@ -120,7 +120,7 @@ class CMCDisplay:
         ax.set_xscale("log")
         ax.set_xlabel("Rank k (log scale)")
         ax.set_ylabel("Identification rate (%)")
-        ax.set_ylim(0, 100)
+        ax.set_ylim(0, 102)  # a curve at 100 % stays visible
         ax.grid(True, alpha=0.3)
         return ax
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..metrics.linkage import LinkageAnalysis, linkage_analysis
 from ..pipeline import OneToN
 from ..plots import CMCDisplay, LIDCCDFDisplay
+from ..plots.displays import legend_label
 from .document import Figure, Paragraph, Section, Table
 
 __all__ = ["linkage_section", "analyse_one_to_n"]
@@ -63,6 +64,9 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
         + ["mean rank", "chance mean rank"], idrows, caption="Rank-k identification (fractional ties)"))
     sec.blocks.append(Figure("lid_ccdf", lambda fig: _draw_ccdf(fig, results),
                              "Share of probes whose LID is at least x bits; dotted: log2 N."))
+    sec.blocks.append(Figure("p_true", lambda fig: _draw_p_true(fig, results),
+                             "Posterior of the true speaker per probe (log scale); dotted: chance 1/N. Mass to "
+                             "the right of the line is disclosure (LID > 0)."))
     sec.blocks.append(Figure("cmc", lambda fig: _draw_cmc(fig, results),
                              "CMC: identification rate against rank; dotted: chance k/N."))
     sec.data = {"conditions": data}
@@ -73,6 +77,21 @@ def _draw_ccdf(fig, results):
     ax = fig.add_subplot(1, 1, 1)
     for n, r in results.items():
         LIDCCDFDisplay(r.lid.lid, r.lid.summary.N, label=n).plot(ax)
+    ax.legend(fontsize=8)
+
+
+def _draw_p_true(fig, results):
+    ax = fig.add_subplot(1, 1, 1)
+    n = next(iter(results.values())).lid.summary.N
+    lo = min(float(np.min(r.lid.p_true[r.lid.p_true > 0], initial=1.0 / n)) for r in results.values())
+    bins = np.logspace(np.log10(max(lo, 1e-12)), 0, 40)
+    for i, (name, r) in enumerate(results.items()):
+        ax.hist(np.clip(r.lid.p_true, bins[0], 1), bins=bins, histtype="step", color=f"C{i}",
+                label=legend_label(name))
+    ax.axvline(1 / n, ls=":", color="grey")
+    ax.set_xscale("log")
+    ax.set_xlabel("p_true (posterior of the true speaker)")
+    ax.set_ylabel("probes")
     ax.legend(fontsize=8)
 
 
