@@ -105,6 +105,7 @@ def report(
     llr: bool = LLROpt,
     title: str = typer.Option("vpeval privacy report", "--title"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    json_out: bool = typer.Option(False, "--json", help="Print the verification numbers as JSON on stdout."),
 ):
     from ..report import Report, sha256_file, verification_section, write_report
     from ..report.disclosure import disclosure_section
@@ -133,7 +134,9 @@ def report(
         rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
                                    title=f"Worst-case disclosure per LLR estimator: {name}")[0])
     write_report(rep, out, force=force, protect=[m["path"] for m in meta])
-    if not quiet:
+    if json_out:
+        echo_json({"report": str(out / "report.html"), "systems": rep.sections[0].data["systems"]})
+    elif not quiet:
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
