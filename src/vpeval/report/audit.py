@@ -14,7 +14,7 @@ from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
 from ..pipeline import TRIAL_TYPES, build_trials, make_protocol, one_to_n
-from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
+from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
 from ..metrics.linkage import LinkageAnalysis
 from .document import Figure, Paragraph, Report, Section, Table, safe_filename
 from .beyond import (
@@ -89,6 +89,19 @@ def _type_metrics(t: Trials) -> dict:
     }
 
 
+def _eer_evidence(assessments, trial_type: str) -> tuple[str, str]:
+    """Speaker-bootstrap CI (percent) and chance verdict of the ROCCH-EER from a type's assessments."""
+    for a in assessments:
+        if a.key == "eer_rocch":
+            verdict = a.chance.verdict
+            if verdict == VERDICT_LEAKS and trial_type in ("oo", "oaoo", "aaaa", "cross-profile"):
+                verdict = "differs from chance (expected)"
+            elif verdict == VERDICT_LEAKS and trial_type == "oaaa":
+                verdict = OAAA_VERDICT
+            return f"[{100 * a.boot.low:.3g}, {100 * a.boot.high:.3g}]", verdict
+    return "", ""
+
+
 def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
     multi = len(results) > 1
     rows, arows, data, flags = [], [], {}, []
@@ -98,9 +111,10 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
             for name, m in by_type.items():
                 tt = TRIAL_TYPES[name]
                 target = "reference" if tt.target_eer is None else f"{100 * tt.target_eer:g} %"
+                ci, verdict = _eer_evidence(res.assessments.get(f"{attacker} / {name}", []), name)
                 rows.append(([system] if multi else []) + [
-                    attacker, name, target, 100 * m["eer_rocch"], 100 * m["eer_interp"], m["min_cllr_bits"],
-                    m["d_ece_bits"], m["eps_max_nats"], m["zebra_tag"], tt.description])
+                    attacker, name, target, 100 * m["eer_rocch"], ci, verdict, 100 * m["eer_interp"],
+                    m["min_cllr_bits"], m["d_ece_bits"], m["eps_max_nats"], m["zebra_tag"], tt.description])
         for t, a in data[system]["aggregate"].items():
             ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
             arows.append(([system] if multi else []) + [
@@ -124,11 +138,16 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         "(ideal 0 %). oaaa is not an identity attack: it compares different-speaker pairs after and before "
         "anonymization; read its interpolated EER: well above 50 % (flagged above "
         f"{100 * OAAA_COMPRESSION_FLAG:g} %) means anonymized voices of different speakers are more alike than "
-        "the originals (identity-space compression), well below 50 % that they are spread further apart."))
+        "the originals (identity-space compression), well below 50 % that they are spread further apart. "
+        "The CI is the speaker-level bootstrap interval and 'EER vs chance' the permutation-test verdict of the "
+        "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks)."))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(
-        lead + ["attacker", "trial type", "ideal EER", "EER ROCCH (%)", "EER interp (%)", "minCllr (bits)",
-                "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag", "what it measures"], rows, fmt="{:.3g}"))
+        lead + ["attacker", "trial type", "ideal EER", "EER ROCCH (%)", "95 % CI (%)", "EER vs chance",
+                "EER interp (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag",
+                "what it measures"], rows, fmt="{:.3g}",
+        cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance", "differs from chance (expected)": "ok",
+                      OAAA_VERDICT: "ok"}))
     sec.blocks.append(Table(
         lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
                 "worst-case attacker", "its EER interp (%)", "worst eps_max (nats)", "eps_max attacker"], arows,
