@@ -89,15 +89,22 @@ def _type_metrics(t: Trials) -> dict:
     }
 
 
+def _non_leak_verdict(trial_type: str) -> str | None:
+    """What a difference from chance means where it is not an identity leak (None: it is a leak)."""
+    if trial_type in ("oo", "oaoo", "aaaa", "cross-profile"):
+        return "differs from chance (expected)"
+    if trial_type == "oaaa":
+        return OAAA_VERDICT
+    return None
+
+
 def _eer_evidence(assessments, trial_type: str) -> tuple[str, str]:
     """Speaker-bootstrap CI (percent) and chance verdict of the ROCCH-EER from a type's assessments."""
     for a in assessments:
         if a.key == "eer_rocch":
             verdict = a.chance.verdict
-            if verdict == VERDICT_LEAKS and trial_type in ("oo", "oaoo", "aaaa", "cross-profile"):
-                verdict = "differs from chance (expected)"
-            elif verdict == VERDICT_LEAKS and trial_type == "oaaa":
-                verdict = OAAA_VERDICT
+            if verdict == VERDICT_LEAKS:
+                verdict = _non_leak_verdict(trial_type) or verdict
             return f"[{100 * a.boot.low:.3g}, {100 * a.boot.high:.3g}]", verdict
     return "", ""
 
@@ -401,14 +408,9 @@ def audit_systems(
     if utility:
         report.add(_privacy_utility_section(results, utility))
     pre_sys = (lambda s: f"{s} / ") if len(systems) > 1 else (lambda s: "")
-    expected = {}
-    for n, r in results.items():
-        for k in r.assessments:
-            kind = k.split(" / ")[-1].split(" ")[0]
-            if kind in ("oo", "oaoo", "aaaa", "cross-profile"):
-                expected[f"{pre_sys(n)}{k}"] = "differs from chance (expected)"
-            elif kind == "oaaa":
-                expected[f"{pre_sys(n)}{k}"] = OAAA_VERDICT
+    expected = {f"{pre_sys(n)}{k}": _non_leak_verdict(k.split(" / ")[-1].split(" ")[0])
+                for n, r in results.items() for k in r.assessments}
+    expected = {k: v for k, v in expected.items() if v is not None}
     report.add(uncertainty_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.assessments.items()},
         expected_to_differ=expected))
