@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import minimize
 from scipy.special import expit
 
 from .._checks import as_real
@@ -13,6 +12,34 @@ from ..errors import InvalidScoresError, SeparableScoresError
 from .base import ScoreCalibrator
 
 __all__ = ["LogisticCalibrator"]
+
+
+def newton_minimize(evaluate, theta0=None, max_iter: int = 100):
+    """Minimise a smooth convex function of 2 parameters by Newton's method with backtracking.
+
+    ``evaluate(theta) -> (f, gradient, Hessian)``. Iterates until the gradient vanishes to rounding (steps
+    that change ``f`` only below its rounding are still taken while they shrink the gradient). Returns
+    ``(theta, converged)`` with ``converged`` = max-abs gradient below 1e-8.
+    """
+    theta = np.zeros(2) if theta0 is None else np.asarray(theta0, dtype=float)
+    f, g, h = evaluate(theta)
+    for _ in range(max_iter):
+        if np.max(np.abs(g)) < 1e-15:
+            break
+        step = np.linalg.solve(h + 1e-14 * np.eye(2), g)
+        t = 1.0
+        while True:
+            cand = theta - t * step
+            fc, gc, hc = evaluate(cand)
+            sufficient = fc <= f - 1e-4 * t * float(g @ step)
+            rounding = fc <= f + 1e-14 * max(1.0, abs(f)) and np.max(np.abs(gc)) < np.max(np.abs(g))
+            if sufficient or rounding or t < 1e-10:
+                break
+            t /= 2
+        if not (sufficient or rounding):
+            break
+        theta, f, g, h = cand, fc, gc, hc
+    return theta, bool(np.max(np.abs(g)) < 1e-8)
 
 
 class LogisticCalibrator(ScoreCalibrator):
@@ -38,7 +65,7 @@ class LogisticCalibrator(ScoreCalibrator):
     slope_, intercept_ : float
         Fitted LLR map.
     converged_ : bool
-        True when the optimiser succeeded or the gradient norm (max-abs) is below 1e-8.
+        True when Newton's method reached a gradient (max-abs) below 1e-8.
 
     Raises
     ------
@@ -95,35 +122,25 @@ class LogisticCalibrator(ScoreCalibrator):
         zt, zn = (tar - mu) / sd, (non - mu) / sd
         wt, wn = p / tar.size, (1.0 - p) / non.size
 
-        def fun(theta):
+        def evaluate(theta):
             a, b = theta
-            lt = a * zt + b + plo
-            ln = a * zn + b + plo
-            f = wt * np.logaddexp(0.0, -lt).sum() + wn * np.logaddexp(0.0, ln).sum()
-            gt = -wt * expit(-lt)  # d/dlt
-            gn = wn * expit(ln)
-            g = np.array([(gt * zt).sum() + (gn * zn).sum(), gt.sum() + gn.sum()])
+            f, g, h = 0.0, np.zeros(2), np.zeros((2, 2))
+            for z, w, sign in ((zt, wt, -1.0), (zn, wn, 1.0)):
+                eta = a * z + b + plo
+                f += w * float(np.logaddexp(0.0, sign * eta).sum())
+                r = w * sign * expit(sign * eta)
+                q = w * expit(eta) * expit(-eta)
+                g += (float((r * z).sum()), float(r.sum()))
+                h += ((float((q * z * z).sum()), float((q * z).sum())), (float((q * z).sum()), float(q.sum())))
             if lam is not None:
                 f += 0.5 * lam * a * a
                 g[0] += lam * a
-            return f, g
+                h[0, 0] += lam
+            return f, g, h
 
-        def hess(theta):
-            a, b = theta
-            st = expit(a * zt + b + plo)
-            sn = expit(a * zn + b + plo)
-            ht = wt * st * (1 - st)
-            hn = wn * sn * (1 - sn)
-            haa = (ht * zt * zt).sum() + (hn * zn * zn).sum() + (lam or 0.0)
-            hab = (ht * zt).sum() + (hn * zn).sum()
-            hbb = ht.sum() + hn.sum()
-            return np.array([[haa, hab], [hab, hbb]])
-
-        res = minimize(fun, np.zeros(2), jac=True, hess=hess, method="trust-exact",
-                       options={"gtol": 1e-12, "maxiter": 500})
-        a, b = (float(v) for v in res.x)
-        # trust-exact may stop with "failure to predict improvement" at the optimum: judge by the gradient.
-        self.converged_ = bool(res.success or np.max(np.abs(fun(res.x)[1])) < 1e-8)
+        theta, converged = newton_minimize(evaluate)
+        a, b = (float(v) for v in theta)
+        self.converged_ = converged
         self.slope_ = a / sd
         self.intercept_ = b - a * mu / sd
         self.p_effective_ = p

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.special import expit
 
 from ..errors import InvalidScoresError, SeparableScoresError
 from .identification import (
@@ -501,59 +502,115 @@ class LIDPipelineResult:
         }
 
 
-def _fit_calibration(tar, non, separable, regularization, context):
-    from ..calibration.logistic import LogisticCalibrator
+def _fit_calibration(make_blocks, separable, regularization, context):
+    """Logistic calibration ``LLR = w z + b`` fitted by streaming Newton passes over training blocks.
 
-    try:
-        cal = LogisticCalibrator().fit(tar, non)
-        reg = False
-    except SeparableScoresError as exc:
+    ``make_blocks()`` returns a fresh iterator of ``(z, true_col, keep)``: the z-scores of a block of training
+    rows (k, N), each row's true-speaker column, and the (k, N) mask of its non-target entries. The objective
+    is exactly that of :class:`vpeval.calibration.LogisticCalibrator` (unpenalised maximum likelihood with the
+    training prior log-odds removed; with ``separable="regularize"`` on separable data, its named ridge on the
+    standardised slope), but no pass holds more than one block. Every sum is formed per row first and then
+    over all rows in row order, so the result does not depend on the block size. Returns ``(w, b,
+    regularised)``.
+    """
+
+    def row_sums(fn):
+        """Sum over all training rows of per-row sums ``fn(z, rows, t, keep) -> (k, m)``, block by block."""
+        parts = [fn(z, np.arange(z.shape[0]), t, keep) for z, t, keep in make_blocks()]
+        return np.concatenate(parts).sum(axis=0) if parts else None
+
+    def moments(z, rows, t, keep):
+        zt = z[rows, t]
+        zn = np.where(keep, z, 0.0)
+        return np.column_stack([np.ones_like(zt), keep.sum(axis=1), zt + zn.sum(axis=1),
+                                zt * zt + (zn * zn).sum(axis=1)])
+
+    n_t, n_n, s1, s2 = row_sums(moments)
+    n_t, n_n = int(n_t), int(n_n)
+    t_min = n_min = np.inf
+    t_max = n_max = -np.inf
+    for z, t, keep in make_blocks():
+        zt = z[np.arange(z.shape[0]), t]
+        t_min, t_max = min(t_min, float(zt.min())), max(t_max, float(zt.max()))
+        if keep.any():
+            n_min, n_max = min(n_min, float(z[keep].min())), max(n_max, float(z[keep].max()))
+    if n_t == 0 or n_n == 0:
+        raise InvalidScoresError(f"{context}: the calibration needs target and non-target training trials")
+    if t_min == t_max == n_min == n_max:
+        raise InvalidScoresError(f"{context}: all training z-scores are equal; the slope is not identifiable")
+    lam = None
+    if t_min >= n_max or t_max <= n_min:
         if separable == "error":
             raise SeparableScoresError(
-                f"{context}: the z-normalised target and non-target training scores are separable, so the "
-                f"unpenalised logistic calibration has no finite slope and LID is undefined ({exc}). "
-                "This is expected for unanonymized speech; pass separable='regularize' (CLI: --separable "
-                "regularize) to fit with "
+                f"{context}: the z-normalised target and non-target training scores are separable (targets in "
+                f"[{t_min:.6g}, {t_max:.6g}], non-targets in [{n_min:.6g}, {n_max:.6g}]), so the unpenalised "
+                "logistic calibration has no finite slope and LID is undefined. This is expected for "
+                "unanonymized speech; pass separable='regularize' (CLI: --separable regularize) to fit with "
                 f"LogisticCalibrator(regularization={regularization:g}) instead (LIDs then depend on it)."
-            ) from exc
-        cal = LogisticCalibrator(regularization=regularization).fit(tar, non)
-        reg = True
-    # cal.converged_ is not checked here: the optimiser may stop with "failure to predict improvement"
-    # at a gradient of 1e-10, i.e. at the optimum; the calibrator owns that judgement.
-    return float(cal.slope_), float(cal.intercept_), reg
+            )
+        lam = float(regularization)
+    n = n_t + n_n
+    plo = math.log(n_t) - math.log(n_n)  # training prior log-odds, removed from the fitted LLRs
+    mu = s1 / n
+    sd = math.sqrt(max(s2 / n - mu * mu, 0.0)) or 1.0
+
+    def evaluate(theta):
+        """Mean loss, gradient and Hessian in (slope on standardised z, intercept)."""
+        a, c = theta
+
+        def terms(z, rows, t, keep):
+            u = (z - mu) / sd
+            eta = a * u + c + plo
+            sign = np.where(keep, 1.0, 0.0)
+            sign[rows, t] = -1.0  # targets: loss softplus(-eta); non-targets: softplus(eta); others: none
+            w = np.abs(sign)
+            loss = np.logaddexp(0.0, sign * eta) * w
+            r = sign * expit(sign * eta)  # d loss / d eta (0 where w = 0)
+            q = expit(eta) * expit(-eta) * w  # d2 loss / d eta2
+            return np.column_stack([loss.sum(axis=1), (r * u).sum(axis=1), r.sum(axis=1),
+                                    (q * u * u).sum(axis=1), (q * u).sum(axis=1), q.sum(axis=1)])
+
+        f, ga, gc, haa, hac, hcc = row_sums(terms) / n
+        g = np.array([ga, gc])
+        h = np.array([[haa, hac], [hac, hcc]])
+        if lam is not None:
+            f += 0.5 * lam * a * a
+            g[0] += lam * a
+            h[0, 0] += lam
+        return f, g, h
+
+    from ..calibration.logistic import newton_minimize
+
+    theta, _ = newton_minimize(evaluate)
+    a, c = theta
+    return a / sd, c - a * mu / sd, lam is not None
 
 
-def _training_trials(arr, ti, n, n_cols, rows, row_ok, col_ok, name):
-    """z-normalise rows and collect target / non-target z-scores of the training rows.
+def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name):
+    """A factory of iterators over ``(z, true_col, keep)`` of the training rows, one row block at a time
+    (rows z-normalised on the fly, so nothing but one block is ever held).
 
-    Training rows: ``row_ok``; non-targets: columns with ``col_ok`` other than the true speaker's (the true
-    speaker's column is always allowed for a training row).
+    Training rows: ``row_ok``; non-targets (``keep``): columns with ``col_ok`` other than the true speaker's
+    (the true speaker's column is always the target of a training row).
     """
-    n_rows_train = int(row_ok.sum())
-    if n_rows_train == 0:
+    if not row_ok.any():
         raise InvalidScoresError(f"{name}: no training probes")
-    n_non = int(((col_ok.sum() - col_ok[ti]) * row_ok).sum())
-    tar = np.empty(n_rows_train)
-    non = np.empty(n_non)
-    it = nt = 0
-    for start, x in _iter_blocks(arr, n, rows):
-        r = x.shape[0]
-        ok = row_ok[start : start + r]
-        if not ok.any():
-            continue
-        z = _znorm_block(x, start, name)[ok]
-        t = ti[start : start + r][ok]
-        k = z.shape[0]
-        tar[it : it + k] = z[np.arange(k), t]
-        keep = np.broadcast_to(col_ok, z.shape).copy()
-        keep[np.arange(k), t] = False
-        vals = z[keep]
-        non[nt : nt + vals.size] = vals
-        it += k
-        nt += vals.size
-    if non.size == 0:
+    if int(((col_ok.sum() - col_ok[ti]) * row_ok).sum()) == 0:
         raise InvalidScoresError(f"{name}: no non-target trials to fit the calibration")
-    return tar, non
+
+    def blocks():
+        for start, x in _iter_blocks(arr, n, rows):
+            r = x.shape[0]
+            ok = row_ok[start : start + r]
+            if not ok.any():
+                continue
+            z = _znorm_block(x, start, name)[ok]
+            t = ti[start : start + r][ok]
+            keep = np.broadcast_to(col_ok, z.shape).copy()
+            keep[np.arange(z.shape[0]), t] = False
+            yield z, t, keep
+
+    return blocks
 
 
 def _speaker_folds(present: np.ndarray, n_folds: int, speaker_ids, seed: int) -> dict:
@@ -633,8 +690,10 @@ def lid_pipeline(
 
     Notes
     -----
-    Memory: the evaluation matrix is scanned in row blocks. The calibration fit holds the z-normalised
-    training scores as two 1-D float64 arrays (8 bytes per training trial), as the logistic fit needs them.
+    Memory: every matrix is scanned in row blocks, the calibration fit included (streaming Newton passes,
+    each recomputing the z-scores of one block at a time), so extra memory stays bounded by the block size
+    whatever the matrix size. The fit minimises exactly the objective of
+    :class:`~vpeval.calibration.LogisticCalibrator`.
     """
     if separable not in ("error", "regularize"):
         raise InvalidScoresError(f"separable must be 'error' or 'regularize', got {separable!r}")
@@ -653,11 +712,11 @@ def lid_pipeline(
             raise InvalidScoresError("dev_true_index is required with dev_scores")
         dv, n_dev, n_cols_dev = _as_matrix(dev_scores, "dev_scores")
         dti = _as_true_index(dev_true_index, n_dev, n_cols_dev)
-        tar, non = _training_trials(
+        blocks = _training_blocks(
             dv, dti, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows),
             np.ones(n_dev, bool), np.ones(n_cols_dev, bool), "dev_scores",
         )
-        w, b, reg = _fit_calibration(tar, non, separable, regularization, "development matrix")
+        w, b, reg = _fit_calibration(blocks, separable, regularization, "development matrix")
         slopes, intercepts, regs = np.array([w]), np.array([b]), np.array([reg])
         fold = None
         k_folds = 1
@@ -685,9 +744,9 @@ def lid_pipeline(
         fold = col_fold[ti]
         slopes, intercepts, regs = np.empty(k_folds), np.empty(k_folds), np.zeros(k_folds, bool)
         for f in range(k_folds):
-            tar, non = _training_trials(ev, ti, n, n_cols, rows, fold != f, col_fold != f, "eval_scores")
+            blocks = _training_blocks(ev, ti, n, n_cols, rows, fold != f, col_fold != f, "eval_scores")
             slopes[f], intercepts[f], regs[f] = _fit_calibration(
-                tar, non, separable, regularization, f"cross-fitting fold {f + 1} of {k_folds}"
+                blocks, separable, regularization, f"cross-fitting fold {f + 1} of {k_folds}"
             )
         mode = "cross-fit"
         note = (
