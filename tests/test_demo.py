@@ -117,3 +117,51 @@ def test_audit_with_transcripts_adds_utility(tmp_path):
     assert len(pts) == 1 and pts[0]["wer_original"] == 0.0
     assert pts[0]["wer_anonymized"] == pytest.approx(2 / 8)  # one substitution + one deletion of 8 words
     assert any(s["id"] == "utility" for s in doc["sections"])
+
+
+def _small_system(tmp_path, n_eval, keep_cohort):
+    from vpeval.io.embeddings import read_embeddings, write_embeddings
+
+    es = read_embeddings(EXAMPLE / "embeddings_mfcc.npz")
+    spk = sorted({s for s, u in zip(es.speaker_id, es.utterance_id) if u.endswith("-0009")})[:n_eval]
+    cohort = {s for s in set(es.speaker_id) if not any(u.endswith("-0001") for u, t in
+                                                         zip(es.utterance_id, es.speaker_id) if t == s)}
+    keep = [(s in spk) or (keep_cohort and s in cohort) for s in es.speaker_id]
+    d = tmp_path / f"small{n_eval}{int(keep_cohort)}"
+    d.mkdir()
+    write_embeddings(d / "embeddings_mfcc.npz", es.select(keep))
+    return d
+
+
+@pytest.mark.parametrize("n_eval, keep_cohort", [(2, False), (1, True)])
+def test_audit_small_data_reports_what_cannot_be_computed(tmp_path, n_eval, keep_cohort):
+    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
+        pytest.skip("bundled example missing")
+    d = _small_system(tmp_path, n_eval, keep_cohort)
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(app, ["audit", str(d), "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "report.json").read_text())
+    assert _section(doc, "linkage-mfcc-stats")["data"]["not_computed"]
+
+
+def test_force_keeps_foreign_files_in_a_report_folder(tmp_path):
+    p = tmp_path / "s.txt"
+    p.write_text("0.9 1\n0.8 1\n0.3 0\n0.1 0\n")
+    out = tmp_path / "r"
+    assert CliRunner().invoke(app, ["report", str(p), "-o", str(out), "-q"]).exit_code == 0
+    (out / "holiday.png").write_bytes(b"x")
+    r = CliRunner().invoke(app, ["report", str(p), "-o", str(out), "--force", "-q"])
+    assert r.exit_code == 3 and (out / "holiday.png").exists()
+
+
+def test_audit_names_that_collide_when_made_safe(tmp_path):
+    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
+        pytest.skip("bundled example missing")
+    import shutil
+
+    a = tmp_path / "a"
+    a.mkdir()
+    shutil.copy(EXAMPLE / "embeddings_mfcc.npz", a)
+    r = CliRunner().invoke(app, ["audit", f"a b={a}", f"a_b={a}", "-o", str(tmp_path / "r")])
+    assert r.exit_code == 2 and "file-name safe" in r.output

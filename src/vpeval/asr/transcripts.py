@@ -58,7 +58,7 @@ def read_transcripts(path, *, fmt: str = "auto") -> dict[str, str]:
     if not path.is_file():
         raise InputFileError(path, None, "transcript file does not exist")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
         raise InputFileError(path, None, f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     numbered = [(i + 1, ln.strip()) for i, ln in enumerate(lines) if ln.strip()]

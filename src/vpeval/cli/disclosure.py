@@ -209,7 +209,7 @@ def simulate_command(
     separation: float = typer.Option(2.0, "--separation", help="d' for --kind equal-variance."),
     n_speakers: int = typer.Option(10, "--n-speakers", help="N of the 1-to-N rank simulation (counterexample)."),
     n_probes: int = typer.Option(2000, "--n-probes", help="Probes of the rank simulation."),
-    seed: int = typer.Option(0, "--seed", help="Seed of numpy's default_rng."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of numpy's default_rng."),
     estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),

@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from .. import __version__
-from ..errors import VpevalError
+from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .common import FORMATS_HELP, display_name, echo_json, handle_errors, load_trials, split_name
 
@@ -184,7 +184,10 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
         files = sorted(folder.glob("embeddings_*.npz"))
         if (folder / "metadata.csv").is_file():
             files.append(folder / "metadata.csv")
-            metadata[name] = pd.read_csv(folder / "metadata.csv", dtype=str, keep_default_na=False)
+            try:
+                metadata[name] = pd.read_csv(folder / "metadata.csv", dtype=str, keep_default_na=False)
+            except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+                raise InputFileError(folder / "metadata.csv", None, f"not a readable CSV table ({exc})") from None
         inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)} for f in files]
     utility = {}
     for folder, name in systems:
@@ -194,8 +197,10 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
             from ..metrics.utility import wer
 
             ref = read_transcripts(tdir / "ref.txt")
-            utility[name] = {c: wer(ref, read_transcripts(tdir / f"{c}.txt"))
-                             for c in ("original", "anonymized") if (tdir / f"{c}.txt").is_file()}
+            hyps = [c for c in ("original", "anonymized") if (tdir / f"{c}.txt").is_file()]
+            if not hyps:
+                raise VpevalError(f"{tdir}: ref.txt needs original.txt and/or anonymized.txt beside it")
+            utility[name] = {c: wer(ref, read_transcripts(tdir / f"{c}.txt")) for c in hyps}
             inputs += [{"name": f"{name}/transcripts/{f.name}", "path": str(f), "sha256": sha256_file(f)}
                        for f in sorted(tdir.glob("*.txt"))]
     with console.status("auditing") as status:
@@ -232,7 +237,7 @@ def demo(
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random step (cross-fitting folds, bootstrap)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random step (cross-fitting folds, bootstrap)."),
 ):
     folder = _find_example(example)
     _run_audit([(folder, "mcadams")], out, force, quiet, json_out,
@@ -253,7 +258,7 @@ def audit(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     title: str = typer.Option("vpeval audit", "--title"),
-    seed: int = typer.Option(0, "--seed", help="Seed of every random step."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random step."),
 ):
     folders: list[tuple[Path, str]] = []
     for spec in systems:

@@ -22,6 +22,7 @@ floats of the same length in every row).
 from __future__ import annotations
 
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,7 +110,7 @@ def _validate(es: EmbeddingSet, path) -> None:
         raise InputFileError(
             path, None,
             f"{rows.size} embedding row(s) contain NaN or inf (first: row {int(rows[0])}, "
-            f"utterance {es.utterance_id[rows[0]]!r})",
+            f"utterance {str(es.utterance_id[rows[0]])!r})",
         )
     keys = np.char.add(np.char.add(es.utterance_id, "\x1f"), es.condition)
     uniq, counts = np.unique(keys, return_counts=True)
@@ -177,7 +178,7 @@ def read_embeddings(path) -> EmbeddingSet:
                 )
         except InputFileError:
             raise
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
             raise InputFileError(path, None, f"not a readable .npz embeddings file ({exc})") from None
         es = EmbeddingSet.__new__(EmbeddingSet)
     for k, v in fields.items():

@@ -176,7 +176,8 @@ def _eer_vs_disclosure_section(results: dict[str, "SystemAudit"], condition: str
     points = []
     for system, res in results.items():
         for attacker, by_type in res.type_metrics.items():
-            if condition not in by_type or condition not in res.linkage.get(attacker, {}):
+            if condition not in by_type or isinstance(res.linkage.get(attacker, {}).get(condition, ValueError()),
+                                                      Exception):
                 continue
             lk = res.linkage[attacker][condition].lid.summary
             points.append({
@@ -193,6 +194,10 @@ def _eer_vs_disclosure_section(results: dict[str, "SystemAudit"], condition: str
         ["system", "attacker", "EER ROCCH (%)", "ALID (bits)", "LID_max (bits)", "eps_max (bits)"],
         [[p["system"], p["attacker"], 100 * p["eer_rocch"], p["alid_bits"], p["lid_max_bits"], p["eps_max_bits"]]
          for p in points], fmt="{:.3g}"))
+    if not points:
+        sec.blocks.append(Paragraph("No system/attacker has both an oa EER and a 1-to-N LID to plot.", kind="note"))
+        sec.data = {"condition": condition, "points": points}
+        return sec
     sec.blocks.append(Figure("points", lambda fig: _draw_eer_disclosure(fig, points),
                              "EER (x) against disclosure in bits (y): circles ALID, triangles LID_max, squares "
                              "eps_max; one colour per system/attacker."))
@@ -229,6 +234,7 @@ def _privacy_utility_section(results: dict[str, "SystemAudit"], utility: dict) -
             if "oa" not in by_type:
                 continue
             lk = res.linkage.get(attacker, {}).get("oa")
+            lk = None if isinstance(lk, Exception) else lk
             points.append({
                 "system": system, "attacker": attacker, "wer_anonymized": by_cond["anonymized"].wer,
                 "wer_original": by_cond["original"].wer if "original" in by_cond else None,
@@ -301,16 +307,18 @@ def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int
         metrics[attacker] = {t: _type_metrics(tr) for t, tr in trials[attacker].items()}
         say(f"1-to-N linkage: {attacker}")
         matrices = {f"{e}{p}": one_to_n(es, protocol, enroll=e, probe=p) for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
-        linkage[attacker] = {k: analyse_one_to_n(m, seed=seed) for k, m in matrices.items()}
+        # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
+        linkage[attacker] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed)) for k, m in matrices.items()}
         say(f"bootstrap intervals and chance floors: {attacker}")
         for name, t in trials[attacker].items():
             assessments[f"{attacker} / {name}"] = assess_trials(
                 t, groups=trial_speakers(t, protocol), leak=leak_for_trial_type(name), seed=seed, n_boot=n_boot,
                 n_perm=n_perm)
         for k, m in matrices.items():
-            assessments[f"{attacker} / {k} 1-to-N"] = assess_one_to_n(m, linkage[attacker][k].lid, seed=seed,
-                                                                      n_boot=n_boot, n_perm=n_perm)
-        if "oa" in trials[attacker]:
+            if not isinstance(linkage[attacker][k], Exception):
+                assessments[f"{attacker} / {k} 1-to-N"] = assess_one_to_n(m, linkage[attacker][k].lid, seed=seed,
+                                                                          n_boot=n_boot, n_perm=n_perm)
+        if "oa" in trials[attacker] and not isinstance(linkage[attacker]["oa"], Exception):
             profiles[f"{attacker} / oa"] = speaker_profile(trials[attacker]["oa"], one_to_n=matrices["oa"],
                                                            lid=linkage[attacker]["oa"].lid, metadata=_speaker_table(metadata))
         say(f"embedding structure and voice distinctiveness: {attacker}")
@@ -339,9 +347,9 @@ def _optional_section(build, results: dict, section_id: str, title: str) -> Sect
     ok = {k: v for k, v in results.items() if not isinstance(v, Exception)}
     failed = {k: v for k, v in results.items() if isinstance(v, Exception)}
     sec = build(ok, section_id=section_id, title=title) if ok else Section(section_id, title)
-    for attacker, exc in failed.items():
-        sec.blocks.insert(0, Paragraph(f"Not computed for attacker {attacker}: {exc}", kind="warning"))
-        sec.data.setdefault("not_computed", {})[attacker] = str(exc)
+    for name, exc in failed.items():
+        sec.blocks.insert(0, Paragraph(f"Not computed for {name}: {exc}", kind="warning"))
+        sec.data.setdefault("not_computed", {})[name] = str(exc)
     return sec
 
 
@@ -396,6 +404,13 @@ def audit_systems(
         disclosure, then per system: verification and privacy-ZEBRA and 1-to-N linkage per attacker,
         embedding structure, voice distinctiveness, soft-biometric leakage.
     """
+    for kind, names in [("system", list(systems))] + [(f"attacker of {s}", list(a)) for s, a in systems.items()]:
+        safe = [safe_filename(n) for n in names]
+        if len(set(safe)) != len(safe):
+            raise VpevalError(f"{kind} names {names} are not distinct once made file-name safe "
+                              f"({safe}); rename them")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise VpevalError(f"seed must be an integer >= 0, got {seed!r}")
     report = Report(title, options={"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                                     "systems": {s: list(a) for s, a in systems.items()}})
     metadata = metadata or {}
@@ -429,11 +444,12 @@ def audit_systems(
                     t.tar, t.non, section_id=f"{sid}disclosure-{attacker}",
                     title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0])
         for attacker, by_cond in res.linkage.items():
-            report.add(linkage_section(by_cond, section_id=f"{sid}linkage-{attacker}",
-                                       title=f"1-to-N linkage: {pre}attacker {attacker}"))
-            report.add(rank_disclosure_section(
-                {k: v.identification.gamma for k, v in by_cond.items()}, section_id=f"{sid}rank-{attacker}",
-                title=f"Similarity-rank disclosure: {pre}attacker {attacker}"))
+            report.add(_optional_section(linkage_section, by_cond, f"{sid}linkage-{attacker}",
+                                         f"1-to-N linkage: {pre}attacker {attacker}"))
+            ok = {k: v.identification.gamma for k, v in by_cond.items() if not isinstance(v, Exception)}
+            if ok:
+                report.add(rank_disclosure_section(ok, section_id=f"{sid}rank-{attacker}",
+                                                   title=f"Similarity-rank disclosure: {pre}attacker {attacker}"))
         report.add(_optional_section(embedding_section, res.structure, f"{sid}embedding",
                                      f"Embedding structure: {pre}original vs anonymized"))
         report.add(_optional_section(distinctiveness_section, res.distinctiveness, f"{sid}distinctiveness",

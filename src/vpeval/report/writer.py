@@ -13,6 +13,7 @@ import html
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -174,14 +175,20 @@ def _render_figures(report: Report, folder: Path) -> dict[int, str]:
 
 
 def _is_report_folder(folder: Path) -> bool:
-    """True when ``folder`` holds nothing but what an earlier vpeval report wrote."""
+    """True when ``folder`` holds nothing but what an earlier vpeval report wrote (its JSON, its page and the
+    figures that page shows)."""
     rj = folder / "report.json"
     try:
         if json.loads(rj.read_text(encoding="utf-8")).get("schema") != "vpeval-report":
             return False
     except (OSError, ValueError, AttributeError):
         return False
-    return all(f.is_file() and (f.suffix in (".png", ".json", ".html")) for f in folder.iterdir())
+    try:
+        page = (folder / "report.html").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    written = {"report.json", "report.html"} | set(re.findall(r'<img src="([^"/]+\.png)"', page))
+    return all(f.is_file() and f.name in written for f in folder.iterdir())
 
 
 def _check_target(out: Path, force: bool, protect) -> None:
