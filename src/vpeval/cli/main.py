@@ -188,6 +188,10 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                 metadata[name] = pd.read_csv(folder / "metadata.csv", dtype=str, keep_default_na=False)
             except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
                 raise InputFileError(folder / "metadata.csv", None, f"not a readable CSV table ({exc})") from None
+            from ..pipeline import check_metadata
+
+            for es in loaded[name].values():  # every embedding row must be described, with the same speaker
+                check_metadata(es, metadata[name], source=str(folder / "metadata.csv"))
         inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)} for f in files]
     utility = {}
     for folder, name in systems:

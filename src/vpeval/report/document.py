@@ -61,8 +61,12 @@ class Report:
     options: dict = field(default_factory=dict)
 
     def add(self, section: Section) -> Section:
-        if any(s.id == section.id for s in self.sections):
-            raise ValueError(f"duplicate report section id {section.id!r}")
+        """Append ``section``; its id must stay unique once made file-name safe (it names anchors and PNGs)."""
+        if any(safe_filename(s.id) == safe_filename(section.id) for s in self.sections):
+            from ..errors import VpevalError
+
+            raise VpevalError(f"report section id {section.id!r} collides with an existing one once made "
+                              "file-name safe; give the inputs names that differ in letters or digits")
         self.sections.append(section)
         return section
 
