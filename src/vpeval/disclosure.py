@@ -305,6 +305,10 @@ def worst_case_disclosure(
         e_tar, e_non, fitted_on = tar, non, "same"
     if isinstance(estimators, (str, ScoreCalibrator)):
         estimators = (estimators,)
+    if not len(estimators):
+        raise VpevalError("no LLR estimator given; name at least one of " + ", ".join(ESTIMATORS))
+    if oracle is not None and not (isinstance(oracle, (tuple, list)) and len(oracle) == 2):
+        raise VpevalError("oracle must be a pair (tar_llr, non_llr) of arrays of oracle LLRs in nats")
     cals = []
     for est in estimators:
         if isinstance(est, str):
