@@ -37,6 +37,20 @@ Higher scores mean "more likely target" unless --lower-is-target is given.
 """
 
 
+# Options shared by every command that reads score inputs.
+KeyOpt = typer.Option(None, "--key", help="Kaldi key `enroll test target|nontarget` for a Kaldi scores file.")
+LabelCol = typer.Option(None, "--label-col", help="Label column (0-based index or header name).")
+ScoreCol = typer.Option(None, "--score-col", help="Score column (0-based index or header name).")
+TargetOpt = typer.Option(None, "--target", help="Label value(s) meaning target (repeatable).")
+NonOpt = typer.Option(None, "--nontarget", help="Label value(s) meaning non-target (repeatable).")
+IgnoreOpt = typer.Option(None, "--ignore", help="Label value(s) to skip on purpose, e.g. spoof (repeatable).")
+SepOpt = typer.Option(None, "--sep", help="Column separator (default: white space), e.g. ','.")
+LowerOpt = typer.Option(False, "--lower-is-target", help="Lower scores mean more likely target.")
+PTargetOpt = typer.Option([0.01, 0.05], "--p-target", help="Prior(s) for minDCF (and actDCF) (repeatable).")
+LLROpt = typer.Option(False, "--llr", help="The scores are calibrated LLRs (natural log): also report Cllr and "
+                      "actDCF of the scores as given.")
+
+
 def fail(msg: str, code: int = EXIT_INPUT):
     typer.echo(f"vpeval: error: {msg}", err=True)
     raise typer.Exit(code)

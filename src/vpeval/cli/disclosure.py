@@ -11,7 +11,10 @@ import typer
 
 from ..errors import VpevalError
 from ..report.writer import install_folder
-from .common import FORMATS_HELP, echo_json, handle_errors, load_trials
+from .common import (
+    FORMATS_HELP, IgnoreOpt, LabelCol, LowerOpt, NonOpt, ScoreCol, SepOpt, TargetOpt, echo_json, handle_errors,
+    load_trials,
+)
 
 __all__ = ["register", "disclosure_command", "rank_disclosure_command", "simulate_command", "disclosure_section", "simulation_comparison"]
 
@@ -74,13 +77,13 @@ def disclosure_command(
     scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
     key: Optional[str] = typer.Argument(None, help="Kaldi key `enroll test target|nontarget` (optional)."),
     estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
-    label_col: Optional[str] = typer.Option(None, "--label-col", help="Label column (index or header)."),
-    score_col: Optional[str] = typer.Option(None, "--score-col", help="Score column (index or header)."),
-    target: Optional[List[str]] = typer.Option(None, "--target", help="Label value(s) meaning target."),
-    nontarget: Optional[List[str]] = typer.Option(None, "--nontarget", help="Label value(s) meaning non-target."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Label value(s) to skip on purpose."),
-    sep: Optional[str] = typer.Option(None, "--sep", help="Column separator (default: white space)."),
-    lower_is_target: bool = typer.Option(False, "--lower-is-target", help="Lower scores mean target."),
+    label_col: Optional[str] = LabelCol,
+    score_col: Optional[str] = ScoreCol,
+    target: Optional[List[str]] = TargetOpt,
+    nontarget: Optional[List[str]] = NonOpt,
+    ignore: Optional[List[str]] = IgnoreOpt,
+    sep: Optional[str] = SepOpt,
+    lower_is_target: bool = LowerOpt,
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ):
     from ..disclosure import worst_case_disclosure

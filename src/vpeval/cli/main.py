@@ -17,7 +17,10 @@ from rich.table import Table as RichTable
 from .. import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
-from .common import FORMATS_HELP, display_name, echo_json, handle_errors, load_trials, split_name
+from .common import (
+    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, ScoreCol, SepOpt,
+    TargetOpt, display_name, echo_json, handle_errors, load_trials, split_name,
+)
 
 app = typer.Typer(
     name="vpeval",
@@ -40,18 +43,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     pass
 
 
-# shared options
-KeyOpt = typer.Option(None, "--key", help="Kaldi key `enroll test target|nontarget` for a Kaldi scores file.")
-LabelCol = typer.Option(None, "--label-col", help="Label column (0-based index or header name).")
-ScoreCol = typer.Option(None, "--score-col", help="Score column (0-based index or header name).")
-TargetOpt = typer.Option(None, "--target", help="Label value(s) meaning target (repeatable).")
-NonOpt = typer.Option(None, "--nontarget", help="Label value(s) meaning non-target (repeatable).")
-IgnoreOpt = typer.Option(None, "--ignore", help="Label value(s) to skip on purpose, e.g. spoof (repeatable).")
-SepOpt = typer.Option(None, "--sep", help="Column separator (default: white space), e.g. ','.")
-LowerOpt = typer.Option(False, "--lower-is-target", help="Lower scores mean more likely target.")
-PTargetOpt = typer.Option([0.01, 0.05], "--p-target", help="Prior(s) for minDCF (and actDCF) (repeatable).")
-LLROpt = typer.Option(False, "--llr", help="The scores are calibrated LLRs (natural log): also report Cllr and "
-                      "actDCF of the scores as given.")
+# shared options: see .common
 
 
 @app.command(help="Verification and privacy-ZEBRA metrics of one score input, as a table or JSON.\n"
