@@ -15,9 +15,10 @@ __all__ = ["LogisticCalibrator"]
 
 
 def newton_minimize(evaluate, theta0=None, max_iter: int = 100):
-    """Minimise a smooth convex function of 2 parameters by Newton's method with backtracking.
+    """Minimise a smooth convex function by Newton's method with backtracking.
 
-    ``evaluate(theta) -> (f, gradient, Hessian)``. Iterates until the gradient vanishes to rounding (steps
+    ``evaluate(theta) -> (f, gradient, Hessian)``; ``theta0`` (default ``zeros(2)``) sets the number of
+    parameters. Iterates until the gradient vanishes to rounding (steps
     that change ``f`` only below its rounding are still taken while they shrink the gradient). Returns
     ``(theta, converged)`` with ``converged`` = max-abs gradient below 1e-8.
     """
@@ -26,7 +27,7 @@ def newton_minimize(evaluate, theta0=None, max_iter: int = 100):
     for _ in range(max_iter):
         if np.max(np.abs(g)) < 1e-15:
             break
-        step = np.linalg.solve(h + 1e-14 * np.eye(2), g)
+        step = np.linalg.solve(h + 1e-14 * np.eye(theta.size), g)
         t = 1.0
         while True:
             cand = theta - t * step

@@ -1,0 +1,101 @@
+r"""Adaptive symmetric score normalisation (AS-norm) around any back-end.
+
+For a raw score ``s(e, t)``, the cohort is the set of training speakers' models (the normalised mean of each
+training speaker's normalised embeddings, exactly like an enrollment model). ``S_e`` is the set of the
+``top_k`` highest scores of ``e`` against the cohort and ``S_t`` that of ``t``; with ``mu`` and ``sigma`` their
+mean and sample standard deviation (``ddof=1``):
+
+.. math:: s_{\mathrm{as}}(e, t) = \tfrac12\left(\frac{s - \mu(S_e)}{\sigma(S_e)}
+          + \frac{s - \mu(S_t)}{\sigma(S_t)}\right).
+
+This is "AS-norm1" of Matejka et al., "Analysis of score normalization in multilingual speaker recognition",
+Interspeech 2017, Eq. 3 (adaptive cohort: Sturim & Reynolds, ICASSP 2005; symmetric S-norm: Kenny, Odyssey
+2010). The top-``k`` selection uses values only, so ties among cohort scores cannot change the result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Backend, BackendError, unit_rows
+
+__all__ = ["ASNorm", "speaker_means"]
+
+
+def speaker_means(x: np.ndarray, spk: np.ndarray):
+    """Sorted speaker ids and the unit-length mean of each speaker's unit rows, shape (n_speakers, d)."""
+    names, inverse = np.unique(spk, return_inverse=True)
+    sums = np.zeros((names.size, x.shape[1]))
+    np.add.at(sums, inverse, unit_rows(x))
+    return names, unit_rows(sums, "training speaker mean")
+
+
+def _top_k_stats(s: np.ndarray, k: int):
+    top = -np.partition(-s, k - 1, axis=1)[:, :k]
+    return top.mean(axis=1), top.std(axis=1, ddof=1)
+
+
+class ASNorm(Backend):
+    """AS-norm (module docstring) of ``backend``'s scores, cohort from the training speakers.
+
+    Parameters
+    ----------
+    backend : Backend
+        The raw scorer; :meth:`fit` fits it on the same training data.
+    top_k : int, default 200
+        Cohort scores kept per side; capped at the number of training speakers (documented, not an error).
+        At least 2 (a standard deviation needs two values).
+
+    Attributes
+    ----------
+    cohort_ : ndarray, shape (n_training_speakers, d)
+    top_k_ : int
+        The ``top_k`` in use after the cap.
+
+    Raises
+    ------
+    BackendError
+        (at scoring) a zero cohort standard deviation for some input (all its top-``k`` cohort scores equal).
+
+    Examples
+    --------
+    >>> from vpeval.backends import CosineBackend
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=(30, 4))
+    >>> b = ASNorm(CosineBackend(), top_k=5).fit(x, np.repeat(np.arange(10).astype(str), 3))
+    >>> b.name, b.top_k_, b.score(x[:2], x[2:5]).shape
+    ('cosine+asnorm', 5, (2, 3))
+    """
+
+    def __init__(self, backend: Backend, top_k: int = 200):
+        super().__init__()
+        if not isinstance(backend, Backend) or isinstance(backend, ASNorm):
+            raise BackendError(f"ASNorm wraps one plain Backend, got {backend!r}")
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 2:
+            raise BackendError(f"AS-norm top_k must be an integer >= 2, got {top_k!r}")
+        self.backend = backend
+        self.top_k = int(top_k)
+        self.name = f"{backend.name}+asnorm"
+
+    def _needs_repeats(self) -> bool:
+        return self.backend._needs_repeats()
+
+    def _min_speakers(self) -> int:
+        return max(2, self.backend._min_speakers())
+
+    def _fit(self, x, spk):
+        self.backend.fit(x, spk)
+        _, self.cohort_ = speaker_means(x, spk)
+        self.top_k_ = min(self.top_k, self.cohort_.shape[0])
+
+    def _score(self, e, t):
+        raw = self.backend.score(e, t)
+        mu_e, sd_e = _top_k_stats(self.backend.score(e, self.cohort_), self.top_k_)
+        mu_t, sd_t = _top_k_stats(self.backend.score(t, self.cohort_), self.top_k_)
+        if not ((sd_e > 0).all() and (sd_t > 0).all()):
+            raise BackendError("AS-norm: an input has identical top-k cohort scores (standard deviation 0)")
+        return 0.5 * ((raw - mu_e[:, None]) / sd_e[:, None] + (raw - mu_t[None, :]) / sd_t[None, :])
+
+    def describe(self) -> dict:
+        return dict(self.backend.describe(), backend=self.name, asnorm_top_k=getattr(self, "top_k_", self.top_k),
+                    training_speakers=self.n_training_speakers_)

@@ -1,0 +1,156 @@
+"""The :class:`Backend` interface: a speaker-verification scorer over embeddings, optionally trained.
+
+A back-end is fitted on *training speakers* (embeddings with speaker labels, disjoint from every speaker it
+will score) and then scores every enrollment embedding against every test embedding. Every back-end starts
+with the same step: each input row is scaled to unit L2 norm, so that single-utterance embeddings and
+speaker-averaged enrollment models (which the protocol builds as the normalised mean of normalised
+embeddings, see ``docs/protocols.md``) are on one scale.
+
+Fitting is bit-for-bit independent of the order of the training rows: rows are put in a canonical order
+(by speaker id, then by their values) before any sum is taken.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import VpevalError
+
+__all__ = ["Backend", "BackendError", "unit_rows", "check_training"]
+
+
+class BackendError(VpevalError):
+    """Training data or inputs that a back-end cannot use (message says what was expected)."""
+
+
+def unit_rows(x: np.ndarray, what: str = "embedding") -> np.ndarray:
+    """Rows of ``x`` scaled to unit L2 norm (float64); a zero or non-finite row is an error.
+
+    The row is first divided by its largest magnitude so that the norm neither overflows nor underflows.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] == 0:
+        raise BackendError(f"{what}s must be a 2-D array (n, d) with d >= 1, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise BackendError(f"{what}s contain NaN or inf (row {int(np.flatnonzero(~np.isfinite(x).all(1))[0])})")
+    peak = np.abs(x).max(axis=1) if x.shape[0] else np.zeros(0)
+    bad = np.flatnonzero(~(peak > 0))
+    if bad.size:
+        raise BackendError(f"{what} row {int(bad[0])} is the zero vector; it has no direction to score")
+    y = x / peak[:, None]
+    return y / np.sqrt(np.einsum("ij,ij->i", y, y))[:, None]
+
+
+def check_training(embeddings, speaker_ids, *, min_speakers: int = 2, need_repeats: bool = False):
+    """Validate training data; return (unit rows, speaker ids) in canonical order.
+
+    Canonical order: sorted by speaker id, then lexicographically by the row values, so that any fit on the
+    result is independent of the input order.
+
+    Raises
+    ------
+    BackendError
+        Shapes disagree, an empty speaker id, fewer than ``min_speakers`` speakers, or (``need_repeats``)
+        no speaker with two or more embeddings (no within-speaker variation to learn from).
+    """
+    x = unit_rows(embeddings, "training embedding")
+    spk = np.asarray(speaker_ids, dtype=str)
+    if spk.shape != (x.shape[0],):
+        raise BackendError(f"speaker_ids has shape {spk.shape}, expected ({x.shape[0]},) to match the embeddings")
+    if spk.size and (np.char.str_len(spk) == 0).any():
+        raise BackendError(f"empty speaker id at training row {int(np.flatnonzero(np.char.str_len(spk) == 0)[0])}")
+    order = np.lexsort(tuple(x[:, j] for j in range(x.shape[1] - 1, -1, -1)) + (spk,))
+    x, spk = x[order], spk[order]
+    n_spk = np.unique(spk).size
+    if n_spk < min_speakers:
+        raise BackendError(f"training needs at least {min_speakers} speakers, got {n_spk}")
+    if need_repeats and np.unique(spk).size == spk.size:
+        raise BackendError("every training speaker has a single embedding: no within-speaker variation to learn "
+                           "(give each training speaker several utterances or segments)")
+    return x, spk
+
+
+class Backend:
+    """A scorer of (enrollment, test) embedding pairs; subclasses implement ``_fit`` and ``_score``.
+
+    Attributes
+    ----------
+    name : str
+        The back-end's name in reports (``cosine``, ``centred-cosine``, ``lda``, ``plda``; ``+asnorm`` suffix
+        when wrapped in :class:`~vpeval.backends.ASNorm`).
+    trained : bool
+        False for back-ends that learn nothing from training data (plain cosine).
+    n_training_speakers_ : int
+        Set by :meth:`fit` (0 for an untrained back-end that was never fitted).
+    dim_ : int or None
+        Embedding dimension seen in :meth:`fit` (``None``: any dimension is accepted).
+    """
+
+    name = "backend"
+    trained = True
+
+    def __init__(self):
+        self.dim_ = None
+        self.n_training_speakers_ = 0
+        self._fitted = False
+
+    def fit(self, embeddings, speaker_ids) -> "Backend":
+        """Fit on training embeddings, shape (n, d), with one speaker id per row; returns ``self``."""
+        x, spk = check_training(embeddings, speaker_ids, min_speakers=self._min_speakers(),
+                                need_repeats=self._needs_repeats())
+        self.dim_ = x.shape[1]
+        self.n_training_speakers_ = int(np.unique(spk).size)
+        self._fit(x, spk)
+        self._fitted = True
+        return self
+
+    def score(self, enroll, test) -> np.ndarray:
+        """Score every enrollment row against every test row.
+
+        Parameters
+        ----------
+        enroll : array-like, shape (n_enroll, d)
+            Enrollment embeddings or speaker models (e.g. a speaker's averaged enrollment embeddings).
+        test : array-like, shape (n_test, d)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_enroll, n_test)
+            Higher means "more likely the same speaker". Each entry depends only on its own pair (and, for
+            AS-norm, on the fixed training cohort), never on the other rows or their order.
+
+        Raises
+        ------
+        BackendError
+            Not fitted (trained back-ends), a dimension other than the fitted one, zero or non-finite rows.
+        """
+        if self.trained and not self._fitted:
+            raise BackendError(f"back-end {self.name!r} must be fitted on training speakers before scoring")
+        e, t = unit_rows(enroll, "enrollment embedding"), unit_rows(test, "test embedding")
+        for what, arr in (("enrollment", e), ("test", t)):
+            if self.dim_ is not None and arr.shape[1] != self.dim_:
+                raise BackendError(f"{what} embeddings have dimension {arr.shape[1]}; {self.name} was fitted "
+                                   f"on dimension {self.dim_}")
+        if e.shape[1] != t.shape[1]:
+            raise BackendError(f"enrollment dimension {e.shape[1]} != test dimension {t.shape[1]}")
+        return self._score(e, t)
+
+    def describe(self) -> dict:
+        """Settings and fitted sizes for reports (JSON-serialisable)."""
+        return {"backend": self.name, "trained": self.trained, "training_speakers": self.n_training_speakers_}
+
+    # subclass hooks
+    def _min_speakers(self) -> int:
+        return 2
+
+    def _needs_repeats(self) -> bool:
+        return False
+
+    def _fit(self, x: np.ndarray, spk: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _score(self, e: np.ndarray, t: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

@@ -1,0 +1,178 @@
+r"""Linear logistic-regression fusion of several systems' scores (BOSARIS / PYLLR linear fusion).
+
+The fused score of a trial with member scores ``s = (s_1, ..., s_K)`` is the LLR (natural log, nats)
+
+.. math:: \ell(s) = w^\top s + b,
+
+with ``(w, b)`` minimising the prior-weighted cross-entropy of Brummer & du Preez, "Application-independent
+evaluation of speaker detection", CSL 2006, Sec. 6 (the objective of BOSARIS ``train_binary_classifier`` /
+``linear_fusion``, and of Pigeon et al. 2000 / Brummer et al. 2007 fusion):
+
+.. math:: C(w, b) = \frac{P}{N_t}\sum_{i\in tar}\log\left(1+e^{-(\ell(s_i)+\mathrm{logit}P)}\right)
+   + \frac{1-P}{N_n}\sum_{j\in non}\log\left(1+e^{\ell(s_j)+\mathrm{logit}P}\right).
+
+The prior log-odds ``logit P`` is added inside the loss and not to the output, so the output is an LLR.
+With one member this is :class:`~vpeval.calibration.LogisticCalibrator`.
+
+Linearly separable training scores (a hyperplane with every target on one side and every non-target on the
+other) have no finite optimum: they are detected by a linear program and refused
+(:class:`~vpeval.errors.SeparableScoresError`) unless a named ridge penalty is asked for.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import expit
+
+from .._checks import as_real
+from ..errors import InvalidScoresError, SeparableScoresError
+from .base import NotFittedError
+from .logistic import newton_minimize
+
+__all__ = ["LinearFusion", "linearly_separable"]
+
+
+def _as_matrix(x, what: str, k: int | None = None) -> np.ndarray:
+    a = np.asarray(x, dtype=np.float64)
+    if a.ndim == 1 and k == 1:
+        a = a[:, None]
+    if a.ndim != 2 or a.shape[0] == 0 or a.shape[1] == 0:
+        raise InvalidScoresError(f"{what} must be a non-empty 2-D array (n_trials, n_systems), got shape {a.shape}")
+    if k is not None and a.shape[1] != k:
+        raise InvalidScoresError(f"{what} has {a.shape[1]} systems' scores; the fusion was fitted on {k}")
+    if np.isnan(a).any():
+        raise InvalidScoresError(f"{what} contains NaN (row {int(np.flatnonzero(np.isnan(a).any(1))[0])})")
+    return a
+
+
+def linearly_separable(tar: np.ndarray, non: np.ndarray) -> bool:
+    """Whether some ``(w, b)`` puts every target strictly above and every non-target strictly below 0.
+
+    Solved as the feasibility linear program ``w.s_i + b >= 1`` (targets), ``w.s_j + b <= -1``
+    (non-targets) with scipy's HiGHS solver; a scaling of any strictly separating hyperplane satisfies it.
+    """
+    from scipy.optimize import linprog
+
+    k = tar.shape[1]
+    a_ub = np.vstack([-np.hstack([tar, np.ones((tar.shape[0], 1))]), np.hstack([non, np.ones((non.shape[0], 1))])])
+    res = linprog(np.zeros(k + 1), A_ub=a_ub, b_ub=-np.ones(a_ub.shape[0]), bounds=[(None, None)] * (k + 1),
+                  method="highs")
+    return res.status == 0
+
+
+class LinearFusion:
+    """Prior-weighted logistic-regression fusion (module docstring): ``llr = weights_ . scores + intercept_``.
+
+    Parameters
+    ----------
+    p_target : float in (0, 1), optional
+        The prior ``P`` of the objective; default the training proportion ``N_t / (N_t + N_n)``
+        (unweighted maximum likelihood). BOSARIS fusions commonly use a small ``P`` such as 0.01 or 0.5.
+    regularization : float, optional
+        ``None`` (default): unpenalised; separable training scores raise
+        :class:`~vpeval.errors.SeparableScoresError`. ``lam > 0`` adds ``lam/2 * sum_k (w_k sd_k)^2``
+        (ridge on the standardised weights, ``sd_k`` the standard deviation of system ``k``'s training
+        scores), which makes the fit finite; report it when used.
+    names : sequence of str, optional
+        Names of the fused systems (kept for reports).
+
+    Attributes
+    ----------
+    weights_ : ndarray, shape (K,)
+    intercept_ : float
+    converged_ : bool
+
+    Raises
+    ------
+    SeparableScoresError
+        Separable training scores without ``regularization``, or an unpenalised fit whose Newton iterations
+        do not converge (quasi-separation).
+    InvalidScoresError
+        NaN scores, shapes that disagree, an empty class, a system whose training scores are all equal.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> tar = rng.normal([1.0, 2.0], 1.0, size=(4000, 2))
+    >>> non = rng.normal([0.0, 0.0], 1.0, size=(4000, 2))
+    >>> f = LinearFusion().fit(tar, non)   # true LLR: 1 s_1 + 2 s_2 - 2.5
+    >>> bool(np.allclose(f.weights_, [1.0, 2.0], atol=0.15) and abs(f.intercept_ + 2.5) < 0.15)
+    True
+    """
+
+    def __init__(self, p_target: float | None = None, regularization: float | None = None, names=None):
+        self.p_target = p_target
+        self.regularization = regularization
+        self.names = None if names is None else [str(n) for n in names]
+
+    def fit(self, tar, non) -> "LinearFusion":
+        """Fit on target scores ``tar`` (n_tar, K) and non-target scores ``non`` (n_non, K); returns ``self``."""
+        tar = _as_matrix(tar, "tar")
+        non = _as_matrix(non, "non", tar.shape[1])
+        k = tar.shape[1]
+        if self.names is not None and len(self.names) != k:
+            raise InvalidScoresError(f"{len(self.names)} names for {k} systems")
+        if not (np.isfinite(tar).all() and np.isfinite(non).all()):
+            raise InvalidScoresError("fusion needs finite training scores (inf found)")
+        # canonical row order: the fit is bit-for-bit independent of the order of the trials
+        tar = tar[np.lexsort(tar.T[::-1])]
+        non = non[np.lexsort(non.T[::-1])]
+        allv = np.vstack([tar, non])
+        mu, sd = allv.mean(axis=0), allv.std(axis=0)
+        if not (sd > 0).all():
+            raise InvalidScoresError(f"system {int(np.flatnonzero(~(sd > 0))[0])} has the same training score on "
+                                     "every trial: its weight is not identifiable")
+        lam = None if self.regularization is None else as_real(self.regularization, "regularization", low=0.0)
+        zt, zn = (tar - mu) / sd, (non - mu) / sd
+        if lam is None and linearly_separable(zt, zn):
+            raise SeparableScoresError(
+                "target and non-target training scores are linearly separable: the maximum-likelihood fusion "
+                "weights are infinite. Use more (or harder) training trials, or ask for "
+                "LinearFusion(regularization=...) explicitly.")
+        p = tar.shape[0] / (tar.shape[0] + non.shape[0])
+        if self.p_target is not None:
+            p = as_real(self.p_target, "p_target", low=0.0, high=1.0)
+        plo = math.log(p) - math.log1p(-p)
+        wt, wn = p / tar.shape[0], (1.0 - p) / non.shape[0]
+        zt1, zn1 = np.hstack([zt, np.ones((zt.shape[0], 1))]), np.hstack([zn, np.ones((zn.shape[0], 1))])
+
+        def evaluate(theta):
+            f, g, h = 0.0, np.zeros(k + 1), np.zeros((k + 1, k + 1))
+            for z, w, sign in ((zt1, wt, -1.0), (zn1, wn, 1.0)):
+                eta = z @ theta + plo
+                f += w * float(np.logaddexp(0.0, sign * eta).sum())
+                g += z.T @ (w * sign * expit(sign * eta))
+                h += (z * (w * expit(eta) * expit(-eta))[:, None]).T @ z
+            if lam is not None:
+                f += 0.5 * lam * float(theta[:k] @ theta[:k])
+                g[:k] += lam * theta[:k]
+                h[:k, :k] += lam * np.eye(k)
+            return f, g, h
+
+        theta, converged = newton_minimize(evaluate, np.zeros(k + 1))
+        if not converged and lam is None:
+            raise SeparableScoresError("the fusion's Newton iterations did not converge (quasi-separable training "
+                                       "scores?); ask for LinearFusion(regularization=...) explicitly")
+        self.converged_ = converged
+        self.weights_ = theta[:k] / sd
+        self.intercept_ = float(theta[k] - float(theta[:k] @ (mu / sd)))
+        self.p_effective_ = p
+        self.n_tar_, self.n_non_ = tar.shape[0], non.shape[0]
+        return self
+
+    def transform(self, scores) -> np.ndarray:
+        """Fused LLRs (nats) of ``scores``, shape (n, K) -> (n,)."""
+        if not hasattr(self, "weights_"):
+            raise NotFittedError("LinearFusion is not fitted yet; call fit(tar, non) first")
+        s = _as_matrix(scores, "scores", self.weights_.size)
+        with np.errstate(invalid="ignore"):
+            return s @ self.weights_ + self.intercept_
+
+    def describe(self) -> dict:
+        """Weights per system, intercept and training sizes (JSON-serialisable)."""
+        names = self.names or [f"system {i}" for i in range(self.weights_.size)]
+        return {"weights": dict(zip(names, map(float, self.weights_))), "intercept": float(self.intercept_),
+                "p_target": self.p_effective_, "regularization": self.regularization,
+                "n_tar": int(self.n_tar_), "n_non": int(self.n_non_)}

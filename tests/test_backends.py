@@ -1,0 +1,253 @@
+"""Back-ends (cosine, centred cosine, LDA, PLDA, AS-norm): hand cases, oracles, properties, errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import multivariate_normal
+
+from vpeval.backends import (
+    BACKENDS,
+    ASNorm,
+    BackendError,
+    CentredCosineBackend,
+    CosineBackend,
+    LDABackend,
+    PLDABackend,
+    get_backend,
+    two_covariance_em,
+    two_covariance_llr,
+)
+
+
+def clusters(n_spk=12, per=5, d=6, spread=0.3, seed=0):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_spk, d))
+    x = np.repeat(centres, per, axis=0) + spread * rng.normal(size=(n_spk * per, d))
+    spk = np.repeat([f"s{i:02d}" for i in range(n_spk)], per)
+    return x, spk, centres
+
+
+# ------------------------------------------------------------------------------------------ PLDA closed form
+
+
+def test_plda_llr_one_dimension_by_hand():
+    # S_b = 4, S_w = 1, mu = 0, x1 = 1, x2 = 2. Same-speaker covariance [[5, 4], [4, 5]] (det 9), different
+    # [[5, 0], [0, 5]] (det 25). Quadratic forms: same (5*1 - 2*4*2 + 5*4)/9 = 9/9 = 1, different
+    # (1 + 4)/5 = 1. LLR = -1/2 log 9 - 1/2 + 1/2 log 25 + 1/2 = log(5/3).
+    llr = two_covariance_llr([[1.0]], [[2.0]], [0.0], [[4.0]], [[1.0]])
+    assert llr.shape == (1, 1)
+    assert llr[0, 0] == pytest.approx(math.log(5 / 3), abs=1e-14)
+
+
+def _joint_llr(x1, x2, mu, sb, sw):
+    tot = sb + sw
+    same = np.block([[tot, sb], [sb, tot]])
+    diff = np.block([[tot, np.zeros_like(sb)], [np.zeros_like(sb), tot]])
+    z, m = np.r_[x1, x2], np.r_[mu, mu]
+    return multivariate_normal(m, same).logpdf(z) - multivariate_normal(m, diff).logpdf(z)
+
+
+@pytest.mark.parametrize("singular_between", [False, True])
+def test_plda_llr_matches_joint_gaussian_oracle(singular_between):
+    rng = np.random.default_rng(3)
+    d = 4
+    a = rng.normal(size=(d, 2 if singular_between else d))
+    sb = a @ a.T
+    c = rng.normal(size=(d, d))
+    sw = c @ c.T + 0.5 * np.eye(d)
+    mu = rng.normal(size=d)
+    e, t = rng.normal(size=(3, d)), rng.normal(size=(5, d))
+    fast = two_covariance_llr(e, t, mu, sb, sw)
+    slow = np.array([[_joint_llr(ei, tj, mu, sb, sw) for tj in t] for ei in e])
+    np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-9)
+
+
+def test_plda_em_reaches_closed_form_ml_for_equal_counts():
+    # With c embeddings per speaker the ML estimates are S_w = W / (S (c - 1)) and S_b = Cov(means) - S_w / c
+    # (when the latter is positive definite); EM started anywhere reaches them.
+    x, spk, _ = clusters(n_spk=300, per=4, d=3, spread=0.7, seed=5)
+    mu, sb, sw = two_covariance_em(x, spk, n_iter=200)
+    g = x.reshape(300, 4, 3)
+    means = g.mean(axis=1)
+    dev = (g - means[:, None, :]).reshape(-1, 3)
+    sw_ml = dev.T @ dev / (300 * 3)
+    sb_ml = np.cov(means, rowvar=False, bias=True) - sw_ml / 4
+    np.testing.assert_allclose(sw, sw_ml, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(sb, sb_ml, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(mu, means.mean(axis=0), atol=1e-9)
+
+
+def test_plda_em_recovers_generating_covariances():
+    rng = np.random.default_rng(7)
+    sb_true = np.diag([4.0, 1.0])
+    sw_true = np.array([[1.0, 0.3], [0.3, 0.5]])
+    y = rng.multivariate_normal([1.0, -1.0], sb_true, size=2000)
+    x = np.repeat(y, 6, axis=0) + rng.multivariate_normal([0, 0], sw_true, size=12000)
+    mu, sb, sw = two_covariance_em(x, np.repeat(np.arange(2000).astype(str), 6))
+    np.testing.assert_allclose(sw, sw_true, atol=0.03)
+    np.testing.assert_allclose(sb, sb_true, atol=0.3)
+    np.testing.assert_allclose(mu, [1.0, -1.0], atol=0.1)
+
+
+def test_plda_singular_within_is_refused():
+    x, spk, _ = clusters(n_spk=3, per=2, d=6)
+    with pytest.raises(BackendError, match="within-speaker covariance is singular"):
+        two_covariance_em(x, spk)
+
+
+# ------------------------------------------------------------------------------------------ cosine family
+
+
+def test_cosine_hand_case_and_scale_invariance():
+    b = CosineBackend()
+    s = b.score([[3.0, 4.0]], [[4.0, 3.0], [-3.0, -4.0]])
+    np.testing.assert_allclose(s, [[24 / 25, -1.0]])
+    np.testing.assert_allclose(b.score([[30.0, 40.0]], [[0.4, 0.3]]), [[24 / 25]])
+
+
+def test_centred_cosine_hand_case():
+    # unit training rows (1,0), (0,1) -> mean (0.5, 0.5); e = (1, 0) - m = (0.5, -0.5), t = (0, 1) - m
+    b = CentredCosineBackend().fit([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0]], ["a", "b", "a"])
+    np.testing.assert_allclose(b.mean_, [2 / 3, 1 / 3])
+    e, t = np.array([1.0, 0.0]) - b.mean_, np.array([0.0, 1.0]) - b.mean_
+    want = e @ t / np.linalg.norm(e) / np.linalg.norm(t)
+    np.testing.assert_allclose(b.score([[1.0, 0.0]], [[0.0, 1.0]]), [[want]], rtol=1e-12)
+
+
+def test_lda_direction_is_fisher_discriminant():
+    # two speakers: the one LDA direction is proportional to S_w^-1 (m_a - m_b) (Fisher 1936)
+    rng = np.random.default_rng(2)
+    a = rng.normal([3.0, 1.0, 0.0], [0.2, 0.5, 0.3], size=(40, 3))
+    b = rng.normal([1.0, 3.0, 0.5], [0.2, 0.5, 0.3], size=(40, 3))
+    x = np.vstack([a, b])
+    spk = np.repeat(["a", "b"], 40)
+    back = LDABackend().fit(x, spk)
+    assert back.n_components_ == 1
+    u = x / np.linalg.norm(x, axis=1, keepdims=True)
+    ua, ub = u[:40], u[40:]
+    sw = (ua - ua.mean(0)).T @ (ua - ua.mean(0)) + (ub - ub.mean(0)).T @ (ub - ub.mean(0))
+    w = np.linalg.solve(sw, ua.mean(0) - ub.mean(0))
+    proj = back.lda_.scalings_[:, 0]
+    assert abs(proj @ w) / np.linalg.norm(proj) / np.linalg.norm(w) == pytest.approx(1.0, abs=1e-8)
+    # in one dimension the cosine is the sign agreement of the centred projections
+    s = back.score(a[:3], np.vstack([a[3:5], b[:2]]))
+    np.testing.assert_allclose(s, np.array([[1, 1, -1, -1]] * 3), atol=1e-12)
+
+
+def test_lda_dimension_option():
+    x, spk, _ = clusters(n_spk=5, per=4, d=8)
+    assert LDABackend(n_components=2).fit(x, spk).n_components_ == 2
+    with pytest.raises(BackendError, match=r"in \[1, 4\]"):
+        LDABackend(n_components=5).fit(x, spk)
+
+
+# ------------------------------------------------------------------------------------------ AS-norm
+
+
+def test_asnorm_matches_loop_oracle():
+    x, spk, centres = clusters(n_spk=8, per=3, d=5, seed=4)
+    k = 3
+    b = ASNorm(CosineBackend(), top_k=k).fit(x, spk)
+    rng = np.random.default_rng(9)
+    e, t = rng.normal(size=(4, 5)), rng.normal(size=(6, 5))
+    # slow oracle: cohort = unit mean of each speaker's unit rows; loops, sorted lists, statistics.stdev
+    import statistics
+
+    unit = lambda v: v / np.linalg.norm(v)  # noqa: E731
+    cohort = [unit(np.mean([unit(r) for r, s in zip(x, spk) if s == name], axis=0)) for name in sorted(set(spk))]
+
+    def stats(v):
+        top = sorted((float(unit(v) @ c) for c in cohort), reverse=True)[:k]
+        return statistics.mean(top), statistics.stdev(top)
+
+    want = np.empty((4, 6))
+    for i, ei in enumerate(e):
+        me, se = stats(ei)
+        for j, tj in enumerate(t):
+            mt, s_t = stats(tj)
+            raw = float(unit(ei) @ unit(tj))
+            want[i, j] = 0.5 * ((raw - me) / se + (raw - mt) / s_t)
+    np.testing.assert_allclose(b.score(e, t), want, rtol=1e-10, atol=1e-12)
+
+
+def test_asnorm_top_k_capped_at_cohort_and_validated():
+    x, spk, _ = clusters(n_spk=4, per=3)
+    assert ASNorm(PLDABackend(), top_k=200).fit(x, spk).top_k_ == 4
+    with pytest.raises(BackendError, match="top_k"):
+        ASNorm(CosineBackend(), top_k=1)
+    with pytest.raises(BackendError, match="wraps one plain Backend"):
+        ASNorm(ASNorm(CosineBackend()))
+
+
+# ------------------------------------------------------------------------------------------ properties
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+@pytest.mark.parametrize("asnorm", [False, True])
+def test_fit_and_score_are_order_invariant_and_deterministic(name, asnorm):
+    x, spk, centres = clusters(n_spk=15, per=6, d=6, seed=1)
+    perm = np.random.default_rng(0).permutation(x.shape[0])
+    b1 = get_backend(name, asnorm=asnorm, top_k=5).fit(x, spk)
+    b2 = get_backend(name, asnorm=asnorm, top_k=5).fit(x[perm], spk[perm])
+    b3 = get_backend(name, asnorm=asnorm, top_k=5).fit(x, spk)
+    e, t = centres[:4], x[::7]
+    s1 = b1.score(e, t)
+    np.testing.assert_array_equal(s1, b2.score(e, t))  # bit for bit
+    np.testing.assert_array_equal(s1, b3.score(e, t))
+    # permuting the scored rows permutes the matrix and changes no value
+    pe, pt = np.array([2, 0, 3, 1]), np.random.default_rng(1).permutation(t.shape[0])
+    np.testing.assert_array_equal(b1.score(e[pe], t[pt]), s1[pe][:, pt])
+    # every scored row is scale-free (unit length first)
+    np.testing.assert_allclose(b1.score(3.0 * e, 0.5 * t), s1, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["cosine", "centred-cosine", "lda", "plda"])
+def test_scores_are_symmetric(name):
+    x, spk, _ = clusters(seed=2)
+    b = get_backend(name).fit(x, spk)
+    s = b.score(x[:10], x[:10])
+    np.testing.assert_allclose(s, s.T, rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_trained_backends_separate_well_clustered_speakers(seed):
+    # speakers along orthogonal directions (a random rotation of the basis), tight clusters
+    rng = np.random.default_rng(seed)
+    centres, _ = np.linalg.qr(rng.normal(size=(10, 10)))
+    x = np.repeat(centres, 6, axis=0) + 0.02 * rng.normal(size=(60, 10))
+    spk = np.repeat(np.arange(10).astype(str), 6)
+    for name in ("centred-cosine", "lda", "plda"):
+        s = get_backend(name).fit(x, spk).score(centres, x)
+        assert (s.argmax(axis=0) == np.repeat(np.arange(10), 6)).all(), name
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+
+def test_errors_name_the_problem():
+    x, spk, _ = clusters()
+    with pytest.raises(BackendError, match="must be fitted"):
+        PLDABackend().score(x[:2], x[:2])
+    b = LDABackend().fit(x, spk)
+    with pytest.raises(BackendError, match="dimension 3; lda was fitted on dimension 6"):
+        b.score(x[:2, :3], x[:2, :3])
+    with pytest.raises(BackendError, match="zero vector"):
+        b.score(np.zeros((1, 6)), x[:1])
+    with pytest.raises(BackendError, match="NaN or inf"):
+        b.score(np.full((1, 6), np.nan), x[:1])
+    with pytest.raises(BackendError, match="single embedding"):
+        PLDABackend().fit(x[::5], spk[::5])
+    with pytest.raises(BackendError, match="at least 2 speakers"):
+        LDABackend().fit(x[:5], spk[:5])
+    with pytest.raises(BackendError, match="speaker_ids has shape"):
+        LDABackend().fit(x, spk[:-1])
+    with pytest.raises(BackendError, match="unknown back-end"):
+        get_backend("svm")
+    with pytest.raises(BackendError, match="n_iter"):
+        PLDABackend(n_iter=-1).fit(x, spk)

@@ -1,0 +1,94 @@
+"""Linear logistic-regression fusion: recovery of known weights, prior weighting, separability, invariances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from vpeval.calibration import LogisticCalibrator
+from vpeval.calibration.fusion import LinearFusion, linearly_separable
+from vpeval.errors import InvalidScoresError, SeparableScoresError
+
+
+def gaussian_scores(n, seed=0):
+    # Equal-covariance Gaussian classes: the true LLR is linear, w = C^-1 (m_t - m_n),
+    # b = -(m_t' C^-1 m_t - m_n' C^-1 m_n) / 2.
+    rng = np.random.default_rng(seed)
+    c = np.array([[1.0, 0.5, 0.0], [0.5, 2.0, 0.3], [0.0, 0.3, 0.5]])
+    mt, mn = np.array([1.0, 1.5, 0.5]), np.array([-0.5, 0.0, 0.0])
+    ci = np.linalg.inv(c)
+    w = ci @ (mt - mn)
+    b = -0.5 * (mt @ ci @ mt - mn @ ci @ mn)
+    return rng.multivariate_normal(mt, c, size=n), rng.multivariate_normal(mn, c, size=n), w, b
+
+
+def test_recovers_known_weights_on_simulated_scores():
+    tar, non, w, b = gaussian_scores(40000)
+    f = LinearFusion().fit(tar, non)
+    np.testing.assert_allclose(f.weights_, w, atol=0.06)
+    assert f.intercept_ == pytest.approx(b, abs=0.06)
+    np.testing.assert_allclose(f.transform(tar[:3]), tar[:3] @ f.weights_ + f.intercept_)
+
+
+def test_matches_generic_optimiser_with_prior_weighting():
+    tar, non, _, _ = gaussian_scores(300, seed=1)
+    tar, non = tar[:100], non  # unequal class sizes
+    p = 0.2
+    plo = np.log(p / (1 - p))
+
+    def objective(theta):
+        lt = tar @ theta[:3] + theta[3] + plo
+        ln = non @ theta[:3] + theta[3] + plo
+        return p * np.mean(np.logaddexp(0, -lt)) + (1 - p) * np.mean(np.logaddexp(0, ln))
+
+    ref = minimize(objective, np.zeros(4), method="BFGS", options={"gtol": 1e-10}).x
+    f = LinearFusion(p_target=p).fit(tar, non)
+    np.testing.assert_allclose(f.weights_, ref[:3], atol=1e-4)
+    assert f.intercept_ == pytest.approx(ref[3], abs=1e-4)
+
+
+def test_one_system_equals_logistic_calibration():
+    tar, non, _, _ = gaussian_scores(500, seed=2)
+    f = LinearFusion(p_target=0.3).fit(tar[:, :1], non[:, :1])
+    c = LogisticCalibrator(p_target=0.3).fit(tar[:, 0], non[:, 0])
+    assert f.weights_[0] == pytest.approx(c.slope_, rel=1e-8)
+    assert f.intercept_ == pytest.approx(c.intercept_, rel=1e-8, abs=1e-10)
+
+
+def test_order_invariant_bit_for_bit_and_duplication_invariant():
+    tar, non, _, _ = gaussian_scores(400, seed=3)
+    f1 = LinearFusion().fit(tar, non)
+    rng = np.random.default_rng(0)
+    f2 = LinearFusion().fit(tar[rng.permutation(400)], non[rng.permutation(400)])
+    np.testing.assert_array_equal(f1.weights_, f2.weights_)
+    assert f1.intercept_ == f2.intercept_
+    f3 = LinearFusion().fit(np.vstack([tar, tar]), np.vstack([non, non]))
+    np.testing.assert_allclose(f3.weights_, f1.weights_, rtol=1e-8)
+
+
+def test_separable_scores_refused_unless_regularised():
+    tar = np.array([[1.0, 0.0], [2.0, 1.0], [1.5, -1.0]])
+    non = np.array([[-1.0, 0.0], [-2.0, 1.0], [0.5, 3.0]])
+    assert linearly_separable(tar, non)
+    with pytest.raises(SeparableScoresError, match="linearly separable"):
+        LinearFusion().fit(tar, non)
+    f = LinearFusion(regularization=1.0).fit(tar, non)
+    assert np.isfinite(f.weights_).all() and f.weights_[0] > 0
+    overlapping_tar, overlapping_non = np.vstack([tar, [[-1.5, 0.5]]]), np.vstack([non, [[1.2, 0.1]]])
+    assert not linearly_separable(overlapping_tar, overlapping_non)
+    LinearFusion().fit(overlapping_tar, overlapping_non)
+
+
+def test_bad_input():
+    tar, non, _, _ = gaussian_scores(50)
+    with pytest.raises(InvalidScoresError, match="fitted on 3"):
+        LinearFusion().fit(tar, non).transform(non[:, :2])
+    with pytest.raises(InvalidScoresError, match="NaN"):
+        LinearFusion().fit(np.vstack([tar, [[np.nan, 0, 0]]]), non)
+    with pytest.raises(InvalidScoresError, match="same training score"):
+        LinearFusion().fit(np.c_[tar[:, :2], np.ones(50)], np.c_[non[:, :2], np.ones(50)])
+    with pytest.raises(InvalidScoresError, match="2 names for 3 systems"):
+        LinearFusion(names=["a", "b"]).fit(tar, non)
+    d = LinearFusion(names=["a", "b", "c"]).fit(tar, non).describe()
+    assert list(d["weights"]) == ["a", "b", "c"] and d["n_tar"] == 50
