@@ -1,5 +1,5 @@
 """Pipelines that turn embeddings and metadata into trials: protocols (oo/oa/aa and the multi-dimensional
-trial types), 1-to-N score matrices."""
+trial types), 1-to-N score matrices, attackers (extractor x back-end x training condition, fusion)."""
 
 from .protocols import (
     TRIAL_TYPES,
@@ -13,6 +13,7 @@ from .protocols import (
     one_to_n,
     speaker_models,
 )
+from .attackers import TRAINED_ON, Attacker, attacker_class, check_disjoint, fuse_attackers, make_attackers
 
 __all__ = [
     "TRIAL_TYPES",
@@ -25,4 +26,10 @@ __all__ = [
     "make_protocol",
     "one_to_n",
     "speaker_models",
+    "TRAINED_ON",
+    "Attacker",
+    "attacker_class",
+    "check_disjoint",
+    "fuse_attackers",
+    "make_attackers",
 ]

@@ -40,7 +40,9 @@ Scoring
   of its enrollment utterances (summed in sorted utterance-id order), normalised again.
 * Probe: one utterance, normalised.
 * Score: cosine similarity = dot product of the unit vectors, one float64 matrix product
-  ``probes @ models.T``; higher means "more likely the same speaker".
+  ``probes @ models.T``; higher means "more likely the same speaker". With ``backend=`` (a fitted
+  :class:`vpeval.backends.Backend`, e.g. PLDA trained on other speakers) the same unit model and unit probe
+  are scored by the back-end instead (speaker-level enrollment, as in the VoicePrivacy evaluation).
 
 Trial types (``TRIAL_TYPES``)
 -----------------------------
@@ -565,6 +567,7 @@ def one_to_n(
     probe: str = "a",
     original: str = "original",
     anonymized: str = "anonymized",
+    backend=None,
 ) -> OneToN:
     """Score every probe against every enrolled speaker.
 
@@ -577,11 +580,15 @@ def one_to_n(
         Conditions of the models and of the probes (``"o"``/``"a"`` for ``oa``: linkage attack).
     original, anonymized : str
         Condition labels in ``es`` that ``o`` and ``a`` stand for.
+    backend : vpeval.backends.Backend, optional
+        A fitted back-end that scores (speaker model, probe) pairs; default cosine similarity. Its input is
+        the same unit-length speaker model (normalised mean of normalised enrollment embeddings) and unit
+        probe embedding that cosine scoring uses.
 
     Returns
     -------
     OneToN
-        ``scores`` of shape (P, M), float64 cosine scores.
+        ``scores`` of shape (P, M), float64 (cosine scores, or the back-end's).
 
     Raises
     ------
@@ -599,7 +606,7 @@ def one_to_n(
     speakers, models = speaker_models(es, protocol, lab[enroll])
     rows = _row_index(es, probe_id, lab[probe], "probe")
     probes = _unit_rows(es.embeddings[rows], probe_id, f"{lab[probe]} embedding of utterance")
-    scores = probes @ models.T
+    scores = probes @ models.T if backend is None else backend.score(models, probes).T
     true_index = np.searchsorted(speakers, probe_spk).astype(np.int64)
     return OneToN(scores, true_index, probe_id, probe_spk, speakers, lab[enroll], lab[probe], es.extractor)
 
@@ -612,6 +619,7 @@ def build_trials(
     cohort_impostors: bool = True,
     original: str = "original",
     anonymized: str = "anonymized",
+    backend=None,
 ) -> dict[str, Trials]:
     """Build scored trials of the requested types (definitions in the module docstring).
 
@@ -626,6 +634,8 @@ def build_trials(
         Whether cohort speakers' models are impostor models (``M' = M``) or left out (``M' = K``).
     original, anonymized : str
         Condition labels that ``o`` and ``a`` stand for.
+    backend : vpeval.backends.Backend, optional
+        A fitted back-end that scores every pair; default cosine similarity (see :func:`one_to_n`).
 
     Returns
     -------
@@ -667,11 +677,13 @@ def build_trials(
 
     def matrix(e, p):
         if (e, p) not in cache:
-            cache[(e, p)] = one_to_n(es, protocol, enroll=e, probe=p, original=original, anonymized=anonymized)
+            cache[(e, p)] = one_to_n(es, protocol, enroll=e, probe=p, original=original, anonymized=anonymized,
+                                     backend=backend)
         return cache[(e, p)]
 
     base_meta = dict(
         extractor=es.extractor,
+        backend="cosine" if backend is None else backend.name,
         cohort_impostors=bool(cohort_impostors),
         n_speakers=int(protocol.evaluation_speakers.size),
         n_cohort=int(protocol.cohort_speakers.size),
@@ -701,7 +713,7 @@ def build_trials(
             )
         elif name == "cross-profile":
             meta["target_label"] = "target = same speaker (model vs own probe profile)"
-            out[name] = _cross_profile(es, protocol, lab["a"], cols, meta)
+            out[name] = _cross_profile(es, protocol, lab["a"], cols, meta, backend)
         else:
             meta["target_label"] = "target = probe spoken by the model's speaker"
             if name in _SAME_AS:
@@ -710,13 +722,13 @@ def build_trials(
     return out
 
 
-def _cross_profile(es, protocol, label, cols, meta) -> Trials:
+def _cross_profile(es, protocol, label, cols, meta, backend=None) -> Trials:
     speakers, models = speaker_models(es, protocol, label, use="enroll")
     profile_spk, profiles = speaker_models(es, protocol, label, use="probe")
     if cols is not None:
         keep = np.isin(speakers, cols)
         speakers, models = speakers[keep], models[keep]
-    scores = profiles @ models.T
+    scores = profiles @ models.T if backend is None else backend.score(models, profiles).T
     is_tar = profile_spk[:, None] == speakers[None, :]
     k, m = scores.shape
     return Trials(

@@ -1,0 +1,347 @@
+"""Attackers: extractor x back-end x training condition, and their linear fusion.
+
+An attacker scores trials with a speaker-embedding extractor (one :class:`~vpeval.io.embeddings.EmbeddingSet`
+per extractor) and a back-end (:mod:`vpeval.backends`). A trained back-end is fitted on *training speakers*,
+which must be disjoint from every evaluation-side speaker (targets, enrollment models and 1-to-N
+distractors). The training condition names what the attacker knows, in the VoicePrivacy Challenge's terms
+(Tomashenko et al., "The VoicePrivacy 2020 Challenge: results and findings", CSL 2022, Sec. 3):
+
+* ``trained_on="none"``: a pretrained extractor with plain cosine scoring; on oa trials this is the
+  **ignorant** attacker, on aa trials the **lazy-informed** one;
+* ``trained_on="original"``: the back-end is trained on original speech of the training speakers (lazy-informed
+  on aa trials, ignorant on oa trials);
+* ``trained_on="anonymized"``: the back-end is trained on the training speakers' speech anonymized by the
+  *same* system: the **semi-informed** attacker that the challenge ranks systems by.
+
+A fusion attacker (:func:`fuse_attackers`) combines trained attackers of one training condition with
+prior-weighted linear logistic regression (:class:`~vpeval.calibration.fusion.LinearFusion`). Its weights are
+trained on trials built among the training speakers in that condition (enroll and probe both in the
+training condition, the default enrollment/probe split of :func:`~vpeval.pipeline.make_protocol`), scored by
+members that were fitted on the *other* training speakers (speaker-grouped ``folds``-fold cross-fitting), so
+the weights are learnt on scores like those the members give unseen speakers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..backends import BACKENDS, Backend, get_backend
+from ..calibration.fusion import LinearFusion
+from ..io.embeddings import EmbeddingSet
+from ..io.trials import Trials
+from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
+
+__all__ = [
+    "TRAINED_ON", "Attacker", "attacker_class", "check_disjoint", "make_attackers", "fuse_attackers",
+    "training_condition",
+]
+
+#: Values of ``trained_on``.
+TRAINED_ON = ("none", "original", "anonymized")
+
+
+def attacker_class(trained_on: str, trial_type: str) -> str:
+    """The VoicePrivacy attacker class of an attacker on a trial type (module docstring).
+
+    ``"semi-informed"`` (trained on anonymized speech, anonymized probes), ``"ignorant"`` (original
+    enrollment, anonymized probes), ``"lazy-informed"`` (anonymized enrollment and probes, back-end not trained
+    on anonymized speech); ``"reference"`` for original-speech trial types and ``"not an attack"`` for the
+    types that test the anonymizer's own goals (oaaa, aaaa, cross-profile).
+
+    >>> attacker_class("anonymized", "aa"), attacker_class("none", "oa"), attacker_class("original", "aa")
+    ('semi-informed', 'ignorant', 'lazy-informed')
+    """
+    tt = TRIAL_TYPES[trial_type]
+    if tt.target_eer is None:
+        return "reference"
+    if tt.target_eer == 0.0 or trial_type == "oaaa":
+        return "not an attack"
+    if trained_on == "anonymized":
+        return "semi-informed"
+    return "ignorant" if tt.enroll == "o" else "lazy-informed"
+
+
+def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -> None:
+    """Refuse training speakers that also appear on the evaluation side.
+
+    Parameters
+    ----------
+    train : EmbeddingSet
+    evaluation : EmbeddingSet or iterable of EmbeddingSet
+        Every speaker in them counts (targets, enrollment models, distractors).
+
+    Raises
+    ------
+    ProtocolError
+        Listing the number of shared speakers and the first (sorted) shared ids.
+    """
+    sets = [evaluation] if isinstance(evaluation, EmbeddingSet) else list(evaluation)
+    eval_spk = np.unique(np.concatenate([e.speaker_id for e in sets]))
+    shared = np.intersect1d(np.unique(train.speaker_id), eval_spk)
+    if shared.size:
+        first = ", ".join(repr(str(s)) for s in shared[:5])
+        raise ProtocolError(
+            f"{shared.size} {what} speaker(s) of {str(train.extractor)!r} are also evaluation speakers (targets, "
+            f"enrollment or distractors); training speakers must be disjoint from them (first shared: {first})")
+
+
+def training_condition(train: EmbeddingSet, trained_on: str, *, original="original", anonymized="anonymized"):
+    """The rows of ``train`` in the condition ``trained_on`` (``"original"`` or ``"anonymized"``)."""
+    if trained_on not in ("original", "anonymized"):
+        raise ProtocolError(f"trained_on must be 'original' or 'anonymized', got {trained_on!r}")
+    label = original if trained_on == "original" else anonymized
+    mask = train.condition == label
+    if not mask.any():
+        raise ProtocolError(f"training embeddings of {str(train.extractor)!r} have no rows with condition "
+                            f"{label!r} (needed for back-ends trained on {trained_on} speech)")
+    return train.select(mask)
+
+
+@dataclass
+class Attacker:
+    """One attacker: how it scores and what it knows.
+
+    Attributes
+    ----------
+    name : str
+        ``<extractor>/<backend>`` (untrained), ``<extractor>/<backend>/<trained_on>`` or
+        ``fusion/<trained_on>``.
+    extractor : str
+        Extractor name, or ``"fusion"``.
+    backend : str
+        Back-end name (:data:`vpeval.backends.BACKENDS`, ``+asnorm`` suffix) or ``"fusion"``.
+    trained_on : {"none", "original", "anonymized"}
+    training_speakers : int
+    es : EmbeddingSet or None
+        Evaluation embeddings scored by this attacker (``None`` for a fusion).
+    model : Backend or LinearFusion or None
+        ``None`` means plain cosine scoring.
+    members : list of Attacker
+        The fused attackers (fusion only).
+    """
+
+    name: str
+    extractor: str
+    backend: str
+    trained_on: str
+    training_speakers: int = 0
+    es: EmbeddingSet | None = None
+    model: object = None
+    members: list = field(default_factory=list)
+
+    def describe(self) -> dict:
+        """The ``report.json`` entry: extractor, back-end, training condition and size, members/weights."""
+        out = {"extractor": self.extractor, "backend": self.backend, "trained_on": self.trained_on,
+               "training_speakers": int(self.training_speakers)}
+        if self.members:
+            out["members"] = [m.name for m in self.members]
+            out["fusion"] = self.model.describe()
+        elif isinstance(self.model, Backend):
+            out["settings"] = {k: v for k, v in self.model.describe().items()
+                               if k not in ("backend", "trained", "training_speakers")}
+        return out
+
+    def build_trials(self, types, *, protocol: Protocol | None = None) -> dict[str, Trials]:
+        """Scored trials of ``types`` (see :func:`~vpeval.pipeline.build_trials`)."""
+        if not self.members:
+            out = build_trials(self.es, types, protocol=protocol, backend=self.model)
+        else:
+            parts = [m.build_trials(types, protocol=protocol) for m in self.members]
+            out = {}
+            for t in parts[0]:
+                first = parts[0][t]
+                for p in parts[1:]:
+                    if not (np.array_equal(p[t].enroll, first.enroll) and np.array_equal(p[t].test, first.test)):
+                        raise ProtocolError(f"fusion: members {self.members[0].name!r} and others score different "
+                                            f"{t} trials (their embeddings cover different utterances)")
+                fused = self.model.transform(np.column_stack([p[t].scores for p in parts]))
+                out[t] = Trials(fused, first.is_target, first.enroll, first.test, first.source,
+                                dict(first.meta, extractor="fusion", backend="fusion"))
+        for t in out.values():
+            t.meta.update(attacker=self.name, trained_on=self.trained_on)
+        return out
+
+    def one_to_n(self, protocol: Protocol | None = None, *, enroll: str = "o", probe: str = "a") -> OneToN:
+        """Every probe against every enrolled speaker (see :func:`~vpeval.pipeline.one_to_n`)."""
+        if not self.members:
+            return one_to_n(self.es, protocol, enroll=enroll, probe=probe, backend=self.model)
+        parts = [m.one_to_n(protocol, enroll=enroll, probe=probe) for m in self.members]
+        first = parts[0]
+        for p in parts[1:]:
+            if not (np.array_equal(p.probe_id, first.probe_id) and np.array_equal(p.enrolled_speaker,
+                                                                                first.enrolled_speaker)):
+                raise ProtocolError("fusion: members score different probes or models")
+        w, b = self.model.weights_, self.model.intercept_
+        scores = sum(wk * p.scores for wk, p in zip(w, parts)) + b
+        return OneToN(scores, first.true_index, first.probe_id, first.probe_speaker, first.enrolled_speaker,
+                      first.enroll_condition, first.probe_condition, "fusion")
+
+
+def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
+                   backends=BACKENDS, conditions=("original", "anonymized"), asnorm: bool = False,
+                   top_k: int = 200, original: str = "original", anonymized: str = "anonymized") -> list[Attacker]:
+    """Fit every (extractor, back-end, training condition) attacker.
+
+    Parameters
+    ----------
+    sets : dict extractor -> EmbeddingSet
+        Evaluation embeddings (original and anonymized rows).
+    train : dict extractor -> EmbeddingSet, optional
+        Training-speaker embeddings per extractor, with rows of the conditions in ``conditions``. Without it,
+        only untrained back-ends (``cosine``) are fielded.
+    backends : iterable of str
+        Back-end names; ``cosine`` is fielded once per extractor, untrained; the others once per training
+        condition.
+    conditions : iterable of {"original", "anonymized"}
+        Training conditions of the trained back-ends.
+    asnorm : bool
+        Also field every back-end wrapped in AS-norm (cohort = the training speakers of its condition),
+        named ``<backend>+asnorm``.
+    top_k : int
+        AS-norm cohort size.
+
+    Returns
+    -------
+    list of Attacker
+        Ordered by extractor, then back-end (order of ``backends``), then condition.
+
+    Raises
+    ------
+    ProtocolError
+        Training speakers shared with the evaluation side, a missing training condition, an extractor with
+        training data but no evaluation data, an unknown back-end.
+    vpeval.backends.BackendError
+        Training data that a back-end cannot use (e.g. too few segments per speaker for PLDA).
+    """
+    backends = [str(b) for b in backends]
+    for b in backends:
+        if b not in BACKENDS:
+            raise ProtocolError(f"unknown back-end {b!r}; expected one of {', '.join(BACKENDS)}")
+    if not backends:
+        raise ProtocolError("no back-end requested")
+    if len(set(backends)) != len(backends):
+        raise ProtocolError("a back-end is requested more than once")
+    train = train or {}
+    extra = sorted(set(train) - set(sets))
+    if extra:
+        raise ProtocolError(f"training embeddings of extractor {extra[0]!r} have no evaluation embeddings")
+    for name, tr in train.items():
+        check_disjoint(tr, list(sets.values()))
+    out = []
+    for ext, es in sets.items():
+        for b in backends:
+            variants = [False, True] if asnorm else [False]
+            if b == "cosine":
+                out.append(Attacker(f"{ext}/cosine", ext, "cosine", "none", 0, es, None))
+                if asnorm and ext in train:
+                    for cond in conditions:
+                        tr = training_condition(train[ext], cond, original=original, anonymized=anonymized)
+                        model = get_backend(b, asnorm=True, top_k=top_k).fit(tr.embeddings, tr.speaker_id)
+                        out.append(Attacker(f"{ext}/{model.name}/{cond}", ext, model.name, cond,
+                                            model.n_training_speakers_, es, model))
+                continue
+            if ext not in train:
+                continue
+            for cond in conditions:
+                tr = training_condition(train[ext], cond, original=original, anonymized=anonymized)
+                for wrap in variants:
+                    model = get_backend(b, asnorm=wrap, top_k=top_k).fit(tr.embeddings, tr.speaker_id)
+                    out.append(Attacker(f"{ext}/{model.name}/{cond}", ext, model.name, cond,
+                                        model.n_training_speakers_, es, model))
+    return out
+
+
+def _fold_of(speakers: np.ndarray, folds: int, seed: int) -> dict[str, int]:
+    names = np.unique(speakers)
+    perm = np.random.default_rng(seed).permutation(names.size)
+    return {str(names[i]): r % folds for r, i in enumerate(perm)}
+
+
+def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, folds: int = 2, seed: int = 0,
+                   p_target: float | None = None, original: str = "original",
+                   anonymized: str = "anonymized") -> Attacker:
+    """Linear fusion of trained attackers of one training condition (module docstring).
+
+    Parameters
+    ----------
+    members : list of Attacker
+        At least two, all with the same ``trained_on`` (``"original"`` or ``"anonymized"``) and fitted
+        single-extractor back-ends.
+    train : dict extractor -> EmbeddingSet
+        The training embeddings the members were fitted on; all extractors must cover the same training
+        utterances.
+    folds : int, default 2
+        Speaker-grouped cross-fitting folds for the fusion's training scores (>= 2).
+    seed : int
+        Seed of the speaker-to-fold assignment.
+    p_target : float, optional
+        Prior of the fusion objective (:class:`~vpeval.calibration.fusion.LinearFusion`).
+
+    Returns
+    -------
+    Attacker
+        ``name = "fusion/<trained_on>"``, ``model`` the fitted :class:`LinearFusion` (weights per member).
+
+    Raises
+    ------
+    ProtocolError
+        Fewer than two members, mixed conditions, untrained members, training sets with different utterances,
+        too few training speakers for the folds.
+    """
+    if len(members) < 2:
+        raise ProtocolError("fusion needs at least two attackers")
+    conds = {m.trained_on for m in members}
+    if len(conds) != 1 or conds & {"none"} or any(m.members for m in members):
+        raise ProtocolError("fusion members must be trained attackers of one training condition (got "
+                            f"{sorted(conds)})")
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+        raise ProtocolError(f"fusion folds must be an integer >= 2, got {folds!r}")
+    cond = conds.pop()
+    letter = "oo" if cond == "original" else "aa"
+    trs = {m.extractor: training_condition(train[m.extractor], cond, original=original, anonymized=anonymized)
+           for m in members}
+    protos = {e: make_protocol(t) for e, t in trs.items()}
+    first = next(iter(protos.values()))
+    for e, p in protos.items():
+        if not (np.array_equal(p.utterance_id, first.utterance_id) and np.array_equal(p.is_enroll, first.is_enroll)):
+            raise ProtocolError(f"fusion: training embeddings of {e!r} cover other utterances than those of "
+                                f"{next(iter(protos))!r}")
+    fold = _fold_of(first.speaker_id, folds, seed)
+    if len(fold) < 2 * folds:
+        raise ProtocolError(f"fusion cross-fitting needs at least {2 * folds} training speakers, got {len(fold)}")
+    # only the training condition is present in the held-out sets; the other label is a placeholder
+    o_lab = original if cond == "original" else "\x00none"
+    a_lab = anonymized if cond == "anonymized" else "\x00none"
+    columns: list[list[np.ndarray]] = [[] for _ in members]
+    labels = []
+    for f in range(folds):
+        for j, m in enumerate(members):
+            tr = trs[m.extractor]
+            in_fold = np.array([fold[s] == f for s in tr.speaker_id])
+            model = _clone(m.model).fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
+            held = tr.select(in_fold)
+            t = build_trials(held, [letter], backend=model, original=o_lab, anonymized=a_lab)[letter]
+            columns[j].append(t.scores)
+            if j == 0:
+                labels.append(t.is_target)
+    scores = np.column_stack([np.concatenate(c) for c in columns])
+    is_tar = np.concatenate(labels)
+    fusion = LinearFusion(p_target=p_target, names=[m.name for m in members]).fit(scores[is_tar], scores[~is_tar])
+    return Attacker(f"fusion/{cond}", "fusion", "fusion", cond, max(m.training_speakers for m in members),
+                    None, fusion, list(members))
+
+
+def _clone(model: Backend) -> Backend:
+    """A new unfitted back-end with the same settings."""
+    from ..backends import ASNorm
+
+    if isinstance(model, ASNorm):
+        return ASNorm(_clone(model.backend), top_k=model.top_k)
+    fresh = type(model).__new__(type(model))
+    Backend.__init__(fresh)
+    for k, v in vars(model).items():
+        if not k.endswith("_") and not k.startswith("_"):
+            setattr(fresh, k, v)
+    return fresh

@@ -1,0 +1,151 @@
+"""Attackers (extractor x back-end x training condition), disjointness, fusion across extractors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vpeval.io.embeddings import EmbeddingSet
+from vpeval.pipeline import (
+    ProtocolError,
+    attacker_class,
+    build_trials,
+    check_disjoint,
+    fuse_attackers,
+    make_attackers,
+    make_protocol,
+    speaker_models,
+)
+
+
+def synthetic(speakers, per, d, extractor, seed, shift=0.0, start=0):
+    """Original and 'anonymized' (rotated + noisier) embeddings of the same utterances."""
+    rng = np.random.default_rng(seed)
+    rot, _ = np.linalg.qr(np.random.default_rng(99).normal(size=(d, d)))
+    centres = rng.normal(size=(speakers, d)) + shift
+    rows, utt, spk = [], [], []
+    for i in range(speakers):
+        for j in range(per):
+            rows.append(centres[i] + 0.4 * rng.normal(size=d))
+            utt.append(f"u{start + i:03d}-{j:02d}")
+            spk.append(f"S{start + i:03d}")
+    x = np.array(rows)
+    anon = x @ rot + 0.3 * rng.normal(size=x.shape)
+    return EmbeddingSet(np.vstack([x, anon]), utt * 2, spk * 2, ["original"] * len(utt) + ["anonymized"] * len(utt),
+                        extractor)
+
+
+@pytest.fixture(scope="module")
+def data():
+    sets, train = {}, {}
+    for k, (ext, d) in enumerate((("ext-a", 6), ("ext-b", 8))):
+        sets[ext] = synthetic(6, 4, d, ext, seed=k)
+        train[ext] = synthetic(30, 4, d, ext, seed=10 + k, start=100)
+    return sets, train
+
+
+def test_attacker_classes():
+    assert attacker_class("none", "oa") == "ignorant"
+    assert attacker_class("original", "oa") == "ignorant"
+    assert attacker_class("none", "aa") == "lazy-informed"
+    assert attacker_class("original", "aa") == "lazy-informed"
+    assert attacker_class("anonymized", "aa") == "semi-informed"
+    assert attacker_class("anonymized", "oaoa") == "semi-informed"
+    assert attacker_class("anonymized", "oo") == "reference"
+    for t in ("aaaa", "cross-profile", "oaaa"):
+        assert attacker_class("anonymized", t) == "not an attack"
+
+
+def test_training_speakers_must_be_disjoint(data):
+    sets, train = data
+    es = sets["ext-a"]
+    clash = synthetic(3, 4, 6, "ext-a", seed=5, start=4)  # S004, S005 are evaluation speakers, S006 is not
+    with pytest.raises(ProtocolError, match=r"2 training speaker\(s\) of 'ext-a' are also evaluation speakers.*\(first shared: 'S004', 'S005'\)"):
+        check_disjoint(clash, es)
+    with pytest.raises(ProtocolError, match="disjoint"):
+        make_attackers({"ext-a": es}, {"ext-a": clash})
+    check_disjoint(train["ext-a"], es)
+
+
+def test_without_training_only_cosine(data):
+    sets, _ = data
+    atts = make_attackers(sets)
+    assert [a.name for a in atts] == ["ext-a/cosine", "ext-b/cosine"]
+    assert all(a.trained_on == "none" and a.training_speakers == 0 for a in atts)
+    # identical to the plain protocol
+    t = atts[0].build_trials(["oa"])["oa"]
+    np.testing.assert_array_equal(t.scores, build_trials(sets["ext-a"], ["oa"])["oa"].scores)
+
+
+def test_every_backend_and_condition_and_their_scores(data):
+    sets, train = data
+    atts = make_attackers(sets, train, asnorm=True, top_k=5)
+    names = [a.name for a in atts]
+    assert names[:8] == [
+        "ext-a/cosine", "ext-a/cosine+asnorm/original", "ext-a/cosine+asnorm/anonymized",
+        "ext-a/centred-cosine/original", "ext-a/centred-cosine+asnorm/original",
+        "ext-a/centred-cosine/anonymized", "ext-a/centred-cosine+asnorm/anonymized", "ext-a/lda/original"]
+    assert len(names) == 2 * (3 + 3 * 4)
+    plda = next(a for a in atts if a.name == "ext-b/plda/anonymized")
+    assert plda.describe()["trained_on"] == "anonymized" and plda.describe()["training_speakers"] == 30
+    # scores are the back-end's scores of (unit speaker model, unit probe)
+    es = sets["ext-b"]
+    p = make_protocol(es)
+    t = plda.build_trials(["aa"], protocol=p)["aa"]
+    spk, models = speaker_models(es, p, "anonymized")
+    probe_ids, _ = p.probes()
+    rows = [int(np.flatnonzero((es.utterance_id == u) & (es.condition == "anonymized"))[0]) for u in probe_ids]
+    want = plda.model.score(models, es.embeddings[rows]).T.reshape(-1)
+    np.testing.assert_allclose(t.scores, want, rtol=1e-12)
+    assert t.meta["backend"] == "plda" and t.meta["attacker"] == "ext-b/plda/anonymized"
+
+
+def test_trial_scores_do_not_depend_on_row_order(data):
+    sets, train = data
+    perm = np.random.default_rng(4).permutation(len(train["ext-a"]))
+    tr = train["ext-a"]
+    shuffled = EmbeddingSet(tr.embeddings[perm], tr.utterance_id[perm], tr.speaker_id[perm], tr.condition[perm],
+                            tr.extractor)
+    es = sets["ext-a"]
+    pe = np.random.default_rng(5).permutation(len(es))
+    es2 = EmbeddingSet(es.embeddings[pe], es.utterance_id[pe], es.speaker_id[pe], es.condition[pe], es.extractor)
+    a = make_attackers({"ext-a": es}, {"ext-a": tr}, backends=["plda", "lda"])
+    b = make_attackers({"ext-a": es2}, {"ext-a": shuffled}, backends=["plda", "lda"])
+    for x, y in zip(a, b):
+        tx, ty = x.build_trials(["oa", "aa"]), y.build_trials(["oa", "aa"])
+        for k in tx:
+            np.testing.assert_array_equal(tx[k].scores, ty[k].scores)
+
+
+def test_fusion_combines_members_with_reported_weights(data):
+    sets, train = data
+    atts = make_attackers(sets, train, backends=["lda", "plda"], conditions=["anonymized"])
+    fused = fuse_attackers(atts, train, seed=0)
+    assert fused.name == "fusion/anonymized" and fused.backend == "fusion"
+    d = fused.describe()
+    assert d["members"] == [a.name for a in atts]
+    assert set(d["fusion"]["weights"]) == set(d["members"])
+    trials = fused.build_trials(["aa", "oa"])
+    parts = [a.build_trials(["aa"])["aa"].scores for a in atts]
+    w = fused.model.weights_
+    np.testing.assert_allclose(trials["aa"].scores, sum(wk * s for wk, s in zip(w, parts)) + fused.model.intercept_)
+    # 1-to-N matrix agrees with the flattened trials
+    m = fused.one_to_n(enroll="o", probe="a")
+    np.testing.assert_allclose(np.sort(m.scores.reshape(-1)), np.sort(trials["oa"].scores))
+    # the same seed gives the same weights; fusion of one attacker is refused
+    np.testing.assert_array_equal(fuse_attackers(atts, train, seed=0).model.weights_, w)
+    with pytest.raises(ProtocolError, match="at least two"):
+        fuse_attackers(atts[:1], train)
+    with pytest.raises(ProtocolError, match="one training condition"):
+        fuse_attackers(make_attackers(sets, train, backends=["cosine", "lda"])[:2], train)
+
+
+def test_bad_requests(data):
+    sets, train = data
+    with pytest.raises(ProtocolError, match="unknown back-end"):
+        make_attackers(sets, train, backends=["svm"])
+    only_orig = {k: v.select(v.condition == "original") for k, v in train.items()}
+    with pytest.raises(ProtocolError, match="no rows with condition 'anonymized'"):
+        make_attackers(sets, only_orig)
+    with pytest.raises(ProtocolError, match="no evaluation embeddings"):
+        make_attackers({"ext-a": sets["ext-a"]}, train)
