@@ -234,17 +234,18 @@ def example_audits():
 
 
 def test_bundled_example_sex_leakage_stays_high_after_mcadams(example_audits):
-    # Measured (attacker C = 0.1, trained on the 251 cohort speakers' original speech, evaluated on the
-    # 10 test-other speakers' 100 utterances): mAUC original / anonymized = mfcc 0.885 / 0.946,
-    # resemblyzer 0.968 / 0.880. Tolerances leave ~0.03-0.05 below the measurement.
-    for name, floor in (("mfcc", 0.90), ("resemblyzer", 0.83)):
+    # Measured (attacker C = 0.1, trained on the 101 distractor speakers' original speech, evaluated on the
+    # 10 test-other speakers' 100 utterances; the example's 150 attacker-training speakers are in train/ and
+    # not seen here): mAUC original / anonymized = mfcc 0.876 / 0.942, resemblyzer 0.929 / 0.819; P_attr
+    # anonymized mfcc 0.115, resemblyzer 0.362. Tolerances leave ~0.03-0.04 below (above) the measurement.
+    for name, floor, p_attr in (("mfcc", 0.90, 0.2), ("resemblyzer", 0.78, 0.4)):
         audit = example_audits[name]
-        assert audit.n_train_speakers == 251 and audit.n_eval_speakers == 10
+        assert audit.n_train_speakers == 101 and audit.n_eval_speakers == 10
         anon = audit.results["anonymized"]
         assert anon.attributes["sex"].n == 100
         assert anon.attributes["sex"].mauc > floor
-        assert anon.p_attr < 0.35  # far from the ~1 of an anonymizer that hides sex
-        assert audit.results["original"].attributes["sex"].mauc > 0.85
+        assert anon.p_attr < p_attr  # far from the ~1 of an anonymizer that hides sex
+        assert audit.results["original"].attributes["sex"].mauc > 0.84
 
 
 def test_metadata_errors(tmp_path):

@@ -53,8 +53,8 @@ def test_cli_attributes_table_and_json(app):
     assert "SBLS" in r.stdout and "anonymized" in r.stdout
     r = CliRunner().invoke(app, args + ["--json"])
     d = json.loads(r.stdout)
-    assert d["n_train_speakers"] == 251
-    assert d["results"]["anonymized"]["attributes"]["sex"]["mauc"] > 0.83
+    assert d["n_train_speakers"] == 101
+    assert d["results"]["anonymized"]["attributes"]["sex"]["mauc"] > 0.78  # measured 0.819 (101 attacker speakers)
 
 
 def test_cli_attributes_errors_are_clean(app, tmp_path):
@@ -103,5 +103,5 @@ def test_report_sections_build_and_serialise(tmp_path):
     ids = [s["id"] for s in doc["sections"]]
     assert ids == ["embedding", "attributes", "distinctiveness"]
     anon = doc["sections"][1]["data"]["attackers"]["resemblyzer"]["results"]["anonymized"]
-    assert anon["attributes"]["sex"]["mauc"] > 0.83
+    assert anon["attributes"]["sex"]["mauc"] > 0.78  # measured 0.819
     assert len(list(out.glob("*.png"))) == 3

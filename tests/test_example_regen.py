@@ -33,7 +33,7 @@ def read_csv(path):
 def test_committed_example_is_consistent():
     meta = read_csv(EXAMPLE / "metadata.csv")
     assert list(meta[0]) == ["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", "alpha"]
-    assert len(meta) == 2 * 351
+    assert len(meta) == 2 * 201
     alphas = {r["speaker_id"]: r for r in read_csv(EXAMPLE / "alpha_per_speaker.csv")}
     assert len(alphas) == 261
     for spk, r in alphas.items():
@@ -50,13 +50,42 @@ def test_committed_example_is_consistent():
         path = EXAMPLE / name
         total += path.stat().st_size
         es = read_embeddings(path)
-        assert es.embeddings.shape == (702, dim)
+        assert es.embeddings.shape == (402, dim)
         with np.load(path) as z:
             assert z["embeddings"].dtype == np.float32
         assert list(es.utterance_id) == [r["utterance_id"] for r in meta]
         assert list(es.condition) == [r["condition"] for r in meta]
         assert list(es.speaker_id) == [r["speaker_id"] for r in meta]
     assert total < 2_000_000
+
+
+def test_committed_training_speakers():
+    meta = read_csv(EXAMPLE / "train" / "metadata.csv")
+    assert list(meta[0]) == ["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", "alpha",
+                             "source_utterance", "start_s"]
+    alphas = {r["speaker_id"]: r for r in read_csv(EXAMPLE / "alpha_per_speaker.csv")}
+    speakers = {r["speaker_id"] for r in meta}
+    assert len(speakers) == 150
+    assert sorted(alphas[s]["sex"] for s in speakers).count("F") == 75
+    eval_speakers = {r["speaker_id"] for r in read_csv(EXAMPLE / "metadata.csv")}
+    assert not speakers & eval_speakers and len(speakers | eval_speakers) == 261
+    for cond in ("original", "anonymized"):
+        rows = [r for r in meta if r["condition"] == cond]
+        per = {}
+        for r in rows:
+            per[r["speaker_id"]] = per.get(r["speaker_id"], 0) + 1
+            assert r["utterance_id"] == f"{r['source_utterance']}-s{round(float(r['start_s']) / 3):02d}"
+            assert r["duration_s"] == "3.0000" and r["subset"] == "train-clean-100"
+            assert r["alpha"] == (alphas[r["speaker_id"]]["alpha"] if cond == "anonymized" else "")
+        assert min(per.values()) >= 3
+    total = 0
+    for name, dim in (("embeddings_mfcc.npz", 40), ("embeddings_resemblyzer.npz", 256)):
+        es = read_embeddings(EXAMPLE / "train" / name)
+        total += (EXAMPLE / "train" / name).stat().st_size
+        assert es.embeddings.shape == (len(meta), dim)
+        assert list(es.utterance_id) == [r["utterance_id"] for r in meta]
+        assert list(es.condition) == [r["condition"] for r in meta]
+    assert total < 1_500_000
 
 
 def _load_script():
@@ -70,16 +99,17 @@ def test_regenerating_two_speakers_reproduces_committed_rows(tmp_path):
     if not (DATA / "speakers.csv").is_file():
         pytest.skip("../shared/data/librispeech-mini is absent")
     mod = _load_script()
-    # one enrolled speaker (10 utterances) and one cohort speaker, MFCC only for time
-    assert mod.main([str(DATA), "--out", str(tmp_path), "--speakers", "1688,103", "--extractors", "mfcc",
+    # one enrolled speaker (10 utterances), one distractor and one training speaker, MFCC only for time
+    assert mod.main([str(DATA), "--out", str(tmp_path), "--speakers", "1688,1034,103", "--extractors", "mfcc",
                      "--quiet"]) == 0
     new_meta = read_csv(tmp_path / "metadata.csv")
-    old_meta = [r for r in read_csv(EXAMPLE / "metadata.csv") if r["speaker_id"] in ("1688", "103")]
+    old_meta = [r for r in read_csv(EXAMPLE / "metadata.csv") if r["speaker_id"] in ("1688", "1034", "103")]
     assert len(new_meta) == 22
     key = lambda r: (r["condition"], r["utterance_id"])  # noqa: E731
     assert sorted(new_meta, key=key) == sorted(old_meta, key=key)
     new_alpha = read_csv(tmp_path / "alpha_per_speaker.csv")
-    old_alpha = [r for r in read_csv(EXAMPLE / "alpha_per_speaker.csv") if r["speaker_id"] in ("1688", "103")]
+    old_alpha = [r for r in read_csv(EXAMPLE / "alpha_per_speaker.csv")
+                 if r["speaker_id"] in ("1688", "1034", "103")]
     assert new_alpha == old_alpha
 
     new, old = read_embeddings(tmp_path / "embeddings_mfcc.npz"), read_embeddings(EXAMPLE / "embeddings_mfcc.npz")
@@ -92,3 +122,13 @@ def test_regenerating_two_speakers_reproduces_committed_rows(tmp_path):
     orig = new.embeddings[new.condition == "original"]
     anon = new.embeddings[new.condition == "anonymized"]
     assert np.max(np.abs(orig - anon)) > 100 * ATOL
+
+    # the training speaker's segments, cut from the same audio, match the committed ones
+    new_tr = read_embeddings(tmp_path / "train" / "embeddings_mfcc.npz")
+    old_tr = read_embeddings(EXAMPLE / "train" / "embeddings_mfcc.npz")
+    assert set(new_tr.speaker_id) == {"103"} and len(new_tr) == 8
+    index = {(u, c): i for i, (u, c) in enumerate(zip(old_tr.utterance_id, old_tr.condition))}
+    rows = [index[(u, c)] for u, c in zip(new_tr.utterance_id, new_tr.condition)]
+    np.testing.assert_allclose(new_tr.embeddings, old_tr.embeddings[rows], rtol=RTOL, atol=ATOL)
+    assert read_csv(tmp_path / "train" / "metadata.csv") == [
+        r for r in read_csv(EXAMPLE / "train" / "metadata.csv") if r["speaker_id"] == "103"]

@@ -621,7 +621,7 @@ def test_bundled_example_counts():
         p = make_protocol(es)
         K, KC = p.evaluation_speakers.size, p.cohort_speakers.size
         P = int((~p.is_enroll).sum())
-        assert (K, KC, P) == (10, 251, 50)
+        assert (K, KC, P) == (10, 101, 50)
         for name, t in build_trials(es, protocol=p).items():
             assert (len(t), int(t.is_target.sum())) == expected_counts(name, K, KC, P), (f.name, name)
 

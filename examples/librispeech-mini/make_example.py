@@ -18,7 +18,17 @@ Steps (the same library calls as ``vpeval anonymize DATA_DIR ANON --alpha speake
    (:func:`vpeval.embed.embed_folder`), saved as ``embeddings_<extractor>.npz`` (float32, both
    conditions in one file, original rows first, each block sorted by utterance id);
 3. ``metadata.csv`` (utterance_id,speaker_id,condition,subset,sex,duration_s,alpha; alpha empty for
-   original rows), ``alpha_per_speaker.csv`` and ``provenance.json`` (versions, seed, timings).
+   original rows), ``alpha_per_speaker.csv`` and ``provenance.json`` (versions, seed, timings);
+4. attacker training speakers (``train/``): 150 of the ``train-clean-100`` speakers (75 F, 75 M, chosen
+   among those whose utterance lasts at least ``3 * SEGMENT_S`` seconds, in the order of
+   ``sha256("vpeval-train-split:" + speaker id)``) are not part of the evaluation side at all. Their original
+   utterance and its anonymized version (same McAdams alpha as every other utterance of the speaker) are both
+   cut at the same sample positions into consecutive non-overlapping ``SEGMENT_S``-second segments (the
+   remainder is dropped), so each training speaker has >= 3 segments in each condition. Segment ids are
+   ``<utterance id>-s<k>`` (k from 00). Embeddings of the segments go to ``train/embeddings_<extractor>.npz``
+   with ``train/metadata.csv`` (utterance_id,speaker_id,condition,subset,sex,duration_s,alpha,
+   source_utterance,start_s). The other 101 ``train-clean-100`` speakers stay in the main folder as 1-to-N
+   distractors / cohort impostors.
 
 ``--speakers`` restricts everything to some speakers (used by the regeneration test); ``--out`` defaults to
 this folder.
@@ -40,6 +50,9 @@ SEED = 2024
 ALPHA_RANGE = (0.5, 0.9)
 DEFAULT_DATA = HERE / ".." / ".." / ".." / "shared" / "data" / "librispeech-mini"
 FILE_NAMES = {"mfcc": "embeddings_mfcc.npz", "resemblyzer": "embeddings_resemblyzer.npz"}
+#: Attacker training split: segment length (s) and speakers per sex.
+SEGMENT_S = 3.0
+TRAIN_PER_SEX = 75
 
 try:
     import vpeval  # noqa: F401
@@ -77,6 +90,44 @@ def link_inputs(data: Path, speakers: dict, chosen: set | None, dest: Path) -> i
     return n
 
 
+def training_speakers(data: Path, speakers: dict) -> set:
+    """The attacker-training speakers (module docstring, step 4): a pure function of the audio durations."""
+    import hashlib
+
+    import soundfile as sf
+
+    pool: dict[str, list] = {"F": [], "M": []}
+    for f in sorted((data / "train-clean-100").rglob("*.flac")):
+        spk = f.stem.split("-")[0]
+        if sf.info(str(f)).frames >= 3 * int(SEGMENT_S * 16000):
+            key = hashlib.sha256(f"vpeval-train-split:{spk}".encode()).hexdigest()
+            pool[speakers[spk]["sex"]].append((key, spk))
+    chosen = set()
+    for sex, cands in pool.items():
+        if len(cands) < TRAIN_PER_SEX:
+            sys.exit(f"error: only {len(cands)} {sex} train-clean-100 speakers have >= {3 * SEGMENT_S:g} s")
+        chosen |= {spk for _, spk in sorted(cands)[:TRAIN_PER_SEX]}
+    return chosen
+
+
+def cut_segments(src: Path, dest: Path) -> list[tuple[str, str, float, float]]:
+    """Cut every FLAC file under ``src`` into ``SEGMENT_S``-second segments written to ``dest``.
+
+    Returns ``(segment id, source utterance id, start s, duration s)`` rows.
+    """
+    from vpeval.io.audio import read_audio, write_audio
+
+    n = int(SEGMENT_S * 16000)
+    rows = []
+    for f in sorted(src.rglob("*.flac")):
+        x = read_audio(f)
+        for k in range(x.size // n):
+            seg = f"{f.stem}-s{k:02d}"
+            write_audio(dest / f"{seg}.flac", x[k * n:(k + 1) * n])
+            rows.append((seg, f.stem, k * SEGMENT_S, SEGMENT_S))
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", nargs="?", default=str(DEFAULT_DATA), help="librispeech-mini folder")
@@ -100,6 +151,11 @@ def main(argv=None) -> int:
     if chosen and not chosen <= set(speakers):
         sys.exit(f"error: unknown speaker(s) {sorted(chosen - set(speakers))}")
     out.mkdir(parents=True, exist_ok=True)
+    train_spk = training_speakers(data, speakers)
+    if chosen is not None:
+        train_spk &= chosen
+    if train_spk:
+        (out / "train").mkdir(exist_ok=True)
     timings = {}
     with tempfile.TemporaryDirectory(prefix="vpeval-example-") as tmp:
         orig, anon = Path(tmp) / "original", Path(tmp) / "anonymized"
@@ -109,20 +165,52 @@ def main(argv=None) -> int:
                                  quiet=args.quiet)
         timings["anonymize_s"] = round(time.perf_counter() - t, 2)
         audio_s = float(table["duration_s"].sum())
+        # the training speakers leave the evaluation folders and are cut into segments
+        seg_rows = {}
+        for cond, folder in (("original", orig), ("anonymized", anon)):
+            tdir = Path(tmp) / f"train-{cond}"
+            for f in sorted(folder.rglob("*.flac")):
+                if f.stem.split("-")[0] in train_spk:
+                    moved = tdir / "whole" / f.name
+                    moved.parent.mkdir(parents=True, exist_ok=True)
+                    f.rename(moved)
+            seg_rows[cond] = cut_segments(tdir / "whole", tdir / "segments") if train_spk else []
+        if seg_rows["original"] != seg_rows["anonymized"]:
+            sys.exit("error: original and anonymized training utterances were cut differently")
         for name in extractors:
             ext = get_extractor(name)
             t = time.perf_counter()
             es = embed_folder(orig, ext, condition="original", quiet=args.quiet)
             es = es.concat(embed_folder(anon, ext, condition="anonymized", quiet=args.quiet))
-            timings[f"embed_{name}_s"] = round(time.perf_counter() - t, 2)
             write_embeddings(out / FILE_NAMES[name], es)
+            if train_spk:
+                tr = embed_folder(Path(tmp) / "train-original" / "segments", ext, condition="original",
+                                  quiet=args.quiet)
+                tr = tr.concat(embed_folder(Path(tmp) / "train-anonymized" / "segments", ext,
+                                            condition="anonymized", quiet=args.quiet))
+                write_embeddings(out / "train" / FILE_NAMES[name], tr)
+            timings[f"embed_{name}_s"] = round(time.perf_counter() - t, 2)
 
     table = table.sort_values("utterance_id")
+    if train_spk:
+        alpha_of = dict(zip(table["speaker_id"], table["alpha"]))
+        with open(out / "train" / "metadata.csv", "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", "alpha",
+                        "source_utterance", "start_s"])
+            for cond in ("original", "anonymized"):
+                for seg, src, start, dur in seg_rows[cond]:
+                    sp = speakers[src.split("-")[0]]
+                    w.writerow([seg, sp["speaker_id"], cond, sp["librispeech_subset"], sp["sex"], f"{dur:.4f}",
+                                f"{alpha_of[sp['speaker_id']]:.6f}" if cond == "anonymized" else "", src,
+                                f"{start:.4f}"])
     with open(out / "metadata.csv", "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", "alpha"])
         for cond in ("original", "anonymized"):
             for row in table.itertuples():
+                if row.speaker_id in train_spk:
+                    continue
                 sp = speakers[row.speaker_id]
                 w.writerow([row.utterance_id, row.speaker_id, cond, sp["librispeech_subset"], sp["sex"],
                             f"{row.duration_s:.4f}", f"{row.alpha:.6f}" if cond == "anonymized" else ""])
@@ -148,6 +236,9 @@ def main(argv=None) -> int:
         "source": "LibriSpeech ASR corpus (c) 2014 Vassil Panayotov et al., CC BY 4.0; subset librispeech-mini",
         "utterances": n,
         "speakers": int(table["speaker_id"].nunique()),
+        "training_speakers": len(train_spk),
+        "training_segments": len(seg_rows["original"]),
+        "segment_s": SEGMENT_S,
         "audio_s": round(audio_s, 3),
         "anonymizer": {"method": "McAdams (vpeval.anonymize.mcadams)", "alpha": "per speaker",
                        "alpha_range": list(ALPHA_RANGE), "seed": SEED},
