@@ -55,8 +55,9 @@ def test_demo_report_in_chromium(browser, tmp_path):
         assert browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", img) > 100
     # key numbers appear as rendered text
     text = browser.find_element("tag name", "body").text
-    res = doc["sections"][0]["data"]["systems"]["mcadams"]["attackers"]["resemblyzer-ge2e"]
+    res = doc["sections"][0]["data"]["systems"]["mcadams"]["attackers"]["resemblyzer-ge2e/plda/anonymized"]
     assert f"{100 * res['oa']['eer_rocch']:.3g}" in text
     assert "1-to-N linkage" in text and "Reproducibility" in text
+    assert "the strongest attacker is" in text and "semi-informed" in text
     shot = tmp_path / "report.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000

@@ -30,8 +30,8 @@ def _section(doc, sid):
 def test_original_identifiable_anonymized_not_perfect(demo_report):
     _, doc = demo_report
     att = _section(doc, "summary")["data"]["systems"]["mcadams"]["attackers"]
-    assert set(att) == {"mfcc-stats", "resemblyzer-ge2e"}
-    res = att["resemblyzer-ge2e"]
+    assert {"mfcc-stats/cosine", "resemblyzer-ge2e/cosine"} <= set(att)
+    res = att["resemblyzer-ge2e/cosine"]
     assert res["oo"]["eer_rocch"] < 0.01  # original speech: the attacker identifies speakers
     for t in ("oa", "aa"):
         assert 0.0 < res[t]["eer_rocch"] < 0.5  # anonymized: not perfect (and not perfectly broken)
@@ -40,14 +40,38 @@ def test_original_identifiable_anonymized_not_perfect(demo_report):
 
 def test_linkage_original_vs_anonymized(demo_report):
     _, doc = demo_report
-    cond = _section(doc, "linkage-resemblyzer-ge2e")["data"]["conditions"]
+    cond = _section(doc, "linkage-resemblyzer-ge2e/cosine")["data"]["conditions"]
     oo, oa = cond["oo"], cond["oa"]
     n = oo["lid"]["summary"]["n_speakers"]
-    assert n == 261
+    assert n == 111  # 10 evaluation speakers + 101 distractors (the 150 training speakers are not enrolled)
     assert oo["identification"]["rates"]["rank1"] >= 0.95
     assert oo["lid"]["summary"]["alid_bits"] > 0.9 * math.log2(n)
     assert oa["identification"]["rates"]["rank1"] < 0.5
     assert oa["lid"]["summary"]["alid_bits"] < 0.5 * oo["lid"]["summary"]["alid_bits"]
+
+
+def test_attackers_trained_semi_informed_and_fused(demo_report):
+    _, doc = demo_report
+    attackers = doc["attackers"]
+    kinds = {(a["backend"], a["trained_on"]) for a in attackers.values()}
+    assert {("cosine", "none"), ("plda", "anonymized"), ("lda", "anonymized"), ("plda", "original"),
+            ("fusion", "anonymized"), ("fusion", "original")} <= kinds
+    assert all(a["training_speakers"] == 150 for a in attackers.values() if a["trained_on"] != "none")
+    fused = attackers["fusion/anonymized"]
+    assert len(fused["members"]) == 6 and set(fused["fusion"]["weights"]) == set(fused["members"])
+    assert all(attackers[m]["trained_on"] == "anonymized" for m in fused["members"])
+    summary = _section(doc, "summary")["data"]["systems"]["mcadams"]
+    eers = {a: by["aa"]["eer_rocch"] for a, by in summary["attackers"].items()}
+    best = summary["strongest"]["aa"]
+    assert best["eer"]["eer_rocch"] == min(eers.values()) and eers[best["eer"]["attacker"]] == min(eers.values())
+    assert best["eer"]["class"] == summary["attacker_class"][best["eer"]["attacker"]]["aa"]
+    # the semi-informed attackers beat the lazy cosine ones on this example, and the page says so
+    assert best["eer"]["class"] == "semi-informed"
+    assert best["eer"]["eer_rocch"] < best["cosine"]["eer_rocch"]
+    assert "overstate privacy" in best["sentence"] and best["cosine"]["attacker"] in best["sentence"]
+    assert set(summary["strongest"]) == {"oa", "aa"}
+    html = (demo_report[0] / "report.html").read_text()
+    assert "the strongest attacker is" in html
 
 
 def test_html_has_every_section_and_plot(demo_report):

@@ -46,6 +46,18 @@ from .calibration.student_t import StudentTCalibrator
 from .disclosure import worst_case_disclosure
 from .metrics.rank_disclosure import RankDisclosure, rank_disclosure, smooth_gamma
 from .pipeline import OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
+from .pipeline.attackers import Attacker, attacker_class, check_disjoint, fuse_attackers, make_attackers
+from .backends import (
+    ASNorm,
+    Backend,
+    BackendError,
+    CentredCosineBackend,
+    CosineBackend,
+    LDABackend,
+    PLDABackend,
+    get_backend,
+)
+from .calibration.fusion import LinearFusion
 from .metrics import (
     act_dcf,
     cllr,
@@ -88,6 +100,10 @@ __all__ = [
     "smooth_gamma", "simulate",
     # protocols
     "Protocol", "make_protocol", "build_trials", "one_to_n", "OneToN", "ProtocolError",
+    # attackers: back-ends, AS-norm, fusion
+    "Backend", "BackendError", "CosineBackend", "CentredCosineBackend", "LDABackend", "PLDABackend", "ASNorm",
+    "get_backend", "LinearFusion", "Attacker", "make_attackers", "fuse_attackers", "attacker_class",
+    "check_disjoint",
     # errors
     "VpevalError", "InputFileError", "InvalidScoresError", "SeparableScoresError", "VpevalWarning",
 ]

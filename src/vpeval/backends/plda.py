@@ -57,7 +57,7 @@ import numpy as np
 
 from .base import Backend, BackendError, unit_rows
 
-__all__ = ["PLDABackend", "two_covariance_em", "two_covariance_llr", "simultaneous_diagonalization"]
+__all__ = ["PLDABackend", "two_covariance_em", "two_covariance_llr", "simultaneous_diagonalization", "scoring_terms"]
 
 
 def _speaker_stats(x: np.ndarray, spk: np.ndarray):
@@ -187,15 +187,23 @@ def two_covariance_llr(enroll, test, mu, between, within) -> np.ndarray:
     >>> bool(np.isclose(two_covariance_llr([[0.0]], [[0.0]], [0.0], [[1.0]], [[1.0]])[0, 0], -0.5 * np.log(0.75)))
     True
     """
+    terms = scoring_terms(mu, between, within)
+    return _llr(terms, np.asarray(enroll, dtype=np.float64), np.asarray(test, dtype=np.float64))
+
+
+def scoring_terms(mu, between, within) -> tuple:
+    """``(mu, A, q, p, const)`` of the closed-form LLR (module docstring), computed once per model."""
     a, psi = simultaneous_diagonalization(np.asarray(between, float), np.asarray(within, float))
-    mu = np.asarray(mu, dtype=np.float64)
-    u1 = (np.asarray(enroll, dtype=np.float64) - mu) @ a
-    u2 = (np.asarray(test, dtype=np.float64) - mu) @ a
     t = 1.0 + psi
     d = 1.0 + 2.0 * psi
-    q = 0.5 * (1.0 / t - t / d)
-    p = psi / d
-    const = -0.5 * float(np.sum(np.log(d / (t * t))))
+    return (np.asarray(mu, dtype=np.float64), a, 0.5 * (1.0 / t - t / d), psi / d,
+            -0.5 * float(np.sum(np.log(d / (t * t)))))
+
+
+def _llr(terms, enroll: np.ndarray, test: np.ndarray) -> np.ndarray:
+    mu, a, q, p, const = terms
+    u1 = (enroll - mu) @ a
+    u2 = (test - mu) @ a
     return (u1 * u1) @ q[:, None] + ((u2 * u2) @ q)[None, :] + (u1 * p) @ u2.T + const
 
 
@@ -266,9 +274,10 @@ class PLDABackend(Backend):
         z = xc @ self.whiten_
         z = np.sqrt(z.shape[1]) * unit_rows(z, "whitened training embedding")
         self.mu_, self.between_, self.within_ = two_covariance_em(z, spk, n_iter=self.n_iter)
+        self._terms = scoring_terms(self.mu_, self.between_, self.within_)
 
     def _score(self, e, t):
-        return two_covariance_llr(self._front(e), self._front(t), self.mu_, self.between_, self.within_)
+        return _llr(self._terms, self._front(e), self._front(t))
 
     def describe(self) -> dict:
         return dict(super().describe(), lda_dim=self.lda_dim, n_iter=self.n_iter,

@@ -159,8 +159,24 @@ def _load_system(folder: Path) -> dict:
     return sets
 
 
+def _load_train(folder: Path, evaluation: dict) -> dict:
+    """Attacker training embeddings from ``folder/train/embeddings_*.npz`` (empty dict when absent)."""
+    tdir = folder / "train"
+    if not tdir.is_dir():
+        return {}
+    train = _load_system(tdir)
+    if not train:
+        raise VpevalError(f"{tdir}: a train/ folder needs embeddings_<extractor>.npz files (training speakers, "
+                          "original and anonymized rows)")
+    extra = sorted(set(train) - set(evaluation))
+    if extra:
+        raise VpevalError(f"{tdir}: training embeddings of extractor {extra[0]!r} have no evaluation embeddings in "
+                          f"{folder}")
+    return train
+
+
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
-               seed: int) -> None:
+               seed: int, backends=None, asnorm: bool = False, fusion: bool = True) -> None:
     from ..report import sha256_file, write_report
     from ..report.audit import audit_systems
 
@@ -170,10 +186,22 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
     check_output_folder(out, force=force, protect=[f for folder, _ in systems for f in folder.glob("*")])
     console = Console(stderr=True, quiet=quiet or json_out)
-    loaded, inputs, metadata = {}, [], {}
+    loaded, inputs, metadata, train = {}, [], {}, {}
     for folder, name in systems:
         loaded[name] = _load_system(folder)
-        files = sorted(folder.glob("embeddings_*.npz"))
+        train[name] = _load_train(folder, loaded[name])
+        files = sorted(folder.glob("embeddings_*.npz")) + sorted((folder / "train").glob("embeddings_*.npz"))
+        if train[name] and (folder / "train" / "metadata.csv").is_file():
+            from ..pipeline import check_metadata
+
+            tmeta = folder / "train" / "metadata.csv"
+            try:
+                table = pd.read_csv(tmeta, dtype=str, keep_default_na=False)
+            except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+                raise InputFileError(tmeta, None, f"not a readable CSV table ({exc})") from None
+            for es in train[name].values():
+                check_metadata(es, table, source=str(tmeta))
+            files.append(tmeta)
         if (folder / "metadata.csv").is_file():
             files.append(folder / "metadata.csv")
             try:
@@ -184,7 +212,8 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
             for es in loaded[name].values():  # every embedding row must be described, with the same speaker
                 check_metadata(es, metadata[name], source=str(folder / "metadata.csv"))
-        inputs += [{"name": f"{name}/{f.stem}", "path": str(f), "sha256": sha256_file(f)} for f in files]
+        inputs += [{"name": f"{name}/{f.relative_to(folder).with_suffix('').as_posix()}", "path": str(f),
+                    "sha256": sha256_file(f)} for f in files]
     utility = {}
     for folder, name in systems:
         tdir = folder / "transcripts"
@@ -200,8 +229,11 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
             inputs += [{"name": f"{name}/transcripts/{f.name}", "path": str(f), "sha256": sha256_file(f)}
                        for f in sorted(tdir.glob("*.txt"))]
     with console.status("auditing") as status:
+        from ..backends import BACKENDS
+
         rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility,
-                            progress=lambda m: status.update(escape(m)))
+                            train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
+                            asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)))
         rep.inputs = inputs
         status.update("writing the report")
         write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
@@ -213,7 +245,8 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
         return
     for name, data in summary.items():
         table = RichTable(title=escape(f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)"))
-        table.add_column("attacker")
+        width = max(len(a) for a in data["attackers"])
+        table.add_column("attacker", no_wrap=True, min_width=width)
         types = list(next(iter(data["attackers"].values())))
         for t in types:
             ideal = data["target_eer"].get(t)
@@ -224,8 +257,10 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
-@app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized, "
-             "two attackers) and write the report. Needs no audio and no torch.")
+@app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized; "
+             "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
+             "original and on anonymized speech of 150 training speakers, plus two fusions) and write the report. "
+             "Needs no audio and no torch.")
 @handle_errors
 def demo(
     out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", help="Output folder."),
@@ -234,14 +269,23 @@ def demo(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random step (cross-fitting folds, bootstrap)."),
+    backend: List[str] = typer.Option(
+        [], "--backend", help="Back-end to attack with (repeatable): cosine, centred-cosine, lda, plda. "
+        "Default: all of them."),
+    asnorm: bool = typer.Option(False, "--asnorm", help="Also attack with every back-end under adaptive S-norm."),
+    no_fusion: bool = typer.Option(False, "--no-fusion", help="Do not field the fusion attackers."),
 ):
     folder = _find_example(example)
     _run_audit([(folder, "mcadams")], out, force, quiet, json_out,
-               "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed)
+               "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed,
+               backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion)
 
 
 @app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
-             "embeddings_<extractor>.npz files (original and anonymized rows, see `vpeval embed`) and optionally "
+             "embeddings_<extractor>.npz files (original and anonymized rows, see `vpeval embed`), optionally a "
+             "train/ subfolder with embeddings_<extractor>.npz of attacker training speakers (original and "
+             "anonymized rows; speakers disjoint from the evaluation ones: enables the trained back-ends lda, plda, "
+             "centred-cosine for lazy-informed and semi-informed attackers, and their fusion), optionally "
              "metadata.csv (utterance_id,speaker_id,condition,sex,...: enables the soft-biometric section) and "
              "transcripts/ref.txt with transcripts/original.txt and/or anonymized.txt (Kaldi `utt_id words...` "
              "lines, e.g. from `vpeval utility --save-hyp`: enables the utility section and the privacy-utility "
@@ -255,6 +299,12 @@ def audit(
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     title: str = typer.Option("vpeval audit", "--title"),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random step."),
+    backend: List[str] = typer.Option(
+        [], "--backend", help="Back-end to attack with (repeatable): cosine, centred-cosine, lda, plda. "
+        "Default: all of them; trained ones need a train/ folder."),
+    asnorm: bool = typer.Option(False, "--asnorm", help="Also attack with every back-end under adaptive S-norm "
+                                "(cohort: the training speakers)."),
+    no_fusion: bool = typer.Option(False, "--no-fusion", help="Do not field the fusion attackers."),
 ):
     folders: list[tuple[Path, str]] = []
     for spec in systems:
@@ -266,7 +316,19 @@ def audit(
         if name in [n for _, n in folders]:
             raise VpevalError(f"two systems are named {name!r}; give names with NAME=DIR")
         folders.append((folder, name))
-    _run_audit(folders, out, force, quiet, json_out, title, seed)
+    _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
+               fusion=not no_fusion)
+
+
+def _backends(names: list[str]):
+    from ..backends import BACKENDS
+
+    for b in names:
+        if b not in BACKENDS:
+            raise VpevalError(f"--backend {b!r}: expected one of {', '.join(BACKENDS)}")
+    if len(set(names)) != len(names):
+        raise VpevalError("--backend: a back-end is given more than once")
+    return list(names) or None
 
 
 def _register_families() -> None:

@@ -13,7 +13,7 @@ from .common import handle_errors
 
 from ..errors import InputFileError, VpevalError
 
-__all__ = ["register", "trials_command"]
+__all__ = ["register", "trials_command", "attack_command"]
 
 _HELP = """Build trial protocols from speaker embeddings (definitions: docs/protocols.md).
 
@@ -97,29 +97,49 @@ def trials_command(
         console.print(f"1-to-N table: {path}")
 
 
-def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
-         anonymized, force=False) -> dict:
+def _read_set(paths):
     from ..io.embeddings import read_embeddings
+
+    sets = [read_embeddings(p) for p in paths]
+    es = sets[0]
+    for p, other in zip(paths[1:], sets[1:]):
+        if other.extractor != es.extractor:
+            raise InputFileError(
+                p, None, f"extractor {str(other.extractor)!r} differs from {str(es.extractor)!r} of {paths[0]}")
+        es = es.concat(other)
+    return es
+
+
+def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
+         anonymized, force=False, attack=None) -> dict:
     from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
 
     if table_format not in ("csv", "parquet"):
         raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
-    sets = [read_embeddings(p) for p in embeddings]
-    es = sets[0]
-    for p, other in zip(embeddings[1:], sets[1:]):
-        if other.extractor != es.extractor:
-            raise InputFileError(
-                p, None,
-                f"extractor {str(other.extractor)!r} differs from {str(es.extractor)!r} of {embeddings[0]}",
-            )
-        es = es.concat(other)
+    es = _read_set(embeddings)
     if metadata is not None:
         check_metadata(es, _read_metadata(metadata), source=str(metadata))
     protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
-    trials = build_trials(
-        es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized
-    )
+    attacker = None
+    if attack is not None:  # (train files, back-end, trained_on, asnorm, top_k)
+        from ..pipeline.attackers import make_attackers
+
+        train_files, backend, trained_on, asnorm, top_k = attack
+        tr = _read_set(train_files)
+        if tr.extractor != es.extractor:
+            raise InputFileError(train_files[0], None, f"training embeddings are of extractor {tr.extractor!r}, "
+                                 f"the evaluation embeddings of {es.extractor!r}")
+        # the last attacker fielded is the one asked for (AS-norm variants follow their plain back-end)
+        attacker = make_attackers({es.extractor: es}, {es.extractor: tr}, backends=[backend],
+                                  conditions=[trained_on], asnorm=asnorm, top_k=top_k,
+                                  original=original, anonymized=anonymized)[-1]
+        trials = attacker.build_trials(types, protocol=protocol, cohort_impostors=cohort_impostors,
+                                       original=original, anonymized=anonymized)
+    else:
+        trials = build_trials(
+            es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized
+        )
     if out_dir.exists() and not out_dir.is_dir():
         raise OutputExistsError(f"{out_dir}: exists and is not a folder")
     if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
@@ -129,6 +149,12 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
     _write_protocol(protocol_csv, protocol)
     summary = {"extractor": es.extractor, "out_dir": str(out_dir), "protocol": str(protocol_csv),
                "types": {}, "one_to_n": {}}
+    if attacker is not None:
+        from ..io.kaldi_write import atomic_write_bytes
+
+        summary["attacker"] = dict(attacker.describe(), name=attacker.name)
+        blob = (json.dumps(summary["attacker"], indent=2) + "\n").encode("utf-8")
+        atomic_write_bytes(out_dir / "attacker.json", lambda f: f.write(blob))
     for name, tr in trials.items():
         d = out_dir / name
         d.mkdir(exist_ok=True)
@@ -150,7 +176,10 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
             wanted = [(tt.enroll, tt.test)]
         pairs += [p for p in wanted if p not in pairs]
     for e, p in sorted(pairs, key=lambda x: ("oo", "oa", "aa").index(x[0] + x[1])):
-        m = one_to_n(es, protocol, enroll=e, probe=p, original=original, anonymized=anonymized)
+        if attacker is not None:
+            m = attacker.one_to_n(protocol, enroll=e, probe=p, original=original, anonymized=anonymized)
+        else:
+            m = one_to_n(es, protocol, enroll=e, probe=p, original=original, anonymized=anonymized)
         path = out_dir / f"one_to_n_{e}{p}.{table_format}"
         write_score_table(path, m)
         summary["one_to_n"][e + p] = str(path)
@@ -164,6 +193,62 @@ def _write_protocol(path: Path, protocol) -> None:
     atomic_write_bytes(path, lambda f: f.write(data))
 
 
+_ATTACK_HELP = """Train one attacker and write its trials and scores (the layout of `vpeval trials`).
+
+EMBEDDINGS: evaluation embeddings (.npz/.parquet, original and anonymized rows). --train: embeddings of training speakers of the same extractor, disjoint from every evaluation speaker, with rows of the --trained-on condition. The back-end (cosine, centred-cosine, lda, plda; optionally under AS-norm with the training speakers as cohort) is fitted on the training speakers' embeddings in that condition: 'original' gives a lazy-informed attacker, 'anonymized' (speech anonymized by the same system) the semi-informed attacker of the VoicePrivacy Challenge. Enrollment is speaker-level (normalised mean of normalised enrollment embeddings).
+
+Writes into OUT_DIR what `vpeval trials` writes (protocol.csv, <type>/trials, <type>/scores with the back-end's scores, one_to_n_<xy> tables) and attacker.json (extractor, backend, trained_on, training_speakers, settings).
+"""
+
+
+def attack_command(
+    embeddings: List[Path] = typer.Argument(..., help="Evaluation embedding files (.npz or .parquet)."),
+    train: List[Path] = typer.Option(..., "--train", help="Training-speaker embedding file (repeatable)."),
+    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing; must be empty "
+                                 "unless --force)."),
+    backend: str = typer.Option("plda", "--backend", help="cosine, centred-cosine, lda or plda."),
+    trained_on: str = typer.Option("anonymized", "--trained-on", help="Training condition: original or "
+                                   "anonymized."),
+    asnorm: bool = typer.Option(False, "--asnorm", help="Adaptive S-norm, cohort = the training speakers."),
+    top_k: int = typer.Option(200, "--top-k", help="AS-norm cohort size (capped at the training speakers)."),
+    force: bool = typer.Option(False, "--force", help="Write into a non-empty output folder."),
+    types: Optional[List[str]] = typer.Option(None, "--types", help="Trial types, comma-separated or repeated "
+                                              "(default: all)."),
+    enroll_list: Optional[Path] = typer.Option(None, "--enroll-list", help="Enrollment utterance ids, one per "
+                                               "line (default: sorted-half split)."),
+    table_format: str = typer.Option("csv", "--table-format", help="1-to-N table format: csv or parquet."),
+    original: str = typer.Option("original", "--original", help="Condition label of original speech."),
+    anonymized: str = typer.Option("anonymized", "--anonymized", help="Condition label of anonymized speech."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of a table."),
+) -> None:
+    from ..backends import BACKENDS
+
+    def run():
+        if backend not in BACKENDS:
+            raise VpevalError(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+        if trained_on not in ("original", "anonymized"):
+            raise VpevalError(f"--trained-on {trained_on!r}: expected original or anonymized")
+        return _run(embeddings, out_dir, None, _parse_types(types), enroll_list, True, table_format, original,
+                    anonymized, force, attack=(train, backend, trained_on, asnorm, top_k))
+
+    summary = handle_errors(run)()
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    a = summary["attacker"]
+    table = Table(title=f"attacker {a['name']} (trained on {a['trained_on']}, {a['training_speakers']} training "
+                  f"speakers) -> {summary['out_dir']}")
+    for col in ("type", "trials", "targets", "non-targets"):
+        table.add_column(col, justify="left" if col == "type" else "right")
+    for name, row in summary["types"].items():
+        table.add_row(name, str(row["n_trials"]), str(row["n_targets"]), str(row["n_nontargets"]))
+    Console().print(table)
+
+
 def register(app: typer.Typer) -> None:
-    """Add the ``trials`` command to ``app``."""
+    """Add the ``trials`` and ``attack`` commands to ``app``."""
     app.command("trials", help=_HELP)(trials_command)
+    app.command("attack", help=_ATTACK_HELP)(attack_command)

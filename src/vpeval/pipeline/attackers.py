@@ -143,12 +143,13 @@ class Attacker:
                                if k not in ("backend", "trained", "training_speakers")}
         return out
 
-    def build_trials(self, types, *, protocol: Protocol | None = None) -> dict[str, Trials]:
-        """Scored trials of ``types`` (see :func:`~vpeval.pipeline.build_trials`)."""
+    def build_trials(self, types, *, protocol: Protocol | None = None, **options) -> dict[str, Trials]:
+        """Scored trials of ``types``; ``options`` (``cohort_impostors``, ``original``, ``anonymized``) as in
+        :func:`~vpeval.pipeline.build_trials`."""
         if not self.members:
-            out = build_trials(self.es, types, protocol=protocol, backend=self.model)
+            out = build_trials(self.es, types, protocol=protocol, backend=self.model, **options)
         else:
-            parts = [m.build_trials(types, protocol=protocol) for m in self.members]
+            parts = [m.build_trials(types, protocol=protocol, **options) for m in self.members]
             out = {}
             for t in parts[0]:
                 first = parts[0][t]
@@ -163,11 +164,13 @@ class Attacker:
             t.meta.update(attacker=self.name, trained_on=self.trained_on)
         return out
 
-    def one_to_n(self, protocol: Protocol | None = None, *, enroll: str = "o", probe: str = "a") -> OneToN:
-        """Every probe against every enrolled speaker (see :func:`~vpeval.pipeline.one_to_n`)."""
+    def one_to_n(self, protocol: Protocol | None = None, *, enroll: str = "o", probe: str = "a",
+                 **options) -> OneToN:
+        """Every probe against every enrolled speaker; ``options`` (``original``, ``anonymized``) as in
+        :func:`~vpeval.pipeline.one_to_n`."""
         if not self.members:
-            return one_to_n(self.es, protocol, enroll=enroll, probe=probe, backend=self.model)
-        parts = [m.one_to_n(protocol, enroll=enroll, probe=probe) for m in self.members]
+            return one_to_n(self.es, protocol, enroll=enroll, probe=probe, backend=self.model, **options)
+        parts = [m.one_to_n(protocol, enroll=enroll, probe=probe, **options) for m in self.members]
         first = parts[0]
         for p in parts[1:]:
             if not (np.array_equal(p.probe_id, first.probe_id) and np.array_equal(p.enrolled_speaker,

@@ -13,7 +13,9 @@ from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
-from ..pipeline import TRIAL_TYPES, build_trials, make_protocol, one_to_n
+from ..pipeline import TRIAL_TYPES, make_protocol
+from ..pipeline.attackers import Attacker, attacker_class, fuse_attackers, make_attackers
+from ..backends import BACKENDS
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
 from ..metrics.linkage import LinkageAnalysis
 from .document import Figure, Paragraph, Report, Section, Table, safe_filename
@@ -109,6 +111,100 @@ def _eer_evidence(assessments, trial_type: str) -> tuple[str, str]:
     return "", ""
 
 
+#: Trial types whose strongest attacker the summary names (privacy attacks; ideal EER 50 %).
+ATTACK_TYPES = ("oa", "aa", "oaoa")
+
+
+def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
+    """Per attack trial type: the attacker with the lowest ROCCH-EER, the highest eps_max and the highest ALID,
+    and the best plain (untrained) cosine attacker for comparison.
+
+    Returns ``{type: {"eer": {"attacker", "class", "eer_rocch"}, "eps_max": {"attacker", "eps_max_nats"},
+    "alid": {"attacker", "alid_bits"} or None, "cosine": {"attacker", "eer_rocch"} or None, "sentence": str}}``.
+    Ties are broken by attacker name (sorted), so the choice does not depend on the order attackers were fielded.
+    """
+    out = {}
+    for t in ATTACK_TYPES:
+        rows = {a: by[t] for a, by in res.type_metrics.items() if t in by}
+        if not rows:
+            continue
+        names = sorted(rows)
+        best = min(names, key=lambda a: rows[a]["eer_rocch"])
+        eps = max(names, key=lambda a: rows[a]["eps_max_nats"])
+        alids = {a: res.linkage[a][t].lid.summary.alid for a in names
+                 if t in res.linkage.get(a, {}) and not isinstance(res.linkage[a][t], Exception)}
+        alid = max(sorted(alids), key=lambda a: alids[a]) if alids else None
+        plain = [a for a in names if res.attackers[a].backend == "cosine" and res.attackers[a].trained_on == "none"]
+        cos = min(plain, key=lambda a: rows[a]["eer_rocch"]) if plain else None
+        cls = attacker_class(res.attackers[best].trained_on, t)
+        e_best = 100 * rows[best]["eer_rocch"]
+        sentence = (f"{t}: the strongest attacker is {best} ({cls}), ROCCH-EER {e_best:.3g} %")
+        if cos is not None and cos != best:
+            e_cos = 100 * rows[cos]["eer_rocch"]
+            sentence += (f", while the plain cosine attacker {cos} reads {e_cos:.3g} %: reporting the cosine attacker "
+                         f"alone would overstate privacy by {e_cos - e_best:.3g} EER points")
+        elif cos == best:
+            sentence += "; no trained back-end beats the plain cosine attacker here"
+        sentence += f". Largest eps_max: {eps} ({rows[eps]['eps_max_nats']:.3g} nats)"
+        if alid is not None:
+            sentence += f"; largest ALID: {alid} ({alids[alid]:.3g} bits)"
+        out[t] = {
+            "eer": {"attacker": best, "class": cls, "eer_rocch": rows[best]["eer_rocch"]},
+            "eps_max": {"attacker": eps, "eps_max_nats": rows[eps]["eps_max_nats"]},
+            "alid": None if alid is None else {"attacker": alid, "alid_bits": alids[alid]},
+            "cosine": None if cos is None else {"attacker": cos, "eer_rocch": rows[cos]["eer_rocch"]},
+            "sentence": sentence + ".",
+        }
+    return out
+
+
+def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
+    """Who attacks: extractor, back-end, training condition and size, fusion members and weights."""
+    multi = len(results) > 1
+    sec = Section("attackers", "Attackers")
+    sec.blocks.append(Paragraph(
+        "Each attacker is a speaker-embedding extractor, a back-end and a training condition. 'none': a pretrained "
+        "extractor scored by cosine similarity (on oa trials the VoicePrivacy ignorant attacker, on aa trials the "
+        "lazy-informed one). 'original': a back-end (centred cosine, LDA, PLDA) trained on original speech of "
+        "training speakers, who are disjoint from every evaluation speaker. 'anonymized': the same back-end "
+        "trained on the training speakers' speech anonymized by this very system, the semi-informed attacker the "
+        "VoicePrivacy Challenge ranks systems by. A fusion attacker adds its members' scores with weights learnt by "
+        "prior-weighted logistic regression on trials among the training speakers (members cross-fitted over "
+        "speaker folds); its scores are LLRs in nats. Enrollment is speaker-level: the normalised mean of a "
+        "speaker's normalised enrollment embeddings."))
+    rows, fused = [], []
+    for system, res in results.items():
+        for name, att in res.attackers.items():
+            d = att.describe()
+            rows.append(([system] if multi else []) + [name, d["extractor"], d["backend"], d["trained_on"],
+                                                       d["training_speakers"], ", ".join(d.get("members", []))])
+            if att.members:
+                w = d["fusion"]["weights"]
+                fused += [([system] if multi else []) + [name, m, w[m]] for m in d["members"]]
+                fused.append(([system] if multi else []) + [name, "(intercept)", d["fusion"]["intercept"]])
+        for note in res.notes:
+            sec.blocks.append(Paragraph((f"{system}: " if multi else "") + note, kind="note"))
+    lead = ["system"] if multi else []
+    sec.blocks.append(Table(lead + ["attacker", "extractor", "back-end", "trained on", "training speakers",
+                                    "fused members"], rows))
+    if fused:
+        sec.blocks.append(Table(lead + ["fusion", "member", "weight"], fused, fmt="{:.4g}",
+                                caption="Fusion weights (LLR nats per unit of each member's score) and intercepts"))
+    sec.data = {"attackers": attackers_json(results)}
+    return sec
+
+
+def attackers_json(results: dict[str, "SystemAudit"]) -> dict:
+    """The top-level ``attackers`` object of report.json: name -> {extractor, backend, trained_on,
+    training_speakers[, members, fusion]}; names are prefixed ``<system> / `` when several systems are audited."""
+    multi = len(results) > 1
+    out = {}
+    for system, res in results.items():
+        for name, att in res.attackers.items():
+            out[f"{system} / {name}" if multi else name] = dict(att.describe(), system=system)
+    return out
+
+
 def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
     multi = len(results) > 1
     rows, arows, data, flags = [], [], {}, []
@@ -120,7 +216,8 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                 target = "reference" if tt.target_eer is None else f"{100 * tt.target_eer:g} %"
                 ci, verdict = _eer_evidence(res.assessments.get(f"{attacker} / {name}", []), name)
                 rows.append(([system] if multi else []) + [
-                    attacker, name, target, 100 * m["eer_rocch"], ci, verdict, 100 * m["eer_interp"],
+                    attacker, name, attacker_class(res.attackers[attacker].trained_on, name), target,
+                    100 * m["eer_rocch"], ci, verdict, 100 * m["eer_interp"],
                     m["min_cllr_bits"], m["d_ece_bits"], m["eps_max_nats"], m["zebra_tag"], tt.description])
         for t, a in data[system]["aggregate"].items():
             ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
@@ -131,11 +228,21 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                 flags += [f"{system} / {att}" if multi else att
                           for att, by in res.type_metrics.items()
                           if "oaaa" in by and by["oaaa"]["eer_interp"] > OAAA_COMPRESSION_FLAG]
-    for system in results:
+    for system, res in results.items():
         data[system]["target_eer"] = {t: TRIAL_TYPES[t].target_eer for t in TRIAL_TYPES}
+        data[system]["strongest"] = strongest_attackers(res)
+        data[system]["attacker_class"] = {a: {t: attacker_class(res.attackers[a].trained_on, t) for t in by}
+                                          for a, by in res.type_metrics.items()}
     sec = Section("summary", "Summary: every trial type for every attacker")
+    for system in results:
+        for t, st in data[system]["strongest"].items():
+            weaker = st["cosine"] is not None and st["cosine"]["attacker"] != st["eer"]["attacker"]
+            sec.blocks.append(Paragraph(("" if not multi else f"{system}: ") + st["sentence"],
+                                        kind="warning" if weaker else "p"))
     sec.blocks.append(Paragraph(
-        "One row per attacker (speaker-embedding extractor) and trial type. EERs in percent; the ideal column "
+        "One row per attacker (extractor / back-end / training condition, see Attackers) and trial type; the "
+        "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; the ideal "
+        "column "
         "says what a perfect anonymizer reaches (50 % for attacks, 0 % for pseudo-identity consistency and "
         "distinctness; 'reference' rows show what the attacker achieves on original speech). minCllr and D_ECE "
         "in bits; eps_max in nats (Laplace-smoothed PAV, privacy-ZEBRA). oaoa and oaoo contain exactly the "
@@ -150,7 +257,8 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks)."))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(
-        lead + ["attacker", "trial type", "ideal EER", "EER ROCCH (%)", "95 % CI (%)", "EER vs chance",
+        lead + ["attacker", "trial type", "attacker class", "ideal EER", "EER ROCCH (%)", "95 % CI (%)",
+                "EER vs chance",
                 "EER interp (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag",
                 "what it measures"], rows, fmt="{:.3g}",
         cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance", "differs from chance (expected)": "ok",
@@ -280,7 +388,12 @@ def _draw_privacy_utility(fig, points):
 
 @dataclass
 class SystemAudit:
-    """Everything computed for one system: trials and their metrics per attacker, 1-to-N analyses."""
+    """Everything computed for one system: trials and their metrics per attacker, 1-to-N analyses.
+
+    ``attackers`` maps attacker names to :class:`~vpeval.pipeline.attackers.Attacker`; ``structure``,
+    ``attributes`` and ``distinctiveness`` are keyed by extractor (they do not depend on a back-end);
+    ``notes`` lists attackers that could not be fielded (e.g. a fusion whose members cover different data).
+    """
 
     trials: dict[str, dict[str, Trials]]
     type_metrics: dict[str, dict[str, dict]]
@@ -290,48 +403,85 @@ class SystemAudit:
     distinctiveness: dict = field(default_factory=dict)
     assessments: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)
+    attackers: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
 
 
-def audit_system(sets: dict[str, EmbeddingSet], *, types=REPORT_TYPES, seed: int = 0, metadata=None,
-                 attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
-                 progress: Callable[[str], None] | None = None) -> SystemAudit:
-    """Trials of every type, their metrics, 1-to-N linkage (oo, oa, aa), embedding structure, voice
-    distinctiveness and (with ``metadata``) soft-biometric leakage, for each attacker."""
+def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
+                    backends=BACKENDS, asnorm: bool = False, fusion: bool = True, seed: int = 0,
+                    progress: Callable[[str], None] | None = None) -> tuple[list[Attacker], list[str]]:
+    """Every attacker of :func:`~vpeval.pipeline.make_attackers`, plus one fusion per training condition.
+
+    A fusion fuses the condition's trained attackers (all extractors, AS-norm variants excluded); it is skipped
+    with a note when fewer than two such attackers exist or they cannot be fused (returned as ``notes``).
+    """
     say = progress or (lambda msg: None)
+    if train:
+        say("training the attackers' back-ends")
+    attackers = make_attackers(sets, train, backends=backends, asnorm=asnorm)
+    notes = []
+    if fusion and train:
+        for cond in ("original", "anonymized"):
+            members = [a for a in attackers if a.trained_on == cond and not a.backend.endswith("+asnorm")]
+            if len(members) < 2:
+                notes.append(f"fusion/{cond} not fielded: it needs at least two trained attackers")
+                continue
+            say(f"fusion of the attackers trained on {cond} speech")
+            try:
+                attackers.append(fuse_attackers(members, train, seed=seed))
+            except VpevalError as exc:
+                notes.append(f"fusion/{cond} not fielded: {exc}")
+    return attackers, notes
+
+
+def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet] | None = None,
+                 backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
+                 metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
+                 progress: Callable[[str], None] | None = None) -> SystemAudit:
+    """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
+    metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
+    soft-biometric leakage per extractor."""
+    say = progress or (lambda msg: None)
+    attackers, notes = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
+                                       progress=progress)
     trials, metrics, linkage = {}, {}, {}
     structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
-    for attacker, es in sets.items():
-        say(f"trials and verification metrics: {attacker}")
+    for att in attackers:
+        name = att.name
+        es = att.es if att.es is not None else att.members[0].es
+        say(f"trials and verification metrics: {name}")
         protocol = make_protocol(es)
-        trials[attacker] = build_trials(es, types, protocol=protocol)
-        metrics[attacker] = {t: _type_metrics(tr) for t, tr in trials[attacker].items()}
-        say(f"1-to-N linkage: {attacker}")
-        matrices = {f"{e}{p}": one_to_n(es, protocol, enroll=e, probe=p) for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+        trials[name] = att.build_trials(types, protocol=protocol)
+        metrics[name] = {t: _type_metrics(tr) for t, tr in trials[name].items()}
+        say(f"1-to-N linkage: {name}")
+        matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p) for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
         # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
-        linkage[attacker] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed)) for k, m in matrices.items()}
-        say(f"bootstrap intervals and chance floors: {attacker}")
-        for name, t in trials[attacker].items():
-            assessments[f"{attacker} / {name}"] = assess_trials(
-                t, groups=trial_speakers(t, protocol), leak=leak_for_trial_type(name), seed=seed, n_boot=n_boot,
+        linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed)) for k, m in matrices.items()}
+        say(f"bootstrap intervals and chance floors: {name}")
+        for tname, t in trials[name].items():
+            assessments[f"{name} / {tname}"] = assess_trials(
+                t, groups=trial_speakers(t, protocol), leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
                 n_perm=n_perm)
         for k, m in matrices.items():
-            if not isinstance(linkage[attacker][k], Exception):
-                assessments[f"{attacker} / {k} 1-to-N"] = assess_one_to_n(m, linkage[attacker][k].lid, seed=seed,
-                                                                          n_boot=n_boot, n_perm=n_perm)
-        if "oa" in trials[attacker] and not isinstance(linkage[attacker]["oa"], Exception):
-            profiles[f"{attacker} / oa"] = speaker_profile(trials[attacker]["oa"], one_to_n=matrices["oa"],
-                                                           lid=linkage[attacker]["oa"].lid, metadata=_speaker_table(metadata))
-        say(f"embedding structure and voice distinctiveness: {attacker}")
+            if not isinstance(linkage[name][k], Exception):
+                assessments[f"{name} / {k} 1-to-N"] = assess_one_to_n(m, linkage[name][k].lid, seed=seed,
+                                                                      n_boot=n_boot, n_perm=n_perm)
+        if "oa" in trials[name] and not isinstance(linkage[name]["oa"], Exception):
+            profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
+                                                       lid=linkage[name]["oa"].lid, metadata=_speaker_table(metadata))
+    for extractor, es in sets.items():
+        say(f"embedding structure and voice distinctiveness: {extractor}")
         # These analyses need enough speakers and utterances; on small data one of them may not be computable.
         # That is reported in its section instead of failing the whole audit.
-        structure[attacker] = _attempt(lambda: analyse_embedding_structure(es, seed=seed))
-        distinct[attacker] = _attempt(lambda: analyse_distinctiveness(es))
+        structure[extractor] = _attempt(lambda: analyse_embedding_structure(es, seed=seed))
+        distinct[extractor] = _attempt(lambda: analyse_distinctiveness(es))
         if metadata is not None:
             present = [a for a in attributes if a in metadata.columns]
             if present:
-                say(f"soft-biometric leakage: {attacker}")
-                attrs[attacker] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
-    return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles)
+                say(f"soft-biometric leakage: {extractor}")
+                attrs[extractor] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
+    return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles,
+                       {a.name: a for a in attackers}, notes)
 
 
 def _attempt(fn):
@@ -373,6 +523,10 @@ def audit_systems(
     n_boot: int = 200,
     n_perm: int = 200,
     utility: dict | None = None,
+    train: dict | None = None,
+    backends=BACKENDS,
+    asnorm: bool = False,
+    fusion: bool = True,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -396,11 +550,20 @@ def audit_systems(
     utility : dict system name -> (dict condition -> WERResult), optional
         Word error rates (:func:`vpeval.metrics.utility.wer`) per condition (``original``, ``anonymized``);
         adds a utility section per system and the privacy-utility plot.
+    train : dict system name -> (dict extractor -> EmbeddingSet), optional
+        Attacker training speakers per system (original and anonymized rows, anonymized by that system),
+        disjoint from every evaluation speaker. Without it only the untrained cosine attackers are fielded.
+    backends : iterable of str
+        Back-ends (:data:`vpeval.backends.BACKENDS`); trained ones are fielded once per training condition.
+    asnorm : bool
+        Also field every back-end with AS-norm (cohort: the training speakers).
+    fusion : bool
+        Field one linear fusion per training condition (of that condition's trained attackers).
 
     Returns
     -------
     Report
-        Sections: summary (per system x attacker x trial type, and aggregated over attackers), EER against
+        ``report.extra["attackers"]`` describes every attacker (see :func:`attackers_json`). Sections: summary (per system x attacker x trial type, and aggregated over attackers), EER against
         disclosure, then per system: verification and privacy-ZEBRA and 1-to-N linkage per attacker,
         embedding structure, voice distinctiveness, soft-biometric leakage.
     """
@@ -411,13 +574,22 @@ def audit_systems(
                               f"({safe}); rename them")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise VpevalError(f"seed must be an integer >= 0, got {seed!r}")
+    train = train or {}
+    unknown = sorted(set(train) - set(systems))
+    if unknown:
+        raise VpevalError(f"training embeddings for unknown system {unknown[0]!r}")
     report = Report(title, options={"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
-                                    "systems": {s: list(a) for s, a in systems.items()}})
+                                    "systems": {s: list(a) for s, a in systems.items()},
+                                    "backends": list(backends), "asnorm": bool(asnorm), "fusion": bool(fusion)})
     metadata = metadata or {}
-    results = {name: audit_system(sets, types=types, seed=seed, metadata=metadata.get(name), attributes=attributes,
-                                  n_boot=n_boot, n_perm=n_perm, progress=progress)
+    results = {name: audit_system(sets, train=train.get(name), backends=backends, asnorm=asnorm, fusion=fusion,
+                                  types=types, seed=seed, metadata=metadata.get(name), attributes=attributes,
+                                  n_boot=n_boot, n_perm=n_perm,
+                                  progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
                for name, sets in systems.items()}
+    report.extra["attackers"] = attackers_json(results)
     report.add(_summary_section(results))
+    report.add(attackers_section(results))
     report.add(_eer_vs_disclosure_section(results))
     utility = utility or {}
     if utility:

@@ -59,6 +59,7 @@ class Report:
     sections: list[Section] = field(default_factory=list)
     inputs: list[dict] = field(default_factory=list)
     options: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # further top-level report.json objects (e.g. "attackers")
 
     def add(self, section: Section) -> Section:
         """Append ``section``; its id must stay unique once made file-name safe (it names anchors and PNGs)."""

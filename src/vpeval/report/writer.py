@@ -24,7 +24,7 @@ from .document import Figure, Paragraph, Report, Table, safe_filename
 
 __all__ = ["write_report", "check_output_folder", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 
 class OutputExistsError(VpevalError):
@@ -64,6 +64,7 @@ def report_json(report: Report, generated_at: str) -> str:
         "title": report.title,
         "inputs": report.inputs,
         "options": report.options,
+        **{k: v for k, v in report.extra.items() if k not in ("schema", "sections")},
         "sections": [{"id": s.id, "title": s.title, "data": s.data} for s in report.sections],
     }
     return json.dumps(_jsonable(doc), indent=2, sort_keys=False, allow_nan=False) + "\n"

@@ -1,0 +1,108 @@
+"""`vpeval attack` and `vpeval audit` with a train/ folder: trained attackers end to end on small data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from typer.testing import CliRunner
+
+from vpeval.io.embeddings import write_embeddings
+from vpeval.io.trials import Trials
+from vpeval.metrics import eer
+
+from test_attackers import synthetic
+
+
+def _system(tmp_path, overlap=False):
+    d = tmp_path / "sys"
+    (d / "train").mkdir(parents=True)
+    write_embeddings(d / "embeddings_ext-a.npz", synthetic(8, 4, 6, "ext-a", seed=0))
+    write_embeddings(d / "embeddings_ext-b.npz", synthetic(8, 4, 8, "ext-b", seed=1))
+    start = 4 if overlap else 100
+    write_embeddings(d / "train" / "embeddings_ext-a.npz", synthetic(30, 4, 6, "ext-a", seed=10, start=start))
+    write_embeddings(d / "train" / "embeddings_ext-b.npz", synthetic(30, 4, 8, "ext-b", seed=11, start=start))
+    return d
+
+
+def _app():
+    from vpeval.cli.main import app
+
+    return app
+
+
+def _read_kaldi(folder):
+    key = {tuple(line.split()[:2]): line.split()[2] == "target" for line in (folder / "trials").read_text().splitlines()}
+    sc = {tuple(line.split()[:2]): float(line.split()[2]) for line in (folder / "scores").read_text().splitlines()}
+    pairs = sorted(key)
+    return Trials(np.array([sc[p] for p in pairs]), np.array([key[p] for p in pairs]))
+
+
+def test_attack_writes_trials_scores_and_attacker(tmp_path):
+    d = _system(tmp_path)
+    out = tmp_path / "att"
+    r = CliRunner().invoke(_app(), ["attack", str(d / "embeddings_ext-a.npz"), "--train",
+                                    str(d / "train" / "embeddings_ext-a.npz"), "--backend", "plda", "--trained-on",
+                                    "anonymized", "-o", str(out), "--types", "aa,oa", "--json"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    a = json.loads((out / "attacker.json").read_text())
+    assert a == summary["attacker"]
+    assert a["name"] == "ext-a/plda/anonymized" and a["backend"] == "plda" and a["training_speakers"] == 30
+    assert sorted(summary["types"]) == ["aa", "oa"]
+    # the written scores are the library's scores for the same attacker
+    from vpeval.io.embeddings import read_embeddings
+    from vpeval.pipeline import make_attackers
+
+    ev, tr = read_embeddings(d / "embeddings_ext-a.npz"), read_embeddings(d / "train" / "embeddings_ext-a.npz")
+    att = make_attackers({"ext-a": ev}, {"ext-a": tr}, backends=["plda"], conditions=["anonymized"])[-1]
+    lib = att.build_trials(["aa"])["aa"]
+    got = _read_kaldi(out / "aa")
+    assert eer(got.tar, got.non) == eer(lib.tar, lib.non)
+    np.testing.assert_allclose(np.sort(got.scores), np.sort(lib.scores), rtol=1e-15)
+    assert (out / "one_to_n_aa.csv").is_file()
+
+
+def test_attack_refuses_overlapping_speakers_and_bad_options(tmp_path):
+    d = _system(tmp_path, overlap=True)
+    args = ["attack", str(d / "embeddings_ext-a.npz"), "--train", str(d / "train" / "embeddings_ext-a.npz")]
+    r = CliRunner().invoke(_app(), args + ["-o", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "first shared: 'S004'" in r.output
+    assert not (tmp_path / "x").exists()
+    r = CliRunner().invoke(_app(), args + ["-o", str(tmp_path / "y"), "--backend", "svm"])
+    assert r.exit_code == 2 and "expected one of cosine" in r.output
+    r = CliRunner().invoke(_app(), args + ["-o", str(tmp_path / "y"), "--trained-on", "both"])
+    assert r.exit_code == 2 and "original or anonymized" in r.output
+
+
+def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
+    d = _system(tmp_path)
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(out), "-q", "--backend", "cosine", "--backend",
+                                    "plda"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["schema_version"] == "1.1"
+    names = set(doc["attackers"])
+    assert names == {"ext-a/cosine", "ext-b/cosine", "ext-a/plda/original", "ext-a/plda/anonymized",
+                     "ext-b/plda/original", "ext-b/plda/anonymized", "fusion/original", "fusion/anonymized"}
+    assert doc["attackers"]["fusion/original"]["members"] == ["ext-a/plda/original", "ext-b/plda/original"]
+    assert doc["options"]["backends"] == ["cosine", "plda"]
+    summary = next(s for s in doc["sections"] if s["id"] == "summary")["data"]["systems"]["sys"]
+    assert summary["attacker_class"]["ext-a/plda/anonymized"]["aa"] == "semi-informed"
+    assert summary["attacker_class"]["ext-a/cosine"]["oa"] == "ignorant"
+    assert summary["strongest"]["aa"]["eer"]["attacker"] in names
+    assert any(i["name"] == "sys/train/embeddings_ext-a" for i in doc["inputs"])
+    # without fusion, and without a train folder only the cosine attackers remain
+    r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r2"), "-q", "--backend", "lda",
+                                    "--no-fusion"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "r2" / "report.json").read_text())
+    assert set(doc["attackers"]) == {"ext-a/lda/original", "ext-a/lda/anonymized", "ext-b/lda/original",
+                                     "ext-b/lda/anonymized"}
+
+
+def test_audit_refuses_overlapping_training_speakers(tmp_path):
+    d = _system(tmp_path, overlap=True)
+    r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r"), "-q", "--backend", "plda"])
+    assert r.exit_code == 2 and "disjoint" in r.output
