@@ -166,7 +166,7 @@ def test_audit_small_data_reports_what_cannot_be_computed(tmp_path, n_eval, keep
     r = CliRunner().invoke(app, ["audit", str(d), "-o", str(out), "-q"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
-    assert _section(doc, "linkage-mfcc-stats")["data"]["not_computed"]
+    assert _section(doc, "linkage-mfcc-stats/cosine")["data"]["not_computed"]
 
 
 def test_force_keeps_foreign_files_in_a_report_folder(tmp_path):
