@@ -29,7 +29,10 @@ Soft-biometric leakage (SBLS): what a frozen attribute attacker infers from the 
 A logistic regression per --attribute (a column of the --metadata CSV, e.g. sex) is trained on original
 speech of the cohort speakers (those with a single utterance) and applied to the original and anonymized
 utterances of the evaluation speakers (several utterances). Reports mAUC (chance 0.5), MI in bits, and
-SBLS = alpha P_attr + beta P_assoc + gamma P_subgroup (1 = nothing leaks). The metadata CSV has columns
+SBLS = alpha P_attr + beta P_assoc + gamma P_subgroup (1 = nothing leaks). As in Seo et al., the class
+scores are permutation-aligned first (the label permutation maximising mAUC; a swapped attacker still
+leaks); the chosen alignment and the unaligned readings are printed beside. --hard-labels scores only the
+attacker's argmax labels (P_attr from the balanced accuracy, chance 1/K). The metadata CSV has columns
 utterance_id[,condition],<attributes>.
 """
 
@@ -112,6 +115,8 @@ def register(app: typer.Typer) -> None:
         beta: float = typer.Option(0.4, help="Weight of P_assoc."),
         gamma: float = typer.Option(0.2, help="Weight of P_subgroup."),
         omega: float = typer.Option(0.7, help="Worst-group weight inside P_subgroup."),
+        hard_labels: bool = typer.Option(False, "--hard-labels",
+                                         help="Score the attacker's argmax labels only (hard-prediction variant)."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
     ) -> None:
         from ..io.embeddings import read_embeddings
@@ -123,7 +128,7 @@ def register(app: typer.Typer) -> None:
         audit = analyse_attributes(
             es, _read_metadata(metadata), attribute, subgroup=subgroup, train_speakers=_read_list(train_speakers),
             eval_speakers=_read_list(eval_speakers), C=c, alpha=alpha, beta=beta, gamma=gamma, omega=omega,
-            source=str(metadata))
+            variant="labels" if hard_labels else "scores", source=str(metadata))
         if json_out:
             echo_json({"input": str(embeddings), "metadata": str(metadata), "extractor": es.extractor,
                        **audit.to_dict()})
@@ -135,22 +140,28 @@ def register(app: typer.Typer) -> None:
         con.print(f"[bold]{embeddings}[/bold] ({es.extractor}): attacker trained on {audit.n_train_utterances} "
                   f"original utterances of {audit.n_train_speakers} speakers, evaluated on {audit.n_eval_speakers} "
                   "other speakers")
-        t = Table(title="Attribute inference (chance: mAUC 0.5, MI 0 bits)")
-        for col in ("condition", "attribute", "n", "mAUC", "balanced acc.", "MI (bits)", "log2 K (bits)"):
+        t = Table(title="Attribute inference, permutation-aligned (chance: mAUC 0.5, MI 0 bits)")
+        for col in ("condition", "attribute", "n", "alignment", "mAUC", "mAUC unaligned", "balanced acc.",
+                    "MI (bits)", "log2 K (bits)"):
             t.add_column(col, justify="right")
         for cond, r in audit.results.items():
             for a, lk in r.attributes.items():
-                t.add_row(cond, a, str(lk.n), f"{lk.mauc:.4f}", f"{lk.balanced_accuracy:.4f}", f"{lk.mi_bits:.4f}",
-                          f"{math.log2(len(lk.classes)):.4f}")
+                t.add_row(cond, a, str(lk.n), lk.alignment.describe(), f"{lk.mauc:.4f}", f"{lk.mauc_unaligned:.4f}",
+                          f"{lk.balanced_accuracy:.4f}", f"{lk.mi_bits:.4f}", f"{math.log2(len(lk.classes)):.4f}")
         con.print(t)
         r0 = next(iter(audit.results.values()))
         t = Table(title=f"SBLS = {r0.alpha:g} P_attr + {r0.beta:g} P_assoc + {r0.gamma:g} P_subgroup "
-                        f"(omega {r0.omega:g}; 1 = no leakage)")
-        for col in ("condition", "P_attr", "P_assoc", "P_subgroup", "SBLS"):
+                        f"(omega {r0.omega:g}; 1 = no leakage; {r0.variant})")
+        for col in ("condition", "P_attr", "P_assoc", "P_subgroup", "SBLS", "P_attr unaligned", "SBLS unaligned"):
             t.add_column(col, justify="right")
         for cond, r in audit.results.items():
-            t.add_row(cond, f"{r.p_attr:.4f}", f"{r.p_assoc:.4f}", f"{r.p_subgroup:.4f}", f"{r.sbls:.4f}")
+            t.add_row(cond, f"{r.p_attr:.4f}", f"{r.p_assoc:.4f}", f"{r.p_subgroup:.4f}", f"{r.sbls:.4f}",
+                      f"{r.p_attr_unaligned:.4f}", f"{r.sbls_unaligned:.4f}")
         con.print(t)
+        if r0.subgroup_degenerate:
+            con.print(f"Note: the subgroups ({r0.subgroup_name}) are the classes of the attribute(s) "
+                      f"{', '.join(r0.subgroup_same_as)}: P_subgroup measures that attribute again, not a "
+                      "disparity between independent groups (use --subgroup with another column).")
 
     @app.command("distinctiveness", help=_DIST_HELP)
     @handle_errors

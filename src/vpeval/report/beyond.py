@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
-from ..metrics.attributes import AttributeAttacker, soft_biometric_leakage
+from ..metrics.attributes import AttributeAttacker, soft_biometric_leakage, soft_biometric_leakage_labels
 from ..metrics.distinctiveness import VoiceSimilarity, voice_distinctiveness
 from ..metrics.embedding import EmbeddingStructure, embedding_structure
 from ..pipeline import make_protocol
@@ -124,6 +124,9 @@ class AttributeAudit:
     n_train_utterances, n_train_speakers, n_eval_speakers : int
     C : float
         Inverse penalty of the logistic attacker.
+    variant : str
+        ``"scores"`` (SBLS from the class posteriors) or ``"labels"`` (from the argmax labels only, the
+        hard-prediction variant).
     """
 
     results: dict
@@ -132,11 +135,12 @@ class AttributeAudit:
     n_train_speakers: int
     n_eval_speakers: int
     C: float
+    variant: str = "scores"
 
     def to_dict(self) -> dict:
         return {"results": {k: v.to_dict() for k, v in self.results.items()}, "attributes": self.attributes,
                 "n_train_utterances": self.n_train_utterances, "n_train_speakers": self.n_train_speakers,
-                "n_eval_speakers": self.n_eval_speakers, "C": self.C,
+                "n_eval_speakers": self.n_eval_speakers, "C": self.C, "variant": self.variant,
                 "attacker": "logistic regression on original speech of the training speakers, frozen"}
 
 
@@ -153,6 +157,7 @@ def analyse_attributes(
     beta: float = 0.4,
     gamma: float = 0.2,
     omega: float = 0.7,
+    variant: str = "scores",
     original: str = "original",
     anonymized: str = "anonymized",
     source: str = "<metadata>",
@@ -164,7 +169,11 @@ def analyse_attributes(
     Defaults: the evaluation speakers are the protocol's evaluation speakers (those with several
     utterances, :func:`vpeval.pipeline.make_protocol`), the training speakers the cohort (single-utterance
     speakers): on the bundled example, 251 train-clean-100 speakers train, 10 test-other speakers evaluate.
-    ``subgroup`` names the metadata column of the demographic subgroups (default: the first attribute).
+    ``subgroup`` names the metadata column of the demographic subgroups (default: the first attribute, a
+    degenerate choice flagged in the result). ``variant="labels"`` scores only the attacker's argmax labels
+    (:func:`~vpeval.metrics.attributes.soft_biometric_leakage_labels`, the hard-prediction variant);
+    ``"scores"`` (default) its class posteriors (:func:`~vpeval.metrics.attributes.soft_biometric_leakage`).
+    Both are permutation-aligned.
 
     Raises
     ------
@@ -172,6 +181,8 @@ def analyse_attributes(
         Overlapping training and evaluation speakers, no training speaker, metadata errors, and the errors of
         :func:`~vpeval.metrics.attributes.soft_biometric_leakage`.
     """
+    if variant not in ("scores", "labels"):
+        raise VpevalError(f"variant must be 'scores' or 'labels', got {variant!r}")
     attributes = list(attributes)
     cols = attributes + ([subgroup] if subgroup and subgroup not in attributes else [])
     labels = utterance_attributes(es, metadata, cols, source=source)
@@ -198,11 +209,15 @@ def analyse_attributes(
         y = {a: labels[a][ev] for a in attributes}
         sc = {a: attackers[a].predict_scores(es.embeddings[ev]) for a in attributes}
         cl = {a: attackers[a].classes_.tolist() for a in attributes}
-        results[cond] = soft_biometric_leakage(
-            y, sc, cl, subgroups=labels[subgroup or attributes[0]][ev], subgroup_name=subgroup or attributes[0],
-            alpha=alpha, beta=beta, gamma=gamma, omega=omega)
+        kw = dict(subgroups=labels[subgroup or attributes[0]][ev], subgroup_name=subgroup or attributes[0],
+                  alpha=alpha, beta=beta, gamma=gamma, omega=omega)
+        if variant == "labels":
+            pred = {a: attackers[a].classes_[np.argmax(sc[a], axis=1)] for a in attributes}
+            results[cond] = soft_biometric_leakage_labels(y, pred, cl, **kw)
+        else:
+            results[cond] = soft_biometric_leakage(y, sc, cl, **kw)
     return AttributeAudit(results, attributes, int(tr.sum()), int(train_speakers.size), int(eval_speakers.size),
-                          C)
+                          C, variant)
 
 
 def analyse_distinctiveness(es: EmbeddingSet, *, speakers=None, calibration: str = "pav-laplace",
@@ -277,20 +292,39 @@ def _draw_structure(fig, results):
 
 def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = "attributes",
                        title: str = "Soft-biometric leakage (SBLS)") -> Section:
-    """mAUC, MI, SBLS and its parts per attacker and condition, with chance levels."""
+    """Aligned mAUC (with the unaligned one and the chosen alignment), MI, SBLS and its parts per attacker and
+    condition, with chance levels and the degenerate-subgroup flag."""
     sec = Section(section_id, title)
     first = next(iter(results.values()))
     r0 = next(iter(first.results.values()))
+    hard = first.variant == "labels"
     sec.blocks.append(Paragraph(
         "An attribute attacker (logistic regression on embeddings, inverse penalty C = {C:g}) is trained on "
         "original speech of {nt} speakers disjoint from the {ne} evaluation speakers and applied, frozen, to "
-        "their original and anonymized utterances. mAUC: mean one-vs-rest ROC AUC (chance 0.5, perfect 1). "
-        "MI: mutual information between the true attribute and the attacker's decision, in bits (chance 0, "
-        "at most log2 K). SBLS = {a:g} P_attr + {b:g} P_assoc + {g:g} P_subgroup (omega = {o:g}); every part "
-        "is in [0, 1], 1 = nothing leaks, 0 = everything leaks. Subgroup leakage L_g: the chance-normalised AUC "
-        "of the members of subgroup g (by {sg}). The anonymizer protects the attribute only if the anonymized "
-        "mAUC falls to 0.5.".format(C=first.C, nt=first.n_train_speakers, ne=first.n_eval_speakers, a=r0.alpha,
-                                    b=r0.beta, g=r0.gamma, o=r0.omega, sg=r0.subgroup_name)))
+        "their original and anonymized utterances. {var} Permutation alignment (Seo et al.): the label "
+        "permutation that maximises {obj} is applied before scoring, because an attacker whose classes come "
+        "out swapped after anonymization still reveals the attribute; the chosen alignment is shown "
+        "(class<-column used for it; \"identity\" = none), and the unaligned reading beside it. mAUC: mean "
+        "one-vs-rest ROC AUC (chance 0.5, perfect 1). MI: mutual information between the true attribute and "
+        "the attacker's aligned decision, in bits (chance 0, at most log2 K). SBLS = {a:g} P_attr + {b:g} "
+        "P_assoc + {g:g} P_subgroup (omega = {o:g}); every part is in [0, 1], 1 = nothing leaks, 0 = "
+        "everything leaks. Subgroup leakage L_g: the chance-normalised AUC of the members of subgroup g (by "
+        "{sg}; vpeval's definition), on the aligned scores. The anonymizer protects the attribute only if the "
+        "anonymized aligned mAUC falls to 0.5.".format(
+            C=first.C, nt=first.n_train_speakers, ne=first.n_eval_speakers, a=r0.alpha, b=r0.beta, g=r0.gamma,
+            o=r0.omega, sg=r0.subgroup_name,
+            var=("Hard-prediction variant: only the attacker's argmax labels are scored; P_attr = 1 - "
+                 "max(0, BA - 1/K) / (1 - 1/K) from the macro balanced accuracy BA of the aligned labels."
+                 if hard else "P_attr = 1 - max(0, mAUC - 0.5) / 0.5 from the aligned mAUC (mAUC*)."),
+            obj="the balanced accuracy" if hard else "the mean AUC")))
+    degenerate = sorted({a for audit in results.values() for r in audit.results.values() for a in r.subgroup_same_as})
+    if degenerate:
+        sec.blocks.append(Paragraph(
+            "Degenerate subgroups: the subgroups ({sg}) are the classes of the scored attribute(s) {a}, so "
+            "P_subgroup measures that attribute again rather than a disparity between independent demographic "
+            "groups (for a binary attribute both L_g coincide and the disparity term is 1 by construction). "
+            "Give another metadata column as the subgroup for a meaningful P_subgroup.".format(
+                sg=r0.subgroup_name, a=", ".join(degenerate)), kind="note"))
     rows, parts, data = [], [], {}
     for name, audit in results.items():
         for cond, r in audit.results.items():
@@ -298,21 +332,26 @@ def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = 
                 k = len(lk.classes)
                 conf = ", ".join(f"{t}->{d}: {int(lk.confusion[i, j])}" for i, t in enumerate(lk.classes)
                                  for j, d in enumerate(lk.classes))
-                rows.append([name, cond, a, lk.n, lk.mauc, 0.5, lk.balanced_accuracy, 1.0 / k, lk.mi_bits,
+                rows.append([name, cond, a, lk.n, lk.alignment.describe(), lk.mauc, lk.mauc_unaligned, 0.5,
+                             lk.balanced_accuracy, lk.balanced_accuracy_unaligned, 1.0 / k, lk.mi_bits,
                              float(np.log2(k)), conf])
-            parts.append([name, cond, r.p_attr, r.p_assoc, r.p_subgroup, r.sbls,
-                          ", ".join(f"{g}: {v:.3f}" for g, v in r.subgroup_leakage.items())])
+            parts.append([name, cond, r.p_attr, r.p_assoc, r.p_subgroup, r.sbls, r.p_attr_unaligned,
+                          r.sbls_unaligned, ", ".join(f"{g}: {v:.3f}" for g, v in r.subgroup_leakage.items()),
+                          "yes (= " + ", ".join(r.subgroup_same_as) + ")" if r.subgroup_degenerate else "no"])
         data[name] = audit.to_dict()
     sec.blocks.append(Table(
-        ["attacker", "condition", "attribute", "utterances", "mAUC", "chance mAUC", "balanced acc.",
-         "chance bal. acc.", "MI (bits)", "max MI log2 K (bits)", "decisions (true->decided: count)"], rows,
-        caption="Attribute inference"))
+        ["attacker", "condition", "attribute", "utterances", "alignment (class<-column)", "mAUC (aligned)",
+         "mAUC (unaligned)", "chance mAUC", "balanced acc. (aligned)", "balanced acc. (unaligned)",
+         "chance bal. acc.", "MI (bits)", "max MI log2 K (bits)", "aligned decisions (true->decided: count)"],
+        rows, caption="Attribute inference"))
     sec.blocks.append(Table(
-        ["attacker", "condition", "P_attr", "P_assoc", "P_subgroup", "SBLS", "L_g per subgroup"], parts,
-        caption="SBLS and its parts (unitless, 1 = no leakage; chance-level attacker: about 1)"))
+        ["attacker", "condition", "P_attr", "P_assoc", "P_subgroup", "SBLS", "P_attr (unaligned)",
+         "SBLS (unaligned)", "L_g per subgroup", "degenerate subgroups"], parts,
+        caption="SBLS and its parts (unitless, 1 = no leakage; chance-level attacker: about 1). The paper's "
+                "readings are aligned; the unaligned ones are shown for comparison only."))
     sec.blocks.append(Figure("attributes_mauc", lambda fig: _draw_mauc(fig, results),
-                             "mAUC of the frozen attribute attacker on original and anonymized speech; dotted: "
-                             "chance 0.5."))
+                             "Aligned mAUC of the frozen attribute attacker on original and anonymized speech; "
+                             "dotted: chance 0.5."))
     sec.data = {"attackers": data}
     return sec
 
