@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.linalg import eigh
 from scipy.stats import ortho_group
 
-from vpeval.errors import DegenerateInputWarning
+from vpeval.errors import DegenerateInputWarning, FewPermutationsWarning
 from vpeval.metrics.embedding import (
     EmbeddingStructureError,
     cca_fit,
@@ -168,6 +168,8 @@ def test_errors():
         embedding_structure(X, X, np.zeros(X.shape[0]))
     with pytest.raises(EmbeddingStructureError, match="n_permutations"):
         embedding_structure(X, X, g, n_permutations=0)
+    with pytest.warns(FewPermutationsWarning, match="above 0.05"):
+        embedding_structure(X, X, g, n_components=2, n_permutations=18)
     with pytest.raises(EmbeddingStructureError, match="principal directions"):
         embedding_structure(X, X, g, n_components=10)
     bad = X.copy()
@@ -195,7 +197,11 @@ def test_bundled_example_mcadams_keeps_linear_structure(name):
     assert r.n_train + r.n_test == 351 and r.n_test >= 0.2 * 351
     assert r.cca.value > r.cca.baseline_p95 + 0.3
     assert r.procrustes.value > r.procrustes.baseline_p95 + 0.15
-    assert r.permutation_seeds == list(range(1, 21))
+    # default 99 permutations: the p-value reaches its floor 0.01
+    assert r.permutation_seeds == list(range(1, 100))
+    for sc in (r.cca, r.procrustes):
+        assert sc.p_value == sc.p_value_floor == pytest.approx(0.01)
+        assert sc.to_dict()["p_value_floor"] == pytest.approx(0.01) and sc.to_dict()["n_permutations"] == 99
 
 
 def test_more_dimensions_than_pairs_is_handled_by_the_pca_step():

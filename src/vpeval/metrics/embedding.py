@@ -47,7 +47,9 @@ Permutation baseline
 --------------------
 The pairing of the *training* pairs is shuffled (a random permutation of the training rows of ``Y``), the
 map is refitted, and the held-out pairs (never shuffled) are scored as above. This is repeated for
-``n_permutations`` seeds ``seed + 1, ..., seed + n_permutations`` (reported), and the mean and the 95th
+``n_permutations`` seeds ``seed + 1, ..., seed + n_permutations`` (reported; default 99, so that the
+permutation p-value ``(1 + #{baseline >= value}) / (1 + n_permutations)`` can reach 0.01; its floor
+``1 / (1 + n_permutations)`` is reported beside it), and the mean and the 95th
 percentile (``numpy.percentile``, linear interpolation) of the baseline are reported beside each number: a
 score at or below the baseline's 95th percentile shows no linear relation beyond chance.
 """
@@ -59,7 +61,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import DegenerateInputWarning, VpevalError
+from ..errors import DegenerateInputWarning, FewPermutationsWarning, VpevalError
 
 __all__ = [
     "EmbeddingStructureError",
@@ -415,6 +417,8 @@ class StructureScore:
         Mean and 95th percentile of ``baseline``.
     p_value : float
         ``(1 + #{baseline >= value}) / (1 + n_permutations)``: permutation p-value (one-sided).
+    p_value_floor : float
+        ``1 / (1 + n_permutations)``: the smallest reachable p-value, reported beside it.
     """
 
     value: float
@@ -432,9 +436,14 @@ class StructureScore:
     def p_value(self) -> float:
         return float((1 + np.sum(self.baseline >= self.value)) / (1 + self.baseline.size))
 
+    @property
+    def p_value_floor(self) -> float:
+        return 1.0 / (1.0 + self.baseline.size)
+
     def to_dict(self) -> dict:
         return {"value": self.value, "baseline_mean": self.baseline_mean, "baseline_p95": self.baseline_p95,
-                "p_value": self.p_value, "baseline": self.baseline.tolist()}
+                "p_value": self.p_value, "p_value_floor": self.p_value_floor, "n_permutations": int(self.baseline.size),
+                "baseline": self.baseline.tolist()}
 
 
 @dataclass
@@ -487,7 +496,7 @@ def embedding_structure(
     n_components: int = 10,
     n_components_pca: int | None = None,
     ridge: float = 1e-3,
-    n_permutations: int = 20,
+    n_permutations: int = 99,
     seed: int = 0,
     procrustes: bool | None = None,
 ) -> EmbeddingStructure:
@@ -508,7 +517,9 @@ def embedding_structure(
     n_components_pca, ridge
         See :func:`cca_fit`.
     n_permutations : int >= 1
-        Shuffles of the training pairing for the baseline; seeds ``seed + 1 .. seed + n_permutations``.
+        Shuffles of the pairing for the baselines; seeds ``seed + 1 .. seed + n_permutations``. The default
+        99 lets the permutation p-value reach ``1/100 = 0.01``; below 19 the p-value can never reach 0.05 and a
+        :class:`~vpeval.errors.FewPermutationsWarning` says so.
     seed : int
         Seed of the speaker split.
     procrustes : bool, optional
@@ -535,6 +546,10 @@ def embedding_structure(
             raise EmbeddingStructureError(f"ids must have shape ({n},), got {ids.shape}")
     if int(n_permutations) < 1:
         raise EmbeddingStructureError(f"n_permutations must be >= 1, got {n_permutations!r}")
+    if int(n_permutations) < 19:
+        warnings.warn(f"{int(n_permutations)} permutations: the smallest reachable p-value 1/{int(n_permutations) + 1} "
+                      "is above 0.05, so no score can be shown above its baseline at that level; use at least 19 "
+                      "(the default 99 reaches p = 0.01)", FewPermutationsWarning, stacklevel=2)
     if procrustes is None:
         procrustes = X.shape[1] == Y.shape[1]
     elif procrustes and X.shape[1] != Y.shape[1]:

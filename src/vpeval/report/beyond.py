@@ -63,7 +63,7 @@ def matched_pairs(es: EmbeddingSet, *, original: str = "original", anonymized: s
     return es.embeddings[o], es.embeddings[a], es.speaker_id[o], es.utterance_id[o]
 
 
-def analyse_embedding_structure(es: EmbeddingSet, *, seed: int = 0, n_permutations: int = 20,
+def analyse_embedding_structure(es: EmbeddingSet, *, seed: int = 0, n_permutations: int = 99,
                                 original: str = "original", anonymized: str = "anonymized",
                                 **kwargs) -> EmbeddingStructure:
     """:func:`vpeval.metrics.embedding.embedding_structure` on the matched original/anonymized pairs of ``es``
@@ -256,13 +256,13 @@ def embedding_section(results: dict[str, EmbeddingStructure], *, section_id: str
                           ("Procrustes mean cosine", r.procrustes)):
             if sc is None:
                 continue
-            rows.append([name, label, sc.value, sc.baseline_mean, sc.baseline_p95, sc.p_value,
+            rows.append([name, label, sc.value, sc.baseline_mean, sc.baseline_p95, sc.p_value, sc.p_value_floor,
                          "yes" if sc.value > sc.baseline_p95 else "no"])
         data[name] = r.to_dict()
     sec.blocks.append(Table(
         ["attacker", "score (unitless)", "value", "baseline mean", "baseline 95th pct", "perm. p-value",
-         "above baseline"], rows,
-        caption="Held-out linear predictability of anonymized from original embeddings (the smallest possible "
+         "smallest reachable p", "above baseline"], rows,
+        caption="Held-out linear predictability of anonymized from original embeddings (the smallest reachable "
                 "permutation p-value is 1/(seeds + 1))"))
     rows2 = [[n, r.n_train, r.n_test, r.n_speakers_test, r.n_pca, r.seed] for n, r in results.items()]
     sec.blocks.append(Table(["attacker", "training pairs", "held-out pairs", "held-out speakers",
