@@ -107,7 +107,12 @@ def test_report_sections_build_and_serialise(tmp_path):
         return " ".join(b.text for b in sec.blocks if isinstance(b, Paragraph))
 
     cols = columns(rep.sections[0])
-    assert "baseline mean" in cols and "baseline 95th pct" in cols
+    assert "baseline mean" in cols and "baseline 95th pct" in cols and "paper's baseline" in cols
+    assert "smallest reachable p" in cols
+    protos = {row[1] for b in rep.sections[0].blocks if isinstance(b, Table) and "protocol" in b.columns
+              for row in b.rows}
+    assert protos == {"held-out (vpeval)", "in-sample (paper)"}
+    assert "In-sample (the paper's protocol)" in text(rep.sections[0])
     cols = columns(rep.sections[1])
     assert "chance mAUC" in cols and "alignment (class<-column)" in cols and "mAUC (unaligned)" in cols
     assert "P_attr (unaligned)" in cols and "degenerate subgroups" in cols
@@ -117,6 +122,9 @@ def test_report_sections_build_and_serialise(tmp_path):
     doc = json.loads((out / "report.json").read_text())
     ids = [s["id"] for s in doc["sections"]]
     assert ids == ["embedding", "attributes", "distinctiveness"]
+    emb = doc["sections"][0]["data"]["attackers"]["mfcc"]
+    assert emb["protocol"] == "held-out (vpeval)" and emb["insample"]["protocol"] == "in-sample (paper)"
+    assert emb["cca"]["p_value_floor"] == pytest.approx(1 / 6) and emb["insample"]["procrustes"]["n_permutations"] == 5
     anon = doc["sections"][1]["data"]["attackers"]["resemblyzer"]["results"]["anonymized"]
     assert anon["attributes"]["sex"]["mauc"] > 0.83
     assert anon["attributes"]["sex"]["alignment"]["identity"] is True  # the frozen attacker is not swapped here
