@@ -181,18 +181,20 @@ def register(app: typer.Typer) -> None:
         calibration: str = typer.Option("pav-laplace", help="pav-laplace, logistic or none (raw scores)."),
         fit_on: str = typer.Option("each", "--fit-on", help="each (per matrix) or oo (one map from oo)."),
         entry: str = typer.Option("sigmoid", help="sigmoid (published definition) or llr (mean LLR, nats)."),
+        pairs: str = typer.Option("ordered", help="Calibration trials of oo/aa: ordered (each unordered pair "
+                                                 "twice, as many as oa; default) or unordered (once)."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
     ) -> None:
         from ..io.embeddings import read_embeddings
         from ..report.beyond import analyse_distinctiveness
 
         es = read_embeddings(embeddings)
-        r = analyse_distinctiveness(es, calibration=calibration, fit_on=fit_on, entry=entry)
+        r = analyse_distinctiveness(es, calibration=calibration, fit_on=fit_on, entry=entry, pairs=pairs)
         if json_out:
             echo_json({"input": str(embeddings), "extractor": es.extractor, **r.to_dict()})
             return
         typer.echo(f"{embeddings} ({es.extractor}): {r.speakers.size} speakers, {r.n_utterances} utterances; "
-                   f"calibration {r.calibration} fitted on {r.fit_on}, entries {r.entry}")
+                   f"calibration {r.calibration} fitted on {r.fit_on} ({r.pairs} pairs), entries {r.entry}")
         typer.echo(f"D_diag: oo {r.d_oo:.4f}  oa {r.d_oa:.4f}  aa {r.d_aa:.4f}")
         typer.echo(f"DeID  = {100 * r.deid:.2f} %  (ideal 100 %)")
         typer.echo(f"G_VD  = {r.gvd_db:.3f} dB (ideal 0 dB)")

@@ -221,14 +221,14 @@ def analyse_attributes(
 
 
 def analyse_distinctiveness(es: EmbeddingSet, *, speakers=None, calibration: str = "pav-laplace",
-                            fit_on: str = "each", entry: str = "sigmoid", original: str = "original",
-                            anonymized: str = "anonymized") -> VoiceSimilarity:
+                            fit_on: str = "each", entry: str = "sigmoid", pairs: str = "ordered",
+                            original: str = "original", anonymized: str = "anonymized") -> VoiceSimilarity:
     """:func:`vpeval.metrics.distinctiveness.voice_distinctiveness` on the speakers with at least 2 utterances
     (default: the protocol's evaluation speakers; the 10 test-other speakers of the bundled example)."""
     if speakers is None:
         speakers = make_protocol(es).evaluation_speakers
     X, Y, spk, utt = matched_pairs(es, original=original, anonymized=anonymized, speakers=speakers)
-    return voice_distinctiveness(X, Y, spk, utt, calibration=calibration, fit_on=fit_on, entry=entry)
+    return voice_distinctiveness(X, Y, spk, utt, calibration=calibration, fit_on=fit_on, entry=entry, pairs=pairs)
 
 
 # ----------------------------------------------------------------------------------------------- sections
@@ -407,7 +407,7 @@ def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: 
         "B (cosine scores; calibration: {cal}, fitted on {fit}). {vp} D_diag = |mean diagonal - mean off-diagonal| "
         "({unit}). DeID = 1 - D_diag(oa)/D_diag(oo): 1 = "
         "de-identified (ideal), 0 = as identifiable as the original. G_VD = 10 log10(D_diag(aa)/D_diag(oo)) "
-        "dB: 0 dB = anonymized voices as distinguishable as the originals (ideal), negative = less.".format(
+        "dB: 0 dB = anonymized voices as distinguishable as the originals (ideal), negative = less. {cnt}".format(
             n=first.speakers.size, cal=first.calibration,
             ent=("sigmoid of the mean " if first.entry == "sigmoid" else "mean ")
             + ("raw cosine score" if first.calibration == "none" else "calibrated LLR")
@@ -417,7 +417,12 @@ def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: 
             vp=("Unlike the public VoicePAT code, which averages uncalibrated scores, the LLRs are calibrated."
                 if first.calibration != "none" else
                 "Warning: raw scores are averaged (VoicePAT's behaviour), for comparison only."),
-            fit="each matrix's own same/different-speaker pairs" if first.fit_on == "each" else "the oo pairs")))
+            fit="each matrix's own same/different-speaker pairs" if first.fit_on == "each" else "the oo pairs",
+            cnt=("Calibration trials: every ordered pair of utterances, so each unordered oo and aa pair (whose "
+                 "score is symmetric) counts twice and all three matrices have the same number of trials; the "
+                 "Laplace pseudo-counts then weigh the same in each, and an anonymizer that changes nothing gets "
+                 "DeID 0 and G_VD 0 dB exactly." if first.pairs == "ordered" else
+                 "Calibration trials: each unordered oo and aa pair once (oa: every ordered pair, all distinct)."))))
     rows, data = [], {}
     for name, r in results.items():
         rows.append([name, r.speakers.size, r.d_oo, r.d_oa, r.d_aa, 100 * r.deid, 100.0, r.gvd_db, 0.0])
