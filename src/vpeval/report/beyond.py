@@ -347,7 +347,8 @@ def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = 
             "Degenerate subgroups: the subgroups ({sg}) are the classes of the scored attribute(s) {a}, so "
             "P_subgroup measures that attribute again rather than a disparity between independent demographic "
             "groups (for a binary attribute both L_g coincide and the disparity term is 1 by construction). "
-            "Give another metadata column as the subgroup for a meaningful P_subgroup.".format(
+            "Give another metadata column as the subgroup (vpeval attributes --subgroup COLUMN, or "
+            "analyse_attributes(subgroup=...)) for a meaningful P_subgroup.".format(
                 sg=r0.subgroup_name, a=", ".join(degenerate)), kind="note"))
     rows, parts, data = [], [], {}
     for name, audit in results.items():
