@@ -11,17 +11,24 @@ from hypothesis import strategies as st
 
 from vpeval.metrics.attributes import (
     AttributeAttacker,
+    EXACT_SEARCH_MAX_K,
     AttributeLeakageError,
     attribute_leakage,
+    attribute_leakage_labels,
+    auc_matrix,
+    best_alignment,
     check_weights,
     confusion_matrix,
     mutual_information,
     one_vs_rest_auc,
     p_assoc,
     p_attr,
+    p_attr_labels,
     p_subgroup,
+    recall_matrix,
     sbls,
     soft_biometric_leakage,
+    soft_biometric_leakage_labels,
     subgroup_leakage,
 )
 
@@ -68,6 +75,110 @@ def test_chance_predictions_give_about_one():
     assert r.p_assoc > 0.999
     assert r.p_subgroup > 0.95
     assert r.sbls > 0.97
+
+
+def test_swapped_attacker_is_full_leakage_once_aligned():
+    # issue 16: true sex F, F, M, M, attacker scores (F, M) = (0, 1), (0, 1), (1, 0), (1, 0)
+    y = {"sex": ["F", "F", "M", "M"]}
+    s = {"sex": [[0, 1], [0, 1], [1, 0], [1, 0]]}
+    r = soft_biometric_leakage(y, s)
+    lk = r.attributes["sex"]
+    assert r.p_attr == 0.0 and r.p_assoc == pytest.approx(0.0, abs=1e-12)
+    assert lk.alignment.mapping == {"F": "M", "M": "F"} and not lk.alignment.is_identity
+    assert lk.alignment.describe() == "F<-M, M<-F"
+    assert lk.mauc == 1.0 and lk.mauc_unaligned == 0.0
+    assert lk.confusion.tolist() == [[2, 0], [0, 2]]  # aligned decisions are all correct
+    assert lk.balanced_accuracy == 1.0 and lk.balanced_accuracy_unaligned == 0.0
+    # the unaligned reading (vpeval before issue 16) is beside it, clearly named
+    assert r.p_attr_unaligned == 1.0
+    assert r.to_dict()["unaligned"]["p_attr"] == 1.0
+    assert r.to_dict()["attributes"]["sex"]["alignment"]["mapping"] == {"F": "M", "M": "F"}
+    # the subgroup term uses the aligned scores too: both groups fully exposed
+    assert r.subgroup_leakage == {"F": 1.0, "M": 1.0}
+    assert r.subgroup_leakage_unaligned == {"F": 0.0, "M": 0.0}
+    assert r.p_subgroup == pytest.approx(0.3)
+    assert r.sbls == pytest.approx(0.06)
+
+
+def test_cyclically_permuted_three_class_attacker_is_full_leakage():
+    classes = ["a", "b", "c"]
+    y = np.repeat(classes, 4)
+    # class a scored in column b, b in c, c in a
+    s = _onehot(np.array([{"a": "b", "b": "c", "c": "a"}[v] for v in y]), classes)
+    s = s + 0.01 * np.arange(12)[:, None]  # no ties in a column, same ranking
+    r = soft_biometric_leakage({"accent": y}, {"accent": s}, {"accent": classes})
+    lk = r.attributes["accent"]
+    assert lk.alignment.mapping == {"a": "b", "b": "c", "c": "a"}
+    assert lk.alignment.method == "exact search"
+    assert lk.mauc == 1.0 and r.p_attr == 0.0
+    assert lk.mi_bits == pytest.approx(math.log2(3)) and r.p_assoc == pytest.approx(0.0, abs=1e-12)
+    # unaligned: each class's own column ranks its members below one third of the others -> mAUC < 0.5
+    assert lk.mauc_unaligned < 0.5 and r.p_attr_unaligned == 1.0
+    # Hungarian reaches the same alignment
+    h = soft_biometric_leakage({"accent": y}, {"accent": s}, {"accent": classes}, alignment_method="hungarian")
+    assert h.attributes["accent"].alignment.mapping == lk.alignment.mapping
+    assert h.attributes["accent"].alignment.method == "hungarian"
+    assert h.sbls == r.sbls
+
+
+def test_hard_label_variant_by_hand():
+    # fully leaking labels-only attacker, cyclically permuted
+    y = np.array(list("aabbcc"))
+    r = soft_biometric_leakage_labels({"v": y}, {"v": np.array(list("bbccaa"))})
+    assert r.variant == "labels"
+    assert r.p_attr == 0.0 and r.p_assoc == pytest.approx(0.0, abs=1e-12) and r.p_attr_unaligned == 1.0
+    assert r.attributes["v"].alignment.describe() == "a<-b, b<-c, c<-a"
+    # partial: recalls a -> b 1; b -> c 1/2, a 1/2; c -> a 1. Best: a<-b, b<-c, c<-a, BA* = (1 + 1/2 + 1)/3
+    pred = np.array(list("bbcaaa"))
+    lk = attribute_leakage_labels(y, pred)
+    assert lk.balanced_accuracy == pytest.approx(2.5 / 3)
+    assert lk.balanced_accuracy_unaligned == 0.0
+    assert lk.leakage == pytest.approx((2.5 / 3 - 1 / 3) / (2 / 3))  # 0.75
+    r = soft_biometric_leakage_labels({"v": y}, {"v": pred})
+    assert r.p_attr == pytest.approx(0.25)
+    assert p_attr_labels([2.5 / 3], [3]) == pytest.approx(0.25)
+    # chance-level balanced accuracy 1/K and below leak nothing
+    assert p_attr_labels([1 / 3, 0.2], [3, 3]) == 1.0
+    # the labels variant of a one-hot scorer equals the scores variant on P_assoc, and its P_attr uses BA
+    s = soft_biometric_leakage({"v": y}, {"v": _onehot(pred, list("abc"))})
+    assert s.p_assoc == pytest.approx(r.p_assoc)
+    with pytest.raises(AttributeLeakageError, match="not one of the classes"):
+        attribute_leakage_labels(y, np.array(list("aabbcz")))
+    with pytest.raises(AttributeLeakageError, match="at least 2 classes"):
+        p_attr_labels([0.5], [1])
+
+
+def test_alignment_matrices_and_ties_by_hand():
+    A = auc_matrix(["F", "F", "M", "M"], [[0, 1], [0, 1], [1, 0], [1, 0]])
+    assert A.tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    R = recall_matrix(["a", "a", "b"], ["b", "a", "a"], ["a", "b", "c"])
+    assert np.isnan(R[2]).all() and R[:2].tolist() == [[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]
+    # a tie between identity and the swap goes to the identity, with both methods
+    for m in ("exact", "hungarian"):
+        assert best_alignment([[0.5, 0.5], [0.5, 0.5]], ["F", "M"], method=m).is_identity
+    # absent class (NaN row): its column is whatever is left
+    a = best_alignment(R, ["a", "b", "c"])
+    assert a.value == pytest.approx(0.75) and a.columns[:2] in ((1, 0), (2, 0))
+    with pytest.raises(AttributeLeakageError, match="square"):
+        best_alignment(np.zeros((2, 3)))
+    with pytest.raises(AttributeLeakageError, match="method"):
+        best_alignment(np.eye(2), method="greedy")
+    with pytest.raises(AttributeLeakageError, match="no class"):
+        best_alignment(np.full((2, 2), np.nan))
+
+
+def test_degenerate_subgroups_are_flagged():
+    rng = np.random.default_rng(2)
+    sex = rng.choice(["F", "M"], size=40)
+    age = rng.choice(["young", "old"], size=40)
+    s = rng.normal(size=(40, 2))
+    r = soft_biometric_leakage({"sex": sex}, {"sex": s})  # default: subgroups = sex itself
+    assert r.subgroup_degenerate and r.subgroup_same_as == ["sex"]
+    assert r.to_dict()["subgroup_degenerate"] is True
+    relabelled = np.where(sex == "F", "women", "men")  # same partition under other names
+    assert soft_biometric_leakage({"sex": sex}, {"sex": s}, subgroups=relabelled).subgroup_same_as == ["sex"]
+    r = soft_biometric_leakage({"sex": sex}, {"sex": s}, subgroups=age, subgroup_name="age")
+    assert not r.subgroup_degenerate and r.subgroup_same_as == []
 
 
 def test_weights_must_sum_to_one():
@@ -180,6 +291,48 @@ def test_order_duplication_and_monotone_invariance(seed, n):
         assert other.subgroup_leakage == pytest.approx(base.subgroup_leakage, abs=1e-12)
     for v in (base.p_attr, base.p_assoc, base.p_subgroup, base.sbls):
         assert 0.0 <= v <= 1.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 5), st.integers(10, 50))
+def test_alignment_ignores_column_labels_and_only_adds_leakage(seed, k, n):
+    rng = np.random.default_rng(seed)
+    classes = [f"c{i}" for i in range(k)]
+    y = rng.choice(classes, size=n)
+    y[:k] = classes
+    s = rng.normal(size=(n, k)) + rng.normal(size=k)[None, :] * _onehot(y, classes)
+    base = soft_biometric_leakage({"v": y}, {"v": s}, {"v": classes})
+    # relabelling the attacker's columns does not change any aligned reading
+    q = rng.permutation(k)
+    other = soft_biometric_leakage({"v": y}, {"v": s[:, q]}, {"v": classes})
+    assert other.attributes["v"].mauc == pytest.approx(base.attributes["v"].mauc, abs=1e-12)
+    assert other.p_attr == pytest.approx(base.p_attr, abs=1e-12)
+    assert other.p_assoc == pytest.approx(base.p_assoc, abs=1e-12)
+    assert other.sbls == pytest.approx(base.sbls, abs=1e-12)
+    # alignment can only reveal more: aligned mAUC >= unaligned, P_attr <= unaligned
+    assert base.attributes["v"].mauc >= base.attributes["v"].mauc_unaligned - 1e-12
+    assert base.p_attr <= base.p_attr_unaligned + 1e-12
+    # same for the labels variant
+    pred = np.array(classes)[rng.integers(k, size=n)]
+    lab = soft_biometric_leakage_labels({"v": y}, {"v": pred}, {"v": classes})
+    assert lab.attributes["v"].balanced_accuracy >= lab.attributes["v"].balanced_accuracy_unaligned - 1e-12
+
+
+def test_hungarian_agrees_with_exact_search():
+    # slow obvious oracle: every permutation, against scipy's assignment solver
+    rng = np.random.default_rng(7)
+    for k in range(2, 9):
+        for _ in range(20):
+            M = rng.random((k, k))
+            if k > 2 and rng.random() < 0.3:
+                M[rng.integers(k)] = np.nan
+            e = best_alignment(M, method="exact")
+            h = best_alignment(M, method="hungarian")
+            assert h.value == pytest.approx(e.value, abs=1e-12)
+            assert e.value >= e.identity_value
+            assert sorted(e.columns) == sorted(h.columns) == list(range(k))
+    assert best_alignment(np.eye(EXACT_SEARCH_MAX_K)).method == "exact search"
+    assert best_alignment(np.eye(EXACT_SEARCH_MAX_K + 1)).method == "hungarian"
 
 
 # ------------------------------------------------------------------------------------------ errors

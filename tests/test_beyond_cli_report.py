@@ -19,7 +19,7 @@ from vpeval.report.beyond import (
     distinctiveness_section,
     embedding_section,
 )
-from vpeval.report.document import Figure, Report, Table
+from vpeval.report.document import Figure, Paragraph, Report, Table
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
 
@@ -55,6 +55,12 @@ def test_cli_attributes_table_and_json(app):
     d = json.loads(r.stdout)
     assert d["n_train_speakers"] == 101
     assert d["results"]["anonymized"]["attributes"]["sex"]["mauc"] > 0.78  # measured 0.819 (101 attacker speakers)
+    r = CliRunner().invoke(app, args + ["--hard-labels", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert d["variant"] == "labels" and d["results"]["anonymized"]["variant"] == "labels"
+    anon = d["results"]["anonymized"]["attributes"]["sex"]
+    assert anon["leakage"] == pytest.approx(2 * anon["balanced_accuracy"] - 1)
 
 
 def test_cli_attributes_errors_are_clean(app, tmp_path):
@@ -94,14 +100,34 @@ def test_report_sections_build_and_serialise(tmp_path):
         assert sum(isinstance(b, Figure) for b in sec.blocks) <= 1
         tables = [b for b in sec.blocks if isinstance(b, Table)]
         assert tables and all(len(row) == len(t.columns) for t in tables for row in t.rows)
-    cols = rep.sections[0].blocks[1].columns
-    assert "baseline mean" in cols and "baseline 95th pct" in cols
-    assert "chance mAUC" in rep.sections[1].blocks[1].columns
-    assert "ideal G_VD (dB)" in rep.sections[2].blocks[1].columns
+    def columns(sec):
+        return [c for b in sec.blocks if isinstance(b, Table) for c in b.columns]
+
+    def text(sec):
+        return " ".join(b.text for b in sec.blocks if isinstance(b, Paragraph))
+
+    cols = columns(rep.sections[0])
+    assert "baseline mean" in cols and "baseline 95th pct" in cols and "paper's baseline" in cols
+    assert "smallest reachable p" in cols
+    protos = {row[1] for b in rep.sections[0].blocks if isinstance(b, Table) and "protocol" in b.columns
+              for row in b.rows}
+    assert protos == {"held-out (vpeval)", "in-sample (paper)"}
+    assert "In-sample (the paper's protocol)" in text(rep.sections[0])
+    cols = columns(rep.sections[1])
+    assert "chance mAUC" in cols and "alignment (class<-column)" in cols and "mAUC (unaligned)" in cols
+    assert "P_attr (unaligned)" in cols and "degenerate subgroups" in cols
+    assert "Degenerate subgroups" in text(rep.sections[1])  # default subgroup = the attribute sex
+    assert "ideal G_VD (dB)" in columns(rep.sections[2])
     out = write_report(rep, tmp_path / "out")
     doc = json.loads((out / "report.json").read_text())
     ids = [s["id"] for s in doc["sections"]]
     assert ids == ["embedding", "attributes", "distinctiveness"]
+    emb = doc["sections"][0]["data"]["attackers"]["mfcc"]
+    assert emb["protocol"] == "held-out (vpeval)" and emb["insample"]["protocol"] == "in-sample (paper)"
+    assert emb["cca"]["p_value_floor"] == pytest.approx(1 / 6) and emb["insample"]["procrustes"]["n_permutations"] == 5
     anon = doc["sections"][1]["data"]["attackers"]["resemblyzer"]["results"]["anonymized"]
     assert anon["attributes"]["sex"]["mauc"] > 0.78  # measured 0.819
+    assert anon["attributes"]["sex"]["alignment"]["identity"] is True  # the frozen attacker is not swapped here
+    assert anon["subgroup_degenerate"] is True and anon["subgroup_same_as"] == ["sex"]
+    assert anon["unaligned"]["p_attr"] == pytest.approx(anon["p_attr"])
     assert len(list(out.glob("*.png"))) == 3

@@ -94,6 +94,57 @@ def test_identical_conditions_give_deid_0_and_gvd_0(calibration, fit_on, entry):
     np.testing.assert_allclose(r.m_oa, r.m_oo, atol=1e-12)
 
 
+def _three_speakers():
+    # 3 speakers x 2 utterances, near the axes e_0, e_1, e_2: every same-speaker cosine (about 0.99) is above
+    # every different-speaker cosine (at most about 0.2): separable scores
+    E = np.eye(3)
+    X = np.array([E[k] + 0.1 * E[(k + j) % 3] for k in range(3) for j in (1, 2)])
+    spk = np.repeat(["A", "B", "C"], 2)
+    return X, spk
+
+
+def test_pair_counting_by_hand_on_three_speakers():
+    X, spk = _three_speakers()
+    # Laplace PAV on separable scores, pseudo-trials (1 tar + 1 non) below and above: the bottom block pools
+    # with every non-target, the top block with every target; LLR = logit(P) - ln(Nt/Nn), real counts.
+    # ordered pairs (default): 6 targets, 24 non-targets per matrix
+    #   non: P = 1/26 -> ln(1/25) - ln(6/24) = ln(4/25); tar: P = 7/8 -> ln 7 - ln(1/4) = ln 28
+    # unordered (oo, aa): 3 targets, 12 non-targets
+    #   non: P = 1/14 -> ln(1/13) - ln(3/12) = ln(4/13); tar: P = 4/5 -> ln 4 - ln(1/4) = ln 16
+    r = voice_distinctiveness(X, X.copy(), spk, entry="llr")
+    assert r.pairs == "ordered" and r.to_dict()["pairs"] == "ordered"
+    for m in (r.m_oo, r.m_oa, r.m_aa):
+        np.testing.assert_allclose(np.diag(m), np.log(28), rtol=1e-12)
+        np.testing.assert_allclose(m[~np.eye(3, dtype=bool)], np.log(4 / 25), rtol=1e-12)
+    assert r.d_oo == pytest.approx(np.log(28 * 25 / 4), rel=1e-12)
+    assert r.deid == 0.0 and r.gvd_db == 0.0  # the identity anonymizer: exactly, with the double count
+    u = voice_distinctiveness(X, X.copy(), spk, pairs="unordered")  # sigmoid entries
+    # oo, aa: sigmoid(ln 16) = 16/17, sigmoid(ln 4/13) = 4/17; oa keeps its 30 distinct ordered trials:
+    # 28/29 and 4/29. DeID = 1 - (24/29) / (12/17) = -5/29, G_VD = 0
+    for m, (dg, off) in ((u.m_oo, (16 / 17, 4 / 17)), (u.m_aa, (16 / 17, 4 / 17)), (u.m_oa, (28 / 29, 4 / 29))):
+        np.testing.assert_allclose(np.diag(m), dg, rtol=1e-12)
+        np.testing.assert_allclose(m[~np.eye(3, dtype=bool)], off, rtol=1e-12)
+    assert u.d_oo == pytest.approx(12 / 17, rel=1e-12) and u.d_oa == pytest.approx(24 / 29, rel=1e-12)
+    assert u.deid == pytest.approx(-5 / 29, rel=1e-12) and u.gvd_db == pytest.approx(0.0, abs=1e-12)
+    # plain averaging and the unpenalised logistic fit do not see the double count
+    for cal in ("none",):
+        a = voice_distinctiveness(X, X.copy(), spk, calibration=cal)
+        b = voice_distinctiveness(X, X.copy(), spk, calibration=cal, pairs="unordered")
+        np.testing.assert_array_equal(a.m_oo, b.m_oo)
+    with pytest.raises(DistinctivenessError, match="pairs must be one of"):
+        voice_distinctiveness(X, X, spk, pairs="both")
+
+
+def test_unordered_pairs_do_not_change_logistic_calibration():
+    rng, X, spk, utt = _speakers(seed=4)
+    A = X + 0.8 * rng.normal(size=X.shape)
+    a = voice_distinctiveness(X, A, spk, utt, calibration="logistic")
+    b = voice_distinctiveness(X, A, spk, utt, calibration="logistic", pairs="unordered")
+    # maximum likelihood is invariant to duplicating every trial
+    np.testing.assert_allclose(a.m_oo, b.m_oo, atol=1e-6)
+    np.testing.assert_allclose(a.m_aa, b.m_aa, atol=1e-6)
+
+
 def test_speaker_independent_anonymization_is_de_identified_and_loses_distinctiveness():
     rng, X, spk, utt = _speakers(n_spk=8, per=6, seed=2)
     A = rng.normal(size=X.shape)  # anonymized voices carry no trace of the speaker
@@ -224,6 +275,11 @@ def test_bundled_example_deid_and_gvd():
     assert res["resemblyzer"].deid == pytest.approx(0.639, abs=0.01)
     assert res["mfcc"].gvd_db == pytest.approx(0.11, abs=0.05)
     assert res["resemblyzer"].gvd_db == pytest.approx(-0.76, abs=0.05)
+    # each unordered oo/aa pair counted once instead of twice (measured): DeID mfcc 0.8149 (-0.0015),
+    # resemblyzer 0.6388 (-0.0005); G_VD mfcc +0.120 dB (+0.009), resemblyzer -0.795 dB (-0.033)
+    once = analyse_distinctiveness(read_embeddings(EXAMPLE / "embeddings_resemblyzer.npz"), pairs="unordered")
+    assert 0 < res["resemblyzer"].deid - once.deid < 0.002
+    assert 0 < res["resemblyzer"].gvd_db - once.gvd_db < 0.05
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         analyse_distinctiveness(read_embeddings(EXAMPLE / "embeddings_mfcc.npz"), calibration="logistic")

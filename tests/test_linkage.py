@@ -238,11 +238,13 @@ def synthetic(seed, n=120, N=12, gap=1.2):
     return S, ti
 
 
-def oracle_tar_non(S, ti, rows, cols):
+def oracle_tar_non(S, ti, rows, cols, strict=False):
+    """Training trials by hand; ``strict``: z-normalise each row over ``cols`` (plus its true column) only."""
     tar, non = [], []
     for i in rows:
         row = np.asarray(S[i], dtype=float)
-        z = (row - row.mean()) / row.std(ddof=1)
+        ref = row[sorted(set(cols) | {ti[i]})] if strict else row
+        z = (row - ref.mean()) / ref.std(ddof=1)
         for j in range(len(row)):
             if j == ti[i]:
                 tar.append(z[j])
@@ -293,6 +295,41 @@ def test_cross_fit_held_out_scores_do_not_move_their_calibration():
     E2[r.fold == f] *= 7.0  # change only the held-out probes of fold f
     r2 = lid_pipeline(None, E2, None, eti, n_folds=5)
     assert r2.slope[f] == r.slope[f]
+
+
+def test_cross_fit_default_znorm_sees_held_out_columns_strict_does_not():
+    E, eti = synthetic(5, n=100, N=10)
+    r = lid_pipeline(None, E, None, eti, n_folds=5)
+    s = lid_pipeline(None, E, None, eti, n_folds=5, strict_znorm=True)
+    assert not r.strict_znorm and s.strict_znorm and r.to_dict()["strict_znorm"] is False
+    assert "still enter" in r.calibration and "strict" in s.calibration
+    assert np.array_equal(r.fold, s.fold)
+    f = int(r.fold[0])
+    held = np.unique(eti[r.fold == f])
+    # change only the training rows' scores against the held-out fold's enrolled speakers
+    E2 = E.copy()
+    train_rows = r.fold != f
+    E2[np.ix_(train_rows, held)] += np.random.default_rng(9).normal(scale=3.0, size=(train_rows.sum(), held.size))
+    r2 = lid_pipeline(None, E2, None, eti, n_folds=5)
+    s2 = lid_pipeline(None, E2, None, eti, n_folds=5, strict_znorm=True)
+    assert abs(r2.slope[f] - r.slope[f]) > 1e-3  # default: they move fold f's calibration through the z-norm
+    assert s2.slope[f] == pytest.approx(s.slope[f], rel=1e-12)  # strict: they do not
+    # strict slopes against the hand-built trials: rows z-normalised over the training folds' columns
+    for g in range(5):
+        hg = set(np.unique(eti[s.fold == g]).tolist())
+        rows = [i for i in range(len(E)) if eti[i] not in hg]
+        cols = set(range(E.shape[1])) - hg
+        cal = LogisticCalibrator().fit(*oracle_tar_non(E, eti, rows, cols, strict=True))
+        assert s.slope[g] == pytest.approx(cal.slope_, rel=1e-9)
+        assert s.intercept[g] == pytest.approx(cal.intercept_, rel=1e-9, abs=1e-12)
+        # evaluation rows keep the full z-norm over all N columns
+        idx = np.flatnonzero(s.fold == g)
+        assert np.allclose(s.lid[idx], lid(cal.slope_ * znorm_rows(E)[idx] + cal.intercept_, eti[idx]), atol=1e-12)
+    # chunked equals unchunked; with a development matrix the option is moot
+    assert np.array_equal(lid_pipeline(None, E, None, eti, n_folds=5, strict_znorm=True, chunk_rows=7).slope,
+                          s.slope)
+    D, dti = synthetic(6)
+    assert not lid_pipeline(D, E, dti, eti, strict_znorm=True).strict_znorm
 
 
 def test_cross_fit_invariant_to_speaker_order_given_ids():

@@ -230,6 +230,10 @@ def test_cli_json_and_table(app, tmp_path):
     assert d["lid"]["mode"] == "cross-fit" and "cross-fitting" in d["lid"]["calibration"]
     assert d["input"]["n_speakers"] == 12 and d["identification"]["chance"]["rank1"] == pytest.approx(1 / 12)
     assert len(d["closed_set_linkability"]["linkability"]) == 12
+    assert d["lid"]["strict_znorm"] is False
+    r = runner.invoke(app, ["linkage", str(p), "--json", "--strict-znorm"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["lid"]["strict_znorm"] is True
     dev = write_csv(long_table(n_probes=60, seed=2, spk=[f"s{i}" for i in range(12)], gap=1.0), tmp_path / "d.csv")
     r = runner.invoke(app, ["linkage", str(p), "--dev", str(dev)])
     assert r.exit_code == 0, r.output

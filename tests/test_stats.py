@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from vpeval.errors import VpevalError
+from vpeval.errors import FewPermutationsWarning, VpevalError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
@@ -155,6 +155,11 @@ def test_separated_scores_leak_with_smallest_p():
     for k, r in res.items():
         assert r.verdict == VERDICT_LEAKS, k
         assert r.p_value == pytest.approx(0.01), k
+        assert r.p_value_floor == pytest.approx(0.01) and r.to_dict()["p_value_floor"] == pytest.approx(0.01), k
+    # too few permutations to ever reach alpha: said, not silently "indistinguishable from chance"
+    with pytest.warns(FewPermutationsWarning, match="no metric can be called a leak"):
+        few = chance_floor(t, TRIAL_METRICS, n_perm=15, seed=1, within="all")
+    assert all(r.verdict == VERDICT_CHANCE for r in few.values())
     assert res["eer_rocch"].floor == res["eer_rocch"].q05  # lower leaks: the 5th percentile
     assert res["eps_max"].floor == res["eps_max"].q95
 

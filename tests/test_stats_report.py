@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from vpeval.io.trials import Trials
 from vpeval.pipeline import OneToN
@@ -35,6 +36,9 @@ def test_sections_build_and_escape(tmp_path):
     table = next(b for b in sec.blocks if isinstance(b, Table))
     assert len(table.rows) == 5 + 1
     assert table.columns[-1] == "verdict"
+    j = table.columns.index("smallest reachable p")
+    assert table.columns[j - 1] == "p-value" and all(row[j] == pytest.approx(1 / 21) for row in table.rows)
+    assert sec.data["groups"]["sys / 1-to-N"]["rank1"]["chance"]["p_value_floor"] == pytest.approx(1 / 21)
     assert any(isinstance(b, Figure) for b in sec.blocks)
     assert sec.data["groups"][f"{EVIL} / oa"]["eps_max"]["bootstrap"]["n_boot"] == 20
     assert sec.data["n_boot"] == [20] and sec.data["seeds"] == [0]

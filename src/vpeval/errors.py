@@ -14,6 +14,7 @@ __all__ = [
     "SeparableScoresError",
     "VpevalWarning",
     "DegenerateInputWarning",
+    "FewPermutationsWarning",
 ]
 
 
@@ -63,3 +64,8 @@ class VpevalWarning(UserWarning):
 
 class DegenerateInputWarning(VpevalWarning):
     """Input is legal but degenerate (e.g. a result is infinite by construction)."""
+
+
+class FewPermutationsWarning(VpevalWarning):
+    """Too few permutations: the smallest reachable p-value ``1 / (n_perm + 1)`` is above the level at which
+    a verdict is drawn, so no result can ever be called a leak (or above baseline)."""

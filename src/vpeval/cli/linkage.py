@@ -53,6 +53,10 @@ def register(app: typer.Typer) -> None:
         dev_key: Optional[Path] = typer.Option(None, "--dev-key", help="Kaldi key for --dev."),
         ties: str = typer.Option("fractional", help="Tie rule for ranks: fractional, optimistic or pessimistic."),
         folds: int = typer.Option(5, help="Cross-fitting folds (grouped by speaker) when no --dev is given."),
+        strict_znorm: bool = typer.Option(
+            False, "--strict-znorm",
+            help="Cross-fitting: z-normalise training rows over the training folds' speakers only (by default "
+                 "the held-out fold's columns enter each training row's z-norm mean and std)."),
         separable: str = typer.Option(
             "error", help="Separable calibration data: 'error' (default) or 'regularize' (named ridge penalty)."
         ),
@@ -78,6 +82,7 @@ def register(app: typer.Typer) -> None:
             speaker_ids=sm.speaker_ids,
             separable=separable,
             regularization=regularization,
+            strict_znorm=strict_znorm,
         )
 
         out = res.to_dict()

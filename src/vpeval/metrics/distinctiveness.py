@@ -59,6 +59,23 @@ its own pairs, each matrix expresses the evidence an informed attacker of that c
 optimistic, worst-case view, as with privacy-ZEBRA). ``"oo"`` answers a different question: what an
 attacker calibrated on original speech concludes.
 
+Counting pairs: each unordered pair of ``oo`` and ``aa`` enters the calibration twice (by default)
+-------------------------------------------------------------------------------------------------------
+Every matrix is built from the *ordered* pairs ``(u, v)``, ``u != v``, of its two conditions. For ``oa`` these
+are ``n (n - 1)`` distinct trials (``(u_o, v_a)`` and ``(v_o, u_a)`` compare different recordings). For ``oo``
+and ``aa`` the score is symmetric, so ``(u, v)`` and ``(v, u)`` are the same trial and every unordered pair
+enters the calibrator's training data twice (``pairs="ordered"``, the default). The matrix entries do not
+depend on this (a mean over both orders equals the mean over one), and neither would plain PAV or the
+unpenalised logistic fit (both are invariant to duplicating every trial). Laplace-smoothed PAV is not: its
+four pseudo-trials weigh half as much against doubled counts, so the LLRs move a little. Why the double
+count is kept as the default: it gives the three matrices the same number of training trials,
+``n (n - 1)``, so the pseudo-trials weigh the same in ``oo``, ``oa`` and ``aa``, and an anonymizer that
+changes nothing (``anonymized == original``) gets exactly DeID = 0 and G_VD = 0 dB. Counting each unordered
+pair once (``pairs="unordered"``: ``oo`` and ``aa`` calibrated on ``n (n - 1) / 2`` trials, ``oa`` on its
+``n (n - 1)``) breaks that: on three speakers with two utterances each and separable scores it gives DeID =
+-5/29 for the identity anonymizer (``tests/test_distinctiveness.py`` computes both by hand). On the bundled
+example the two readings differ by at most about 0.0015 in DeID and 0.03 dB in G_VD.
+
 Scores are cosine similarities of L2-normalised utterance embeddings. Memory is O(n^2) for ``n`` utterances
 (one score matrix per condition pair).
 """
@@ -85,6 +102,7 @@ __all__ = [
 ]
 
 CALIBRATIONS = ("pav-laplace", "logistic", "none")
+PAIR_COUNTS = ("ordered", "unordered")
 
 
 class DistinctivenessError(VpevalError):
@@ -259,6 +277,9 @@ class VoiceSimilarity:
     calibration, fit_on, entry : str
     n_utterances : int
         Utterances per condition used.
+    pairs : str
+        ``"ordered"`` (each unordered ``oo``/``aa`` pair in the calibration fit twice) or ``"unordered"``
+        (once); module docstring.
     """
 
     speakers: np.ndarray
@@ -274,12 +295,14 @@ class VoiceSimilarity:
     fit_on: str
     entry: str
     n_utterances: int
+    pairs: str = "ordered"
 
     def to_dict(self) -> dict:
         return {"speakers": self.speakers.tolist(), "m_oo": self.m_oo.tolist(), "m_oa": self.m_oa.tolist(),
                 "m_aa": self.m_aa.tolist(), "d_diag": {"oo": self.d_oo, "oa": self.d_oa, "aa": self.d_aa},
                 "deid": self.deid, "gvd_db": self.gvd_db, "calibration": self.calibration,
                 "fit_on": self.fit_on, "entry": self.entry, "n_utterances": self.n_utterances,
+                "pairs": self.pairs,
                 "ideal": {"deid": 1.0, "gvd_db": 0.0}}
 
 
@@ -309,6 +332,7 @@ def voice_distinctiveness(
     calibration: str = "pav-laplace",
     fit_on: str = "each",
     entry: str = "sigmoid",
+    pairs: str = "ordered",
 ) -> VoiceSimilarity:
     """Voice similarity matrices ``M_oo``, ``M_oa``, ``M_aa``, DeID and G_VD from utterance embeddings.
 
@@ -324,6 +348,10 @@ def voice_distinctiveness(
     fit_on : {"each", "oo"}
     entry : {"sigmoid", "llr"}
         See the module docstring.
+    pairs : {"ordered", "unordered"}
+        Training trials of the ``oo`` and ``aa`` calibrators: every ordered pair (default; each unordered pair
+        twice, as many trials as ``oa``) or each unordered pair once. Matters only for ``"pav-laplace"``;
+        the matrices' means use every ordered pair either way (module docstring, "Counting pairs").
 
     Returns
     -------
@@ -348,6 +376,8 @@ def voice_distinctiveness(
         raise DistinctivenessError(f"fit_on must be 'each' or 'oo', got {fit_on!r}")
     if entry not in ("sigmoid", "llr"):
         raise DistinctivenessError(f"entry must be 'sigmoid' or 'llr', got {entry!r}")
+    if pairs not in PAIR_COUNTS:
+        raise DistinctivenessError(f"pairs must be one of {PAIR_COUNTS}, got {pairs!r}")
     try:
         O = np.asarray(original, dtype=np.float64)
         A = np.asarray(anonymized, dtype=np.float64)
@@ -386,17 +416,22 @@ def voice_distinctiveness(
         "oa": (Ou @ Au.T.copy())[iu, ju],
         "aa": (Au @ Au.T.copy())[iu, ju],
     }
+    # trials each calibrator is fitted on: all ordered pairs, or (pairs="unordered") each symmetric oo/aa pair once
+    once = iu < ju
+    fit_rows = {k: once if (pairs == "unordered" and k != "oa") else np.ones_like(once) for k in scores}
     if calibration == "none":
         values = scores
     elif fit_on == "oo":
-        cal = _calibrator(calibration).fit(scores["oo"][target], scores["oo"][~target])
+        m = fit_rows["oo"]
+        cal = _calibrator(calibration).fit(scores["oo"][target & m], scores["oo"][~target & m])
         values = {k: cal.transform(s) for k, s in scores.items()}
     else:
-        values = {k: _calibrator(calibration).fit(s[target], s[~target]).transform(s) for k, s in scores.items()}
+        values = {k: _calibrator(calibration).fit(s[target & fit_rows[k]], s[~target & fit_rows[k]]).transform(s)
+                  for k, s in scores.items()}
     mats = {k: _block_matrix(v, row_code, col_code, speakers, entry) for k, v in values.items()}
     d = {k: diagonal_dominance(m) for k, m in mats.items()}
     return VoiceSimilarity(
         speakers=speakers, m_oo=mats["oo"], m_oa=mats["oa"], m_aa=mats["aa"], d_oo=d["oo"], d_oa=d["oa"],
         d_aa=d["aa"], deid=deid(mats["oo"], mats["oa"]), gvd_db=gvd(mats["oo"], mats["aa"]),
-        calibration=calibration, fit_on=fit_on, entry=entry, n_utterances=n,
+        calibration=calibration, fit_on=fit_on, entry=entry, n_utterances=n, pairs=pairs,
     )

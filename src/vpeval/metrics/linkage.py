@@ -474,6 +474,9 @@ class LIDPipelineResult:
         The penalty weight used where ``regularized`` is true; None when every fit is unpenalised.
     rank_counts : RankCounts
         Ranks of the true speaker in the raw evaluation scores, from the same scan (for ``cmc`` etc.).
+    strict_znorm : bool
+        Cross-fitting only: True when each training row was z-normalised over the training folds' columns
+        only (:func:`lid_pipeline`).
     """
 
     lid: np.ndarray = field(repr=False)
@@ -488,10 +491,12 @@ class LIDPipelineResult:
     calibration: str
     regularization: float | None = None
     rank_counts: RankCounts | None = field(default=None, repr=False)
+    strict_znorm: bool = False
 
     def to_dict(self) -> dict:
         return {
             "mode": self.mode,
+            "strict_znorm": self.strict_znorm,
             "regularization": self.regularization,
             "calibration": self.calibration,
             "n_folds": self.n_folds,
@@ -586,17 +591,20 @@ def _fit_calibration(make_blocks, separable, regularization, context):
     return a / sd, c - a * mu / sd, lam is not None
 
 
-def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name):
+def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name, strict_znorm=False):
     """A factory of iterators over ``(z, true_col, keep)`` of the training rows, one row block at a time
     (rows z-normalised on the fly, so nothing but one block is ever held).
 
     Training rows: ``row_ok``; non-targets (``keep``): columns with ``col_ok`` other than the true speaker's
-    (the true speaker's column is always the target of a training row).
+    (the true speaker's column is always the target of a training row). Each row is z-normalised over all
+    its columns, or with ``strict_znorm`` over the ``col_ok`` columns only (the others are then set to 0 and
+    never used: they are not in ``keep``).
     """
     if not row_ok.any():
         raise InvalidScoresError(f"{name}: no training probes")
     if int(((col_ok.sum() - col_ok[ti]) * row_ok).sum()) == 0:
         raise InvalidScoresError(f"{name}: no non-target trials to fit the calibration")
+    cols = np.flatnonzero(col_ok)
 
     def blocks():
         for start, x in _iter_blocks(arr, n, rows):
@@ -604,7 +612,12 @@ def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name):
             ok = row_ok[start : start + r]
             if not ok.any():
                 continue
-            z = _znorm_block(x, start, name)[ok]
+            if strict_znorm:
+                xs = np.asarray(x)[ok]
+                z = np.zeros_like(xs, dtype=np.float64)
+                z[:, cols] = _znorm_block(xs[:, cols], start, f"{name} (training columns only)")
+            else:
+                z = _znorm_block(x, start, name)[ok]
             t = ti[start : start + r][ok]
             keep = np.broadcast_to(col_ok, z.shape).copy()
             keep[np.arange(z.shape[0]), t] = False
@@ -636,6 +649,7 @@ def lid_pipeline(
     regularization: float = DEFAULT_REGULARIZATION,
     seed: int = 0,
     chunk_rows: int | None = None,
+    strict_znorm: bool = False,
 ) -> LIDPipelineResult:
     """Whole LID chain of Sterns et al.: z-norm, logistic calibration fitted on dev, softmax, LID.
 
@@ -649,6 +663,16 @@ def lid_pipeline(
     probes' true speakers are dealt into ``n_folds`` folds; the probes of each fold get LLRs from a
     calibration fitted on the probes of the other folds, with every trial against an enrolled speaker of
     the held-out fold also left out of the fit. So no speaker is ever calibrated on its own trials.
+
+    What still crosses the folds (default, ``strict_znorm=False``): step 1 z-normalises each *training* row
+    over all ``N`` columns, so the scores of that row against the held-out fold's enrolled speakers still
+    enter the row's mean and standard deviation (though never the fit as trials). The held-out speakers thus
+    shape the z-scores the calibration is fitted on, by an amount that shrinks as ``N`` grows (one fold holds
+    about ``N / n_folds`` columns). The evaluation rows are always z-normalised over all ``N`` columns, as the
+    LID definition requires. ``strict_znorm=True`` z-normalises each training row over the training folds'
+    columns only (enrolled speakers without probes included), so nothing of the held-out fold enters the
+    fit at all; the price is a small mismatch between training z-scores (about ``N (1 - 1/n_folds)``
+    columns) and evaluation z-scores (``N`` columns). A development matrix (``dev_scores``) has neither issue.
 
     Parameters
     ----------
@@ -676,6 +700,9 @@ def lid_pipeline(
         Seed of the fold assignment.
     chunk_rows : int, optional
         Rows per block.
+    strict_znorm : bool
+        Cross-fitting only: z-normalise each training row over the training folds' columns only (see
+        above). Ignored with a development matrix.
 
     Returns
     -------
@@ -744,7 +771,8 @@ def lid_pipeline(
         fold = col_fold[ti]
         slopes, intercepts, regs = np.empty(k_folds), np.empty(k_folds), np.zeros(k_folds, bool)
         for f in range(k_folds):
-            blocks = _training_blocks(ev, ti, n, n_cols, rows, fold != f, col_fold != f, "eval_scores")
+            blocks = _training_blocks(ev, ti, n, n_cols, rows, fold != f, col_fold != f, "eval_scores",
+                                      strict_znorm=bool(strict_znorm))
             slopes[f], intercepts[f], regs[f] = _fit_calibration(
                 blocks, separable, regularization, f"cross-fitting fold {f + 1} of {k_folds}"
             )
@@ -752,7 +780,9 @@ def lid_pipeline(
         note = (
             f"no development set: speaker-grouped cross-fitting with {k_folds} folds (each probe's "
             "calibration was fitted without any trial of its own speaker or of the other speakers in its "
-            "fold)"
+            "fold; "
+            + ("training rows z-normalised over the training folds' columns only, strict)" if strict_znorm else
+               "their columns still enter the training rows' z-norm mean and standard deviation)")
             + (
                 f"; {int(regs.sum())} fold(s) L2-regularised (regularization={regularization:g}) because separable"
                 if regs.any()
@@ -797,6 +827,7 @@ def lid_pipeline(
         calibration=note,
         regularization=float(regularization) if regs.any() else None,
         rank_counts=RankCounts(n_greater, n_tied, n_cols),
+        strict_znorm=bool(strict_znorm) and mode == "cross-fit",
     )
 
 
@@ -845,7 +876,7 @@ def linkage_analysis(
 
     Ranks use the raw evaluation scores, counted in the pipeline's scan. Extra keyword
     arguments go to :func:`lid_pipeline` (``n_folds``, ``speaker_ids``, ``separable``, ``regularization``,
-    ``seed``). Raises what those functions raise.
+    ``seed``, ``strict_znorm``). Raises what those functions raise.
     """
     from .identification import closed_set_linkability, identification_rates
 

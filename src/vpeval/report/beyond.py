@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
-from ..metrics.attributes import AttributeAttacker, soft_biometric_leakage
+from ..metrics.attributes import AttributeAttacker, soft_biometric_leakage, soft_biometric_leakage_labels
 from ..metrics.distinctiveness import VoiceSimilarity, voice_distinctiveness
 from ..metrics.embedding import EmbeddingStructure, embedding_structure
 from ..pipeline import make_protocol
@@ -63,7 +63,7 @@ def matched_pairs(es: EmbeddingSet, *, original: str = "original", anonymized: s
     return es.embeddings[o], es.embeddings[a], es.speaker_id[o], es.utterance_id[o]
 
 
-def analyse_embedding_structure(es: EmbeddingSet, *, seed: int = 0, n_permutations: int = 20,
+def analyse_embedding_structure(es: EmbeddingSet, *, seed: int = 0, n_permutations: int = 99,
                                 original: str = "original", anonymized: str = "anonymized",
                                 **kwargs) -> EmbeddingStructure:
     """:func:`vpeval.metrics.embedding.embedding_structure` on the matched original/anonymized pairs of ``es``
@@ -124,6 +124,9 @@ class AttributeAudit:
     n_train_utterances, n_train_speakers, n_eval_speakers : int
     C : float
         Inverse penalty of the logistic attacker.
+    variant : str
+        ``"scores"`` (SBLS from the class posteriors) or ``"labels"`` (from the argmax labels only, the
+        hard-prediction variant).
     """
 
     results: dict
@@ -132,11 +135,12 @@ class AttributeAudit:
     n_train_speakers: int
     n_eval_speakers: int
     C: float
+    variant: str = "scores"
 
     def to_dict(self) -> dict:
         return {"results": {k: v.to_dict() for k, v in self.results.items()}, "attributes": self.attributes,
                 "n_train_utterances": self.n_train_utterances, "n_train_speakers": self.n_train_speakers,
-                "n_eval_speakers": self.n_eval_speakers, "C": self.C,
+                "n_eval_speakers": self.n_eval_speakers, "C": self.C, "variant": self.variant,
                 "attacker": "logistic regression on original speech of the training speakers, frozen"}
 
 
@@ -153,6 +157,7 @@ def analyse_attributes(
     beta: float = 0.4,
     gamma: float = 0.2,
     omega: float = 0.7,
+    variant: str = "scores",
     original: str = "original",
     anonymized: str = "anonymized",
     source: str = "<metadata>",
@@ -164,7 +169,11 @@ def analyse_attributes(
     Defaults: the evaluation speakers are the protocol's evaluation speakers (those with several
     utterances, :func:`vpeval.pipeline.make_protocol`), the training speakers the cohort (single-utterance
     speakers): on the bundled example, 251 train-clean-100 speakers train, 10 test-other speakers evaluate.
-    ``subgroup`` names the metadata column of the demographic subgroups (default: the first attribute).
+    ``subgroup`` names the metadata column of the demographic subgroups (default: the first attribute, a
+    degenerate choice flagged in the result). ``variant="labels"`` scores only the attacker's argmax labels
+    (:func:`~vpeval.metrics.attributes.soft_biometric_leakage_labels`, the hard-prediction variant);
+    ``"scores"`` (default) its class posteriors (:func:`~vpeval.metrics.attributes.soft_biometric_leakage`).
+    Both are permutation-aligned.
 
     Raises
     ------
@@ -172,6 +181,8 @@ def analyse_attributes(
         Overlapping training and evaluation speakers, no training speaker, metadata errors, and the errors of
         :func:`~vpeval.metrics.attributes.soft_biometric_leakage`.
     """
+    if variant not in ("scores", "labels"):
+        raise VpevalError(f"variant must be 'scores' or 'labels', got {variant!r}")
     attributes = list(attributes)
     cols = attributes + ([subgroup] if subgroup and subgroup not in attributes else [])
     labels = utterance_attributes(es, metadata, cols, source=source)
@@ -198,22 +209,26 @@ def analyse_attributes(
         y = {a: labels[a][ev] for a in attributes}
         sc = {a: attackers[a].predict_scores(es.embeddings[ev]) for a in attributes}
         cl = {a: attackers[a].classes_.tolist() for a in attributes}
-        results[cond] = soft_biometric_leakage(
-            y, sc, cl, subgroups=labels[subgroup or attributes[0]][ev], subgroup_name=subgroup or attributes[0],
-            alpha=alpha, beta=beta, gamma=gamma, omega=omega)
+        kw = dict(subgroups=labels[subgroup or attributes[0]][ev], subgroup_name=subgroup or attributes[0],
+                  alpha=alpha, beta=beta, gamma=gamma, omega=omega)
+        if variant == "labels":
+            pred = {a: attackers[a].classes_[np.argmax(sc[a], axis=1)] for a in attributes}
+            results[cond] = soft_biometric_leakage_labels(y, pred, cl, **kw)
+        else:
+            results[cond] = soft_biometric_leakage(y, sc, cl, **kw)
     return AttributeAudit(results, attributes, int(tr.sum()), int(train_speakers.size), int(eval_speakers.size),
-                          C)
+                          C, variant)
 
 
 def analyse_distinctiveness(es: EmbeddingSet, *, speakers=None, calibration: str = "pav-laplace",
-                            fit_on: str = "each", entry: str = "sigmoid", original: str = "original",
-                            anonymized: str = "anonymized") -> VoiceSimilarity:
+                            fit_on: str = "each", entry: str = "sigmoid", pairs: str = "ordered",
+                            original: str = "original", anonymized: str = "anonymized") -> VoiceSimilarity:
     """:func:`vpeval.metrics.distinctiveness.voice_distinctiveness` on the speakers with at least 2 utterances
     (default: the protocol's evaluation speakers; the 10 test-other speakers of the bundled example)."""
     if speakers is None:
         speakers = make_protocol(es).evaluation_speakers
     X, Y, spk, utt = matched_pairs(es, original=original, anonymized=anonymized, speakers=speakers)
-    return voice_distinctiveness(X, Y, spk, utt, calibration=calibration, fit_on=fit_on, entry=entry)
+    return voice_distinctiveness(X, Y, spk, utt, calibration=calibration, fit_on=fit_on, entry=entry, pairs=pairs)
 
 
 # ----------------------------------------------------------------------------------------------- sections
@@ -221,54 +236,78 @@ def analyse_distinctiveness(es: EmbeddingSet, *, speakers=None, calibration: str
 
 def embedding_section(results: dict[str, EmbeddingStructure], *, section_id: str = "embedding",
                       title: str = "Embedding structure: CCA and Procrustes") -> Section:
-    """Held-out CCA and Procrustes per attacker, each beside its permutation baseline (mean, 95th pct)."""
+    """CCA and Procrustes per attacker under two named protocols, each beside its permutation baseline (mean,
+    95th percentile, p-value and its floor): vpeval's held-out protocol and the paper's in-sample one, with
+    the paper's reference levels beside the latter."""
+    from ..metrics.embedding import PAPER_REFERENCE_BASELINE as REF
+
     sec = Section(section_id, title)
     first = next(iter(results.values()))
     sec.blocks.append(Paragraph(
-        "Is the anonymized embedding space a linear image of the original one? Matched original/anonymized "
-        "pairs of the same utterances are split by speaker (about 80 % training, 20 % held out; no speaker on "
-        "both sides). CCA: mean of the first {k} canonical correlations on the held-out pairs (SVD of the "
-        "cross-covariance of PCA-reduced, ridge-whitened views). Procrustes: mean cosine similarity of held-out "
-        "pairs after the orthogonal rotation learned on training pairs (views centred and L2-normalised). "
-        "Baseline: the same numbers after shuffling the training pairing, {p} seeds ({s0}..{s1}); a value above "
-        "the baseline's 95th percentile is linear structure beyond chance. Both scores are unitless in [-1, 1]; "
-        "an ideal anonymizer sits at its baseline.".format(
+        "Is the anonymized embedding space a linear image of the original one? Two protocols, both on the "
+        "matched original/anonymized pairs of the same utterances. Held-out (vpeval): pairs are split by "
+        "speaker (about 80 % training, 20 % held out; no speaker on both sides); the maps are fitted on the "
+        "training pairs and scored on the held-out pairs; baseline: the training pairing is shuffled, the "
+        "held-out pairs are not, so the baseline sits near 0. In-sample (the paper's protocol): the maps are "
+        "fitted and scored on all pairs; baseline: the pairing of all pairs is shuffled and scored on the "
+        "shuffled pairs themselves, so it measures overfitting and sits well above 0 (the paper reports about "
+        "{rc:g} for CCA top-10 and {rp0:g}-{rp1:g} for Procrustes; the level depends on the number of pairs and "
+        "the dimension). Only the in-sample rows can be set beside the paper's tables; only the held-out rows "
+        "measure structure that generalises to unseen speakers. CCA: mean of the first {k} canonical "
+        "correlations (SVD of the cross-covariance of PCA-reduced, ridge-whitened views). Procrustes: mean "
+        "cosine similarity of pairs after the orthogonal rotation (views centred and L2-normalised). Baselines: "
+        "{p} shuffles (seeds {s0}..{s1}); a value above the baseline's 95th percentile is linear structure "
+        "beyond chance. Both scores are unitless in [-1, 1]; an ideal anonymizer sits at its baseline.".format(
+            rc=REF["cca_top10"], rp0=REF["procrustes_cosine"][0], rp1=REF["procrustes_cosine"][1],
             k=first.n_components, p=len(first.permutation_seeds), s0=first.permutation_seeds[0],
             s1=first.permutation_seeds[-1])))
     rows, data = [], {}
     for name, r in results.items():
-        for label, sc in ((f"CCA mean top-{r.n_components} corr.", r.cca),
-                          ("Procrustes mean cosine", r.procrustes)):
-            if sc is None:
-                continue
-            rows.append([name, label, sc.value, sc.baseline_mean, sc.baseline_p95, sc.p_value,
-                         "yes" if sc.value > sc.baseline_p95 else "no"])
+        for proto, cca, pro, ref_c, ref_p in (
+                ("held-out (vpeval)", r.cca, r.procrustes, "-", "-"),
+                ("in-sample (paper)", r.cca_insample, r.procrustes_insample, f"{REF['cca_top10']:g}",
+                 "{:g}-{:g}".format(*REF["procrustes_cosine"]))):
+            for label, sc, ref in ((f"CCA mean top-{r.n_components} corr.", cca, ref_c),
+                                   ("Procrustes mean cosine", pro, ref_p)):
+                if sc is None:
+                    continue
+                rows.append([name, proto, label, sc.value, sc.baseline_mean, sc.baseline_p95, ref, sc.p_value,
+                             sc.p_value_floor, "yes" if sc.value > sc.baseline_p95 else "no"])
         data[name] = r.to_dict()
     sec.blocks.append(Table(
-        ["attacker", "score (unitless)", "value", "baseline mean", "baseline 95th pct", "perm. p-value",
-         "above baseline"], rows,
-        caption="Held-out linear predictability of anonymized from original embeddings (the smallest possible "
-                "permutation p-value is 1/(seeds + 1))"))
-    rows2 = [[n, r.n_train, r.n_test, r.n_speakers_test, r.n_pca, r.seed] for n, r in results.items()]
+        ["attacker", "protocol", "score (unitless)", "value", "baseline mean", "baseline 95th pct",
+         "paper's baseline", "perm. p-value", "smallest reachable p", "above baseline"], rows,
+        caption="Linear predictability of anonymized from original embeddings, held-out and in-sample (the "
+                "smallest reachable permutation p-value is 1/(seeds + 1))"))
+    rows2 = [[n, r.n_train, r.n_test, r.n_speakers_test, r.n_pca, r.n_train + r.n_test, r.n_pca_insample, r.seed]
+             for n, r in results.items()]
     sec.blocks.append(Table(["attacker", "training pairs", "held-out pairs", "held-out speakers",
-                             "PCA dims per view", "split seed"], rows2, caption="Split and CCA settings"))
+                             "PCA dims per view (held-out)", "pairs (in-sample)", "PCA dims per view (in-sample)",
+                             "split seed"], rows2, caption="Split and CCA settings"))
     sec.blocks.append(Figure("embedding_structure", lambda fig: _draw_structure(fig, results),
-                             "Value (dot) against its permutation baseline (box: seeds; line: 95th percentile)."))
+                             "Value (dot) against its permutation baseline (box: seeds; line: 95th percentile), "
+                             "held-out (left of each pair) and in-sample (right; cross: the paper's baseline)."))
     sec.data = {"attackers": data}
     return sec
 
 
 def _draw_structure(fig, results):
+    from ..metrics.embedding import PAPER_REFERENCE_BASELINE as REF
+
     names = list(results)
     for j, key in enumerate(("cca", "procrustes")):
         ax = fig.add_subplot(1, 2, j + 1)
+        ref = REF["cca_top10"] if key == "cca" else float(np.mean(REF["procrustes_cosine"]))
         for i, n in enumerate(names):
-            sc = getattr(results[n], key)
-            if sc is None:
-                continue
-            ax.boxplot([sc.baseline], positions=[i], widths=0.4)
-            ax.plot([i - 0.3, i + 0.3], [sc.baseline_p95] * 2, ":", color="grey")
-            ax.plot([i], [sc.value], "o", color="C3")
+            for off, sc in ((-0.2, getattr(results[n], key)), (0.2, getattr(results[n], f"{key}_insample"))):
+                if sc is None:
+                    continue
+                x = i + off
+                ax.boxplot([sc.baseline], positions=[x], widths=0.3)
+                ax.plot([x - 0.15, x + 0.15], [sc.baseline_p95] * 2, ":", color="grey")
+                ax.plot([x], [sc.value], "o", color="C3")
+                if off > 0:
+                    ax.plot([x], [ref], "x", color="C0")
         ax.set_xticks(range(len(names)), [legend_label(n) for n in names], fontsize=7)
         ax.set_title("CCA (mean corr.)" if key == "cca" else "Procrustes (mean cosine)", fontsize=9)
         ax.set_ylim(-0.2, 1.05)
@@ -277,20 +316,40 @@ def _draw_structure(fig, results):
 
 def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = "attributes",
                        title: str = "Soft-biometric leakage (SBLS)") -> Section:
-    """mAUC, MI, SBLS and its parts per attacker and condition, with chance levels."""
+    """Aligned mAUC (with the unaligned one and the chosen alignment), MI, SBLS and its parts per attacker and
+    condition, with chance levels and the degenerate-subgroup flag."""
     sec = Section(section_id, title)
     first = next(iter(results.values()))
     r0 = next(iter(first.results.values()))
+    hard = first.variant == "labels"
     sec.blocks.append(Paragraph(
         "An attribute attacker (logistic regression on embeddings, inverse penalty C = {C:g}) is trained on "
         "original speech of {nt} speakers disjoint from the {ne} evaluation speakers and applied, frozen, to "
-        "their original and anonymized utterances. mAUC: mean one-vs-rest ROC AUC (chance 0.5, perfect 1). "
-        "MI: mutual information between the true attribute and the attacker's decision, in bits (chance 0, "
-        "at most log2 K). SBLS = {a:g} P_attr + {b:g} P_assoc + {g:g} P_subgroup (omega = {o:g}); every part "
-        "is in [0, 1], 1 = nothing leaks, 0 = everything leaks. Subgroup leakage L_g: the chance-normalised AUC "
-        "of the members of subgroup g (by {sg}). The anonymizer protects the attribute only if the anonymized "
-        "mAUC falls to 0.5.".format(C=first.C, nt=first.n_train_speakers, ne=first.n_eval_speakers, a=r0.alpha,
-                                    b=r0.beta, g=r0.gamma, o=r0.omega, sg=r0.subgroup_name)))
+        "their original and anonymized utterances. {var} Permutation alignment (Seo et al.): the label "
+        "permutation that maximises {obj} is applied before scoring, because an attacker whose classes come "
+        "out swapped after anonymization still reveals the attribute; the chosen alignment is shown "
+        "(class<-column used for it; \"identity\" = none), and the unaligned reading beside it. mAUC: mean "
+        "one-vs-rest ROC AUC (chance 0.5, perfect 1). MI: mutual information between the true attribute and "
+        "the attacker's aligned decision, in bits (chance 0, at most log2 K). SBLS = {a:g} P_attr + {b:g} "
+        "P_assoc + {g:g} P_subgroup (omega = {o:g}); every part is in [0, 1], 1 = nothing leaks, 0 = "
+        "everything leaks. Subgroup leakage L_g: the chance-normalised AUC of the members of subgroup g (by "
+        "{sg}; vpeval's definition), on the aligned scores. The anonymizer protects the attribute only if the "
+        "anonymized aligned mAUC falls to 0.5.".format(
+            C=first.C, nt=first.n_train_speakers, ne=first.n_eval_speakers, a=r0.alpha, b=r0.beta, g=r0.gamma,
+            o=r0.omega, sg=r0.subgroup_name,
+            var=("Hard-prediction variant: only the attacker's argmax labels are scored; P_attr = 1 - "
+                 "max(0, BA - 1/K) / (1 - 1/K) from the macro balanced accuracy BA of the aligned labels."
+                 if hard else "P_attr = 1 - max(0, mAUC - 0.5) / 0.5 from the aligned mAUC (mAUC*)."),
+            obj="the balanced accuracy" if hard else "the mean AUC")))
+    degenerate = sorted({a for audit in results.values() for r in audit.results.values() for a in r.subgroup_same_as})
+    if degenerate:
+        sec.blocks.append(Paragraph(
+            "Degenerate subgroups: the subgroups ({sg}) are the classes of the scored attribute(s) {a}, so "
+            "P_subgroup measures that attribute again rather than a disparity between independent demographic "
+            "groups (for a binary attribute both L_g coincide and the disparity term is 1 by construction). "
+            "Give another metadata column as the subgroup (vpeval attributes --subgroup COLUMN, or "
+            "analyse_attributes(subgroup=...)) for a meaningful P_subgroup.".format(
+                sg=r0.subgroup_name, a=", ".join(degenerate)), kind="note"))
     rows, parts, data = [], [], {}
     for name, audit in results.items():
         for cond, r in audit.results.items():
@@ -298,21 +357,26 @@ def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = 
                 k = len(lk.classes)
                 conf = ", ".join(f"{t}->{d}: {int(lk.confusion[i, j])}" for i, t in enumerate(lk.classes)
                                  for j, d in enumerate(lk.classes))
-                rows.append([name, cond, a, lk.n, lk.mauc, 0.5, lk.balanced_accuracy, 1.0 / k, lk.mi_bits,
+                rows.append([name, cond, a, lk.n, lk.alignment.describe(), lk.mauc, lk.mauc_unaligned, 0.5,
+                             lk.balanced_accuracy, lk.balanced_accuracy_unaligned, 1.0 / k, lk.mi_bits,
                              float(np.log2(k)), conf])
-            parts.append([name, cond, r.p_attr, r.p_assoc, r.p_subgroup, r.sbls,
-                          ", ".join(f"{g}: {v:.3f}" for g, v in r.subgroup_leakage.items())])
+            parts.append([name, cond, r.p_attr, r.p_assoc, r.p_subgroup, r.sbls, r.p_attr_unaligned,
+                          r.sbls_unaligned, ", ".join(f"{g}: {v:.3f}" for g, v in r.subgroup_leakage.items()),
+                          "yes (= " + ", ".join(r.subgroup_same_as) + ")" if r.subgroup_degenerate else "no"])
         data[name] = audit.to_dict()
     sec.blocks.append(Table(
-        ["attacker", "condition", "attribute", "utterances", "mAUC", "chance mAUC", "balanced acc.",
-         "chance bal. acc.", "MI (bits)", "max MI log2 K (bits)", "decisions (true->decided: count)"], rows,
-        caption="Attribute inference"))
+        ["attacker", "condition", "attribute", "utterances", "alignment (class<-column)", "mAUC (aligned)",
+         "mAUC (unaligned)", "chance mAUC", "balanced acc. (aligned)", "balanced acc. (unaligned)",
+         "chance bal. acc.", "MI (bits)", "max MI log2 K (bits)", "aligned decisions (true->decided: count)"],
+        rows, caption="Attribute inference"))
     sec.blocks.append(Table(
-        ["attacker", "condition", "P_attr", "P_assoc", "P_subgroup", "SBLS", "L_g per subgroup"], parts,
-        caption="SBLS and its parts (unitless, 1 = no leakage; chance-level attacker: about 1)"))
+        ["attacker", "condition", "P_attr", "P_assoc", "P_subgroup", "SBLS", "P_attr (unaligned)",
+         "SBLS (unaligned)", "L_g per subgroup", "degenerate subgroups"], parts,
+        caption="SBLS and its parts (unitless, 1 = no leakage; chance-level attacker: about 1). The paper's "
+                "readings are aligned; the unaligned ones are shown for comparison only."))
     sec.blocks.append(Figure("attributes_mauc", lambda fig: _draw_mauc(fig, results),
-                             "mAUC of the frozen attribute attacker on original and anonymized speech; dotted: "
-                             "chance 0.5."))
+                             "Aligned mAUC of the frozen attribute attacker on original and anonymized speech; "
+                             "dotted: chance 0.5."))
     sec.data = {"attackers": data}
     return sec
 
@@ -344,7 +408,7 @@ def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: 
         "B (cosine scores; calibration: {cal}, fitted on {fit}). {vp} D_diag = |mean diagonal - mean off-diagonal| "
         "({unit}). DeID = 1 - D_diag(oa)/D_diag(oo): 1 = "
         "de-identified (ideal), 0 = as identifiable as the original. G_VD = 10 log10(D_diag(aa)/D_diag(oo)) "
-        "dB: 0 dB = anonymized voices as distinguishable as the originals (ideal), negative = less.".format(
+        "dB: 0 dB = anonymized voices as distinguishable as the originals (ideal), negative = less. {cnt}".format(
             n=first.speakers.size, cal=first.calibration,
             ent=("sigmoid of the mean " if first.entry == "sigmoid" else "mean ")
             + ("raw cosine score" if first.calibration == "none" else "calibrated LLR")
@@ -354,7 +418,12 @@ def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: 
             vp=("Unlike the public VoicePAT code, which averages uncalibrated scores, the LLRs are calibrated."
                 if first.calibration != "none" else
                 "Warning: raw scores are averaged (VoicePAT's behaviour), for comparison only."),
-            fit="each matrix's own same/different-speaker pairs" if first.fit_on == "each" else "the oo pairs")))
+            fit="each matrix's own same/different-speaker pairs" if first.fit_on == "each" else "the oo pairs",
+            cnt=("Calibration trials: every ordered pair of utterances, so each unordered oo and aa pair (whose "
+                 "score is symmetric) counts twice and all three matrices have the same number of trials; the "
+                 "Laplace pseudo-counts then weigh the same in each, and an anonymizer that changes nothing gets "
+                 "DeID 0 and G_VD 0 dB exactly." if first.pairs == "ordered" else
+                 "Calibration trials: each unordered oo and aa pair once (oa: every ordered pair, all distinct)."))))
     rows, data = [], {}
     for name, r in results.items():
         rows.append([name, r.speakers.size, r.d_oo, r.d_oa, r.d_aa, 100 * r.deid, 100.0, r.gvd_db, 0.0])

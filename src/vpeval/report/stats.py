@@ -92,11 +92,12 @@ def uncertainty_section(
                 verdict = (expected_to_differ[label] if isinstance(expected_to_differ, dict)
                            else "differs from chance (expected)")
             rows.append([label, a.boot.name, a.boot.unit, a.boot.value, _ci_text(a), c.floor_text, c.p_value,
-                         verdict])
+                         c.p_value_floor, verdict])
             data[label][a.key] = a.to_dict()
     level = join([f"{100 * x:g} %" for x in levels])
     sec.blocks.append(Table(
-        ["system / condition", "metric", "unit", "value", f"{level} CI", "chance floor", "p-value", "verdict"],
+        ["system / condition", "metric", "unit", "value", f"{level} CI", "chance floor", "p-value",
+         "smallest reachable p", "verdict"],
         rows, caption="Every headline number with its speaker-level interval and its chance floor",
         cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance", "differs from chance (expected)": "ok",
                       OAAA_VERDICT: "ok"}))

@@ -63,12 +63,14 @@ Every result depends on the input only as a set (trial order does not matter) an
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import expit
 
+from ..errors import FewPermutationsWarning
 from ..io.trials import Trials
 from ..metrics._blocks import TieBlocks
 from ..metrics.identification import rank_counts
@@ -183,6 +185,8 @@ class ChanceResult:
         Null quantiles (order statistics).
     p_value : float
         ``(1 + #{null at least as extreme}) / (1 + n_perm)``.
+    p_value_floor : float (property)
+        ``1 / (1 + n_perm)``, the smallest reachable p-value; reported beside ``p_value``.
     alpha : float
     verdict : str
         :data:`VERDICT_LEAKS` (``p_value <= alpha``) or :data:`VERDICT_CHANCE`.
@@ -220,9 +224,14 @@ class ChanceResult:
             return f"{self.q05:.4g} (p5)"
         return f"[{self.q025:.4g}, {self.q975:.4g}]"
 
+    @property
+    def p_value_floor(self) -> float:
+        """Smallest reachable p-value, ``1 / (1 + n_perm)``."""
+        return 1.0 / (1.0 + self.n_perm)
+
     def to_dict(self) -> dict:
-        d = {k: getattr(self, k) for k in ("key", "name", "unit", "leak", "p_value", "alpha", "verdict",
-                                           "n_perm", "seed", "within")}
+        d = {k: getattr(self, k) for k in ("key", "name", "unit", "leak", "p_value", "p_value_floor", "alpha",
+                                           "verdict", "n_perm", "seed", "within")}
         for k in ("value", "floor", "q025", "q05", "q50", "q95", "q975"):
             d[k] = _finite_or_str(getattr(self, k))
         return d
@@ -260,6 +269,16 @@ def _check_level(level: float, name="level") -> float:
     if not (isinstance(level, (int, float)) and 0.0 < float(level) < 1.0):
         raise StatsError(f"{name} must be in (0, 1), got {level!r}")
     return float(level)
+
+
+def _warn_few_permutations(n_perm: int, alpha: float, stacklevel: int = 3) -> None:
+    """:class:`~vpeval.errors.FewPermutationsWarning` when ``1 / (1 + n_perm) > alpha`` (no verdict can say
+    "leaks")."""
+    if 1.0 / (1.0 + n_perm) > alpha:
+        warnings.warn(f"{n_perm} permutations: the smallest reachable p-value 1/{n_perm + 1} = "
+                      f"{1.0 / (1.0 + n_perm):.3g} is above alpha = {alpha:g}, so no metric can be called a leak; "
+                      f"use at least {math.ceil(1.0 / alpha) - 1} (99 reach p = 0.01)",
+                      FewPermutationsWarning, stacklevel=stacklevel)
 
 
 def _check_seed(seed) -> int:
@@ -761,6 +780,7 @@ def chance_floor(
     n_perm = _check_count(n_perm, "n_perm")
     seed = _check_seed(seed)
     alpha = _check_level(alpha, "alpha")
+    _warn_few_permutations(n_perm, alpha)
     is_t = trials.is_target
     if not is_t.any() or is_t.all():
         raise StatsError(f"{trials.source}: needs at least one target and one non-target trial")
@@ -1056,6 +1076,7 @@ def chance_floor_one_to_n(m, lid=None, *, metrics=PROBE_METRICS, n_perm: int = 1
     n_perm = _check_count(n_perm, "n_perm")
     seed = _check_seed(seed)
     alpha = _check_level(alpha, "alpha")
+    _warn_few_permutations(n_perm, alpha)
     lid_v = _lid_values(lid, m.n_probes)
     vals = _per_probe(m, ms, lid_v)
     P, N = m.n_probes, m.n_enrolled
