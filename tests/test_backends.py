@@ -251,3 +251,13 @@ def test_errors_name_the_problem():
         get_backend("svm")
     with pytest.raises(BackendError, match="n_iter"):
         PLDABackend(n_iter=-1).fit(x, spk)
+
+
+@pytest.mark.parametrize("make", [lambda: LDABackend(n_components=3), lambda: PLDABackend(lda_dim=4, n_iter=3),
+                                  lambda: ASNorm(PLDABackend(n_iter=2), top_k=4), CentredCosineBackend])
+def test_clone_keeps_settings_and_refits_identically(make):
+    x, spk, centres = clusters()
+    fitted = make().fit(x, spk)
+    twin = fitted.clone()
+    assert type(twin) is type(fitted) and twin.describe()["training_speakers"] == 0
+    np.testing.assert_array_equal(twin.fit(x, spk).score(centres, x), fitted.score(centres, x))

@@ -77,6 +77,9 @@ class ASNorm(Backend):
         self.top_k = int(top_k)
         self.name = f"{backend.name}+asnorm"
 
+    def clone(self) -> "ASNorm":
+        return ASNorm(self.backend.clone(), top_k=self.top_k)
+
     def _needs_repeats(self) -> bool:
         return self.backend._needs_repeats()
 

@@ -135,6 +135,14 @@ class Backend:
             raise BackendError(f"enrollment dimension {e.shape[1]} != test dimension {t.shape[1]}")
         return self._score(e, t)
 
+    def clone(self) -> "Backend":
+        """A new, unfitted back-end with the same settings."""
+        return type(self)(**self._params())
+
+    def _params(self) -> dict:
+        """Constructor arguments (settings) of this back-end."""
+        return {}
+
     def describe(self) -> dict:
         """Settings and fitted sizes for reports (JSON-serialisable)."""
         return {"backend": self.name, "trained": self.trained, "training_speakers": self.n_training_speakers_}

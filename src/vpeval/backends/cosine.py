@@ -121,6 +121,9 @@ class LDABackend(Backend):
     def _needs_repeats(self) -> bool:
         return True
 
+    def _params(self) -> dict:
+        return {"n_components": self.n_components}
+
     def _fit(self, x, spk):
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 

@@ -251,6 +251,9 @@ class PLDABackend(Backend):
     def _needs_repeats(self) -> bool:
         return True
 
+    def _params(self) -> dict:
+        return {"lda_dim": self.lda_dim, "n_iter": self.n_iter}
+
     def _front(self, x: np.ndarray) -> np.ndarray:
         if self.lda_ is not None:
             x = self.lda_.transform(x)

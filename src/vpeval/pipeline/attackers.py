@@ -323,7 +323,7 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
         for j, m in enumerate(members):
             tr = trs[m.extractor]
             in_fold = np.array([fold[s] == f for s in tr.speaker_id])
-            model = _clone(m.model).fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
+            model = m.model.clone().fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
             held = tr.select(in_fold)
             t = build_trials(held, [letter], backend=model, original=o_lab, anonymized=a_lab)[letter]
             columns[j].append(t.scores)
@@ -334,17 +334,3 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
     fusion = LinearFusion(p_target=p_target, names=[m.name for m in members]).fit(scores[is_tar], scores[~is_tar])
     return Attacker(f"fusion/{cond}", "fusion", "fusion", cond, max(m.training_speakers for m in members),
                     None, fusion, list(members))
-
-
-def _clone(model: Backend) -> Backend:
-    """A new unfitted back-end with the same settings."""
-    from ..backends import ASNorm
-
-    if isinstance(model, ASNorm):
-        return ASNorm(_clone(model.backend), top_k=model.top_k)
-    fresh = type(model).__new__(type(model))
-    Backend.__init__(fresh)
-    for k, v in vars(model).items():
-        if not k.endswith("_") and not k.startswith("_"):
-            setattr(fresh, k, v)
-    return fresh
