@@ -23,9 +23,10 @@ from vpeval.embed import (
 )
 from vpeval.errors import InputFileError, VpevalError
 from vpeval.io.audio import read_audio
+from conftest import SHARED
 from vpeval.io.embeddings import read_embeddings
 
-REAL = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "librispeech-mini"
+REAL = SHARED / "data" / "librispeech-mini"
 
 
 def voice(n=16000, f0=130.0, formants=(700, 1200, 2600), seed=0):
