@@ -58,13 +58,11 @@ def test_two_laplace_conventions_differ():
     tar, non = [0.0], [0.3, -0.2, 0.05, 0.175, 0.175]
     t, n = pav_llr(tar, non, laplace=True)
     assert max(np.max(np.abs(t)), np.max(np.abs(n))) == pytest.approx(math.log(5 / 3), abs=1e-12)
-    assert math.log(5 / 3) == pytest.approx(0.510826, abs=5e-7)
     t, n = pav_llr_succession(tar, non)
     assert max(np.max(np.abs(t)), np.max(np.abs(n))) == pytest.approx(math.log(5 / 2), abs=1e-12)
-    assert math.log(5 / 2) == pytest.approx(0.916291, abs=5e-7)
     r = worst_case_disclosure(tar, non, estimators=("pav_laplace", "pav_succession"))
-    assert r["pav_laplace"].eps_max_nats == pytest.approx(0.510826, abs=5e-7)
-    assert r["pav_succession"].eps_max_nats == pytest.approx(0.916291, abs=5e-7)
+    assert r["pav_laplace"].eps_max_nats == pytest.approx(math.log(5 / 3), abs=1e-12)
+    assert r["pav_succession"].eps_max_nats == pytest.approx(math.log(5 / 2), abs=1e-12)
     # per-bin: attained by the lowest score (non-target -0.2), a bin of one non-target: (0+1)/(1+2)
     assert (r["pav_succession"].argmax_class, r["pav_succession"].argmax_score) == ("nontarget", -0.2)
 
