@@ -103,3 +103,49 @@ def cllr(tar_llr, non_llr):
     return (sum(sp(-x) for x in tar_llr) / len(tar_llr) + sum(sp(x) for x in non_llr) / len(non_llr)) / (
         2 * math.log(2)
     )
+
+
+def linkability(tar, non, omega=1.0, n_bins=10):
+    """Global linkability D<->sys (Gomez-Barrero et al., IEEE TIFS 2018, Eqs. 5-7) by direct counting.
+
+    Bins: equal width over [min, max] of all scores, edges ``lo + i * ((hi - lo) / n_bins)`` (the last edge
+    ``hi`` itself, as numpy.histogram's float64 edges), bin i holding ``e_i <= s < e_(i+1)`` and the last bin
+    also ``s = hi``. Each score is placed by comparing it with every edge in turn. The densities, the local
+    measure ``D(s) = 2 omega LR / (1 + omega LR) - 1`` where ``omega LR > 1`` (1 where a bin holds mated
+    scores only) and the trapezoid over the bin centres of ``D * p(s|mated)`` are then done in exact
+    rational arithmetic on those float edges.
+    """
+    tar, non = [float(x) for x in tar], [float(x) for x in non]
+    lo, hi = min(tar + non), max(tar + non)
+    step = (hi - lo) / n_bins
+    edges = [lo + i * step for i in range(n_bins)] + [hi]
+    if any(b <= a for a, b in zip(edges, edges[1:])):
+        return 0.0
+
+    def bin_of(s):
+        for i in range(n_bins - 1):
+            if edges[i] <= s < edges[i + 1]:
+                return i
+        return n_bins - 1
+
+    count_t, count_n = [0] * n_bins, [0] * n_bins
+    for s in tar:
+        count_t[bin_of(s)] += 1
+    for s in non:
+        count_n[bin_of(s)] += 1
+    E = [Fraction(e) for e in edges]
+    w = [E[i + 1] - E[i] for i in range(n_bins)]
+    y_t = [Fraction(count_t[i], len(tar)) / w[i] for i in range(n_bins)]
+    y_n = [Fraction(count_n[i], len(non)) / w[i] for i in range(n_bins)]
+    om = Fraction(omega)
+    d = []
+    for yt, yn in zip(y_t, y_n):
+        if yn == 0:
+            d.append(Fraction(1) if yt != 0 else Fraction(0))  # an empty bin adds nothing either way
+            continue
+        olr = om * yt / yn
+        d.append(2 * olr / (1 + olr) - 1 if olr > 1 else Fraction(0))
+    centres = [(E[i] + E[i + 1]) / 2 for i in range(n_bins)]
+    f = [d[i] * y_t[i] for i in range(n_bins)]
+    area = sum((centres[i + 1] - centres[i]) * (f[i] + f[i + 1]) / 2 for i in range(n_bins - 1))
+    return float(area)

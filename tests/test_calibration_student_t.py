@@ -157,3 +157,32 @@ def test_scale_equivariance():
     base = StudentTCalibrator().fit(tar, non).transform(s)
     moved = StudentTCalibrator().fit(1e-3 * tar + 7, 1e-3 * non + 7).transform(1e-3 * s + 7)
     np.testing.assert_allclose(moved, base, atol=1e-4)
+
+
+@pytest.mark.parametrize("df", [0.05, 0.3, 1.0, 4.0, 1e3])
+def test_half_width_is_the_half_maximum_point(df):
+    from vpeval.calibration.student_t import _half_width
+
+    hw = _half_width(df, 2.5)
+    assert stats.t.pdf(1.0 + hw, df, 1.0, 2.5) == pytest.approx(stats.t.pdf(1.0, df, 1.0, 2.5) / 2, rel=1e-12)
+
+
+def test_ties_in_genuinely_heavy_tailed_data_are_not_a_collapse():
+    """Rounded Cauchy scores have many ties, yet the fit covers many distinct scores: accepted."""
+    rng = np.random.default_rng(5)
+    x = np.round(rng.standard_cauchy(2000), 2)
+    assert np.unique(x).size < x.size
+    cal = StudentTCalibrator().fit(x, rng.normal(0, 1, 50))
+    assert 0.7 < cal.df_tar_ < 1.4 and 0.8 < cal.scale_tar_ < 1.25
+    # the same decision after an affine map of the scores
+    cal2 = StudentTCalibrator().fit(7 * x - 3, rng.normal(0, 1, 50))
+    assert cal2.df_tar_ == pytest.approx(cal.df_tar_, rel=1e-4)
+
+
+def test_collapse_needs_df_below_the_multiplicity_bound():
+    """k/n > df/(df+1) is the unboundedness condition: half the scores tied at 0 collapse; a single
+    score of a wide, continuous sample does not."""
+    with pytest.raises(InvalidScoresError, match="no maximum"):
+        StudentTCalibrator().fit([0.0] * 5 + [-3.1, -1.2, 0.7, 2.2, 5.0], [-1.0, 0.5, 2.0, 4.0])
+    x = np.random.default_rng(2).normal(0, 1, 40)
+    StudentTCalibrator().fit(np.append(x, [x[0]] * 2), [-1.0, 0.5, 2.0, 4.0])

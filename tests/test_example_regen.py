@@ -17,11 +17,12 @@ import numpy as np
 import pytest
 
 from vpeval.anonymize import draw_alpha
+from conftest import SHARED
 from vpeval.io.embeddings import read_embeddings
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "librispeech-mini"
-DATA = ROOT / ".." / "shared" / "data" / "librispeech-mini"
+DATA = SHARED / "data" / "librispeech-mini"
 RTOL, ATOL = 1e-4, 1e-3
 
 

@@ -449,3 +449,21 @@ def test_pipeline_rank_counts_are_raw_score_ranks():
     ref = rank_counts(E, eti)
     assert np.array_equal(r.rank_counts.n_greater, ref.n_greater)
     assert np.array_equal(r.rank_counts.n_tied, ref.n_tied)
+
+
+@pytest.mark.parametrize("n_eval,n_distractors", [(5, 7), (3, 0)])
+def test_report_text_takes_speaker_counts_from_the_data(n_eval, n_distractors):
+    """The linkage section names the numbers of evaluation speakers and distractors of the data it shows."""
+    from vpeval.report.linkage import linkage_section
+
+    rng = np.random.default_rng(n_eval)
+    N = n_eval + n_distractors
+    true_index = np.repeat(np.arange(n_eval), 6)
+    scores = rng.normal(size=(true_index.size, N))
+    scores[np.arange(true_index.size), true_index] += 1.0
+    res = linkage_analysis(scores, true_index, speaker_ids=np.array([f"s{i}" for i in range(N)]),
+                           separable="regularize")
+    assert res.n_probe_speakers == n_eval
+    text = linkage_section({"anonymized": res}).blocks[0].text
+    assert f"N = {N}: the {n_eval} evaluation speakers the probes come from and {n_distractors} distractor" in text
+    assert "10" not in text

@@ -248,3 +248,41 @@ def test_swapping_roles(tar, non):
          zebra(neg(non), neg(tar)).eps_max],
         atol=1e-12,
     )
+
+
+# ---------------------------------------------------------------- Cllr with unequal class sizes
+
+
+def test_cllr_is_the_mean_of_the_two_class_means_hand_cases():
+    """Cllr = (mean_tar softplus(-llr) + mean_non softplus(llr)) / (2 ln 2): the classes weigh equally.
+
+    One target at LLR 0 (ln 2 nats) and three non-targets at -inf (0 nats): (ln 2 + 0) / (2 ln 2) = 1/2 bit;
+    pooling all four trials would give 1/4.
+    Three targets at ln 3 (each ln(4/3)) and one non-target at ln 3 (ln 4): (ln(4/3) + ln 4) / (2 ln 2)
+    = (4 ln 2 - ln 3) / (2 ln 2) = 2 - log2(3) / 2; pooling would give (3 ln(4/3) + ln 4) / (4 ln 2).
+    """
+    assert cllr([0.0], [-np.inf, -np.inf, -np.inf]) == pytest.approx(0.5, abs=1e-15)
+    ln3 = math.log(3)
+    assert cllr([ln3] * 3, [ln3]) == pytest.approx(2 - math.log2(3) / 2, abs=1e-15)
+    assert cllr([ln3], [ln3] * 5) == pytest.approx(2 - math.log2(3) / 2, abs=1e-15)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-30, 30), min_size=1, max_size=15), st.lists(st.floats(-30, 30), min_size=1, max_size=15),
+       st.integers(2, 5))
+def test_cllr_does_not_depend_on_class_sizes(tar_llr, non_llr, k):
+    """Repeating every target trial k times (and not the non-targets) leaves Cllr unchanged."""
+    assert cllr(np.repeat(tar_llr, k), non_llr) == pytest.approx(cllr(tar_llr, non_llr), rel=1e-12, abs=1e-15)
+    assert cllr(tar_llr, np.repeat(non_llr, k)) == pytest.approx(cllr(tar_llr, non_llr), rel=1e-12, abs=1e-15)
+
+
+def test_min_cllr_unequal_class_sizes_hand_cases():
+    """Fully tied: PAV LLR = logit(1/4) - ln(1/3) = 0 -> 1 bit. Separable: 0 bits. One pooled bin of 1
+    target and 1 non-target above 2 non-targets: LLRs ln 3 (= ln(1/1) - ln(1/3)) and -inf, giving
+    (ln(4/3) + [2 * 0 + ln 4] / 3) / (2 ln 2)."""
+    assert min_cllr([0.5], [0.5, 0.5, 0.5]) == pytest.approx(1.0, abs=1e-15)
+    assert min_cllr([1.0], [0.0, 0.0, 0.5]) == 0.0
+    ln3 = math.log(3)
+    expect = (math.log(4 / 3) + math.log(4) / 3) / (2 * math.log(2))
+    assert min_cllr([1.0], [0.0, 0.0, 1.0]) == pytest.approx(expect, abs=1e-15)
+    assert cllr([ln3], [-np.inf, -np.inf, ln3]) == pytest.approx(expect, abs=1e-15)

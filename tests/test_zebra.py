@@ -83,3 +83,43 @@ def test_d_ece_range():
     x = rng.normal(size=500)
     assert 0 <= d_ece(x[:200], x[200:]) < 0.05
     assert d_ece(x + 100, x) == pytest.approx(1 / math.log(4))
+
+
+# One target above Nn non-targets: Laplace PAV puts the target with the upper pseudo-pair, 2 targets and
+# 1 non-target, so eps_max = ln(2/1) - ln(1/Nn) = ln(2 Nn) nats (the lower bin, 1 target and Nn + 1
+# non-targets, gives only ln((Nn + 1)/Nn)). Nn on either side of 10**b / 2 puts eps_max just below and just
+# above each log10 band boundary b; in bits every one of these values reads 3.3 times larger, so a tag
+# taken from bits would differ everywhere.
+ZEBRA_BOUNDARY_CASES = [
+    (4, "A", "C"), (6, "B", "C"),  # 2 Nn = 8, 12 around 10: log10 0.90 / 1.08; bits 3.0 / 3.6
+    (49, "B", "F"), (51, "C", "F"),  # around 100
+    (4999, "C", "F"), (5001, "D", "F"),  # around 1e4
+    (49999, "D", "F"), (50001, "E", "F"),  # around 1e5
+    (499999, "E", "F"), (500001, "F", "F"),  # around 1e6
+]
+
+
+@pytest.mark.parametrize("n_non,tag,tag_if_bits", ZEBRA_BOUNDARY_CASES,
+                         ids=[str(c[0]) for c in ZEBRA_BOUNDARY_CASES])
+def test_tag_at_every_band_boundary_from_eps_in_nats(n_non, tag, tag_if_bits):
+    from vpeval.metrics.summary import verification_summary
+
+    tar, non = np.array([1.0]), np.zeros(n_non)
+    r = zebra(tar, non)
+    eps_nats = math.log(2 * n_non)
+    assert r.eps_max == pytest.approx(eps_nats, rel=1e-14)
+    assert r.eps_max_log10 == pytest.approx(math.log10(2 * n_non), rel=1e-14)
+    assert r.eps_max_bits == pytest.approx(math.log2(2 * n_non), rel=1e-14)
+    assert r.tag == tag
+    assert zebra_tag(eps_nats / math.log(10)) == tag
+    assert zebra_tag(eps_nats / math.log(2)) == tag_if_bits  # what a bits-based tag would say
+    s = {m.key: m.value for m in verification_summary(tar, non)}
+    assert s["zebra_tag"] == tag and s["eps_max"] == pytest.approx(eps_nats, rel=1e-14)
+
+
+def test_tag_zero_band_ends_at_machine_epsilon_in_log10():
+    """[0, machine eps] in log10 is "0": eps_max = eps * ln 10 nats is "0", though it is 3.3 eps in bits."""
+    e = np.finfo(float).eps
+    assert zebra_tag(e) == "0" and zebra_tag(np.nextafter(e, 1.0)) == "A"
+    assert zebra_tag((e * math.log(10)) / math.log(10)) == "0"
+    assert zebra_tag(e * math.log(10) / math.log(2)) == "A"

@@ -23,8 +23,55 @@ __all__ = ["StudentTCalibrator"]
 
 _LOG_DF_BOUNDS = (np.log(0.05), np.log(1e8))
 
-#: A fitted scale below this many standard deviations of the class means the fit collapsed onto a point.
-_COLLAPSE = 1e-6
+#: The fitted peak counts as collapsed onto a score when its half width at half maximum is below this share
+#: of the distance from that score to the nearest other score (see :func:`_collapsed_onto`).
+_COLLAPSE_GAP = 0.5
+
+
+def _half_width(df: float, scale: float) -> float:
+    """Half width at half maximum of a Student-t density: ``scale * sqrt(df (2**(2/(df+1)) - 1))``.
+
+    Solves ``(1 + r**2/df)**(-(df+1)/2) = 1/2`` for ``r``; tends to ``scale sqrt(2 ln 2)`` (the normal's)
+    as ``df -> inf`` and to ``scale sqrt(3 df)`` as ``df -> 0``.  Same units as ``scale``.
+    """
+    return float(scale * np.sqrt(df * np.expm1(2.0 * np.log(2.0) / (df + 1.0))))
+
+
+def _collapsed_onto(z: np.ndarray, df: float, loc: float, scale: float):
+    """The score the fit ``(df, loc, scale)`` of sorted scores ``z`` collapses onto, or None.
+
+    A Student-t fit with ``df`` held fixed has a likelihood that grows without bound as ``scale -> 0`` with
+    ``loc`` on a score repeated ``k`` times out of ``n`` iff ``k / n > df / (df + 1)``, i.e.
+    ``df < k / (n - k)`` (Kent & Tyler 1991, "Redescending M-estimates of multivariate location and
+    scatter", Ann. Statist. 19(4), condition of Theorem 1 with dimension p = 1): the ``k`` copies contribute
+    ``-k ln scale`` to the log-likelihood and every other score, far in the tail, ``df ln scale``.  On that
+    degenerate ridge there is no stationary point (the scale score equation ``sum w r**2 = n`` needs
+    ``df > k / (n - k)`` when ``k`` residuals are zero), so wherever an optimiser stops is arbitrary and must
+    not be accepted.  The fit is declared collapsed onto the score ``x0`` nearest ``loc`` when
+
+    1. ``df < k / (n - k)`` (the fitted degrees of freedom are below the unboundedness bound for ``x0``), and
+    2. the fitted peak is narrow relative to the spread of the data around ``x0``: its half-maximum
+       interval ``loc +- hw`` lies within half a gap of ``x0``, ``|loc - x0| + hw < _COLLAPSE_GAP * gap``,
+       with ``hw`` the peak's half width at half maximum (:func:`_half_width`, which involves both
+       ``scale`` and ``df``) and ``gap`` the distance from ``x0`` to the nearest other score (all in the same
+       units), so the peak holds no score but copies of ``x0``.
+
+    A genuine local maximum has a peak covering many scores, so its half width is of the order of the
+    data's spread, not a fraction of one gap; on the ridge the half width is orders of magnitude below the
+    gap wherever the optimiser stopped, so the decision does not hinge on optimiser tolerances.
+    """
+    vals, first, counts = np.unique(z, return_index=True, return_counts=True)
+    if vals.size < 2:
+        return None
+    i = int(np.argmin(np.abs(vals - loc)))
+    k, n = int(counts[i]), z.size
+    if not df < k / (n - k):
+        return None
+    gap = float(np.min(np.abs(np.delete(vals, i) - vals[i])))
+    hw = _half_width(df, scale)
+    if abs(float(vals[i]) - loc) + hw < _COLLAPSE_GAP * gap:
+        return int(first[i]), k
+    return None
 
 
 def _nll_t(u, z):
@@ -75,13 +122,13 @@ def _fit_t(x: np.ndarray, df, name: str, fitter: str):
             d, loc, scale = stats.t.fit(z)
         else:
             d, loc, scale = stats.t.fit(z, fix_df=df)
-    if float(scale) < _COLLAPSE:
-        vals, counts = np.unique(x, return_counts=True)
-        i = int(np.argmax(counts))
+    hit = _collapsed_onto(z, float(d), float(loc), float(scale)) if np.isfinite([d, loc, scale]).all() else None
+    if hit is not None:
+        j, k = hit
         raise InvalidScoresError(
             f"{name}: the Student-t likelihood has no maximum: the fit collapses onto repeated scores (scale "
-            f"-> 0; {int(counts[i])} of {x.size} scores equal {float(vals[i])!r}). Use the gaussian or a PAV "
-            "estimator for such discrete scores."
+            f"-> 0 with df {float(d):.3g} < k/(n-k) = {k}/{x.size - k}; {k} of {x.size} scores equal "
+            f"{float(x[j])!r}). Use the gaussian or a PAV estimator for such discrete scores."
         )
     d, loc, scale = float(d), m + sd * float(loc), sd * float(scale)
     if not (np.isfinite(d) and d > 0 and np.isfinite(loc) and np.isfinite(scale) and scale > 0):
@@ -122,8 +169,7 @@ class StudentTCalibrator(ScoreCalibrator):
     InvalidScoresError
         From ``fit(tar, non)``: a class with fewer than two scores or with all scores equal, NaN or infinite
         scores, a likelihood without maximum (repeated scores: with a free ``df`` the density can pile up on
-        a repeated value, the fitted scale collapsing below 1e-6 standard deviations), or an optimiser
-        result that is not finite.  From ``transform(scores)``: NaN or infinite scores.
+        a repeated value; see Notes for the exact criterion), or an optimiser result that is not finite.  From ``transform(scores)``: NaN or infinite scores.
     NotFittedError
         ``transform`` before ``fit``.
 
@@ -134,7 +180,16 @@ class StudentTCalibrator(ScoreCalibrator):
     ``df``: the fit is then a normal in all but name (``df`` at its upper bound ``1e8`` with
     ``fitter="lbfgs"``).  The LLR is finite for every finite score; it grows
     like ``(df_non - df_tar) ln|s|`` in the tails when the fitted ``df`` differ, quadratically only in the
-    normal limit.  Runtime: a few dozen log-likelihood evaluations per class with ``"lbfgs"``, a few hundred
+    normal limit.
+
+    Collapse criterion.  With ``k`` of ``n`` scores equal to one value ``x0``, the Student-t likelihood at
+    fixed ``df`` is unbounded (``scale -> 0``, ``loc = x0``) iff ``df < k / (n - k)`` (Kent & Tyler 1991,
+    p = 1).  A fit is refused as collapsed when its ``df`` is below that bound for the score ``x0`` nearest
+    ``loc`` *and* its peak, the interval ``loc +- hw`` with ``hw = scale * sqrt(df (2**(2/(df+1)) - 1))``
+    its half width at half maximum, lies within half the distance from ``x0`` to the nearest other score.  Both quantities are ratios within the data (scale relative to the data's spacing, ``df``
+    relative to the multiplicity of ``x0``), so the decision is invariant under affine maps of the scores and
+    under duplicating every trial, and it does not depend on where the optimiser stopped on the ridge.
+    Runtime: a few dozen log-likelihood evaluations per class with ``"lbfgs"``, a few hundred
     with ``"scipy"``.
 
     Examples

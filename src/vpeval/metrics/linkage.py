@@ -846,11 +846,15 @@ class LinkageAnalysis:
     identification : vpeval.metrics.identification.IdentificationResult
     closed_set : vpeval.metrics.identification.ClosedSetLinkability
         For every candidate-set size N' = 1..N.
+    n_probe_speakers : int or None
+        Number of distinct enrolled speakers that are the true speaker of at least one evaluation probe (the
+        other ``N - n_probe_speakers`` enrolled speakers are distractors); None when not known.
     """
 
     lid: LIDPipelineResult
     identification: object
     closed_set: object
+    n_probe_speakers: int | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -884,4 +888,5 @@ def linkage_analysis(
         dev_scores, eval_scores, dev_true_index, eval_true_index, chunk_rows=chunk_rows, **pipeline_options
     )
     ident = identification_rates(lid_res.rank_counts, ks=ks, ties=ties)
-    return LinkageAnalysis(lid_res, ident, closed_set_linkability(ident.gamma))
+    n_probe = int(np.unique(np.asarray(eval_true_index)).size)
+    return LinkageAnalysis(lid_res, ident, closed_set_linkability(ident.gamma), n_probe_speakers=n_probe)

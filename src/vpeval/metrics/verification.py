@@ -437,7 +437,9 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
     the trapezoid rule over the bin centres, which is the discretisation of the published reference
     implementation (Maouche et al., Interspeech 2020) whose numbers we reproduce. Being a histogram
     estimate, it is *not* invariant under monotonic transforms of the scores; it is invariant to trial
-    order. If all scores are equal, or their range is too narrow for ``n_bins`` distinct float64 bin edges,
+    order. Bin ``i`` holds the scores ``e_i <= s < e_(i+1)``, the last bin also ``s = max``, with the float64
+    edges ``e = numpy.linspace(min, max, n_bins + 1)`` of ``numpy.histogram`` (a score on an interior edge
+    goes to the bin above it). If all scores are equal, or their range is too narrow for ``n_bins`` distinct float64 bin edges,
     the value is 0. With few bins the trapezoid over the centres leaves out
     half of the two end bins, so even perfectly separated scores can read below 1 (0.5 with 2 bins).
 
@@ -464,13 +466,19 @@ def default_linkability_bins(n_tar: int) -> int:
 
 def _linkability_core(st: np.ndarray, sn: np.ndarray, omega: float, n_bins: int) -> float:
     """Linkability from sorted finite scores; histogram counts by binary search on the bin edges."""
-    # Scale to [-1, 1] first (the statistic is invariant to a positive scale): bin edges of scores near the
-    # float64 limits would overflow otherwise.
-    scale = max(abs(st[0]), abs(st[-1]), abs(sn[0]), abs(sn[-1]))
-    if scale > 0:
-        st, sn = st / scale, sn / scale
     lo, hi = min(st[0], sn[0]), max(st[-1], sn[-1])
-    edges = np.linspace(lo, hi, n_bins + 1)
+    # The edges of numpy.histogram(range=(lo, hi)) in the scores' own units, so that a score on an edge
+    # falls in the bin the definition (and the reference implementation) puts it in: dividing the scores by
+    # a scale first moves computed edges by an ulp (0.3 vs 3 * 0.1) and sends edge scores to the bin below.
+    with np.errstate(over="ignore", invalid="ignore"):
+        edges = np.linspace(lo, hi, n_bins + 1)
+    if not np.all(np.isfinite(edges)) or 0 < hi - lo < 1e-250:
+        # hi - lo overflows near the float64 limits, or is so small that the densities count / (n width)
+        # would overflow: scale to [-1, 1] (the statistic is invariant to a positive scale; only scores
+        # within an ulp of an edge may then change bins)
+        scale = max(abs(lo), abs(hi))
+        st, sn, lo, hi = st / scale, sn / scale, lo / scale, hi / scale
+        edges = np.linspace(lo, hi, n_bins + 1)
     if not np.all(np.diff(edges) > 0):
         # all scores equal, or a range too narrow for n_bins distinct float64 edges: no bin can separate
         # the classes, so nothing is linkable

@@ -29,8 +29,7 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
     names = list(results)
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
-        "Each probe is searched among all N enrolled speakers (the 10 evaluation speakers and the distractor "
-        "cohort). LID (local information disclosure, bits) = log2(N p_true): how many bits the search gains over "
+        "Each probe is searched among all N enrolled speakers (" + _enrolled_text(results) + "). LID (local information disclosure, bits) = log2(N p_true): how many bits the search gains over "
         "a random guess; 0 = nothing, log2 N = certain identification. Scores are z-normalised per probe and "
         "calibrated by logistic regression with speaker-grouped cross-fitting (no speaker is calibrated on its "
         "own trials). A negative LID means the search made the true speaker less likely than a random guess for "
@@ -71,6 +70,21 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
                              "CMC: identification rate against rank; dotted: chance k/N."))
     sec.data = {"conditions": data}
     return sec
+
+
+def _enrolled_text(results: dict[str, LinkageAnalysis]) -> str:
+    """Who the N enrolled speakers are, with every count taken from the results (per condition if they differ)."""
+    counts = {}
+    for n, r in results.items():
+        N = int(r.identification.n_speakers)
+        k = r.n_probe_speakers
+        counts[n] = (f"N = {N}" if k is None else
+                     f"N = {N}: the {k} evaluation speaker{'s' if k != 1 else ''} the probes come from and "
+                     f"{N - k} distractor{'s' if N - k != 1 else ''} of the cohort")
+    texts = set(counts.values())
+    if len(texts) == 1:
+        return texts.pop()
+    return "; ".join(f"{n}: {t}" for n, t in counts.items())
 
 
 def _draw_ccdf(fig, results):

@@ -1,0 +1,107 @@
+"""Mutation testing of the core metric modules with mutmut (run outside CI, like the other benchmarks).
+
+Install (not a project dependency, not installed by CI):
+
+    pip install mutmut          # measured with mutmut 3.8.1
+
+Run from the repository root:
+
+    python benchmarks/mutation.py                       # all five core modules
+    python benchmarks/mutation.py --modules metrics/zebra.py --max-children 2
+
+The repository's ``src/``, ``tests/`` and ``pyproject.toml`` are copied to a scratch folder (default
+``$TMPDIR/vpeval-mutation``) with a ``setup.cfg`` holding the ``[mutmut]`` section, so the working tree is
+never touched. Each module is tested with the fast test files listed in ``FAST_TESTS`` (its own tests plus
+the oracles and report-level tests that call it; doctests are off), with ``../shared`` absent
+(``VPEVAL_SHARED`` points to a missing folder) and the deterministic Hypothesis profile. mutmut then runs,
+for each mutant, only the tests that execute the mutated function. The script prints, per module, the
+counts of mutmut's outcomes and the kill rate ``killed / (killed + survived)`` (timeouts count as killed,
+as mutmut does), and the names of the surviving mutants; inspect one with ``mutmut show NAME`` in the
+scratch folder. Results are recorded by hand, with the reasons survivors are equivalent, in TESTING.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Module (under src/vpeval/) -> the fast test files that exercise it.
+FAST_TESTS = {
+    # test_cli_report.py holds the check that verification_summary (which calls d_ece_bins, _min_cllr,
+    # _linkability_core directly) equals the public functions: without it such mutants survive the subset
+    "metrics/verification.py": ["tests/test_verification.py", "tests/test_linkability.py",
+                                "tests/test_calibration_core.py", "tests/test_cli_report.py"],
+    "metrics/zebra.py": ["tests/test_zebra.py", "tests/test_verification.py", "tests/test_cli_report.py"],
+    "calibration/pav.py": ["tests/test_calibration_core.py", "tests/test_zebra.py", "tests/test_disclosure.py"],
+    "metrics/linkage.py": ["tests/test_linkage.py"],
+    "metrics/identification.py": ["tests/test_identification.py", "tests/test_rank_disclosure.py"],
+}
+
+
+def _cfg_list(items):
+    return "\n" + "".join(f"    {x}\n" for x in items)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--modules", nargs="+", default=list(FAST_TESTS), choices=list(FAST_TESTS))
+    ap.add_argument("--scratch", type=Path, default=Path(tempfile.gettempdir()) / "vpeval-mutation")
+    ap.add_argument("--max-children", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args(argv)
+    if shutil.which("mutmut") is None:
+        print("mutmut is not installed: pip install mutmut", file=sys.stderr)
+        return 2
+    status = 0
+    for module in args.modules:
+        work = args.scratch / module.replace("/", "_").removesuffix(".py")
+        if work.exists():
+            shutil.rmtree(work)
+        work.mkdir(parents=True)
+        for name in ("src", "tests"):
+            shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+        shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
+        tests = FAST_TESTS[module]
+        (work / "setup.cfg").write_text(
+            "[mutmut]\n"
+            "source_paths = src/\n"
+            f"only_mutate = src/vpeval/{module}\n"
+            f"pytest_add_cli_args_test_selection ={_cfg_list(tests)}"
+            f"pytest_add_cli_args ={_cfg_list(['-p', 'no:cacheprovider', '-o', 'addopts=', '-q'])}"
+        )
+        env = dict(os.environ, PYTHONPATH="src", VPEVAL_SHARED=str(work / "no-shared"), HYPOTHESIS_PROFILE="ci")
+        print(f"== {module}: mutmut run in {work} with {', '.join(tests)}", flush=True)
+        subprocess.run(["mutmut", "run", "--max-children", str(args.max_children)], cwd=work, env=env,
+                       stdout=subprocess.DEVNULL)
+        res = subprocess.run(["mutmut", "results", "--all", "true"], cwd=work, env=env, capture_output=True,
+                             text=True)
+        outcomes = Counter()
+        survivors = []
+        for line in res.stdout.splitlines():
+            m = re.match(r"\s*(\S+): (.+)$", line)
+            if m:
+                outcomes[m.group(2).strip()] += 1
+                if m.group(2).strip() == "survived":
+                    survivors.append(m.group(1))
+        killed = outcomes["killed"] + outcomes["timeout"]
+        judged = killed + outcomes["survived"]
+        rate = killed / judged if judged else float("nan")
+        print(f"   outcomes: {dict(outcomes)}")
+        print(f"   kill rate: {killed}/{judged} = {rate:.1%}")
+        for s in survivors:
+            print(f"   survived: {s}")
+        if not judged:
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
