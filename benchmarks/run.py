@@ -178,6 +178,44 @@ def bench_audio():
         row("resemblyzer embedding", float("nan"), "real time", dur, note=f"skipped: {type(exc).__name__}")
 
 
+def interleaved(op, floor, repeat=5):
+    """Medians of ``repeat`` interleaved runs of ``op`` and ``floor`` (floor, op, floor, op, ...), in s."""
+    t_op, t_floor = [], []
+    for _ in range(max(5, repeat)):
+        t0 = time.perf_counter()
+        floor()
+        t_floor.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        op()
+        t_op.append(time.perf_counter() - t0)
+    return float(np.median(t_op)), float(np.median(t_floor))
+
+
+def bench_backends(n_spk, repeat):
+    """PLDA training on n_spk speakers x 10 embeddings (d = 256) and scoring of a 1000 x 1000 trial matrix."""
+    from vpeval.backends import PLDABackend
+
+    rng = np.random.default_rng(5)
+    d, per = 256, 10
+    centres = rng.normal(size=(n_spk, d))
+    x = np.repeat(centres, per, axis=0) + 0.7 * rng.normal(size=(n_spk * per, d))
+    spk = np.repeat([f"s{i:05d}" for i in range(n_spk)], per)
+    t, t_floor = interleaved(lambda: PLDABackend().fit(x, spk), lambda: np.linalg.eigh(x.T @ x), repeat)
+    tracemalloc.start()
+    plda = PLDABackend().fit(x, spk)
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    row(f"PLDA training ({n_spk:,} spk x {per} emb, d={d}; 10 EM iterations)", t, "X'X + eigh", t_floor, peak)
+    n = 1000 if n_spk >= 1000 else 100
+    e, te = x[:n], x[-n:]
+    t, t_floor = interleaved(lambda: plda.score(e, te), lambda: e @ te.T, repeat)
+    tracemalloc.start()
+    plda.score(e, te)
+    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    tracemalloc.stop()
+    row(f"PLDA scoring ({n:,} x {n:,} = {n * n:,} trials, d={d})", t, "one matmul", t_floor, peak)
+
+
 def bench_demo():
     import subprocess
     import tempfile
@@ -194,7 +232,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="10x smaller inputs")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", default="", help="comma-separated subset: verification,estimators,linkage,"
-                    "protocols,stats,audio,demo")
+                    "protocols,stats,backends,audio,demo")
     a = ap.parse_args()
     k = 10 if a.quick else 1
     runs = {
@@ -203,6 +241,7 @@ def main():
         "linkage": lambda: bench_linkage(20_000 // k, 5_000, a.repeat),
         "protocols": lambda: bench_protocols(1000 // k),
         "stats": lambda: bench_stats(a.repeat),
+        "backends": lambda: bench_backends(1000 // k, a.repeat),
         "audio": bench_audio,
         "demo": bench_demo,
     }
