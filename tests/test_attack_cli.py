@@ -106,3 +106,20 @@ def test_audit_refuses_overlapping_training_speakers(tmp_path):
     d = _system(tmp_path, overlap=True)
     r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r"), "-q", "--backend", "plda"])
     assert r.exit_code == 2 and "disjoint" in r.output
+
+
+def test_audit_without_train_folder_says_what_it_cannot_field(tmp_path):
+    d = _system(tmp_path)
+    import shutil
+
+    shutil.rmtree(d / "train")
+    r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r"), "-q", "--backend", "plda"])
+    assert r.exit_code == 2 and "no attacker can be fielded" in r.output and "train/" in r.output
+    r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r2"), "-q", "--backend", "cosine",
+                                    "--backend", "lda"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "r2" / "report.json").read_text())
+    assert set(doc["attackers"]) == {"ext-a/cosine", "ext-b/cosine"}
+    notes = next(s for s in doc["sections"] if s["id"] == "attackers")
+    html = (tmp_path / "r2" / "report.html").read_text()
+    assert "lda not fielded" in html and "lda not fielded" in notes["data"]["notes"]["sys"][0]

@@ -214,7 +214,8 @@ def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet]
     ------
     ProtocolError
         Training speakers shared with the evaluation side, a missing training condition, an extractor with
-        training data but no evaluation data, an unknown back-end.
+        training data but no evaluation data, an unknown back-end, or no attacker at all (only trained
+        back-ends requested and no training data).
     vpeval.backends.BackendError
         Training data that a back-end cannot use (e.g. too few segments per speaker for PLDA).
     """
@@ -253,6 +254,9 @@ def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet]
                     model = get_backend(b, asnorm=wrap, top_k=top_k).fit(tr.embeddings, tr.speaker_id)
                     out.append(Attacker(f"{ext}/{model.name}/{cond}", ext, model.name, cond,
                                         model.n_training_speakers_, es, model))
+    if not out:
+        raise ProtocolError(f"no attacker can be fielded: back-end(s) {', '.join(backends)} must be trained, and no "
+                            "training embeddings were given (a train/ folder beside the evaluation embeddings)")
     return out
 
 

@@ -190,7 +190,8 @@ def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
     if fused:
         sec.blocks.append(Table(lead + ["fusion", "member", "weight"], fused, fmt="{:.4g}",
                                 caption="Fusion weights (LLR nats per unit of each member's score) and intercepts"))
-    sec.data = {"attackers": attackers_json(results)}
+    sec.data = {"attackers": attackers_json(results), "notes": {system: list(res.notes)
+                                                                for system, res in results.items()}}
     return sec
 
 
@@ -420,6 +421,12 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
         say("training the attackers' back-ends")
     attackers = make_attackers(sets, train, backends=backends, asnorm=asnorm)
     notes = []
+    untrained = sorted(set(sets) - set(train or {}))
+    trained = [b for b in backends if b != "cosine"]
+    if untrained and (trained or asnorm):
+        notes.append(f"no training speakers for extractor(s) {', '.join(untrained)}: "
+                     + ", ".join(trained + (["AS-norm"] if asnorm else []))
+                     + " not fielded for them (give a train/ folder)")
     if fusion and train:
         for cond in ("original", "anonymized"):
             members = [a for a in attackers if a.trained_on == cond and not a.backend.endswith("+asnorm")]
