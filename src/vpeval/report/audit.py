@@ -170,7 +170,8 @@ def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
         "trained on the training speakers' speech anonymized by this very system, the semi-informed attacker the "
         "VoicePrivacy Challenge ranks systems by. A fusion attacker adds its members' scores with weights learnt by "
         "prior-weighted logistic regression on trials among the training speakers (members cross-fitted over "
-        "speaker folds); its scores are LLRs in nats. Enrollment is speaker-level: the normalised mean of a "
+        "speaker folds), in its training condition only (oo or aa trials), so on oa trials it may read worse than "
+        "its best member; its scores are LLRs in nats. Enrollment is speaker-level: the normalised mean of a "
         "speaker's normalised enrollment embeddings."))
     rows, fused = [], []
     for system, res in results.items():
