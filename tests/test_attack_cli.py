@@ -123,3 +123,82 @@ def test_audit_without_train_folder_says_what_it_cannot_field(tmp_path):
     notes = next(s for s in doc["sections"] if s["id"] == "attackers")
     html = (tmp_path / "r2" / "report.html").read_text()
     assert "lda not fielded" in html and "lda not fielded" in notes["data"]["notes"]["sys"][0]
+
+
+def test_attack_force_replaces_only_an_earlier_output_and_whole(tmp_path):
+    d = _system(tmp_path)
+    ev, tr = str(d / "embeddings_ext-a.npz"), str(d / "train" / "embeddings_ext-a.npz")
+    out = tmp_path / "f"
+    base = ["attack", ev, "--train", tr, "-o", str(out)]
+    assert CliRunner().invoke(_app(), base + ["--backend", "plda"]).exit_code == 0
+    assert (out / "oa" / "scores").is_file()
+    r = CliRunner().invoke(_app(), base + ["--backend", "lda", "--types", "aa"])
+    assert r.exit_code == 3 and "--force" in r.output
+    r = CliRunner().invoke(_app(), base + ["--backend", "lda", "--types", "aa", "--force"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((out / "attacker.json").read_text())["backend"] == "lda"
+    assert not (out / "oa").exists() and not (out / "one_to_n_oa.csv").exists()  # no stale plda results
+    (out / "notes.txt").write_text("mine")
+    r = CliRunner().invoke(_app(), base + ["--backend", "plda", "--force"])
+    assert r.exit_code == 3 and "holds other files" in r.output and (out / "notes.txt").read_text() == "mine"
+    (out / "notes.txt").unlink()
+    r = CliRunner().invoke(_app(), ["attack", str(out / "one_to_n_aa.csv"), "--train", tr, "-o", str(out), "--force"])
+    assert r.exit_code in (2, 3) and (out / "one_to_n_aa.csv").is_file()
+
+
+def test_attack_option_misuse(tmp_path):
+    d = _system(tmp_path)
+    ev, tr = str(d / "embeddings_ext-a.npz"), str(d / "train" / "embeddings_ext-a.npz")
+    r = CliRunner().invoke(_app(), ["attack", ev, "--train", tr, "-o", str(tmp_path / "a"), "--backend", "lda",
+                                    "--backend", "plda"])
+    assert r.exit_code == 2 and "given 2 times" in r.output
+    r = CliRunner().invoke(_app(), ["attack", ev, "--train", tr, "-o", str(tmp_path / "a"), "--backend", "cosine"])
+    assert r.exit_code == 2 and "learns nothing" in r.output
+    r = CliRunner().invoke(_app(), ["attack", ev, "--train", str(d / "train" / "embeddings_ext-b.npz"), "-o",
+                                    str(tmp_path / "a")])
+    assert r.exit_code == 2 and "extractor 'ext-b'" in r.output
+    assert not (tmp_path / "a").exists()
+
+
+def test_two_concurrent_attacks_into_one_new_folder_cannot_both_win(tmp_path):
+    import subprocess
+    import sys
+
+    d = _system(tmp_path)
+    out = tmp_path / "race"
+    cmd = [sys.executable, "-m", "vpeval.cli.main", "attack", str(d / "embeddings_ext-a.npz"), "--train",
+           str(d / "train" / "embeddings_ext-a.npz"), "-o", str(out), "--json"]
+    procs = [subprocess.Popen(cmd + ["--trained-on", c], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for c in ("original", "anonymized")]
+    results = [(p.wait(timeout=300), p.stdout.read(), p.stderr.read()) for p in procs]
+    codes = sorted(r[0] for r in results)
+    assert codes == [0, 3], results
+    winner = next(json.loads(r[1]) for r in results if r[0] == 0)
+    loser = next(r[2] for r in results if r[0] == 3)
+    final = json.loads((out / "attacker.json").read_text())
+    assert final["trained_on"] == winner["attacker"]["trained_on"]
+    assert "another run wrote this folder first" in loser or "exists and is not empty" in loser
+    # whatever happened, the folder is one run's complete output: its scores are those of the attacker it names
+    from vpeval.io.embeddings import read_embeddings
+    from vpeval.pipeline import make_attackers
+
+    ev, tr = read_embeddings(d / "embeddings_ext-a.npz"), read_embeddings(d / "train" / "embeddings_ext-a.npz")
+    att = make_attackers({"ext-a": ev}, {"ext-a": tr}, backends=["plda"], conditions=[final["trained_on"]])[-1]
+    lib = att.build_trials(["oa"])["oa"]
+    np.testing.assert_allclose(np.sort(_read_kaldi(out / "oa").scores), np.sort(lib.scores), rtol=1e-15)
+
+
+def test_audit_errors_name_the_system_and_a_file_named_train(tmp_path):
+    d = _system(tmp_path)
+    from vpeval.io.embeddings import read_embeddings
+
+    tr = read_embeddings(d / "train" / "embeddings_ext-a.npz")
+    write_embeddings(d / "train" / "embeddings_ext-a.npz", tr.select(tr.condition == "original"))
+    r = CliRunner().invoke(_app(), ["audit", f"S1={d}", "-o", str(tmp_path / "r"), "-q", "--backend", "lda"])
+    assert r.exit_code == 2 and "system 'S1'" in r.output and "no rows with condition 'anonymized'" in r.output
+    import shutil
+
+    shutil.rmtree(d / "train")
+    (d / "train").write_text("not a folder")
+    r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r"), "-q"])
+    assert r.exit_code == 2 and "found a file" in r.output

@@ -149,3 +149,24 @@ def test_bad_requests(data):
         make_attackers(sets, only_orig)
     with pytest.raises(ProtocolError, match="no evaluation embeddings"):
         make_attackers({"ext-a": sets["ext-a"]}, train)
+
+
+def test_api_misuse_gets_clear_errors(data):
+    sets, train = data
+    atts = make_attackers(sets, train, backends=["lda", "plda"], conditions=["anonymized"])
+    with pytest.raises(ProtocolError, match="listed twice"):
+        fuse_attackers([atts[0], atts[0]], train)
+    with pytest.raises(ProtocolError, match="no training embeddings for extractor 'ext-a'"):
+        fuse_attackers(atts, {})
+    fuse_attackers(atts, train, folds=np.int64(2))
+    with pytest.raises(ProtocolError, match="backend must be a fitted"):
+        build_trials(sets["ext-a"], ["aa"], backend="plda")
+    tr = train["ext-a"]
+    emb = tr.embeddings.copy()
+    bad_row = int(np.flatnonzero(tr.condition == "anonymized")[7])
+    emb[bad_row] = 0.0
+    from vpeval.io.embeddings import EmbeddingSet
+
+    zero = EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor)
+    with pytest.raises(ProtocolError, match=f"utterance '{tr.utterance_id[bad_row]}' \\(anonymized\\) is the zero"):
+        make_attackers({"ext-a": sets["ext-a"]}, {"ext-a": zero}, backends=["plda"])

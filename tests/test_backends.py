@@ -119,30 +119,61 @@ def test_centred_cosine_hand_case():
     np.testing.assert_allclose(b.score([[1.0, 0.0]], [[0.0, 1.0]]), [[want]], rtol=1e-12)
 
 
-def test_lda_direction_is_fisher_discriminant():
-    # two speakers: the one LDA direction is proportional to S_w^-1 (m_a - m_b) (Fisher 1936)
+def test_lda_directions_span_the_fisher_discriminants():
+    # three speakers: the two LDA directions span S_w^-1 (m_a - m_c) and S_w^-1 (m_b - m_c) (Fisher / Rao)
     rng = np.random.default_rng(2)
-    a = rng.normal([3.0, 1.0, 0.0], [0.2, 0.5, 0.3], size=(40, 3))
-    b = rng.normal([1.0, 3.0, 0.5], [0.2, 0.5, 0.3], size=(40, 3))
-    x = np.vstack([a, b])
-    spk = np.repeat(["a", "b"], 40)
+    means = ([3.0, 1.0, 0.0, 0.5], [1.0, 3.0, 0.5, 0.0], [1.0, 1.0, 3.0, 1.0])
+    groups = [rng.normal(m, [0.2, 0.5, 0.3, 0.4], size=(40, 4)) for m in means]
+    x = np.vstack(groups)
+    spk = np.repeat(["a", "b", "c"], 40)
     back = LDABackend().fit(x, spk)
-    assert back.n_components_ == 1
-    u = x / np.linalg.norm(x, axis=1, keepdims=True)
-    ua, ub = u[:40], u[40:]
-    sw = (ua - ua.mean(0)).T @ (ua - ua.mean(0)) + (ub - ub.mean(0)).T @ (ub - ub.mean(0))
-    w = np.linalg.solve(sw, ua.mean(0) - ub.mean(0))
-    proj = back.lda_.scalings_[:, 0]
-    assert abs(proj @ w) / np.linalg.norm(proj) / np.linalg.norm(w) == pytest.approx(1.0, abs=1e-8)
-    # in one dimension the cosine is the sign agreement of the centred projections
-    s = back.score(a[:3], np.vstack([a[3:5], b[:2]]))
-    np.testing.assert_allclose(s, np.array([[1, 1, -1, -1]] * 3), atol=1e-12)
+    assert back.n_components_ == 2
+    u = [g / np.linalg.norm(g, axis=1, keepdims=True) for g in groups]
+    sw = sum((g - g.mean(0)).T @ (g - g.mean(0)) for g in u)
+    w = np.column_stack([np.linalg.solve(sw, u[i].mean(0) - u[2].mean(0)) for i in (0, 1)])
+    proj = back.lda_.scalings_[:, :2]
+    assert np.linalg.matrix_rank(np.column_stack([proj, w]), tol=1e-8 * np.abs(w).max()) == 2
+    # same-speaker pairs score higher than different-speaker pairs
+    s = back.score(np.vstack([g[:2] for g in groups]), np.vstack([g[2:4] for g in groups]))
+    same = np.kron(np.eye(3), np.ones((2, 2))).astype(bool)
+    assert s[same].min() > s[~same].max()
+
+
+def test_lda_refuses_one_dimension_and_rounding_noise():
+    x, spk, _ = clusters(n_spk=2, per=5)
+    with pytest.raises(BackendError, match="at least 3 training speakers"):
+        LDABackend().fit(x, spk)
+    x, spk, centres = clusters(n_spk=5, per=4)
+    same = np.repeat(centres, 4, axis=0) * (1 + 1e-16 * np.arange(20))[:, None]
+    with pytest.raises(BackendError, match="no within-speaker variation"):
+        LDABackend().fit(same, spk)
+    with pytest.raises(BackendError, match="no within-speaker variation"):
+        PLDABackend().fit(same, spk)
+
+
+def test_failed_refit_leaves_an_unfitted_backend():
+    x, spk, centres = clusters(n_spk=6, per=4, d=6)
+    b = PLDABackend().fit(x, spk)
+    with pytest.raises(BackendError):
+        b.fit(np.repeat(centres, 4, axis=0), spk)
+    assert b.dim_ is None and b.n_training_speakers_ == 0
+    with pytest.raises(BackendError, match="last fit failed"):
+        b.score(x[:1], x[:1])
+
+
+def test_asnorm_refuses_near_tied_cohort_scores():
+    x, spk, centres = clusters(n_spk=4, per=3, d=5)
+    twin = np.vstack([x, x[:3] * (1 + 1e-13)])
+    spk2 = np.r_[spk, ["twin"] * 3]
+    b = ASNorm(CosineBackend(), top_k=2).fit(twin, spk2)
+    with pytest.raises(BackendError, match=r"nearly\) identical top-2 cohort scores"):
+        b.score(x[:3], centres)
 
 
 def test_lda_dimension_option():
     x, spk, _ = clusters(n_spk=5, per=4, d=8)
     assert LDABackend(n_components=2).fit(x, spk).n_components_ == 2
-    with pytest.raises(BackendError, match=r"in \[1, 4\]"):
+    with pytest.raises(BackendError, match=r"in \[2, 4\]"):
         LDABackend(n_components=5).fit(x, spk)
 
 

@@ -95,8 +95,14 @@ class ASNorm(Backend):
         raw = self.backend.score(e, t)
         mu_e, sd_e = _top_k_stats(self.backend.score(e, self.cohort_), self.top_k_)
         mu_t, sd_t = _top_k_stats(self.backend.score(t, self.cohort_), self.top_k_)
-        if not ((sd_e > 0).all() and (sd_t > 0).all()):
-            raise BackendError("AS-norm: an input has identical top-k cohort scores (standard deviation 0)")
+        # a standard deviation at rounding level of the scores would blow the normalised score up
+        floor = 1e-9 * max(1.0, float(np.abs(raw).max()) if raw.size else 1.0)
+        for what, sd in (("enrollment", sd_e), ("test", sd_t)):
+            bad = np.flatnonzero(~(sd > floor))
+            if bad.size:
+                raise BackendError(f"AS-norm: {what} row {int(bad[0])} has (nearly) identical top-{self.top_k_} "
+                                   f"cohort scores (standard deviation {float(sd[bad[0]]):.3g}); the normalisation "
+                                   "is undefined (use a larger top_k or a cohort of distinct speakers)")
         return 0.5 * ((raw - mu_e[:, None]) / sd_e[:, None] + (raw - mu_t[None, :]) / sd_t[None, :])
 
     def describe(self) -> dict:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import VpevalError
 
-__all__ = ["Backend", "BackendError", "unit_rows", "check_training"]
+__all__ = ["Backend", "BackendError", "unit_rows", "check_training", "within_variation"]
 
 
 class BackendError(VpevalError):
@@ -39,6 +39,16 @@ def unit_rows(x: np.ndarray, what: str = "embedding") -> np.ndarray:
         raise BackendError(f"{what} row {int(bad[0])} is the zero vector; it has no direction to score")
     y = x / peak[:, None]
     return y / np.sqrt(np.einsum("ij,ij->i", y, y))[:, None]
+
+
+def within_variation(x: np.ndarray, spk: np.ndarray) -> float:
+    """Share of the total variance of the rows ``x`` that lies within speakers (0: each speaker's rows equal)."""
+    names, inverse = np.unique(spk, return_inverse=True)
+    sums = np.zeros((names.size, x.shape[1]))
+    np.add.at(sums, inverse, x)
+    means = sums / np.bincount(inverse)[:, None]
+    total = float(((x - x.mean(axis=0)) ** 2).sum())
+    return float(((x - means[inverse]) ** 2).sum()) / total if total > 0 else 0.0
 
 
 def check_training(embeddings, speaker_ids, *, min_speakers: int = 2, need_repeats: bool = False):
@@ -98,9 +108,11 @@ class Backend:
         """Fit on training embeddings, shape (n, d), with one speaker id per row; returns ``self``."""
         x, spk = check_training(embeddings, speaker_ids, min_speakers=self._min_speakers(),
                                 need_repeats=self._needs_repeats())
+        # a failed refit leaves no half-updated back-end: it is unfitted until _fit succeeds
+        self._fitted, self.dim_, self.n_training_speakers_ = False, None, 0
+        self._fit(x, spk)
         self.dim_ = x.shape[1]
         self.n_training_speakers_ = int(np.unique(spk).size)
-        self._fit(x, spk)
         self._fitted = True
         return self
 
@@ -125,7 +137,8 @@ class Backend:
             Not fitted (trained back-ends), a dimension other than the fitted one, zero or non-finite rows.
         """
         if self.trained and not self._fitted:
-            raise BackendError(f"back-end {self.name!r} must be fitted on training speakers before scoring")
+            raise BackendError(f"back-end {self.name!r} must be fitted on training speakers before scoring "
+                               "(or its last fit failed)")
         e, t = unit_rows(enroll, "enrollment embedding"), unit_rows(test, "test embedding")
         for what, arr in (("enrollment", e), ("test", t)):
             if self.dim_ is not None and arr.shape[1] != self.dim_:

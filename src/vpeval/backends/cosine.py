@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, BackendError, unit_rows
+from .base import Backend, BackendError, unit_rows, within_variation
 
 __all__ = ["CosineBackend", "CentredCosineBackend", "LDABackend"]
 
@@ -85,7 +85,8 @@ class LDABackend(Backend):
     ----------
     n_components : int, optional
         Output dimension. Default ``min(n_speakers - 1, d, 150)``; a larger request than
-        ``min(n_speakers - 1, d)`` (the rank of the between-speaker scatter) is an error.
+        ``min(n_speakers - 1, d)`` (the rank of the between-speaker scatter) is an error, and so is an output
+        of one dimension (where every cosine is +-1), i.e. fewer than 3 training speakers.
 
     Attributes
     ----------
@@ -128,14 +129,25 @@ class LDABackend(Backend):
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
         cap = min(int(np.unique(spk).size) - 1, x.shape[1])
+        if cap < 2:
+            raise BackendError(f"LDA + cosine needs at least 2 output dimensions, i.e. at least 3 training speakers "
+                               f"and 2 embedding dimensions (got {np.unique(spk).size} speakers, dimension "
+                               f"{x.shape[1]}): in one dimension every cosine is +1 or -1")
+        if within_variation(x, spk) < 1e-10:
+            raise BackendError("LDA: the training speakers' embeddings have no within-speaker variation (each "
+                               "speaker's embeddings are identical up to rounding); the discriminant directions "
+                               "would be fitted to rounding noise")
         k = self.n_components
         if k is None:
             k = min(cap, 150)
-        elif isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= cap:
-            raise BackendError(f"lda n_components must be an integer in [1, {cap}] (n_speakers - 1 and the "
+        elif isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= cap:
+            raise BackendError(f"LDA dimension must be an integer in [2, {cap}] (n_speakers - 1 and the "
                                f"embedding dimension bound it), got {k!r}")
         self.n_components_ = int(k)
-        self.lda_ = LinearDiscriminantAnalysis(n_components=self.n_components_, solver="svd").fit(x, spk)
+        try:
+            self.lda_ = LinearDiscriminantAnalysis(n_components=self.n_components_, solver="svd").fit(x, spk)
+        except (ValueError, IndexError, np.linalg.LinAlgError) as exc:  # degenerate scatter inside scikit-learn
+            raise BackendError(f"LDA cannot be fitted on these training embeddings ({exc})") from None
 
     def _score(self, e, t):
         return _cosine(self.lda_.transform(e), self.lda_.transform(t), "LDA-projected")

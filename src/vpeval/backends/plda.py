@@ -118,11 +118,14 @@ def two_covariance_em(x, speaker_ids, *, n_iter: int = 10):
         raise BackendError(f"PLDA training needs at least 2 speakers, got {counts.size}")
     sw = scatter / n
     evals = np.linalg.eigvalsh(sw)
-    if not evals[0] > 1e-10 * max(evals[-1], np.finfo(float).tiny):
+    if not evals[-1] > 1e-12 * max(float(np.trace(np.cov(x, rowvar=False, bias=True).reshape(k, k))), 1e-300):
+        raise BackendError("PLDA training: the training speakers' embeddings have no within-speaker variation "
+                           "(each speaker's embeddings are identical up to rounding)")
+    if not evals[0] > 1e-10 * evals[-1]:
         raise BackendError(
             f"PLDA training: the within-speaker covariance is singular ({n - counts.size} within-speaker degrees "
-            f"of freedom for {k} dimensions): give more embeddings per training speaker or reduce the dimension "
-            "(PLDABackend(lda_dim=...))")
+            f"of freedom for {k} dimensions, or directions in which no speaker varies): give more embeddings per "
+            "training speaker or reduce the dimension (Python: PLDABackend(lda_dim=...))")
     mu = means.mean(axis=0)
     sb = np.cov(means, rowvar=False, bias=True).reshape(k, k)
     sizes = np.unique(counts)
@@ -267,7 +270,10 @@ class PLDABackend(Backend):
         if self.lda_dim is not None:
             from .cosine import LDABackend
 
-            self.lda_ = LDABackend(self.lda_dim).fit(x, spk).lda_
+            try:
+                self.lda_ = LDABackend(self.lda_dim).fit(x, spk).lda_
+            except BackendError as exc:
+                raise BackendError(f"PLDA lda_dim: {exc}") from None
             x = self.lda_.transform(x)
         self.mean_ = x.mean(axis=0)
         xc = x - self.mean_

@@ -162,6 +162,9 @@ def _load_system(folder: Path) -> dict:
 def _load_train(folder: Path, evaluation: dict) -> dict:
     """Attacker training embeddings from ``folder/train/embeddings_*.npz`` (empty dict when absent)."""
     tdir = folder / "train"
+    if tdir.exists() and not tdir.is_dir():
+        raise VpevalError(f"{tdir}: expected a folder of attacker training embeddings (train/embeddings_*.npz), "
+                          "found a file")
     if not tdir.is_dir():
         return {}
     train = _load_system(tdir)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -55,8 +56,8 @@ def trials_command(
     embeddings: List[Path] = typer.Argument(..., help="Embedding files (.npz or .parquet)."),
     out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing; must be empty "
                                  "unless --force)."),
-    force: bool = typer.Option(False, "--force", help="Write into a non-empty output folder (files of the same "
-                               "names are replaced)."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval trials`/`attack` output folder "
+                               "(nothing else) as a whole."),
     metadata: Optional[Path] = typer.Option(
         None, "--metadata", help="CSV utterance_id,speaker_id[,condition,...]: checked against the embeddings."
     ),
@@ -110,14 +111,61 @@ def _read_set(paths):
     return es
 
 
+def _is_trials_output(folder: Path) -> bool:
+    """Whether ``folder`` holds nothing but what `vpeval trials`/`attack` write (protocol.csv first)."""
+    from ..pipeline.protocols import TRIAL_TYPES
+
+    if not (folder / "protocol.csv").is_file():
+        return False
+    ours = {"protocol.csv", "attacker.json"} | {f"one_to_n_{x}.{e}" for x in ("oo", "oa", "aa")
+                                               for e in ("csv", "parquet")}
+    for entry in folder.iterdir():
+        if entry.is_symlink():
+            return False
+        if entry.name in TRIAL_TYPES and entry.is_dir():
+            if not {c.name for c in entry.iterdir()} <= {"trials", "scores"}:
+                return False
+        elif entry.name not in ours or not entry.is_file():
+            return False
+    return True
+
+
+def _claim_output(out_dir: Path, force: bool, inputs) -> None:
+    """Refuse an output folder before the expensive work: exists as a file, non-empty without --force, or with
+    --force anything but an earlier trials/attack output, or a folder holding an input."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise OutputExistsError(f"{out_dir}: exists and is not a folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        if not force:
+            raise OutputExistsError(f"{out_dir}: exists and is not empty; choose another folder or pass --force")
+        resolved = out_dir.resolve()
+        for p in inputs:
+            rp = Path(p).resolve()
+            if rp == resolved or resolved in rp.parents:
+                raise OutputExistsError(f"{out_dir}: contains the input {p}; --force will not replace it")
+        if not _is_trials_output(out_dir):
+            raise OutputExistsError(f"{out_dir}: --force only replaces an earlier `vpeval trials`/`attack` output "
+                                    "(protocol.csv, <type>/trials, <type>/scores, one_to_n_*, attacker.json), and "
+                                    "this folder holds other files; choose another folder")
+
+
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
          anonymized, force=False, attack=None) -> dict:
+    import shutil
+    import tempfile
+
     from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
+    from ..report.writer import install_folder
 
     if table_format not in ("csv", "parquet"):
         raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
     es = _read_set(embeddings)
+    inputs = list(embeddings) + ([metadata] if metadata else []) + ([enroll_list] if enroll_list else [])
+    if attack is not None:
+        tr = _read_set(attack[0])
+        inputs += list(attack[0])
+    _claim_output(out_dir, force, inputs)
     if metadata is not None:
         check_metadata(es, _read_metadata(metadata), source=str(metadata))
     protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
@@ -126,42 +174,65 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
         from ..pipeline.attackers import make_attackers
 
         train_files, backend, trained_on, asnorm, top_k = attack
-        tr = _read_set(train_files)
         if tr.extractor != es.extractor:
             raise InputFileError(train_files[0], None, f"training embeddings are of extractor {tr.extractor!r}, "
                                  f"the evaluation embeddings of {es.extractor!r}")
-        # the last attacker fielded is the one asked for (AS-norm variants follow their plain back-end)
-        attacker = make_attackers({es.extractor: es}, {es.extractor: tr}, backends=[backend],
-                                  conditions=[trained_on], asnorm=asnorm, top_k=top_k,
-                                  original=original, anonymized=anonymized)[-1]
+        if tr.embeddings.shape[1] != es.embeddings.shape[1]:
+            raise InputFileError(train_files[0], None, f"training embeddings have dimension {tr.embeddings.shape[1]}, "
+                                 f"the evaluation embeddings {es.embeddings.shape[1]}")
+        try:
+            # the last attacker fielded is the one asked for (AS-norm variants follow their plain back-end)
+            attacker = make_attackers({es.extractor: es}, {es.extractor: tr}, backends=[backend],
+                                      conditions=[trained_on], asnorm=asnorm, top_k=top_k,
+                                      original=original, anonymized=anonymized)[-1]
+        except VpevalError as exc:
+            raise VpevalError(f"{train_files[0]}: {exc}") from None
         trials = attacker.build_trials(types, protocol=protocol, cohort_impostors=cohort_impostors,
                                        original=original, anonymized=anonymized)
     else:
         trials = build_trials(
             es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized
         )
-    if out_dir.exists() and not out_dir.is_dir():
-        raise OutputExistsError(f"{out_dir}: exists and is not a folder")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
-        raise OutputExistsError(f"{out_dir}: exists and is not empty; choose another folder or pass --force")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    protocol_csv = out_dir / "protocol.csv"
-    _write_protocol(protocol_csv, protocol)
-    summary = {"extractor": es.extractor, "out_dir": str(out_dir), "protocol": str(protocol_csv),
+    # everything is written into a temporary folder beside the output and moved into place at the end, so a
+    # failed run leaves nothing and of two concurrent runs into one new folder only one can win
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    try:
+        summary = _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized,
+                                 TRIAL_TYPES, write_kaldi_trials, write_kaldi_scores, write_score_table, one_to_n)
+        if force and out_dir.is_dir() and any(out_dir.iterdir()):
+            _claim_output(out_dir, force, inputs)  # still an earlier output of ours
+            install_folder(tmp, out_dir)
+        else:
+            try:
+                os.rename(tmp, out_dir)  # atomic; fails if another run filled out_dir meanwhile
+            except OSError:
+                raise OutputExistsError(f"{out_dir}: another run wrote this folder first; nothing was written "
+                                        "by this one") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return summary
+
+
+def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized, TRIAL_TYPES,
+                   write_kaldi_trials, write_kaldi_scores, write_score_table, one_to_n) -> dict:
+    """Write every output file into ``tmp``; the summary names the paths they will have under ``out_dir``."""
+    _write_protocol(tmp / "protocol.csv", protocol)
+    summary = {"extractor": es.extractor, "out_dir": str(out_dir), "protocol": str(out_dir / "protocol.csv"),
                "types": {}, "one_to_n": {}}
     if attacker is not None:
         from ..io.kaldi_write import atomic_write_bytes
 
         summary["attacker"] = dict(attacker.describe(), name=attacker.name)
         blob = (json.dumps(summary["attacker"], indent=2) + "\n").encode("utf-8")
-        atomic_write_bytes(out_dir / "attacker.json", lambda f: f.write(blob))
+        atomic_write_bytes(tmp / "attacker.json", lambda f: f.write(blob))
     for name, tr in trials.items():
-        d = out_dir / name
+        d = tmp / name
         d.mkdir(exist_ok=True)
         write_kaldi_trials(d / "trials", tr)
         write_kaldi_scores(d / "scores", tr)
         summary["types"][name] = {
-            "trials": str(d / "trials"), "scores": str(d / "scores"), "n_trials": len(tr),
+            "trials": str(out_dir / name / "trials"), "scores": str(out_dir / name / "scores"), "n_trials": len(tr),
             "n_targets": int(tr.is_target.sum()), "n_nontargets": int((~tr.is_target).sum()),
             "target_eer": tr.meta["target_eer"],
         }
@@ -180,9 +251,8 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
             m = attacker.one_to_n(protocol, enroll=e, probe=p, original=original, anonymized=anonymized)
         else:
             m = one_to_n(es, protocol, enroll=e, probe=p, original=original, anonymized=anonymized)
-        path = out_dir / f"one_to_n_{e}{p}.{table_format}"
-        write_score_table(path, m)
-        summary["one_to_n"][e + p] = str(path)
+        write_score_table(tmp / f"one_to_n_{e}{p}.{table_format}", m)
+        summary["one_to_n"][e + p] = str(out_dir / f"one_to_n_{e}{p}.{table_format}")
     return summary
 
 
@@ -206,12 +276,14 @@ def attack_command(
     train: List[Path] = typer.Option(..., "--train", help="Training-speaker embedding file (repeatable)."),
     out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing; must be empty "
                                  "unless --force)."),
-    backend: str = typer.Option("plda", "--backend", help="cosine, centred-cosine, lda or plda."),
+    backend: List[str] = typer.Option(["plda"], "--backend", help="cosine (only with --asnorm), centred-cosine, "
+                                      "lda or plda (default), once."),
     trained_on: str = typer.Option("anonymized", "--trained-on", help="Training condition: original or "
                                    "anonymized."),
     asnorm: bool = typer.Option(False, "--asnorm", help="Adaptive S-norm, cohort = the training speakers."),
     top_k: int = typer.Option(200, "--top-k", help="AS-norm cohort size (capped at the training speakers)."),
-    force: bool = typer.Option(False, "--force", help="Write into a non-empty output folder."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval trials`/`attack` output folder "
+                               "(nothing else) as a whole."),
     types: Optional[List[str]] = typer.Option(None, "--types", help="Trial types, comma-separated or repeated "
                                               "(default: all)."),
     enroll_list: Optional[Path] = typer.Option(None, "--enroll-list", help="Enrollment utterance ids, one per "
@@ -224,12 +296,19 @@ def attack_command(
     from ..backends import BACKENDS
 
     def run():
-        if backend not in BACKENDS:
-            raise VpevalError(f"--backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+        if len(backend) != 1:
+            raise VpevalError(f"--backend given {len(backend)} times; `vpeval attack` trains one attacker "
+                              "(`vpeval audit --backend ...` fields several)")
+        name = backend[0]
+        if name not in BACKENDS:
+            raise VpevalError(f"--backend {name!r}: expected one of {', '.join(BACKENDS)}")
+        if name == "cosine" and not asnorm:
+            raise VpevalError("--backend cosine learns nothing from --train: use `vpeval trials` for plain cosine "
+                              "scores, or add --asnorm (cohort from the training speakers)")
         if trained_on not in ("original", "anonymized"):
             raise VpevalError(f"--trained-on {trained_on!r}: expected original or anonymized")
         return _run(embeddings, out_dir, None, _parse_types(types), enroll_list, True, table_format, original,
-                    anonymized, force, attack=(train, backend, trained_on, asnorm, top_k))
+                    anonymized, force, attack=(train, name, trained_on, asnorm, top_k))
 
     summary = handle_errors(run)()
     if as_json:

@@ -96,6 +96,10 @@ def training_condition(train: EmbeddingSet, trained_on: str, *, original="origin
     if not mask.any():
         raise ProtocolError(f"training embeddings of {str(train.extractor)!r} have no rows with condition "
                             f"{label!r} (needed for back-ends trained on {trained_on} speech)")
+    zero = np.flatnonzero(mask & ~(np.abs(train.embeddings).max(axis=1) > 0))
+    if zero.size:
+        raise ProtocolError(f"training embeddings of {str(train.extractor)!r}: utterance "
+                            f"{str(train.utterance_id[zero[0]])!r} ({label}) is the zero vector")
     return train.select(mask)
 
 
@@ -299,11 +303,16 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
     """
     if len(members) < 2:
         raise ProtocolError("fusion needs at least two attackers")
+    if len({m.name for m in members}) != len(members):
+        raise ProtocolError("fusion: an attacker is listed twice among the members")
+    missing = sorted({m.extractor for m in members} - set(train))
+    if missing:
+        raise ProtocolError(f"fusion: no training embeddings for extractor {missing[0]!r}")
     conds = {m.trained_on for m in members}
     if len(conds) != 1 or conds & {"none"} or any(m.members for m in members):
         raise ProtocolError("fusion members must be trained attackers of one training condition (got "
                             f"{sorted(conds)})")
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+    if isinstance(folds, bool) or not isinstance(folds, (int, np.integer)) or folds < 2:
         raise ProtocolError(f"fusion folds must be an integer >= 2, got {folds!r}")
     cond = conds.pop()
     letter = "oo" if cond == "original" else "aa"
@@ -315,15 +324,15 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
         if not (np.array_equal(p.utterance_id, first.utterance_id) and np.array_equal(p.is_enroll, first.is_enroll)):
             raise ProtocolError(f"fusion: training embeddings of {e!r} cover other utterances than those of "
                                 f"{next(iter(protos))!r}")
-    fold = _fold_of(first.speaker_id, folds, seed)
+    fold = _fold_of(first.speaker_id, int(folds), seed)
     if len(fold) < 2 * folds:
-        raise ProtocolError(f"fusion cross-fitting needs at least {2 * folds} training speakers, got {len(fold)}")
+        raise ProtocolError(f"fusion cross-fitting needs at least {2 * int(folds)} training speakers, got {len(fold)}")
     # only the training condition is present in the held-out sets; the other label is a placeholder
     o_lab = original if cond == "original" else "\x00none"
     a_lab = anonymized if cond == "anonymized" else "\x00none"
     columns: list[list[np.ndarray]] = [[] for _ in members]
     labels = []
-    for f in range(folds):
+    for f in range(int(folds)):
         for j, m in enumerate(members):
             tr = trs[m.extractor]
             in_fold = np.array([fold[s] == f for s in tr.speaker_id])

@@ -598,6 +598,7 @@ def one_to_n(
     for name, v in (("enroll", enroll), ("probe", probe)):
         if v not in ("o", "a"):
             raise ProtocolError(f"{name} condition must be 'o' or 'a', got {str(v)!r}")
+    _check_backend(backend)
     lab = _labels(es, original, anonymized, (enroll, probe))
     protocol = make_protocol(es) if protocol is None else protocol
     probe_id, probe_spk = protocol.probes()
@@ -651,6 +652,7 @@ def build_trials(
         Unknown type, a repeated type, missing conditions or embeddings, a type that needs more speakers
         than the split has (``oaaa`` and every non-target need ``M' >= 2``).
     """
+    _check_backend(backend)
     names = list(TRIAL_TYPES) if types is None else [str(t) for t in types]
     if not names:
         raise ProtocolError("no trial types requested")
@@ -720,6 +722,14 @@ def build_trials(
                 meta["same_pairs_as"] = _SAME_AS[name]
             out[name] = matrix(tt.enroll, tt.test).to_trials(columns=cols, source=name, meta=meta)
     return out
+
+
+def _check_backend(backend) -> None:
+    from ..backends import Backend
+
+    if backend is not None and not isinstance(backend, Backend):
+        raise ProtocolError(f"backend must be a fitted vpeval.backends.Backend or None (cosine), got {backend!r}; "
+                            "e.g. vpeval.get_backend('plda').fit(embeddings, speaker_ids)")
 
 
 def _cross_profile(es, protocol, label, cols, meta, backend=None) -> Trials:

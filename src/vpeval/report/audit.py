@@ -445,13 +445,16 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
 def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet] | None = None,
                  backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                  metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
-                 progress: Callable[[str], None] | None = None) -> SystemAudit:
+                 progress: Callable[[str], None] | None = None, attackers=None) -> SystemAudit:
     """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
     metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
-    soft-biometric leakage per extractor."""
+    soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
+    when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used)."""
     say = progress or (lambda msg: None)
-    attackers, notes = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
-                                       progress=progress)
+    if attackers is None:
+        attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
+                                    progress=progress)
+    attackers, notes = attackers
     trials, metrics, linkage = {}, {}, {}
     structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
     for att in attackers:
@@ -590,11 +593,17 @@ def audit_systems(
                                     "systems": {s: list(a) for s, a in systems.items()},
                                     "backends": list(backends), "asnorm": bool(asnorm), "fusion": bool(fusion)})
     metadata = metadata or {}
-    results = {name: audit_system(sets, train=train.get(name), backends=backends, asnorm=asnorm, fusion=fusion,
-                                  types=types, seed=seed, metadata=metadata.get(name), attributes=attributes,
-                                  n_boot=n_boot, n_perm=n_perm,
-                                  progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
-               for name, sets in systems.items()}
+    results = {}
+    for name, sets in systems.items():
+        try:
+            attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm, fusion=fusion,
+                                        seed=seed, progress=progress)
+        except VpevalError as exc:  # say which system's (training) data it is
+            raise VpevalError(f"system {name!r}: {exc}") from None
+        results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
+                                     metadata=metadata.get(name), attributes=attributes, n_boot=n_boot,
+                                     n_perm=n_perm,
+                                     progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
     report.extra["attackers"] = attackers_json(results)
     report.add(_summary_section(results))
     report.add(attackers_section(results))
