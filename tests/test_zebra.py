@@ -123,3 +123,25 @@ def test_tag_zero_band_ends_at_machine_epsilon_in_log10():
     assert zebra_tag(e) == "0" and zebra_tag(np.nextafter(e, 1.0)) == "A"
     assert zebra_tag((e * math.log(10)) / math.log(10)) == "0"
     assert zebra_tag(e * math.log(10) / math.log(2)) == "A"
+
+
+def test_ece_profile_hand_values():
+    """ECE(P) = P mean log2(1 + e^-(llr+plo)) [tar] + (1-P) mean log2(1 + e^(llr+plo)) [non], by hand."""
+    l3 = math.log(3)
+    # llr 0 everywhere: ECE is the binary entropy of the prior; plo = ln 3 is P = 3/4
+    got = ece_profile([0.0], [0.0], [0.0, l3, -l3])
+    h34 = 0.75 * math.log2(4 / 3) + 0.25 * 2.0
+    np.testing.assert_allclose(got, [1.0, h34, h34], rtol=1e-14)
+    # tar llr ln 3, non llr -ln 3 at P = 1/2: both terms log2(1 + 1/3)
+    np.testing.assert_allclose(ece_profile([l3], [-l3], 0.0), [math.log2(4 / 3)], rtol=1e-14)
+    # class means: tar {0, ln 3} -> (1 + log2(4/3)) / 2; non {0} -> 1; at P = 1/2
+    np.testing.assert_allclose(ece_profile([0.0, l3], [0.0], [0.0]), [0.25 * (1 + math.log2(4 / 3)) + 0.5],
+                               rtol=1e-14)
+    # plo = ln 3 with tar llr -ln 3 (sum 0) and non llr 0: 3/4 * log2 2 + 1/4 * log2 4 = 5/4
+    np.testing.assert_allclose(ece_profile([-l3], [0.0], [l3]), [1.25], rtol=1e-14)
+
+
+@pytest.mark.parametrize("plo", [[0.0, math.inf], [-math.inf], [math.nan]])
+def test_ece_profile_rejects_non_finite_prior_log_odds(plo):
+    with pytest.raises(InvalidScoresError, match="^plo must be finite prior log-odds$"):
+        ece_profile([0.0], [0.0], plo)
