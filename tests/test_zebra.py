@@ -168,7 +168,33 @@ def test_expected_ece_of_one_target_equals_quadrature_of_its_definition():
     got_int = _expected_ece_tar_nats(np.array([0, 1, -2]))
     np.testing.assert_allclose(got_int, [0.25, by_quad(1.0), by_quad(-2.0)], rtol=0, atol=1e-13)
     np.testing.assert_array_equal(_expected_ece_tar_nats(np.array([np.inf, -np.inf])), [0.0, np.inf])
+    # |llr| = 800, where e^800 overflows: the integral is below e^-800 (0 in float64) for +800; for -800 it is
+    # 800/2 + integral P ln((1-P)/P) dP = 400 + (-3/4 + 1/4) = 399.5 (the neglected term is below e^-800)
+    np.testing.assert_allclose(_expected_ece_tar_nats(np.array([800.0, -800.0])), [0.0, 399.5], rtol=1e-15,
+                               atol=0)
 
+
+def test_expected_ece_taylor_branch_to_the_last_ulp():
+    """Inside |llr| < 0.05 the function is a Taylor series; against the closed form
+    ``(a - 1/4 - 3a^2/4 + (a^2/2) ln a) / (1 - a)^2 + 1/4`` (``a = e^-llr``, checked against quadrature above)
+    evaluated with 60 significant digits, where its cancellation costs nothing, it is good to float64
+    rounding. The degree-7 term at |llr| = 0.0499 is 2.6e-15, so this tolerance sees every coefficient
+    whose change moves the value by more than ~1e-16."""
+    from decimal import Decimal, localcontext
+
+    from vpeval.metrics.zebra import _expected_ece_tar_nats
+
+    def closed_form(x):
+        with localcontext() as ctx:
+            ctx.prec = 60
+            d = Decimal(x)
+            a = (-d).exp()
+            v = (a - Decimal(1) / 4 - 3 * a * a / 4 - a * a * d / 2) / (1 - a) ** 2 + Decimal(1) / 4
+            return float(v)
+
+    xs = [1e-3, -1e-3, 0.01, -0.01, 0.03, -0.03, 0.045, -0.045, 0.0499, -0.0499]
+    np.testing.assert_allclose(_expected_ece_tar_nats(np.array(xs)), [closed_form(x) for x in xs], rtol=0,
+                               atol=2e-16)
 
 def test_summary_d_ece_counts_bins_holding_a_single_trial_of_a_class():
     """tar {0, 1}, non {-1, 0}: PAV bins [0 t, 1 n] [1 t, 1 n] [1 t, 0 n] with LLRs -inf, 0, +inf. Each class
