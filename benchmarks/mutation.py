@@ -79,7 +79,9 @@ def main(argv=None) -> int:
         if work.exists():
             shutil.rmtree(work)
         work.mkdir(parents=True)
-        for name in ("src", "tests"):
+        # examples/ holds the bundled example some tests read (test_distinctiveness.py); without it mutmut's
+        # stats step fails on that test and no mutant is checked
+        for name in ("src", "tests", "examples"):
             shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
         shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
         tests = FAST_TESTS[module]
@@ -87,13 +89,19 @@ def main(argv=None) -> int:
             "[mutmut]\n"
             "source_paths = src/\n"
             f"only_mutate = src/vpeval/{module}\n"
+            f"also_copy ={_cfg_list(['examples/'])}"
             f"pytest_add_cli_args_test_selection ={_cfg_list(tests)}"
             f"pytest_add_cli_args ={_cfg_list(['-p', 'no:cacheprovider', '-o', 'addopts=', '-q'])}"
         )
         env = dict(os.environ, PYTHONPATH="src", VPEVAL_SHARED=str(work / "no-shared"), HYPOTHESIS_PROFILE="ci")
         print(f"== {module}: mutmut run in {work} with {', '.join(tests)}", flush=True)
-        subprocess.run(["mutmut", "run", "--max-children", str(args.max_children)], cwd=work, env=env,
-                       stdout=subprocess.DEVNULL)
+        # mutmut's own output (progress, and why a run stopped, e.g. a failing clean test) goes to run.log
+        with open(work / "run.log", "w") as log:
+            run = subprocess.run(["mutmut", "run", "--max-children", str(args.max_children)], cwd=work, env=env,
+                                 stdout=log, stderr=subprocess.STDOUT)
+        if run.returncode != 0:
+            print(f"   mutmut run exited with {run.returncode}: see {work / 'run.log'}")
+            status = 1
         res = subprocess.run(["mutmut", "results", "--all", "true"], cwd=work, env=env, capture_output=True,
                              text=True)
         outcomes = Counter()
