@@ -237,24 +237,48 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
         rep.inputs = inputs
         status.update("writing the report")
         write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
-    summary = rep.sections[0].data["systems"]
+    summary = next(s for s in rep.sections if s.id == "summary").data["systems"]
     if json_out:
-        echo_json({"report": str(out / "report.html"), "summary": summary})
+        echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}), "summary": summary})
         return
     if quiet:
         return
+    out_console = Console()
+    _print_verdicts(out_console, rep.extra.get("verdicts", {}))
     for name, data in summary.items():
         table = RichTable(title=escape(f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)"))
-        width = max(len(a) for a in data["attackers"])
-        table.add_column("attacker", no_wrap=True, min_width=width)
+        table.add_column("attacker", overflow="fold")  # long names wrap, never cut
         types = list(next(iter(data["attackers"].values())))
         for t in types:
             ideal = data["target_eer"].get(t)
             table.add_column(f"{t} ({'ref' if ideal is None else f'{100 * ideal:g}'})")
         for att, by in data["attackers"].items():
             table.add_row(escape(att), *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
-        Console().print(table)
+        out_console.print(table)
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+
+
+def _print_verdicts(console: Console, verdicts: dict) -> None:
+    """The verdict of each system with its sentence, then the scorecard; attacker names wrap, never cut."""
+    if not verdicts:
+        return
+    for name, v in verdicts.items():
+        console.print(f"[bold]{escape(name)}: {escape(v['verdict'].upper())}[/bold]. {escape(v['sentence'])}",
+                      overflow="fold")
+    table = RichTable(title="Scorecard: worst case over attackers (EER ideal 50 %, disclosure ideal 0)")
+    for c in ("system", "verdict", "decided on", "lowest EER oa (%)", "lowest EER aa (%)", "highest eps_max (nats)",
+              "highest ALID (bits)", "highest rank-1 (%)"):
+        table.add_column(c, overflow="fold")
+
+    def num(card, key, scale=1.0):
+        return "n/a" if card.get(key) is None else f"{scale * card[key]['value']:.3g}"
+
+    for name, v in verdicts.items():
+        card = v["scorecard"]
+        table.add_row(escape(name), v["verdict"], escape(f"{v['trial_type']}: {v['strongest_attacker']}"),
+                      num(card, "eer_rocch_oa", 100), num(card, "eer_rocch_aa", 100), num(card, "eps_max_nats"),
+                      num(card, "alid_bits"), num(card, "rank1", 100))
+    console.print(table)
 
 
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized; "

@@ -32,9 +32,11 @@ from .linkage import analyse_one_to_n, linkage_section
 from .utility import utility_section
 from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
+from .verdict import AttackEvidence, decide, decide_system, verdict_section, verdict_sentence
 from ..plots.displays import legend_label
 
-__all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES"]
+__all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES",
+           "attack_evidence", "system_verdicts"]
 
 #: Trial types shown in the report; oaoa and oaoo contain exactly the pairs of oa and oo.
 REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
@@ -156,6 +158,90 @@ def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
             "sentence": sentence + ".",
         }
     return out
+
+
+def _assessment(res: "SystemAudit", group: str, key: str):
+    return next((a for a in res.assessments.get(group, []) if a.key == key), None)
+
+
+def attack_evidence(res: "SystemAudit", attacker: str, trial_type: str) -> AttackEvidence:
+    """What the verdict rule (:mod:`vpeval.report.verdict`) reads about ``attacker`` on ``trial_type``: its
+    ROCCH-EER with speaker-bootstrap interval and chance test, eps_max, and from its 1-to-N linkage on the same
+    trial type (when computed) ALID and rank-1 with their chance tests."""
+    m = res.type_metrics[attacker][trial_type]
+    eer = _assessment(res, f"{attacker} / {trial_type}", "eer_rocch")
+    nan = float("nan")
+    link = res.linkage.get(attacker, {}).get(trial_type)
+    link = None if isinstance(link, Exception) else link
+    alid = _assessment(res, f"{attacker} / {trial_type} 1-to-N", "alid")
+    rank1 = _assessment(res, f"{attacker} / {trial_type} 1-to-N", "rank1")
+    return AttackEvidence(
+        attacker=attacker, trial_type=trial_type,
+        attacker_class=attacker_class(res.attackers[attacker].trained_on, trial_type),
+        eer=m["eer_rocch"], eer_low=eer.boot.low if eer else nan, eer_high=eer.boot.high if eer else nan,
+        eer_beats_chance=bool(eer and eer.chance.verdict == VERDICT_LEAKS), eps_max_nats=m["eps_max_nats"],
+        alid_bits=None if link is None else link.lid.summary.alid,
+        alid_beats_chance=None if alid is None else alid.chance.verdict == VERDICT_LEAKS,
+        rank1=None if link is None else float(link.identification.cmc[0]),
+        rank1_chance=None if link is None else 1.0 / link.identification.n_speakers,
+        rank1_beats_chance=None if rank1 is None else rank1.chance.verdict == VERDICT_LEAKS,
+    )
+
+
+#: Trial types the verdict is decided on (oaoa only stands in for oa when oa was not computed).
+VERDICT_TYPES = ("oa", "aa")
+
+
+def _worst(values: dict[tuple[str, str], float], highest: bool):
+    """``{attacker, trial_type, value}`` of the highest (or lowest) value over (attacker, trial type) keys; ties by
+    attacker name then trial type; None when empty."""
+    if not values:
+        return None
+    key = sorted(values, key=lambda k: (-values[k] if highest else values[k], k))[0]
+    return {"attacker": key[0], "trial_type": key[1], "value": values[key]}
+
+
+def system_verdicts(results: dict[str, "SystemAudit"]) -> tuple[dict, list[list], dict[str, int]]:
+    """The ``verdicts`` object of report.json, the scorecard rows and the number of attackers per system.
+
+    ``verdicts[system]`` = ``{verdict, sentence, strongest_attacker, trial_type, reason, metrics, by_type,
+    scorecard}``; see :mod:`vpeval.report.verdict` for the rule.
+    """
+    verdicts, rows, n_att = {}, [], {}
+    for system, res in results.items():
+        strongest = strongest_attackers(res)
+        types = [t for t in VERDICT_TYPES if t in strongest] or [t for t in ATTACK_TYPES if t in strongest]
+        n_att[system] = len(res.type_metrics)
+        if not types:  # no attack trial type computed: nothing to decide on
+            continue
+        evidence = [attack_evidence(res, strongest[t]["eer"]["attacker"], t) for t in types]
+        verdict, ev, reason = decide_system(evidence)
+        by_type = {}
+        for e in evidence:
+            v, r = decide(e)
+            by_type[e.trial_type] = {"verdict": v, "reason": r, "attacker": e.attacker, "metrics": e.metrics()}
+        card = {}
+        for t in types:
+            card[f"eer_rocch_{t}"] = _worst({(a, t): by[t]["eer_rocch"] for a, by in res.type_metrics.items()
+                                             if t in by}, highest=False)
+        card["eps_max_nats"] = _worst({(a, t): by[t]["eps_max_nats"] for a, by in res.type_metrics.items()
+                                       for t in types if t in by}, highest=True)
+        links = {(a, t): lk[t] for a, lk in res.linkage.items() for t in types
+                 if t in lk and not isinstance(lk[t], Exception)}
+        card["alid_bits"] = _worst({k: lk.lid.summary.alid for k, lk in links.items()}, highest=True)
+        card["rank1"] = _worst({k: float(lk.identification.cmc[0]) for k, lk in links.items()}, highest=True)
+        chance = sorted({1.0 / lk.identification.n_speakers for lk in links.values()})
+        card["rank1_chance"] = chance[-1] if chance else None
+        verdicts[system] = {
+            "verdict": verdict, "sentence": verdict_sentence(verdict, ev, reason), "strongest_attacker": ev.attacker,
+            "trial_type": ev.trial_type, "reason": reason, "metrics": ev.metrics(), "by_type": by_type,
+            "scorecard": card,
+        }
+        val = lambda k, scale=1.0: float("nan") if card.get(k) is None else scale * card[k]["value"]  # noqa: E731
+        rows.append([system, verdict, f"{ev.trial_type}: {ev.attacker}", val("eer_rocch_oa", 100),
+                     val("eer_rocch_aa", 100), val("eps_max_nats"), val("alid_bits"), val("rank1", 100),
+                     float("nan") if card["rank1_chance"] is None else 100 * card["rank1_chance"]])
+    return verdicts, rows, n_att
 
 
 def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
@@ -588,8 +674,11 @@ def audit_systems(
                                   progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
                for name, sets in systems.items()}
     report.extra["attackers"] = attackers_json(results)
+    verdicts, scorecard, n_attackers = system_verdicts(results)
+    report.extra["verdicts"] = verdicts
+    report.add(verdict_section(verdicts, scorecard, n_attackers))
     report.add(_summary_section(results))
-    report.add(attackers_section(results))
+    report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results))
     utility = utility or {}
     if utility:
@@ -600,28 +689,31 @@ def audit_systems(
     expected = {k: v for k, v in expected.items() if v is not None}
     report.add(uncertainty_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.assessments.items()},
-        expected_to_differ=expected))
-    report.add(speaker_profile_section({f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()}))
+        expected_to_differ=expected)).folded = True
+    report.add(speaker_profile_section(
+        {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()})).folded = True
     multi = len(systems) > 1
     for system, res in results.items():
         pre = f"{system} / " if multi else ""
         sid = f"{safe_filename(system)}-" if multi else ""
         for attacker, by_type in res.trials.items():
             report.add(verification_section(by_type, section_id=f"{sid}verification-{attacker}",
-                                            title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}"))
+                                            title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}")
+                       ).folded = True
         for attacker, by_type in res.trials.items():
             if "oa" in by_type:
                 t = by_type["oa"]
                 report.add(disclosure_section(
                     t.tar, t.non, section_id=f"{sid}disclosure-{attacker}",
-                    title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0])
+                    title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0]).folded = True
         for attacker, by_cond in res.linkage.items():
             report.add(_optional_section(linkage_section, by_cond, f"{sid}linkage-{attacker}",
-                                         f"1-to-N linkage: {pre}attacker {attacker}"))
+                                         f"1-to-N linkage: {pre}attacker {attacker}")).folded = True
             ok = {k: v.identification.gamma for k, v in by_cond.items() if not isinstance(v, Exception)}
             if ok:
                 report.add(rank_disclosure_section(ok, section_id=f"{sid}rank-{attacker}",
-                                                   title=f"Similarity-rank disclosure: {pre}attacker {attacker}"))
+                                                   title=f"Similarity-rank disclosure: {pre}attacker {attacker}")
+                           ).folded = True
         report.add(_optional_section(embedding_section, res.structure, f"{sid}embedding",
                                      f"Embedding structure: {pre}original vs anonymized"))
         report.add(_optional_section(distinctiveness_section, res.distinctiveness, f"{sid}distinctiveness",
