@@ -291,20 +291,46 @@ def attackers_json(results: dict[str, "SystemAudit"]) -> dict:
     return out
 
 
+def _chance_verdict(res: "SystemAudit", attacker: str, trial_type: str, key: str = "eer_rocch") -> str:
+    a = _assessment(res, f"{attacker} / {trial_type}", key)
+    return "" if a is None else a.chance.verdict
+
+
+def _oaaa_reading(res: "SystemAudit", attacker: str, m: dict) -> str:
+    """One reading of an oaaa row, from its interpolated EER (flag) and that EER's two-sided chance test."""
+    if m["eer_interp"] > OAAA_COMPRESSION_FLAG:
+        return "identity-space compression (flagged)"
+    if _chance_verdict(res, attacker, "oaaa", "eer_interp") == VERDICT_LEAKS:
+        return ("compression (below the flag)" if m["eer_interp"] > 0.5
+                else "anonymized voices spread further apart than the originals")
+    return "no departure from 50 % detected"
+
+
 def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
     multi = len(results) > 1
-    rows, arows, data, flags = [], [], {}, []
+    rows, ref_rows, cons_rows, oaaa_rows, arows, data, flags = [], [], [], [], [], {}, []
     for system, res in results.items():
         data[system] = {"attackers": res.type_metrics, "aggregate": aggregate_over_attackers(res.type_metrics)}
         for attacker, by_type in res.type_metrics.items():
             for name, m in by_type.items():
                 tt = TRIAL_TYPES[name]
-                target = "reference" if tt.target_eer is None else f"{100 * tt.target_eer:g} %"
+                lead = ([system] if multi else []) + [attacker, name]
                 ci, verdict = _eer_evidence(res.assessments.get(f"{attacker} / {name}", []), name)
-                rows.append(([system] if multi else []) + [
-                    attacker, name, attacker_class(res.attackers[attacker].trained_on, name), target,
-                    100 * m["eer_rocch"], ci, verdict, 100 * m["eer_interp"],
-                    m["min_cllr_bits"], m["d_ece_bits"], m["eps_max_nats"], m["zebra_tag"], tt.description])
+                if name in ATTACK_TYPES:  # the only rows with privacy colours and ZEBRA tags
+                    rows.append(lead + [
+                        attacker_class(res.attackers[attacker].trained_on, name), 100 * m["eer_rocch"], ci, verdict,
+                        100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], m["eps_max_nats"],
+                        m["zebra_tag"]])
+                elif name == "oaaa":
+                    oaaa_rows.append(lead + [100 * m["eer_interp"], _oaaa_reading(res, attacker, m),
+                                             100 * m["eer_rocch"], ci])
+                elif tt.target_eer is None:  # reference: what the attacker achieves on original speech
+                    ref_rows.append(lead + [100 * m["eer_rocch"], ci, 100 * m["eer_interp"], m["min_cllr_bits"]])
+                else:  # pseudo-identity consistency / distinctness: ideal 0 %, beating chance is the goal
+                    reading = {VERDICT_CHANCE: "not distinguishable from chance: goal missed"}.get(
+                        _chance_verdict(res, attacker, name), "distinguishable: goal met")
+                    cons_rows.append(lead + [100 * m["eer_rocch"], ci, reading, 100 * m["eer_interp"],
+                                             tt.description])
         for t, a in data[system]["aggregate"].items():
             ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
             arows.append(([system] if multi else []) + [
@@ -326,11 +352,11 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
             sec.blocks.append(Paragraph(("" if not multi else f"{system}: ") + st["sentence"],
                                         kind="warning" if weaker else "p"))
     sec.blocks.append(Paragraph(
-        "One row per attacker (extractor / back-end / training condition, see Attackers) and trial type; the "
-        "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; the ideal "
-        "column "
-        "says what a perfect anonymizer reaches (50 % for attacks, 0 % for pseudo-identity consistency and "
-        "distinctness; 'reference' rows show what the attacker achieves on original speech). minCllr and D_ECE "
+        "One row per attacker (extractor / back-end / training condition, see Attackers) and trial type, in four "
+        "tables with their own ideal and reading: attacks (oa, aa; the only rows with privacy colours and ZEBRA "
+        "tags), the reference on original speech (oo), pseudo-identity consistency and distinctness (aaaa, "
+        "cross-profile) and the identity-space check (oaaa). The "
+        "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; minCllr and D_ECE "
         "in bits; eps_max in nats (Laplace-smoothed PAV, privacy-ZEBRA). oaoa and oaoo contain exactly the "
         "pairs of oa and oo and are not repeated here. aaaa contains exactly the pairs of aa, so its numbers are "
         "the same, read against the opposite ideal: aa asks whether a lazy-informed attacker re-identifies "
@@ -340,15 +366,37 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         f"{100 * OAAA_COMPRESSION_FLAG:g} %) means anonymized voices of different speakers are more alike than "
         "the originals (identity-space compression), well below 50 % that they are spread further apart. "
         "The CI is the speaker-level bootstrap interval and 'EER vs chance' the permutation-test verdict of the "
-        "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks)."))
+        "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks); for aaaa and "
+        "cross-profile the same test is read the other way round (differing from chance is the goal)."))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(
-        lead + ["attacker", "trial type", "attacker class", "ideal EER", "EER ROCCH (%)", "95 % CI (%)",
-                "EER vs chance",
-                "EER interp (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag",
-                "what it measures"], rows, fmt="{:.3g}",
-        cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance", "differs from chance (expected)": "ok",
-                      OAAA_VERDICT: "ok"}))
+        lead + ["attacker", "trial type", "attacker class", "EER ROCCH (%)", "95 % CI (%)", "EER vs chance",
+                "EER interp (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag"], rows,
+        fmt="{:.3g}", cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance"},
+        caption="Attacks (oa, aa): ideal EER 50 %, ideal disclosure 0; red: the attacker does better than chance "
+                "(identity leaks), green: indistinguishable from chance"))
+    if ref_rows:
+        sec.blocks.append(Table(
+            lead + ["attacker", "trial type", "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "minCllr (bits)"],
+            ref_rows, fmt="{:.3g}",
+            caption="Reference (oo, original speech): what each attacker achieves without anonymization; the lower "
+                    "the EER, the more capable the attacker (no ideal, no privacy reading)"))
+    if cons_rows:
+        sec.blocks.append(Table(
+            lead + ["attacker", "trial type", "EER ROCCH (%)", "95 % CI (%)", "reading", "EER interp (%)",
+                    "what it measures"], cons_rows, fmt="{:.3g}",
+            cell_classes={"distinguishable: goal met": "ok", "not distinguishable from chance: goal missed": "partial"},
+            caption="Pseudo-identity consistency and distinctness (aaaa, cross-profile): not attacks; ideal EER 0 %, "
+                    "and differing from chance is the goal (no privacy colours or ZEBRA tags)"))
+    if oaaa_rows:
+        sec.blocks.append(Table(
+            lead + ["attacker", "trial type", "EER interp (%)", "reading", "EER ROCCH (%)", "95 % CI (%)"],
+            oaaa_rows, fmt="{:.3g}",
+            cell_classes={"identity-space compression (flagged)": "partial"},
+            caption=f"Identity-space check (oaaa, different-speaker pairs after vs before anonymization): not an "
+                    f"attack; ideal interpolated EER 50 %, flagged above {100 * OAAA_COMPRESSION_FLAG:g} %. The "
+                    "reading follows the interpolated EER; ROCCH-EER never exceeds 50 %, so it cannot show "
+                    "compression and is given for reference only"))
     sec.blocks.append(Table(
         lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
                 "worst-case attacker", "its EER interp (%)", "worst eps_max (nats)", "eps_max attacker"], arows,
