@@ -121,3 +121,16 @@ def test_audit_refuses_overlapping_training_speakers(tmp_path):
     d = _system(tmp_path, overlap=True)
     r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r"), "-q", "--backend", "plda"])
     assert r.exit_code == 2 and "disjoint" in r.output
+
+
+def test_audit_prints_verdict_and_scorecard_without_cutting_names(tmp_path):
+    d = _system(tmp_path)
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(out), "--backend", "cosine", "--backend", "plda"])
+    assert r.exit_code == 0, r.output
+    v = json.loads((out / "report.json").read_text())["verdicts"]["sys"]
+    text = r.stdout
+    assert f"sys: {v['verdict'].upper()}." in text
+    assert v["strongest_attacker"] in text  # the sentence wraps at spaces, so the name stays whole
+    assert "scorecard" in text and "highest ALID (bits)" in text
+    assert "…" not in text  # rich's ellipsis: nothing is cut at 80 columns, long cells fold instead
