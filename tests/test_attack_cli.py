@@ -82,7 +82,7 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
                                     "plda"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
-    assert doc["schema_version"] == "1.1"
+    assert doc["schema_version"] == "1.2"  # 1.2 added the top-level "verdicts" object
     names = set(doc["attackers"])
     assert names == {"ext-a/cosine", "ext-b/cosine", "ext-a/plda/original", "ext-a/plda/anonymized",
                      "ext-b/plda/original", "ext-b/plda/anonymized", "fusion/original", "fusion/anonymized"}
@@ -93,6 +93,21 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
     assert summary["attacker_class"]["ext-a/cosine"]["oa"] == "ignorant"
     assert summary["strongest"]["aa"]["eer"]["attacker"] in names
     assert any(i["name"] == "sys/train/embeddings_ext-a" for i in doc["inputs"])
+    # the verdict comes first: one per system, decided by a named attacker, before every table and figure
+    v = doc["verdicts"]["sys"]
+    assert set(v) >= {"verdict", "sentence", "strongest_attacker", "metrics"}
+    assert v["verdict"] in ("protects", "inconclusive", "partial", "leaks")
+    assert v["strongest_attacker"] in names and v["strongest_attacker"] in v["sentence"]
+    assert v["strongest_attacker"] == summary["strongest"][v["trial_type"]]["eer"]["attacker"]
+    assert v["metrics"]["eer_rocch"] == summary["attackers"][v["strongest_attacker"]][v["trial_type"]]["eer_rocch"]
+    assert doc["sections"][0]["id"] == "verdict"
+    page = (out / "report.html").read_text()
+    start = page.index('id="verdict"')
+    assert start < page.index("<table") and start < page.index("<img")
+    # the per-attacker sections are folded, the verdict and the summary are not
+    assert '<section id="verification-ext-a_cosine"><details>' in page
+    assert '<section id="summary"><h2>' in page and '<section id="verdict"><h2>' in page
+    assert "<script" not in page
     # without fusion, and without a train folder only the cosine attackers remain
     r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r2"), "-q", "--backend", "lda",
                                     "--no-fusion"])
@@ -202,3 +217,16 @@ def test_audit_errors_name_the_system_and_a_file_named_train(tmp_path):
     (d / "train").write_text("not a folder")
     r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r"), "-q"])
     assert r.exit_code == 2 and "found a file" in r.output
+
+
+def test_audit_prints_verdict_and_scorecard_without_cutting_names(tmp_path):
+    d = _system(tmp_path)
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(out), "--backend", "cosine", "--backend", "plda"])
+    assert r.exit_code == 0, r.output
+    v = json.loads((out / "report.json").read_text())["verdicts"]["sys"]
+    text = r.stdout
+    assert f"sys: {v['verdict'].upper()}." in text
+    assert v["strongest_attacker"] in text  # the sentence wraps at spaces, so the name stays whole
+    assert "scorecard" in text and "highest ALID (bits)" in text
+    assert "…" not in text  # rich's ellipsis: nothing is cut at 80 columns, long cells fold instead

@@ -37,12 +37,19 @@ def browser():
     drv.quit()
 
 
-def test_demo_report_in_chromium(browser, tmp_path):
+@pytest.fixture(scope="module")
+def demo_out(tmp_path_factory):
+    """One demo report shared by the tests of this module (it takes about a minute)."""
     if not sorted(EXAMPLE.glob("embeddings_*.npz")):
         pytest.skip("bundled example missing")
-    out = tmp_path / "demo"
+    out = tmp_path_factory.mktemp("browser") / "demo"
     r = CliRunner().invoke(app, ["demo", "-o", str(out), "-q"])
     assert r.exit_code == 0, r.output
+    return out
+
+
+def test_demo_report_in_chromium(browser, demo_out, tmp_path):
+    out = demo_out
     doc = json.loads((out / "report.json").read_text())
     browser.get((out / "report.html").as_uri())
     # loads without console errors
@@ -55,9 +62,46 @@ def test_demo_report_in_chromium(browser, tmp_path):
         assert browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth", img) > 100
     # key numbers appear as rendered text
     text = browser.find_element("tag name", "body").text
-    res = doc["sections"][0]["data"]["systems"]["mcadams"]["attackers"]["resemblyzer-ge2e/plda/anonymized"]
+    # the summary is the second section since the verdict block opens the page
+    summary = next(s for s in doc["sections"] if s["id"] == "summary")
+    res = summary["data"]["systems"]["mcadams"]["attackers"]["resemblyzer-ge2e/plda/anonymized"]
     assert f"{100 * res['oa']['eer_rocch']:.3g}" in text
     assert "1-to-N linkage" in text and "Reproducibility" in text
     assert "the strongest attacker is" in text and "semi-informed" in text
     shot = tmp_path / "report.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    # folded sections keep their titles visible; their tables open on a click (no scripts on the page)
+    fold = browser.find_element("css selector", "section[id^='verification-'] details")
+    assert fold.get_attribute("open") is None and "Verification and privacy-ZEBRA" in fold.text
+    assert browser.find_elements("tag name", "script") == []
+
+
+def test_verdict_in_first_viewport(browser, demo_out):
+    """At 1,280 x 800 the verdict block is the first thing read: visible without scrolling, before any table."""
+    out = demo_out
+    verdict = json.loads((out / "report.json").read_text())["verdicts"]["mcadams"]
+    # the viewport itself, not the window (whose height includes the browser's own bars)
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        browser.get((out / "report.html").as_uri())
+        assert browser.execute_script("return [window.innerWidth, window.innerHeight]") == [1280, 800]
+        block = browser.find_element("id", "verdict")
+        assert block.is_displayed()
+        top, bottom = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", block)
+        first = browser.find_element("css selector", "#verdict p")
+        f_top, f_bottom = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", first)
+        assert 0 <= top and 0 <= f_top and f_bottom <= 800  # the verdict sentence is on the first screen
+        assert first.text.startswith(f"Verdict: {verdict['verdict']}.")
+        assert verdict["strongest_attacker"] in first.text
+        # the scorecard is in the first viewport too, and nothing tabular or pictured comes before the block
+        card = browser.find_element("css selector", "#verdict table")
+        assert browser.execute_script("return arguments[0].getBoundingClientRect().top", card) < 800
+        assert browser.execute_script(
+            "const v = document.getElementById('verdict');"
+            "return [...document.querySelectorAll('table, img')].every("
+            "  e => v.contains(e) || (v.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING));")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

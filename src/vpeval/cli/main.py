@@ -240,24 +240,55 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
         rep.inputs = inputs
         status.update("writing the report")
         write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
-    summary = rep.sections[0].data["systems"]
+    summary = next(s for s in rep.sections if s.id == "summary").data["systems"]
     if json_out:
-        echo_json({"report": str(out / "report.html"), "summary": summary})
+        echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}), "summary": summary})
         return
     if quiet:
         return
+    out_console = Console()
+    _print_verdicts(out_console, rep.extra.get("verdicts", {}))
     for name, data in summary.items():
         table = RichTable(title=escape(f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)"))
-        width = max(len(a) for a in data["attackers"])
-        table.add_column("attacker", no_wrap=True, min_width=width)
+        table.add_column("attacker", overflow="fold")  # long names wrap, never cut
         types = list(next(iter(data["attackers"].values())))
         for t in types:
             ideal = data["target_eer"].get(t)
-            table.add_column(f"{t} ({'ref' if ideal is None else f'{100 * ideal:g}'})")
+            table.add_column(f"{t} ({'ref' if ideal is None else f'{100 * ideal:g}'})", overflow="fold")
         for att, by in data["attackers"].items():
             table.add_row(escape(att), *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
-        Console().print(table)
+        out_console.print(table)
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+
+
+def _print_verdicts(console: Console, verdicts: dict) -> None:
+    """The verdict of each system with its sentence, then the scorecard; attacker names wrap, never cut."""
+    if not verdicts:
+        return
+    for name, v in verdicts.items():
+        console.print(f"[bold]{escape(name)}: {escape(v['verdict'].upper())}[/bold]. {escape(v['sentence'])}",
+                      overflow="fold")
+    def num(card, key, scale=1.0):
+        return "n/a" if card.get(key) is None else f"{scale * card[key]['value']:.3g}"
+
+    def who(card, key):
+        return "" if card.get(key) is None else f"{card[key]['attacker']} ({card[key]['trial_type']})"
+
+    for name, v in verdicts.items():  # one narrow table per system: fits 80 columns, names fold, never cut
+        card = v["scorecard"]
+        table = RichTable(title=escape(f"{name}: scorecard, worst case over attackers (EER ideal 50 %, "
+                                       "disclosure ideal 0)"))
+        table.add_column("headline metric", overflow="fold")
+        table.add_column("value", overflow="fold", justify="right")
+        table.add_column("attacker (trial type)", overflow="fold")
+        table.add_row("verdict", v["verdict"], escape(f"{v['strongest_attacker']} ({v['trial_type']})"))
+        for label, key, scale in (("lowest EER oa (%)", "eer_rocch_oa", 100), ("lowest EER aa (%)", "eer_rocch_aa", 100),
+                                  ("highest eps_max (nats)", "eps_max_nats", 1.0),
+                                  ("highest ALID (bits)", "alid_bits", 1.0), ("highest rank-1 (%)", "rank1", 100)):
+            table.add_row(label, num(card, key, scale), escape(who(card, key)))
+        if card.get("rank1_chance") is not None:
+            table.add_row("rank-1 chance (%)", f"{100 * card['rank1_chance']:.3g}", "1/N")
+        console.print(table)
 
 
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized; "

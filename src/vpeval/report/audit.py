@@ -32,9 +32,11 @@ from .linkage import analyse_one_to_n, linkage_section
 from .utility import utility_section
 from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
+from .verdict import AttackEvidence, decide, decide_system, verdict_section, verdict_sentence
 from ..plots.displays import legend_label
 
-__all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES"]
+__all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES",
+           "attack_evidence", "system_verdicts"]
 
 #: Trial types shown in the report; oaoa and oaoo contain exactly the pairs of oa and oo.
 REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
@@ -158,6 +160,90 @@ def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
     return out
 
 
+def _assessment(res: "SystemAudit", group: str, key: str):
+    return next((a for a in res.assessments.get(group, []) if a.key == key), None)
+
+
+def attack_evidence(res: "SystemAudit", attacker: str, trial_type: str) -> AttackEvidence:
+    """What the verdict rule (:mod:`vpeval.report.verdict`) reads about ``attacker`` on ``trial_type``: its
+    ROCCH-EER with speaker-bootstrap interval and chance test, eps_max, and from its 1-to-N linkage on the same
+    trial type (when computed) ALID and rank-1 with their chance tests."""
+    m = res.type_metrics[attacker][trial_type]
+    eer = _assessment(res, f"{attacker} / {trial_type}", "eer_rocch")
+    nan = float("nan")
+    link = res.linkage.get(attacker, {}).get(trial_type)
+    link = None if isinstance(link, Exception) else link
+    alid = _assessment(res, f"{attacker} / {trial_type} 1-to-N", "alid")
+    rank1 = _assessment(res, f"{attacker} / {trial_type} 1-to-N", "rank1")
+    return AttackEvidence(
+        attacker=attacker, trial_type=trial_type,
+        attacker_class=attacker_class(res.attackers[attacker].trained_on, trial_type),
+        eer=m["eer_rocch"], eer_low=eer.boot.low if eer else nan, eer_high=eer.boot.high if eer else nan,
+        eer_beats_chance=bool(eer and eer.chance.verdict == VERDICT_LEAKS), eps_max_nats=m["eps_max_nats"],
+        alid_bits=None if link is None else link.lid.summary.alid,
+        alid_beats_chance=None if alid is None else alid.chance.verdict == VERDICT_LEAKS,
+        rank1=None if link is None else float(link.identification.cmc[0]),
+        rank1_chance=None if link is None else 1.0 / link.identification.n_speakers,
+        rank1_beats_chance=None if rank1 is None else rank1.chance.verdict == VERDICT_LEAKS,
+    )
+
+
+#: Trial types the verdict is decided on (oaoa only stands in for oa when oa was not computed).
+VERDICT_TYPES = ("oa", "aa")
+
+
+def _worst(values: dict[tuple[str, str], float], highest: bool):
+    """``{attacker, trial_type, value}`` of the highest (or lowest) value over (attacker, trial type) keys; ties by
+    attacker name then trial type; None when empty."""
+    if not values:
+        return None
+    key = sorted(values, key=lambda k: (-values[k] if highest else values[k], k))[0]
+    return {"attacker": key[0], "trial_type": key[1], "value": values[key]}
+
+
+def system_verdicts(results: dict[str, "SystemAudit"]) -> tuple[dict, list[list], dict[str, int]]:
+    """The ``verdicts`` object of report.json, the scorecard rows and the number of attackers per system.
+
+    ``verdicts[system]`` = ``{verdict, sentence, strongest_attacker, trial_type, reason, metrics, by_type,
+    scorecard}``; see :mod:`vpeval.report.verdict` for the rule.
+    """
+    verdicts, rows, n_att = {}, [], {}
+    for system, res in results.items():
+        strongest = strongest_attackers(res)
+        types = [t for t in VERDICT_TYPES if t in strongest] or [t for t in ATTACK_TYPES if t in strongest]
+        n_att[system] = len(res.type_metrics)
+        if not types:  # no attack trial type computed: nothing to decide on
+            continue
+        evidence = [attack_evidence(res, strongest[t]["eer"]["attacker"], t) for t in types]
+        verdict, ev, reason = decide_system(evidence)
+        by_type = {}
+        for e in evidence:
+            v, r = decide(e)
+            by_type[e.trial_type] = {"verdict": v, "reason": r, "attacker": e.attacker, "metrics": e.metrics()}
+        card = {}
+        for t in types:
+            card[f"eer_rocch_{t}"] = _worst({(a, t): by[t]["eer_rocch"] for a, by in res.type_metrics.items()
+                                             if t in by}, highest=False)
+        card["eps_max_nats"] = _worst({(a, t): by[t]["eps_max_nats"] for a, by in res.type_metrics.items()
+                                       for t in types if t in by}, highest=True)
+        links = {(a, t): lk[t] for a, lk in res.linkage.items() for t in types
+                 if t in lk and not isinstance(lk[t], Exception)}
+        card["alid_bits"] = _worst({k: lk.lid.summary.alid for k, lk in links.items()}, highest=True)
+        card["rank1"] = _worst({k: float(lk.identification.cmc[0]) for k, lk in links.items()}, highest=True)
+        chance = sorted({1.0 / lk.identification.n_speakers for lk in links.values()})
+        card["rank1_chance"] = chance[-1] if chance else None
+        verdicts[system] = {
+            "verdict": verdict, "sentence": verdict_sentence(verdict, ev, reason), "strongest_attacker": ev.attacker,
+            "trial_type": ev.trial_type, "reason": reason, "metrics": ev.metrics(), "by_type": by_type,
+            "scorecard": card,
+        }
+        val = lambda k, scale=1.0: float("nan") if card.get(k) is None else scale * card[k]["value"]  # noqa: E731
+        rows.append([system, verdict, f"{ev.trial_type}: {ev.attacker}", val("eer_rocch_oa", 100),
+                     val("eer_rocch_aa", 100), val("eps_max_nats"), val("alid_bits"), val("rank1", 100),
+                     float("nan") if card["rank1_chance"] is None else 100 * card["rank1_chance"]])
+    return verdicts, rows, n_att
+
+
 def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
     """Who attacks: extractor, back-end, training condition and size, fusion members and weights."""
     multi = len(results) > 1
@@ -207,20 +293,46 @@ def attackers_json(results: dict[str, "SystemAudit"]) -> dict:
     return out
 
 
+def _chance_verdict(res: "SystemAudit", attacker: str, trial_type: str, key: str = "eer_rocch") -> str:
+    a = _assessment(res, f"{attacker} / {trial_type}", key)
+    return "" if a is None else a.chance.verdict
+
+
+def _oaaa_reading(res: "SystemAudit", attacker: str, m: dict) -> str:
+    """One reading of an oaaa row, from its interpolated EER (flag) and that EER's two-sided chance test."""
+    if m["eer_interp"] > OAAA_COMPRESSION_FLAG:
+        return "identity-space compression (flagged)"
+    if _chance_verdict(res, attacker, "oaaa", "eer_interp") == VERDICT_LEAKS:
+        return ("compression (below the flag)" if m["eer_interp"] > 0.5
+                else "anonymized voices spread further apart than the originals")
+    return "no departure from 50 % detected"
+
+
 def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
     multi = len(results) > 1
-    rows, arows, data, flags = [], [], {}, []
+    rows, ref_rows, cons_rows, oaaa_rows, arows, data, flags = [], [], [], [], [], {}, []
     for system, res in results.items():
         data[system] = {"attackers": res.type_metrics, "aggregate": aggregate_over_attackers(res.type_metrics)}
         for attacker, by_type in res.type_metrics.items():
             for name, m in by_type.items():
                 tt = TRIAL_TYPES[name]
-                target = "reference" if tt.target_eer is None else f"{100 * tt.target_eer:g} %"
+                lead = ([system] if multi else []) + [attacker, name]
                 ci, verdict = _eer_evidence(res.assessments.get(f"{attacker} / {name}", []), name)
-                rows.append(([system] if multi else []) + [
-                    attacker, name, attacker_class(res.attackers[attacker].trained_on, name), target,
-                    100 * m["eer_rocch"], ci, verdict, 100 * m["eer_interp"],
-                    m["min_cllr_bits"], m["d_ece_bits"], m["eps_max_nats"], m["zebra_tag"], tt.description])
+                if name in ATTACK_TYPES:  # the only rows with privacy colours and ZEBRA tags
+                    rows.append(lead + [
+                        attacker_class(res.attackers[attacker].trained_on, name), 100 * m["eer_rocch"], ci, verdict,
+                        100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], m["eps_max_nats"],
+                        m["zebra_tag"]])
+                elif name == "oaaa":
+                    oaaa_rows.append(lead + [100 * m["eer_interp"], _oaaa_reading(res, attacker, m),
+                                             100 * m["eer_rocch"], ci])
+                elif tt.target_eer is None:  # reference: what the attacker achieves on original speech
+                    ref_rows.append(lead + [100 * m["eer_rocch"], ci, 100 * m["eer_interp"], m["min_cllr_bits"]])
+                else:  # pseudo-identity consistency / distinctness: ideal 0 %, beating chance is the goal
+                    reading = {VERDICT_CHANCE: "not distinguishable from chance: goal missed"}.get(
+                        _chance_verdict(res, attacker, name), "distinguishable: goal met")
+                    cons_rows.append(lead + [100 * m["eer_rocch"], ci, reading, 100 * m["eer_interp"],
+                                             tt.description])
         for t, a in data[system]["aggregate"].items():
             ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
             arows.append(([system] if multi else []) + [
@@ -242,11 +354,11 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
             sec.blocks.append(Paragraph(("" if not multi else f"{system}: ") + st["sentence"],
                                         kind="warning" if weaker else "p"))
     sec.blocks.append(Paragraph(
-        "One row per attacker (extractor / back-end / training condition, see Attackers) and trial type; the "
-        "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; the ideal "
-        "column "
-        "says what a perfect anonymizer reaches (50 % for attacks, 0 % for pseudo-identity consistency and "
-        "distinctness; 'reference' rows show what the attacker achieves on original speech). minCllr and D_ECE "
+        "One row per attacker (extractor / back-end / training condition, see Attackers) and trial type, in four "
+        "tables with their own ideal and reading: attacks (oa, aa; the only rows with privacy colours and ZEBRA "
+        "tags), the reference on original speech (oo), pseudo-identity consistency and distinctness (aaaa, "
+        "cross-profile) and the identity-space check (oaaa). The "
+        "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; minCllr and D_ECE "
         "in bits; eps_max in nats (Laplace-smoothed PAV, privacy-ZEBRA). oaoa and oaoo contain exactly the "
         "pairs of oa and oo and are not repeated here. aaaa contains exactly the pairs of aa, so its numbers are "
         "the same, read against the opposite ideal: aa asks whether a lazy-informed attacker re-identifies "
@@ -256,15 +368,37 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         f"{100 * OAAA_COMPRESSION_FLAG:g} %) means anonymized voices of different speakers are more alike than "
         "the originals (identity-space compression), well below 50 % that they are spread further apart. "
         "The CI is the speaker-level bootstrap interval and 'EER vs chance' the permutation-test verdict of the "
-        "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks)."))
+        "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks); for aaaa and "
+        "cross-profile the same test is read the other way round (differing from chance is the goal)."))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(
-        lead + ["attacker", "trial type", "attacker class", "ideal EER", "EER ROCCH (%)", "95 % CI (%)",
-                "EER vs chance",
-                "EER interp (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag",
-                "what it measures"], rows, fmt="{:.3g}",
-        cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance", "differs from chance (expected)": "ok",
-                      OAAA_VERDICT: "ok"}))
+        lead + ["attacker", "trial type", "attacker class", "EER ROCCH (%)", "95 % CI (%)", "EER vs chance",
+                "EER interp (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag"], rows,
+        fmt="{:.3g}", cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance"},
+        caption="Attacks (oa, aa): ideal EER 50 %, ideal disclosure 0; red: the attacker does better than chance "
+                "(identity leaks), green: indistinguishable from chance"))
+    if ref_rows:
+        sec.blocks.append(Table(
+            lead + ["attacker", "trial type", "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "minCllr (bits)"],
+            ref_rows, fmt="{:.3g}",
+            caption="Reference (oo, original speech): what each attacker achieves without anonymization; the lower "
+                    "the EER, the more capable the attacker (no ideal, no privacy reading)"))
+    if cons_rows:
+        sec.blocks.append(Table(
+            lead + ["attacker", "trial type", "EER ROCCH (%)", "95 % CI (%)", "reading", "EER interp (%)",
+                    "what it measures"], cons_rows, fmt="{:.3g}",
+            cell_classes={"distinguishable: goal met": "ok", "not distinguishable from chance: goal missed": "partial"},
+            caption="Pseudo-identity consistency and distinctness (aaaa, cross-profile): not attacks; ideal EER 0 %, "
+                    "and differing from chance is the goal (no privacy colours or ZEBRA tags)"))
+    if oaaa_rows:
+        sec.blocks.append(Table(
+            lead + ["attacker", "trial type", "EER interp (%)", "reading", "EER ROCCH (%)", "95 % CI (%)"],
+            oaaa_rows, fmt="{:.3g}",
+            cell_classes={"identity-space compression (flagged)": "partial"},
+            caption=f"Identity-space check (oaaa, different-speaker pairs after vs before anonymization): not an "
+                    f"attack; ideal interpolated EER 50 %, flagged above {100 * OAAA_COMPRESSION_FLAG:g} %. The "
+                    "reading follows the interpolated EER; ROCCH-EER never exceeds 50 %, so it cannot show "
+                    "compression and is given for reference only"))
     sec.blocks.append(Table(
         lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
                 "worst-case attacker", "its EER interp (%)", "worst eps_max (nats)", "eps_max attacker"], arows,
@@ -605,8 +739,11 @@ def audit_systems(
                                      n_perm=n_perm,
                                      progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
     report.extra["attackers"] = attackers_json(results)
+    verdicts, scorecard, n_attackers = system_verdicts(results)
+    report.extra["verdicts"] = verdicts
+    report.add(verdict_section(verdicts, scorecard, n_attackers))
     report.add(_summary_section(results))
-    report.add(attackers_section(results))
+    report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results))
     utility = utility or {}
     if utility:
@@ -617,28 +754,31 @@ def audit_systems(
     expected = {k: v for k, v in expected.items() if v is not None}
     report.add(uncertainty_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.assessments.items()},
-        expected_to_differ=expected))
-    report.add(speaker_profile_section({f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()}))
+        expected_to_differ=expected)).folded = True
+    report.add(speaker_profile_section(
+        {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()})).folded = True
     multi = len(systems) > 1
     for system, res in results.items():
         pre = f"{system} / " if multi else ""
         sid = f"{safe_filename(system)}-" if multi else ""
         for attacker, by_type in res.trials.items():
             report.add(verification_section(by_type, section_id=f"{sid}verification-{attacker}",
-                                            title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}"))
+                                            title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}")
+                       ).folded = True
         for attacker, by_type in res.trials.items():
             if "oa" in by_type:
                 t = by_type["oa"]
                 report.add(disclosure_section(
                     t.tar, t.non, section_id=f"{sid}disclosure-{attacker}",
-                    title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0])
+                    title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0]).folded = True
         for attacker, by_cond in res.linkage.items():
             report.add(_optional_section(linkage_section, by_cond, f"{sid}linkage-{attacker}",
-                                         f"1-to-N linkage: {pre}attacker {attacker}"))
+                                         f"1-to-N linkage: {pre}attacker {attacker}")).folded = True
             ok = {k: v.identification.gamma for k, v in by_cond.items() if not isinstance(v, Exception)}
             if ok:
                 report.add(rank_disclosure_section(ok, section_id=f"{sid}rank-{attacker}",
-                                                   title=f"Similarity-rank disclosure: {pre}attacker {attacker}"))
+                                                   title=f"Similarity-rank disclosure: {pre}attacker {attacker}")
+                           ).folded = True
         report.add(_optional_section(embedding_section, res.structure, f"{sid}embedding",
                                      f"Embedding structure: {pre}original vs anonymized"))
         report.add(_optional_section(distinctiveness_section, res.distinctiveness, f"{sid}distinctiveness",

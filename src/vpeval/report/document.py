@@ -17,7 +17,7 @@ __all__ = ["Table", "Figure", "Paragraph", "Section", "Report", "safe_filename"]
 @dataclass
 class Paragraph:
     text: str
-    kind: str = "p"  # "p" or "note" or "warning"
+    kind: str = "p"  # "p", "note", "warning", or "verdict-<word>" (a verdict of the fixed vocabulary)
 
 
 @dataclass
@@ -47,10 +47,14 @@ class Figure:
 
 @dataclass
 class Section:
+    """A titled part of the report. ``folded`` sections are rendered closed (HTML ``<details>``, no scripts):
+    their title stays visible and one click opens them."""
+
     id: str
     title: str
     blocks: list[Paragraph | Table | Figure] = field(default_factory=list)
     data: dict = field(default_factory=dict)
+    folded: bool = False
 
 
 @dataclass

@@ -24,7 +24,7 @@ from .document import Figure, Paragraph, Report, Table, safe_filename
 
 __all__ = ["write_report", "check_output_folder", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 
 class OutputExistsError(VpevalError):
@@ -80,7 +80,14 @@ caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}figure{m
 figure img{max-width:100%;border:1px solid #dde}figcaption{font-size:.85em;color:#555}
 .note{color:#555;font-size:.9em}.warning{background:#fff4e0;border-left:4px solid #e90;padding:.4em .8em}
 td.leak{background:#fde2e0;color:#8b1a10;font-weight:600}td.chance{background:#e3f4e1;color:#1d5e20}
-td.ok{background:#e6eef8;color:#1f4e79}nav a{margin-right:1em}footer{margin-top:3em;font-size:.8em;color:#777}
+td.ok{background:#e6eef8;color:#1f4e79}td.partial{background:#fff0d6;color:#7a4a00;font-weight:600}
+nav a{margin-right:1em}footer{margin-top:3em;font-size:.8em;color:#777}
+details>summary{cursor:pointer}details>summary h2{display:inline-block;margin:1em 0 .3em}
+nav details>summary{color:#345;font-size:.9em}
+p[class^=verdict-]{font-size:1.05em;padding:.5em .9em;border-left:6px solid #888;background:#f3f3f3}
+p.verdict-leaks{border-color:#c0392b;background:#fde2e0}p.verdict-partial{border-color:#e69500;background:#fff0d6}
+p.verdict-protects{border-color:#2e7d32;background:#e3f4e1}p.verdict-inconclusive{border-color:#1f4e79;background:#e6eef8}
+#verdict h2{margin-top:.6em}
 """
 
 
@@ -105,10 +112,16 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{e(report.title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{e(report.title)}</h1>",
-        "<nav>" + "".join(f'<a href="#{e(safe_filename(s.id))}">{e(s.title)}</a>' for s in report.sections) + "</nav>",
+        # the contents list is folded: with many attackers it would fill the first screen
+        f"<nav><details><summary>Contents ({len(report.sections)} sections)</summary>"
+        + "".join(f'<a href="#{e(safe_filename(s.id))}">{e(s.title)}</a>' for s in report.sections)
+        + "</details></nav>",
     ]
     for s in report.sections:
-        out.append(f'<section id="{e(safe_filename(s.id))}"><h2>{e(s.title)}</h2>')
+        if s.folded:
+            out.append(f'<section id="{e(safe_filename(s.id))}"><details><summary><h2>{e(s.title)}</h2></summary>')
+        else:
+            out.append(f'<section id="{e(safe_filename(s.id))}"><h2>{e(s.title)}</h2>')
         for b in s.blocks:
             if isinstance(b, Paragraph):
                 cls = "" if b.kind == "p" else f' class="{e(b.kind)}"'
@@ -124,7 +137,7 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
                     f'<figure><img src="{e(fn)}" alt="{e(b.caption or b.name)}">'
                     f"<figcaption>{e(b.caption)}</figcaption></figure>"
                 )
-        out.append("</section>")
+        out.append("</details></section>" if s.folded else "</section>")
     inputs = "".join(
         f"<tr><td>{e(str(i.get('name', '')))}</td><td>{e(str(i.get('path', '')))}</td>"
         f"<td><code>{e(str(i.get('sha256', '')))}</code></td></tr>"
