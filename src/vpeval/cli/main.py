@@ -249,14 +249,21 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     out_console = Console()
     _print_verdicts(out_console, rep.extra.get("verdicts", {}))
     for name, data in summary.items():
-        table = RichTable(title=escape(f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)"))
-        table.add_column("attacker", overflow="fold")  # long names wrap, never cut
+        from rich import box
+
+        table = RichTable(title=escape(f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)"),
+                          box=box.SIMPLE_HEAD)
+        # long names wrap at their " / " separators (never cut); the numbers stay on the name's first line
+        table.add_column("attacker", overflow="fold", min_width=min(20, max(len(p) for a in data["attackers"]
+                                                                              for p in a.split("/")) + 2))
         types = list(next(iter(data["attackers"].values())))
         for t in types:
             ideal = data["target_eer"].get(t)
-            table.add_column(f"{t} ({'ref' if ideal is None else f'{100 * ideal:g}'})", overflow="fold")
+            head = t.replace("cross-profile", "cross-\nprofile")
+            table.add_column(f"{head}\n({'ref' if ideal is None else f'{100 * ideal:g}'})", overflow="fold",
+                             justify="right", max_width=7)
         for att, by in data["attackers"].items():
-            table.add_row(escape(att), *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
+            table.add_row(escape(att.replace("/", " / ")), *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
         out_console.print(table)
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
