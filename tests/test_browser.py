@@ -105,3 +105,40 @@ def test_verdict_in_first_viewport(browser, demo_out):
             "  e => v.contains(e) || (v.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING));")
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def _page_width(browser, page):
+    """[document width, viewport width] of ``page`` at a 1,280 x 800 viewport."""
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                            {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+    try:
+        browser.get(page.as_uri())
+        return browser.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def test_demo_page_not_wider_than_viewport(browser, demo_out):
+    """Wide tables (the attacks summary) scroll inside their own box; the page itself never scrolls sideways."""
+    width, viewport = _page_width(browser, demo_out / "report.html")
+    assert viewport == 1280 and width <= viewport
+    # every table sits in a scrolling container
+    assert browser.execute_script(
+        "return [...document.querySelectorAll('table')].every(t => t.parentElement.classList.contains('scroll'))")
+
+
+def test_five_systems_page_not_wider_than_viewport(browser, tmp_path):
+    """An audit of five systems (issue 11): the summary and scorecard fit, or scroll in their own box."""
+    npz = EXAMPLE / "embeddings_mfcc.npz"
+    if not npz.exists():
+        pytest.skip("bundled example missing")
+    data = tmp_path / "mini"
+    data.mkdir()
+    shutil.copy(npz, data / npz.name)
+    out = tmp_path / "five"
+    systems = [f"{s}={data}" for s in "ABCDE"]
+    r = CliRunner().invoke(app, ["audit", *systems, "--backend", "cosine", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    assert set(json.loads((out / "report.json").read_text())["verdicts"]) == set("ABCDE")
+    width, viewport = _page_width(browser, out / "report.html")
+    assert viewport == 1280 and width <= viewport

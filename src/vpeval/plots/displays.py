@@ -50,25 +50,88 @@ class DETDisplay:
         return cls(c.pmiss, c.pfa, rocch_eer(tar, non), label)
 
     def plot(self, ax=None, **kwargs):
-        """Draw on ``ax`` (a new figure when None); returns the Axes. Rates are clipped to [1e-4, 1-1e-4]."""
+        """Draw on ``ax`` (a new figure when None); returns the Axes.
+
+        The axes span the rates the curves on ``ax`` use: from the smallest non-zero rate of any curve drawn
+        there (at most 0.1 %, at least 0.01 %) to one minus it, with a labelled tick at every step of
+        :data:`DET_TICKS` inside that span; zero rates sit on the edge. Extra keyword arguments (``ls``,
+        ``marker``, ``color``...) go to the curve; ``eer_marker`` (default ``"o"``) marks the ROCCH-EER.
+        """
         ax = _axes(ax)
-        lo, hi = 1e-4, 1 - 1e-4
-        x = norm.ppf(np.clip(self.pfa, lo, hi))
-        y = norm.ppf(np.clip(self.pmiss, lo, hi))
+        eer_marker = kwargs.pop("eer_marker", "o")
+        lo = _det_floor(self.pfa, self.pmiss)
+        floor = min(lo, getattr(ax, "_vpeval_det_floor", lo))
+        ax._vpeval_det_floor = floor
+        lim = (norm.ppf(floor) - 0.12, -norm.ppf(floor) + 0.12)
+        x = norm.ppf(np.clip(self.pfa, floor, 1 - floor))
+        y = norm.ppf(np.clip(self.pmiss, floor, 1 - floor))
         line = ax.plot(x, y, label=legend_label(f"{self.label} (ROCCH-EER {100 * self.eer:.2f} %)"), **kwargs)[0]
-        e = norm.ppf(np.clip(self.eer, lo, hi))
-        ax.plot([e], [e], "o", color=line.get_color(), ms=4)
-        ticks = np.array([0.001, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95])
-        ax.set_xticks(norm.ppf(ticks), [f"{100 * t:g}" for t in ticks])
-        ax.set_yticks(norm.ppf(ticks), [f"{100 * t:g}" for t in ticks])
-        lim = norm.ppf([0.0005, 0.9995])
+        line.set_gid("vpeval-det")
+        e = norm.ppf(np.clip(self.eer, floor, 1 - floor))
+        ax.plot([e], [e], eer_marker, color=line.get_color(), ms=4 if eer_marker == "o" else 6)
+        ticks = np.array([t for t in DET_TICKS if floor <= t <= 1 - floor])
+        labels = [f"{100 * t:g}" for t in ticks]
+        ax.set_xticks(norm.ppf(ticks), labels, rotation=90, fontsize=7)
+        ax.set_yticks(norm.ppf(ticks), labels, fontsize=7)
         ax.set_xlim(*lim)
         ax.set_ylim(*lim)
-        ax.plot(lim, lim, ":", color="grey", lw=0.8)
+        if not any(ln.get_gid() == "vpeval-det-diagonal" for ln in ax.lines):
+            ax.plot(lim, lim, ":", color="grey", lw=0.8, gid="vpeval-det-diagonal")
+        else:
+            next(ln for ln in ax.lines if ln.get_gid() == "vpeval-det-diagonal").set_data(lim, lim)
         ax.set_xlabel("False-alarm rate (%)")
         ax.set_ylabel("Miss rate (%)")
         ax.grid(True, alpha=0.3)
         return ax
+
+
+#: Tick positions of DET axes (fractions), symmetric about 50 %; the axes show those inside their span.
+DET_TICKS = (0.0001, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995,
+             0.999, 0.9999)
+
+
+def _det_floor(pfa, pmiss) -> float:
+    """The lowest rate the DET axes must show: the smallest non-zero rate, snapped down to 0.1, 0.05 or 0.01 %."""
+    r = np.concatenate([np.asarray(pfa, float), np.asarray(pmiss, float)])
+    r = np.minimum(r, 1 - r)
+    pos = r[r > 0]
+    m = float(pos.min()) if pos.size else 1e-3
+    return next((f for f in (1e-3, 5e-4, 1e-4) if f <= m), 1e-4)
+
+
+DET_STYLES = ("-", "--", "-.", ":")
+
+
+def det_styles(curves) -> list[dict]:
+    """Line styles for DET curves drawn on one axes, so that curves which coincide all stay visible.
+
+    ``curves`` is a sequence of (pmiss, pfa) pairs. Each curve that repeats an earlier one (same operating
+    points) gets the next dash pattern and a thinner line than the curve under it, and ``same_as`` names the
+    index of the first curve it repeats (None for the first of its kind).
+    """
+    out: list[dict] = []
+    for i, (pm, pf) in enumerate(curves):
+        same = next((j for j in range(i) if _same_curve(curves[j], (pm, pf))), None)
+        if same is None:
+            out.append({"ls": "-", "lw": 1.5, "same_as": None})
+        else:
+            k = 1 + sum(1 for o in out if o["same_as"] == same)
+            out.append({"ls": DET_STYLES[k % len(DET_STYLES)], "lw": max(0.8, 1.5 - 0.25 * k), "same_as": same})
+    return out
+
+
+def _same_curve(a, b) -> bool:
+    (pm1, pf1), (pm2, pf2) = a, b
+    pm1, pf1, pm2, pf2 = (np.asarray(v, float) for v in (pm1, pf1, pm2, pf2))
+    if pm1.shape != pm2.shape or pf1.shape != pf2.shape:
+        # different numbers of thresholds can still trace the same staircase
+        return _staircase(pm1, pf1) == _staircase(pm2, pf2)
+    return bool(np.allclose(pm1, pm2, atol=1e-9) and np.allclose(pf1, pf2, atol=1e-9))
+
+
+def _staircase(pm, pf) -> tuple:
+    pts = np.unique(np.round(np.c_[pf, pm], 9), axis=0)
+    return tuple(map(tuple, pts))
 
 
 @dataclass

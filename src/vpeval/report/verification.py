@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
 from ..plots import DETDisplay, ECEDisplay
+from ..plots.displays import _det_floor, det_styles
 from .document import Figure, Paragraph, Section, Table
 
 __all__ = ["verification_section"]
@@ -43,7 +44,10 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         "scores)."))
     sec.blocks.append(Table(["metric", "unit"] + names + ["definition"], rows, caption="Verification metrics"))
     sec.blocks.append(Figure(
-        "det", lambda fig: _draw_det(fig, systems), "DET curves (probit axes); dots mark the ROCCH-EER."))
+        "det", lambda fig: _draw_det(fig, systems),
+        "DET curves (probit axes, ticks over the whole span drawn); dots mark the ROCCH-EER; a curve that "
+        "repeats another is dashed over it, its EER marked by a cross, and named in the legend.",
+        size=(6.0, 6.0)))
     sec.blocks.append(Figure(
         "ece", lambda fig: _draw_ece(fig, systems),
         "privacy-ZEBRA ECE profile: cross entropy (bits) of the PAV-calibrated scores against the prior "
@@ -58,8 +62,15 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
 
 def _draw_det(fig, systems):
     ax = fig.add_subplot(1, 1, 1)
-    for name, t in systems.items():
-        DETDisplay.from_scores(t.tar, t.non, label=name).plot(ax)
+    shown = [DETDisplay.from_scores(t.tar, t.non, label=name) for name, t in systems.items()]
+    # curves that coincide (aa and aaaa often have identical scores) are dashed over each other, not hidden
+    styles = det_styles([(d.pmiss, d.pfa) for d in shown])
+    if shown:  # one span for all curves, so none is clipped at a narrower edge drawn before a wider one
+        ax._vpeval_det_floor = min(_det_floor(d.pfa, d.pmiss) for d in shown)
+    for d, st in zip(shown, styles):
+        if st["same_as"] is not None:
+            d.label = f"{d.label} [same curve as {shown[st['same_as']].label}]"
+        d.plot(ax, ls=st["ls"], lw=st["lw"], eer_marker="o" if st["same_as"] is None else "x")
     ax.legend(fontsize=7, loc="upper right")
 
 

@@ -88,6 +88,8 @@ p[class^=verdict-]{font-size:1.05em;padding:.5em .9em;border-left:6px solid #888
 p.verdict-leaks{border-color:#c0392b;background:#fde2e0}p.verdict-partial{border-color:#e69500;background:#fff0d6}
 p.verdict-protects{border-color:#2e7d32;background:#e3f4e1}p.verdict-inconclusive{border-color:#1f4e79;background:#e6eef8}
 #verdict h2{margin-top:.6em}
+.scroll{overflow-x:auto;max-width:100%}.scroll>table{margin:.4em 0}
+p,figcaption{overflow-wrap:anywhere}
 """
 
 
@@ -130,7 +132,9 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
                 rows = "".join("<tr>" + "".join(_cell(c, b.fmt, b.cell_classes) for c in r) + "</tr>" for r in b.rows)
                 head = "".join(f"<th>{e(c)}</th>" for c in b.columns)
                 cap = f"<caption>{e(b.caption)}</caption>" if b.caption else ""
-                out.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+                # a wide table (many systems or attackers) scrolls inside its own box, never the page
+                out.append(f'<div class="scroll"><table>{cap}<thead><tr>{head}</tr></thead>'
+                           f"<tbody>{rows}</tbody></table></div>")
             elif isinstance(b, Figure):
                 fn = figure_files[id(b)]
                 out.append(
@@ -146,7 +150,8 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
     out.append(
         '<section id="reproducibility"><h2>Reproducibility</h2>'
         f"<p>vpeval {e(__version__)}; report schema {SCHEMA_VERSION}; generated {e(generated_at)}.</p>"
-        f"<table><thead><tr><th>input</th><th>path</th><th>sha256</th></tr></thead><tbody>{inputs}</tbody></table>"
+        f'<div class="scroll"><table><thead><tr><th>input</th><th>path</th><th>sha256</th></tr></thead>'
+        f"<tbody>{inputs}</tbody></table></div>"
         f"<p class=\"note\">Options: {e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></section>"
     )
     out.append("<footer>Written by vpeval. Every number has its unit; LLRs are natural-log (nats) "

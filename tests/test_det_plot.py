@@ -1,0 +1,71 @@
+"""DET plots: ticks over the whole probit span drawn, and coinciding curves kept visible (issue 11, item 7)."""
+
+import matplotlib
+
+matplotlib.use("Agg", force=True)
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from scipy.stats import norm  # noqa: E402
+
+from vpeval.io.trials import Trials  # noqa: E402
+from vpeval.plots import DETDisplay  # noqa: E402
+from vpeval.plots.displays import det_styles  # noqa: E402
+from vpeval.report.verification import _draw_det  # noqa: E402
+
+
+def _scores(seed, n_tar=300, n_non=3000, shift=2.0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(shift, 1, n_tar), rng.normal(0, 1, n_non)
+
+
+def test_det_ticks_cover_the_plotted_range():
+    tar, non = _scores(0)
+    fig, ax = plt.subplots()
+    try:
+        DETDisplay.from_scores(tar, non, label="x").plot(ax)
+        lo, hi = ax.get_xlim()
+        for ticks, lim in ((ax.get_xticks(), ax.get_xlim()), (ax.get_yticks(), ax.get_ylim())):
+            ticks = np.sort(ticks)
+            assert lim[0] <= ticks[0] and ticks[-1] <= lim[1]
+            # the first and last ticks sit within one probit step of the edges, on both sides of 50 %
+            assert ticks[0] - lim[0] < 0.5 and lim[1] - ticks[-1] < 0.5
+            # no stretch of the axis wider than ~1.2 probit units without a tick
+            assert np.max(np.diff(ticks)) < 1.2
+        labels = [t.get_text() for t in ax.get_xticklabels()]
+        for want in ("0.1", "1", "5", "20", "50" if "50" in labels else "40", "80", "95", "99", "99.9"):
+            assert want in labels, labels
+        # rates below 1/n_non (zero false alarms) are drawn on the edge, inside the axes
+        for line in ax.lines:
+            x, y = line.get_data()
+            assert np.all(np.asarray(x) >= lo - 1e-9) and np.all(np.asarray(y) <= hi + 1e-9)
+        # the span reaches the smallest non-zero rate (1/3000 ~ 0.033 % -> 0.01 % edge)
+        assert lo <= norm.ppf(1 / 3000)
+    finally:
+        plt.close(fig)
+
+
+def test_coinciding_curves_get_distinct_styles():
+    a = _scores(1)
+    b = _scores(2, shift=1.0)
+    curves = [DETDisplay.from_scores(*s, label=n) for n, s in (("aa", a), ("oa", b), ("aaaa", a), ("dup", a))]
+    styles = det_styles([(d.pmiss, d.pfa) for d in curves])
+    assert [s["same_as"] for s in styles] == [None, None, 0, 0]
+    dashes = [styles[i]["ls"] for i in (0, 2, 3)]
+    assert len(set(dashes)) == 3  # each repeat of aa has its own dash pattern
+
+    # drawn in the report: the repeat is dashed and named in the legend
+    systems = {n: Trials(np.r_[s[0], s[1]], np.r_[np.ones(len(s[0]), bool), np.zeros(len(s[1]), bool)])
+               for n, s in (("aa", a), ("oa", b), ("aaaa", a))}
+    fig = plt.figure()
+    try:
+        _draw_det(fig, systems)
+        ax = fig.axes[0]
+        curves = {ln.get_label(): ln for ln in ax.lines if ln.get_gid() == "vpeval-det"}
+        aa = next(ln for k, ln in curves.items() if k.startswith("aa ("))
+        aaaa = next(ln for k, ln in curves.items() if k.startswith("aaaa"))
+        assert "same curve as aa" in aaaa.get_label()
+        assert aa.get_linestyle() != aaaa.get_linestyle()
+        assert aa.get_color() != aaaa.get_color()
+        np.testing.assert_allclose(aa.get_xydata(), aaaa.get_xydata())
+    finally:
+        plt.close(fig)
