@@ -59,7 +59,7 @@ class DETDisplay:
         """
         ax = _axes(ax)
         eer_marker = kwargs.pop("eer_marker", "o")
-        lo = _det_floor(self.pfa, self.pmiss)
+        lo = det_floor(self.pfa, self.pmiss)
         floor = min(lo, getattr(ax, "_vpeval_det_floor", lo))
         ax._vpeval_det_floor = floor
         lim = (norm.ppf(floor) - 0.12, -norm.ppf(floor) + 0.12)
@@ -90,7 +90,7 @@ DET_TICKS = (0.0001, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 0.
              0.999, 0.9999)
 
 
-def _det_floor(pfa, pmiss) -> float:
+def det_floor(pfa, pmiss) -> float:
     """The lowest rate the DET axes must show: the smallest non-zero rate, snapped down to 0.1, 0.05 or 0.01 %."""
     r = np.concatenate([np.asarray(pfa, float), np.asarray(pmiss, float)])
     r = np.minimum(r, 1 - r)

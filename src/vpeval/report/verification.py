@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
 from ..plots import DETDisplay, ECEDisplay
-from ..plots.displays import _det_floor, det_styles
+from ..plots.displays import det_floor, det_styles
 from .document import Figure, Paragraph, Section, Table
 
 __all__ = ["verification_section"]
@@ -66,7 +66,7 @@ def _draw_det(fig, systems):
     # curves that coincide (aa and aaaa often have identical scores) are dashed over each other, not hidden
     styles = det_styles([(d.pmiss, d.pfa) for d in shown])
     if shown:  # one span for all curves, so none is clipped at a narrower edge drawn before a wider one
-        ax._vpeval_det_floor = min(_det_floor(d.pfa, d.pmiss) for d in shown)
+        ax._vpeval_det_floor = min(det_floor(d.pfa, d.pmiss) for d in shown)
     for d, st in zip(shown, styles):
         if st["same_as"] is not None:
             d.label = f"{d.label} [same curve as {shown[st['same_as']].label}]"
