@@ -131,22 +131,13 @@ def _is_trials_output(folder: Path) -> bool:
 
 
 def _claim_output(out_dir: Path, force: bool, inputs) -> None:
-    """Refuse an output folder before the expensive work: exists as a file, non-empty without --force, or with
-    --force anything but an earlier trials/attack output, or a folder holding an input."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise OutputExistsError(f"{out_dir}: exists and is not a folder")
-    if out_dir.is_dir() and any(out_dir.iterdir()):
-        if not force:
-            raise OutputExistsError(f"{out_dir}: exists and is not empty; choose another folder or pass --force")
-        resolved = out_dir.resolve()
-        for p in inputs:
-            rp = Path(p).resolve()
-            if rp == resolved or resolved in rp.parents:
-                raise OutputExistsError(f"{out_dir}: contains the input {p}; --force will not replace it")
-        if not _is_trials_output(out_dir):
-            raise OutputExistsError(f"{out_dir}: --force only replaces an earlier `vpeval trials`/`attack` output "
-                                    "(protocol.csv, <type>/trials, <type>/scores, one_to_n_*, attacker.json), and "
-                                    "this folder holds other files; choose another folder")
+    """Refuse an output folder before the expensive work (the policy of :func:`check_output_folder`, with an
+    earlier trials/attack output as what --force may replace)."""
+    from ..report.writer import check_output_folder
+
+    check_output_folder(out_dir, force=force, protect=inputs, is_ours=_is_trials_output,
+                        ours="an earlier `vpeval trials`/`attack` output (protocol.csv, <type>/trials, "
+                             "<type>/scores, one_to_n_*, attacker.json)")
 
 
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,

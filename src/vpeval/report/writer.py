@@ -210,11 +210,12 @@ def _is_report_folder(folder: Path) -> bool:
     return all(f.is_file() and f.name in written for f in folder.iterdir())
 
 
-def _check_target(out: Path, force: bool, protect) -> None:
+def _check_target(out: Path, force: bool, protect, is_ours=None,
+                  ours: str = "an earlier vpeval report (report.json + figures)") -> None:
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"{out}: exists and is not a folder")
     if out.name in ("", ".", "..") or out.resolve() == Path.cwd().resolve() or out.resolve() == Path.home():
-        raise OutputExistsError(f"{out}: name a new folder for the report, not the current or home folder")
+        raise OutputExistsError(f"{out}: name a new output folder, not the current or home folder")
     if not out.exists() or not any(out.iterdir()):
         return
     if not force:
@@ -226,16 +227,21 @@ def _check_target(out: Path, force: bool, protect) -> None:
         rp = Path(p).resolve()
         if rp == resolved or resolved in rp.parents:
             raise OutputExistsError(f"{out}: contains the input {p}; --force will not replace it")
-    if not _is_report_folder(out):
+    if not (is_ours or _is_report_folder)(out):
         raise OutputExistsError(
-            f"{out}: --force only replaces an earlier vpeval report (report.json + figures), and this folder "
-            "holds other files; choose another folder"
+            f"{out}: --force only replaces {ours}, and this folder holds other files; choose another folder"
         )
 
 
-def check_output_folder(out_dir, *, force: bool = False, protect=()) -> None:
-    """Raise :class:`OutputExistsError` now if :func:`write_report` would refuse ``out_dir`` later."""
-    _check_target(Path(out_dir), force, protect)
+def check_output_folder(out_dir, *, force: bool = False, protect=(), is_ours=None, ours: str | None = None) -> None:
+    """Raise :class:`OutputExistsError` now if the output folder ``out_dir`` may not be written.
+
+    Refused: a file in the way, the current or home folder, a non-empty folder without ``force``, and with
+    ``force`` a folder holding one of the ``protect`` paths or one that ``is_ours(folder)`` (default: an
+    earlier vpeval report) does not recognise as an earlier output of the same command (described by ``ours``).
+    """
+    kw = {} if ours is None else {"ours": ours}
+    _check_target(Path(out_dir), force, protect, is_ours, **kw)
 
 
 def _umask() -> int:
