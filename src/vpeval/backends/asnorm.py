@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, BackendError, unit_rows
+from .base import Backend, BackendError, speaker_means, unit_rows
 
-__all__ = ["ASNorm", "speaker_means"]
+__all__ = ["ASNorm", "speaker_models"]
 
 
-def speaker_means(x: np.ndarray, spk: np.ndarray):
-    """Sorted speaker ids and the unit-length mean of each speaker's unit rows, shape (n_speakers, d)."""
-    names, inverse = np.unique(spk, return_inverse=True)
-    sums = np.zeros((names.size, x.shape[1]))
-    np.add.at(sums, inverse, unit_rows(x))
-    return names, unit_rows(sums, "training speaker mean")
+def speaker_models(x: np.ndarray, spk: np.ndarray):
+    """Sorted speaker ids and each speaker's model: the unit-length mean of its unit rows, shape (S, d)."""
+    names, _, _, means = speaker_means(unit_rows(x), spk)
+    return names, unit_rows(means, "training speaker mean")
 
 
 def _top_k_stats(s: np.ndarray, k: int):
@@ -88,7 +86,7 @@ class ASNorm(Backend):
 
     def _fit(self, x, spk):
         self.backend.fit(x, spk)
-        _, self.cohort_ = speaker_means(x, spk)
+        _, self.cohort_ = speaker_models(x, spk)
         self.top_k_ = min(self.top_k, self.cohort_.shape[0])
 
     def _score(self, e, t):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import VpevalError
 
-__all__ = ["Backend", "BackendError", "unit_rows", "check_training", "within_variation"]
+__all__ = ["Backend", "BackendError", "unit_rows", "check_training", "speaker_means", "within_variation"]
 
 
 class BackendError(VpevalError):
@@ -41,12 +41,20 @@ def unit_rows(x: np.ndarray, what: str = "embedding") -> np.ndarray:
     return y / np.sqrt(np.einsum("ij,ij->i", y, y))[:, None]
 
 
-def within_variation(x: np.ndarray, spk: np.ndarray) -> float:
-    """Share of the total variance of the rows ``x`` that lies within speakers (0: each speaker's rows equal)."""
-    names, inverse = np.unique(spk, return_inverse=True)
+def speaker_means(x: np.ndarray, spk: np.ndarray):
+    """Per speaker: sorted ids, the index of each row's speaker, row counts and mean rows.
+
+    Returns ``(names (S,), inverse (n,), counts (S,), means (S, d))``.
+    """
+    names, inverse, counts = np.unique(spk, return_inverse=True, return_counts=True)
     sums = np.zeros((names.size, x.shape[1]))
     np.add.at(sums, inverse, x)
-    means = sums / np.bincount(inverse)[:, None]
+    return names, inverse, counts, sums / counts[:, None]
+
+
+def within_variation(x: np.ndarray, spk: np.ndarray) -> float:
+    """Share of the total variance of the rows ``x`` that lies within speakers (0: each speaker's rows equal)."""
+    _, inverse, _, means = speaker_means(x, spk)
     total = float(((x - x.mean(axis=0)) ** 2).sum())
     return float(((x - means[inverse]) ** 2).sum()) / total if total > 0 else 0.0
 

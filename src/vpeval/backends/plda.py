@@ -55,17 +55,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, BackendError, unit_rows
+from .base import Backend, BackendError, speaker_means, unit_rows
 
 __all__ = ["PLDABackend", "two_covariance_em", "two_covariance_llr", "simultaneous_diagonalization", "scoring_terms"]
 
 
 def _speaker_stats(x: np.ndarray, spk: np.ndarray):
     """Per-speaker counts, means and the pooled within-speaker scatter (rows sorted by speaker)."""
-    names, inverse, counts = np.unique(spk, return_inverse=True, return_counts=True)
-    sums = np.zeros((names.size, x.shape[1]))
-    np.add.at(sums, inverse, x)
-    means = sums / counts[:, None]
+    _, inverse, counts, means = speaker_means(x, spk)
     dev = x - means[inverse]
     return counts, means, dev.T @ dev
 
