@@ -49,19 +49,21 @@ class DETDisplay:
         c = det_curve(tar, non)
         return cls(c.pmiss, c.pfa, rocch_eer(tar, non), label)
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax=None, floor=None, **kwargs):
         """Draw on ``ax`` (a new figure when None); returns the Axes.
 
         The axes span the rates the curves on ``ax`` use: from the smallest non-zero rate of any curve drawn
         there (at most 0.1 %, at least 0.01 %) to one minus it, with a labelled tick at every step of
-        :data:`DET_TICKS` inside that span; zero rates sit on the edge. Extra keyword arguments (``ls``,
+        :data:`DET_TICKS` inside that span; zero rates sit on the edge. ``floor`` (one of :data:`DET_FLOORS`)
+        sets the smallest rate shown instead, e.g. the :func:`det_floor` of all curves to be drawn. Extra keyword arguments (``ls``,
         ``marker``, ``color``...) go to the curve; ``eer_marker`` (default ``"o"``) marks the ROCCH-EER.
         """
         ax = _axes(ax)
         eer_marker = kwargs.pop("eer_marker", "o")
-        lo = det_floor(self.pfa, self.pmiss)
-        floor = min(lo, getattr(ax, "_vpeval_det_floor", lo))
-        ax._vpeval_det_floor = floor
+        floor = det_floor(self.pfa, self.pmiss) if floor is None else floor
+        if any(ln.get_gid() == "vpeval-det-diagonal" for ln in ax.lines):  # keep the span of curves drawn before
+            drawn = norm.cdf(ax.get_xlim()[0] + 0.12)
+            floor = min(floor, min(DET_FLOORS, key=lambda f: abs(f - drawn)))
         lim = (norm.ppf(floor) - 0.12, -norm.ppf(floor) + 0.12)
         x = norm.ppf(np.clip(self.pfa, floor, 1 - floor))
         y = norm.ppf(np.clip(self.pmiss, floor, 1 - floor))
@@ -90,13 +92,17 @@ DET_TICKS = (0.0001, 0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 0.
              0.999, 0.9999)
 
 
+#: The lowest rates a DET axis can start at (0.1, 0.05, 0.01 %).
+DET_FLOORS = (1e-3, 5e-4, 1e-4)
+
+
 def det_floor(pfa, pmiss) -> float:
     """The lowest rate the DET axes must show: the smallest non-zero rate, snapped down to 0.1, 0.05 or 0.01 %."""
     r = np.concatenate([np.asarray(pfa, float), np.asarray(pmiss, float)])
     r = np.minimum(r, 1 - r)
     pos = r[r > 0]
     m = float(pos.min()) if pos.size else 1e-3
-    return next((f for f in (1e-3, 5e-4, 1e-4) if f <= m), 1e-4)
+    return next((f for f in DET_FLOORS if f <= m), DET_FLOORS[-1])
 
 
 DET_STYLES = ("-", "--", "-.", ":")

@@ -65,12 +65,12 @@ def _draw_det(fig, systems):
     shown = [DETDisplay.from_scores(t.tar, t.non, label=name) for name, t in systems.items()]
     # curves that coincide (aa and aaaa often have identical scores) are dashed over each other, not hidden
     styles = det_styles([(d.pmiss, d.pfa) for d in shown])
-    if shown:  # one span for all curves, so none is clipped at a narrower edge drawn before a wider one
-        ax._vpeval_det_floor = min(det_floor(d.pfa, d.pmiss) for d in shown)
+    # one span for all curves, so none is clipped at a narrower edge drawn before a wider one
+    floor = min((det_floor(d.pfa, d.pmiss) for d in shown), default=None)
     for d, st in zip(shown, styles):
         if st["same_as"] is not None:
             d.label = f"{d.label} [same curve as {shown[st['same_as']].label}]"
-        d.plot(ax, ls=st["ls"], lw=st["lw"], eer_marker="o" if st["same_as"] is None else "x")
+        d.plot(ax, floor=floor, ls=st["ls"], lw=st["lw"], eer_marker="o" if st["same_as"] is None else "x")
     ax.legend(fontsize=7, loc="upper right")
 
 
