@@ -189,3 +189,21 @@ def test_audit_names_that_collide_when_made_safe(tmp_path):
     shutil.copy(EXAMPLE / "embeddings_mfcc.npz", a)
     r = CliRunner().invoke(app, ["audit", f"a b={a}", f"a_b={a}", "-o", str(tmp_path / "r")])
     assert r.exit_code == 2 and "file-name safe" in r.output
+
+
+def test_readme_numbers_of_the_example(demo_report):
+    """Every number the README's "What the example shows" paragraph quotes, as rounded there."""
+    _, doc = demo_report
+    summary = _section(doc, "summary")["data"]["systems"]["mcadams"]
+    eer = {a: {t: round(100 * m["eer_rocch"], 1) for t, m in by.items()} for a, by in summary["attackers"].items()}
+    assert eer["mfcc-stats/plda/anonymized"]["aa"] == 0.0 and eer["fusion/anonymized"]["aa"] == 0.0
+    assert eer["mfcc-stats/cosine"]["aa"] == 3.3 and eer["resemblyzer-ge2e/cosine"]["aa"] == 6.7
+    assert summary["strongest"]["aa"]["alid"]["alid_bits"] == pytest.approx(math.log2(111), abs=0.005)
+    assert summary["strongest"]["oa"]["eer"]["attacker"] == "resemblyzer-ge2e/cosine"
+    assert eer["resemblyzer-ge2e/cosine"]["oa"] == 18.5
+    trained = [by["oa"] for a, by in eer.items() if a.count("/") == 2 and not a.startswith("fusion")]
+    assert (min(trained), max(trained)) == (18.7, 41.6)
+    assert (eer["fusion/original"]["oa"], eer["fusion/anonymized"]["oa"]) == (23.0, 28.8)
+    v = doc["verdicts"]["mcadams"]
+    assert v["verdict"] == "leaks" and v["strongest_attacker"] == "mfcc-stats/plda/anonymized"
+    assert v["metrics"]["rank1"] == 1.0 and round(100 * v["metrics"]["rank1_chance"], 1) == 0.9
