@@ -136,8 +136,10 @@ class Backend:
         Returns
         -------
         ndarray of float64, shape (n_enroll, n_test)
-            Higher means "more likely the same speaker". Each entry depends only on its own pair (and, for
-            AS-norm, on the fixed training cohort), never on the other rows or their order.
+            Higher means "more likely the same speaker". Units depend on the back-end: cosine similarity in
+            [-1, 1] (cosine, centred-cosine, lda), a log-likelihood ratio in nats (plda), standardised scores
+            (AS-norm). Each entry depends only on its own pair (and, for AS-norm, on the fixed training
+            cohort), never on the other rows or their order.
 
         Raises
         ------

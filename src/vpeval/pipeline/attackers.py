@@ -88,7 +88,13 @@ def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -
 
 
 def training_condition(train: EmbeddingSet, trained_on: str, *, original="original", anonymized="anonymized"):
-    """The rows of ``train`` in the condition ``trained_on`` (``"original"`` or ``"anonymized"``)."""
+    """The rows of ``train`` in the condition ``trained_on`` (``"original"`` or ``"anonymized"``).
+
+    Raises
+    ------
+    ProtocolError
+        ``trained_on`` not one of the two, no row in that condition, or a zero embedding (named by utterance).
+    """
     if trained_on not in ("original", "anonymized"):
         raise ProtocolError(f"trained_on must be 'original' or 'anonymized', got {trained_on!r}")
     label = original if trained_on == "original" else anonymized
