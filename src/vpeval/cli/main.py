@@ -98,6 +98,11 @@ def report(
     title: str = typer.Option("vpeval privacy report", "--title"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_out: bool = typer.Option(False, "--json", help="Print the verification numbers as JSON on stdout."),
+    groups: Optional[Path] = typer.Option(
+        None, "--groups", help="Speaker groups, Kaldi spk2gender layout ('speaker group' per line): adds a section "
+        "with every metric per group of the enrollment speaker, with bootstrap intervals over the enrolled "
+        "speakers. Needs trials with enrollment keys; every enrollment speaker must have a group."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the per-group bootstrap (with --groups)."),
 ):
     from ..report import Report, sha256_file, verification_section, write_report
     from ..report.disclosure import disclosure_section
@@ -106,7 +111,13 @@ def report(
 
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
-    check_output_folder(out, force=force, protect=[split_name(i)[1] for i in inputs] + ([key] if key else []))
+    check_output_folder(out, force=force, protect=[split_name(i)[1] for i in inputs] + ([key] if key else [])
+                        + ([str(groups)] if groups else []))
+    spk_groups = None
+    if groups is not None:
+        from ..io.speaker_groups import read_speaker_groups
+
+        spk_groups = read_speaker_groups(groups)
     systems, meta = {}, []
     for spec in inputs:
         name, path = split_name(spec)
@@ -122,6 +133,20 @@ def report(
     rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
                                                "scores_are_llrs": llr})
     rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
+    if spk_groups is not None:
+        from ..pipeline.groups import group_breakdown, pooled_result
+        from ..report.groups import score_groups_section
+
+        n_boot, by_input = 200, {}
+        for name, t in systems.items():
+            if t.enroll is None:
+                raise VpevalError(f"--groups: input {name!r} has no enrollment keys (a score/label file); give Kaldi "
+                                  "trials+scores")
+            by_input[name] = [pooled_result(t, n_boot=n_boot, seed=seed)] + group_breakdown(
+                t, spk_groups, n_boot=n_boot, seed=seed, source=str(groups))
+        meta.append({"name": "groups", "path": str(groups), "sha256": sha256_file(groups)})
+        rep.options.update({"groups": str(groups), "seed": seed, "n_boot": n_boot})
+        rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
     for name, t in systems.items():
         rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
                                    title=f"Worst-case disclosure per LLR estimator: {name}")[0])
@@ -179,7 +204,8 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 
 
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
-               seed: int, backends=None, asnorm: bool = False, fusion: bool = True) -> None:
+               seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
+               dataset: str = "", split: str = "") -> None:
     from ..report import sha256_file, write_report
     from ..report.audit import audit_systems
 
@@ -188,6 +214,15 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     from ..report.writer import check_output_folder
 
     check_output_folder(out, force=force, protect=[f for folder, _ in systems for f in folder.glob("*")])
+    if vpc_table is not None:
+        from ..report.groups import is_vpc_table
+        from ..report.writer import check_output_file, write_file
+
+        vpc_kw = dict(force=force, protect=[f for folder, _ in systems for f in folder.rglob("*")],
+                      is_ours=is_vpc_table, ours="an earlier per-group table of vpeval (same header)")
+        if Path(vpc_table).resolve() == out.resolve() or out.resolve() in Path(vpc_table).resolve().parents:
+            raise VpevalError(f"{vpc_table}: the per-group table must not go into the report folder {out}")
+        check_output_file(vpc_table, **vpc_kw)
     console = Console(stderr=True, quiet=quiet or json_out)
     loaded, inputs, metadata, train = {}, [], {}, {}
     for folder, name in systems:
@@ -236,10 +271,16 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
         rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility,
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
-                            asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)))
+                            asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
+                            dataset=dataset, split=split)
         rep.inputs = inputs
         status.update("writing the report")
         write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
+        if vpc_table is not None:
+            from ..report.groups import vpc_csv_text
+
+            sec = next((s for s in rep.sections if s.id == "groups"), None)
+            write_file(vpc_table, vpc_csv_text([] if sec is None else sec.data["vpc_rows"]), **vpc_kw)
     summary = next(s for s in rep.sections if s.id == "summary").data["systems"]
     if json_out:
         echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}), "summary": summary})
@@ -315,11 +356,19 @@ def demo(
         "Default: all of them."),
     asnorm: bool = typer.Option(False, "--asnorm", help="Also attack with every back-end under adaptive S-norm."),
     no_fusion: bool = typer.Option(False, "--no-fusion", help="Do not field the fusion attackers."),
+    vpc_table: Optional[Path] = typer.Option(
+        None, "--vpc-table", help="Also write the per-gender results as CSV: the columns of the VoicePrivacy results "
+        "tables (dataset, split, gender, enrollment, trial, EER (%)) then vpeval's (ROCCH-EER, minCllr, D_ECE, "
+        "eps_max, ALID, interval bounds; units in the names). Groups from the metadata's sex column; 'all' rows "
+        "pool every speaker. Refuses an existing file unless --force over an earlier such table."),
+    dataset: str = typer.Option("", "--dataset", help="Value of the dataset column of --vpc-table (default: the example folder's name)."),
+    split: str = typer.Option("eval", "--split", help="Value of the split column of --vpc-table."),
 ):
     folder = _find_example(example)
     _run_audit([(folder, "mcadams")], out, force, quiet, json_out,
                "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed,
-               backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion)
+               backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
+               dataset=dataset or folder.name, split=split)
 
 
 @app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
@@ -346,6 +395,13 @@ def audit(
     asnorm: bool = typer.Option(False, "--asnorm", help="Also attack with every back-end under adaptive S-norm "
                                 "(cohort: the training speakers)."),
     no_fusion: bool = typer.Option(False, "--no-fusion", help="Do not field the fusion attackers."),
+    vpc_table: Optional[Path] = typer.Option(
+        None, "--vpc-table", help="Also write the per-gender results as CSV: the columns of the VoicePrivacy results "
+        "tables (dataset, split, gender, enrollment, trial, EER (%)) then vpeval's (ROCCH-EER, minCllr, D_ECE, "
+        "eps_max, ALID, interval bounds; units in the names). Groups from the metadata's sex column; 'all' rows "
+        "pool every speaker. Refuses an existing file unless --force over an earlier such table."),
+    dataset: str = typer.Option("", "--dataset", help="Value of the dataset column of --vpc-table."),
+    split: str = typer.Option("eval", "--split", help="Value of the split column of --vpc-table."),
 ):
     folders: list[tuple[Path, str]] = []
     for spec in systems:
@@ -358,7 +414,7 @@ def audit(
             raise VpevalError(f"two systems are named {name!r}; give names with NAME=DIR")
         folders.append((folder, name))
     _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
-               fusion=not no_fusion)
+               fusion=not no_fusion, vpc_table=vpc_table, dataset=dataset, split=split)
 
 
 def _backends(names: list[str]):

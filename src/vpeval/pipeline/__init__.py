@@ -14,6 +14,8 @@ from .protocols import (
     speaker_models,
 )
 from .attackers import TRAINED_ON, Attacker, attacker_class, check_disjoint, fuse_attackers, make_attackers
+from .groups import DEFAULT_GROUP_BY, GroupResult, GroupsError, group_breakdown, pooled_result, speaker_groups, trial_groups
+from .compare import HEADLINE_METRICS, AttackData, Comparison, compare_pair, compare_systems
 
 __all__ = [
     "TRIAL_TYPES",
@@ -32,4 +34,16 @@ __all__ = [
     "check_disjoint",
     "fuse_attackers",
     "make_attackers",
+    "DEFAULT_GROUP_BY",
+    "GroupResult",
+    "GroupsError",
+    "group_breakdown",
+    "pooled_result",
+    "speaker_groups",
+    "trial_groups",
+    "HEADLINE_METRICS",
+    "AttackData",
+    "Comparison",
+    "compare_pair",
+    "compare_systems",
 ]

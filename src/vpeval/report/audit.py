@@ -14,6 +14,7 @@ from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
 from ..pipeline import TRIAL_TYPES, make_protocol
+from ..pipeline.groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
 from ..pipeline.attackers import Attacker, attacker_class, fuse_attackers, make_attackers
 from ..backends import BACKENDS
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
@@ -27,6 +28,9 @@ from .beyond import (
     distinctiveness_section,
     embedding_section,
 )
+from .groups import groups_section
+from .compare import comparisons_section
+from ..pipeline.compare import AttackData, compare_systems
 from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import analyse_one_to_n, linkage_section
 from .utility import utility_section
@@ -40,6 +44,9 @@ __all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "
 
 #: Trial types shown in the report; oaoa and oaoo contain exactly the pairs of oa and oo.
 REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
+
+#: Trial types broken down by speaker group (the VoicePrivacy conditions: o-o reference, o-a and a-a attacks).
+GROUP_TYPES = ("oo", "oa", "aa")
 
 #: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
 #: speakers scored as more alike than the original voices).
@@ -541,6 +548,15 @@ class SystemAudit:
     profiles: dict = field(default_factory=dict)
     attackers: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    #: attacker -> trial type -> probe speaker of every trial (the bootstrap unit)
+    probe_speakers: dict = field(default_factory=dict)
+    #: attacker -> 1-to-N condition (oo, oa, aa) -> OneToN score matrix
+    matrices: dict = field(default_factory=dict)
+    #: attacker -> trial type (oo, oa, aa) -> list of GroupResult (:mod:`vpeval.pipeline.groups`)
+    groups: dict = field(default_factory=dict)
+    #: the metadata column the groups are of (None: no groups), and why there are none
+    group_by: str | None = None
+    group_note: str | None = None
 
 
 def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
@@ -579,11 +595,14 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
 def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet] | None = None,
                  backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                  metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
-                 progress: Callable[[str], None] | None = None, attackers=None) -> SystemAudit:
+                 progress: Callable[[str], None] | None = None, attackers=None,
+                 group_by: str | None = DEFAULT_GROUP_BY) -> SystemAudit:
     """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
     metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
     soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
-    when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used)."""
+    when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used). ``group_by``: the
+    metadata column whose groups every oo/oa/aa row is broken down by (:func:`vpeval.pipeline.group_breakdown`;
+    skipped with a note when the metadata lacks it)."""
     say = progress or (lambda msg: None)
     if attackers is None:
         attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
@@ -591,6 +610,13 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
     attackers, notes = attackers
     trials, metrics, linkage = {}, {}, {}
     structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
+    probe_spk, mats, by_group = {}, {}, {}
+    spk_groups, group_note = None, None
+    if group_by is not None:
+        if metadata is None or group_by not in metadata.columns:
+            group_note = f"no per-{group_by} breakdown: the metadata has no {group_by!r} column"
+        else:
+            spk_groups = speaker_groups(metadata, group_by)
     for att in attackers:
         name = att.name
         es = att.es if att.es is not None else att.members[0].es
@@ -603,10 +629,27 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
         # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
         linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed)) for k, m in matrices.items()}
         say(f"bootstrap intervals and chance floors: {name}")
+        probe_spk[name], mats[name] = {}, matrices
         for tname, t in trials[name].items():
+            probe_spk[name][tname] = trial_speakers(t, protocol)
             assessments[f"{name} / {tname}"] = assess_trials(
-                t, groups=trial_speakers(t, protocol), leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
+                t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
                 n_perm=n_perm)
+        if spk_groups is not None:
+            say(f"per-{group_by} breakdown: {name}")
+            try:
+                by_group[name] = {}
+                for tname in GROUP_TYPES:
+                    if tname not in trials[name]:
+                        continue
+                    link = linkage[name].get(tname)
+                    ok = link is not None and not isinstance(link, Exception)
+                    by_group[name][tname] = group_breakdown(
+                        trials[name][tname], spk_groups, probe_speakers=probe_spk[name][tname],
+                        one_to_n=matrices.get(tname) if ok else None, lid=link.lid if ok else None,
+                        n_boot=n_boot, seed=seed, source=f"the {group_by!r} column of the metadata")
+            except GroupsError as exc:  # e.g. a speaker without a value: said in the section, not fatal
+                spk_groups, by_group, group_note = None, {}, f"no per-{group_by} breakdown: {exc}"
         for k, m in matrices.items():
             if not isinstance(linkage[name][k], Exception):
                 assessments[f"{name} / {k} 1-to-N"] = assess_one_to_n(m, linkage[name][k].lid, seed=seed,
@@ -626,7 +669,8 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                 say(f"soft-biometric leakage: {extractor}")
                 attrs[extractor] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
     return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles,
-                       {a.name: a for a in attackers}, notes)
+                       {a.name: a for a in attackers}, notes, probe_spk, mats, by_group,
+                       group_by if spk_groups is not None else None, group_note)
 
 
 def _attempt(fn):
@@ -672,6 +716,10 @@ def audit_systems(
     backends=BACKENDS,
     asnorm: bool = False,
     fusion: bool = True,
+    group_by: str | None = DEFAULT_GROUP_BY,
+    dataset: str = "",
+    split: str = "",
+    compare: bool = True,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -704,6 +752,13 @@ def audit_systems(
         Also field every back-end with AS-norm (cohort: the training speakers).
     fusion : bool
         Field one linear fusion per training condition (of that condition's trained attackers).
+    group_by : str or None
+        Metadata column whose groups break down every oo/oa/aa row (default ``sex``; the ``groups`` section and
+        its VoicePrivacy-style rows, :mod:`vpeval.pipeline.groups`); None for no breakdown.
+    dataset, split : str
+        Written in the ``dataset`` and ``split`` columns of the VoicePrivacy-style rows.
+    compare : bool
+        With two or more systems, the paired comparison (:mod:`vpeval.pipeline.compare`).
 
     Returns
     -------
@@ -736,13 +791,19 @@ def audit_systems(
             raise VpevalError(f"system {name!r}: {exc}") from None
         results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
                                      metadata=metadata.get(name), attributes=attributes, n_boot=n_boot,
-                                     n_perm=n_perm,
+                                     n_perm=n_perm, group_by=group_by,
                                      progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
     report.extra["attackers"] = attackers_json(results)
     verdicts, scorecard, n_attackers = system_verdicts(results)
     report.extra["verdicts"] = verdicts
     report.add(verdict_section(verdicts, scorecard, n_attackers))
     report.add(_summary_section(results))
+    if compare and len(results) > 1:
+        comparisons, notes = compare_systems(_comparison_inputs(results), n_boot=n_boot, seed=seed)
+        report.extra["comparisons"] = [c.to_dict() for c in comparisons]
+        report.add(comparisons_section(comparisons, notes, n_boot=n_boot, seed=seed))
+    if group_by is not None:
+        report.add(groups_section(results, dataset=dataset, split=split)).folded = True
     report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results))
     utility = utility or {}
@@ -790,6 +851,23 @@ def audit_systems(
             report.add(_optional_section(attributes_section, res.attributes, f"{sid}attributes",
                                          f"Soft-biometric leakage (SBLS): {pre}".rstrip(": /")))
     return report
+
+
+def _comparison_inputs(results: dict[str, SystemAudit]) -> dict:
+    """system -> attack type -> attacker -> AttackData, the input of :func:`vpeval.pipeline.compare_systems`."""
+    out = {}
+    for system, res in results.items():
+        out[system] = {}
+        for t in VERDICT_TYPES:
+            for attacker, by_type in res.trials.items():
+                if t not in by_type:
+                    continue
+                link = res.linkage.get(attacker, {}).get(t)
+                ok = link is not None and not isinstance(link, Exception)
+                out[system].setdefault(t, {})[attacker] = AttackData(
+                    by_type[t], res.probe_speakers[attacker][t], res.matrices[attacker].get(t) if ok else None,
+                    link.lid.lid if ok else None)
+    return out
 
 
 def audit_embeddings(sets: dict[str, EmbeddingSet], **kwargs) -> Report:

@@ -22,9 +22,9 @@ from .. import __version__
 from ..errors import VpevalError
 from .document import Figure, Paragraph, Report, Table, safe_filename
 
-__all__ = ["write_report", "check_output_folder", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
+__all__ = ["write_report", "check_output_folder", "check_output_file", "write_file", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 class OutputExistsError(VpevalError):
@@ -298,3 +298,45 @@ def install_folder(tmp: Path, out: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, out)
+
+
+def check_output_file(path, *, force: bool = False, protect=(), is_ours=None, ours: str = "an earlier output") -> None:
+    """Raise :class:`OutputExistsError` now if the single output file ``path`` may not be written.
+
+    Refused: a folder in the way, an existing file without ``force``, and with ``force`` one of the ``protect``
+    inputs or a file that ``is_ours(path)`` does not recognise as an earlier output of the same command
+    (described by ``ours``).
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise OutputExistsError(f"{p}: is a folder; name a file")
+    if not p.exists():
+        return
+    if not force:
+        raise OutputExistsError(f"{p}: exists; choose another file or pass --force to replace it")
+    for q in protect:
+        if Path(q).resolve() == p.resolve():
+            raise OutputExistsError(f"{p}: is an input; --force will not replace it")
+    if is_ours is None or not is_ours(p):
+        raise OutputExistsError(f"{p}: --force only replaces {ours}, and this file is something else")
+
+
+def write_file(path, text: str, *, force: bool = False, protect=(), is_ours=None, ours: str = "an earlier output"):
+    """Write ``text`` (UTF-8) to ``path`` atomically (a temporary file beside it, renamed into place) after
+    :func:`check_output_file`. Returns ``path`` as a Path."""
+    p = Path(path)
+    check_output_file(p, force=force, protect=protect, is_ours=is_ours, ours=ours)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.tmp-", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return p

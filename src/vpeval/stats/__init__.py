@@ -30,6 +30,7 @@ from .resampling import (
     Assessment,
     BootstrapResult,
     ChanceResult,
+    SpeakerDraws,
     assess_one_to_n,
     assess_trials,
     bootstrap,
@@ -37,6 +38,7 @@ from .resampling import (
     bootstrap_one_to_n,
     chance_floor,
     chance_floor_one_to_n,
+    draw_speakers,
     trial_speakers,
 )
 
@@ -45,7 +47,7 @@ __all__ = [
     "EER_ROCCH", "EER_INTERP", "MIN_CLLR", "D_ECE", "EPS_MAX", "RANK1", "ALID", "LID_MAX",
     "TRIAL_METRICS", "PROBE_METRICS", "leak_for_trial_type",
     "BootstrapResult", "ChanceResult", "Assessment", "VERDICT_LEAKS", "VERDICT_CHANCE",
-    "trial_speakers", "bootstrap", "bootstrap_ci", "chance_floor", "assess_trials",
+    "trial_speakers", "SpeakerDraws", "draw_speakers", "bootstrap", "bootstrap_ci", "chance_floor", "assess_trials",
     "bootstrap_one_to_n", "chance_floor_one_to_n", "assess_one_to_n",
     "SpeakerProfile", "speaker_profile",
 ]

@@ -98,6 +98,8 @@ __all__ = [
     "bootstrap_one_to_n",
     "chance_floor_one_to_n",
     "assess_one_to_n",
+    "SpeakerDraws",
+    "draw_speakers",
     "VERDICT_LEAKS",
     "VERDICT_CHANCE",
 ]
@@ -250,6 +252,63 @@ class Assessment:
 
     def to_dict(self) -> dict:
         return {"bootstrap": self.boot.to_dict(), "chance": self.chance.to_dict()}
+
+
+@dataclass(frozen=True)
+class SpeakerDraws:
+    """Fixed speaker-bootstrap draws, shared by several analyses (paired bootstrap).
+
+    Give the same ``SpeakerDraws`` to :func:`bootstrap` or :func:`bootstrap_one_to_n` of two systems evaluated
+    on the same speakers, and replicate ``r`` of both uses the same resampled speakers: the replicates of a
+    difference between them are the differences of their replicates.
+
+    Attributes
+    ----------
+    speakers : ndarray of str, shape (n_speakers,)
+        The units, sorted and distinct.
+    counts : ndarray of int, shape (n_boot, n_speakers)
+        How many times replicate ``r`` draws speaker ``j`` (each row sums to ``n_speakers``).
+    seed : int
+    """
+
+    speakers: np.ndarray
+    counts: np.ndarray
+    seed: int
+
+    @property
+    def n_boot(self) -> int:
+        return int(self.counts.shape[0])
+
+    def columns(self, names: np.ndarray, source: str = "trials") -> np.ndarray:
+        """Counts (n_boot, len(names)) of the units ``names`` (every name must be one of ``speakers``)."""
+        idx = np.searchsorted(self.speakers, names)
+        idx = np.minimum(idx, self.speakers.size - 1)
+        bad = self.speakers[idx] != names
+        if bad.any():
+            raise StatsError(f"{source}: speaker {str(np.asarray(names)[bad][0])!r} is not among the shared "
+                             "bootstrap draws' speakers")
+        return self.counts[:, idx]
+
+
+def draw_speakers(speakers, n_boot: int = 1000, seed: int = 0) -> SpeakerDraws:
+    """Draw ``n_boot`` speaker-bootstrap replicates over ``speakers`` (with replacement, uniformly).
+
+    The draws are those :func:`bootstrap` makes with the same seed over the same sorted speakers before any
+    redraw, so they depend only on the speaker *set* and the seed.
+
+    Examples
+    --------
+    >>> d = draw_speakers(["b", "a", "c"], n_boot=4, seed=1)
+    >>> d.speakers.tolist(), d.counts.shape, d.counts.sum(axis=1).tolist()
+    (['a', 'b', 'c'], (4, 3), [3, 3, 3, 3])
+    """
+    n_boot = _check_count(n_boot, "n_boot")
+    seed = _check_seed(seed)
+    names = np.unique(np.asarray(speakers, dtype=str))
+    if names.size == 0:
+        raise StatsError("draw_speakers: no speakers")
+    w, _ = _draw_weights(np.random.default_rng(seed), names.size, n_boot, lambda w: np.ones(w.shape[0], bool))
+    return SpeakerDraws(names, w, seed)
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -526,6 +585,7 @@ def bootstrap(
     seed: int = 0,
     level: float = 0.95,
     unit: str = "speaker",
+    draws: SpeakerDraws | None = None,
 ) -> dict[str, BootstrapResult]:
     """Speaker-level bootstrap percentile intervals of several metrics from the same replicates.
 
@@ -546,6 +606,11 @@ def bootstrap(
         Nominal coverage of the percentile interval.
     unit : {"speaker", "enroll", "test", "trial"}
         Resampling unit (module docstring).
+    draws : SpeakerDraws, optional
+        Fixed draws (:func:`draw_speakers`) over a set of units holding every unit of these trials; then
+        ``n_boot`` and ``seed`` come from them and nothing is redrawn: a replicate without target or
+        non-target trials raises :class:`StatsError` (paired bootstrap of two systems, see
+        :mod:`vpeval.pipeline.compare`).
 
     Returns
     -------
@@ -590,10 +655,16 @@ def bootstrap(
     n_non0 = srt.size - n_tar0
     observed = _evaluate(ms, _blocks_from_counts(srt, n_tar0, n_non0), lambda: trials)
 
-    rng = np.random.default_rng(seed)
-    w, redrawn = _draw_weights(
-        rng, G, n_boot, lambda w: (w @ tar_per_unit > 0) & (w @ non_per_unit > 0)
-    )
+    if draws is not None:
+        w, redrawn, n_boot, seed = draws.columns(names, trials.source), 0, draws.n_boot, draws.seed
+        if not ((w @ tar_per_unit > 0) & (w @ non_per_unit > 0)).all():
+            raise StatsError(f"{trials.source}: a shared bootstrap replicate has no target or no non-target "
+                             "trial; fixed draws cannot be redrawn")
+    else:
+        rng = np.random.default_rng(seed)
+        w, redrawn = _draw_weights(
+            rng, G, n_boot, lambda w: (w @ tar_per_unit > 0) & (w @ non_per_unit > 0)
+        )
     # Per unit: targets and non-targets in each block holding a target, and non-targets in each run of
     # target-free blocks between them (collapsed, see _collapsed_blocks).
     tb = np.flatnonzero(n_tar0)
@@ -920,7 +991,7 @@ def _aggregate(metric: ProbeMetric, v: np.ndarray) -> float:
 
 
 def bootstrap_one_to_n(m, lid=None, *, metrics=PROBE_METRICS, n_boot: int = 1000, seed: int = 0,
-                       level: float = 0.95) -> dict[str, BootstrapResult]:
+                       level: float = 0.95, draws: SpeakerDraws | None = None) -> dict[str, BootstrapResult]:
     """Bootstrap of 1-to-N metrics by resampling probe speakers' rows.
 
     Parameters
@@ -933,8 +1004,8 @@ def bootstrap_one_to_n(m, lid=None, *, metrics=PROBE_METRICS, n_boot: int = 1000
     metrics : sequence of ProbeMetric
         Default :data:`~vpeval.stats.PROBE_METRICS` (rank-1, ALID, LID_max); without ``lid`` only the
         rank-1 rate is possible.
-    n_boot, seed, level
-        As in :func:`bootstrap`.
+    n_boot, seed, level, draws
+        As in :func:`bootstrap` (``draws`` over probe speakers).
 
     Returns
     -------
@@ -948,7 +1019,12 @@ def bootstrap_one_to_n(m, lid=None, *, metrics=PROBE_METRICS, n_boot: int = 1000
     names, gid = np.unique(np.asarray(m.probe_speaker, dtype=str), return_inverse=True)
     gid = gid.reshape(-1)
     G = names.size
-    w, _ = _draw_weights(np.random.default_rng(seed), G, n_boot, lambda w: np.ones(w.shape[0], bool))
+    if draws is not None:
+        w, n_boot, seed = draws.columns(names, "1-to-N matrix"), draws.n_boot, draws.seed
+        if not (w.sum(axis=1) > 0).all():
+            raise StatsError("1-to-N matrix: a shared bootstrap replicate draws none of its probe speakers")
+    else:
+        w, _ = _draw_weights(np.random.default_rng(seed), G, n_boot, lambda w: np.ones(w.shape[0], bool))
     count = np.bincount(gid, minlength=G).astype(np.float64)
     out = {}
     for x in ms:

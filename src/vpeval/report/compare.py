@@ -1,0 +1,46 @@
+"""Report section of the paired comparison of systems (:mod:`vpeval.pipeline.compare`): it lays the numbers out
+in the page's units (EER in %, eps_max and ALID in bits); report.json keeps machine units named in each field."""
+
+from __future__ import annotations
+
+import math
+
+from .document import Paragraph, Section, Table
+
+__all__ = ["comparisons_section", "display_scale"]
+
+_LN2 = math.log(2.0)
+
+
+def display_scale(unit: str) -> tuple[float, str]:
+    """Factor and unit that turn a machine unit into the page's: fraction -> %, nats -> bits, bits -> bits."""
+    return {"fraction": (100.0, "%"), "nats": (1.0 / _LN2, "bits"), "bits": (1.0, "bits")}.get(unit, (1.0, unit))
+
+
+def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, seed: int) -> Section:
+    """One row per pair of systems, trial type and headline metric: both values, the difference with its paired
+    speaker-bootstrap interval, and the reading. ``data`` = ``{comparisons: [Comparison.to_dict()], notes,
+    method}``."""
+    sec = Section("comparisons", "Paired comparison of the systems")
+    method = (
+        "For each pair of systems and attack type, the worst case over the attackers both systems faced (matched "
+        "by name): the lowest ROCCH-EER (the strongest attacker's), the largest eps_max and the largest ALID. A "
+        f"paired speaker-level bootstrap ({n_boot} replicates, seed {seed}) draws the same speakers for both systems "
+        "and every attacker in each replicate; the strongest attacker is chosen inside each replicate. The "
+        "difference is A - B with its 95 % percentile interval. A higher EER, or a lower eps_max or ALID, protects "
+        "better; when the interval excludes 0 the system that protects better is named, otherwise 'no significant "
+        "difference' (95 % level, not corrected for the several comparisons).")
+    sec.blocks.append(Paragraph(method))
+    rows = []
+    for c in comparisons:
+        k, unit = display_scale(c.unit)
+        rows.append([c.system_a, c.system_b, c.trial_type, f"{c.metric} ({unit})", k * c.value_a, k * c.value_b,
+                     k * c.diff, f"[{k * c.low:.3g}, {k * c.high:.3g}]", c.reading])
+    if rows:
+        sec.blocks.append(Table(["system A", "system B", "trial type", "metric", "A", "B", "A - B", "95 % CI",
+                                 "reading"], rows, fmt="{:.3g}",
+                                caption="Paired differences (EER in %, eps_max and ALID in bits)"))
+    for n in notes:
+        sec.blocks.append(Paragraph(n, kind="note"))
+    sec.data = {"comparisons": [c.to_dict() for c in comparisons], "notes": list(notes), "method": method}
+    return sec

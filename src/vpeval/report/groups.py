@@ -1,0 +1,182 @@
+"""Report section and VoicePrivacy-style table of results per speaker group (e.g. sex: the VPC f/m split).
+
+The numbers come from :func:`vpeval.pipeline.group_breakdown` (groups) and from the audit's pooled results
+(the ``all`` rows); this module only lays them out. The grouping rule is that module's: a trial belongs to the
+group of its *enrollment* speaker.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from .document import Paragraph, Section, Table
+
+__all__ = ["VPC_COLUMNS", "GROUP_RULE", "group_rows", "groups_section", "score_groups_section", "vpc_csv_text", "is_vpc_table"]
+
+_LN2 = math.log(2.0)
+
+#: Columns of the per-group CSV: first those of the VoicePrivacy results tables, then vpeval's own; units in the
+#: names (EERs in percent, disclosure in bits).
+VPC_COLUMNS = [
+    "dataset", "split", "gender", "enrollment", "trial", "EER (%)",
+    "system", "attacker", "attacker class", "enrolled speakers", "probe speakers", "target trials",
+    "non-target trials", "EER 95% low (%)", "EER 95% high (%)", "ROCCH-EER (%)", "ROCCH-EER 95% low (%)",
+    "ROCCH-EER 95% high (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (bits)", "eps_max 95% low (bits)",
+    "eps_max 95% high (bits)", "ALID (bits)", "ALID 95% low (bits)", "ALID 95% high (bits)",
+]
+
+GROUP_RULE = (
+    "A trial belongs to the group of its enrollment speaker (the model's speaker): target trials fall in their "
+    "speaker's group, and a non-target trial of a female model against a male probe in the female group (the "
+    "VoicePrivacy trial lists hold same-gender trials only, so their non-targets differ). Intervals: 95 % "
+    "speaker-level percentile bootstrap inside the group (probe speakers resampled, same seed and replicates as "
+    "the Uncertainty section). ALID: mean LID of the probes whose true speaker is in the group, calibration "
+    "fitted on all probes. The 'all' rows are the pooled results of the other sections. 'EER (%)' is the "
+    "interpolated step-curve EER (may exceed 50 %), the ROCCH-EER is beside it; eps_max is the Laplace-smoothed "
+    "PAV eps_max of privacy-ZEBRA, in bits (nats / ln 2)."
+)
+
+
+def _cond(trial_type: str) -> tuple[str, str]:
+    return trial_type[0], trial_type[1]
+
+
+def _b(boot, scale=1.0):
+    """(value, low, high) of a BootstrapResult (or ``None``) times ``scale``; NaN when absent."""
+    nan = float("nan")
+    if boot is None:
+        return nan, nan, nan
+    return scale * boot.value, scale * boot.low, scale * boot.high
+
+
+def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[dict]:
+    """One dict per (attacker, trial type in oo/oa/aa, group or ``all``) of one audited system, keyed by
+    :data:`VPC_COLUMNS` (numbers as floats in the units of the column names; NaN where not computed)."""
+    from ..pipeline.attackers import attacker_class
+
+    rows = []
+    for attacker, by_type in res.groups.items():
+        for tname, groups in by_type.items():
+            enr, tri = _cond(tname)
+            cls = attacker_class(res.attackers[attacker].trained_on, tname)
+            pooled = {a.key: a.boot for a in res.assessments.get(f"{attacker} / {tname}", [])}
+            link = {a.key: a.boot for a in res.assessments.get(f"{attacker} / {tname} 1-to-N", [])}
+            m = res.type_metrics[attacker][tname]
+            probes = res.probe_speakers.get(attacker, {}).get(tname)
+            t = res.trials[attacker][tname]
+            entries = [("all", len(set(t.enroll.tolist())) if t.enroll is not None else 0,
+                        0 if probes is None else len(set(probes.tolist())), int(m["n_tar"]), int(m["n_non"]), pooled,
+                        link.get("alid"))]
+            entries += [(g.group, g.n_enroll_speakers, g.n_probe_speakers, g.n_tar, g.n_non, g.metrics, g.alid)
+                        for g in groups]
+            for label, n_enr, n_probe, n_tar, n_non, ms, alid in entries:
+                eer = _b(ms.get("eer_interp"), 100)
+                roc = _b(ms.get("eer_rocch"), 100)
+                eps = _b(ms.get("eps_max"), 1 / _LN2)
+                al = _b(alid)
+                rows.append(dict(zip(VPC_COLUMNS, [
+                    dataset, split, label, enr, tri, eer[0], system, attacker, cls, n_enr, n_probe, n_tar, n_non,
+                    eer[1], eer[2], roc[0], roc[1], roc[2], _b(ms.get("min_cllr"))[0], _b(ms.get("d_ece"))[0],
+                    eps[0], eps[1], eps[2], al[0], al[1], al[2]])))
+    return rows
+
+
+def _ci(lo, hi) -> str:
+    return "" if math.isnan(lo) else f"[{lo:.3g}, {hi:.3g}]"
+
+
+def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Section:
+    """The folded per-group section of an audit: one row per system x attacker x trial type x group.
+
+    ``results``: system name -> SystemAudit. ``data`` = ``{group_by: {system: column or null}, notes: {system:
+    text}, rule, systems: {system: {attacker: {trial type: [GroupResult.to_dict()]}}}, vpc_columns, vpc_rows}``.
+    """
+    multi = len(results) > 1
+    sec = Section("groups", "Results per speaker group (VoicePrivacy gender split)")
+    by = sorted({r.group_by for r in results.values() if r.group_by})
+    sec.blocks.append(Paragraph(
+        f"Every oo, oa and aa row broken down by the speakers' {' / '.join(by) or 'group'}, beside the pooled "
+        "('all') row. " + GROUP_RULE))
+    table, vpc, notes, data = [], [], {}, {}
+    for system, res in results.items():
+        if res.group_note:
+            notes[system] = res.group_note
+            sec.blocks.append(Paragraph((f"{system}: " if multi else "") + res.group_note, kind="note"))
+        data[system] = {a: {t: [g.to_dict() for g in gs] for t, gs in by_t.items()} for a, by_t in res.groups.items()}
+        rows = group_rows(system, res, dataset=dataset, split=split)
+        vpc += rows
+        order = {"oa": 0, "aa": 1, "oo": 2}
+        for r in sorted(rows, key=lambda r: (r["attacker"], order[r["enrollment"] + r["trial"]],
+                                             r["gender"] != "all", r["gender"])):
+            table.append(([system] if multi else []) + [
+                r["attacker"], r["enrollment"] + r["trial"], r["gender"], r["enrolled speakers"],
+                r["target trials"], r["non-target trials"], r["ROCCH-EER (%)"],
+                _ci(r["ROCCH-EER 95% low (%)"], r["ROCCH-EER 95% high (%)"]), r["EER (%)"], r["minCllr (bits)"],
+                r["D_ECE (bits)"], r["eps_max (bits)"], r["ALID (bits)"],
+                _ci(r["ALID 95% low (bits)"], r["ALID 95% high (bits)"])])
+    if table:
+        sec.blocks.append(Table(
+            (["system"] if multi else []) + [
+                "attacker", "trial type", "group", "enrolled speakers", "target trials", "non-target trials",
+                "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "minCllr (bits)", "D_ECE (bits)",
+                "eps_max (bits)", "ALID (bits)", "ALID 95 % CI (bits)"],
+            table, fmt="{:.3g}",
+            caption="Per group: oa and aa are attacks (ideal EER 50 %, disclosure 0), oo the reference on original "
+                    "speech; 'all' = every trial"))
+    elif not notes:
+        sec.blocks.append(Paragraph("No speaker groups: the audit was given no metadata.", kind="note"))
+    sec.data = {"group_by": {s: r.group_by for s, r in results.items()}, "notes": notes, "rule": GROUP_RULE,
+                "systems": data, "vpc_columns": list(VPC_COLUMNS), "vpc_rows": vpc}
+    return sec
+
+
+def score_groups_section(results: dict, *, source: str, seed: int, n_boot: int) -> Section:
+    """Per-group rows of a score-file report (``vpeval report --groups``): ``results`` = input name -> list of
+    GroupResult, the pooled ``all`` first. ``data`` = ``{source, rule, seed, n_boot, systems: {name:
+    [GroupResult.to_dict()]}}``."""
+    sec = Section("groups", "Results per speaker group")
+    rule = (f"Groups from {source} (Kaldi spk2gender layout). A trial belongs to the group of its enrollment "
+            "speaker (the first field of the trials); every enrollment speaker must have a group. Intervals: "
+            f"95 % percentile bootstrap over the enrolled speakers of the group ({n_boot} replicates, seed {seed}; "
+            "score files do not say the probe's speaker). eps_max in bits (nats / ln 2).")
+    sec.blocks.append(Paragraph(rule))
+    rows = []
+    for name, groups in results.items():
+        for g in groups:
+            roc, eer, eps = _b(g.metrics.get("eer_rocch"), 100), _b(g.metrics.get("eer_interp"), 100), \
+                _b(g.metrics.get("eps_max"), 1 / _LN2)
+            rows.append([name, g.group, g.n_enroll_speakers, g.n_tar, g.n_non, roc[0], _ci(roc[1], roc[2]), eer[0],
+                         _b(g.metrics.get("min_cllr"))[0], _b(g.metrics.get("d_ece"))[0], eps[0], g.note or ""])
+    sec.blocks.append(Table(["input", "group", "enrolled speakers", "target trials", "non-target trials",
+                             "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "minCllr (bits)", "D_ECE (bits)",
+                             "eps_max (bits)", "note"], rows, fmt="{:.3g}"))
+    sec.data = {"source": source, "rule": rule, "seed": seed, "n_boot": n_boot,
+                "systems": {n: [g.to_dict() for g in gs] for n, gs in results.items()}}
+    return sec
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return "" if math.isnan(v) else f"{v:.6g}"
+    return str(v)
+
+
+def vpc_csv_text(rows: list[dict]) -> str:
+    """The rows of :func:`group_rows` as CSV text (header :data:`VPC_COLUMNS`; empty cell = not computed)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(VPC_COLUMNS)
+    for r in rows:
+        w.writerow([_fmt(r[c]) for c in VPC_COLUMNS])
+    return buf.getvalue()
+
+
+def is_vpc_table(path) -> bool:
+    """True when ``path`` is a file whose first line is the header of :func:`vpc_csv_text` (an earlier output)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return next(csv.reader(f), None) == VPC_COLUMNS
+    except (OSError, UnicodeDecodeError):
+        return False
