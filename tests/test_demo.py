@@ -83,6 +83,31 @@ def test_html_has_every_section_and_plot(demo_report):
     assert pngs and all(p in html for p in pngs)
 
 
+def test_demo_shows_per_sex_rows(demo_report):
+    """Every attacker's oo/oa/aa results per sex of the enrollment speaker (the VoicePrivacy f/m split)."""
+    import csv
+
+    out, doc = demo_report
+    with open(EXAMPLE / "metadata.csv", newline="") as f:
+        sexes = {r["sex"] for r in csv.DictReader(f) if r["sex"]}
+    assert len(sexes) == 2
+    sec = _section(doc, "groups")
+    for system, by_attacker in sec["data"]["systems"].items():
+        assert sec["data"]["group_by"][system] == "sex"
+        assert set(by_attacker) == set(_section(doc, "summary")["data"]["systems"][system]["attackers"])
+        for attacker, by_type in by_attacker.items():
+            assert {"oa", "aa"} <= set(by_type)
+            for rows in by_type.values():
+                assert {r["group"] for r in rows} == sexes
+                assert all(r["metrics"]["eer_rocch"]["ci_low"] <= r["metrics"]["eer_rocch"]["value"]
+                           <= r["metrics"]["eer_rocch"]["ci_high"] for r in rows)
+    vpc = sec["data"]["vpc_rows"]
+    assert {r["gender"] for r in vpc} == sexes | {"all"}
+    assert list(vpc[0])[:6] == ["dataset", "split", "gender", "enrollment", "trial", "EER (%)"]
+    html = (out / "report.html").read_text()
+    assert 'id="groups"' in html
+
+
 def test_audit_two_systems_side_by_side(tmp_path):
     import shutil
 
@@ -98,6 +123,12 @@ def test_audit_two_systems_side_by_side(tmp_path):
     assert set(summary) == {"A", "<b>B</b>"}
     # identical inputs -> identical numbers, side by side
     assert summary["A"]["attackers"] == summary["<b>B</b>"]["attackers"]
+    # ... and the paired comparison finds no difference (every interval is [0, 0])
+    comps = json.loads((out / "report.json").read_text())["comparisons"]
+    assert {c["trial_type"] for c in comps} == {"oa", "aa"} and {c["metric"] for c in comps} >= {"eer_rocch", "eps_max"}
+    for c in comps:
+        u = c["unit"]
+        assert c["better"] is None and c[f"diff_{u}"] == c[f"ci_low_{u}"] == c[f"ci_high_{u}"] == 0
     html = (out / "report.html").read_text()
     assert "<b>B</b>" not in html and "&lt;b&gt;B&lt;/b&gt;" in html
     assert all(p.name.replace(".png", "").replace("_", "").isalnum() or "-" in p.name for p in out.glob("*.png"))

@@ -99,7 +99,7 @@ def test_sentence_names_attacker_and_numbers():
     v, reason = decide(e)
     s = verdict_sentence(v, e, reason)
     for piece in ("m/plda/anonymized", "semi-informed", "aa trials", "5 %", "1 to 12 %", "ideal 50 %",
-                  "8.63 nats", "ALID 6.78 bits", "rank-1 identification 90 %", "chance 1 %", "'leaks'"):
+                  "eps_max 12.5 bits", "ALID 6.78 bits", "rank-1 identification 90 %", "chance 1 %", "'leaks'"):
         assert piece in s, piece
     assert s.count(". ") == 0 and s.endswith(".")  # one sentence
     # without linkage the sentence still reads
@@ -114,9 +114,10 @@ def test_section_has_verdict_then_scorecard_then_rule():
     sec = verdict_section(verdicts, [["sys", v, "oa: x/cosine", 10.0, 5.0, 1.0, 1.5, 30.0, 10.0]], {"sys": 3})
     assert sec.id == "verdict" and not sec.folded
     kinds = [type(b) for b in sec.blocks]
-    assert kinds == [Paragraph, Table, Paragraph]
+    assert kinds == [Paragraph, Table, Paragraph, Paragraph]  # verdicts, scorecard, rule, units note
     assert sec.blocks[0].kind == "verdict-leaks" and sec.blocks[0].text.startswith("Verdict: leaks.")
     assert sec.blocks[2].text == VERDICT_RULE and sec.data["leak_eer"] == LEAK_EER
+    assert sec.blocks[3].text.startswith("Units on this page") and sec.data["units"] == sec.blocks[3].text
     assert "3 attackers" in sec.blocks[1].caption
     empty = verdict_section({}, [], {})
     assert "no verdict" in empty.blocks[0].text

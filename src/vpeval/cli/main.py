@@ -6,6 +6,7 @@ and is not empty (use --force); 1 an unexpected internal error (a bug: please re
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import List, Optional
 
@@ -68,12 +69,15 @@ def verify(
     if json_out:
         echo_json({"input": t.source, "metrics": {m.key: m.as_dict() for m in summary}})
         return
-    table = RichTable(title=escape(f"vpeval verify: {display_name(t.source)}"))
+    from ..report.units import display_metrics
+
+    table = RichTable(title=escape(f"vpeval verify: {display_name(t.source)}"),
+                      caption="EERs in %, eps_max in bits (1 bit = 0.693 nats); --json gives every unit")
     for c in ("metric", "value", "unit"):
         table.add_column(c)
-    for m in summary:
-        v = m.value if isinstance(m.value, str) else f"{m.value:.6g}"
-        table.add_row(escape(m.name), v, m.unit)
+    for _, name, value, unit, _ in display_metrics(summary):
+        v = value if isinstance(value, str) else f"{value:.6g}"
+        table.add_row(escape(name), v, unit)
     Console().print(table)
 
 
@@ -331,7 +335,7 @@ def _print_verdicts(console: Console, verdicts: dict) -> None:
         table.add_column("attacker (trial type)", overflow="fold")
         table.add_row("verdict", v["verdict"], escape(f"{v['strongest_attacker']} ({v['trial_type']})"))
         for label, key, scale in (("lowest EER oa (%)", "eer_rocch_oa", 100), ("lowest EER aa (%)", "eer_rocch_aa", 100),
-                                  ("highest eps_max (nats)", "eps_max_nats", 1.0),
+                                  ("highest eps_max (bits)", "eps_max_nats", 1 / math.log(2)),
                                   ("highest ALID (bits)", "alid_bits", 1.0), ("highest rank-1 (%)", "rank1", 100)):
             table.add_row(label, num(card, key, scale), escape(who(card, key)))
         if card.get("rank1_chance") is not None:

@@ -92,12 +92,17 @@ class LLRCurvesDisplay:
         nd, _ = np.histogram(non, bins=edges, density=True)
         return cls(grid, curves, edges, td, nd, errors, label)
 
-    def plot(self, ax=None, *, ylim=None, hist_alpha: float = 0.25):
-        """Draw the histograms (right-hand density axis) and the LLR curves (left axis, nats) on ``ax``.
+    def plot(self, ax=None, *, ylim=None, hist_alpha: float = 0.25, unit: str = "nats"):
+        """Draw the histograms (right-hand density axis) and the LLR curves (left axis) on ``ax``.
 
-        ``ylim`` limits the LLR axis (default: the finite range of the curves, clipped to [-25, 25]
-        nats; infinite PAV values are drawn at the edge).  Returns the LLR Axes.
+        ``unit``: ``"nats"`` (the LLRs as held) or ``"bits"`` (divided by ln 2, the report's convention).
+        ``ylim`` limits the LLR axis in that unit (default: the finite range of the curves, clipped to +-25
+        nats or its equivalent; infinite PAV values are drawn at the edge).  Returns the LLR Axes.
         """
+        if unit not in ("nats", "bits"):
+            raise ValueError(f"unit must be 'nats' or 'bits', got {unit!r}")
+        k = 1.0 if unit == "nats" else 1.0 / np.log(2.0)
+        bound = 25.0 * k
         if ax is None:
             import matplotlib.pyplot as plt
 
@@ -116,15 +121,15 @@ class LLRCurvesDisplay:
             finite = [c[np.isfinite(c)] for c in self.curves.values()]
             finite = np.concatenate(finite) if finite else np.zeros(1)
             finite = finite if finite.size else np.zeros(1)
-            ylim = (max(-25.0, float(finite.min()) - 0.5), min(25.0, float(finite.max()) + 0.5))
+            ylim = (max(-bound, k * float(finite.min()) - 0.5), min(bound, k * float(finite.max()) + 0.5))
         for name, llr in self.curves.items():
-            y = np.clip(llr, *ylim)
+            y = np.clip(k * llr, *ylim)
             style = {"ls": "--", "color": "black", "lw": 1.5} if name == "oracle" else {"lw": 1.5}
             ax.plot(self.grid, y, label=legend_label(str(name)), **style)
         ax.axhline(0.0, color="grey", lw=0.8, ls=":")
         ax.set_ylim(*ylim)
         ax.set_xlabel("score")
-        ax.set_ylabel("LLR (nats)")
+        ax.set_ylabel(f"LLR ({unit})")
         title = "not fitted: " + ", ".join(self.errors) if self.errors else None
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = hist_ax.get_legend_handles_labels()

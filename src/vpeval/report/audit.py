@@ -36,6 +36,7 @@ from .linkage import analyse_one_to_n, linkage_section
 from .utility import utility_section
 from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
+from .units import LN2, nats_to_bits
 from .verdict import AttackEvidence, decide, decide_system, verdict_section, verdict_sentence
 from ..plots.displays import legend_label
 
@@ -154,7 +155,7 @@ def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
                          f"alone would overstate privacy by {e_cos - e_best:.3g} EER points")
         elif cos == best:
             sentence += "; no trained back-end beats the plain cosine attacker here"
-        sentence += f". Largest eps_max: {eps} ({rows[eps]['eps_max_nats']:.3g} nats)"
+        sentence += f". Largest eps_max: {eps} ({nats_to_bits(rows[eps]['eps_max_nats']):.3g} bits)"
         if alid is not None:
             sentence += f"; largest ALID: {alid} ({alids[alid]:.3g} bits)"
         out[t] = {
@@ -246,7 +247,7 @@ def system_verdicts(results: dict[str, "SystemAudit"]) -> tuple[dict, list[list]
         }
         val = lambda k, scale=1.0: float("nan") if card.get(k) is None else scale * card[k]["value"]  # noqa: E731
         rows.append([system, verdict, f"{ev.trial_type}: {ev.attacker}", val("eer_rocch_oa", 100),
-                     val("eer_rocch_aa", 100), val("eps_max_nats"), val("alid_bits"), val("rank1", 100),
+                     val("eer_rocch_aa", 100), val("eps_max_nats", 1 / LN2), val("alid_bits"), val("rank1", 100),
                      float("nan") if card["rank1_chance"] is None else 100 * card["rank1_chance"]])
     return verdicts, rows, n_att
 
@@ -328,7 +329,7 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                 if name in ATTACK_TYPES:  # the only rows with privacy colours and ZEBRA tags
                     rows.append(lead + [
                         attacker_class(res.attackers[attacker].trained_on, name), 100 * m["eer_rocch"], ci, verdict,
-                        100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], m["eps_max_nats"],
+                        100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], nats_to_bits(m["eps_max_nats"]),
                         m["zebra_tag"]])
                 elif name == "oaaa":
                     oaaa_rows.append(lead + [100 * m["eer_interp"], _oaaa_reading(res, attacker, m),
@@ -344,7 +345,8 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
             ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
             arows.append(([system] if multi else []) + [
                 t, ideal, a["n_attackers"], 100 * a["eer_rocch_mean"], 100 * a["eer_rocch_worst"],
-                a["worst_attacker"], 100 * a["eer_interp_worst"], a["eps_max_nats_worst"], a["eps_max_attacker"]])
+                a["worst_attacker"], 100 * a["eer_interp_worst"], nats_to_bits(a["eps_max_nats_worst"]),
+                a["eps_max_attacker"]])
             if a.get("compression_flag"):
                 flags += [f"{system} / {att}" if multi else att
                           for att, by in res.type_metrics.items()
@@ -365,8 +367,8 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         "tables with their own ideal and reading: attacks (oa, aa; the only rows with privacy colours and ZEBRA "
         "tags), the reference on original speech (oo), pseudo-identity consistency and distinctness (aaaa, "
         "cross-profile) and the identity-space check (oaaa). The "
-        "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; minCllr and D_ECE "
-        "in bits; eps_max in nats (Laplace-smoothed PAV, privacy-ZEBRA). oaoa and oaoo contain exactly the "
+        "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; minCllr, D_ECE "
+        "and eps_max in bits (eps_max: Laplace-smoothed PAV, privacy-ZEBRA). oaoa and oaoo contain exactly the "
         "pairs of oa and oo and are not repeated here. aaaa contains exactly the pairs of aa, so its numbers are "
         "the same, read against the opposite ideal: aa asks whether a lazy-informed attacker re-identifies "
         "speakers (ideal 50 %), aaaa whether the anonymizer keeps one consistent pseudo-voice per speaker "
@@ -380,7 +382,7 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
     lead = ["system"] if multi else []
     sec.blocks.append(Table(
         lead + ["attacker", "trial type", "attacker class", "EER ROCCH (%)", "95 % CI (%)", "EER vs chance",
-                "EER interp (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (nats)", "ZEBRA tag"], rows,
+                "EER interp (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (bits)", "ZEBRA tag"], rows,
         fmt="{:.3g}", cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance"},
         caption="Attacks (oa, aa): ideal EER 50 %, ideal disclosure 0; red: the attacker does better than chance "
                 "(identity leaks), green: indistinguishable from chance"))
@@ -408,7 +410,7 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                     "compression and is given for reference only"))
     sec.blocks.append(Table(
         lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
-                "worst-case attacker", "its EER interp (%)", "worst eps_max (nats)", "eps_max attacker"], arows,
+                "worst-case attacker", "its EER interp (%)", "worst eps_max (bits)", "eps_max attacker"], arows,
         fmt="{:.3g}",
         caption="Aggregated over attackers (worst case = most favourable to the adversary)"))
     if flags:
@@ -837,7 +839,8 @@ def audit_systems(
                                          f"1-to-N linkage: {pre}attacker {attacker}")).folded = True
             ok = {k: v.identification.gamma for k, v in by_cond.items() if not isinstance(v, Exception)}
             if ok:
-                report.add(rank_disclosure_section(ok, section_id=f"{sid}rank-{attacker}",
+                probes = {k: v.identification.n_probes for k, v in by_cond.items() if not isinstance(v, Exception)}
+                report.add(rank_disclosure_section(ok, n_probes=probes, section_id=f"{sid}rank-{attacker}",
                                                    title=f"Similarity-rank disclosure: {pre}attacker {attacker}")
                            ).folded = True
         report.add(_optional_section(embedding_section, res.structure, f"{sid}embedding",

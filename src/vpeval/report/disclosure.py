@@ -29,16 +29,14 @@ def _rows(result):
     rows = []
     for r in result.results.values():
         if r.error is not None:
-            rows.append([r.estimator, "failed", "", "", "", "", "", "", "", r.error])
+            rows.append([r.estimator, "failed", "", "", "", "", "", r.error])
             continue
         rows.append([
             r.estimator,
-            _fmt(r.eps_max_nats),
             _fmt(r.eps_max_bits),
-            _fmt(r.eps_max_log10),
             f"{r.argmax_class}[{r.argmax_index}] @ {r.argmax_score:.6g}",
-            _fmt(r.quantiles_nats[0.95]),
-            _fmt(r.quantiles_nats[0.99]),
+            _fmt(r.quantiles_nats[0.95] / _LN2),
+            _fmt(r.quantiles_nats[0.99] / _LN2),
             " / ".join(f"{100 * r.share_above[k]:.2f}" for k in ("ln2", "ln10", "ln100")),
             str(r.n_attaining),
             "",
@@ -46,8 +44,9 @@ def _rows(result):
     return rows
 
 
-_COLUMNS = ["estimator", "eps_max (nats)", "bits", "log10", "attained by", "q95 |LLR| (nats)",
-            "q99 |LLR| (nats)", "% |LLR| > ln2 / ln10 / ln100", "# attaining", "error"]
+_LN2 = math.log(2.0)
+_COLUMNS = ["estimator", "eps_max (bits)", "attained by", "q95 |LLR| (bits)", "q99 |LLR| (bits)",
+            "% trials with LR > 2 / 10 / 100 either way", "# attaining", "error"]
 
 
 def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="disclosure",
@@ -61,31 +60,39 @@ def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="di
     res = worst_case_disclosure(tar, non, est, oracle=None if oracle is None else oracle[:2])
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
-        "eps_max = max |LLR| over all trials, by LLR estimator (worst-case paper). LLRs in nats; bits = nats / "
-        "ln 2, log10 = nats / ln 10. The upper quantiles of |LLR| are stable companions of the maximum; the "
+        "eps_max = max |LLR| over all trials, by LLR estimator (worst-case paper), in bits (report.json also has "
+        "nats and log10). The upper quantiles of |LLR| are stable companions of the maximum; the "
         "shares count trials whose likelihood ratio exceeds 2, 10 or 100 either way. pav: plain PAV (infinite "
         "on a pure end bin); pav_laplace: privacy-ZEBRA end-point pseudo-trials; logistic: affine, prior "
         "removed; gaussian / student_t: one density per class. An estimator that could not be fitted is listed "
         "with its error."))
     sec.blocks.append(Table(_COLUMNS, _rows(res), caption="Worst-case disclosure"))
+    infinite = [r.estimator for r in res.results.values() if r.error is None and math.isinf(r.eps_max_nats)]
+    if infinite:
+        sec.blocks.append(Paragraph(
+            f"eps_max of {', '.join(infinite)} is infinite by construction, not a measurement: plain PAV gives the "
+            "lowest or highest score bin a likelihood ratio of 0 or infinity whenever that bin holds trials of one "
+            "class only, which almost always happens at the ends. The headline eps_max of this report (summary, "
+            "verdict, scorecard) is pav_laplace, the privacy-ZEBRA Laplace-smoothed PAV, which stays finite.",
+            kind="note"))
 
     def draw(fig):
         ax = fig.add_subplot(1, 1, 1)
-        LLRCurvesDisplay.from_scores(tar, non, est, oracle=None if oracle is None else oracle[2]).plot(ax)
+        LLRCurvesDisplay.from_scores(tar, non, est, oracle=None if oracle is None else oracle[2]).plot(ax, unit="bits")
 
     if not (np.isfinite(tar).all() and np.isfinite(non).all()):
         sec.blocks.append(Paragraph("Scores include +-inf: no score -> LLR plot is drawn (its axis needs finite "
                                     "scores); the table covers every trial.", kind="note"))
         sec.data = res.to_dict()
         return sec, res
-    sec.blocks.append(Figure("llr_curves", draw, "Score -> LLR (nats) of every estimator over the target (red) "
+    sec.blocks.append(Figure("llr_curves", draw, "Score -> LLR (bits) of every estimator over the target (red) "
                                                   "and non-target (blue) score histograms.", size=(7.0, 4.8)))
     sec.data = res.to_dict()
     return sec, res
 
 
 
-def rank_disclosure_section(gammas: dict, *, section_id: str = "rank-disclosure",
+def rank_disclosure_section(gammas: dict, *, n_probes: dict | None = None, section_id: str = "rank-disclosure",
                             title: str = "Similarity-rank disclosure") -> Section:
     """Rank disclosure (Backstrom et al.) of rank histograms ``gamma`` per condition.
 
@@ -93,21 +100,36 @@ def rank_disclosure_section(gammas: dict, *, section_id: str = "rank-disclosure"
     ----------
     gammas : dict label -> ndarray of shape (N,)
         Rank histogram of the true speaker (fractional ties), e.g. ``IdentificationResult.gamma``.
+    n_probes : dict label -> int, optional
+        Probes behind each ``gamma``: adds the rank-LLR eps_max of the Laplace-smoothed histogram
+        (:func:`vpeval.metrics.rank_disclosure.smooth_gamma`, one pseudo-probe per rank), the headline when the
+        raw one is infinite.
     """
+    n_probes = n_probes or {}
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
         "gamma_k = share of probes whose true speaker ranks k-th among the N enrolled speakers (ties spread "
         "uniformly over the tied ranks). Per-rank disclosure log2(N gamma_k) bits (0 for a uniform gamma); MaxD = "
-        "its maximum, MeanD = log2 N - H(gamma) bits, IdR = gamma_1, RS = share of ranks with gamma_k > 1/N. "
-        "Rank-LLR = ln(gamma_k (N-1) / (1 - gamma_k)) nats assumes exchangeable non-target speakers; its "
-        "eps_max is the largest |rank-LLR| over the ranks that occur."))
+        "its maximum, MeanD = log2 N - H(gamma) bits, IdR = gamma_1 (in %), RS = share of ranks with gamma_k > 1/N. "
+        "Rank-LLR = ln(gamma_k (N-1) / (1 - gamma_k)) (shown in bits) assumes exchangeable non-target speakers; its "
+        "eps_max is the largest |rank-LLR| over the ranks. With fewer probes than ranks some ranks are empty "
+        "(gamma_k = 0), where the rank-LLR is minus infinity: the raw eps_max is then infinite by construction and "
+        "says nothing. The headline is the eps_max of the Laplace-smoothed histogram (one pseudo-probe per rank), "
+        "which is finite; the raw one is given beside it."))
     rows, data = [], {}
     for label, g in gammas.items():
         rd = rank_disclosure(np.asarray(g, dtype=float))
         n = len(g)
-        rows.append([label, n, math.log2(n), rd.max_d, rd.mean_d, rd.idr, 1 / n, rd.rs, rd.rank_eps_max])
+        smooth = None
+        if label in n_probes:
+            smooth = rank_disclosure(np.asarray(g, dtype=float), smoothing="laplace", n_probes=int(n_probes[label]))
+        rows.append([label, n, math.log2(n), rd.max_d, rd.mean_d, 100 * rd.idr, 100 / n, rd.rs,
+                     float("nan") if smooth is None else smooth.rank_eps_max_bits, rd.rank_eps_max_bits])
         data[label] = rd.to_dict()
-    sec.blocks.append(Table(["condition", "N", "log2 N (bits)", "MaxD (bits)", "MeanD (bits)", "IdR",
-                             "chance IdR", "RS", "rank-LLR eps_max (nats)"], rows))
+        if smooth is not None:
+            data[label]["laplace"] = smooth.to_dict()
+    sec.blocks.append(Table(["condition", "N", "log2 N (bits)", "MaxD (bits)", "MeanD (bits)", "IdR (%)",
+                             "chance IdR (%)", "RS", "rank-LLR eps_max, Laplace (bits)",
+                             "raw rank-LLR eps_max (bits)"], rows))
     sec.data = {"conditions": data}
     return sec

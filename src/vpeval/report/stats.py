@@ -9,13 +9,25 @@ import math
 
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, Assessment, SpeakerProfile
 from .document import Figure, Paragraph, Section, Table
+from .units import LN2, display_unit, to_display
 from ..plots.displays import legend_label
 
 __all__ = ["uncertainty_section", "speaker_profile_section"]
 
 
 def _ci_text(a: Assessment) -> str:
-    return f"[{a.boot.low:.4g}, {a.boot.high:.4g}]"
+    k, _ = display_unit(a.boot.unit)
+    return f"[{k * a.boot.low:.4g}, {k * a.boot.high:.4g}]"
+
+
+def _floor_text(c) -> str:
+    """The chance floor in display units (as :attr:`vpeval.stats.ChanceResult.floor_text`)."""
+    k, _ = display_unit(c.unit)
+    if c.leak == "higher":
+        return f"{k * c.q95:.4g} (p95)"
+    if c.leak == "lower":
+        return f"{k * c.q05:.4g} (p5)"
+    return f"[{k * c.q025:.4g}, {k * c.q975:.4g}]"
 
 
 OAAA_VERDICT = "differs from chance (identity-space change, see summary)"
@@ -65,6 +77,7 @@ def uncertainty_section(
         return ", ".join(str(x) for x in xs) if xs else "-"
 
     sec.blocks.append(Paragraph(
+        "Values, intervals and floors in percent (EERs, rank-1) or bits (minCllr, D_ECE, eps_max, ALID, LID_max). "
         f"Confidence intervals: speaker-level percentile bootstrap ({join(n_boot)} replicates, seed "
         f"{join(seeds)}, level {join(levels)}, resampled units: {join(units)}): the speakers of the probes are drawn "
         "with replacement and all their trials enter once per draw; the enrolled models are held fixed. Chance "
@@ -91,7 +104,8 @@ def uncertainty_section(
             if label in expected_to_differ and verdict == VERDICT_LEAKS:
                 verdict = (expected_to_differ[label] if isinstance(expected_to_differ, dict)
                            else "differs from chance (expected)")
-            rows.append([label, a.boot.name, a.boot.unit, a.boot.value, _ci_text(a), c.floor_text, c.p_value,
+            value, unit = to_display(a.boot.value, a.boot.unit)
+            rows.append([label, a.boot.name, unit, value, _ci_text(a), _floor_text(c), c.p_value,
                          c.p_value_floor, verdict])
             data[label][a.key] = a.to_dict()
     level = join([f"{100 * x:g} %" for x in levels])
@@ -104,7 +118,7 @@ def uncertainty_section(
     if plot_metric is not None:
         pts = [(label, a) for label, items in assessments.items() for a in items if a.key == plot_metric]
         if pts:
-            name, unit = pts[0][1].boot.name, pts[0][1].boot.unit
+            name, unit = pts[0][1].boot.name, display_unit(pts[0][1].boot.unit)[1]
             sec.blocks.append(Figure(
                 plot_metric, lambda fig: _draw_intervals(fig, pts, name, unit),
                 f"{name}: value (dot) with its {level} speaker-bootstrap interval (bar) and the chance floor "
@@ -123,12 +137,13 @@ def _draw_intervals(fig, pts, name, unit):
     for i, (label, a) in enumerate(pts):
         y = len(pts) - 1 - i
         b, c = a.boot, a.chance
+        k, _ = display_unit(b.unit)
         colour = "#c0392b" if c.verdict == "leaks" else "#2c7fb8"
-        ax.plot([b.low, b.high], [y, y], color=colour, lw=2)
-        ax.plot([b.value], [y], "o", color=colour, ms=5)
+        ax.plot([k * b.low, k * b.high], [y, y], color=colour, lw=2)
+        ax.plot([k * b.value], [y], "o", color=colour, ms=5)
         for f in ([c.floor] if c.floor is not None else [c.q025, c.q975]):
             if f is not None and math.isfinite(f):
-                ax.plot([f, f], [y - 0.3, y + 0.3], color="grey", lw=1.5)
+                ax.plot([k * f, k * f], [y - 0.3, y + 0.3], color="grey", lw=1.5)
     ax.set_yticks(range(len(pts)), [legend_label(p[0]) for p in reversed(pts)], fontsize=7)
     ax.set_xlabel(f"{name} ({unit})" if unit else name)
     ax.set_ylim(-0.7, len(pts) - 0.3)
@@ -139,24 +154,34 @@ def _draw_intervals(fig, pts, name, unit):
 #: Subgroup summary columns shown in the page (report.json keeps every column).
 _SUBGROUP_COLUMNS = {
     "n_speakers": "speakers",
-    "mean_worst_abs_llr_nats": "mean worst |LLR| (nats)",
-    "max_worst_abs_llr_nats": "max worst |LLR| (nats)",
+    "mean_worst_abs_llr_nats": "mean worst |LLR| (bits)",
+    "max_worst_abs_llr_nats": "max worst |LLR| (bits)",
     "mean_lid_mean_bits": "mean LID (bits)",
     "max_lid_max_bits": "max LID (bits)",
-    "mean_rank1_rate": "mean rank-1 rate",
+    "mean_rank1_rate": "mean rank-1 rate (%)",
 }
 
 _COLUMNS = [
     ("speaker_id", "speaker"),
     ("n_target_trials", "target trials"),
-    ("worst_abs_llr_nats", "worst |LLR| (nats)"),
     ("worst_abs_llr_bits", "worst |LLR| (bits)"),
-    ("max_llr_nats", "max LLR (nats)"),
+    ("max_llr_nats", "max LLR (bits)"),
     ("n_probes", "probes"),
     ("lid_mean_bits", "mean LID (bits)"),
     ("lid_max_bits", "max LID (bits)"),
-    ("rank1_rate", "rank-1 rate"),
+    ("rank1_rate", "rank-1 rate (%)"),
 ]
+
+#: Profile columns shown in other units on the page (factor): nats -> bits, rates -> percent.
+_SCALE = {"max_llr_nats": 1 / LN2, "mean_worst_abs_llr_nats": 1 / LN2, "max_worst_abs_llr_nats": 1 / LN2,
+          "rank1_rate": 100.0, "mean_rank1_rate": 100.0}
+#: Columns of report.json not repeated on the page (the same number in another unit).
+_NOT_SHOWN = {"worst_abs_llr_nats"}
+
+
+def _scaled(key, v):
+    v = _cell(v)
+    return v * _SCALE[key] if key in _SCALE and isinstance(v, float) else v
 
 
 def _cell(v):
@@ -207,21 +232,21 @@ def speaker_profile_section(
     for label, p in profiles.items():
         tab = p.table
         cols = [(k, h) for k, h in _COLUMNS if k in tab.columns]
-        extra = [c for c in tab.columns if c not in dict(_COLUMNS)]
+        extra = [c for c in tab.columns if c not in dict(_COLUMNS) and c not in _NOT_SHOWN]
         shown = tab if top is None else tab.head(int(top))
-        rows = [[_cell(r[k]) for k, _ in cols] + [_cell(r[c]) for c in extra]
+        rows = [[_scaled(k, r[k]) for k, _ in cols] + [_cell(r[c]) for c in extra]
                 for r in shown.to_dict(orient="records")]
         bits = []
         if p.eps_max_nats is not None:
-            bits.append(f"eps_max of the attack {p.eps_max_nats:.4g} nats")
+            bits.append(f"eps_max of the attack {p.eps_max_nats / LN2:.4g} bits")
         if p.n_enrolled:
-            bits.append(f"N = {p.n_enrolled} enrolled, chance rank-1 rate {1 / p.n_enrolled:.3g}")
+            bits.append(f"N = {p.n_enrolled} enrolled, chance rank-1 rate {100 / p.n_enrolled:.3g} %")
         more = "" if top is None or len(tab) <= int(top) else f"; the {int(top)} most exposed of {len(tab)} shown"
         sec.blocks.append(Table([h for _, h in cols] + extra, rows,
                                 caption=f"{label}" + (f" ({'; '.join(bits)}{more})" if bits or more else "")))
         for attr, summ in p.subgroups.items():
             keep = [c for c in summ.columns if c in _SUBGROUP_COLUMNS or c == attr]
-            srows = [[_cell(r[c]) for c in keep] for r in summ.to_dict(orient="records")]
+            srows = [[_scaled(c, r[c]) for c in keep] for r in summ.to_dict(orient="records")]
             sec.blocks.append(Table([_SUBGROUP_COLUMNS.get(c, str(c)) for c in keep], srows,
                                     caption=f"{label}: speakers grouped by {attr} (all columns in report.json)"))
         data[label] = p.to_dict()

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from ..stats import VERDICT_LEAKS
 from .document import Paragraph, Section, Table
+from .units import UNITS_NOTE
 
 __all__ = [
     "PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "LEAK_EER", "VERDICT_RULE", "AttackEvidence",
@@ -149,7 +150,7 @@ def verdict_sentence(verdict: str, ev: AttackEvidence, reason: str) -> str:
     """One plain-language sentence: the strongest attacker, its numbers, the verdict and why."""
     s = (f"The strongest attacker, {ev.attacker} ({ev.attacker_class}, {ev.trial_type} trials), reaches a "
          f"ROCCH-EER of {_num(100 * ev.eer)} % (95 % interval {_num(100 * ev.eer_low)} to "
-         f"{_num(100 * ev.eer_high)} %; ideal 50 %), eps_max {_num(ev.eps_max_nats)} nats")
+         f"{_num(100 * ev.eer_high)} %; ideal 50 %), eps_max {_num(ev.eps_max_nats / math.log(2))} bits")
     if ev.alid_bits is not None:
         s += f", ALID {_num(ev.alid_bits)} bits"
     if ev.rank1 is not None:
@@ -172,7 +173,7 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list], n_att
     counts = sorted(set(n_attackers.values())) or [0]
     n = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
     sec.blocks.append(Table(
-        ["system", "verdict", "decided on", "lowest EER oa (%)", "lowest EER aa (%)", "highest eps_max (nats)",
+        ["system", "verdict", "decided on", "lowest EER oa (%)", "lowest EER aa (%)", "highest eps_max (bits)",
          "highest ALID (bits)", "highest rank-1 (%)", "rank-1 chance (%)"],
         scorecard_rows, fmt="{:.3g}",
         caption=f"Scorecard: worst case over the {n} attackers per system (lowest EER, ideal 50 %; highest "
@@ -180,5 +181,7 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list], n_att
                 "summary below",
         cell_classes={LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}))
     sec.blocks.append(Paragraph(VERDICT_RULE, kind="note"))
-    sec.data = {"verdicts": verdicts, "rule": VERDICT_RULE, "leak_eer": LEAK_EER, "vocabulary": list(VERDICTS)}
+    sec.blocks.append(Paragraph(UNITS_NOTE, kind="note"))
+    sec.data = {"verdicts": verdicts, "rule": VERDICT_RULE, "leak_eer": LEAK_EER, "vocabulary": list(VERDICTS),
+                "units": UNITS_NOTE}
     return sec

@@ -7,6 +7,7 @@ from ..metrics.summary import verification_summary
 from ..plots import DETDisplay, ECEDisplay
 from ..plots.displays import det_floor, det_styles
 from .document import Figure, Paragraph, Section, Table
+from .units import HIDDEN_KEYS, display_metrics
 
 __all__ = ["verification_section"]
 
@@ -30,16 +31,21 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         for m in summaries[n]:
             order.setdefault(m.key, m)
     rows = []
+    shown = {n: {k: (name, v, u, d) for k, name, v, u, d in display_metrics(summaries[n])} for n in names}
     for key, m in order.items():
-        vals = [by_key[n][key].value if key in by_key[n] else float("nan") for n in names]
+        if key in HIDDEN_KEYS:  # the same eps_max in nats and log10: shown once, in bits
+            continue
+        first = next(shown[n][key] for n in names if key in shown[n])
+        vals = [shown[n][key][1] if key in shown[n] else float("nan") for n in names]
         if m.unit == "count":
             vals = [int(v) for v in vals]
-        rows.append([m.name, m.unit] + vals + [m.definition])
+        rows.append([first[0], first[2]] + vals + [first[3]])
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
-        "Attacker scores of each system/condition. Error rates are fractions (0.05 = 5 %). EER is given by two "
-        "named estimators: ROCCH (BOSARIS convex hull, never above 0.5) and the interpolated step curve (can "
-        "exceed 0.5; scores are never flipped). A perfectly private system has EER 0.5, minCllr 1 bit, D_ECE 0 "
+        "Attacker scores of each system/condition. EERs in percent, minCllr, D_ECE and eps_max in bits "
+        "(report.json keeps EERs as fractions and eps_max also in nats and log10). EER is given by two "
+        "named estimators: ROCCH (BOSARIS convex hull, never above 50 %) and the interpolated step curve (can "
+        "exceed 50 %; scores are never flipped). A perfectly private system has EER 50 %, minCllr 1 bit, D_ECE 0 "
         "and eps_max 0 (tag 0). A dash marks a metric that is undefined for that input (linkability needs finite "
         "scores)."))
     sec.blocks.append(Table(["metric", "unit"] + names + ["definition"], rows, caption="Verification metrics"))

@@ -154,8 +154,8 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
         f"<tbody>{inputs}</tbody></table></div>"
         f"<p class=\"note\">Options: {e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></section>"
     )
-    out.append("<footer>Written by vpeval. Every number has its unit; LLRs are natural-log (nats) "
-               "unless marked.</footer></body></html>")
+    out.append("<footer>Written by vpeval. Every number has its unit: error rates in percent, disclosure in bits "
+               "on this page; report.json keeps machine units named in each field.</footer></body></html>")
     return "\n".join(out) + "\n"
 
 
