@@ -302,3 +302,28 @@ def test_audit_two_systems_has_groups_comparisons_and_vpc_table(tmp_path):
                                  "--vpc-table", str(csv_path), "--force"])
     assert r.exit_code == 0, r.output
     assert {r["system"] for r in csv.DictReader(csv_path.open())} == {"A"}
+
+
+def test_attribute_attacker_with_few_training_utterances_is_flagged():
+    import pandas as pd
+
+    from vpeval.io.embeddings import read_embeddings
+    from vpeval.pipeline import make_protocol
+    from vpeval.report.beyond import MIN_TRAIN_PER_CLASS, analyse_attributes, attributes_section
+
+    npz = EXAMPLE / "embeddings_mfcc.npz"
+    if not npz.exists():
+        pytest.skip("bundled example missing")
+    es = read_embeddings(npz)
+    md = pd.read_csv(EXAMPLE / "metadata.csv", dtype=str, keep_default_na=False)
+    sex = dict(zip(md["speaker_id"], md["sex"]))
+    cohort = make_protocol(es).cohort_speakers
+    few = [s for s in cohort if sex[s] == "F"][:3] + [s for s in cohort if sex[s] == "M"][:20]
+    audit = analyse_attributes(es, md, ("sex",), train_speakers=few)
+    assert audit.train_class_counts["sex"]["F"] < MIN_TRAIN_PER_CLASS <= audit.train_class_counts["sex"]["M"]
+    assert audit.few_training() == {"sex": {"F": audit.train_class_counts["sex"]["F"]}}
+    sec = attributes_section({"mfcc": audit})
+    assert any("too few training utterances" in getattr(b, "text", "") for b in sec.blocks)
+    assert sec.data["attackers"]["mfcc"]["few_training"] == {"sex": {"F": audit.train_class_counts["sex"]["F"]}}
+    full = analyse_attributes(es, md, ("sex",))
+    assert full.few_training() == {}

@@ -112,6 +112,11 @@ def utterance_attributes(es: EmbeddingSet, metadata, attributes, *, source: str 
     return {a: v.astype(str) for a, v in out.items()}
 
 
+#: A class of an attribute with fewer training utterances than this is flagged: a logistic attacker fitted on so
+#: few examples says little about what an adversary with more data would infer (a vpeval convention).
+MIN_TRAIN_PER_CLASS = 10
+
+
 @dataclass
 class AttributeAudit:
     """Soft-biometric leakage of one attacker (embedding extractor) on original and anonymized speech.
@@ -127,6 +132,8 @@ class AttributeAudit:
     variant : str
         ``"scores"`` (SBLS from the class posteriors) or ``"labels"`` (from the argmax labels only, the
         hard-prediction variant).
+    train_class_counts : dict attribute -> (dict class -> int)
+        Training utterances of each class of each attribute.
     """
 
     results: dict
@@ -136,11 +143,21 @@ class AttributeAudit:
     n_eval_speakers: int
     C: float
     variant: str = "scores"
+    train_class_counts: dict = None
+
+    def few_training(self, minimum: int | None = None) -> dict[str, dict[str, int]]:
+        """Attribute -> {class: count} of the classes with fewer than ``minimum`` (default
+        :data:`MIN_TRAIN_PER_CLASS`) training utterances: the attacker's reading of them is unreliable."""
+        minimum = MIN_TRAIN_PER_CLASS if minimum is None else minimum
+        return {a: {c: n for c, n in by.items() if n < minimum} for a, by in (self.train_class_counts or {}).items()
+                if any(n < minimum for n in by.values())}
 
     def to_dict(self) -> dict:
         return {"results": {k: v.to_dict() for k, v in self.results.items()}, "attributes": self.attributes,
                 "n_train_utterances": self.n_train_utterances, "n_train_speakers": self.n_train_speakers,
                 "n_eval_speakers": self.n_eval_speakers, "C": self.C, "variant": self.variant,
+                "train_class_counts": self.train_class_counts, "few_training": self.few_training(),
+                "min_train_per_class": MIN_TRAIN_PER_CLASS,
                 "attacker": "logistic regression on original speech of the training speakers, frozen"}
 
 
@@ -216,8 +233,10 @@ def analyse_attributes(
             results[cond] = soft_biometric_leakage_labels(y, pred, cl, **kw)
         else:
             results[cond] = soft_biometric_leakage(y, sc, cl, **kw)
+    counts = {a: {str(c): int(n) for c, n in zip(*np.unique(labels[a][tr], return_counts=True))}
+              for a in attributes}
     return AttributeAudit(results, attributes, int(tr.sum()), int(train_speakers.size), int(eval_speakers.size),
-                          C, variant)
+                          C, variant, counts)
 
 
 def analyse_distinctiveness(es: EmbeddingSet, *, speakers=None, calibration: str = "pav-laplace",
@@ -350,6 +369,15 @@ def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = 
             "Give another metadata column as the subgroup (vpeval attributes --subgroup COLUMN, or "
             "analyse_attributes(subgroup=...)) for a meaningful P_subgroup.".format(
                 sg=r0.subgroup_name, a=", ".join(degenerate)), kind="note"))
+    for name, audit in results.items():
+        few = audit.few_training()
+        if few:
+            sec.blocks.append(Paragraph(
+                f"{name}: too few training utterances for the attribute attacker ("
+                + "; ".join(f"{a}: " + ", ".join(f"{c} {n}" for c, n in by.items()) for a, by in few.items())
+                + f"; fewer than {MIN_TRAIN_PER_CLASS} per class). Its mAUC and SBLS are shown but flagged: an "
+                "attacker fitted on so few examples understates what an adversary with more data would infer.",
+                kind="warning"))
     rows, parts, data = [], [], {}
     for name, audit in results.items():
         for cond, r in audit.results.items():
