@@ -160,7 +160,7 @@ def _speakers(attacks: Mapping[str, AttackData]) -> frozenset:
 
 def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b: Mapping[str, AttackData], *,
                  trial_type: str, metrics=tuple(HEADLINE_METRICS), n_boot: int = 200, seed: int = 0,
-                 level: float = 0.95) -> list[Comparison]:
+                 level: float = 0.95, cache: dict | None = None) -> list[Comparison]:
     """Paired bootstrap of the headline ``metrics`` between systems ``a`` and ``b`` on one trial type.
 
     Parameters
@@ -174,6 +174,10 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
         left out when there is none.
     n_boot, seed, level
         Replicates, seed of the shared draws, interval level.
+    cache : dict, optional
+        Replicates already computed for a system (keyed by system name, trial type, metric, attackers and
+        draws), so that comparing one system with several others bootstraps it once; pass the same dict to
+        every call on the same data.
 
     Returns
     -------
@@ -188,7 +192,8 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
         raise VpevalError(f"cannot compare system {a!r} with itself")
     if b < a:  # canonical order, so that swapping the systems negates the result exactly
         return [c.swapped() for c in compare_pair(b, attacks_b, a, attacks_a, trial_type=trial_type,
-                                                  metrics=metrics, n_boot=n_boot, seed=seed, level=level)]
+                                                  metrics=metrics, n_boot=n_boot, seed=seed, level=level,
+                                                  cache=cache)]
     shared = sorted(set(attacks_a) & set(attacks_b))
     if not shared:
         raise VpevalError(f"{trial_type}: systems {a!r} and {b!r} share no attacker")
@@ -208,9 +213,14 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
                      and attacks_a[k].lid is not None and attacks_b[k].lid is not None]
             if not names:
                 continue
+        cache = {} if cache is None else cache
+        key = (trial_type, metric, tuple(names), draws.seed, draws.n_boot, tuple(draws.speakers.tolist()))
         try:
-            oa, ra = _replicates({k: attacks_a[k] for k in names}, metric, draws)
-            ob, rb = _replicates({k: attacks_b[k] for k in names}, metric, draws)
+            if (a,) + key not in cache:
+                cache[(a,) + key] = _replicates({k: attacks_a[k] for k in names}, metric, draws)
+            if (b,) + key not in cache:
+                cache[(b,) + key] = _replicates({k: attacks_b[k] for k in names}, metric, draws)
+            (oa, ra), (ob, rb) = cache[(a,) + key], cache[(b,) + key]
         except StatsError as exc:
             raise VpevalError(f"{trial_type}, {metric}: {exc}") from None
         pick = np.argmin if worst is min else np.argmax
@@ -245,7 +255,7 @@ def compare_systems(systems: Mapping[str, Mapping[str, Mapping[str, AttackData]]
         ``notes`` say which pairs or types could not be compared and why (e.g. different speakers).
     """
     names = list(systems)
-    out, notes = [], []
+    out, notes, cache = [], [], {}
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             for t in types:
@@ -253,7 +263,7 @@ def compare_systems(systems: Mapping[str, Mapping[str, Mapping[str, AttackData]]
                     continue
                 try:
                     out += compare_pair(a, systems[a][t], b, systems[b][t], trial_type=t, metrics=metrics,
-                                        n_boot=n_boot, seed=seed, level=level)
+                                        n_boot=n_boot, seed=seed, level=level, cache=cache)
                 except VpevalError as exc:
                     notes.append(f"{a} vs {b}: {exc}")
     return out, notes

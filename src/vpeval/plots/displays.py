@@ -161,11 +161,16 @@ class ECEDisplay:
         t, n = pav_llr(tar, non)
         return cls(plo, ref, ece_profile(t, n, plo), label)
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax=None, *, fill: bool = True, reference: bool = True, **kwargs):
+        """Draw the PAV curve; ``fill`` shades the D_ECE area up to the reference, ``reference`` draws the
+        dotted reference (draw it once when several displays share one axes, and leave ``fill`` off there:
+        overlapping shades hide each other)."""
         ax = _axes(ax)
         line = ax.plot(self.plo, self.pav, label=legend_label(f"{self.label} PAV"), **kwargs)[0]
-        ax.fill_between(self.plo, self.pav, self.reference, color=line.get_color(), alpha=0.12)
-        ax.plot(self.plo, self.reference, ":", color="grey", lw=1)
+        if fill:
+            ax.fill_between(self.plo, self.pav, self.reference, color=line.get_color(), alpha=0.12)
+        if reference:
+            ax.plot(self.plo, self.reference, ":", color="grey", lw=1)
         ax.set_xlabel("Prior log-odds logit(P) (nats)")
         ax.set_ylabel("Empirical cross entropy (bits)")
         ax.set_ylim(bottom=0)

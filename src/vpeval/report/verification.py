@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..io.trials import Trials
 from ..metrics.summary import verification_summary
 from ..plots import DETDisplay, ECEDisplay
-from ..plots.displays import det_floor, det_styles
+from ..plots.displays import DET_STYLES, det_floor, det_styles
 from .document import Figure, Paragraph, Section, Table
 from .units import HIDDEN_KEYS, display_metrics
 
@@ -57,8 +59,9 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
     sec.blocks.append(Figure(
         "ece", lambda fig: _draw_ece(fig, systems),
         "privacy-ZEBRA ECE profile: cross entropy (bits) of the PAV-calibrated scores against the prior "
-        "log-odds, below the dotted uninformative reference. D_ECE is the gap integrated uniformly over the prior "
-        "P (not over its log-odds)."))
+        "log-odds, below the dotted uninformative reference (the gap to it is shaded when one curve is drawn). "
+        "D_ECE is the gap integrated uniformly over the prior P (not over its log-odds). A curve that repeats "
+        "another is dashed over it and named in the legend.", size=(6.0, 5.0)))
     sec.data = {
         "systems": {n: {m.key: m.as_dict() for m in summaries[n]} for n in names},
         "p_targets": list(p_targets),
@@ -82,6 +85,21 @@ def _draw_det(fig, systems):
 
 def _draw_ece(fig, systems):
     ax = fig.add_subplot(1, 1, 1)
-    for name, t in systems.items():
-        ECEDisplay.from_scores(t.tar, t.non, label=name).plot(ax)
-    ax.legend(fontsize=7, loc="upper right")
+    shown = [ECEDisplay.from_scores(t.tar, t.non, label=name) for name, t in systems.items()]
+    one = len(shown) == 1
+    ax.plot(shown[0].plo, shown[0].reference, ":", color="grey", lw=1.2, label="reference (no information)")
+    drawn = []
+    for d in shown:
+        # a curve that repeats an earlier one (aa and aaaa share their scores) is dashed over it and named
+        same = next((e for e in drawn if np.allclose(e.pav, d.pav, atol=1e-9)), None)
+        if same is not None:
+            d.label = f"{d.label} [same curve as {same.label}]"
+            n = sum(1 for e in drawn if e.label.endswith(f"[same curve as {same.label}]"))
+            d.plot(ax, fill=False, reference=False, ls=DET_STYLES[(1 + n) % len(DET_STYLES)], lw=1.0)
+        else:
+            d.plot(ax, fill=one, reference=False, lw=1.5)
+        drawn.append(d)
+    # a curve at 0 (perfect separation, e.g. cross-profile) stays above the axis line
+    ax.set_ylim(bottom=-0.03 * max(1.0, float(ax.get_ylim()[1])))
+    # below the axes, so that no curve is hidden under the legend
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)
