@@ -119,19 +119,19 @@ def _print(res, sm, dsm, table) -> None:
         con.print(f"  {escape(str(tag))}LLR = {lr.slope[f]:.6g} * z + {lr.intercept[f]:.6g} nats{reg}")
 
     t = Table(title="Local information disclosure (bits)")
-    for c in ("ALID", "PDR", "NDR", "LID+", "LID-", "LID_max", "log2 N"):
+    for c in ("ALID", "PDR (%)", "NDR (%)", "LID+", "LID-", "LID_max", "log2 N"):
         t.add_column(c, justify="right")
-    t.add_row(_fmt(s.alid), _fmt(s.pdr), _fmt(s.ndr), _fmt(s.lid_plus), _fmt(s.lid_minus), _fmt(s.lid_max),
+    t.add_row(_fmt(s.alid), _fmt(100 * s.pdr), _fmt(100 * s.ndr), _fmt(s.lid_plus), _fmt(s.lid_minus), _fmt(s.lid_max),
               _fmt(math.log2(n_cols)))
     con.print(t)
 
     ident = res.identification
     t = Table(title=f"Closed-set identification (ties: {ident.ties})")
     t.add_column("rank k", justify="right")
-    t.add_column("rate", justify="right")
-    t.add_column("chance k/N", justify="right")
+    t.add_column("rate (%)", justify="right")
+    t.add_column("chance k/N (%)", justify="right")
     for k, v in ident.rates.items():
-        t.add_row(str(k), _fmt(v), _fmt(ident.chance[k]))
+        t.add_row(str(k), _fmt(100 * v), _fmt(100 * ident.chance[k]))
     con.print(t)
     con.print(f"Mean rank of the true speaker: {ident.mean_rank:.2f} (chance {(n_cols + 1) / 2:.2f})")
 

@@ -43,14 +43,14 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
         r = results[n]
         s = r.lid.summary
         reg = "yes (ridge {:g})".format(r.lid.regularization) if r.lid.regularized.any() else "no"
-        rows.append([n, s.N, math.log2(s.N), s.alid, s.pdr, s.lid_plus if s.lid_plus is not None else float("nan"),
+        rows.append([n, s.N, math.log2(s.N), s.alid, 100 * s.pdr, s.lid_plus if s.lid_plus is not None else float("nan"),
                      s.lid_minus if s.lid_minus is not None else float("nan"), s.lid_max,
                      float(np.mean(r.lid.slope)), reg])
         data[n] = {"lid": r.lid.to_dict(), "identification": r.identification.to_dict(),
                    "closed_set_linkability": r.closed_set.to_dict(),
                    "lid_values_bits": r.lid.lid.tolist()}
     sec.blocks.append(Table(
-        ["condition", "N", "log2 N (bits)", "ALID (bits)", "PDR", "LID+ (bits)", "LID- (bits)", "LID_max (bits)",
+        ["condition", "N", "log2 N (bits)", "ALID (bits)", "PDR (%)", "LID+ (bits)", "LID- (bits)", "LID_max (bits)",
          "mean slope w", "separable: regularised"], rows, caption="Local information disclosure"))
     idrows = []
     for n in names:
