@@ -287,12 +287,15 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
             write_file(vpc_table, vpc_csv_text([] if sec is None else sec.data["vpc_rows"]), **vpc_kw)
     summary = next(s for s in rep.sections if s.id == "summary").data["systems"]
     if json_out:
-        echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}), "summary": summary})
+        extra = {"comparisons": rep.extra["comparisons"]} if "comparisons" in rep.extra else {}
+        echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}), **extra,
+                   "summary": summary})
         return
     if quiet:
         return
     out_console = Console()
     _print_verdicts(out_console, rep.extra.get("verdicts", {}))
+    _print_comparisons(out_console, rep.extra.get("comparisons", []))
     for name, data in summary.items():
         from rich import box
 
@@ -311,6 +314,19 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
             table.add_row(escape(att.replace("/", " / ")), *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
         out_console.print(table)
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
+
+
+def _print_comparisons(console: Console, comparisons: list) -> None:
+    """One line per pair of systems and attack type: the paired comparison of the strongest attacker's EER."""
+    eer = [c for c in comparisons if c["metric"] == "eer_rocch"]
+    if not eer:
+        return
+    console.print("[bold]Paired comparison[/bold] (lowest ROCCH-EER over shared attackers, A - B in EER points, "
+                  "95 % paired speaker bootstrap; eps_max and ALID in the report):")
+    for c in eer:
+        d, lo, hi = (100 * c[k] for k in ("diff_fraction", "ci_low_fraction", "ci_high_fraction"))
+        console.print(escape(f"  {c['system_a']} - {c['system_b']} ({c['trial_type']}): {d:+.3g} [{lo:+.3g}, "
+                             f"{hi:+.3g}]: {c['reading'].split(': ', 1)[-1]}"), overflow="fold")
 
 
 def _print_verdicts(console: Console, verdicts: dict) -> None:

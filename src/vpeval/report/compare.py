@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from ..pipeline.compare import HEADLINE_METRICS
 from .document import Paragraph, Section, Table
 
 __all__ = ["comparisons_section", "display_scale"]
@@ -34,7 +35,8 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
     rows = []
     for c in comparisons:
         k, unit = display_scale(c.unit)
-        rows.append([c.system_a, c.system_b, c.trial_type, f"{c.metric} ({unit})", k * c.value_a, k * c.value_b,
+        name = HEADLINE_METRICS[c.metric][0] if c.metric in HEADLINE_METRICS else c.metric
+        rows.append([c.system_a, c.system_b, c.trial_type, f"{name} ({unit})", k * c.value_a, k * c.value_b,
                      k * c.diff, f"[{k * c.low:.3g}, {k * c.high:.3g}]", c.reading])
     if rows:
         sec.blocks.append(Table(["system A", "system B", "trial type", "metric", "A", "B", "A - B", "95 % CI",
