@@ -1,5 +1,6 @@
 """Pipelines that turn embeddings and metadata into trials: protocols (oo/oa/aa and the multi-dimensional
-trial types), 1-to-N score matrices, attackers (extractor x back-end x training condition, fusion)."""
+trial types), 1-to-N score matrices, attackers (extractor x back-end x training condition, fusion); and the
+analyses run on them: per-group breakdowns, paired comparisons of systems, the whole audit (:mod:`.audit`)."""
 
 from .protocols import (
     TRIAL_TYPES,
@@ -16,6 +17,7 @@ from .protocols import (
 from .attackers import TRAINED_ON, Attacker, attacker_class, check_disjoint, fuse_attackers, make_attackers
 from .groups import DEFAULT_GROUP_BY, GroupResult, GroupsError, group_breakdown, pooled_result, speaker_groups, trial_groups
 from .compare import HEADLINE_METRICS, AttackData, Comparison, compare_pair, compare_systems
+from .audit import SystemAudit, audit_system, field_attackers, run_audits
 
 __all__ = [
     "TRIAL_TYPES",
@@ -46,4 +48,8 @@ __all__ = [
     "Comparison",
     "compare_pair",
     "compare_systems",
+    "SystemAudit",
+    "audit_system",
+    "field_attackers",
+    "run_audits",
 ]

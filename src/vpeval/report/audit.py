@@ -1,38 +1,39 @@
 """The audit report of an anonymizer from speaker embeddings: every trial type for every attacker.
 
 This is what ``vpeval demo`` runs on the bundled example and what ``vpeval audit`` runs on user
-embeddings. Each section is built from library calls only; the report adds no numbers of its own.
+embeddings. The analyses run in :mod:`vpeval.pipeline.audit` (:func:`~vpeval.pipeline.audit.run_audits`); this
+module reads their results (strongest attackers, verdicts, aggregates) and lays them out; it adds no numbers of
+its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
-from ..io.trials import Trials
-from ..metrics.summary import verification_summary
-from ..pipeline import TRIAL_TYPES, make_protocol
-from ..pipeline.groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
-from ..pipeline.attackers import Attacker, attacker_class, fuse_attackers, make_attackers
-from ..backends import BACKENDS
-from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
-from ..metrics.linkage import LinkageAnalysis
-from .document import Figure, Paragraph, Report, Section, Table, safe_filename
-from .beyond import (
-    analyse_attributes,
-    analyse_distinctiveness,
-    analyse_embedding_structure,
-    attributes_section,
-    distinctiveness_section,
-    embedding_section,
+from ..pipeline import TRIAL_TYPES
+from ..pipeline.attackers import attacker_class
+# the analyses run in the pipeline layer (re-exported here, where they were first defined)
+from ..pipeline.audit import (  # noqa: F401
+    GROUP_TYPES,
+    REPORT_TYPES,
+    SystemAudit,
+    audit_system,
+    comparison_inputs,
+    field_attackers,
+    run_audits,
 )
+from ..pipeline.compare import compare_systems
+from ..pipeline.groups import DEFAULT_GROUP_BY
+from ..backends import BACKENDS
+from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
+from .document import Figure, Paragraph, Report, Section, Table, safe_filename
+from .beyond import attributes_section, distinctiveness_section, embedding_section
 from .groups import groups_section
 from .compare import comparisons_section
-from ..pipeline.compare import AttackData, compare_systems
 from .disclosure import disclosure_section, rank_disclosure_section
-from .linkage import analyse_one_to_n, linkage_section
+from .linkage import linkage_section
 from .utility import utility_section
 from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
@@ -41,13 +42,9 @@ from .verdict import AttackEvidence, decide, decide_system, verdict_section, ver
 from ..plots.displays import legend_label
 
 __all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES",
+           "GROUP_TYPES", "field_attackers", "run_audits",
            "attack_evidence", "system_verdicts"]
 
-#: Trial types shown in the report; oaoa and oaoo contain exactly the pairs of oa and oo.
-REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
-
-#: Trial types broken down by speaker group (the VoicePrivacy conditions: o-o reference, o-a and a-a attacks).
-GROUP_TYPES = ("oo", "oa", "aa")
 
 #: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
 #: speakers scored as more alike than the original voices).
@@ -90,15 +87,6 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
         if t == "oaaa":
             out[t]["compression_flag"] = max(interp) > OAAA_COMPRESSION_FLAG
     return out
-
-
-def _type_metrics(t: Trials) -> dict:
-    s = {m.key: m.value for m in verification_summary(t.tar, t.non)}
-    return {
-        "eer_rocch": s["eer_rocch"], "eer_interp": s["eer_interp"], "min_cllr_bits": s["min_cllr"],
-        "d_ece_bits": s["d_ece"], "eps_max_nats": s["eps_max"], "zebra_tag": s["zebra_tag"],
-        "n_tar": s["n_tar"], "n_non": s["n_non"],
-    }
 
 
 def _non_leak_verdict(trial_type: str) -> str | None:
@@ -531,158 +519,6 @@ def _draw_privacy_utility(fig, points):
     ax1.legend(fontsize=7)
 
 
-@dataclass
-class SystemAudit:
-    """Everything computed for one system: trials and their metrics per attacker, 1-to-N analyses.
-
-    ``attackers`` maps attacker names to :class:`~vpeval.pipeline.attackers.Attacker`; ``structure``,
-    ``attributes`` and ``distinctiveness`` are keyed by extractor (they do not depend on a back-end);
-    ``notes`` lists attackers that could not be fielded (e.g. a fusion whose members cover different data).
-    """
-
-    trials: dict[str, dict[str, Trials]]
-    type_metrics: dict[str, dict[str, dict]]
-    linkage: dict[str, dict[str, LinkageAnalysis]]
-    structure: dict = field(default_factory=dict)
-    attributes: dict = field(default_factory=dict)
-    distinctiveness: dict = field(default_factory=dict)
-    assessments: dict = field(default_factory=dict)
-    profiles: dict = field(default_factory=dict)
-    attackers: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)
-    #: attacker -> trial type -> probe speaker of every trial (the bootstrap unit)
-    probe_speakers: dict = field(default_factory=dict)
-    #: attacker -> 1-to-N condition (oo, oa, aa) -> OneToN score matrix
-    matrices: dict = field(default_factory=dict)
-    #: attacker -> trial type (oo, oa, aa) -> list of GroupResult (:mod:`vpeval.pipeline.groups`)
-    groups: dict = field(default_factory=dict)
-    #: the metadata column the groups are of (None: no groups), and why there are none
-    group_by: str | None = None
-    group_note: str | None = None
-
-
-def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
-                    backends=BACKENDS, asnorm: bool = False, fusion: bool = True, seed: int = 0,
-                    progress: Callable[[str], None] | None = None) -> tuple[list[Attacker], list[str]]:
-    """Every attacker of :func:`~vpeval.pipeline.make_attackers`, plus one fusion per training condition.
-
-    A fusion fuses the condition's trained attackers (all extractors, AS-norm variants excluded); it is skipped
-    with a note when fewer than two such attackers exist or they cannot be fused (returned as ``notes``).
-    """
-    say = progress or (lambda msg: None)
-    if train:
-        say("training the attackers' back-ends")
-    attackers = make_attackers(sets, train, backends=backends, asnorm=asnorm)
-    notes = []
-    untrained = sorted(set(sets) - set(train or {}))
-    trained = [b for b in backends if b != "cosine"]
-    if untrained and (trained or asnorm):
-        notes.append(f"no training speakers for extractor(s) {', '.join(untrained)}: "
-                     + ", ".join(trained + (["AS-norm"] if asnorm else []))
-                     + " not fielded for them (give a train/ folder)")
-    if fusion and train:
-        for cond in ("original", "anonymized"):
-            members = [a for a in attackers if a.trained_on == cond and not a.backend.endswith("+asnorm")]
-            if len(members) < 2:
-                notes.append(f"fusion/{cond} not fielded: it needs at least two trained attackers")
-                continue
-            say(f"fusion of the attackers trained on {cond} speech")
-            try:
-                attackers.append(fuse_attackers(members, train, seed=seed))
-            except VpevalError as exc:
-                notes.append(f"fusion/{cond} not fielded: {exc}")
-    return attackers, notes
-
-
-def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet] | None = None,
-                 backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
-                 metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
-                 progress: Callable[[str], None] | None = None, attackers=None,
-                 group_by: str | None = DEFAULT_GROUP_BY) -> SystemAudit:
-    """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
-    metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
-    soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
-    when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used). ``group_by``: the
-    metadata column whose groups every oo/oa/aa row is broken down by (:func:`vpeval.pipeline.group_breakdown`;
-    skipped with a note when the metadata lacks it)."""
-    say = progress or (lambda msg: None)
-    if attackers is None:
-        attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
-                                    progress=progress)
-    attackers, notes = attackers
-    trials, metrics, linkage = {}, {}, {}
-    structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
-    probe_spk, mats, by_group = {}, {}, {}
-    spk_groups, group_note = None, None
-    if group_by is not None:
-        if metadata is None or group_by not in metadata.columns:
-            group_note = f"no per-{group_by} breakdown: the metadata has no {group_by!r} column"
-        else:
-            spk_groups = speaker_groups(metadata, group_by)
-    for att in attackers:
-        name = att.name
-        es = att.es if att.es is not None else att.members[0].es
-        say(f"trials and verification metrics: {name}")
-        protocol = make_protocol(es)
-        trials[name] = att.build_trials(types, protocol=protocol)
-        metrics[name] = {t: _type_metrics(tr) for t, tr in trials[name].items()}
-        say(f"1-to-N linkage: {name}")
-        matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p) for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
-        # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
-        linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed)) for k, m in matrices.items()}
-        say(f"bootstrap intervals and chance floors: {name}")
-        probe_spk[name], mats[name] = {}, matrices
-        for tname, t in trials[name].items():
-            probe_spk[name][tname] = trial_speakers(t, protocol)
-            assessments[f"{name} / {tname}"] = assess_trials(
-                t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
-                n_perm=n_perm)
-        if spk_groups is not None:
-            say(f"per-{group_by} breakdown: {name}")
-            try:
-                by_group[name] = {}
-                for tname in GROUP_TYPES:
-                    if tname not in trials[name]:
-                        continue
-                    link = linkage[name].get(tname)
-                    ok = link is not None and not isinstance(link, Exception)
-                    by_group[name][tname] = group_breakdown(
-                        trials[name][tname], spk_groups, probe_speakers=probe_spk[name][tname],
-                        one_to_n=matrices.get(tname) if ok else None, lid=link.lid if ok else None,
-                        n_boot=n_boot, seed=seed, source=f"the {group_by!r} column of the metadata")
-            except GroupsError as exc:  # e.g. a speaker without a value: said in the section, not fatal
-                spk_groups, by_group, group_note = None, {}, f"no per-{group_by} breakdown: {exc}"
-        for k, m in matrices.items():
-            if not isinstance(linkage[name][k], Exception):
-                assessments[f"{name} / {k} 1-to-N"] = assess_one_to_n(m, linkage[name][k].lid, seed=seed,
-                                                                      n_boot=n_boot, n_perm=n_perm)
-        if "oa" in trials[name] and not isinstance(linkage[name]["oa"], Exception):
-            profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
-                                                       lid=linkage[name]["oa"].lid, metadata=_speaker_table(metadata))
-    for extractor, es in sets.items():
-        say(f"embedding structure and voice distinctiveness: {extractor}")
-        # These analyses need enough speakers and utterances; on small data one of them may not be computable.
-        # That is reported in its section instead of failing the whole audit.
-        structure[extractor] = _attempt(lambda: analyse_embedding_structure(es, seed=seed))
-        distinct[extractor] = _attempt(lambda: analyse_distinctiveness(es))
-        if metadata is not None:
-            present = [a for a in attributes if a in metadata.columns]
-            if present:
-                say(f"soft-biometric leakage: {extractor}")
-                attrs[extractor] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
-    return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles,
-                       {a.name: a for a in attackers}, notes, probe_spk, mats, by_group,
-                       group_by if spk_groups is not None else None, group_note)
-
-
-def _attempt(fn):
-    """``fn()``, or the :class:`VpevalError` it raised (kept for the report)."""
-    try:
-        return fn()
-    except VpevalError as exc:
-        return exc
-
-
 def _optional_section(build, results: dict, section_id: str, title: str) -> Section:
     """``build(results)`` over the attackers that could be analysed, with a note naming the others."""
     ok = {k: v for k, v in results.items() if not isinstance(v, Exception)}
@@ -692,14 +528,6 @@ def _optional_section(build, results: dict, section_id: str, title: str) -> Sect
         sec.blocks.insert(0, Paragraph(f"Not computed for {name}: {exc}", kind="warning"))
         sec.data.setdefault("not_computed", {})[name] = str(exc)
     return sec
-
-
-def _speaker_table(metadata):
-    """One row per speaker (speaker_id + attribute columns) from utterance metadata, or None."""
-    if metadata is None or "speaker_id" not in metadata.columns:
-        return None
-    drop = [c for c in ("utterance_id", "condition", "duration_s", "alpha", "subset") if c in metadata.columns]
-    return metadata.drop(columns=drop).drop_duplicates().reset_index(drop=True)
 
 
 def audit_systems(
@@ -774,34 +602,19 @@ def audit_systems(
         if len(set(safe)) != len(safe):
             raise VpevalError(f"{kind} names {names} are not distinct once made file-name safe "
                               f"({safe}); rename them")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise VpevalError(f"seed must be an integer >= 0, got {seed!r}")
-    train = train or {}
-    unknown = sorted(set(train) - set(systems))
-    if unknown:
-        raise VpevalError(f"training embeddings for unknown system {unknown[0]!r}")
+    results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
+                         seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
+                         group_by=group_by, progress=progress)
     report = Report(title, options={"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                                     "systems": {s: list(a) for s, a in systems.items()},
                                     "backends": list(backends), "asnorm": bool(asnorm), "fusion": bool(fusion)})
-    metadata = metadata or {}
-    results = {}
-    for name, sets in systems.items():
-        try:
-            attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm, fusion=fusion,
-                                        seed=seed, progress=progress)
-        except VpevalError as exc:  # say which system's (training) data it is
-            raise VpevalError(f"system {name!r}: {exc}") from None
-        results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
-                                     metadata=metadata.get(name), attributes=attributes, n_boot=n_boot,
-                                     n_perm=n_perm, group_by=group_by,
-                                     progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
     report.extra["attackers"] = attackers_json(results)
     verdicts, scorecard, n_attackers = system_verdicts(results)
     report.extra["verdicts"] = verdicts
     report.add(verdict_section(verdicts, scorecard, n_attackers))
     report.add(_summary_section(results))
     if compare and len(results) > 1:
-        comparisons, notes = compare_systems(_comparison_inputs(results), n_boot=n_boot, seed=seed)
+        comparisons, notes = compare_systems(comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot, seed=seed)
         report.extra["comparisons"] = [c.to_dict() for c in comparisons]
         report.add(comparisons_section(comparisons, notes, n_boot=n_boot, seed=seed))
     if group_by is not None:
@@ -854,23 +667,6 @@ def audit_systems(
             report.add(_optional_section(attributes_section, res.attributes, f"{sid}attributes",
                                          f"Soft-biometric leakage (SBLS): {pre}".rstrip(": /")))
     return report
-
-
-def _comparison_inputs(results: dict[str, SystemAudit]) -> dict:
-    """system -> attack type -> attacker -> AttackData, the input of :func:`vpeval.pipeline.compare_systems`."""
-    out = {}
-    for system, res in results.items():
-        out[system] = {}
-        for t in VERDICT_TYPES:
-            for attacker, by_type in res.trials.items():
-                if t not in by_type:
-                    continue
-                link = res.linkage.get(attacker, {}).get(t)
-                ok = link is not None and not isinstance(link, Exception)
-                out[system].setdefault(t, {})[attacker] = AttackData(
-                    by_type[t], res.probe_speakers[attacker][t], res.matrices[attacker].get(t) if ok else None,
-                    link.lid.lid if ok else None)
-    return out
 
 
 def audit_embeddings(sets: dict[str, EmbeddingSet], **kwargs) -> Report:

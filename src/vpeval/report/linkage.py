@@ -7,20 +7,13 @@ import math
 
 import numpy as np
 
-from ..metrics.linkage import LinkageAnalysis, linkage_analysis
-from ..pipeline import OneToN
+from ..metrics.linkage import LinkageAnalysis
+from ..pipeline.analyses import analyse_one_to_n  # noqa: F401  (runs in the pipeline layer; re-exported)
 from ..plots import CMCDisplay, LIDCCDFDisplay
 from ..plots.displays import legend_label
 from .document import Figure, Paragraph, Section, Table
 
 __all__ = ["linkage_section", "analyse_one_to_n"]
-
-
-def analyse_one_to_n(m: OneToN, *, separable: str = "regularize", seed: int = 0) -> LinkageAnalysis:
-    """:func:`vpeval.metrics.linkage.linkage_analysis` of a 1-to-N matrix with speaker-grouped cross-fitting
-    (no separate dev set); separable training scores get the named ridge penalty and are flagged."""
-    return linkage_analysis(m.scores, m.true_index, speaker_ids=m.enrolled_speaker, separable=separable,
-                            seed=seed)
 
 
 def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "linkage",

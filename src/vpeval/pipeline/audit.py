@@ -1,0 +1,255 @@
+"""Running an audit: every attacker on every trial type of one or more anonymization systems, with the analyses
+the report lays out (verification metrics, 1-to-N linkage, bootstrap intervals and chance floors, per-speaker
+profiles, per-group breakdowns, embedding structure, voice distinctiveness, soft-biometric leakage) and the paired
+comparison of systems. :mod:`vpeval.report.audit` only renders the results (:class:`SystemAudit`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..backends import BACKENDS
+from ..errors import VpevalError
+from ..io.embeddings import EmbeddingSet
+from ..io.trials import Trials
+from ..metrics.linkage import LinkageAnalysis
+from ..metrics.summary import verification_summary
+from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
+from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
+from .attackers import Attacker, fuse_attackers, make_attackers
+from .compare import AttackData
+from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
+from .protocols import make_protocol
+
+__all__ = ["REPORT_TYPES", "GROUP_TYPES", "SystemAudit", "field_attackers", "audit_system", "run_audits",
+           "comparison_inputs"]
+
+
+#: Trial types shown in the report; oaoa and oaoo contain exactly the pairs of oa and oo.
+REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
+
+
+#: Trial types broken down by speaker group (the VoicePrivacy conditions: o-o reference, o-a and a-a attacks).
+GROUP_TYPES = ("oo", "oa", "aa")
+
+
+def _type_metrics(t: Trials) -> dict:
+    s = {m.key: m.value for m in verification_summary(t.tar, t.non)}
+    return {
+        "eer_rocch": s["eer_rocch"], "eer_interp": s["eer_interp"], "min_cllr_bits": s["min_cllr"],
+        "d_ece_bits": s["d_ece"], "eps_max_nats": s["eps_max"], "zebra_tag": s["zebra_tag"],
+        "n_tar": s["n_tar"], "n_non": s["n_non"],
+    }
+
+
+@dataclass
+class SystemAudit:
+    """Everything computed for one system: trials and their metrics per attacker, 1-to-N analyses.
+
+    ``attackers`` maps attacker names to :class:`~vpeval.pipeline.attackers.Attacker`; ``structure``,
+    ``attributes`` and ``distinctiveness`` are keyed by extractor (they do not depend on a back-end);
+    ``notes`` lists attackers that could not be fielded (e.g. a fusion whose members cover different data).
+    """
+
+    trials: dict[str, dict[str, Trials]]
+    type_metrics: dict[str, dict[str, dict]]
+    linkage: dict[str, dict[str, LinkageAnalysis]]
+    structure: dict = field(default_factory=dict)
+    attributes: dict = field(default_factory=dict)
+    distinctiveness: dict = field(default_factory=dict)
+    assessments: dict = field(default_factory=dict)
+    profiles: dict = field(default_factory=dict)
+    attackers: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)
+    #: attacker -> trial type -> probe speaker of every trial (the bootstrap unit)
+    probe_speakers: dict = field(default_factory=dict)
+    #: attacker -> 1-to-N condition (oo, oa, aa) -> OneToN score matrix
+    matrices: dict = field(default_factory=dict)
+    #: attacker -> trial type (oo, oa, aa) -> list of GroupResult (:mod:`vpeval.pipeline.groups`)
+    groups: dict = field(default_factory=dict)
+    #: the metadata column the groups are of (None: no groups), and why there are none
+    group_by: str | None = None
+    group_note: str | None = None
+
+
+def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
+                    backends=BACKENDS, asnorm: bool = False, fusion: bool = True, seed: int = 0,
+                    progress: Callable[[str], None] | None = None) -> tuple[list[Attacker], list[str]]:
+    """Every attacker of :func:`~vpeval.pipeline.make_attackers`, plus one fusion per training condition.
+
+    A fusion fuses the condition's trained attackers (all extractors, AS-norm variants excluded); it is skipped
+    with a note when fewer than two such attackers exist or they cannot be fused (returned as ``notes``).
+    """
+    say = progress or (lambda msg: None)
+    if train:
+        say("training the attackers' back-ends")
+    attackers = make_attackers(sets, train, backends=backends, asnorm=asnorm)
+    notes = []
+    untrained = sorted(set(sets) - set(train or {}))
+    trained = [b for b in backends if b != "cosine"]
+    if untrained and (trained or asnorm):
+        notes.append(f"no training speakers for extractor(s) {', '.join(untrained)}: "
+                     + ", ".join(trained + (["AS-norm"] if asnorm else []))
+                     + " not fielded for them (give a train/ folder)")
+    if fusion and train:
+        for cond in ("original", "anonymized"):
+            members = [a for a in attackers if a.trained_on == cond and not a.backend.endswith("+asnorm")]
+            if len(members) < 2:
+                notes.append(f"fusion/{cond} not fielded: it needs at least two trained attackers")
+                continue
+            say(f"fusion of the attackers trained on {cond} speech")
+            try:
+                attackers.append(fuse_attackers(members, train, seed=seed))
+            except VpevalError as exc:
+                notes.append(f"fusion/{cond} not fielded: {exc}")
+    return attackers, notes
+
+
+def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet] | None = None,
+                 backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
+                 metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
+                 progress: Callable[[str], None] | None = None, attackers=None,
+                 group_by: str | None = DEFAULT_GROUP_BY) -> SystemAudit:
+    """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
+    metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
+    soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
+    when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used). ``group_by``: the
+    metadata column whose groups every oo/oa/aa row is broken down by (:func:`vpeval.pipeline.group_breakdown`;
+    skipped with a note when the metadata lacks it)."""
+    say = progress or (lambda msg: None)
+    if attackers is None:
+        attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
+                                    progress=progress)
+    attackers, notes = attackers
+    trials, metrics, linkage = {}, {}, {}
+    structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
+    probe_spk, mats, by_group = {}, {}, {}
+    spk_groups, group_note = None, None
+    if group_by is not None:
+        if metadata is None or group_by not in metadata.columns:
+            group_note = f"no per-{group_by} breakdown: the metadata has no {group_by!r} column"
+        else:
+            spk_groups = speaker_groups(metadata, group_by)
+    for att in attackers:
+        name = att.name
+        es = att.es if att.es is not None else att.members[0].es
+        say(f"trials and verification metrics: {name}")
+        protocol = make_protocol(es)
+        trials[name] = att.build_trials(types, protocol=protocol)
+        metrics[name] = {t: _type_metrics(tr) for t, tr in trials[name].items()}
+        say(f"1-to-N linkage: {name}")
+        matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p) for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+        # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
+        linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed)) for k, m in matrices.items()}
+        say(f"bootstrap intervals and chance floors: {name}")
+        probe_spk[name], mats[name] = {}, matrices
+        for tname, t in trials[name].items():
+            probe_spk[name][tname] = trial_speakers(t, protocol)
+            assessments[f"{name} / {tname}"] = assess_trials(
+                t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
+                n_perm=n_perm)
+        if spk_groups is not None:
+            say(f"per-{group_by} breakdown: {name}")
+            try:
+                by_group[name] = {}
+                for tname in GROUP_TYPES:
+                    if tname not in trials[name]:
+                        continue
+                    link = linkage[name].get(tname)
+                    ok = link is not None and not isinstance(link, Exception)
+                    by_group[name][tname] = group_breakdown(
+                        trials[name][tname], spk_groups, probe_speakers=probe_spk[name][tname],
+                        one_to_n=matrices.get(tname) if ok else None, lid=link.lid if ok else None,
+                        n_boot=n_boot, seed=seed, source=f"the {group_by!r} column of the metadata")
+            except GroupsError as exc:  # e.g. a speaker without a value: said in the section, not fatal
+                spk_groups, by_group, group_note = None, {}, f"no per-{group_by} breakdown: {exc}"
+        for k, m in matrices.items():
+            if not isinstance(linkage[name][k], Exception):
+                assessments[f"{name} / {k} 1-to-N"] = assess_one_to_n(m, linkage[name][k].lid, seed=seed,
+                                                                      n_boot=n_boot, n_perm=n_perm)
+        if "oa" in trials[name] and not isinstance(linkage[name]["oa"], Exception):
+            profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
+                                                       lid=linkage[name]["oa"].lid, metadata=_speaker_table(metadata))
+    for extractor, es in sets.items():
+        say(f"embedding structure and voice distinctiveness: {extractor}")
+        # These analyses need enough speakers and utterances; on small data one of them may not be computable.
+        # That is reported in its section instead of failing the whole audit.
+        structure[extractor] = _attempt(lambda: analyse_embedding_structure(es, seed=seed))
+        distinct[extractor] = _attempt(lambda: analyse_distinctiveness(es))
+        if metadata is not None:
+            present = [a for a in attributes if a in metadata.columns]
+            if present:
+                say(f"soft-biometric leakage: {extractor}")
+                attrs[extractor] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
+    return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles,
+                       {a.name: a for a in attackers}, notes, probe_spk, mats, by_group,
+                       group_by if spk_groups is not None else None, group_note)
+
+
+def _attempt(fn):
+    """``fn()``, or the :class:`VpevalError` it raised (kept for the report)."""
+    try:
+        return fn()
+    except VpevalError as exc:
+        return exc
+
+
+def _speaker_table(metadata):
+    """One row per speaker (speaker_id + attribute columns) from utterance metadata, or None."""
+    if metadata is None or "speaker_id" not in metadata.columns:
+        return None
+    drop = [c for c in ("utterance_id", "condition", "duration_s", "alpha", "subset") if c in metadata.columns]
+    return metadata.drop(columns=drop).drop_duplicates().reset_index(drop=True)
+
+
+def comparison_inputs(results: dict[str, SystemAudit], types=("oa", "aa")) -> dict:
+    """system -> attack type -> attacker -> AttackData, the input of :func:`vpeval.pipeline.compare_systems`."""
+    out = {}
+    for system, res in results.items():
+        out[system] = {}
+        for t in types:
+            for attacker, by_type in res.trials.items():
+                if t not in by_type:
+                    continue
+                link = res.linkage.get(attacker, {}).get(t)
+                ok = link is not None and not isinstance(link, Exception)
+                out[system].setdefault(t, {})[attacker] = AttackData(
+                    by_type[t], res.probe_speakers[attacker][t], res.matrices[attacker].get(t) if ok else None,
+                    link.lid.lid if ok else None)
+    return out
+
+
+def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | None = None, backends=BACKENDS,
+               asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
+               metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
+               group_by: str | None = DEFAULT_GROUP_BY,
+               progress: Callable[[str], None] | None = None) -> dict[str, SystemAudit]:
+    """:func:`field_attackers` and :func:`audit_system` for every system (parameters as in
+    :func:`vpeval.report.audit.audit_systems`); errors in a system's (training) data name the system.
+
+    Raises
+    ------
+    VpevalError
+        A seed that is not an integer >= 0, training embeddings for an unknown system, and the errors of the
+        analyses.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise VpevalError(f"seed must be an integer >= 0, got {seed!r}")
+    train = train or {}
+    unknown = sorted(set(train) - set(systems))
+    if unknown:
+        raise VpevalError(f"training embeddings for unknown system {unknown[0]!r}")
+    metadata = metadata or {}
+    results = {}
+    for name, sets in systems.items():
+        try:
+            attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm, fusion=fusion,
+                                        seed=seed, progress=progress)
+        except VpevalError as exc:  # say which system's (training) data it is
+            raise VpevalError(f"system {name!r}: {exc}") from None
+        results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
+                                     metadata=metadata.get(name), attributes=attributes, n_boot=n_boot,
+                                     n_perm=n_perm, group_by=group_by,
+                                     progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
+    return results
