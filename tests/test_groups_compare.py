@@ -327,3 +327,66 @@ def test_attribute_attacker_with_few_training_utterances_is_flagged():
     assert sec.data["attackers"]["mfcc"]["few_training"] == {"sex": {"F": audit.train_class_counts["sex"]["F"]}}
     full = analyse_attributes(es, md, ("sex",))
     assert full.few_training() == {}
+
+
+# ------------------------------------------------------------------------------------------------ output policy
+
+
+def test_write_file_policy(tmp_path):
+    from vpeval.report.groups import VPC_COLUMNS, is_vpc_table, vpc_csv_text
+    from vpeval.report.writer import OutputExistsError, write_file
+
+    target = tmp_path / "sub" / "vpc.csv"
+    kw = dict(is_ours=is_vpc_table, ours="an earlier per-group table")
+    write_file(target, vpc_csv_text([]), **kw)
+    with target.open(newline="") as f:
+        assert list(csv.reader(f)) == [VPC_COLUMNS]
+    with pytest.raises(OutputExistsError, match="exists"):
+        write_file(target, "x", **kw)
+    write_file(target, vpc_csv_text([]), force=True, **kw)  # our own earlier table: replaced
+    with pytest.raises(OutputExistsError, match="is an input"):
+        write_file(target, "x", force=True, protect=[target], **kw)
+    other = tmp_path / "notes.csv"
+    other.write_text("mine\n")
+    with pytest.raises(OutputExistsError, match="only replaces an earlier per-group table"):
+        write_file(other, "x", force=True, **kw)
+    assert other.read_text() == "mine\n"
+    with pytest.raises(OutputExistsError, match="is a folder"):
+        write_file(tmp_path, "x", **kw)
+    # no temporary file is left behind
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["vpc.csv"]
+
+
+# ------------------------------------------------------------------------------------------------ properties
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(n_spk=st.integers(3, 8), seed=st.integers(0, 10_000), n_groups=st.integers(1, 3))
+def test_groups_partition_the_trials_and_match_the_subset(n_spk, seed, n_groups):
+    rng = np.random.default_rng(seed)
+    speakers = [f"s{i}" for i in range(n_spk)]
+    t, probes = make_trials(speakers, 1.5, rng, n_probe=2)
+    groups = {s: f"g{rng.integers(n_groups)}" for s in speakers}
+    res = group_breakdown(t, groups, probe_speakers=probes, n_boot=5, seed=seed)
+    assert sum(r.n_tar + r.n_non for r in res) == len(t)
+    assert [r.group for r in res] == sorted({groups[s] for s in speakers})
+    g = trial_groups(t, groups)
+    for r in res:
+        m = g == r.group
+        assert r.n_enroll_speakers == len(set(t.enroll[m].tolist()))
+        if r.metrics:
+            assert r.metrics["eer_rocch"].value == pytest.approx(rocch_eer(t.scores[m & t.is_target],
+                                                                           t.scores[m & ~t.is_target]))
+
+
+@settings(max_examples=15, deadline=None)
+@given(shift_a=st.floats(0, 4), shift_b=st.floats(0, 4), seed=st.integers(0, 1000))
+def test_comparison_antisymmetry_property(shift_a, shift_b, seed):
+    a, b = _attacks(shift_a, seed, SPK[:6]), _attacks(shift_b, seed + 1, SPK[:6])
+    ab = compare_pair("A", a, "B", b, trial_type="oa", metrics=("eer_rocch", "eps_max"), n_boot=20, seed=seed)
+    ba = compare_pair("B", b, "A", a, trial_type="oa", metrics=("eer_rocch", "eps_max"), n_boot=20, seed=seed)
+    for x, y in zip(ab, ba):
+        assert x.diff == -y.diff and (x.low, x.high) == (-y.high, -y.low) and x.better == y.better
+        assert x.low <= x.high
