@@ -17,7 +17,7 @@ from ..io.trials import Trials
 
 EXIT_OK = 0
 EXIT_INPUT = 2  # bad input or usage
-EXIT_OUTPUT = 3  # output folder exists (without --force)
+EXIT_OUTPUT = 3  # the output cannot be written: exists (without --force), another run writes it, not writable
 
 FORMATS_HELP = """
 Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error):
@@ -61,11 +61,11 @@ def handle_errors(func):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from ..report.writer import OutputExistsError
+        from ..io.output import OutputError
 
         try:
             return func(*args, **kwargs)
-        except OutputExistsError as exc:
+        except OutputError as exc:
             fail(str(exc), EXIT_OUTPUT)
         except VpevalError as exc:
             fail(str(exc))
@@ -127,6 +127,59 @@ def load_trials(
         return read_columns(p, label_col=conv(label_col), score_col=conv(score_col), target=target,
                             nontarget=nontarget, ignore=ignore or (), sep=sep, higher_is_target=hit)
     return read_score_label(p, higher_is_target=hit)
+
+
+class InputSnapshot:
+    """Inputs read once: a pipe or ``/dev/stdin`` is copied to a private file first, so the bytes that are
+    parsed are the bytes that are hashed (a second read of a pipe would be empty).
+
+    Use as a context manager; :meth:`path` gives the file to read, :meth:`sha256` its hash, and
+    :meth:`rename` turns a message naming a private copy back into the path the user gave.
+    """
+
+    def __init__(self):
+        import tempfile
+
+        self._dir = tempfile.TemporaryDirectory(prefix="vpeval-input-")
+        self._copies: dict[str, Path] = {}
+
+    def path(self, given) -> str:
+        import os
+        import stat
+        import shutil
+
+        given = str(given)
+        if given in self._copies:
+            return str(self._copies[given])
+        try:
+            st = os.stat(given)
+        except OSError:
+            return given  # the reader reports it
+        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            return given
+        copy = Path(self._dir.name) / f"{len(self._copies)}" / (Path(given).name or "input")
+        copy.parent.mkdir()
+        with open(given, "rb") as src, open(copy, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        self._copies[given] = copy
+        return str(copy)
+
+    def sha256(self, given) -> str:
+        from ..io.output import sha256_file
+
+        return sha256_file(self._copies.get(str(given), given))
+
+    def rename(self, exc: VpevalError) -> VpevalError:
+        msg = str(exc)
+        for given, copy in self._copies.items():
+            msg = msg.replace(str(copy), given)
+        return exc if msg == str(exc) else VpevalError(msg)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._dir.cleanup()
 
 
 def echo_json(obj) -> None:

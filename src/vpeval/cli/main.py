@@ -19,7 +19,7 @@ from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .common import (
     FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, ScoreCol, SepOpt,
-    TargetOpt, display_name, echo_json, handle_errors, load_trials, split_name,
+    InputSnapshot, TargetOpt, display_name, echo_json, handle_errors, load_trials, split_name,
 )
 
 app = typer.Typer(
@@ -99,33 +99,38 @@ def report(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_out: bool = typer.Option(False, "--json", help="Print the verification numbers as JSON on stdout."),
 ):
-    from ..report import Report, sha256_file, verification_section, write_report
+    from ..io.output import claim_folder
+    from ..report import Report, verification_section
     from ..report.disclosure import disclosure_section
-
-    from ..report.writer import check_output_folder
+    from ..report.writer import render_report
 
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
-    check_output_folder(out, force=force, protect=[split_name(i)[1] for i in inputs] + ([key] if key else []))
-    systems, meta = {}, []
-    for spec in inputs:
-        name, path = split_name(spec)
-        t = load_trials(path, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
-        name = name or display_name(Path(path).stem or Path(path).name)
-        if name in systems:
-            raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
-        systems[name] = t
-        files = [Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]
-        if key:
-            files.append(Path(key))
-        meta += [{"name": name, "path": str(f), "sha256": sha256_file(f)} for f in files]
-    rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
-                                               "scores_are_llrs": llr})
-    rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
-    for name, t in systems.items():
-        rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
-                                   title=f"Worst-case disclosure per LLR estimator: {name}")[0])
-    write_report(rep, out, force=force, protect=[m["path"] for m in meta])
+    protect = [split_name(i)[1] for i in inputs] + ([key] if key else [])
+    with claim_folder(out, command="report", force=force, protect=protect) as claim, InputSnapshot() as snap:
+        systems, meta = {}, []
+        for spec in inputs:
+            name, path = split_name(spec)
+            try:
+                t = load_trials(snap.path(path), key and snap.path(key), label_col, score_col, target, nontarget,
+                                ignore, sep, lower_is_target)
+            except VpevalError as exc:
+                raise snap.rename(exc) from None
+            name = name or display_name(Path(path).stem or Path(path).name)
+            if name in systems:
+                raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
+            systems[name] = t
+            files = [Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]
+            if key:
+                files.append(Path(key))
+            meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f)} for f in files]
+        rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
+                                                   "scores_are_llrs": llr})
+        rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
+        for name, t in systems.items():
+            rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
+                                       title=f"Worst-case disclosure per LLR estimator: {name}")[0])
+        render_report(rep, claim.path)
     if json_out:
         echo_json({"report": str(out / "report.html"), "systems": rep.sections[0].data["systems"]})
     elif not quiet:
@@ -179,15 +184,23 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 
 
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
-               seed: int, backends=None, asnorm: bool = False, fusion: bool = True) -> None:
-    from ..report import sha256_file, write_report
+               seed: int, backends=None, asnorm: bool = False, fusion: bool = True, command: str = "audit") -> None:
+    from ..io.output import claim_folder
+
+    with claim_folder(out, command=command, force=force,
+                      protect=[f for folder, _ in systems for f in folder.glob("*")]) as claim:
+        rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion)
+    _print_audit(rep, out, quiet, json_out)
+
+
+def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asnorm, fusion):
+    """Run the audit and render its report into the claimed folder ``dest``."""
+    from ..report import sha256_file
     from ..report.audit import audit_systems
+    from ..report.writer import render_report
 
     import pandas as pd
 
-    from ..report.writer import check_output_folder
-
-    check_output_folder(out, force=force, protect=[f for folder, _ in systems for f in folder.glob("*")])
     console = Console(stderr=True, quiet=quiet or json_out)
     loaded, inputs, metadata, train = {}, [], {}, {}
     for folder, name in systems:
@@ -239,7 +252,11 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)))
         rep.inputs = inputs
         status.update("writing the report")
-        write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
+        render_report(rep, dest)
+    return rep
+
+
+def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
     summary = next(s for s in rep.sections if s.id == "summary").data["systems"]
     if json_out:
         echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}), "summary": summary})
@@ -319,7 +336,7 @@ def demo(
     folder = _find_example(example)
     _run_audit([(folder, "mcadams")], out, force, quiet, json_out,
                "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed,
-               backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion)
+               backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, command="demo")
 
 
 @app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
