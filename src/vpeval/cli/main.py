@@ -153,11 +153,12 @@ def _find_example(example: Optional[Path]) -> Path:
 
 
 def _load_system(folder: Path) -> dict:
-    from ..io.embeddings import read_embeddings
+    from ..io.embeddings import check_conditions, read_embeddings
 
     sets = {}
     for f in sorted(folder.glob("embeddings_*.npz")):
         es = read_embeddings(f)
+        check_conditions(es, f)
         if es.extractor in sets:
             raise VpevalError(f"{f}: a second embedding file of extractor {es.extractor!r} in {folder}")
         sets[es.extractor] = es

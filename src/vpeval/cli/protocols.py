@@ -96,16 +96,26 @@ def trials_command(
         console.print(f"1-to-N table: {path}")
 
 
-def _read_set(paths):
-    from ..io.embeddings import read_embeddings
+def _read_set(paths, conditions=None):
+    from ..io.embeddings import check_conditions, read_embeddings
 
     sets = [read_embeddings(p) for p in paths]
+    if conditions is not None:
+        for p, one in zip(paths, sets):
+            check_conditions(one, p, conditions)
     es = sets[0]
     for p, other in zip(paths[1:], sets[1:]):
         if other.extractor != es.extractor:
             raise InputFileError(
                 p, None, f"extractor {str(other.extractor)!r} differs from {str(es.extractor)!r} of {paths[0]}")
-        es = es.concat(other)
+        if other.embeddings.shape[1] != es.embeddings.shape[1]:
+            raise InputFileError(p, None, f"embeddings have dimension {other.embeddings.shape[1]}, those of "
+                                 f"{paths[0]} {es.embeddings.shape[1]}")
+        try:
+            es = es.concat(other)
+        except InputFileError as exc:  # e.g. an utterance id in both files
+            raise InputFileError(p, None, f"cannot be joined with {', '.join(map(str, paths[:paths.index(p)]))}: "
+                                 f"{exc.problem}") from None
     return es
 
 
@@ -116,24 +126,24 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
     if table_format not in ("csv", "parquet"):
         raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
     inputs = list(embeddings) + ([metadata] if metadata else []) + ([enroll_list] if enroll_list else [])
+    es = _read_set(embeddings, (original, anonymized))  # bad input is reported before the output is looked at
+    tr = None
     if attack is not None:
         inputs += list(attack[0])
+        tr = _read_set(attack[0], (original, anonymized))
     # the output is claimed (lock, refusal of an existing output) before the work; everything is written into
     # the claim's temporary folder and installed at the end, so a failed run leaves nothing
     with claim_folder(out_dir, command="attack" if attack is not None else "trials", force=force,
                       protect=inputs) as claim:
-        return _build_and_write(claim.path, embeddings, out_dir, metadata, types, enroll_list, cohort_impostors,
+        return _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
                                 table_format, original, anonymized, attack)
 
 
-def _build_and_write(tmp, embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format,
+def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors, table_format,
                      original, anonymized, attack) -> dict:
     from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
 
-    es = _read_set(embeddings)
-    if attack is not None:
-        tr = _read_set(attack[0])
     if metadata is not None:
         check_metadata(es, _read_metadata(metadata), source=str(metadata))
     protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
