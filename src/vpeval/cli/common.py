@@ -51,6 +51,46 @@ LLROpt = typer.Option(False, "--llr", help="The scores are calibrated LLRs (natu
                       "actDCF of the scores as given.")
 
 
+_QUIET = [False]  # set by the running command (see quiet_aware)
+
+
+def quiet_aware(func):
+    """Wrap a command so that its ``quiet`` option (if any) silences the warning hook while it runs."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        _QUIET[0] = bool(kwargs.get("quiet", False))
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def install_warning_hook(ctx) -> None:
+    """Print every warning raised while the command of ``ctx`` runs as one line ``vpeval: warning: ...`` on
+    stderr (no source path); nothing when the command was given ``-q``/``--quiet``. The previous
+    ``warnings.showwarning`` is restored when ``ctx`` closes."""
+    import warnings
+
+    from ..errors import VpevalWarning
+
+    previous = warnings.showwarning
+    _QUIET[0] = False
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if _QUIET[0]:
+            return
+        text = " ".join(str(message).split())
+        kind = "" if issubclass(category, VpevalWarning) else f"{category.__name__}: "
+        typer.echo(f"vpeval: warning: {kind}{text}", err=True)
+
+    warnings.showwarning = show
+    def restore():
+        warnings.showwarning = previous
+        _QUIET[0] = False
+
+    ctx.call_on_close(restore)
+
+
 def fail(msg: str, code: int = EXIT_INPUT):
     typer.echo(f"vpeval: error: {msg}", err=True)
     raise typer.Exit(code)

@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
 from rich.markup import escape
 from rich.table import Table as RichTable
 
@@ -19,7 +20,7 @@ from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .common import (
     FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, ScoreCol, SepOpt,
-    InputSnapshot, TargetOpt, display_name, echo_json, handle_errors, load_trials, split_name,
+    InputSnapshot, TargetOpt, display_name, install_warning_hook, quiet_aware, echo_json, handle_errors, load_trials, split_name,
 )
 
 app = typer.Typer(
@@ -38,9 +39,9 @@ def _version(value: bool):
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")):
-    pass
+def _root(ctx: typer.Context, version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                                           help="Print the version and exit.")):
+    install_warning_hook(ctx)
 
 
 # shared options: see .common
@@ -395,6 +396,35 @@ def _register_families() -> None:
 
     for module in (audio, protocols, disclosure, linkage, beyond, utility):
         module.register(app)
+    _argument_metavars()
+
+
+class _Command(TyperCommand):
+    """A command whose usage line shows arguments as ``SCORES`` / ``[KEY]`` (upper case, no braces)."""
+
+    def collect_usage_pieces(self, ctx):
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for p in self.get_params(ctx):
+            if p.param_type_name == "argument":
+                name = p.metavar or p.name.upper()
+                name = name if p.required else f"[{name}]"
+                pieces.append(name + ("..." if p.nargs != 1 else ""))
+        return pieces
+
+
+def _argument_metavars() -> None:
+    """Show every positional argument in the help as its upper-case name (SCORES), never as ``{scores}``."""
+    import inspect
+
+    from typer.models import ArgumentInfo
+
+    for info in app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = _Command
+        info.callback = quiet_aware(info.callback)
+        for pname, p in inspect.signature(info.callback).parameters.items():
+            if isinstance(p.default, ArgumentInfo) and p.default.metavar is None:
+                p.default.metavar = pname.upper()
 
 
 _register_families()
