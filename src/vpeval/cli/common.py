@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from ..errors import VpevalError
+from ..errors import InputFileError, VpevalError
 from ..io.readers import read_columns, read_score_label, read_trials_scores
 from ..io.trials import Trials
 
@@ -38,7 +38,8 @@ Higher scores mean "more likely target" unless --lower-is-target is given.
 
 
 # Options shared by every command that reads score inputs.
-KeyOpt = typer.Option(None, "--key", help="Kaldi key `enroll test target|nontarget` for a Kaldi scores file.")
+KeyOpt = typer.Option(None, "--key", help="Kaldi key `enroll test target|nontarget` for a Kaldi scores file "
+                      "(one scores input).")
 LabelCol = typer.Option(None, "--label-col", help="Label column (0-based index or header name).")
 ScoreCol = typer.Option(None, "--score-col", help="Score column (0-based index or header name).")
 TargetOpt = typer.Option(None, "--target", help="Label value(s) meaning target (repeatable).")
@@ -166,7 +167,14 @@ def load_trials(
         conv = (lambda c: int(c)) if digits.fullmatch(label_col) and digits.fullmatch(score_col) else (lambda c: c)
         return read_columns(p, label_col=conv(label_col), score_col=conv(score_col), target=target,
                             nontarget=nontarget, ignore=ignore or (), sep=sep, higher_is_target=hit)
-    return read_score_label(p, higher_is_target=hit)
+    try:
+        return read_score_label(p, higher_is_target=hit)
+    except InputFileError as exc:
+        if exc.problem.startswith("expected 2 fields (score label), got 3"):  # the reader's hint names Python
+            raise InputFileError(exc.path, exc.line, "expected 2 fields (score label), got 3; for a Kaldi `enroll "
+                                 "test score` file give its key with --key KEY, for a table with label and score "
+                                 "columns use --label-col/--score-col with --target/--nontarget") from None
+        raise
 
 
 class InputSnapshot:

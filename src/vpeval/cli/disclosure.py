@@ -11,7 +11,7 @@ import typer
 
 from ..errors import VpevalError
 from .common import (
-    FORMATS_HELP, IgnoreOpt, LabelCol, LowerOpt, NonOpt, ScoreCol, SepOpt, TargetOpt, echo_json, handle_errors,
+    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LowerOpt, NonOpt, ScoreCol, SepOpt, TargetOpt, echo_json, handle_errors,
     load_trials,
 )
 
@@ -74,7 +74,7 @@ def _print_table(result, title):
 
 def disclosure_command(
     scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
-    key: Optional[str] = typer.Argument(None, help="Kaldi key `enroll test target|nontarget` (optional)."),
+    key: Optional[str] = KeyOpt,
     estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
     label_col: Optional[str] = LabelCol,
     score_col: Optional[str] = ScoreCol,

@@ -86,7 +86,7 @@ def report(
     out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", help="Output folder (must not exist or be "
                              "empty, unless --force)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
-    key: Optional[str] = typer.Option(None, "--key", help="Kaldi key; only with a single scores input."),
+    key: Optional[str] = KeyOpt,
     label_col: Optional[str] = LabelCol,
     score_col: Optional[str] = ScoreCol,
     target: Optional[List[str]] = TargetOpt,
