@@ -1,7 +1,8 @@
 """The ``vpeval`` command line: one subcommand per metric family, plus ``report`` and ``demo``.
 
-Exit codes: 0 success; 2 bad input or usage (the message names file and line); 3 the output folder exists
-and is not empty (use --force); 1 an unexpected internal error (a bug: please report it).
+Exit codes: 0 success; 2 bad input or usage (the message names file and line); 3 the output cannot be written
+(it exists: --force replaces only an earlier output of the same command, proved by its manifest; or another
+run is writing it); 1 an unexpected internal error (a bug: please report it).
 """
 
 from __future__ import annotations
