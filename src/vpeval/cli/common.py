@@ -27,7 +27,7 @@ Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skippe
                              SCORES lines `enroll test score`, joined on the (enroll, test) pair.
   SCORES alone               `score label` lines, label 1 = target, 0 = non-target.
   SCORES with --label-col/--score-col
-                             any whitespace (or --sep ,) file or .parquet table; columns by 0-based
+                             any whitespace (or --sep ',') file or .parquet table; columns by 0-based
                              index or header name; --target/--nontarget/--ignore give the label mapping
                              (e.g. ASVspoof `- target 18.2`: --label-col 1 --score-col 2 --target target
                              --nontarget nontarget --ignore spoof).
