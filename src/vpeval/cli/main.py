@@ -74,9 +74,12 @@ def verify(
     for c in ("metric", "value", "unit"):
         table.add_column(c)
     for m in summary:
-        v = m.value if isinstance(m.value, str) else f"{m.value:.6g}"
+        v = m.value if isinstance(m.value, str) else ("n/a" if m.error else f"{m.value:.6g}")
         table.add_row(escape(m.name), v, m.unit)
     Console().print(table)
+    for m in summary:
+        if m.error:
+            typer.echo(f"{m.name}: {m.error}")
 
 
 @app.command(help="Write report.json and report.html (with DET and ECE plots) for one or more score "

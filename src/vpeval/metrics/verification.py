@@ -49,7 +49,12 @@ class DETCurve:
     pmiss, pfa : ndarray of shape (m + 1,)
         Miss and false-alarm rates (fractions) at each threshold.
     thresholds : ndarray of shape (m + 1,)
-        The ``m`` distinct scores ascending, then ``+inf``.
+        The ``m`` distinct scores ascending, then the label of the reject-all point (1, 0). Every label
+        reproduces its point under the decision rule "accept iff score >= t":
+        ``pmiss[i] = mean(tar < thresholds[i])``, ``pfa[i] = mean(non >= thresholds[i])``. The reject-all
+        label is ``+inf`` when no score is ``+inf``; when a score is ``+inf`` no float threshold rejects it
+        (``inf >= inf``), so that label is NaN, meaning "above every score" (``+inf`` appears once, as the
+        threshold of the scores equal to ``+inf``).
     """
 
     pmiss: np.ndarray
@@ -69,7 +74,8 @@ def det_curve(tar, non) -> DETCurve:
     -------
     DETCurve
         ``pmiss`` non-decreasing, ``pfa`` non-increasing, from (0, 1) at the lowest score to (1, 0) at
-        ``+inf``. Tied scores form one threshold.
+        ``+inf`` (NaN, "above every score", when a score is ``+inf``: see :class:`DETCurve`). Tied scores form
+        one threshold.
 
     Raises
     ------
@@ -89,7 +95,8 @@ def det_curve(tar, non) -> DETCurve:
     """
     b = tie_blocks(tar, non)
     pmiss, pfa = operating_points(b)
-    return DETCurve(pmiss, pfa, np.concatenate([b.values, [np.inf]]))
+    reject_all = np.nan if b.values[-1] == np.inf else np.inf  # see DETCurve.thresholds
+    return DETCurve(pmiss, pfa, np.concatenate([b.values, [reject_all]]))
 
 
 def _interp_eer(pmiss: np.ndarray, pfa: np.ndarray) -> float:

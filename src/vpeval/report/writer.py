@@ -24,9 +24,11 @@ SCHEMA_VERSION = "1.2"
 
 
 def _jsonable(x):
+    """JSON-ready copy of ``x``. The rule of every vpeval JSON output: NaN (a number that could not be computed;
+    an ``error`` field beside it says why) is ``null``; +-inf are the strings ``"inf"`` and ``"-inf"``."""
     if isinstance(x, float):
         if math.isnan(x):
-            return "nan"
+            return None
         if math.isinf(x):
             return "inf" if x > 0 else "-inf"
         return x
