@@ -51,6 +51,12 @@ class EmbeddingSet:
     extractor: str = "unknown"
 
     def __post_init__(self):
+        x = self.extractor
+        if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind == "U":
+            x = str(x)
+        if not isinstance(x, str) or not x:
+            raise InputFileError("<EmbeddingSet>", None, f"extractor must be a non-empty name (str), got {x!r:.80}")
+        object.__setattr__(self, "extractor", x)
         raw = np.asarray(self.embeddings)
         if raw.dtype.kind not in "fiu":
             raise InputFileError("<EmbeddingSet>", None, f"embeddings must be real numbers, got dtype {raw.dtype}")
