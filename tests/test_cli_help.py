@@ -56,3 +56,39 @@ def test_three_column_file_hint_names_the_cli_options(tmp_path):
     r = CliRunner().invoke(app, ["verify", str(f)])
     assert r.exit_code == 2 and "--key" in r.output and "--label-col" in r.output
     assert "read_trials_scores" not in r.output
+
+
+def _warn_in_report(monkeypatch):
+    import warnings
+
+    import vpeval.report as rep
+    from vpeval.errors import DegenerateInputWarning
+
+    original = rep.verification_section
+
+    def noisy(*a, **k):
+        warnings.warn("few trials:\n  the estimate is rough", DegenerateInputWarning)
+        warnings.warn("a library's own warning", RuntimeWarning)
+        return original(*a, **k)
+
+    monkeypatch.setattr(rep, "verification_section", noisy)
+
+
+def test_warnings_are_one_line_and_silenced_by_quiet(tmp_path, monkeypatch):
+    import warnings
+
+    _warn_in_report(monkeypatch)
+    f = tmp_path / "s.txt"
+    f.write_text("1 1\n2 1\n0 0\n1.5 0\n")
+    before = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "a")])
+        assert r.exit_code == 0, r.output
+        lines = [line for line in r.output.splitlines() if "warning:" in line]
+        assert lines == ["vpeval: warning: few trials: the estimate is rough",
+                         "vpeval: warning: RuntimeWarning: a library's own warning"], r.output
+        assert ".py" not in r.output
+        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "b"), "-q"])
+        assert r.exit_code == 0 and r.output == ""
+    assert warnings.showwarning is before  # restored when the command ends
