@@ -82,7 +82,7 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
                                     "plda"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
-    assert doc["schema_version"] == "1.2"  # 1.2 added the top-level "verdicts" object
+    assert doc["schema_version"] == "1.3"  # 1.2 added the top-level "verdicts" object, 1.3 null for not computed
     names = set(doc["attackers"])
     assert names == {"ext-a/cosine", "ext-b/cosine", "ext-a/plda/original", "ext-a/plda/anonymized",
                      "ext-b/plda/original", "ext-b/plda/anonymized", "fusion/original", "fusion/anonymized"}
