@@ -200,7 +200,7 @@ def test_anonymize_into_a_user_folder_and_embed_over_a_file_are_refused(inputs, 
     r = CliRunner().invoke(app, ["embed", str(inputs / "audio"), "-o", str(npz), "-q", "-c", "original"])
     assert r.exit_code == 0
     r = CliRunner().invoke(app, ["embed", str(inputs / "audio"), "-o", str(npz), "-q", "-c", "anonymized"])
-    assert r.exit_code == 3 and "exists" in r.output  # would lose the original rows
+    assert r.exit_code == 3 and "exists" in r.output and "--append" in r.output  # would lose the original rows
     # --append keeps both conditions and records the joined file in the manifest
     r = CliRunner().invoke(app, ["embed", str(inputs / "audio"), "-o", str(npz), "-q", "-c", "anonymized",
                                  "--append"])

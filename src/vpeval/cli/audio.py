@@ -110,7 +110,7 @@ def embed_cmd(
     """
     from ..embed import embed_folder, get_extractor
     from ..io.embeddings import read_embeddings, write_embeddings
-    from ..io.output import claim_file
+    from ..io.output import OutputExistsError, claim_file
 
     try:
         if output.suffix != ".npz":
@@ -127,6 +127,8 @@ def embed_cmd(
             if append and output.exists():
                 es = read_embeddings(output).concat(es)
             write_embeddings(claim.path, es)
+    except OutputExistsError as exc:
+        _fail(OutputExistsError(f"{exc}; --append adds the new rows to it") if not append else exc)
     except (VpevalError, ImportError) as exc:  # ExtractorUnavailableError is an ImportError
         _fail(exc)
     summary = {
