@@ -57,6 +57,10 @@ def test_bad_condition_label_names_the_npz_not_the_extractor(tmp_path):
     write_embeddings(tmp_path / "a.npz", _set(cond=("original", "anon")))
     r = runner.invoke(app, ["trials", str(tmp_path / "a.npz"), "-o", str(tmp_path / "o")])
     assert r.exit_code == 2 and "a.npz" in r.output and "'anon'" in r.output and not (tmp_path / "o").exists()
+    es = _set()
+    write_embeddings(tmp_path / "only.npz", es.select(es.condition == "original"))
+    r = runner.invoke(app, ["trials", str(tmp_path / "only.npz"), "-o", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "only.npz: no embeddings with condition 'anonymized'" in r.output
     (tmp_path / "sys").mkdir()
     write_embeddings(tmp_path / "sys" / "embeddings_toy.npz", _set(cond=("orig", "anonymized")))
     r = runner.invoke(app, ["audit", str(tmp_path / "sys"), "-o", str(tmp_path / "rep"), "-q"])

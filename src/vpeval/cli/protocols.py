@@ -122,6 +122,7 @@ def _read_set(paths, conditions=None):
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
          anonymized, force=False, attack=None) -> dict:
     from ..io.output import claim_folder
+    from ..pipeline.protocols import ProtocolError
 
     if table_format not in ("csv", "parquet"):
         raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
@@ -135,8 +136,14 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
     # the claim's temporary folder and installed at the end, so a failed run leaves nothing
     with claim_folder(out_dir, command="attack" if attack is not None else "trials", force=force,
                       protect=inputs) as claim:
-        return _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
-                                table_format, original, anonymized, attack)
+        try:
+            return _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
+                                    table_format, original, anonymized, attack)
+        except ProtocolError as exc:  # the pipeline names the extractor; the user knows the files
+            prefix = f"{es.extractor}: "
+            if not str(exc).startswith(prefix):
+                raise
+            raise ProtocolError(f"{', '.join(map(str, embeddings))}: {str(exc)[len(prefix):]}") from None
 
 
 def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors, table_format,
