@@ -82,7 +82,7 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
                                     "plda"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
-    assert doc["schema_version"] == "1.3"  # 1.3 added "comparisons" and the groups section
+    assert doc["schema_version"] == "1.3"  # 1.3: comparisons, groups, null for not computed
     names = set(doc["attackers"])
     assert names == {"ext-a/cosine", "ext-b/cosine", "ext-a/plda/original", "ext-a/plda/anonymized",
                      "ext-b/plda/original", "ext-b/plda/anonymized", "fusion/original", "fusion/anonymized"}
@@ -155,7 +155,7 @@ def test_attack_force_replaces_only_an_earlier_output_and_whole(tmp_path):
     assert not (out / "oa").exists() and not (out / "one_to_n_oa.csv").exists()  # no stale plda results
     (out / "notes.txt").write_text("mine")
     r = CliRunner().invoke(_app(), base + ["--backend", "plda", "--force"])
-    assert r.exit_code == 3 and "holds other files" in r.output and (out / "notes.txt").read_text() == "mine"
+    assert r.exit_code == 3 and "the earlier run did not write" in r.output and (out / "notes.txt").read_text() == "mine"
     (out / "notes.txt").unlink()
     r = CliRunner().invoke(_app(), ["attack", str(out / "one_to_n_aa.csv"), "--train", tr, "-o", str(out), "--force"])
     assert r.exit_code in (2, 3) and (out / "one_to_n_aa.csv").is_file()
@@ -192,7 +192,7 @@ def test_two_concurrent_attacks_into_one_new_folder_cannot_both_win(tmp_path):
     loser = next(r[2] for r in results if r[0] == 3)
     final = json.loads((out / "attacker.json").read_text())
     assert final["trained_on"] == winner["attacker"]["trained_on"]
-    assert "another run wrote this folder first" in loser or "exists and is not empty" in loser
+    assert "another vpeval run is writing" in loser or "exists and is not empty" in loser
     # whatever happened, the folder is one run's complete output: its scores are those of the attacker it names
     from vpeval.io.embeddings import read_embeddings
     from vpeval.pipeline import make_attackers

@@ -178,12 +178,12 @@ def test_infinite_scores_beside_finite_ones(tmp_path):
         r = runner.invoke(app, ["report", *order, "-o", str(out), "-q"])
         assert r.exit_code == 0, r.output
         systems = json.loads((out / "report.json").read_text())["sections"][0]["data"]["systems"]
-        # the finite system gets its linkability; the one with +-inf scores gets none (no histogram range),
-        # and its finite metrics are still those of the library
+        # the finite system gets its linkability; the one with +-inf scores gets null with the reason (no
+        # histogram range), never a silent gap, and its finite metrics are still those of the library
         assert systems["a" if order[0].startswith("a=" + str(ok)) else "b"]["linkability"]["value"] == \
             vpeval.linkability([0.9, 0.8, 0.3], [0.1, 0.4, 0.2])
         inf_system = systems["b" if order[0].startswith("a=" + str(ok)) else "a"]
-        assert "linkability" not in inf_system
+        assert inf_system["linkability"]["value"] is None and "infinite" in inf_system["linkability"]["error"]
         assert inf_system["eer_rocch"]["value"] == vpeval.rocch_eer([np.inf, 0.8], [0.3, -np.inf])
         assert "Linkability" in (out / "report.html").read_text()
 

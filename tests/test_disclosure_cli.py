@@ -42,7 +42,7 @@ def test_disclosure_kaldi_key_positional_and_table(app, tmp_path):
     key, scores = tmp_path / "trials", tmp_path / "scores"
     key.write_text("a x target\na y nontarget\nb y target\nb x nontarget\nc x target\nc y nontarget\n")
     scores.write_text("a x 2.0\na y -1.0\nb y 1.5\nb x 0.3\nc x 0.1\nc y 0.5\n")
-    res = runner.invoke(app, ["disclosure", str(scores), str(key)], env={"COLUMNS": "200"})
+    res = runner.invoke(app, ["disclosure", str(scores), "--key", str(key)], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     assert "pav_laplace" in res.stdout and "student_t" in res.stdout
 

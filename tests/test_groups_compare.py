@@ -336,29 +336,34 @@ def test_attribute_attacker_with_few_training_utterances_is_flagged():
 # ------------------------------------------------------------------------------------------------ output policy
 
 
-def test_write_file_policy(tmp_path):
-    from vpeval.report.groups import VPC_COLUMNS, is_vpc_table, vpc_csv_text
-    from vpeval.report.writer import OutputExistsError, write_file
+def test_vpc_table_output_policy(tmp_path):
+    """The per-gender CSV follows the one output policy: refused when present, --force replaces only a table
+    whose manifest proves vpeval wrote it (an identical header alone proves nothing), never an input."""
+    from vpeval.io.output import OutputExistsError, claim_file
+    from vpeval.report.groups import VPC_COLUMNS, vpc_csv_text
+
+    def write(target, text, **kw):
+        with claim_file(target, command="vpc-table", **kw) as claim:
+            claim.path.write_text(text, encoding="utf-8")
 
     target = tmp_path / "sub" / "vpc.csv"
-    kw = dict(is_ours=is_vpc_table, ours="an earlier per-group table")
-    write_file(target, vpc_csv_text([]), **kw)
+    target.parent.mkdir()
+    write(target, vpc_csv_text([]))
     with target.open(newline="") as f:
         assert list(csv.reader(f)) == [VPC_COLUMNS]
     with pytest.raises(OutputExistsError, match="exists"):
-        write_file(target, "x", **kw)
-    write_file(target, vpc_csv_text([]), force=True, **kw)  # our own earlier table: replaced
-    with pytest.raises(OutputExistsError, match="is an input"):
-        write_file(target, "x", force=True, protect=[target], **kw)
+        write(target, "x")
+    write(target, vpc_csv_text([]), force=True)  # our own earlier table: replaced
+    with pytest.raises(OutputExistsError, match="input"):
+        write(target, "x", force=True, protect=[target])
     other = tmp_path / "notes.csv"
-    other.write_text("mine\n")
-    with pytest.raises(OutputExistsError, match="only replaces an earlier per-group table"):
-        write_file(other, "x", force=True, **kw)
-    assert other.read_text() == "mine\n"
-    with pytest.raises(OutputExistsError, match="is a folder"):
-        write_file(tmp_path, "x", **kw)
-    # no temporary file is left behind
-    assert sorted(p.name for p in (tmp_path / "sub").iterdir()) == ["vpc.csv"]
+    other.write_text(vpc_csv_text([]))  # same header, but no manifest of ours
+    with pytest.raises(OutputExistsError):
+        write(other, "x", force=True)
+    assert other.read_text() == vpc_csv_text([])
+    # no temporary file is left behind; the manifest sits beside the table
+    assert sorted(p.name for p in (tmp_path / "sub").iterdir() if not p.name.endswith("vpeval-lock")) == [
+        ".vpc.csv.vpeval-manifest.json", "vpc.csv"]
 
 
 # ------------------------------------------------------------------------------------------------ properties

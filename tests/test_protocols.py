@@ -564,7 +564,7 @@ def test_cli_types_enroll_list_and_parquet(tmp_path: Path):
                             "--table-format", "parquet", "--no-cohort-impostors"])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
-        "cross-profile", "oa", "one_to_n_oa.parquet", "protocol.csv"]
+        ".vpeval-manifest.json", "cross-profile", "oa", "one_to_n_oa.parquet", "protocol.csv"]
     assert len((tmp_path / "o" / "oa" / "trials").read_text().splitlines()) == 9 * 3
     assert len(pd.read_parquet(tmp_path / "o" / "one_to_n_oa.parquet")) == 9 * 5
 

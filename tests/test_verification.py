@@ -83,7 +83,7 @@ def test_det_curve_shape_and_ends():
     c = det_curve([3, 1, 2, 2], [0, 2, 5])
     assert c.pmiss[0] == 0 and c.pfa[0] == 1 and c.pmiss[-1] == 1 and c.pfa[-1] == 0
     assert np.all(np.diff(c.pmiss) >= 0) and np.all(np.diff(c.pfa) <= 0)
-    assert c.thresholds[-1] == np.inf
+    assert c.thresholds[-1] == np.inf  # reject all; NaN when a score is +inf (test_report_numbers)
 
 
 @pytest.mark.parametrize("bad", [[], [np.nan, 1.0], [[1.0, 2.0]]])

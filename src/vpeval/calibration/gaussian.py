@@ -18,6 +18,16 @@ from .base import ScoreCalibrator
 __all__ = ["GaussianCalibrator"]
 
 
+def _pow2_exponent(*arrays) -> int:
+    """The exponent ``e`` such that ``ldexp(x, -e)`` brings the largest magnitude of ``arrays`` into [0.5, 1).
+
+    The LLR of a location-scale density fit is invariant under a common positive scale of training and test
+    scores; dividing by an exact power of two first keeps means, squares and variances inside float64 for
+    scores anywhere in 1e-300..1e300 (0 when every score is 0)."""
+    m = max(float(np.max(np.abs(a))) for a in arrays)
+    return int(np.frexp(m)[1]) if m > 0 else 0
+
+
 def _training_scores(x, name: str) -> np.ndarray:
     """Finite 1-D float64 training scores of one class, sorted; at least two distinct values.
 
@@ -90,6 +100,9 @@ class GaussianCalibrator(ScoreCalibrator):
     def _fit(self, tar, non) -> None:
         tar = _training_scores(tar, "tar")
         non = _training_scores(non, "non")
+        # fitted on scores scaled by an exact power of two (see _pow2_exponent); attributes in score units
+        self._e = e = _pow2_exponent(tar, non)
+        tar, non = np.ldexp(tar, -e), np.ldexp(non, -e)
         mu_t = float(np.sum(tar) / tar.size)
         mu_n = float(np.sum(non) / non.size)
         ss_t = float(np.sum(np.sort((tar - mu_t) ** 2)))
@@ -105,22 +118,25 @@ class GaussianCalibrator(ScoreCalibrator):
                 f"the fitted standard deviations ({sd_t!r}, {sd_n!r}) are not positive and finite; "
                 "the scores are too close together or too large for float64"
             )
-        self.mu_tar_, self.mu_non_, self.sigma_tar_, self.sigma_non_ = mu_t, mu_n, sd_t, sd_n
+        self._scaled = (mu_t, mu_n, sd_t, sd_n)
+        self.mu_tar_, self.mu_non_, self.sigma_tar_, self.sigma_non_ = (float(np.ldexp(v, e)) for v in self._scaled)
 
     def _transform(self, scores) -> np.ndarray:
         s = as_scores(scores, "scores", allow_inf=False)
+        mu_t, mu_n, sd_t, sd_n = self._scaled
         with np.errstate(over="ignore", invalid="ignore"):
-            zt = (s - self.mu_tar_) / self.sigma_tar_
-            zn = (s - self.mu_non_) / self.sigma_non_
-            llr = np.log(self.sigma_non_ / self.sigma_tar_) - 0.5 * zt * zt + 0.5 * zn * zn
+            s = np.ldexp(s, -self._e)
+            zt = (s - mu_t) / sd_t
+            zn = (s - mu_n) / sd_n
+            llr = np.log(sd_n / sd_t) - 0.5 * zt * zt + 0.5 * zn * zn
             bad = ~np.isfinite(llr)
             if bad.any():
                 # |s| so large that a squared z overflowed: the polynomial form c0 + s (c1 + c2 s) keeps the
                 # sign of the dominant term instead of producing inf - inf = NaN
-                vt, vn = self.sigma_tar_**2, self.sigma_non_**2
+                vt, vn = sd_t**2, sd_n**2
                 c2 = 0.5 / vn - 0.5 / vt
-                c1 = self.mu_tar_ / vt - self.mu_non_ / vn
-                c0 = np.log(self.sigma_non_ / self.sigma_tar_) - 0.5 * self.mu_tar_**2 / vt + 0.5 * self.mu_non_**2 / vn
+                c1 = mu_t / vt - mu_n / vn
+                c0 = np.log(sd_n / sd_t) - 0.5 * mu_t**2 / vt + 0.5 * mu_n**2 / vn
                 sb = s[bad]
                 llr[bad] = c0 + sb * (c1 + c2 * sb)
         return llr

@@ -16,7 +16,7 @@ from scipy import optimize, special, stats
 from .._checks import as_scores
 from ..errors import InvalidScoresError
 from .base import ScoreCalibrator
-from .gaussian import _training_scores
+from .gaussian import _pow2_exponent, _training_scores
 
 __all__ = ["StudentTCalibrator"]
 
@@ -104,15 +104,19 @@ def _fit_t_lbfgs(z, df):
     return float(np.exp(res.x[0])), float(res.x[1]), float(np.exp(res.x[2]))
 
 
-def _fit_t(x: np.ndarray, df, name: str, fitter: str):
+def _fit_t(x: np.ndarray, df, name: str, fitter: str, shown=None):
     """ML Student-t fit of sorted scores ``x``: returns ``(df, loc, scale)``.
 
     The scores are standardised first (affine equivariance of maximum likelihood: the fit of
     ``(x - m) / sd`` mapped back is the fit of ``x``), which keeps the optimiser in a well-scaled region
     whatever the score units.
     """
+    shown = x if shown is None else shown  # the scores in the caller's units, for messages
     m = float(np.sum(x) / x.size)
     sd = float(np.sqrt(np.sum(np.sort((x - m) ** 2)) / x.size))
+    if not (np.isfinite(sd) and sd > 0):
+        raise InvalidScoresError(f"{name}: the spread of the scores (standard deviation {sd!r} after scaling) is "
+                                 "not a positive finite float64; the scores are too close together to fit a density")
     z = (x - m) / sd
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -128,7 +132,7 @@ def _fit_t(x: np.ndarray, df, name: str, fitter: str):
         raise InvalidScoresError(
             f"{name}: the Student-t likelihood has no maximum: the fit collapses onto repeated scores (scale "
             f"-> 0 with df {float(d):.3g} < k/(n-k) = {k}/{x.size - k}; {k} of {x.size} scores equal "
-            f"{float(x[j])!r}). Use the gaussian or a PAV estimator for such discrete scores."
+            f"{float(shown[j])!r}). Use the gaussian or a PAV estimator for such discrete scores."
         )
     d, loc, scale = float(d), m + sd * float(loc), sd * float(scale)
     if not (np.isfinite(d) and d > 0 and np.isfinite(loc) and np.isfinite(scale) and scale > 0):
@@ -216,11 +220,16 @@ class StudentTCalibrator(ScoreCalibrator):
             raise InvalidScoresError(f"fitter must be 'lbfgs' or 'scipy', got {self.fitter!r}")
         tar = _training_scores(tar, "tar")
         non = _training_scores(non, "non")
-        self.df_tar_, self.loc_tar_, self.scale_tar_ = _fit_t(tar, df, "tar", self.fitter)
-        self.df_non_, self.loc_non_, self.scale_non_ = _fit_t(non, df, "non", self.fitter)
+        # fitted on scores scaled by an exact power of two, so that no mean or variance under/overflows for
+        # scores anywhere in 1e-300..1e300 (the LLR is invariant under a common scale); attributes in score units
+        self._e = e = _pow2_exponent(tar, non)
+        self._tar_fit = _fit_t(np.ldexp(tar, -e), df, "tar", self.fitter, shown=tar)
+        self._non_fit = _fit_t(np.ldexp(non, -e), df, "non", self.fitter, shown=non)
+        self.df_tar_, self.loc_tar_, self.scale_tar_ = self._tar_fit[0], *(float(np.ldexp(v, e))
+                                                                          for v in self._tar_fit[1:])
+        self.df_non_, self.loc_non_, self.scale_non_ = self._non_fit[0], *(float(np.ldexp(v, e))
+                                                                          for v in self._non_fit[1:])
 
     def _transform(self, scores) -> np.ndarray:
-        s = as_scores(scores, "scores", allow_inf=False)
-        return stats.t.logpdf(s, self.df_tar_, self.loc_tar_, self.scale_tar_) - stats.t.logpdf(
-            s, self.df_non_, self.loc_non_, self.scale_non_
-        )
+        s = np.ldexp(as_scores(scores, "scores", allow_inf=False), -self._e)
+        return stats.t.logpdf(s, *self._tar_fit) - stats.t.logpdf(s, *self._non_fit)

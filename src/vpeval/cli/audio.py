@@ -20,8 +20,10 @@ _AUDIO_RULES = (
 
 
 def _fail(exc: BaseException) -> None:
+    from ..io.output import OutputError
+
     typer.echo(f"vpeval: error: {exc}", err=True)
-    raise typer.Exit(code=2)
+    raise typer.Exit(code=3 if isinstance(exc, OutputError) else 2)
 
 
 def anonymize_cmd(
@@ -37,6 +39,8 @@ def anonymize_cmd(
     alpha_max: float = typer.Option(0.9, "--alpha-max", help="Upper end of the drawn alpha range."),
     metadata: Optional[Path] = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id."),
     audio_format: str = typer.Option("flac", "--format", help="Output format: flac or wav (16-bit PCM)."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval anonymize` output folder "
+                               "(proved by its manifest) as a whole."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ) -> None:
@@ -46,6 +50,7 @@ def anonymize_cmd(
     (utterance_id,speaker_id,alpha,duration_s,output).
     """
     from ..anonymize import anonymize_folder
+    from ..io.output import claim_folder
 
     if alpha in ("speaker", "utterance"):
         a: object = alpha
@@ -55,10 +60,15 @@ def anonymize_cmd(
         except ValueError:
             _fail(VpevalError(f"--alpha must be a number, 'speaker' or 'utterance', got {alpha!r}"))
     try:
-        df = anonymize_folder(
-            in_dir, out_dir, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
-            audio_format=audio_format, quiet=quiet,
-        )
+        ri, ro = in_dir.resolve(), out_dir.resolve()
+        if ro == ri or ri in ro.parents:
+            raise VpevalError(f"output folder {out_dir} must not be the input folder or inside it")
+        # written into the claim's temporary folder and installed whole (see vpeval.io.output)
+        with claim_folder(out_dir, command="anonymize", force=force, protect=[in_dir]) as claim:
+            df = anonymize_folder(
+                in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
+                audio_format=audio_format, quiet=quiet,
+            )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
     summary = {
@@ -86,7 +96,10 @@ def embed_cmd(
     extractor: str = typer.Option("mfcc", "--extractor", "-e", help="mfcc (model-free, 40-dim) or resemblyzer (GE2E, 256-dim; needs the embed extra)."),
     condition: str = typer.Option("original", "--condition", "-c", help="Condition label stored with the rows: original or anonymized."),
     metadata: Optional[Path] = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id."),
-    append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor) instead of overwriting it."),
+    append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT written by `vpeval embed` "
+                               "(proved by its manifest); without --append or --force an existing OUTPUT is "
+                               "refused."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ) -> None:
@@ -97,18 +110,25 @@ def embed_cmd(
     """
     from ..embed import embed_folder, get_extractor
     from ..io.embeddings import read_embeddings, write_embeddings
+    from ..io.output import OutputExistsError, claim_file
 
     try:
         if output.suffix != ".npz":
             raise VpevalError(f"{output}: the output must be a .npz file")
         if condition not in ("original", "anonymized"):
             raise VpevalError(f"--condition must be 'original' or 'anonymized', got {condition!r}")
+        if append and force:
+            raise VpevalError("--append and --force exclude each other")
         ext = get_extractor(extractor)
-        es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet)
-        if append and output.exists():
-            es = read_embeddings(output).concat(es)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        write_embeddings(output, es)
+        # claimed before the work (a second run is refused at once); with --append the earlier rows are read
+        # under the claim's lock, and old and new rows are installed together
+        with claim_file(output, command="embed", force=force, append=append, protect=[audio_dir]) as claim:
+            es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet)
+            if append and output.exists():
+                es = read_embeddings(output).concat(es)
+            write_embeddings(claim.path, es)
+    except OutputExistsError as exc:
+        _fail(OutputExistsError(f"{exc}; --append adds the new rows to it") if not append else exc)
     except (VpevalError, ImportError) as exc:  # ExtractorUnavailableError is an ImportError
         _fail(exc)
     summary = {

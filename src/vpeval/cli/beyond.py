@@ -69,7 +69,7 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def embedding(
         embeddings: Path = typer.Argument(..., help="Embeddings file (.npz or .parquet)."),
-        seed: int = typer.Option(0, help="Seed of the speaker split; permutations use seed+1..seed+N."),
+        seed: int = typer.Option(0, min=0, help="Seed of the speaker split; permutations use seed+1..seed+N."),
         permutations: int = typer.Option(
             99, "--permutations", help="Shuffles of the pairing per baseline (99: the p-value can reach 0.01)."),
         components: int = typer.Option(10, "--components", help="Canonical correlations averaged."),

@@ -11,13 +11,13 @@ from typing import Optional
 
 import typer
 
-from ..errors import VpevalError
+from ..errors import InputFileError, VpevalError
 from ..io.readers import read_columns, read_score_label, read_trials_scores
 from ..io.trials import Trials
 
 EXIT_OK = 0
 EXIT_INPUT = 2  # bad input or usage
-EXIT_OUTPUT = 3  # output folder exists (without --force)
+EXIT_OUTPUT = 3  # the output cannot be written: exists (without --force), another run writes it, not writable
 
 FORMATS_HELP = """
 Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error):
@@ -27,7 +27,7 @@ Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skippe
                              SCORES lines `enroll test score`, joined on the (enroll, test) pair.
   SCORES alone               `score label` lines, label 1 = target, 0 = non-target.
   SCORES with --label-col/--score-col
-                             any whitespace (or --sep ,) file or .parquet table; columns by 0-based
+                             any whitespace (or --sep ',') file or .parquet table; columns by 0-based
                              index or header name; --target/--nontarget/--ignore give the label mapping
                              (e.g. ASVspoof `- target 18.2`: --label-col 1 --score-col 2 --target target
                              --nontarget nontarget --ignore spoof).
@@ -38,7 +38,8 @@ Higher scores mean "more likely target" unless --lower-is-target is given.
 
 
 # Options shared by every command that reads score inputs.
-KeyOpt = typer.Option(None, "--key", help="Kaldi key `enroll test target|nontarget` for a Kaldi scores file.")
+KeyOpt = typer.Option(None, "--key", help="Kaldi key `enroll test target|nontarget` for a Kaldi scores file "
+                      "(one scores input).")
 LabelCol = typer.Option(None, "--label-col", help="Label column (0-based index or header name).")
 ScoreCol = typer.Option(None, "--score-col", help="Score column (0-based index or header name).")
 TargetOpt = typer.Option(None, "--target", help="Label value(s) meaning target (repeatable).")
@@ -51,6 +52,46 @@ LLROpt = typer.Option(False, "--llr", help="The scores are calibrated LLRs (natu
                       "actDCF of the scores as given.")
 
 
+_QUIET = [False]  # set by the running command (see quiet_aware)
+
+
+def quiet_aware(func):
+    """Wrap a command so that its ``quiet`` option (if any) silences the warning hook while it runs."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        _QUIET[0] = bool(kwargs.get("quiet", False))
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def install_warning_hook(ctx) -> None:
+    """Print every warning raised while the command of ``ctx`` runs as one line ``vpeval: warning: ...`` on
+    stderr (no source path); nothing when the command was given ``-q``/``--quiet``. The previous
+    ``warnings.showwarning`` is restored when ``ctx`` closes."""
+    import warnings
+
+    from ..errors import VpevalWarning
+
+    previous = warnings.showwarning
+    _QUIET[0] = False
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if _QUIET[0]:
+            return
+        text = " ".join(str(message).split())
+        kind = "" if issubclass(category, VpevalWarning) else f"{category.__name__}: "
+        typer.echo(f"vpeval: warning: {kind}{text}", err=True)
+
+    warnings.showwarning = show
+    def restore():
+        warnings.showwarning = previous
+        _QUIET[0] = False
+
+    ctx.call_on_close(restore)
+
+
 def fail(msg: str, code: int = EXIT_INPUT):
     typer.echo(f"vpeval: error: {msg}", err=True)
     raise typer.Exit(code)
@@ -61,11 +102,11 @@ def handle_errors(func):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from ..report.writer import OutputExistsError
+        from ..io.output import OutputError
 
         try:
             return func(*args, **kwargs)
-        except OutputExistsError as exc:
+        except OutputError as exc:
             fail(str(exc), EXIT_OUTPUT)
         except VpevalError as exc:
             fail(str(exc))
@@ -126,7 +167,67 @@ def load_trials(
         conv = (lambda c: int(c)) if digits.fullmatch(label_col) and digits.fullmatch(score_col) else (lambda c: c)
         return read_columns(p, label_col=conv(label_col), score_col=conv(score_col), target=target,
                             nontarget=nontarget, ignore=ignore or (), sep=sep, higher_is_target=hit)
-    return read_score_label(p, higher_is_target=hit)
+    try:
+        return read_score_label(p, higher_is_target=hit)
+    except InputFileError as exc:
+        if exc.problem.startswith("expected 2 fields (score label), got 3"):  # the reader's hint names Python
+            raise InputFileError(exc.path, exc.line, "expected 2 fields (score label), got 3; for a Kaldi `enroll "
+                                 "test score` file give its key with --key KEY, for a table with label and score "
+                                 "columns use --label-col/--score-col with --target/--nontarget") from None
+        raise
+
+
+class InputSnapshot:
+    """Inputs read once: a pipe or ``/dev/stdin`` is copied to a private file first, so the bytes that are
+    parsed are the bytes that are hashed (a second read of a pipe would be empty).
+
+    Use as a context manager; :meth:`path` gives the file to read, :meth:`sha256` its hash, and
+    :meth:`rename` turns a message naming a private copy back into the path the user gave.
+    """
+
+    def __init__(self):
+        import tempfile
+
+        self._dir = tempfile.TemporaryDirectory(prefix="vpeval-input-")
+        self._copies: dict[str, Path] = {}
+
+    def path(self, given) -> str:
+        import os
+        import stat
+        import shutil
+
+        given = str(given)
+        if given in self._copies:
+            return str(self._copies[given])
+        try:
+            st = os.stat(given)
+        except OSError:
+            return given  # the reader reports it
+        if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+            return given
+        copy = Path(self._dir.name) / f"{len(self._copies)}" / (Path(given).name or "input")
+        copy.parent.mkdir()
+        with open(given, "rb") as src, open(copy, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        self._copies[given] = copy
+        return str(copy)
+
+    def sha256(self, given) -> str:
+        from ..io.output import sha256_file
+
+        return sha256_file(self._copies.get(str(given), given))
+
+    def rename(self, exc: VpevalError) -> VpevalError:
+        msg = str(exc)
+        for given, copy in self._copies.items():
+            msg = msg.replace(str(copy), given)
+        return exc if msg == str(exc) else VpevalError(msg)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._dir.cleanup()
 
 
 def echo_json(obj) -> None:

@@ -10,9 +10,8 @@ import numpy as np
 import typer
 
 from ..errors import VpevalError
-from ..report.writer import install_folder
 from .common import (
-    FORMATS_HELP, IgnoreOpt, LabelCol, LowerOpt, NonOpt, ScoreCol, SepOpt, TargetOpt, echo_json, handle_errors,
+    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LowerOpt, NonOpt, ScoreCol, SepOpt, TargetOpt, echo_json, handle_errors,
     load_trials,
 )
 
@@ -75,7 +74,7 @@ def _print_table(result, title):
 
 def disclosure_command(
     scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
-    key: Optional[str] = typer.Argument(None, help="Kaldi key `enroll test target|nontarget` (optional)."),
+    key: Optional[str] = KeyOpt,
     estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
     label_col: Optional[str] = LabelCol,
     score_col: Optional[str] = ScoreCol,
@@ -143,64 +142,22 @@ def simulation_comparison(sim, estimators, rank_model=None, n_probes=2000, seed=
     return out, res
 
 
-_SIM_FILES = ("scores.txt", "oracle_llr.txt", "comparison.json")
+def _write_simulation(tmp: Path, rep, sim, comparison) -> None:
+    """Write scores, oracle LLRs, comparison and the report (subfolder ``report``) into the claimed folder
+    ``tmp`` (see :mod:`vpeval.io.output`)."""
+    from ..report.writer import _jsonable, render_report
 
-
-def _is_simulation_folder(folder: Path) -> bool:
-    """True when ``folder`` holds nothing but what an earlier ``vpeval simulate`` wrote."""
-    from ..report.writer import _is_report_folder
-
-    for f in folder.iterdir():
-        if f.name == "report" and f.is_dir():
-            if not _is_report_folder(f):
-                return False
-        elif not (f.name in _SIM_FILES and f.is_file()):
-            return False
-    return True
-
-
-def _write_simulation(out: Path, force: bool, rep, sim, comparison) -> None:
-    """Write scores, oracle LLRs, comparison and the report (subfolder ``report``) into ``out`` atomically.
-
-    An existing non-empty ``out`` is replaced only with ``force`` and only if it holds an earlier simulation.
-    """
-    import os
-    import shutil
-    import tempfile
-
-    from ..report import OutputExistsError, write_report
-    from ..report.writer import _jsonable
-
-    if out.exists() and not out.is_dir():
-        raise OutputExistsError(f"{out}: exists and is not a folder")
-    if out.name in ("", ".", "..") or out.resolve() in (Path.cwd().resolve(), Path.home().resolve()):
-        raise OutputExistsError(f"{out}: name a new folder for the simulation, not the current or home folder")
-    if out.exists() and any(out.iterdir()):
-        if not force:
-            raise OutputExistsError(f"{out}: exists and is not empty; choose another folder or pass --force")
-        if not _is_simulation_folder(out):
-            raise OutputExistsError(f"{out}: --force only replaces an earlier vpeval simulate output, and this "
-                                    "folder holds other files; choose another folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)
-    try:
-        write_report(rep, tmp / "report")
-        with open(tmp / "scores.txt", "w", encoding="utf-8") as f:
-            f.writelines(f"{float(v)!r} 1\n" for v in sim.tar)
-            f.writelines(f"{float(v)!r} 0\n" for v in sim.non)
-        with open(tmp / "oracle_llr.txt", "w", encoding="utf-8") as f:
-            f.writelines(f"{float(v)!r} 1 {float(o)!r}\n" for v, o in zip(sim.tar, sim.tar_llr))
-            f.writelines(f"{float(v)!r} 0 {float(o)!r}\n" for v, o in zip(sim.non, sim.non_llr))
-        with open(tmp / "comparison.json", "w", encoding="utf-8") as f:
-            json.dump(_jsonable(comparison), f, indent=2)
-            f.write("\n")
-        install_folder(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    (tmp / "report").mkdir()
+    render_report(rep, tmp / "report")
+    with open(tmp / "scores.txt", "w", encoding="utf-8") as f:
+        f.writelines(f"{float(v)!r} 1\n" for v in sim.tar)
+        f.writelines(f"{float(v)!r} 0\n" for v in sim.non)
+    with open(tmp / "oracle_llr.txt", "w", encoding="utf-8") as f:
+        f.writelines(f"{float(v)!r} 1 {float(o)!r}\n" for v, o in zip(sim.tar, sim.tar_llr))
+        f.writelines(f"{float(v)!r} 0 {float(o)!r}\n" for v, o in zip(sim.non, sim.non_llr))
+    with open(tmp / "comparison.json", "w", encoding="utf-8") as f:
+        json.dump(_jsonable(comparison), f, indent=2)
+        f.write("\n")
 
 
 def simulate_command(
@@ -222,37 +179,41 @@ def simulate_command(
     from ..simulate import counterexample, counterexample_rank_model, equal_variance
 
     est = _parse_estimators(estimators)
-    if kind == "counterexample":
-        sim = counterexample(n, seed=seed)
-        rank_model = counterexample_rank_model(n_speakers)
-    elif kind == "equal-variance":
-        sim = equal_variance(separation, n, n, seed=seed)
-        rank_model = None
-    else:
-        raise VpevalError(f"--kind must be counterexample or equal-variance, got {kind!r}")
-    comparison, _ = simulation_comparison(sim, est, rank_model, n_probes, seed)
-    rep = Report(f"vpeval simulate: {kind}", options={"kind": kind, "n": n, "seed": seed,
-                                                      "separation": separation if kind != "counterexample" else None})
-    sec, _ = disclosure_section(sim.tar, sim.non, est, oracle=(sim.tar_llr, sim.non_llr, sim.model.llr))
-    rows = [[name, e.get("mean_abs_error_nats", float("nan")), e.get("max_abs_error_nats", float("nan")),
-             e.get("error", "")] for name, e in comparison["llr_error_vs_oracle"].items()]
-    sec.blocks.insert(1, Paragraph(
-        f"Simulated scores with exact LLRs ({kind}; {n} per class; seed {seed}). Exact EER "
-        f"{100 * comparison['eer_exact']:.2f} %, ROCCH-EER {100 * comparison['eer_rocch']:.2f} %, interpolated "
-        f"EER {100 * comparison['eer_interp']:.2f} %."))
-    sec.blocks.append(Table(["estimator", "mean |LLR - oracle| (nats)", "max |LLR - oracle| (nats)", "error"],
-                            rows, caption="LLR error against the oracle over the simulated trials"))
-    if rank_model is not None:
-        rk = comparison["rank"]
-        sec.blocks.append(Table(
-            ["rank", "gamma exact", "gamma estimated", "rank LLR exact (nats)", "rank LLR estimated (nats)"],
-            [[k + 1, rk["gamma_exact"][k], rk["gamma_estimated"][k], rk["rank_llr_exact_nats"][k],
-              rk["rank_llr_estimated_nats"][k]] for k in range(rk["n_speakers"])],
-            caption=f"Rank LLR (worst-case paper Eq. 35) from {n_probes} simulated probes against "
-                    f"{rk['n_speakers']} speakers, against its exact value (exchangeable impostors)."))
-    sec.data = comparison
-    rep.add(sec)
-    _write_simulation(Path(out_dir), force, rep, sim, comparison)
+    from ..io.output import claim_folder
+
+    # claimed before the work: a second run into the same folder is refused at once
+    with claim_folder(Path(out_dir), command="simulate", force=force) as claim:
+        if kind == "counterexample":
+            sim = counterexample(n, seed=seed)
+            rank_model = counterexample_rank_model(n_speakers)
+        elif kind == "equal-variance":
+            sim = equal_variance(separation, n, n, seed=seed)
+            rank_model = None
+        else:
+            raise VpevalError(f"--kind must be counterexample or equal-variance, got {kind!r}")
+        comparison, _ = simulation_comparison(sim, est, rank_model, n_probes, seed)
+        rep = Report(f"vpeval simulate: {kind}", options={"kind": kind, "n": n, "seed": seed,
+                                                          "separation": separation if kind != "counterexample" else None})
+        sec, _ = disclosure_section(sim.tar, sim.non, est, oracle=(sim.tar_llr, sim.non_llr, sim.model.llr))
+        rows = [[name, e.get("mean_abs_error_nats", float("nan")), e.get("max_abs_error_nats", float("nan")),
+                 e.get("error", "")] for name, e in comparison["llr_error_vs_oracle"].items()]
+        sec.blocks.insert(1, Paragraph(
+            f"Simulated scores with exact LLRs ({kind}; {n} per class; seed {seed}). Exact EER "
+            f"{100 * comparison['eer_exact']:.2f} %, ROCCH-EER {100 * comparison['eer_rocch']:.2f} %, interpolated "
+            f"EER {100 * comparison['eer_interp']:.2f} %."))
+        sec.blocks.append(Table(["estimator", "mean |LLR - oracle| (nats)", "max |LLR - oracle| (nats)", "error"],
+                                rows, caption="LLR error against the oracle over the simulated trials"))
+        if rank_model is not None:
+            rk = comparison["rank"]
+            sec.blocks.append(Table(
+                ["rank", "gamma exact", "gamma estimated", "rank LLR exact (nats)", "rank LLR estimated (nats)"],
+                [[k + 1, rk["gamma_exact"][k], rk["gamma_estimated"][k], rk["rank_llr_exact_nats"][k],
+                  rk["rank_llr_estimated_nats"][k]] for k in range(rk["n_speakers"])],
+                caption=f"Rank LLR (worst-case paper Eq. 35) from {n_probes} simulated probes against "
+                        f"{rk['n_speakers']} speakers, against its exact value (exchangeable impostors)."))
+        sec.data = comparison
+        rep.add(sec)
+        _write_simulation(claim.path, rep, sim, comparison)
     if json_out:
         echo_json(comparison)
     elif not quiet:

@@ -1,7 +1,8 @@
 """The ``vpeval`` command line: one subcommand per metric family, plus ``report`` and ``demo``.
 
-Exit codes: 0 success; 2 bad input or usage (the message names file and line); 3 the output folder exists
-and is not empty (use --force); 1 an unexpected internal error (a bug: please report it).
+Exit codes: 0 success; 2 bad input or usage (the message names file and line); 3 the output cannot be written
+(it exists: --force replaces only an earlier output of the same command, proved by its manifest; or another
+run is writing it); 1 an unexpected internal error (a bug: please report it).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
 from rich.markup import escape
 from rich.table import Table as RichTable
 
@@ -20,7 +22,7 @@ from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .common import (
     FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, ScoreCol, SepOpt,
-    TargetOpt, display_name, echo_json, handle_errors, load_trials, split_name,
+    InputSnapshot, TargetOpt, display_name, install_warning_hook, quiet_aware, echo_json, handle_errors, load_trials, split_name,
 )
 
 app = typer.Typer(
@@ -39,9 +41,9 @@ def _version(value: bool):
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")):
-    pass
+def _root(ctx: typer.Context, version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                                           help="Print the version and exit.")):
+    install_warning_hook(ctx)
 
 
 # shared options: see .common
@@ -75,10 +77,14 @@ def verify(
                       caption="EERs in %, eps_max in bits (1 bit = 0.693 nats); --json gives every unit")
     for c in ("metric", "value", "unit"):
         table.add_column(c)
-    for _, name, value, unit, _ in display_metrics(summary):
-        v = value if isinstance(value, str) else f"{value:.6g}"
+    errors = {m.key: m.error for m in summary}
+    for key_, name, value, unit, _ in display_metrics(summary):
+        v = value if isinstance(value, str) else ("n/a" if errors.get(key_) else f"{value:.6g}")
         table.add_row(escape(name), v, unit)
     Console().print(table)
+    for m in summary:
+        if m.error:
+            typer.echo(f"{m.name}: {m.error}")
 
 
 @app.command(help="Write report.json and report.html (with DET and ECE plots) for one or more score "
@@ -89,7 +95,7 @@ def report(
     out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", help="Output folder (must not exist or be "
                              "empty, unless --force)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
-    key: Optional[str] = typer.Option(None, "--key", help="Kaldi key; only with a single scores input."),
+    key: Optional[str] = KeyOpt,
     label_col: Optional[str] = LabelCol,
     score_col: Optional[str] = ScoreCol,
     target: Optional[List[str]] = TargetOpt,
@@ -108,53 +114,58 @@ def report(
         "speakers. Needs trials with enrollment keys; every enrollment speaker must have a group."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the per-group bootstrap (with --groups)."),
 ):
-    from ..report import Report, sha256_file, verification_section, write_report
+    from ..io.output import claim_folder
+    from ..report import Report, verification_section
     from ..report.disclosure import disclosure_section
-
-    from ..report.writer import check_output_folder
+    from ..report.writer import render_report
 
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
-    check_output_folder(out, force=force, protect=[split_name(i)[1] for i in inputs] + ([key] if key else [])
-                        + ([str(groups)] if groups else []))
+    protect = [split_name(i)[1] for i in inputs] + ([key] if key else []) + ([str(groups)] if groups else [])
     spk_groups = None
     if groups is not None:
         from ..io.speaker_groups import read_speaker_groups
 
         spk_groups = read_speaker_groups(groups)
-    systems, meta = {}, []
-    for spec in inputs:
-        name, path = split_name(spec)
-        t = load_trials(path, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
-        name = name or display_name(Path(path).stem or Path(path).name)
-        if name in systems:
-            raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
-        systems[name] = t
-        files = [Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]
-        if key:
-            files.append(Path(key))
-        meta += [{"name": name, "path": str(f), "sha256": sha256_file(f)} for f in files]
-    rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
-                                               "scores_are_llrs": llr})
-    rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
-    if spk_groups is not None:
-        from ..pipeline.groups import group_breakdown, pooled_result
-        from ..report.groups import score_groups_section
+    with claim_folder(out, command="report", force=force, protect=protect) as claim, InputSnapshot() as snap:
+        systems, meta = {}, []
+        for spec in inputs:
+            name, path = split_name(spec)
+            try:
+                t = load_trials(snap.path(path), key and snap.path(key), label_col, score_col, target, nontarget,
+                                ignore, sep, lower_is_target)
+            except VpevalError as exc:
+                raise snap.rename(exc) from None
+            name = name or display_name(Path(path).stem or Path(path).name)
+            if name in systems:
+                raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
+            systems[name] = t
+            files = [Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]
+            if key:
+                files.append(Path(key))
+            meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f)} for f in files]
+        rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
+                                                   "scores_are_llrs": llr})
+        rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
+        if spk_groups is not None:
+            from ..io.output import sha256_file
+            from ..pipeline.groups import group_breakdown, pooled_result
+            from ..report.groups import score_groups_section
 
-        n_boot, by_input = 200, {}
+            n_boot, by_input = 200, {}
+            for name, t in systems.items():
+                if t.enroll is None:
+                    raise VpevalError(f"--groups: input {name!r} has no enrollment keys (a score/label file); give "
+                                      "Kaldi trials+scores")
+                by_input[name] = [pooled_result(t, n_boot=n_boot, seed=seed)] + group_breakdown(
+                    t, spk_groups, n_boot=n_boot, seed=seed, source=str(groups))
+            meta.append({"name": "groups", "path": str(groups), "sha256": sha256_file(groups)})
+            rep.options.update({"groups": str(groups), "seed": seed, "n_boot": n_boot})
+            rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
         for name, t in systems.items():
-            if t.enroll is None:
-                raise VpevalError(f"--groups: input {name!r} has no enrollment keys (a score/label file); give Kaldi "
-                                  "trials+scores")
-            by_input[name] = [pooled_result(t, n_boot=n_boot, seed=seed)] + group_breakdown(
-                t, spk_groups, n_boot=n_boot, seed=seed, source=str(groups))
-        meta.append({"name": "groups", "path": str(groups), "sha256": sha256_file(groups)})
-        rep.options.update({"groups": str(groups), "seed": seed, "n_boot": n_boot})
-        rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
-    for name, t in systems.items():
-        rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
-                                   title=f"Worst-case disclosure per LLR estimator: {name}")[0])
-    write_report(rep, out, force=force, protect=[m["path"] for m in meta])
+            rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
+                                       title=f"Worst-case disclosure per LLR estimator: {name}")[0])
+        render_report(rep, claim.path)
     if json_out:
         echo_json({"report": str(out / "report.html"), "systems": rep.sections[0].data["systems"]})
     elif not quiet:
@@ -177,11 +188,12 @@ def _find_example(example: Optional[Path]) -> Path:
 
 
 def _load_system(folder: Path) -> dict:
-    from ..io.embeddings import read_embeddings
+    from ..io.embeddings import check_conditions, read_embeddings
 
     sets = {}
     for f in sorted(folder.glob("embeddings_*.npz")):
         es = read_embeddings(f)
+        check_conditions(es, f)
         if es.extractor in sets:
             raise VpevalError(f"{f}: a second embedding file of extractor {es.extractor!r} in {folder}")
         sets[es.extractor] = es
@@ -209,24 +221,38 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
                seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
-               dataset: str = "", split: str = "") -> None:
-    from ..report import sha256_file, write_report
+               dataset: str = "", split: str = "", command: str = "audit") -> None:
+    from contextlib import nullcontext
+
+    from ..io.output import claim_file, claim_folder
+
+    protect = [f for folder, _ in systems for f in folder.glob("*")]
+    if vpc_table is not None and (Path(vpc_table).resolve() == out.resolve()
+                                  or out.resolve() in Path(vpc_table).resolve().parents):
+        raise VpevalError(f"{vpc_table}: the per-group table must not go into the report folder {out}")
+    vpc_claim = (claim_file(vpc_table, command="vpc-table", force=force,
+                            protect=[f for folder, _ in systems for f in folder.rglob("*")])
+                 if vpc_table is not None else nullcontext())
+    with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:
+        rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split)
+        if vclaim is not None:
+            from ..report.groups import vpc_csv_text
+
+            sec = next((s for s in rep.sections if s.id == "groups"), None)
+            with open(vclaim.path, "w", encoding="utf-8", newline="") as f:
+                f.write(vpc_csv_text([] if sec is None else sec.data["vpc_rows"]))
+    _print_audit(rep, out, quiet, json_out)
+
+
+def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset="", split=""):
+    """Run the audit and render its report into the claimed folder ``dest``."""
+    from ..report import sha256_file
     from ..report.audit import audit_systems
+    from ..report.writer import render_report
 
     import pandas as pd
 
-    from ..report.writer import check_output_folder
 
-    check_output_folder(out, force=force, protect=[f for folder, _ in systems for f in folder.glob("*")])
-    if vpc_table is not None:
-        from ..report.groups import is_vpc_table
-        from ..report.writer import check_output_file, write_file
-
-        vpc_kw = dict(force=force, protect=[f for folder, _ in systems for f in folder.rglob("*")],
-                      is_ours=is_vpc_table, ours="an earlier per-group table of vpeval (same header)")
-        if Path(vpc_table).resolve() == out.resolve() or out.resolve() in Path(vpc_table).resolve().parents:
-            raise VpevalError(f"{vpc_table}: the per-group table must not go into the report folder {out}")
-        check_output_file(vpc_table, **vpc_kw)
     console = Console(stderr=True, quiet=quiet or json_out)
     loaded, inputs, metadata, train = {}, [], {}, {}
     for folder, name in systems:
@@ -279,12 +305,11 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                             dataset=dataset, split=split)
         rep.inputs = inputs
         status.update("writing the report")
-        write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
-        if vpc_table is not None:
-            from ..report.groups import vpc_csv_text
+        render_report(rep, dest)
+    return rep
 
-            sec = next((s for s in rep.sections if s.id == "groups"), None)
-            write_file(vpc_table, vpc_csv_text([] if sec is None else sec.data["vpc_rows"]), **vpc_kw)
+
+def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
     summary = next(s for s in rep.sections if s.id == "summary").data["systems"]
     if json_out:
         extra = {"comparisons": rep.extra["comparisons"]} if "comparisons" in rep.extra else {}
@@ -388,7 +413,7 @@ def demo(
     _run_audit([(folder, "mcadams")], out, force, quiet, json_out,
                "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
-               dataset=dataset or folder.name, split=split)
+               dataset=dataset or folder.name, split=split, command="demo")
 
 
 @app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
@@ -453,6 +478,35 @@ def _register_families() -> None:
 
     for module in (audio, protocols, disclosure, linkage, beyond, utility):
         module.register(app)
+    _argument_metavars()
+
+
+class _Command(TyperCommand):
+    """A command whose usage line shows arguments as ``SCORES`` / ``[KEY]`` (upper case, no braces)."""
+
+    def collect_usage_pieces(self, ctx):
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for p in self.get_params(ctx):
+            if p.param_type_name == "argument":
+                name = p.metavar or p.name.upper()
+                name = name if p.required else f"[{name}]"
+                pieces.append(name + ("..." if p.nargs != 1 else ""))
+        return pieces
+
+
+def _argument_metavars() -> None:
+    """Show every positional argument in the help as its upper-case name (SCORES), never as ``{scores}``."""
+    import inspect
+
+    from typer.models import ArgumentInfo
+
+    for info in app.registered_commands:
+        if info.cls in (None, TyperCommand):
+            info.cls = _Command
+        info.callback = quiet_aware(info.callback)
+        for pname, p in inspect.signature(info.callback).parameters.items():
+            if isinstance(p.default, ArgumentInfo) and p.default.metavar is None:
+                p.default.metavar = pname.upper()
 
 
 _register_families()

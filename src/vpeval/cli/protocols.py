@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from ..report.writer import OutputExistsError
 from .common import handle_errors
 
 from ..errors import InputFileError, VpevalError
@@ -98,65 +96,61 @@ def trials_command(
         console.print(f"1-to-N table: {path}")
 
 
-def _read_set(paths):
-    from ..io.embeddings import read_embeddings
+def _read_set(paths, conditions=None):
+    from ..io.embeddings import check_conditions, read_embeddings
 
     sets = [read_embeddings(p) for p in paths]
+    if conditions is not None:
+        for p, one in zip(paths, sets):
+            check_conditions(one, p, conditions)
     es = sets[0]
     for p, other in zip(paths[1:], sets[1:]):
         if other.extractor != es.extractor:
             raise InputFileError(
                 p, None, f"extractor {str(other.extractor)!r} differs from {str(es.extractor)!r} of {paths[0]}")
-        es = es.concat(other)
+        if other.embeddings.shape[1] != es.embeddings.shape[1]:
+            raise InputFileError(p, None, f"embeddings have dimension {other.embeddings.shape[1]}, those of "
+                                 f"{paths[0]} {es.embeddings.shape[1]}")
+        try:
+            es = es.concat(other)
+        except InputFileError as exc:  # e.g. an utterance id in both files
+            raise InputFileError(p, None, f"cannot be joined with {', '.join(map(str, paths[:paths.index(p)]))}: "
+                                 f"{exc.problem}") from None
     return es
-
-
-def _is_trials_output(folder: Path) -> bool:
-    """Whether ``folder`` holds nothing but what `vpeval trials`/`attack` write (protocol.csv first)."""
-    from ..pipeline.protocols import TRIAL_TYPES
-
-    if not (folder / "protocol.csv").is_file():
-        return False
-    ours = {"protocol.csv", "attacker.json"} | {f"one_to_n_{x}.{e}" for x in ("oo", "oa", "aa")
-                                               for e in ("csv", "parquet")}
-    for entry in folder.iterdir():
-        if entry.is_symlink():
-            return False
-        if entry.name in TRIAL_TYPES and entry.is_dir():
-            if not {c.name for c in entry.iterdir()} <= {"trials", "scores"}:
-                return False
-        elif entry.name not in ours or not entry.is_file():
-            return False
-    return True
-
-
-def _claim_output(out_dir: Path, force: bool, inputs) -> None:
-    """Refuse an output folder before the expensive work (the policy of :func:`check_output_folder`, with an
-    earlier trials/attack output as what --force may replace)."""
-    from ..report.writer import check_output_folder
-
-    check_output_folder(out_dir, force=force, protect=inputs, is_ours=_is_trials_output,
-                        ours="an earlier `vpeval trials`/`attack` output (protocol.csv, <type>/trials, "
-                             "<type>/scores, one_to_n_*, attacker.json)")
 
 
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
          anonymized, force=False, attack=None) -> dict:
-    import shutil
-    import tempfile
-
-    from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
-    from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
-    from ..report.writer import install_folder
+    from ..io.output import claim_folder
+    from ..pipeline.protocols import ProtocolError
 
     if table_format not in ("csv", "parquet"):
         raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
-    es = _read_set(embeddings)
     inputs = list(embeddings) + ([metadata] if metadata else []) + ([enroll_list] if enroll_list else [])
+    es = _read_set(embeddings, (original, anonymized))  # bad input is reported before the output is looked at
+    tr = None
     if attack is not None:
-        tr = _read_set(attack[0])
         inputs += list(attack[0])
-    _claim_output(out_dir, force, inputs)
+        tr = _read_set(attack[0], (original, anonymized))
+    # the output is claimed (lock, refusal of an existing output) before the work; everything is written into
+    # the claim's temporary folder and installed at the end, so a failed run leaves nothing
+    with claim_folder(out_dir, command="attack" if attack is not None else "trials", force=force,
+                      protect=inputs) as claim:
+        try:
+            return _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
+                                    table_format, original, anonymized, attack)
+        except ProtocolError as exc:  # the pipeline names the extractor; the user knows the files
+            prefix = f"{es.extractor}: "
+            if not str(exc).startswith(prefix):
+                raise
+            raise ProtocolError(f"{', '.join(map(str, embeddings))}: {str(exc)[len(prefix):]}") from None
+
+
+def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors, table_format,
+                     original, anonymized, attack) -> dict:
+    from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
+    from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
+
     if metadata is not None:
         check_metadata(es, _read_metadata(metadata), source=str(metadata))
     protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
@@ -184,25 +178,8 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
         trials = build_trials(
             es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized
         )
-    # everything is written into a temporary folder beside the output and moved into place at the end, so a
-    # failed run leaves nothing and of two concurrent runs into one new folder only one can win
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    try:
-        summary = _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized,
-                                 TRIAL_TYPES, write_kaldi_trials, write_kaldi_scores, write_score_table, one_to_n)
-        if force and out_dir.is_dir() and any(out_dir.iterdir()):
-            _claim_output(out_dir, force, inputs)  # still an earlier output of ours
-            install_folder(tmp, out_dir)
-        else:
-            try:
-                os.rename(tmp, out_dir)  # atomic; fails if another run filled out_dir meanwhile
-            except OSError:
-                raise OutputExistsError(f"{out_dir}: another run wrote this folder first; nothing was written "
-                                        "by this one") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return summary
+    return _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized,
+                          TRIAL_TYPES, write_kaldi_trials, write_kaldi_scores, write_score_table, one_to_n)
 
 
 def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized, TRIAL_TYPES,

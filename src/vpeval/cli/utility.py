@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Optional
 
@@ -56,7 +57,10 @@ def register(app: typer.Typer) -> None:
         hyp: Optional[list[str]] = typer.Option(None, "--hyp", help="[NAME=]FILE hypothesis transcripts (repeatable)."),
         normalizer: str = typer.Option("whisper", "--normalizer", help="Text normaliser: whisper or none."),
         save_hyp: Optional[Path] = typer.Option(
-            None, "--save-hyp", help="Folder to write the recognised transcripts to (<condition>.txt, Kaldi text)."),
+            None, "--save-hyp", help="Folder to write the recognised transcripts to (<condition>.txt, Kaldi text); "
+            "must not exist or be empty."),
+        force: bool = typer.Option(False, "--force", help="Let --save-hyp replace an earlier `vpeval utility "
+                                   "--save-hyp` folder (proved by its manifest)."),
         model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="A CTranslate2 Whisper model folder."),
         compute_type: str = typer.Option("int8", "--compute-type", help="int8 or float32 (CPU)."),
         threads: int = typer.Option(2, "--threads", help="CPU threads for the recogniser."),
@@ -68,7 +72,8 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
     ) -> None:
-        from ..asr import ASRUnavailableError, read_transcripts, transcribe_folder, write_transcripts
+        from ..asr import ASRUnavailableError, read_transcripts
+        from ..io.output import claim_folder
         from ..metrics.utility import wer
 
         refs = read_transcripts(ref)
@@ -85,23 +90,14 @@ def register(app: typer.Typer) -> None:
                 raise VpevalError(f"--hyp: condition name {n!r} is already used by --audio/--anonymized")
         if not folders and not hyps:
             raise VpevalError("nothing to score: give --audio, --anonymized or --hyp")
-        settings = None
-        if folders:
-            try:
-                from ..asr import FasterWhisperBackend
-
-                backend = FasterWhisperBackend(model_dir, compute_type=compute_type, cpu_threads=threads,
-                                               beam_size=beam_size)
-            except ASRUnavailableError as exc:
-                fail(str(exc))
-            settings = backend.settings()
-            transcribed = {n: transcribe_folder(d, backend, quiet=quiet or json_out) for n, d in folders}
-            hyps = {**transcribed, **hyps}
-            if save_hyp is not None:
-                for n in transcribed:
-                    write_transcripts(save_hyp / f"{n}.txt", transcribed[n])
-        elif save_hyp is not None:
+        if save_hyp is not None and not folders:
             raise VpevalError("--save-hyp needs --audio or --anonymized")
+        with contextlib.ExitStack() as stack:
+            # --save-hyp is claimed before the (slow) recognition: a second run is refused at once
+            claim = None if save_hyp is None else stack.enter_context(
+                claim_folder(save_hyp, command="utility", force=force, protect=[ref]))
+            settings, hyps = _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_size,
+                                         quiet or json_out)
         results = {n: wer(refs, h, normalizer=normalizer) for n, h in hyps.items()}
         similarity, baseline = None, None
         if semantic:
@@ -129,6 +125,26 @@ def register(app: typer.Typer) -> None:
             for n, s in similarity.items():
                 typer.echo(f"semantic similarity of {n} to {baseline} transcripts ({s.encoder}, mean cosine): "
                            f"{s.mean:.4f}")
+
+
+def _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_size, quiet):
+    """Transcribe the audio ``folders`` (with --save-hyp into the claimed folder); (ASR settings, hypotheses)."""
+    from ..asr import ASRUnavailableError, transcribe_folder, write_transcripts
+
+    if not folders:
+        return None, hyps
+    try:
+        from ..asr import FasterWhisperBackend
+
+        backend = FasterWhisperBackend(model_dir, compute_type=compute_type, cpu_threads=threads,
+                                       beam_size=beam_size)
+    except ASRUnavailableError as exc:
+        fail(str(exc))
+    transcribed = {n: transcribe_folder(d, backend, quiet=quiet) for n, d in folders}
+    if claim is not None:
+        for n in transcribed:
+            write_transcripts(claim.path / f"{n}.txt", transcribed[n])
+    return backend.settings(), {**transcribed, **hyps}
 
 
 def _print(results, settings, utterances: bool) -> None:

@@ -21,6 +21,7 @@ Conventions (the same for every command that reads audio):
 from __future__ import annotations
 
 import csv
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,6 +190,28 @@ def read_speaker_metadata(path) -> dict[str, str]:
     return out
 
 
+def _walk_files(folder: Path) -> list[Path]:
+    """Every file below ``folder``, following symbolically linked folders (each real folder once, so a link
+    to an ancestor cannot loop); a dangling symbolic link is an error naming it."""
+    out: list[Path] = []
+    seen: set[str] = set()
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs.sort()
+        for n in sorted(names):
+            p = Path(root) / n
+            if p.is_symlink() and not p.exists():
+                raise InputFileError(p, None, f"dangling symbolic link (its target {os.readlink(p)} does not "
+                                     "exist)")
+            if p.is_file():
+                out.append(p)
+    return out
+
+
 def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
     """List the FLAC/WAV utterances below ``folder`` (recursively), sorted by utterance id.
 
@@ -207,8 +230,8 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
     Raises
     ------
     InputFileError
-        The folder does not exist or holds no ``.flac``/``.wav`` file; two files share a stem; an utterance
-        has no speaker (stem without ``-`` and no metadata, or absent from the metadata).
+        The folder does not exist or holds no ``.flac``/``.wav`` file; a dangling symbolic link below it
+        (symbolically linked folders are followed); two files share a stem; an utterance has no speaker (stem without ``-`` and no metadata, or absent from the metadata).
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -222,9 +245,7 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
     else:
         mapping = read_speaker_metadata(metadata)
         meta_name = str(metadata)
-    files = sorted(
-        p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS
-    )
+    files = sorted(p for p in _walk_files(folder) if p.suffix.lower() in AUDIO_EXTENSIONS)
     if not files:
         raise InputFileError(folder, None, f"no audio files ({', '.join(AUDIO_EXTENSIONS)}) found")
     seen: dict[str, Path] = {}

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import InputFileError
 
-__all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings"]
+__all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings", "check_conditions"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,12 @@ class EmbeddingSet:
     extractor: str = "unknown"
 
     def __post_init__(self):
+        x = self.extractor
+        if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind == "U":
+            x = str(x)
+        if not isinstance(x, str) or not x:
+            raise InputFileError("<EmbeddingSet>", None, f"extractor must be a non-empty name (str), got {x!r:.80}")
+        object.__setattr__(self, "extractor", x)
         raw = np.asarray(self.embeddings)
         if raw.dtype.kind not in "fiu":
             raise InputFileError("<EmbeddingSet>", None, f"embeddings must be real numbers, got dtype {raw.dtype}")
@@ -80,6 +86,11 @@ class EmbeddingSet:
             raise InputFileError(
                 "<EmbeddingSet>", None,
                 f"cannot join embeddings of extractor {other.extractor!r} to {self.extractor!r}",
+            )
+        if other.embeddings.shape[1] != self.embeddings.shape[1]:
+            raise InputFileError(
+                "<EmbeddingSet>", None,
+                f"cannot join embeddings of dimension {other.embeddings.shape[1]} to {self.embeddings.shape[1]}",
             )
         return EmbeddingSet(
             np.vstack([self.embeddings, other.embeddings]),
@@ -160,6 +171,13 @@ def read_embeddings(path) -> EmbeddingSet:
         )
     else:
         try:
+            is_zip = zipfile.is_zipfile(path)
+        except OSError as exc:
+            raise InputFileError(path, None, f"cannot be read ({exc.strerror or exc})") from None
+        if not is_zip:
+            raise InputFileError(path, None, "not a .npz archive (a .npz file is a zip archive of NumPy arrays, "
+                                 "as written by `vpeval embed` or numpy.savez)")
+        try:
             with np.load(path, allow_pickle=False) as z:
                 missing = [k for k in ("embeddings", "utterance_id", "speaker_id", "condition") if k not in z]
                 if missing:
@@ -169,12 +187,23 @@ def read_embeddings(path) -> EmbeddingSet:
                     )
                 if z["embeddings"].dtype.kind not in "fiu":
                     raise InputFileError(path, None, f"embeddings must be real numbers, got {z['embeddings'].dtype}")
+                for k in ("utterance_id", "speaker_id", "condition"):
+                    if z[k].dtype.kind not in "USiu":
+                        raise InputFileError(path, None, f"{k} must hold text (or integer) labels, got dtype "
+                                             f"{z[k].dtype}")
+                extractor = "unknown"
+                if "extractor" in z:
+                    x = z["extractor"]
+                    if x.ndim != 0 or x.dtype.kind != "U" or not str(x):
+                        raise InputFileError(path, None, "extractor must be one non-empty text value (a 0-d "
+                                             f"string array), got dtype {x.dtype} and shape {x.shape}")
+                    extractor = str(x)
                 fields = dict(
                     embeddings=np.asarray(z["embeddings"], dtype=np.float64),
                     utterance_id=z["utterance_id"].astype(str),
                     speaker_id=z["speaker_id"].astype(str),
                     condition=z["condition"].astype(str),
-                    extractor=str(z["extractor"]) if "extractor" in z else "unknown",
+                    extractor=extractor,
                 )
         except InputFileError:
             raise
@@ -185,6 +214,16 @@ def read_embeddings(path) -> EmbeddingSet:
         object.__setattr__(es, k, v)
     _validate(es, path)
     return es
+
+
+def check_conditions(es: EmbeddingSet, path, allowed=("original", "anonymized")) -> None:
+    """Raise :class:`InputFileError` naming ``path`` when a row of ``es`` has a condition not in ``allowed``."""
+    present = np.unique(es.condition)
+    bad = [c for c in present.tolist() if c not in allowed]
+    if bad:
+        row = int(np.flatnonzero(es.condition == bad[0])[0])
+        raise InputFileError(path, None, f"row {row}: unknown condition label {bad[0]!r} (expected "
+                             f"{' or '.join(repr(a) for a in allowed)})")
 
 
 def write_embeddings(path, es: EmbeddingSet, *, dtype=np.float32) -> None:

@@ -1001,6 +1001,12 @@ class AttributeAttacker:
     """
 
     def __init__(self, C: float = 0.1, max_iter: int = 5000):
+        try:
+            ok = bool(np.isfinite(C) and C > 0)
+        except TypeError:
+            ok = False
+        if not ok:
+            raise AttributeLeakageError(f"C (inverse L2 penalty) must be a positive finite number, got {C!r}")
         self.C = C
         self.max_iter = max_iter
 

@@ -147,6 +147,14 @@ def _as_views(X, Y, same_dim: bool = False) -> tuple[np.ndarray, np.ndarray]:
     return X, Y
 
 
+def _unit_scale(A: np.ndarray) -> np.ndarray:
+    """``A`` times the power of two that brings its largest magnitude into [0.5, 1) (exact; zeros unchanged)."""
+    m = float(np.max(np.abs(A))) if A.size else 0.0
+    if m == 0.0:
+        return A
+    return np.ldexp(A, -np.frexp(m)[1])
+
+
 # ------------------------------------------------------------------------------------------------ split
 
 
@@ -586,6 +594,10 @@ def embedding_structure(
         with unequal dimensions, ``n_permutations < 1``.
     """
     X, Y = _as_views(X, Y)
+    # every score here is invariant to a positive scale of either view (CCA, cosine after Procrustes, relative
+    # ridge); each view is brought to unit magnitude by an exact power of two so values near 1e+-300 neither
+    # overflow nor underflow in the covariances
+    X, Y = _unit_scale(X), _unit_scale(Y)
     n = X.shape[0]
     groups = np.asarray(groups).astype(str)
     if groups.shape != (n,):

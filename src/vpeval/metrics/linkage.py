@@ -66,12 +66,13 @@ _LN2 = math.log(2.0)
 
 
 def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
-    """z-normalise each row of a float64 block (new array). Errors name the global row."""
+    """z-normalise each row of a float64 block (new array). Errors name the global row.
+
+    Exact for any positive scale of a row (rows are rescaled by a power of two first)."""
     n_cols = x.shape[1]
     if n_cols < 2:
         raise InvalidScoresError(f"{name}: z-normalisation needs at least 2 speakers per row, got {n_cols}")
-    mu = x.mean(axis=1)
-    bad = ~np.isfinite(mu)
+    bad = ~np.isfinite(x).all(axis=1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         what = "NaN" if np.isnan(x[i]).any() else "an infinite score"
@@ -85,6 +86,11 @@ def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
             f"{name}: {rows.size} probe row(s) have the same score for every speaker (first: row "
             f"{start + int(rows[0])}); their standard deviation is 0 and the z-score is undefined"
         )
+    # z is invariant to a positive scale of the row: each row is first brought to magnitude [0.5, 1) by an exact
+    # power of two, so that scores anywhere in 1e-300..1e300 neither overflow (mean, squares) nor underflow
+    big = np.max(np.abs(x), axis=1)
+    x = np.ldexp(x, -np.frexp(big)[1][:, None])
+    mu = x.mean(axis=1)
     z = x - mu[:, None]
     sd = np.sqrt(np.einsum("ij,ij->i", z, z) / (n_cols - 1))
     z /= sd[:, None]

@@ -32,12 +32,17 @@ class MetricValue:
     unit: str
     definition: str
     function: str
+    error: str | None = None  #: why the metric could not be computed (its value is then NaN)
 
     def as_dict(self) -> dict:
+        """JSON-ready: NaN (not computed) becomes ``None`` (``null``) with ``error`` saying why; +-inf become
+        the strings ``"inf"`` / ``"-inf"`` (the rule of every vpeval JSON output)."""
         d = asdict(self)
         v = d["value"]
         if not isinstance(v, str) and not math.isfinite(v):
-            d["value"] = "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+            d["value"] = None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        if d["error"] is None:
+            del d["error"]
         return d
 
 
@@ -62,7 +67,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     -------
     list of MetricValue
         ROCCH-EER, interpolated EER, minDCF per prior, minCllr, D_ECE, eps_max (nats, bits, log10), the
-        ZEBRA tag, linkability (finite scores only), trial counts; plus Cllr and actDCF for LLR input.
+        ZEBRA tag, linkability (finite scores only: with an infinite score its value is NaN and ``error`` says
+        why), trial counts; plus Cllr and actDCF for LLR input.
     dict, only with ``return_llrs``
         ``{"pav": (tar_llr, non_llr), "pav_laplace": (tar_llr, non_llr)}``, equal to :func:`vpeval.pav_llr`.
 
@@ -128,11 +134,21 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                     "0: [0, eps]; A: (eps, 1]; B: (1, 2]; C: (2, 4]; D: (4, 5]; E: (5, 6]; F: > 6 (log10)",
                     "vpeval.zebra(...).tag"),
     ]
+    n_bins = default_linkability_bins(tar.size)
+    link_def = (f"Gomez-Barrero et al. 2018 global linkability, omega = 1, histogram of {n_bins} bins "
+                "(max(10, min(n_tar/10, 100)))")
     if np.isfinite(st[[0, -1]]).all() and np.isfinite(sn[[0, -1]]).all():
-        n_bins = default_linkability_bins(tar.size)
         out.append(MetricValue("linkability", "Linkability D<->sys", _linkability_core(st, sn, 1.0, n_bins),
-                               "fraction", f"Gomez-Barrero et al. 2018 global linkability, omega = 1, histogram of "
-                               f"{n_bins} bins (max(10, min(n_tar/10, 100)))", "vpeval.linkability"))
+                               "fraction", link_def, "vpeval.linkability"))
+    else:
+        # the histogram's equal-width bins span [min, max] of the scores: with an infinite score every bin is
+        # infinitely wide, and dropping the infinite trials would change the definition; so it is reported as
+        # not computed, with the reason, instead of vanishing
+        n_inf = int(np.sum(~np.isfinite(st)) + np.sum(~np.isfinite(sn)))
+        out.append(MetricValue("linkability", "Linkability D<->sys", float("nan"), "fraction", link_def,
+                               "vpeval.linkability",
+                               error=f"not computed: {n_inf} infinite score(s); the histogram bins span [min, max] "
+                                     "of the scores and need finite scores"))
     if not return_llrs:
         return out
     plain = np.repeat(bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non),

@@ -49,7 +49,12 @@ class DETCurve:
     pmiss, pfa : ndarray of shape (m + 1,)
         Miss and false-alarm rates (fractions) at each threshold.
     thresholds : ndarray of shape (m + 1,)
-        The ``m`` distinct scores ascending, then ``+inf``.
+        The ``m`` distinct scores ascending, then the label of the reject-all point (1, 0). Every label
+        reproduces its point under the decision rule "accept iff score >= t":
+        ``pmiss[i] = mean(tar < thresholds[i])``, ``pfa[i] = mean(non >= thresholds[i])``. The reject-all
+        label is ``+inf`` when no score is ``+inf``; when a score is ``+inf`` no float threshold rejects it
+        (``inf >= inf``), so that label is NaN, meaning "above every score" (``+inf`` appears once, as the
+        threshold of the scores equal to ``+inf``).
     """
 
     pmiss: np.ndarray
@@ -69,7 +74,8 @@ def det_curve(tar, non) -> DETCurve:
     -------
     DETCurve
         ``pmiss`` non-decreasing, ``pfa`` non-increasing, from (0, 1) at the lowest score to (1, 0) at
-        ``+inf``. Tied scores form one threshold.
+        ``+inf`` (NaN, "above every score", when a score is ``+inf``: see :class:`DETCurve`). Tied scores form
+        one threshold.
 
     Raises
     ------
@@ -89,7 +95,8 @@ def det_curve(tar, non) -> DETCurve:
     """
     b = tie_blocks(tar, non)
     pmiss, pfa = operating_points(b)
-    return DETCurve(pmiss, pfa, np.concatenate([b.values, [np.inf]]))
+    reject_all = np.nan if b.values[-1] == np.inf else np.inf  # see DETCurve.thresholds
+    return DETCurve(pmiss, pfa, np.concatenate([b.values, [reject_all]]))
 
 
 def _interp_eer(pmiss: np.ndarray, pfa: np.ndarray) -> float:
@@ -244,9 +251,24 @@ def _check_costs(p_target, c_miss, c_fa) -> tuple[float, float, float]:
             as_real(c_fa, "c_fa", low=0.0))
 
 
+def _log_weights(p_target, c_miss, c_fa) -> tuple[float, float]:
+    """``(ln(c_miss p), ln(c_fa (1 - p)))`` without forming the products, which underflow or overflow for a
+    prior near the smallest double or costs near 1e+-300."""
+    return (math.log(c_miss) + math.log(p_target), math.log(c_fa) + math.log1p(-p_target))
+
+
 def _normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa):
-    norm = min(c_miss * p_target, c_fa * (1.0 - p_target))
-    return (c_miss * p_target * pmiss + c_fa * (1.0 - p_target) * pfa) / norm
+    """``(a pmiss + b pfa) / min(a, b)`` with ``a = c_miss p``, ``b = c_fa (1 - p)``, as ``pmiss + (b/a) pfa`` or
+    ``(a/b) pmiss + pfa``: only the ratio of the weights enters, computed from logs (no under/overflow for any
+    representable prior and costs; a zero rate times an infinite ratio counts 0)."""
+    la, lb = _log_weights(p_target, c_miss, c_fa)
+    pmiss, pfa = np.asarray(pmiss, dtype=np.float64), np.asarray(pfa, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if la <= lb:
+            r = math.exp(lb - la) if lb - la < 709.0 else math.inf
+            return pmiss + np.where(pfa > 0, r * pfa, 0.0)
+        r = math.exp(la - lb) if la - lb < 709.0 else math.inf
+        return np.where(pmiss > 0, r * pmiss, 0.0) + pfa
 
 
 def min_dcf(tar, non, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:
@@ -320,7 +342,8 @@ def act_dcf(tar_llr, non_llr, p_target: float, c_miss: float = 1.0, c_fa: float 
     """
     p_target, c_miss, c_fa = _check_costs(p_target, c_miss, c_fa)
     tar_llr, non_llr = as_tar_non(tar_llr, non_llr)
-    eta = math.log(c_fa * (1.0 - p_target)) - math.log(c_miss * p_target)
+    la, lb = _log_weights(p_target, c_miss, c_fa)
+    eta = lb - la
     pmiss = float(np.mean(tar_llr < eta))
     pfa = float(np.mean(non_llr >= eta))
     return float(_normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa))

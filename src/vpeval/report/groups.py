@@ -13,7 +13,7 @@ import math
 
 from .document import Paragraph, Section, Table
 
-__all__ = ["VPC_COLUMNS", "GROUP_RULE", "group_rows", "groups_section", "score_groups_section", "vpc_csv_text", "is_vpc_table"]
+__all__ = ["VPC_COLUMNS", "GROUP_RULE", "group_rows", "groups_section", "score_groups_section", "vpc_csv_text"]
 
 _LN2 = math.log(2.0)
 
@@ -171,12 +171,3 @@ def vpc_csv_text(rows: list[dict]) -> str:
     for r in rows:
         w.writerow([_fmt(r[c]) for c in VPC_COLUMNS])
     return buf.getvalue()
-
-
-def is_vpc_table(path) -> bool:
-    """True when ``path`` is a file whose first line is the header of :func:`vpc_csv_text` (an earlier output)."""
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            return next(csv.reader(f), None) == VPC_COLUMNS
-    except (OSError, UnicodeDecodeError):
-        return False

@@ -1,48 +1,34 @@
 """Write a :class:`~vpeval.report.document.Report` as ``report.json`` + ``report.html`` + PNG figures.
 
-Writes are atomic: everything goes into a temporary folder beside the target, which is renamed into place
-at the end. An existing non-empty output folder is refused unless ``force=True``; then it is replaced only
-after the new report is complete.
+Writes follow the output policy of :mod:`vpeval.io.output` (refuse an existing output, ``--force`` only
+over an earlier output proved by its manifest, a lock against concurrent writers, atomic install).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import html
 import json
 import math
-import os
-import re
-import shutil
-import tempfile
 from pathlib import Path
 
 from .. import __version__
-from ..errors import VpevalError
+from ..io.output import OutputExistsError, claim_folder, sha256_file
 from .document import Figure, Paragraph, Report, Table, safe_filename
 
-__all__ = ["write_report", "check_output_folder", "check_output_file", "write_file", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
+__all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = "1.3"
-
-
-class OutputExistsError(VpevalError):
-    """The output folder exists and is not empty, and ``force`` was not given."""
+SCHEMA_VERSION = "1.3"  # 1.3: a not-computed number is null (was "nan"), with its error beside it
 
 
-def sha256_file(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _jsonable(x):
+    """JSON-ready copy of ``x``. The rule of every vpeval JSON output: NaN (a number that could not be computed;
+    an ``error`` field beside it says why) is ``null``; +-inf are the strings ``"inf"`` and ``"-inf"``."""
     if isinstance(x, float):
         if math.isnan(x):
-            return "nan"
+            return None
         if math.isinf(x):
             return "inf" if x > 0 else "-inf"
         return x
@@ -193,150 +179,43 @@ def _render_figures(report: Report, folder: Path) -> dict[int, str]:
     return names
 
 
-def _is_report_folder(folder: Path) -> bool:
-    """True when ``folder`` holds nothing but what an earlier vpeval report wrote (its JSON, its page and the
-    figures that page shows)."""
-    rj = folder / "report.json"
-    try:
-        if json.loads(rj.read_text(encoding="utf-8")).get("schema") != "vpeval-report":
-            return False
-    except (OSError, ValueError, AttributeError):
-        return False
-    try:
-        page = (folder / "report.html").read_text(encoding="utf-8")
-    except OSError:
-        return False
-    written = {"report.json", "report.html"} | set(re.findall(r'<img src="([^"/]+\.png)"', page))
-    return all(f.is_file() and f.name in written for f in folder.iterdir())
-
-
-def _check_target(out: Path, force: bool, protect, is_ours=None,
-                  ours: str = "an earlier vpeval report (report.json + figures)") -> None:
-    if out.exists() and not out.is_dir():
-        raise OutputExistsError(f"{out}: exists and is not a folder")
-    if out.name in ("", ".", "..") or out.resolve() == Path.cwd().resolve() or out.resolve() == Path.home():
-        raise OutputExistsError(f"{out}: name a new output folder, not the current or home folder")
-    if not out.exists() or not any(out.iterdir()):
-        return
-    if not force:
-        raise OutputExistsError(
-            f"{out}: exists and is not empty; choose another folder or pass --force to replace it"
-        )
-    resolved = out.resolve()
-    for p in protect:
-        rp = Path(p).resolve()
-        if rp == resolved or resolved in rp.parents:
-            raise OutputExistsError(f"{out}: contains the input {p}; --force will not replace it")
-    if not (is_ours or _is_report_folder)(out):
-        raise OutputExistsError(
-            f"{out}: --force only replaces {ours}, and this folder holds other files; choose another folder"
-        )
-
-
-def check_output_folder(out_dir, *, force: bool = False, protect=(), is_ours=None, ours: str | None = None) -> None:
-    """Raise :class:`OutputExistsError` now if the output folder ``out_dir`` may not be written.
-
-    Refused: a file in the way, the current or home folder, a non-empty folder without ``force``, and with
-    ``force`` a folder holding one of the ``protect`` paths or one that ``is_ours(folder)`` (default: an
-    earlier vpeval report) does not recognise as an earlier output of the same command (described by ``ours``).
-    """
-    kw = {} if ours is None else {"ours": ours}
-    _check_target(Path(out_dir), force, protect, is_ours, **kw)
-
-
-def _umask() -> int:
-    m = os.umask(0)
-    os.umask(m)
-    return m
+def render_report(report: Report, folder, *, generated_at: str | None = None) -> Path:
+    """Write ``report.json``, ``report.html`` and the figures into the existing, empty ``folder`` (no checks:
+    callers claim their output with :mod:`vpeval.io.output` first)."""
+    folder = Path(folder)
+    generated_at = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    figs = _render_figures(report, folder)
+    (folder / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
+                                        errors="backslashreplace")
+    (folder / "report.html").write_text(report_html(report, figs, generated_at), encoding="utf-8",
+                                        errors="backslashreplace")
+    return folder
 
 
 def write_report(report: Report, out_dir, *, force: bool = False, generated_at: str | None = None,
-                 protect=()) -> Path:
-    """Write ``report.json``, ``report.html`` and the figures into ``out_dir`` atomically.
+                 protect=(), command: str = "report") -> Path:
+    """Write ``report.json``, ``report.html`` and the figures into ``out_dir`` under the output policy.
 
     Parameters
     ----------
     report : Report
     out_dir : path
         Created if missing. If it exists and is not empty, :class:`OutputExistsError` is raised and nothing
-        is changed, unless ``force=True``.
+        is changed, unless ``force=True`` and its manifest proves it an earlier report (see
+        :mod:`vpeval.io.output`: manifest, lock, atomic install).
     generated_at : str, optional
         Timestamp to record (ISO 8601, UTC by default). It is the only field that differs between runs on
         the same input.
+    protect : paths
+        Inputs that ``--force`` must never replace.
+    command : str
+        The command recorded in the manifest (report, audit or demo).
 
     Returns
     -------
     Path
         ``out_dir``.
     """
-    out = Path(out_dir)
-    _check_target(out, force, protect)
-    generated_at = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; a report folder follows the umask
-    try:
-        figs = _render_figures(report, tmp)
-        (tmp / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
-                                         errors="backslashreplace")
-        (tmp / "report.html").write_text(report_html(report, figs, generated_at), encoding="utf-8",
-                                         errors="backslashreplace")
-        install_folder(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
-
-
-def install_folder(tmp: Path, out: Path) -> None:
-    """Move the finished folder ``tmp`` to ``out``, replacing an existing ``out`` only once ``tmp`` is in place
-    to be renamed (the old folder is moved aside first and deleted last)."""
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
-        os.replace(out, old / "x")
-        os.replace(tmp, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, out)
-
-
-def check_output_file(path, *, force: bool = False, protect=(), is_ours=None, ours: str = "an earlier output") -> None:
-    """Raise :class:`OutputExistsError` now if the single output file ``path`` may not be written.
-
-    Refused: a folder in the way, an existing file without ``force``, and with ``force`` one of the ``protect``
-    inputs or a file that ``is_ours(path)`` does not recognise as an earlier output of the same command
-    (described by ``ours``).
-    """
-    p = Path(path)
-    if p.is_dir():
-        raise OutputExistsError(f"{p}: is a folder; name a file")
-    if not p.exists():
-        return
-    if not force:
-        raise OutputExistsError(f"{p}: exists; choose another file or pass --force to replace it")
-    for q in protect:
-        if Path(q).resolve() == p.resolve():
-            raise OutputExistsError(f"{p}: is an input; --force will not replace it")
-    if is_ours is None or not is_ours(p):
-        raise OutputExistsError(f"{p}: --force only replaces {ours}, and this file is something else")
-
-
-def write_file(path, text: str, *, force: bool = False, protect=(), is_ours=None, ours: str = "an earlier output"):
-    """Write ``text`` (UTF-8) to ``path`` atomically (a temporary file beside it, renamed into place) after
-    :func:`check_output_file`. Returns ``path`` as a Path."""
-    p = Path(path)
-    check_output_file(p, force=force, protect=protect, is_ours=is_ours, ours=ours)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.tmp-", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, p)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return p
+    with claim_folder(out_dir, command=command, force=force, protect=protect) as claim:
+        render_report(report, claim.path, generated_at=generated_at)
+    return Path(out_dir)

@@ -117,7 +117,7 @@ def _finite_or_str(v):
     if v is None:
         return None
     v = float(v)
-    return v if math.isfinite(v) else ("inf" if v > 0 else ("-inf" if v < 0 else "nan"))
+    return v if math.isfinite(v) else ("inf" if v > 0 else ("-inf" if v < 0 else None))  # JSON rule: NaN -> null
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,94 @@
+"""Every command's --help: arguments as upper-case names (no ``{scores}`` braces), no stray spaces, and the
+score commands share one --key option."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from vpeval.cli.main import app
+
+COMMANDS = sorted(get_command(app).commands)
+
+
+def _raw_texts(name):
+    cmd = get_command(app).commands[name]
+    yield "help", cmd.help or ""
+    for p in cmd.params:
+        yield p.name, getattr(p, "help", None) or ""
+
+
+@pytest.mark.parametrize("name", [None] + COMMANDS)
+def test_help_has_no_braces_and_no_stray_spaces(name):
+    out = CliRunner().invoke(app, ([name] if name else []) + ["--help"], terminal_width=100).output
+    assert "Usage:" in out
+    assert not re.search(r"\{[a-z_]+\}", out), out  # e.g. {scores}
+    for line in out.splitlines():
+        assert line == line.rstrip(), repr(line)
+        assert not re.search(r"\S [,;:)]|\( ", line), repr(line)
+    if name is None:
+        return
+    usage = next(line for line in out.splitlines() if line.startswith("Usage:"))
+    assert "{" not in usage and "}" not in usage
+    for who, text in _raw_texts(name):
+        paragraphs = text.split("\n\n")
+        for par in paragraphs:
+            if par.lstrip().startswith("\b"):  # verbatim blocks are aligned on purpose
+                continue
+            assert text == text.strip() or who == "help", (who, text)
+            assert not re.search(r"\S  +\S", par), (name, who, par)
+
+
+def test_score_commands_share_one_key_option():
+    cmds = get_command(app).commands
+    for name in ("verify", "report", "disclosure"):
+        key = next(p for p in cmds[name].params if p.name == "key")
+        assert key.opts == ["--key"] and key.param_type_name == "option", name
+        assert "--key" in CliRunner().invoke(app, [name, "--help"]).output
+
+
+def test_three_column_file_hint_names_the_cli_options(tmp_path):
+    f = tmp_path / "s.txt"
+    f.write_text("a b 0.5\n")
+    r = CliRunner().invoke(app, ["verify", str(f)])
+    assert r.exit_code == 2 and "--key" in r.output and "--label-col" in r.output
+    assert "read_trials_scores" not in r.output
+
+
+def _warn_in_report(monkeypatch):
+    import warnings
+
+    import vpeval.report as rep
+    from vpeval.errors import DegenerateInputWarning
+
+    original = rep.verification_section
+
+    def noisy(*a, **k):
+        warnings.warn("few trials:\n  the estimate is rough", DegenerateInputWarning)
+        warnings.warn("a library's own warning", RuntimeWarning)
+        return original(*a, **k)
+
+    monkeypatch.setattr(rep, "verification_section", noisy)
+
+
+def test_warnings_are_one_line_and_silenced_by_quiet(tmp_path, monkeypatch):
+    import warnings
+
+    _warn_in_report(monkeypatch)
+    f = tmp_path / "s.txt"
+    f.write_text("1 1\n2 1\n0 0\n1.5 0\n")
+    before = warnings.showwarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "a")])
+        assert r.exit_code == 0, r.output
+        lines = [line for line in r.output.splitlines() if "warning:" in line]
+        assert lines == ["vpeval: warning: few trials: the estimate is rough",
+                         "vpeval: warning: RuntimeWarning: a library's own warning"], r.output
+        assert ".py" not in r.output
+        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "b"), "-q"])
+        assert r.exit_code == 0 and r.output == ""
+    assert warnings.showwarning is before  # restored when the command ends
