@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from ..errors import VpevalError
+from .common import SchedulerOpt, WorkersOpt, execution
 
 __all__ = ["register"]
 
@@ -39,6 +40,8 @@ def anonymize_cmd(
     audio_format: str = typer.Option("flac", "--format", help="Output format: flac or wav (16-bit PCM)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    scheduler: Optional[str] = SchedulerOpt,
+    workers: Optional[int] = WorkersOpt,
 ) -> None:
     """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2).
 
@@ -55,10 +58,11 @@ def anonymize_cmd(
         except ValueError:
             _fail(VpevalError(f"--alpha must be a number, 'speaker' or 'utterance', got {alpha!r}"))
     try:
-        df = anonymize_folder(
-            in_dir, out_dir, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
-            audio_format=audio_format, quiet=quiet,
-        )
+        with execution(scheduler, workers) as client:
+            df = anonymize_folder(
+                in_dir, out_dir, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
+                audio_format=audio_format, quiet=quiet, client=client,
+            )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
     summary = {
@@ -89,6 +93,8 @@ def embed_cmd(
     append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor) instead of overwriting it."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    scheduler: Optional[str] = SchedulerOpt,
+    workers: Optional[int] = WorkersOpt,
 ) -> None:
     """Extract one speaker embedding per utterance and save them as .npz (float32).
 
@@ -104,7 +110,8 @@ def embed_cmd(
         if condition not in ("original", "anonymized"):
             raise VpevalError(f"--condition must be 'original' or 'anonymized', got {condition!r}")
         ext = get_extractor(extractor)
-        es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet)
+        with execution(scheduler, workers) as client:
+            es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client)
         if append and output.exists():
             es = read_embeddings(output).concat(es)
         output.parent.mkdir(parents=True, exist_ok=True)

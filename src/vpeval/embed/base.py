@@ -75,8 +75,19 @@ class Extractor(ABC):
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
 
 
+def _embed_file(extractor: Extractor, path) -> np.ndarray:
+    """Read and embed one file; an utterance the extractor cannot embed raises InputFileError naming it."""
+    x = read_audio(path)
+    try:
+        return extractor.embed(x, SAMPLE_RATE)
+    except InputFileError:
+        raise
+    except VpevalError as exc:
+        raise InputFileError(path, None, str(exc)) from None
+
+
 def embed_folder(folder, extractor: Extractor, *, condition: str = "original", metadata=None,
-                 quiet: bool = False) -> EmbeddingSet:
+                 quiet: bool = False, client=None) -> EmbeddingSet:
     """Embed every utterance of an audio folder.
 
     Parameters
@@ -91,6 +102,11 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
         Utterance -> speaker mapping.
     quiet : bool
         No progress bar (it goes to stderr otherwise).
+    client : distributed.Client, optional
+        Embed on this Dask cluster (:mod:`vpeval.pipeline.cluster`), a few utterances per task; the workers
+        must see ``folder``. The extractor travels as its configuration and each worker builds (and, for
+        model-based extractors, loads the weights of) it once. The rows are bit for bit those of the
+        single-process run.
 
     Returns
     -------
@@ -107,14 +123,18 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
         raise VpevalError(f"condition must be a non-empty string, got {condition!r}")
     items = scan_audio_folder(folder, metadata=metadata)
     rows = np.empty((len(items), extractor.dim))
-    for i, it in enumerate(_track(items, total=len(items), description=f"{extractor.name}", quiet=quiet)):
-        x = read_audio(it.path)
-        try:
-            rows[i] = extractor.embed(x, SAMPLE_RATE)
-        except InputFileError:
-            raise
-        except VpevalError as exc:
-            raise InputFileError(it.path, None, str(exc)) from None
+    if client is not None:
+        from functools import partial
+
+        from ..pipeline.cluster import map_items
+
+        paths = [it.path for it in items]
+        for i, e in enumerate(map_items(client, partial(_embed_file, extractor), paths, names=paths,
+                                        description=f"{extractor.name}", quiet=quiet)):
+            rows[i] = e
+    else:
+        for i, it in enumerate(_track(items, total=len(items), description=f"{extractor.name}", quiet=quiet)):
+            rows[i] = _embed_file(extractor, it.path)
     return EmbeddingSet(
         rows,
         np.array([it.utterance_id for it in items]),

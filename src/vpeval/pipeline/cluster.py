@@ -1,0 +1,251 @@
+"""Execution on a Dask cluster: connecting, local clusters, per-utterance tasks in batches, progress.
+
+vpeval's heavy steps (anonymization, embedding, 1-to-N scoring and linkage) run unchanged in one process
+when no cluster is given. With a :class:`distributed.Client` they run on its workers:
+
+- :func:`cluster` is the one way the CLI obtains a client: ``--scheduler ADDRESS`` connects to a running
+  ``distributed`` scheduler (``tcp://host:8786``, started with ``dask scheduler`` / ``dask worker`` or by
+  ``dask-jobqueue``), ``--workers N`` starts a :class:`distributed.LocalCluster` of N worker *processes*
+  with one thread each on the loopback interface (and stops it at the end); neither gives ``None``, the
+  single-process path.
+- :func:`map_items` runs one function per item (an utterance) as tasks of a few items each, with a
+  progress bar, and returns the results in item order. A failing item is reported with its file name.
+
+Model weights are never shipped from the client: what a task carries is the *configuration* of a model
+(e.g. an extractor pickles to its constructor arguments), and the worker process builds the model on first
+use and keeps it in a module-level cache keyed by that configuration (see
+:class:`vpeval.embed.resemblyzer.ResemblyzerExtractor`), so each worker loads it once.
+
+Results do not depend on the cluster: every per-utterance computation is deterministic given the utterance
+and the seed (random draws are keyed by seed and utterance or speaker id, never by worker or order), and
+results are assembled on the client in the same order as the single-process path.
+
+Requires the ``dask`` extra: ``pip install 'vpeval[dask]'`` (``dask[array]`` and ``distributed``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import re
+
+from ..errors import InputFileError, VpevalError
+
+__all__ = ["ClusterError", "ItemError", "cluster", "require_distributed", "map_items", "n_workers",
+           "CONNECT_TIMEOUT"]
+
+#: Seconds to wait for a scheduler (``--scheduler``) before giving up.
+CONNECT_TIMEOUT = 10.0
+
+INSTALL_HINT = "running on a Dask cluster needs the dask extra: pip install 'vpeval[dask]'"
+
+_ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$")
+
+
+class ClusterError(VpevalError):
+    """The cluster options are wrong or the scheduler cannot be reached."""
+
+
+class ItemError(RuntimeError):
+    """An unexpected (non-input) error while processing one item on a worker; the message names the file."""
+
+
+def require_distributed():
+    """Import :mod:`distributed`, or raise ImportError saying which extra provides it."""
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(f"{INSTALL_HINT} ({exc})") from None
+    return distributed
+
+
+@contextlib.contextmanager
+def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout: float = CONNECT_TIMEOUT):
+    """A :class:`distributed.Client` for the duration of the ``with`` block, or ``None``.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        Address of a running scheduler, ``tcp://host:port`` (also ``tls://``, ``ucx://``, ``ws://``, ``wss://``).
+    workers : int, optional
+        Start a local cluster of this many worker processes (one thread each, loopback interface, no
+        dashboard), closed when the block ends. Mutually exclusive with ``scheduler``.
+    timeout : float
+        Seconds to wait for the scheduler.
+
+    Yields
+    ------
+    distributed.Client or None
+        ``None`` when neither option is given (the single-process path).
+
+    Raises
+    ------
+    ClusterError
+        Both options, ``workers < 1``, a malformed address, or no scheduler answering within ``timeout``.
+    ImportError
+        ``distributed`` is not installed (the message gives the install command).
+    """
+    if scheduler is not None and workers is not None:
+        raise ClusterError("--scheduler and --workers are mutually exclusive: give one of them")
+    if scheduler is None and workers is None:
+        yield None
+        return
+    if workers is not None and (int(workers) != workers or workers < 1):
+        raise ClusterError(f"--workers must be a positive integer, got {workers!r}")
+    if scheduler is not None and not _ADDRESS.match(str(scheduler)):
+        raise ClusterError(f"--scheduler {scheduler!r}: expected a scheduler address such as tcp://host:8786")
+    distributed = require_distributed()
+    if workers is not None:
+        with distributed.LocalCluster(
+            n_workers=int(workers), processes=True, threads_per_worker=1, host="127.0.0.1",
+            dashboard_address=None, silence_logs=logging.ERROR,
+        ) as local, distributed.Client(local) as client:
+            yield client
+        return
+    try:
+        client = distributed.Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterError(
+            f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({type(exc).__name__}: "
+            f"{exc}); start one with `dask scheduler` and workers with `dask worker {scheduler}`"
+        ) from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def n_workers(client) -> int:
+    """Number of workers connected to ``client``'s scheduler (at least 1)."""
+    return max(1, len(client.scheduler_info().get("workers", {})))
+
+
+def _run_batch(func, batch):
+    """Worker side: ``func`` on each ``(name, item)`` of a batch; stop at the first failure.
+
+    Returns ``("ok", results)`` or ``("error", index_in_batch, name, message, is_input_error)``.
+    """
+    out = []
+    for i, (name, item) in enumerate(batch):
+        try:
+            out.append(func(item))
+        except VpevalError as exc:
+            msg = exc.problem if isinstance(exc, InputFileError) and exc.path == str(name) else str(exc)
+            return ("error", i, str(name), msg, True)
+        except Exception as exc:  # noqa: BLE001  (reported to the client with the file name)
+            return ("error", i, str(name), f"{type(exc).__name__}: {exc}", False)
+    return ("ok", out)
+
+
+def _default_batch(n_items: int, workers: int) -> int:
+    # about four batches per worker (load balance, progress), never more than 32 items per task
+    return max(1, min(32, math.ceil(n_items / (4 * workers))))
+
+
+def map_items(client, func, items, *, names=None, batch_size: int | None = None, description: str = "",
+              quiet: bool = False) -> list:
+    """Apply ``func`` to every item on the cluster, a few items per task; results in item order.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    func : callable
+        ``func(item) -> result``, run on the workers; pickled with cloudpickle (top-level functions and
+        :func:`functools.partial` objects of them keep the task small).
+    items : sequence
+    names : sequence of str, optional
+        Name of each item for error messages (e.g. its file path); default ``str(item)``.
+    batch_size : int, optional
+        Items per task (default: about four tasks per worker, at most 32 items each).
+    description : str
+        Label of the progress bar (on stderr; none when ``quiet``).
+    quiet : bool
+
+    Returns
+    -------
+    list
+        ``[func(item) for item in items]``, computed on the workers.
+
+    Raises
+    ------
+    InputFileError
+        ``func`` raised a :class:`~vpeval.errors.VpevalError` for an item: the error names the item's file.
+        The remaining tasks are cancelled.
+    ItemError
+        Any other exception, with the item's name and the original message.
+    """
+    from ..io.audio import _track
+
+    items = list(items)
+    names = [str(it) for it in items] if names is None else [str(n) for n in names]
+    if len(names) != len(items):
+        raise VpevalError(f"names: expected {len(items)} names, got {len(names)}")
+    if not items:
+        return []
+    bs = _default_batch(len(items), n_workers(client)) if batch_size is None else int(batch_size)
+    if bs < 1:
+        raise VpevalError(f"batch_size must be >= 1, got {batch_size!r}")
+    pairs = list(zip(names, items))
+    starts = list(range(0, len(items), bs))
+    distributed = require_distributed()
+    # ``func`` carries configuration only (no model weights), so sending it with each task is cheap
+    futures = [client.submit(_run_batch, func, pairs[s : s + bs], pure=False) for s in starts]
+    where = {f.key: s for f, s in zip(futures, starts)}
+    results: list = [None] * len(items)
+
+    def done_items():
+        try:
+            for fut in distributed.as_completed(futures):
+                s = where[fut.key]
+                res = fut.result()
+                if res[0] == "error":
+                    _, i, name, msg, is_input = res
+                    if is_input:
+                        raise InputFileError(name, None, msg)
+                    raise ItemError(f"{name}: {msg}")
+                for i, r in enumerate(res[1]):
+                    results[s + i] = r
+                    yield None
+        finally:
+            client.cancel([f for f in futures if not f.done()])
+
+    for _ in _track(done_items(), total=len(items), description=description, quiet=quiet):
+        pass
+    return results
+
+
+@contextlib.contextmanager
+def staged_folder(out_dir, *, last=("anonymization.csv",)):
+    """A temporary folder beside ``out_dir`` to write into; moved into ``out_dir`` when the block succeeds.
+
+    A missing or empty ``out_dir`` is replaced by the finished folder in one rename
+    (:func:`vpeval.report.writer.install_folder`); into an existing non-empty one (today's behaviour of
+    ``anonymize``) the files are moved one by one, the ``last`` files (the table that says the output is
+    complete) after all the others. If the block raises, the temporary folder is deleted and ``out_dir`` is
+    left as it was.
+    """
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from ..report.writer import _umask, install_folder
+
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    os.chmod(tmp, 0o777 & ~_umask())
+    try:
+        yield tmp
+        if not out.exists() or (out.is_dir() and not any(out.iterdir())):
+            install_folder(tmp, out)
+            return
+        files = sorted(p for p in tmp.rglob("*") if p.is_file())
+        files.sort(key=lambda p: p.parent == tmp and p.name in last)  # stable: the table(s) last
+        for f in files:
+            dest = out / f.relative_to(tmp)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(f, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
