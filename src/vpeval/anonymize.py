@@ -284,10 +284,17 @@ def draw_alpha(seed: int, key: str, low: float = ALPHA_RANGE[0], high: float = A
 
 
 def _anonymize_file(job):
-    """Read, anonymize and write one utterance: ``job = (item, alpha, out_root, audio_format)``; one table row."""
+    """Read, anonymize and write one utterance: ``job = (item, alpha, out_root, audio_format)``; one table row.
+
+    BLAS/LAPACK run single-threaded (their last bit can depend on the thread count), so the output is the
+    same on any machine, in one process or on a cluster worker.
+    """
+    from threadpoolctl import threadpool_limits
+
     it, a, out_root, audio_format = job
     x = read_audio(it.path)
-    y = mcadams(x, a)
+    with threadpool_limits(limits=1, user_api="blas"):
+        y = mcadams(x, a)
     rel = it.relative_path.with_suffix("." + audio_format)
     write_audio(Path(out_root) / rel, y)
     return (it.utterance_id, it.speaker_id, a, x.size / SAMPLE_RATE, rel.as_posix())

@@ -63,9 +63,13 @@ WorkersOpt = typer.Option(
 
 
 def execution(scheduler: Optional[str], workers: Optional[int]):
-    """Context manager yielding the ``distributed.Client`` of --scheduler/--workers, or None (single process)."""
-    from ..pipeline.cluster import cluster
+    """Context manager yielding the ``distributed.Client`` of --scheduler/--workers, or None (single process).
 
+    The options are checked at once (ClusterError), before the caller's ``with`` starts any cluster.
+    """
+    from ..pipeline.cluster import check_options, cluster
+
+    check_options(scheduler, workers)
     return cluster(scheduler, workers)
 
 

@@ -18,8 +18,8 @@ from .. import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .common import (
-    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, ScoreCol, SepOpt,
-    TargetOpt, display_name, echo_json, handle_errors, load_trials, split_name,
+    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, SchedulerOpt, ScoreCol,
+    SepOpt, TargetOpt, WorkersOpt, display_name, echo_json, execution, handle_errors, load_trials, split_name,
 )
 
 app = typer.Typer(
@@ -179,7 +179,7 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 
 
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
-               seed: int, backends=None, asnorm: bool = False, fusion: bool = True) -> None:
+               seed: int, backends=None, asnorm: bool = False, fusion: bool = True, client=None) -> None:
     from ..report import sha256_file, write_report
     from ..report.audit import audit_systems
 
@@ -236,7 +236,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
         rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility,
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
-                            asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)))
+                            asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)), client=client)
         rep.inputs = inputs
         status.update("writing the report")
         write_report(rep, out, force=force, protect=[i["path"] for i in inputs])
@@ -346,6 +346,8 @@ def audit(
     asnorm: bool = typer.Option(False, "--asnorm", help="Also attack with every back-end under adaptive S-norm "
                                 "(cohort: the training speakers)."),
     no_fusion: bool = typer.Option(False, "--no-fusion", help="Do not field the fusion attackers."),
+    scheduler: Optional[str] = SchedulerOpt,
+    workers: Optional[int] = WorkersOpt,
 ):
     folders: list[tuple[Path, str]] = []
     for spec in systems:
@@ -357,8 +359,9 @@ def audit(
         if name in [n for _, n in folders]:
             raise VpevalError(f"two systems are named {name!r}; give names with NAME=DIR")
         folders.append((folder, name))
-    _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
-               fusion=not no_fusion)
+    with execution(scheduler, workers) as client:
+        _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
+                   fusion=not no_fusion, client=client)
 
 
 def _backends(names: list[str]):

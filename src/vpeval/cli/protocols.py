@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ..report.writer import OutputExistsError
-from .common import handle_errors
+from .common import SchedulerOpt, WorkersOpt, execution, handle_errors
 
 from ..errors import InputFileError, VpevalError
 
@@ -74,11 +74,15 @@ def trials_command(
     original: str = typer.Option("original", "--original", help="Condition label of original speech."),
     anonymized: str = typer.Option("anonymized", "--anonymized", help="Condition label of anonymized speech."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of a table."),
+    scheduler: Optional[str] = SchedulerOpt,
+    workers: Optional[int] = WorkersOpt,
 ) -> None:
-    summary = handle_errors(lambda: _run(
-        embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors, table_format,
-        original, anonymized, force,
-    ))()
+    def run():
+        with execution(scheduler, workers) as client:  # 1-to-N score matrices computed on the cluster
+            return _run(embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors,
+                        table_format, original, anonymized, force, client=client)
+
+    summary = handle_errors(run)()
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -141,7 +145,7 @@ def _claim_output(out_dir: Path, force: bool, inputs) -> None:
 
 
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
-         anonymized, force=False, attack=None) -> dict:
+         anonymized, force=False, attack=None, client=None) -> dict:
     import shutil
     import tempfile
 
@@ -182,8 +186,13 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
                                        original=original, anonymized=anonymized)
     else:
         trials = build_trials(
-            es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized
+            es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized,
+            client=client,
         )
+        if client is not None:
+            from functools import partial
+
+            one_to_n = partial(one_to_n, client=client)
     # everything is written into a temporary folder beside the output and moved into place at the end, so a
     # failed run leaves nothing and of two concurrent runs into one new folder only one can win
     out_dir.parent.mkdir(parents=True, exist_ok=True)

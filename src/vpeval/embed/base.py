@@ -76,10 +76,17 @@ class Extractor(ABC):
 
 
 def _embed_file(extractor: Extractor, path) -> np.ndarray:
-    """Read and embed one file; an utterance the extractor cannot embed raises InputFileError naming it."""
+    """Read and embed one file; an utterance the extractor cannot embed raises InputFileError naming it.
+
+    BLAS runs single-threaded here: a matrix product's last bit can depend on the number of BLAS threads, so
+    this makes every row the same on any machine, in one process or on any cluster worker.
+    """
+    from threadpoolctl import threadpool_limits
+
     x = read_audio(path)
     try:
-        return extractor.embed(x, SAMPLE_RATE)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return extractor.embed(x, SAMPLE_RATE)
     except InputFileError:
         raise
     except VpevalError as exc:

@@ -29,11 +29,12 @@ import contextlib
 import logging
 import math
 import re
+import warnings
 
 from ..errors import InputFileError, VpevalError
 
 __all__ = ["ClusterError", "ItemError", "cluster", "require_distributed", "map_items", "n_workers",
-           "CONNECT_TIMEOUT"]
+           "staged_folder", "score_matrix", "check_options", "CONNECT_TIMEOUT"]
 
 #: Seconds to wait for a scheduler (``--scheduler``) before giving up.
 CONNECT_TIMEOUT = 10.0
@@ -61,7 +62,7 @@ def require_distributed():
 
 
 @contextlib.contextmanager
-def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout: float = CONNECT_TIMEOUT):
+def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout: float | None = None):
     """A :class:`distributed.Client` for the duration of the ``with`` block, or ``None``.
 
     Parameters
@@ -71,8 +72,8 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
     workers : int, optional
         Start a local cluster of this many worker processes (one thread each, loopback interface, no
         dashboard), closed when the block ends. Mutually exclusive with ``scheduler``.
-    timeout : float
-        Seconds to wait for the scheduler.
+    timeout : float, optional
+        Seconds to wait for the scheduler (default :data:`CONNECT_TIMEOUT`).
 
     Yields
     ------
@@ -86,21 +87,21 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
     ImportError
         ``distributed`` is not installed (the message gives the install command).
     """
-    if scheduler is not None and workers is not None:
-        raise ClusterError("--scheduler and --workers are mutually exclusive: give one of them")
+    check_options(scheduler, workers)
     if scheduler is None and workers is None:
         yield None
         return
-    if workers is not None and (int(workers) != workers or workers < 1):
-        raise ClusterError(f"--workers must be a positive integer, got {workers!r}")
-    if scheduler is not None and not _ADDRESS.match(str(scheduler)):
-        raise ClusterError(f"--scheduler {scheduler!r}: expected a scheduler address such as tcp://host:8786")
     distributed = require_distributed()
+    timeout = CONNECT_TIMEOUT if timeout is None else float(timeout)
     if workers is not None:
-        with distributed.LocalCluster(
-            n_workers=int(workers), processes=True, threads_per_worker=1, host="127.0.0.1",
-            dashboard_address=None, silence_logs=logging.ERROR,
-        ) as local, distributed.Client(local) as client:
+        with warnings.catch_warnings():
+            # the scheduler's HTTP endpoint moves to a free port when 8787 is taken (another cluster): harmless
+            warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+            local = distributed.LocalCluster(
+                n_workers=int(workers), processes=True, threads_per_worker=1, host="127.0.0.1",
+                dashboard_address=None, silence_logs=logging.CRITICAL,
+            )
+        with local, distributed.Client(local) as client:
             yield client
         return
     try:
@@ -114,6 +115,16 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
         yield client
     finally:
         client.close()
+
+
+def check_options(scheduler: str | None = None, workers: int | None = None) -> None:
+    """Raise :class:`ClusterError` for both options at once, ``workers < 1`` or a malformed address."""
+    if scheduler is not None and workers is not None:
+        raise ClusterError("--scheduler and --workers are mutually exclusive: give one of them")
+    if workers is not None and (int(workers) != workers or workers < 1):
+        raise ClusterError(f"--workers must be a positive integer, got {workers!r}")
+    if scheduler is not None and not _ADDRESS.match(str(scheduler)):
+        raise ClusterError(f"--scheduler {scheduler!r}: expected a scheduler address such as tcp://host:8786")
 
 
 def n_workers(client) -> int:
@@ -249,3 +260,48 @@ def staged_folder(out_dir, *, last=("anonymization.csv",)):
             os.replace(f, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def score_matrix(probes, models, *, backend=None, client):
+    """A 1-to-N score matrix (probes x models) as a lazy dask array computed on the cluster, by probe rows.
+
+    The probe rows and the models are persisted on the workers once (the back-end travels with each task);
+    each block of
+    :func:`vpeval.pipeline.protocols.score_block_rows` probe rows is one task computing exactly what
+    :func:`vpeval.pipeline.protocols.score_rows` computes for that block, so the numbers are identical to the
+    in-memory matrix. Nothing of the size of the matrix is ever held by the client: pass the result to
+    :func:`vpeval.metrics.linkage.linkage_analysis` / :func:`~vpeval.metrics.linkage.lid_pipeline` with
+    the same ``client`` (or ``.persist()`` it first to compute it once instead of once per scan).
+
+    Parameters
+    ----------
+    probes : ndarray of shape (n_probes, d)
+        Unit-length probe embeddings (as :func:`~vpeval.pipeline.protocols.one_to_n` prepares them).
+    models : ndarray of shape (n_models, d)
+        Unit-length speaker models.
+    backend : vpeval.backends.Backend, optional
+        Fitted back-end (default cosine: ``probes @ models.T``).
+    client : distributed.Client
+
+    Returns
+    -------
+    dask.array.Array of shape (n_probes, n_models), float64, chunked by rows, one chunk spanning all columns.
+    """
+    import dask.array as da
+    import numpy as np
+
+    from .protocols import score_block_rows
+
+    probes, models = np.asarray(probes), np.asarray(models)
+    step = score_block_rows(models.shape[0])
+    # persisted: the workers hold the probe blocks and the models; the array's graph keeps them alive
+    p = client.persist(da.from_array(probes, chunks=(step, -1)))
+    m = client.persist(da.from_array(models, chunks=(-1, -1)))
+    return da.blockwise(_score_task, "ij", p, "ik", m, "jk", dtype=np.float64, concatenate=True,
+                        backend=backend)
+
+
+def _score_task(probe_block, models, backend=None):
+    from .protocols import score_block
+
+    return score_block(probe_block, models, backend)

@@ -579,11 +579,12 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
 def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet] | None = None,
                  backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                  metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
-                 progress: Callable[[str], None] | None = None, attackers=None) -> SystemAudit:
+                 progress: Callable[[str], None] | None = None, attackers=None, client=None) -> SystemAudit:
     """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
     metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
     soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
-    when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used)."""
+    when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used). ``client``: a
+    ``distributed.Client`` that computes the trials' score matrices and the 1-to-N linkage scans (same results)."""
     say = progress or (lambda msg: None)
     if attackers is None:
         attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
@@ -596,12 +597,14 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
         es = att.es if att.es is not None else att.members[0].es
         say(f"trials and verification metrics: {name}")
         protocol = make_protocol(es)
-        trials[name] = att.build_trials(types, protocol=protocol)
+        trials[name] = att.build_trials(types, protocol=protocol, client=client)
         metrics[name] = {t: _type_metrics(tr) for t, tr in trials[name].items()}
         say(f"1-to-N linkage: {name}")
-        matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p) for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+        matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
+                    for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
         # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
-        linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed)) for k, m in matrices.items()}
+        linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed, client=client))
+                         for k, m in matrices.items()}
         say(f"bootstrap intervals and chance floors: {name}")
         for tname, t in trials[name].items():
             assessments[f"{name} / {tname}"] = assess_trials(
@@ -672,6 +675,7 @@ def audit_systems(
     backends=BACKENDS,
     asnorm: bool = False,
     fusion: bool = True,
+    client=None,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -704,6 +708,8 @@ def audit_systems(
         Also field every back-end with AS-norm (cohort: the training speakers).
     fusion : bool
         Field one linear fusion per training condition (of that condition's trained attackers).
+    client : distributed.Client, optional
+        Compute the attackers' score matrices and the 1-to-N linkage on this Dask cluster; same report.
 
     Returns
     -------
@@ -734,7 +740,7 @@ def audit_systems(
                                         seed=seed, progress=progress)
         except VpevalError as exc:  # say which system's (training) data it is
             raise VpevalError(f"system {name!r}: {exc}") from None
-        results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
+        results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed, client=client,
                                      metadata=metadata.get(name), attributes=attributes, n_boot=n_boot,
                                      n_perm=n_perm,
                                      progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)

@@ -16,11 +16,12 @@ from .document import Figure, Paragraph, Section, Table
 __all__ = ["linkage_section", "analyse_one_to_n"]
 
 
-def analyse_one_to_n(m: OneToN, *, separable: str = "regularize", seed: int = 0) -> LinkageAnalysis:
+def analyse_one_to_n(m: OneToN, *, separable: str = "regularize", seed: int = 0, client=None) -> LinkageAnalysis:
     """:func:`vpeval.metrics.linkage.linkage_analysis` of a 1-to-N matrix with speaker-grouped cross-fitting
-    (no separate dev set); separable training scores get the named ridge penalty and are flagged."""
+    (no separate dev set); separable training scores get the named ridge penalty and are flagged. ``client``:
+    a ``distributed.Client`` to scan large matrices on (same results)."""
     return linkage_analysis(m.scores, m.true_index, speaker_ids=m.enrolled_speaker, separable=separable,
-                            seed=seed)
+                            seed=seed, client=client)
 
 
 def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "linkage",
