@@ -201,6 +201,8 @@ def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lp
 
     Notes
     -----
+    BLAS/LAPACK run single-threaded inside (their last bit can depend on the thread count), so the output
+    is the same on any machine with the same library versions, in one process or on a Dask worker.
     Every frame's all-pole filter is checked to be stable (all poles strictly inside the unit circle);
     frames where Burg's method breaks down numerically (pure tones) are refitted with the autocorrelation
     method, see ``_stable_lpc``.  All-zero frames give ``A(z) = 1`` and stay zero.
@@ -213,6 +215,13 @@ def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lp
     >>> bool(np.max(np.abs(y - x)) < 1e-6), y.shape
     (True, (1600,))
     """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _mcadams(waveform, alpha, sr, lpc_order, frame_ms)
+
+
+def _mcadams(waveform, alpha, sr, lpc_order, frame_ms) -> np.ndarray:
     from scipy.signal import lfilter
 
     alpha = _check_alpha(alpha)
@@ -284,17 +293,10 @@ def draw_alpha(seed: int, key: str, low: float = ALPHA_RANGE[0], high: float = A
 
 
 def _anonymize_file(job):
-    """Read, anonymize and write one utterance: ``job = (item, alpha, out_root, audio_format)``; one table row.
-
-    BLAS/LAPACK run single-threaded (their last bit can depend on the thread count), so the output is the
-    same on any machine, in one process or on a cluster worker.
-    """
-    from threadpoolctl import threadpool_limits
-
+    """Read, anonymize and write one utterance: ``job = (item, alpha, out_root, audio_format)``; one table row."""
     it, a, out_root, audio_format = job
     x = read_audio(it.path)
-    with threadpool_limits(limits=1, user_api="blas"):
-        y = mcadams(x, a)
+    y = mcadams(x, a)
     rel = it.relative_path.with_suffix("." + audio_format)
     write_audio(Path(out_root) / rel, y)
     return (it.utterance_id, it.speaker_id, a, x.size / SAMPLE_RATE, rel.as_posix())
