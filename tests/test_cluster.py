@@ -29,8 +29,8 @@ from vpeval.pipeline import cluster as cl  # noqa: E402
 from vpeval.pipeline.protocols import score_rows  # noqa: E402
 
 REAL = SHARED / "data" / "librispeech-mini" / "test-other"
-UTTERANCES = ["1688-142285-0008", "1998-15444-0006", "2033-164914-0004", "2414-128291-0002",
-              "1688-142285-0003"]
+# five short utterances (2.0-2.9 s) of four speakers
+UTTERANCES = ["3005-163389-0007", "3331-159605-0004", "367-130732-0006", "2414-128291-0009", "1998-15444-0008"]
 
 
 @pytest.fixture(scope="module")
@@ -160,14 +160,32 @@ def test_execution_options_are_checked(audio, tmp_path, monkeypatch):
         assert c is None
 
 
+def _environ(name):
+    import os
+
+    return os.environ.get(name)
+
+
 def test_local_workers_started_and_stopped_by_vpeval():
     with cl.cluster(workers=1) as c:
         info = c.scheduler_info()["workers"]
         assert len(info) == 1 and next(iter(info.values()))["nthreads"] == 1
         assert c.submit(sum, [1, 2]).result() == 3
+        # one OpenMP thread as distributed sets it, but glibc's adaptive mmap threshold left on (2x faster McAdams)
+        assert set(c.run(_environ, "OMP_NUM_THREADS").values()) == {"1"}
+        assert set(c.run(_environ, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
         address = c.scheduler.address
     assert address.startswith("tcp://127.0.0.1:")
     assert c.status == "closed"
+
+
+@pytest.mark.filterwarnings("ignore:Port .* is already in use")
+def test_a_scheduler_without_workers_is_an_error(audio, tmp_path, monkeypatch):
+    monkeypatch.setattr(cl, "CONNECT_TIMEOUT", 1.0)
+    with distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as bare:
+        code, text = _run(["embed", audio, "-o", tmp_path / "e.npz", "--scheduler", bare.scheduler_address, "-q"])
+    assert code == 2 and "no worker joined the scheduler within 1 s" in text
+    assert not (tmp_path / "e.npz").exists()
 
 
 # --- 1-to-N on dask arrays -------------------------------------------------------------------------------------
@@ -189,7 +207,7 @@ def test_linkage_on_a_dask_score_matrix_equals_the_in_memory_result(client, mode
     scores = cl.score_matrix(probes, models, client=client)
     assert isinstance(scores, da.Array) and len(scores.chunks[1]) == 1
     kw = dict(speaker_ids=[f"s{j:03d}" for j in range(models.shape[0])], strict_znorm=mode.endswith("strict"),
-              chunk_rows=41)
+              chunk_rows=41, n_folds=3)  # each streaming pass is a round trip to the cluster: few folds
     dev = dev_ti = None
     if mode == "dev":
         dprobes, _, dev_ti = _synthetic(300, 90, 24, seed=6)

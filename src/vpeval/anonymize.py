@@ -371,11 +371,17 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         return draw_alpha(seed, it.speaker_id if mode == "speaker" else it.utterance_id, low, high)
 
     if client is not None:
-        from .pipeline.cluster import staged_folder, map_items
+        import dataclasses
+        import os
 
+        from .pipeline.cluster import map_items, staged_folder
+
+        # absolute paths: a worker's working folder is not ours
         with staged_folder(out_dir) as stage:
-            rows = map_items(client, _anonymize_file, [(it, alpha_of(it), stage, audio_format) for it in items],
-                             names=[it.path for it in items], description="McAdams", quiet=quiet)
+            jobs = [(dataclasses.replace(it, path=Path(os.path.abspath(it.path))), alpha_of(it),
+                     Path(os.path.abspath(stage)), audio_format) for it in items]
+            rows = map_items(client, _anonymize_file, jobs, names=[job[0].path for job in jobs],
+                             description="McAdams", quiet=quiet)
             df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", "alpha", "duration_s", "output"])
             df.to_csv(stage / "anonymization.csv", index=False, float_format="%.10g")
         return df

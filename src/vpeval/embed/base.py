@@ -133,7 +133,9 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
 
         from ..pipeline.cluster import map_items
 
-        paths = [it.path for it in items]
+        import os
+
+        paths = [os.path.abspath(it.path) for it in items]  # a worker's working folder is not ours
         for i, e in enumerate(map_items(client, partial(_embed_file, extractor), paths, names=paths,
                                         description=f"{extractor.name}", quiet=quiet)):
             rows[i] = e

@@ -758,7 +758,8 @@ def lid_pipeline(
         above). Ignored with a development matrix.
     client : distributed.Client, optional
         Run every scan (z-norm, the streaming calibration passes, LID and ranks) on this Dask cluster, one
-        task per row block: NumPy matrices are scattered to the workers once, dask arrays (e.g. a score
+        task per row block: NumPy matrices are scattered to the workers once (those smaller than
+        ``vpeval.metrics.identification.CLUSTER_MIN_BYTES``, 64 MiB, are scanned here), dask arrays (e.g. a score
         matrix built from embeddings by :func:`vpeval.pipeline.cluster.score_matrix`) are computed there
         block by block, and only per-row results (a few numbers per probe) come back. Results are identical
         to the run without a client: every per-row value depends on its own row only, and the sums over rows

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import re
 import warnings
 
@@ -94,13 +95,29 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
     distributed = require_distributed()
     timeout = CONNECT_TIMEOUT if timeout is None else float(timeout)
     if workers is not None:
-        with warnings.catch_warnings():
-            # the scheduler's HTTP endpoint moves to a free port when 8787 is taken (another cluster): harmless
-            warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
-            local = distributed.LocalCluster(
-                n_workers=int(workers), processes=True, threads_per_worker=1, host="127.0.0.1",
-                dashboard_address=None, silence_logs=logging.CRITICAL,
-            )
+        import dask
+
+        # distributed starts workers with MALLOC_TRIM_THRESHOLD_=65536, which turns off glibc's adaptive mmap
+        # threshold: every large NumPy temporary is then mmap'ed and unmapped again, and McAdams took twice the
+        # CPU time of the same code in a plain process (measured, benchmarks/cluster.py). Our workers keep the
+        # glibc default; the other variables (one OpenMP/BLAS thread) stay.
+        # The nanny also writes its variables into this process's own environment before spawning (so an
+        # earlier cluster in this process leaves MALLOC_TRIM_THRESHOLD_ behind): set aside and restored after.
+        environ = {k: v for k, v in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
+                   if k != "MALLOC_TRIM_THRESHOLD_"}
+        saved = dict(os.environ)
+        os.environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+        try:
+            with warnings.catch_warnings(), dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+                # the scheduler's HTTP endpoint moves to a free port when 8787 is taken (another cluster)
+                warnings.filterwarnings("ignore", message="Port .* is already in use", category=UserWarning)
+                local = distributed.LocalCluster(
+                    n_workers=int(workers), processes=True, threads_per_worker=1, host="127.0.0.1",
+                    dashboard_address=None, silence_logs=logging.CRITICAL,
+                )
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
         with local, distributed.Client(local) as client:
             yield client
         return
@@ -112,6 +129,13 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
             f"{exc}); start one with `dask scheduler` and workers with `dask worker {scheduler}`"
         ) from None
     try:
+        try:
+            client.wait_for_workers(1, timeout=timeout)
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(
+                f"--scheduler {scheduler}: no worker joined the scheduler within {timeout:g} s ({exc}); start "
+                f"workers with `dask worker {scheduler}`"
+            ) from None
         yield client
     finally:
         client.close()
@@ -295,8 +319,10 @@ def score_matrix(probes, models, *, backend=None, client):
     probes, models = np.asarray(probes), np.asarray(models)
     step = score_block_rows(models.shape[0])
     # persisted: the workers hold the probe blocks and the models; the array's graph keeps them alive
-    p = client.persist(da.from_array(probes, chunks=(step, -1)))
-    m = client.persist(da.from_array(models, chunks=(-1, -1)))
+    with warnings.catch_warnings():  # the embeddings must travel once; distributed warns about any large graph
+        warnings.filterwarnings("ignore", message="Sending large graph", category=UserWarning)
+        p = client.persist(da.from_array(probes, chunks=(step, -1)))
+        m = client.persist(da.from_array(models, chunks=(-1, -1)))
     return da.blockwise(_score_task, "ij", p, "ik", m, "jk", dtype=np.float64, concatenate=True,
                         backend=backend)
 
