@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -40,6 +39,13 @@ def _files(folder: Path) -> dict:
     return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+def _cpu_seconds():
+    import psutil
+
+    t = psutil.Process().cpu_times()
+    return t.user + t.system
+
+
 def audio_part():
     from vpeval.anonymize import anonymize_folder
     from vpeval.embed import MfccStatsExtractor, embed_folder
@@ -52,16 +58,21 @@ def audio_part():
             t0 = time.perf_counter()
             with cluster(workers=workers) as client:
                 start = time.perf_counter() - t0
+
+                def cpu():  # CPU seconds of this process, plus of every worker process on a cluster
+                    return _cpu_seconds() + (0.0 if client is None else sum(client.run(_cpu_seconds).values()))
+
                 out = tmp / label.replace(" ", "_").replace("(", "").replace(")", "")
-                t1 = time.perf_counter()
+                c1, t1 = cpu(), time.perf_counter()
                 df = anonymize_folder(REAL, out, alpha="utterance", seed=2024, quiet=True, client=client)
                 t2 = time.perf_counter()
                 es = embed_folder(out, MfccStatsExtractor(), condition="anonymized", quiet=True, client=client)
                 t3 = time.perf_counter()
+                c3 = cpu()
             runs[label] = (start, t2 - t1, t3 - t2, _files(out), es.embeddings.tobytes())
             print(f"{label:24s} start-up {start:5.1f} s  anonymize {t2 - t1:6.1f} s  embed {t3 - t2:5.2f} s  "
-                  f"total {t3 - t1:6.1f} s  ({len(df)} utterances, {df['duration_s'].sum():.0f} s of speech)",
-                  flush=True)
+                  f"total {t3 - t1:6.1f} s  CPU {c3 - c1:6.1f} s  load {os.getloadavg()[0]:.1f}  ({len(df)} "
+                  f"utterances, {df['duration_s'].sum():.0f} s of speech)", flush=True)
         ref = runs["1 process (no cluster)"]
         for label, r in runs.items():
             print(f"  {label}: files identical {r[3] == ref[3]}, embeddings identical {r[4] == ref[4]}")
@@ -99,13 +110,14 @@ def lid_part(n_probes: int, n_speakers: int, n_dev: int, check: bool):
 
     with cluster(workers=2) as client:
         base = client.run(rss)
+        base["client"] = rss()
         peaks = dict(base)
         stop = threading.Event()
 
         def sample():
             while not stop.is_set():
                 try:
-                    for w, v in client.run(rss).items():
+                    for w, v in dict(client.run(rss), client=rss()).items():
                         peaks[w] = max(peaks[w], v)
                 except Exception:  # noqa: BLE001  (a sample lost while the cluster shuts down)
                     pass
@@ -123,8 +135,8 @@ def lid_part(n_probes: int, n_speakers: int, n_dev: int, check: bool):
     print(f"linkage_analysis on 2 workers: {dt:.1f} s; ALID {res.lid.summary.alid:.4f} bits, rank-1 "
           f"{res.identification.rates[1]:.4f}, slope {res.lid.slope[0]:.6g}")
     for w in sorted(peaks):
-        print(f"  worker {w}: peak RSS {peaks[w] / MB:.0f} MiB (at start {base[w] / MB:.0f} MiB)")
-    print(f"  client peak RSS so far {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+        print(f"  {'' if w == 'client' else 'worker '}{w}: peak RSS {peaks[w] / MB:.0f} MiB (at start "
+              f"{base[w] / MB:.0f} MiB)")
     if check:
         t0 = time.perf_counter()
         ref = linkage_analysis(score_rows(probes, models), ti, score_rows(dprobes, models), dti)

@@ -557,7 +557,8 @@ def _fit_calibration(row_map, separable, regularization, context):
 
     def extremes(z, rows, t, keep):
         zt = z[rows, t]
-        return np.column_stack([zt, zt, np.where(keep, z, np.inf).min(axis=1), np.where(keep, z, -np.inf).max(axis=1)])
+        return np.column_stack([zt, zt, np.where(keep, z, np.inf).min(axis=1),
+                                np.where(keep, z, -np.inf).max(axis=1)])
 
     n_t, n_n, s1, s2 = row_sums(moments)
     n_t, n_n = int(n_t), int(n_n)
