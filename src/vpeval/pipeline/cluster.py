@@ -84,7 +84,8 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
     Raises
     ------
     ClusterError
-        Both options, ``workers < 1``, a malformed address, or no scheduler answering within ``timeout``.
+        Both options, ``workers < 1``, a malformed address, no scheduler answering within ``timeout``, or
+        no worker connected to it within ``timeout``.
     ImportError
         ``distributed`` is not installed (the message gives the install command).
     """
