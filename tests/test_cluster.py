@@ -75,12 +75,14 @@ def test_anonymize_and_embed_on_the_cluster_equal_the_single_process_run(schedul
     for out, extra in ((one, []), (many, ["--scheduler", scheduler])):
         code, text = _run(["anonymize", audio, out, "--alpha", "utterance", "--seed", "7", "-q", *extra])
         assert code == 0, text
+        assert "5/5" not in text  # -q: no progress bar, on the cluster either
     assert _files(one) == _files(many)  # audio bytes and the table
     assert len(_files(many)) == len(UTTERANCES) + 1
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left
-    for out, extra in ((tmp_path / "e1.npz", []), (tmp_path / "e2.npz", ["--scheduler", scheduler])):
-        code, text = _run(["embed", many, "-o", out, "-e", "mfcc", "-c", "anonymized", "-q", *extra])
+    for out, extra in ((tmp_path / "e1.npz", ["-q"]), (tmp_path / "e2.npz", ["--scheduler", scheduler])):
+        code, text = _run(["embed", many, "-o", out, "-e", "mfcc", "-c", "anonymized", *extra])
         assert code == 0, text
+        assert ("5/5" in text) == ("-q" not in extra)  # the cluster job's progress bar; -q silences it
     a, b = read_embeddings(tmp_path / "e1.npz"), read_embeddings(tmp_path / "e2.npz")
     assert a.embeddings.tobytes() == b.embeddings.tobytes()
     assert a.utterance_id.tolist() == b.utterance_id.tolist() == sorted(UTTERANCES)
@@ -106,7 +108,7 @@ def test_resemblyzer_on_the_cluster_weights_loaded_once_per_worker(client, audio
     for u in UTTERANCES[:2]:
         shutil.copy(audio / f"{u}.flac", two)
     a = embed_folder(two, ext, quiet=True)
-    b = embed_folder(two, ext, quiet=True, client=client, )
+    b = embed_folder(two, ext, quiet=True, client=client)
     assert a.embeddings.tobytes() == b.embeddings.tobytes()
 
     def encoders():
