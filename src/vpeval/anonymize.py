@@ -201,6 +201,8 @@ def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lp
 
     Notes
     -----
+    BLAS/LAPACK run single-threaded inside (their last bit can depend on the thread count), so the output
+    is the same on any machine with the same library versions, in one process or on a Dask worker.
     Every frame's all-pole filter is checked to be stable (all poles strictly inside the unit circle);
     frames where Burg's method breaks down numerically (pure tones) are refitted with the autocorrelation
     method, see ``_stable_lpc``.  All-zero frames give ``A(z) = 1`` and stay zero.
@@ -213,6 +215,13 @@ def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lp
     >>> bool(np.max(np.abs(y - x)) < 1e-6), y.shape
     (True, (1600,))
     """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _mcadams(waveform, alpha, sr, lpc_order, frame_ms)
+
+
+def _mcadams(waveform, alpha, sr, lpc_order, frame_ms) -> np.ndarray:
     from scipy.signal import lfilter
 
     alpha = _check_alpha(alpha)
@@ -283,9 +292,19 @@ def draw_alpha(seed: int, key: str, low: float = ALPHA_RANGE[0], high: float = A
     return float(rng.uniform(low, high))
 
 
+def _anonymize_file(job):
+    """Read, anonymize and write one utterance: ``job = (item, alpha, out_root, audio_format)``; one table row."""
+    it, a, out_root, audio_format = job
+    x = read_audio(it.path)
+    y = mcadams(x, a)
+    rel = it.relative_path.with_suffix("." + audio_format)
+    write_audio(Path(out_root) / rel, y)
+    return (it.utterance_id, it.speaker_id, a, x.size / SAMPLE_RATE, rel.as_posix())
+
+
 def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None = None,
                      alpha_range=ALPHA_RANGE, metadata=None, audio_format: str = "flac",
-                     quiet: bool = False):
+                     quiet: bool = False, client=None):
     """Anonymize every utterance of an audio folder with :func:`mcadams`, mirroring the folder layout.
 
     Parameters
@@ -306,6 +325,12 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         Output format (16-bit PCM, 16 kHz).
     quiet : bool
         No progress bar (it goes to stderr otherwise).
+    client : distributed.Client, optional
+        Anonymize on this Dask cluster (:mod:`vpeval.pipeline.cluster`), a few utterances per task; the
+        workers must see ``in_dir`` and ``out_dir`` (shared storage). The files are the same as without a
+        client (alphas are drawn per utterance/speaker key, never per worker). They are written into a
+        temporary folder beside ``out_dir`` and moved into ``out_dir`` only when every utterance succeeded,
+        the table last; a failure leaves ``out_dir`` untouched.
 
     Returns
     -------
@@ -339,19 +364,32 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     ri, ro = in_dir.resolve(), out_dir.resolve()
     if ro == ri or ri in ro.parents:
         raise VpevalError(f"output folder {out_dir} must not be the input folder or inside it")
+
+    def alpha_of(it):
+        if mode == "fixed":
+            return fixed
+        return draw_alpha(seed, it.speaker_id if mode == "speaker" else it.utterance_id, low, high)
+
+    if client is not None:
+        import dataclasses
+        import os
+
+        from .pipeline.cluster import map_items
+
+        # absolute paths: a worker's working folder is not ours. The CLI writes into its claimed temporary
+        # folder (vpeval.io.output), so a failed run leaves no partial output there.
+        out_abs = Path(os.path.abspath(out_dir))
+        out_abs.mkdir(parents=True, exist_ok=True)
+        jobs = [(dataclasses.replace(it, path=Path(os.path.abspath(it.path))), alpha_of(it), out_abs, audio_format)
+                for it in items]
+        rows = map_items(client, _anonymize_file, jobs, names=[job[0].path for job in jobs],
+                         description="McAdams", quiet=quiet)
+        df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", "alpha", "duration_s", "output"])
+        df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")
+        return df
     rows = []
     for it in _track(items, total=len(items), description="McAdams", quiet=quiet):
-        if mode == "fixed":
-            a = fixed
-        elif mode == "speaker":
-            a = draw_alpha(seed, it.speaker_id, low, high)
-        else:
-            a = draw_alpha(seed, it.utterance_id, low, high)
-        x = read_audio(it.path)
-        y = mcadams(x, a)
-        rel = it.relative_path.with_suffix("." + audio_format)
-        write_audio(out_dir / rel, y)
-        rows.append((it.utterance_id, it.speaker_id, a, x.size / SAMPLE_RATE, rel.as_posix()))
+        rows.append(_anonymize_file((it, alpha_of(it), out_dir, audio_format)))
     df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", "alpha", "duration_s", "output"])
     df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")
     return df

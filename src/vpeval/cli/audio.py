@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from ..errors import VpevalError
+from .common import SchedulerOpt, WorkersOpt, execution
 
 __all__ = ["register"]
 
@@ -43,6 +44,8 @@ def anonymize_cmd(
                                "(proved by its manifest) as a whole."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    scheduler: Optional[str] = SchedulerOpt,
+    workers: Optional[int] = WorkersOpt,
 ) -> None:
     """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2).
 
@@ -64,10 +67,11 @@ def anonymize_cmd(
         if ro == ri or ri in ro.parents:
             raise VpevalError(f"output folder {out_dir} must not be the input folder or inside it")
         # written into the claim's temporary folder and installed whole (see vpeval.io.output)
-        with claim_folder(out_dir, command="anonymize", force=force, protect=[in_dir]) as claim:
+        with claim_folder(out_dir, command="anonymize", force=force, protect=[in_dir]) as claim, \
+                execution(scheduler, workers) as client:
             df = anonymize_folder(
                 in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
-                audio_format=audio_format, quiet=quiet,
+                audio_format=audio_format, quiet=quiet, client=client,
             )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
@@ -102,6 +106,8 @@ def embed_cmd(
                                "refused."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    scheduler: Optional[str] = SchedulerOpt,
+    workers: Optional[int] = WorkersOpt,
 ) -> None:
     """Extract one speaker embedding per utterance and save them as .npz (float32).
 
@@ -123,7 +129,8 @@ def embed_cmd(
         # claimed before the work (a second run is refused at once); with --append the earlier rows are read
         # under the claim's lock, and old and new rows are installed together
         with claim_file(output, command="embed", force=force, append=append, protect=[audio_dir]) as claim:
-            es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet)
+            with execution(scheduler, workers) as client:
+                es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client)
             if append and output.exists():
                 es = read_embeddings(output).concat(es)
             write_embeddings(claim.path, es)

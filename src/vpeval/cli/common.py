@@ -51,6 +51,28 @@ PTargetOpt = typer.Option([0.01, 0.05], "--p-target", help="Prior(s) for minDCF 
 LLROpt = typer.Option(False, "--llr", help="The scores are calibrated LLRs (natural log): also report Cllr and "
                       "actDCF of the scores as given.")
 
+# One execution option for the heavy commands (anonymize, embed, trials, linkage, audit): see
+# vpeval.pipeline.cluster. Without either, the single-process path runs.
+SchedulerOpt = typer.Option(
+    None, "--scheduler", metavar="ADDRESS",
+    help="Run on the Dask cluster of this running scheduler, e.g. tcp://host:8786 (needs the dask extra; the "
+         "workers must see the input and output paths). Results equal the single-process run.")
+WorkersOpt = typer.Option(
+    None, "--workers", min=1, metavar="N",
+    help="Run on a local Dask cluster of N worker processes (one thread each), started and stopped by vpeval. "
+         "Not with --scheduler.")
+
+
+def execution(scheduler: Optional[str], workers: Optional[int]):
+    """Context manager yielding the ``distributed.Client`` of --scheduler/--workers, or None (single process).
+
+    The options are checked at once (ClusterError), before the caller's ``with`` starts any cluster.
+    """
+    from ..pipeline.cluster import check_options, cluster
+
+    check_options(scheduler, workers)
+    return cluster(scheduler, workers)
+
 
 _QUIET = [False]  # set by the running command (see quiet_aware)
 

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import VpevalError
-from .common import echo_json, handle_errors
+from .common import SchedulerOpt, WorkersOpt, echo_json, execution, handle_errors
 
 __all__ = ["register"]
 
@@ -65,25 +65,30 @@ def register(app: typer.Typer) -> None:
             False, "--drop-unenrolled", help="Drop probes whose speaker is not enrolled (count is reported)."
         ),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+        scheduler: Optional[str] = SchedulerOpt,
+        workers: Optional[int] = WorkersOpt,
     ) -> None:
         from ..metrics.linkage import linkage_analysis
 
         if dev_key is not None and dev is None:
             raise VpevalError("--dev-key needs --dev")
+        on_cluster = execution(scheduler, workers)  # options checked before reading
         sm = _read(table, key, drop_unenrolled)
         dsm = _read(dev, dev_key, drop_unenrolled) if dev is not None else None
-        res = linkage_analysis(
-            sm.scores,
-            sm.true_index,
-            None if dsm is None else dsm.scores,
-            None if dsm is None else dsm.true_index,
-            ties=ties,
-            n_folds=folds,
-            speaker_ids=sm.speaker_ids,
-            separable=separable,
-            regularization=regularization,
-            strict_znorm=strict_znorm,
-        )
+        with on_cluster as client:
+            res = linkage_analysis(
+                sm.scores,
+                sm.true_index,
+                None if dsm is None else dsm.scores,
+                None if dsm is None else dsm.true_index,
+                ties=ties,
+                n_folds=folds,
+                speaker_ids=sm.speaker_ids,
+                separable=separable,
+                regularization=regularization,
+                strict_znorm=strict_znorm,
+                client=client,
+            )
 
         out = res.to_dict()
         out["input"] = {

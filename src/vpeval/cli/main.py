@@ -21,8 +21,9 @@ from .. import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .common import (
-    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, ScoreCol, SepOpt,
-    InputSnapshot, TargetOpt, display_name, install_warning_hook, quiet_aware, echo_json, handle_errors, load_trials, split_name,
+    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, SchedulerOpt, ScoreCol,
+    SepOpt, InputSnapshot, TargetOpt, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
+    execution, handle_errors, load_trials, split_name,
 )
 
 app = typer.Typer(
@@ -221,7 +222,7 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
                seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
-               dataset: str = "", split: str = "", command: str = "audit") -> None:
+               dataset: str = "", split: str = "", command: str = "audit", client=None) -> None:
     from contextlib import nullcontext
 
     from ..io.output import claim_file, claim_folder
@@ -234,7 +235,8 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                             protect=[f for folder, _ in systems for f in folder.rglob("*")])
                  if vpc_table is not None else nullcontext())
     with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:
-        rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split)
+        rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split,
+                          client)
         if vclaim is not None:
             from ..report.groups import vpc_csv_text
 
@@ -244,7 +246,8 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     _print_audit(rep, out, quiet, json_out)
 
 
-def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset="", split=""):
+def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset="", split="",
+                client=None):
     """Run the audit and render its report into the claimed folder ``dest``."""
     from ..report import sha256_file
     from ..report.audit import audit_systems
@@ -302,7 +305,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility,
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
-                            dataset=dataset, split=split)
+                            dataset=dataset, split=split, client=client)
         rep.inputs = inputs
         status.update("writing the report")
         render_report(rep, dest)
@@ -447,6 +450,8 @@ def audit(
         "pool every speaker. Refuses an existing file unless --force over an earlier such table."),
     dataset: str = typer.Option("", "--dataset", help="Value of the dataset column of --vpc-table."),
     split: str = typer.Option("eval", "--split", help="Value of the split column of --vpc-table."),
+    scheduler: Optional[str] = SchedulerOpt,
+    workers: Optional[int] = WorkersOpt,
 ):
     folders: list[tuple[Path, str]] = []
     for spec in systems:
@@ -458,8 +463,9 @@ def audit(
         if name in [n for _, n in folders]:
             raise VpevalError(f"two systems are named {name!r}; give names with NAME=DIR")
         folders.append((folder, name))
-    _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
-               fusion=not no_fusion, vpc_table=vpc_table, dataset=dataset, split=split)
+    with execution(scheduler, workers) as client:
+        _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
+                   fusion=not no_fusion, vpc_table=vpc_table, dataset=dataset, split=split, client=client)
 
 
 def _backends(names: list[str]):

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .common import handle_errors
+from .common import SchedulerOpt, WorkersOpt, execution, handle_errors
 
 from ..errors import InputFileError, VpevalError
 
@@ -72,11 +72,15 @@ def trials_command(
     original: str = typer.Option("original", "--original", help="Condition label of original speech."),
     anonymized: str = typer.Option("anonymized", "--anonymized", help="Condition label of anonymized speech."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary instead of a table."),
+    scheduler: Optional[str] = SchedulerOpt,
+    workers: Optional[int] = WorkersOpt,
 ) -> None:
-    summary = handle_errors(lambda: _run(
-        embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors, table_format,
-        original, anonymized, force,
-    ))()
+    def run():
+        with execution(scheduler, workers) as client:  # 1-to-N score matrices computed on the cluster
+            return _run(embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors,
+                        table_format, original, anonymized, force, client=client)
+
+    summary = handle_errors(run)()
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
@@ -120,7 +124,7 @@ def _read_set(paths, conditions=None):
 
 
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
-         anonymized, force=False, attack=None) -> dict:
+         anonymized, force=False, attack=None, client=None) -> dict:
     from ..io.output import claim_folder
     from ..pipeline.protocols import ProtocolError
 
@@ -138,7 +142,7 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
                       protect=inputs) as claim:
         try:
             return _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
-                                    table_format, original, anonymized, attack)
+                                    table_format, original, anonymized, attack, client)
         except ProtocolError as exc:  # the pipeline names the extractor; the user knows the files
             prefix = f"{es.extractor}: "
             if not str(exc).startswith(prefix):
@@ -147,7 +151,7 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
 
 
 def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors, table_format,
-                     original, anonymized, attack) -> dict:
+                     original, anonymized, attack, client=None) -> dict:
     from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
 
@@ -176,8 +180,13 @@ def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_
                                        original=original, anonymized=anonymized)
     else:
         trials = build_trials(
-            es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized
+            es, types, protocol=protocol, cohort_impostors=cohort_impostors, original=original, anonymized=anonymized,
+            client=client,
         )
+        if client is not None:
+            from functools import partial
+
+            one_to_n = partial(one_to_n, client=client)
     return _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized,
                           TRIAL_TYPES, write_kaldi_trials, write_kaldi_scores, write_score_table, one_to_n)
 

@@ -145,6 +145,11 @@ class ResemblyzerExtractor(Extractor):
             _encoders[key] = resemblyzer.VoiceEncoder(device=self.device, verbose=False)
         self._encoder = _encoders[key]
 
+    def __reduce__(self):
+        # Pickled (e.g. sent to a Dask worker) as its configuration, never with the encoder's weights: the
+        # receiving process builds it anew, loading the weights once per process (module-level cache).
+        return (type(self), (self.device, self.threads))
+
     def _embed(self, x: np.ndarray) -> np.ndarray:
         wav = preprocess(x)
         torch = self._torch

@@ -138,10 +138,8 @@ DASK_BLOCK_BYTES = 64 * 2**20
 def _iter_blocks(arr, n_rows: int, rows: int):
     """Yield ``(start, block)`` with ``block`` a float64 NumPy array of at most ``rows`` full rows."""
     if _is_dask(arr):
-        n_cols = int(arr.shape[1])
         # Keep the caller's row blocks when they span all columns and are not too large; else rechunk.
-        if len(arr.chunks[1]) != 1 or max(arr.chunks[0]) * n_cols * 8 > 4 * DASK_BLOCK_BYTES:
-            arr = arr.rechunk((max(rows, DASK_BLOCK_BYTES // (8 * n_cols)), -1))
+        arr = _dask_row_blocks(arr, rows)
         start = 0
         for i in range(arr.numblocks[0]):
             block = np.asarray(arr.blocks[i].compute(), dtype=np.float64)
@@ -151,6 +149,82 @@ def _iter_blocks(arr, n_rows: int, rows: int):
     else:
         for start in range(0, n_rows, rows):
             yield start, np.asarray(arr[start : start + rows], dtype=np.float64)
+
+
+def _dask_row_blocks(arr, rows: int):
+    """``arr`` (a dask array) rechunked as :func:`_iter_blocks` does: row blocks spanning all columns."""
+    n_cols = int(arr.shape[1])
+    if len(arr.chunks[1]) != 1 or max(arr.chunks[0]) * n_cols * 8 > 4 * DASK_BLOCK_BYTES:
+        arr = arr.rechunk((max(rows, DASK_BLOCK_BYTES // (8 * n_cols)), -1))
+    return arr
+
+
+class _ClusterMatrix:
+    """A matrix held on a Dask cluster as row blocks spanning all columns: ``blocks`` is a list of
+    ``(start, n_rows, ref)`` with ``ref`` a future of a scattered NumPy block or a delayed dask block."""
+
+    def __init__(self, client, blocks, shape):
+        self.client, self.blocks, self.shape = client, blocks, shape
+
+
+#: A NumPy matrix smaller than this is scanned in the client's process even when a Dask client is given (the
+#: results are the same; shipping a small matrix costs more round trips than its scans take).
+CLUSTER_MIN_BYTES = DASK_BLOCK_BYTES
+
+
+def _on_cluster(arr, n_rows: int, n_cols: int, rows: int, client):
+    """Put a validated matrix (from :func:`_as_matrix`) on ``client``'s cluster, partitioned by rows.
+
+    NumPy input is scattered once, in blocks of about :data:`DASK_BLOCK_BYTES` (and a multiple of ``rows``
+    rows), so repeated scans reuse it, unless it is smaller than :data:`CLUSTER_MIN_BYTES` (then it stays
+    here); a dask array stays lazy (its row blocks, rechunked to span all
+    columns if needed, are computed on the workers by every scan: persist it first to compute it once).
+    """
+    if client is None or isinstance(arr, _ClusterMatrix):
+        return arr
+    if _is_dask(arr):
+        arr = _dask_row_blocks(arr, rows)
+        refs = arr.to_delayed()[:, 0].tolist()
+        starts = np.concatenate([[0], np.cumsum(arr.chunks[0])[:-1]]).astype(int).tolist()
+        return _ClusterMatrix(client, list(zip(starts, arr.chunks[0], refs)), (n_rows, n_cols))
+    if n_rows * n_cols * 8 < CLUSTER_MIN_BYTES:
+        return arr
+    step = max(1, DASK_BLOCK_BYTES // (8 * n_cols) // rows) * rows
+    starts = list(range(0, n_rows, step))
+    futures = client.scatter([np.ascontiguousarray(arr[s : s + step], dtype=np.float64) for s in starts])
+    return _ClusterMatrix(client, [(s, min(step, n_rows - s), f) for s, f in zip(starts, futures)],
+                          (n_rows, n_cols))
+
+
+def _scan_piece(block, start: int, rows: int, fn, *row_args):
+    """Worker side of :func:`_map_rows`: ``fn`` over ``rows``-row pieces of one block, outputs stacked."""
+    block = np.asarray(block, dtype=np.float64)
+    parts = [fn(start + s, block[s : s + rows], *(a[s : s + rows] for a in row_args))
+             for s in range(0, block.shape[0], rows)]
+    return np.concatenate(parts) if parts else None
+
+
+def _map_rows(arr, n_rows: int, rows: int, fn, *row_args):
+    """Per-row results of ``fn(start, block, *row_arg_slices) -> (k, m) array`` stacked in row order.
+
+    ``row_args`` are arrays with one entry per matrix row; each call gets the slice of its block. On a
+    :class:`_ClusterMatrix` (see :func:`_on_cluster`) one task per block runs on the cluster and only the
+    per-row results travel back; otherwise the blocks are scanned here. ``fn`` must compute each output row
+    from its own matrix row alone (plus the slices), so both give identical arrays whatever the blocks.
+    Returns None when ``fn`` returns nothing for every block (e.g. no selected row).
+    """
+    if isinstance(arr, _ClusterMatrix):
+        import dask
+
+        tasks = [dask.delayed(_scan_piece, pure=False)(ref, start, rows, fn,
+                                                       *(a[start : start + k] for a in row_args))
+                 for start, k, ref in arr.blocks]
+        parts = arr.client.gather(arr.client.compute(tasks))
+    else:
+        parts = [fn(start, x, *(a[start : start + x.shape[0]] for a in row_args))
+                 for start, x in _iter_blocks(arr, n_rows, rows)]
+    parts = [p for p in parts if p is not None]
+    return np.concatenate(parts) if parts else None
 
 
 def _check_nan(block: np.ndarray, row_max: np.ndarray, start, name: str) -> None:

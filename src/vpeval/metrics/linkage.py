@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 from scipy.special import expit
@@ -36,6 +37,8 @@ from .identification import (
     _check_nan,
     _chunk_rows,
     _iter_blocks,
+    _map_rows,
+    _on_cluster,
     _rank_block,
     _recount_rows,
 )
@@ -258,7 +261,16 @@ def _lid_from_log_p(log_p: np.ndarray, n_cols: int) -> np.ndarray:
     return np.minimum((math.log(n_cols) + log_p) / _LN2, math.log2(n_cols))
 
 
-def lid(llr_matrix, true_index, *, chunk_rows: int | None = None, return_rank_counts: bool = False):
+def _lid_block(start, x, tib, *, counts: bool):
+    """Per row of an LLR block: ``[ln p_true]`` or ``[ln p_true, n_greater, n_tied]`` (see :func:`lid`)."""
+    diff = np.empty_like(x)
+    mask = np.empty(x.shape, dtype=bool) if counts else None
+    log_p, c = _scan_block(x, tib, start, "llr_matrix", diff, mask)
+    return log_p[:, None] if c is None else np.column_stack([log_p, c[0], c[1]])
+
+
+def lid(llr_matrix, true_index, *, chunk_rows: int | None = None, return_rank_counts: bool = False,
+        client=None):
     """Local information disclosure per probe, in bits (Sterns et al., LID definition).
 
     ``LID_i = log2(N p_i)`` where ``p_i`` is the softmax posterior of the true speaker over the N
@@ -276,6 +288,10 @@ def lid(llr_matrix, true_index, *, chunk_rows: int | None = None, return_rank_co
         Also return the :class:`~vpeval.metrics.identification.RankCounts` of the true speaker in the same
         scan (ranks of the LLRs, equal to the ranks of the scores for any strictly increasing score -> LLR
         map), ready for ``cmc``/``rank_histogram`` without a second pass.
+    client : distributed.Client, optional
+        Scan the row blocks on this Dask cluster (a NumPy matrix is scattered to it first; a dask array's
+        blocks are computed on the workers); only per-row results come back. Results are identical to the
+        scan without a client: every value is computed from its own row alone.
 
     Returns
     -------
@@ -300,6 +316,13 @@ def lid(llr_matrix, true_index, *, chunk_rows: int | None = None, return_rank_co
     arr, n, n_cols = _as_matrix(llr_matrix, "llr_matrix")
     ti = _as_true_index(true_index, n, n_cols)
     rows = _chunk_rows(n_cols, chunk_rows)
+    if client is not None:
+        per_row = _map_rows(_on_cluster(arr, n, n_cols, rows, client), n, rows,
+                            partial(_lid_block, counts=bool(return_rank_counts)), ti)
+        values = _lid_from_log_p(per_row[:, 0], n_cols)
+        if return_rank_counts:
+            return values, RankCounts(per_row[:, 1].astype(np.intp), per_row[:, 2].astype(np.intp), n_cols)
+        return values
     out = np.empty(n, dtype=np.float64)
     diff = np.empty((min(rows, n), n_cols))
     mask = np.empty((min(rows, n), n_cols), dtype=bool) if return_rank_counts else None
@@ -513,11 +536,13 @@ class LIDPipelineResult:
         }
 
 
-def _fit_calibration(make_blocks, separable, regularization, context):
+def _fit_calibration(row_map, separable, regularization, context):
     """Logistic calibration ``LLR = w z + b`` fitted by streaming Newton passes over training blocks.
 
-    ``make_blocks()`` returns a fresh iterator of ``(z, true_col, keep)``: the z-scores of a block of training
-    rows (k, N), each row's true-speaker column, and the (k, N) mask of its non-target entries. The objective
+    ``row_map(fn)`` applies ``fn(z, rows, true_col, keep) -> (k, m)`` to every block of training rows and
+    stacks the results in row order (see :func:`_training_blocks`): ``z`` the z-scores of a block of training
+    rows (k, N), ``true_col`` each row's true-speaker column, and ``keep`` the (k, N) mask of its non-target
+    entries; the blocks are scanned here or, for a matrix on a Dask cluster, on its workers. The objective
     is exactly that of :class:`vpeval.calibration.LogisticCalibrator` (unpenalised maximum likelihood with the
     training prior log-odds removed; with ``separable="regularize"`` on separable data, its named ridge on the
     standardised slope), but no pass holds more than one block. Every sum is formed per row first and then
@@ -527,8 +552,8 @@ def _fit_calibration(make_blocks, separable, regularization, context):
 
     def row_sums(fn):
         """Sum over all training rows of per-row sums ``fn(z, rows, t, keep) -> (k, m)``, block by block."""
-        parts = [fn(z, np.arange(z.shape[0]), t, keep) for z, t, keep in make_blocks()]
-        return np.concatenate(parts).sum(axis=0) if parts else None
+        per_row = row_map(fn)
+        return None if per_row is None else per_row.sum(axis=0)
 
     def moments(z, rows, t, keep):
         zt = z[rows, t]
@@ -536,15 +561,16 @@ def _fit_calibration(make_blocks, separable, regularization, context):
         return np.column_stack([np.ones_like(zt), keep.sum(axis=1), zt + zn.sum(axis=1),
                                 zt * zt + (zn * zn).sum(axis=1)])
 
+    def extremes(z, rows, t, keep):
+        zt = z[rows, t]
+        return np.column_stack([zt, zt, np.where(keep, z, np.inf).min(axis=1),
+                                np.where(keep, z, -np.inf).max(axis=1)])
+
     n_t, n_n, s1, s2 = row_sums(moments)
     n_t, n_n = int(n_t), int(n_n)
-    t_min = n_min = np.inf
-    t_max = n_max = -np.inf
-    for z, t, keep in make_blocks():
-        zt = z[np.arange(z.shape[0]), t]
-        t_min, t_max = min(t_min, float(zt.min())), max(t_max, float(zt.max()))
-        if keep.any():
-            n_min, n_max = min(n_min, float(z[keep].min())), max(n_max, float(z[keep].max()))
+    ext = row_map(extremes)
+    t_min, t_max = float(ext[:, 0].min()), float(ext[:, 1].max())
+    n_min, n_max = float(ext[:, 2].min()), float(ext[:, 3].max())
     if n_t == 0 or n_n == 0:
         raise InvalidScoresError(f"{context}: the calibration needs target and non-target training trials")
     if t_min == t_max == n_min == n_max:
@@ -597,9 +623,25 @@ def _fit_calibration(make_blocks, separable, regularization, context):
     return a / sd, c - a * mu / sd, lam is not None
 
 
+def _training_block(start, x, t, ok, col_ok, cols, name, strict_znorm):
+    """``(z, true_col, keep)`` of the training rows (``ok``) of one block, or None (see _training_blocks)."""
+    if not ok.any():
+        return None
+    if strict_znorm:
+        xs = np.asarray(x)[ok]
+        z = np.zeros_like(xs, dtype=np.float64)
+        z[:, cols] = _znorm_block(xs[:, cols], start, f"{name} (training columns only)")
+    else:
+        z = _znorm_block(x, start, name)[ok]
+    t = t[ok]
+    keep = np.broadcast_to(col_ok, z.shape).copy()
+    keep[np.arange(z.shape[0]), t] = False
+    return z, t, keep
+
+
 def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name, strict_znorm=False):
-    """A factory of iterators over ``(z, true_col, keep)`` of the training rows, one row block at a time
-    (rows z-normalised on the fly, so nothing but one block is ever held).
+    """The ``row_map`` of :func:`_fit_calibration` over the training rows, one row block at a time (rows
+    z-normalised on the fly, so nothing but one block is ever held), here or on the cluster holding ``arr``.
 
     Training rows: ``row_ok``; non-targets (``keep``): columns with ``col_ok`` other than the true speaker's
     (the true speaker's column is always the target of a training row). Each row is z-normalised over all
@@ -612,24 +654,35 @@ def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name, strict_znor
         raise InvalidScoresError(f"{name}: no non-target trials to fit the calibration")
     cols = np.flatnonzero(col_ok)
 
-    def blocks():
-        for start, x in _iter_blocks(arr, n, rows):
-            r = x.shape[0]
-            ok = row_ok[start : start + r]
-            if not ok.any():
-                continue
-            if strict_znorm:
-                xs = np.asarray(x)[ok]
-                z = np.zeros_like(xs, dtype=np.float64)
-                z[:, cols] = _znorm_block(xs[:, cols], start, f"{name} (training columns only)")
-            else:
-                z = _znorm_block(x, start, name)[ok]
-            t = ti[start : start + r][ok]
-            keep = np.broadcast_to(col_ok, z.shape).copy()
-            keep[np.arange(z.shape[0]), t] = False
-            yield z, t, keep
+    def row_map(fn):
+        def block_fn(start, x, t, ok):
+            b = _training_block(start, x, t, ok, col_ok, cols, name, strict_znorm)
+            return None if b is None else fn(b[0], np.arange(b[0].shape[0]), b[1], b[2])
 
-    return blocks
+        return _map_rows(arr, n, rows, block_fn, ti, row_ok)
+
+    return row_map
+
+
+def _eval_block(start, x, tib, fb, *, slopes, intercepts):
+    """Per evaluation row: ``[ln p_true, n_greater, n_tied]`` (z-norm, LLR with the row's calibration, LID
+    scan; ranks of the raw scores). Counts are exact in float64 (below 2**53)."""
+    r = x.shape[0]
+    diff = np.empty_like(x)
+    mask = np.empty(x.shape, dtype=bool)
+    z = _znorm_block(x, start, "eval_scores")  # also rejects NaN and inf
+    # Ranks of the raw scores, in the same pass (the calibration cannot change them, rounding aside).
+    t_raw = x[np.arange(r), tib]
+    np.subtract(x, t_raw[:, None], out=diff)
+    g, e = _rank_block(x, t_raw, diff, mask, start, "eval_scores")
+    if slopes.size == 1:
+        z *= slopes[0]
+        z += intercepts[0]
+    else:
+        z *= slopes[fb][:, None]
+        z += intercepts[fb][:, None]
+    log_p, _ = _scan_block(z, tib, start, "LLRs", diff)
+    return np.column_stack([log_p, g, e])
 
 
 def _speaker_folds(present: np.ndarray, n_folds: int, speaker_ids, seed: int) -> dict:
@@ -656,6 +709,7 @@ def lid_pipeline(
     seed: int = 0,
     chunk_rows: int | None = None,
     strict_znorm: bool = False,
+    client=None,
 ) -> LIDPipelineResult:
     """Whole LID chain of Sterns et al.: z-norm, logistic calibration fitted on dev, softmax, LID.
 
@@ -709,6 +763,14 @@ def lid_pipeline(
     strict_znorm : bool
         Cross-fitting only: z-normalise each training row over the training folds' columns only (see
         above). Ignored with a development matrix.
+    client : distributed.Client, optional
+        Run every scan (z-norm, the streaming calibration passes, LID and ranks) on this Dask cluster, one
+        task per row block: NumPy matrices are scattered to the workers once (those smaller than
+        ``vpeval.metrics.identification.CLUSTER_MIN_BYTES``, 64 MiB, are scanned here), dask arrays (e.g. a score
+        matrix built from embeddings by :func:`vpeval.pipeline.cluster.score_matrix`) are computed there
+        block by block, and only per-row results (a few numbers per probe) come back. Results are identical
+        to the run without a client: every per-row value depends on its own row only, and the sums over rows
+        are taken on the client in row order in both cases.
 
     Returns
     -------
@@ -737,6 +799,7 @@ def lid_pipeline(
     ev, n, n_cols = _as_matrix(eval_scores, "eval_scores")
     ti = _as_true_index(eval_true_index, n, n_cols)
     rows = _chunk_rows(n_cols, chunk_rows)
+    ev = _on_cluster(ev, n, n_cols, rows, client)
     if speaker_ids is not None and len(speaker_ids) != n_cols:
         raise InvalidScoresError(f"speaker_ids: expected {n_cols} ids (one per column), got {len(speaker_ids)}")
 
@@ -745,6 +808,7 @@ def lid_pipeline(
             raise InvalidScoresError("dev_true_index is required with dev_scores")
         dv, n_dev, n_cols_dev = _as_matrix(dev_scores, "dev_scores")
         dti = _as_true_index(dev_true_index, n_dev, n_cols_dev)
+        dv = _on_cluster(dv, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows), client)
         blocks = _training_blocks(
             dv, dti, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows),
             np.ones(n_dev, bool), np.ones(n_cols_dev, bool), "dev_scores",
@@ -796,29 +860,10 @@ def lid_pipeline(
             )
         )
 
-    log_p = np.empty(n)
-    n_greater = np.empty(n, dtype=np.intp)
-    n_tied = np.empty(n, dtype=np.intp)
-    diff = np.empty((min(rows, n), n_cols))
-    mask = np.empty((min(rows, n), n_cols), dtype=bool)
-    for start, x in _iter_blocks(ev, n, rows):
-        r = x.shape[0]
-        tib = ti[start : start + r]
-        z = _znorm_block(x, start, "eval_scores")  # also rejects NaN and inf
-        # Ranks of the raw scores, in the same pass (the calibration cannot change them, rounding aside).
-        t_raw = x[np.arange(r), tib]
-        np.subtract(x, t_raw[:, None], out=diff[:r])
-        n_greater[start : start + r], n_tied[start : start + r] = _rank_block(
-            x, t_raw, diff[:r], mask[:r], start, "eval_scores"
-        )
-        if fold is None:
-            z *= slopes[0]
-            z += intercepts[0]
-        else:
-            fb = fold[start : start + r]
-            z *= slopes[fb][:, None]
-            z += intercepts[fb][:, None]
-        log_p[start : start + r], _ = _scan_block(z, tib, start, "LLRs", diff)
+    per_row = _map_rows(ev, n, rows, partial(_eval_block, slopes=slopes, intercepts=intercepts), ti,
+                        np.zeros(n, np.intp) if fold is None else fold)
+    log_p = per_row[:, 0]
+    n_greater, n_tied = per_row[:, 1].astype(np.intp), per_row[:, 2].astype(np.intp)
     values = _lid_from_log_p(log_p, n_cols)
     return LIDPipelineResult(
         lid=values,
@@ -879,6 +924,7 @@ def linkage_analysis(
     ks=(1, 5, 10),
     ties: str = "fractional",
     chunk_rows: int | None = None,
+    client=None,
     **pipeline_options,
 ) -> LinkageAnalysis:
     """Run :func:`lid_pipeline`, :func:`~vpeval.metrics.identification.identification_rates` and
@@ -886,12 +932,15 @@ def linkage_analysis(
 
     Ranks use the raw evaluation scores, counted in the pipeline's scan. Extra keyword
     arguments go to :func:`lid_pipeline` (``n_folds``, ``speaker_ids``, ``separable``, ``regularization``,
-    ``seed``, ``strict_znorm``). Raises what those functions raise.
+    ``seed``, ``strict_znorm``). With ``client`` (a ``distributed.Client``) every scan of the matrices runs
+    on that Dask cluster (see :func:`lid_pipeline`); the results are identical. Raises what those functions
+    raise.
     """
     from .identification import closed_set_linkability, identification_rates
 
     lid_res = lid_pipeline(
-        dev_scores, eval_scores, dev_true_index, eval_true_index, chunk_rows=chunk_rows, **pipeline_options
+        dev_scores, eval_scores, dev_true_index, eval_true_index, chunk_rows=chunk_rows, client=client,
+        **pipeline_options
     )
     ident = identification_rates(lid_res.rank_counts, ks=ks, ties=ties)
     n_probe = int(np.unique(np.asarray(eval_true_index)).size)

@@ -245,8 +245,9 @@ def analyse_distinctiveness(es: EmbeddingSet, *, speakers=None, calibration: str
     return voice_distinctiveness(X, Y, spk, utt, calibration=calibration, fit_on=fit_on, entry=entry, pairs=pairs)
 
 
-def analyse_one_to_n(m: OneToN, *, separable: str = "regularize", seed: int = 0) -> LinkageAnalysis:
+def analyse_one_to_n(m: OneToN, *, separable: str = "regularize", seed: int = 0, client=None) -> LinkageAnalysis:
     """:func:`vpeval.metrics.linkage.linkage_analysis` of a 1-to-N matrix with speaker-grouped cross-fitting
-    (no separate dev set); separable training scores get the named ridge penalty and are flagged."""
+    (no separate dev set); separable training scores get the named ridge penalty and are flagged. ``client``:
+    a ``distributed.Client`` to scan large matrices on (same results)."""
     return linkage_analysis(m.scores, m.true_index, speaker_ids=m.enrolled_speaker, separable=separable,
-                            seed=seed)
+                            seed=seed, client=client)

@@ -110,13 +110,14 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                  backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                  metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                  progress: Callable[[str], None] | None = None, attackers=None,
-                 group_by: str | None = DEFAULT_GROUP_BY) -> SystemAudit:
+                 group_by: str | None = DEFAULT_GROUP_BY, client=None) -> SystemAudit:
     """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
     metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
     soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
     when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used). ``group_by``: the
     metadata column whose groups every oo/oa/aa row is broken down by (:func:`vpeval.pipeline.group_breakdown`;
-    skipped with a note when the metadata lacks it)."""
+    skipped with a note when the metadata lacks it). ``client``: a ``distributed.Client`` that computes the
+    trials' score matrices and the 1-to-N linkage scans (same results)."""
     say = progress or (lambda msg: None)
     if attackers is None:
         attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
@@ -136,12 +137,14 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
         es = att.es if att.es is not None else att.members[0].es
         say(f"trials and verification metrics: {name}")
         protocol = make_protocol(es)
-        trials[name] = att.build_trials(types, protocol=protocol)
+        trials[name] = att.build_trials(types, protocol=protocol, client=client)
         metrics[name] = {t: _type_metrics(tr) for t, tr in trials[name].items()}
         say(f"1-to-N linkage: {name}")
-        matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p) for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+        matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
+                    for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
         # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
-        linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed)) for k, m in matrices.items()}
+        linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed, client=client))
+                         for k, m in matrices.items()}
         say(f"bootstrap intervals and chance floors: {name}")
         probe_spk[name], mats[name] = {}, matrices
         for tname, t in trials[name].items():
@@ -224,7 +227,7 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                group_by: str | None = DEFAULT_GROUP_BY,
-               progress: Callable[[str], None] | None = None) -> dict[str, SystemAudit]:
+               progress: Callable[[str], None] | None = None, client=None) -> dict[str, SystemAudit]:
     """:func:`field_attackers` and :func:`audit_system` for every system (parameters as in
     :func:`vpeval.report.audit.audit_systems`); errors in a system's (training) data name the system.
 
@@ -250,6 +253,6 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
             raise VpevalError(f"system {name!r}: {exc}") from None
         results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
                                      metadata=metadata.get(name), attributes=attributes, n_boot=n_boot,
-                                     n_perm=n_perm, group_by=group_by,
+                                     n_perm=n_perm, group_by=group_by, client=client,
                                      progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
     return results

@@ -550,6 +550,7 @@ def audit_systems(
     dataset: str = "",
     split: str = "",
     compare: bool = True,
+    client=None,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -589,6 +590,8 @@ def audit_systems(
         Written in the ``dataset`` and ``split`` columns of the VoicePrivacy-style rows.
     compare : bool
         With two or more systems, the paired comparison (:mod:`vpeval.pipeline.compare`).
+    client : distributed.Client, optional
+        Compute the attackers' score matrices and the 1-to-N linkage on this Dask cluster; same report.
 
     Returns
     -------
@@ -604,7 +607,7 @@ def audit_systems(
                               f"({safe}); rename them")
     results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
                          seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
-                         group_by=group_by, progress=progress)
+                         group_by=group_by, progress=progress, client=client)
     report = Report(title, options={"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                                     "systems": {s: list(a) for s, a in systems.items()},
                                     "backends": list(backends), "asnorm": bool(asnorm), "fusion": bool(fusion)})

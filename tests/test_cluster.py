@@ -1,0 +1,274 @@
+"""Running on a Dask cluster (issue 14): a real scheduler and two worker processes on the loopback interface.
+
+Every result computed through the cluster is compared with the single-process result for exact equality
+(audio bytes, embedding rows bit for bit, metrics to the last digit).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+
+from conftest import ROOT, SHARED  # noqa: E402
+from vpeval.cli.main import app  # noqa: E402
+from vpeval.embed import MfccStatsExtractor, embed_folder  # noqa: E402
+from vpeval.errors import InputFileError  # noqa: E402
+from vpeval.io.embeddings import read_embeddings  # noqa: E402
+from vpeval.metrics import identification  # noqa: E402
+from vpeval.metrics.linkage import lid, linkage_analysis  # noqa: E402
+from vpeval.pipeline import cluster as cl  # noqa: E402
+from vpeval.pipeline.protocols import score_rows  # noqa: E402
+
+REAL = SHARED / "data" / "librispeech-mini" / "test-other"
+# five short utterances (2.0-2.9 s) of four speakers
+UTTERANCES = ["3005-163389-0007", "3331-159605-0004", "367-130732-0006", "2414-128291-0009", "1998-15444-0008"]
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """Address of a scheduler with two single-threaded worker processes on 127.0.0.1."""
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=50) as local:
+        yield local.scheduler_address
+
+
+@pytest.fixture(scope="module")
+def client(scheduler):
+    with distributed.Client(scheduler) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def audio(tmp_path_factory):
+    if not REAL.is_dir():
+        pytest.skip("../shared/data/librispeech-mini is absent")
+    folder = tmp_path_factory.mktemp("audio") / "in"
+    folder.mkdir()
+    for u in UTTERANCES:
+        shutil.copy(REAL / u.split("-")[0] / f"{u}.flac", folder)
+    return folder
+
+
+def _run(args):
+    r = CliRunner().invoke(app, [str(a) for a in args])
+    return r.exit_code, r.stdout + (r.stderr if r.stderr_bytes is not None else "")
+
+
+def _files(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+# --- anonymize and embed through the CLI --------------------------------------------------------------------
+
+
+def test_anonymize_and_embed_on_the_cluster_equal_the_single_process_run(scheduler, audio, tmp_path):
+    one, many = tmp_path / "one", tmp_path / "many"
+    for out, extra in ((one, []), (many, ["--scheduler", scheduler])):
+        code, text = _run(["anonymize", audio, out, "--alpha", "utterance", "--seed", "7", "-q", *extra])
+        assert code == 0, text
+        assert "5/5" not in text  # -q: no progress bar, on the cluster either
+    assert _files(one) == _files(many)  # audio bytes and the table
+    assert len(_files(many)) == len(UTTERANCES) + 1
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging folder left
+    for out, extra in ((tmp_path / "e1.npz", ["-q"]), (tmp_path / "e2.npz", ["--scheduler", scheduler])):
+        code, text = _run(["embed", many, "-o", out, "-e", "mfcc", "-c", "anonymized", *extra])
+        assert code == 0, text
+        assert ("5/5" in text) == ("-q" not in extra)  # the cluster job's progress bar; -q silences it
+    a, b = read_embeddings(tmp_path / "e1.npz"), read_embeddings(tmp_path / "e2.npz")
+    assert a.embeddings.tobytes() == b.embeddings.tobytes()
+    assert a.utterance_id.tolist() == b.utterance_id.tolist() == sorted(UTTERANCES)
+    assert a.speaker_id.tolist() == b.speaker_id.tolist() and a.extractor == b.extractor
+
+
+def test_embedding_rows_bit_for_bit_in_float64(client, audio):
+    ext = MfccStatsExtractor()
+    a = embed_folder(audio, ext, quiet=True)
+    b = embed_folder(audio, ext, quiet=True, client=client)
+    assert a.embeddings.dtype == b.embeddings.dtype == np.float64
+    assert a.embeddings.tobytes() == b.embeddings.tobytes()
+
+
+def test_resemblyzer_on_the_cluster_weights_loaded_once_per_worker(client, audio, tmp_path):
+    pytest.importorskip("resemblyzer")
+    from vpeval.embed.resemblyzer import ResemblyzerExtractor
+
+    ext = ResemblyzerExtractor()
+    assert len(pickle.dumps(ext)) < 1000  # travels as its configuration, not with the encoder's weights
+    two = tmp_path / "two"
+    two.mkdir()
+    for u in UTTERANCES[:2]:
+        shutil.copy(audio / f"{u}.flac", two)
+    a = embed_folder(two, ext, quiet=True)
+    b = embed_folder(two, ext, quiet=True, client=client)
+    assert a.embeddings.tobytes() == b.embeddings.tobytes()
+
+    def encoders():
+        from vpeval.embed import resemblyzer
+
+        return len(resemblyzer._encoders)
+
+    loaded = client.run(encoders)
+    assert set(loaded.values()) <= {0, 1} and sum(loaded.values()) >= 1  # at most one encoder per worker
+
+
+def test_a_failing_utterance_is_named_and_leaves_no_output(scheduler, audio, tmp_path):
+    bad = tmp_path / "in"
+    shutil.copytree(audio, bad)
+    (bad / "9999-1-0001.flac").write_bytes(b"not audio at all")
+    out = tmp_path / "out"
+    code, text = _run(["anonymize", bad, out, "-q", "--scheduler", scheduler])
+    assert code == 2 and "9999-1-0001.flac" in text
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["in"]  # no partial output anywhere
+    code, text = _run(["embed", bad, "-o", tmp_path / "e.npz", "-q", "--scheduler", scheduler])
+    assert code == 2 and "9999-1-0001.flac" in text and not (tmp_path / "e.npz").exists()
+
+
+def test_into_an_existing_folder_files_are_replaced_and_others_kept(client, audio, tmp_path):
+    from vpeval.anonymize import anonymize_folder
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    df = anonymize_folder(audio, out, client=client, quiet=True)
+    ref = anonymize_folder(audio, tmp_path / "ref", quiet=True)
+    assert df.equals(ref) and (out / "notes.txt").read_text() == "mine"
+    assert {k: v for k, v in _files(out).items() if k != "notes.txt"} == _files(tmp_path / "ref")
+
+
+# --- options -------------------------------------------------------------------------------------------------
+
+
+def test_execution_options_are_checked(audio, tmp_path, monkeypatch):
+    monkeypatch.setattr(cl, "CONNECT_TIMEOUT", 1.0)
+    code, text = _run(["embed", audio, "-o", tmp_path / "e.npz", "--scheduler", "tcp://127.0.0.1:9", "-q"])
+    assert code == 2 and "no Dask scheduler answered within 1 s" in text and "tcp://127.0.0.1:9" in text
+    code, text = _run(["embed", audio, "-o", tmp_path / "e.npz", "--scheduler", "127.0.0.1:8786", "-q"])
+    assert code == 2 and "expected a scheduler address such as tcp://host:8786" in text
+    code, text = _run(["linkage", tmp_path / "t.csv", "--scheduler", "tcp://127.0.0.1:9", "--workers", "2"])
+    assert code == 2 and "mutually exclusive" in text
+    code, text = _run(["trials", tmp_path / "e.npz", "-o", tmp_path / "t", "--workers", "0"])
+    assert code == 2
+    assert not (tmp_path / "e.npz").exists()
+    with cl.cluster() as c:
+        assert c is None
+
+
+def _environ(name):
+    import os
+
+    return os.environ.get(name)
+
+
+def test_local_workers_started_and_stopped_by_vpeval():
+    with cl.cluster(workers=1) as c:
+        info = c.scheduler_info()["workers"]
+        assert len(info) == 1 and next(iter(info.values()))["nthreads"] == 1
+        assert c.submit(sum, [1, 2]).result() == 3
+        # one OpenMP thread as distributed sets it, but glibc's adaptive mmap threshold left on (2x faster McAdams)
+        assert set(c.run(_environ, "OMP_NUM_THREADS").values()) == {"1"}
+        assert set(c.run(_environ, "MALLOC_TRIM_THRESHOLD_").values()) == {None}
+        address = c.scheduler.address
+    assert address.startswith("tcp://127.0.0.1:")
+    assert c.status == "closed"
+
+
+@pytest.mark.filterwarnings("ignore:Port .* is already in use")
+def test_a_scheduler_without_workers_is_an_error(audio, tmp_path, monkeypatch):
+    monkeypatch.setattr(cl, "CONNECT_TIMEOUT", 1.0)
+    with distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None) as bare:
+        code, text = _run(["embed", audio, "-o", tmp_path / "e.npz", "--scheduler", bare.scheduler_address, "-q"])
+    assert code == 2 and "no worker joined the scheduler within 1 s" in text
+    assert not (tmp_path / "e.npz").exists()
+
+
+# --- 1-to-N on dask arrays -------------------------------------------------------------------------------------
+
+
+def _synthetic(n_probes=600, n_models=90, dim=24, seed=5):
+    rng = np.random.default_rng(seed)
+    models = rng.normal(size=(n_models, dim))
+    models /= np.linalg.norm(models, axis=1, keepdims=True)
+    ti = rng.integers(0, n_models, n_probes)
+    probes = models[ti] + 1.2 * rng.normal(size=(n_probes, dim))
+    probes /= np.linalg.norm(probes, axis=1, keepdims=True)
+    return probes, models, ti
+
+
+@pytest.mark.parametrize("mode", ["cross-fit", "cross-fit-strict", "dev"])
+def test_linkage_on_a_dask_score_matrix_equals_the_in_memory_result(client, mode):
+    probes, models, ti = _synthetic()
+    scores = cl.score_matrix(probes, models, client=client)
+    assert isinstance(scores, da.Array) and len(scores.chunks[1]) == 1
+    kw = dict(speaker_ids=[f"s{j:03d}" for j in range(models.shape[0])], strict_znorm=mode.endswith("strict"),
+              chunk_rows=41, n_folds=3)  # each streaming pass is a round trip to the cluster: few folds
+    dev = dev_ti = None
+    if mode == "dev":
+        dprobes, _, dev_ti = _synthetic(300, 90, 24, seed=6)
+        dev = score_rows(dprobes, models)
+        kw = {"chunk_rows": 29}
+    ref = linkage_analysis(score_rows(probes, models), ti, dev, dev_ti, **kw)
+    # a different row partition on the cluster (dask blocks of 70 rows, pieces of 41/29 rows inside)
+    got = linkage_analysis(scores.rechunk((70, -1)), ti, dev, dev_ti, client=client, **kw)
+    assert got.to_dict() == ref.to_dict()
+    for name in ("lid", "p_true", "slope", "intercept"):
+        assert np.array_equal(getattr(got.lid, name), getattr(ref.lid, name)), name
+    assert np.array_equal(got.lid.rank_counts.n_greater, ref.lid.rank_counts.n_greater)
+    assert np.array_equal(got.lid.rank_counts.n_tied, ref.lid.rank_counts.n_tied)
+    assert np.array_equal(got.identification.gamma, ref.identification.gamma)  # rank histogram
+    assert got.identification.rates == ref.identification.rates  # CMC at k
+
+
+def test_lid_and_scattered_numpy_matrices_on_the_cluster(client, monkeypatch):
+    probes, models, ti = _synthetic(450, 60, 16, seed=9)
+    llr = 4.0 * score_rows(probes, models)
+    llr[3, 5] = np.inf  # the careful path: one +inf in a row
+    x1, r1 = lid(llr, ti, return_rank_counts=True, chunk_rows=17)
+    monkeypatch.setattr(identification, "CLUSTER_MIN_BYTES", 0)  # scatter even this small matrix
+    monkeypatch.setattr(identification, "DASK_BLOCK_BYTES", 100 * 60 * 8)  # several blocks
+    x2, r2 = lid(llr, ti, return_rank_counts=True, chunk_rows=17, client=client)
+    assert np.array_equal(x1, x2) and np.array_equal(r1.n_greater, r2.n_greater)
+    assert np.array_equal(r1.n_tied, r2.n_tied)
+    assert np.array_equal(x1, lid(da.from_array(llr, chunks=(64, 30)), ti, client=client))
+    bad = score_rows(probes, models)
+    bad[200, 1] = np.nan
+    with pytest.raises(ValueError, match="probe row 200"):  # the worker's error, with the global row
+        linkage_analysis(bad, ti, client=client)
+
+
+def test_linkage_and_trials_cli_on_the_cluster(scheduler, tmp_path, monkeypatch):
+    monkeypatch.setattr(identification, "CLUSTER_MIN_BYTES", 0)
+    emb = ROOT / "examples" / "librispeech-mini" / "embeddings_mfcc.npz"
+    outs = {}
+    for tag, extra in (("one", []), ("many", ["--scheduler", scheduler])):
+        code, text = _run(["trials", emb, "-o", tmp_path / tag, "--types", "oa,aa", "--json", *extra])
+        assert code == 0, text
+        code, text = _run(["linkage", tmp_path / tag / "one_to_n_oa.csv", "--json", "--separable", "regularize",
+                           *extra])
+        assert code == 0, text
+        outs[tag] = json.loads(text)
+        assert outs[tag].pop("input")["table"] == str(tmp_path / tag / "one_to_n_oa.csv")
+    assert _files(tmp_path / "one") == _files(tmp_path / "many")
+    assert outs["one"] == outs["many"] and outs["one"]["lid"]["mode"] == "cross-fit"
+
+
+def test_one_to_n_of_the_example_on_the_cluster_is_bit_for_bit(client):
+    # 256-dim resemblyzer embeddings: with BLAS on two threads, 133 of these 5,550 scores differed from a
+    # single-threaded product before score_block pinned BLAS to one thread (workers run one BLAS thread)
+    from vpeval.pipeline import build_trials, one_to_n
+
+    es = read_embeddings(ROOT / "examples" / "librispeech-mini" / "embeddings_resemblyzer.npz")
+    for e, p in (("o", "o"), ("o", "a"), ("a", "a")):
+        a, b = one_to_n(es, enroll=e, probe=p), one_to_n(es, enroll=e, probe=p, client=client)
+        assert a.scores.tobytes() == b.scores.tobytes()
+    t1, t2 = build_trials(es, ["oa", "aaaa"]), build_trials(es, ["oa", "aaaa"], client=client)
+    for k in t1:
+        assert t1[k].tar.tobytes() == t2[k].tar.tobytes() and t1[k].non.tobytes() == t2[k].non.tobytes()
