@@ -64,7 +64,9 @@ def _run(args):
 
 
 def _files(folder: Path) -> dict:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """Every output file's bytes, except the output manifest (it records the time of writing)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".vpeval-manifest.json"}
 
 
 # --- anonymize and embed through the CLI --------------------------------------------------------------------
