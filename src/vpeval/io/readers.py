@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFileError
+from . import _fast
 from .trials import Trials
 
 __all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any", "read_id_list"]
@@ -133,6 +134,14 @@ def read_trials_scores(key_path, scores_path, *, higher_is_target: bool = True) 
         either file (equal or conflicting), key pairs without a score or scores without a key pair (the first
         few are listed with the counts), an empty class.
     """
+    fast = _fast_trials_scores(key_path, scores_path, higher_is_target)
+    if fast is not None:
+        return fast
+    return _exact_trials_scores(key_path, scores_path, higher_is_target)
+
+
+def _exact_trials_scores(key_path, scores_path, higher_is_target) -> Trials:
+    """The line-by-line reader that defines the key + scores format (and words every error)."""
     key: dict[tuple[str, str], tuple[bool, int]] = {}
     for ln, line in _lines(key_path):
         e, t, lab = _fields(key_path, ln, line, 3, "enroll test target|nontarget")
@@ -191,6 +200,14 @@ def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
     >>> t = read_score_label(p); t.tar.tolist(), t.non.tolist()
     ([0.9], [0.1])
     """
+    fast = _fast_score_label(path, higher_is_target)
+    if fast is not None:
+        return fast
+    return _exact_score_label(path, higher_is_target)
+
+
+def _exact_score_label(path, higher_is_target) -> Trials:
+    """The line-by-line reader that defines the ``score label`` format (and words every error)."""
     scores, labels = [], []
     for ln, line in _lines(path):
         if len(_split(line)) == 3:
@@ -204,6 +221,64 @@ def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
     if not scores:
         raise InputFileError(path, None, "no trials in file")
     return _finish(scores, labels, None, None, path, higher_is_target)
+
+
+def _fast_score_label(path, higher_is_target):
+    """The bulk (pyarrow) reading of a plainly valid ``score label`` file; None sends it to the exact reader."""
+    cols = _fast.read_table(path, 2)
+    if cols is None:
+        return None
+    pc = _fast._pa()[1]
+    is1, is0 = pc.equal(cols[1], "1"), pc.equal(cols[1], "0")
+    if not pc.all(pc.or_(is1, is0)).as_py():
+        return None
+    scores = _fast.scores_from_strings(cols[0])
+    if scores is None:
+        return None
+    return _finish(scores, _bool(is1), None, None, path, higher_is_target)
+
+
+def _bool(chunked) -> np.ndarray:
+    return np.asarray(chunked.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _fast_trials_scores(key_path, scores_path, higher_is_target):
+    """Bulk (pyarrow) join of a plainly valid key and score file; None sends them to the exact reader.
+
+    The pair (enroll, test) is joined as ``enroll + " " + test``; a field never holds a space, so the join is
+    exact. With the key's pairs distinct, every scored pair found in the key and as many score lines as key
+    lines, the score lines are a permutation of the key lines (checked by the positions covering the key).
+    """
+    key = _fast.read_table(key_path, 3)
+    if key is None:
+        return None
+    sc = _fast.read_table(scores_path, 3)
+    if sc is None or len(sc[0]) != len(key[0]):
+        return None
+    pa, pc, _ = _fast._pa()
+    is_t, is_n = pc.equal(key[2], "target"), pc.equal(key[2], "nontarget")
+    if not pc.all(pc.or_(is_t, is_n)).as_py():
+        return None
+    values = _fast.scores_from_strings(sc[2])
+    if values is None:
+        return None
+    kpair = pc.binary_join_element_wise(key[0], key[1], " ").combine_chunks()
+    spair = pc.binary_join_element_wise(sc[0], sc[1], " ")
+    pos = pc.index_in(spair, value_set=kpair)
+    del kpair, spair
+    if pos.null_count:
+        return None
+    pos = pos.to_numpy().astype(np.intp, copy=False)
+    n = pos.size
+    covered = np.zeros(n, dtype=bool)
+    covered[pos] = True
+    if not covered.all():  # a key pair twice, or a pair scored twice
+        return None
+    scores = np.empty(n, dtype=np.float64)
+    scores[pos] = values
+    del values, pos, covered
+    return _finish(scores, _bool(is_t), _fast.strings_to_numpy(key[0]), _fast.strings_to_numpy(key[1]),
+                   f"{key_path} + {scores_path}", higher_is_target)
 
 
 def _as_set(x) -> frozenset[str]:

@@ -1,0 +1,126 @@
+"""The bulk (pyarrow) readers agree with the line-by-line readers that define the formats.
+
+Every public reader first tries :mod:`vpeval.io._fast`; when that declines, the exact line-by-line reader
+decides. These properties fuzz files (separators, blank lines, CRLF, BOM, odd number spellings, non-ASCII
+text, duplicates) and check that the public reader returns bit-identical arrays to the exact reader, or raises
+the very same error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vpeval.errors import InputFileError
+from vpeval.io import _fast, readers
+
+NUMBERS = st.one_of(
+    st.floats(allow_nan=False, width=64).map(repr),
+    st.floats(allow_nan=False, width=64).map(lambda v: f"{v:.3e}"),
+    st.integers(-10**30, 10**30).map(str),
+    st.sampled_from([
+        "1.", ".5", "+.5e3", "-0", "+0.0", "0e5", "00012", "inf", "-Infinity", "+INF", "iNfInItY", "nan", "-nan",
+        "NaN", "1e999", "-1e400", "1e-400", "0.0e-999", "4.9e-324", "2.5e-324", "1.7976931348623157e308",
+        "1_0", "0x10", "１", "٣", "1e", "e5", ".", "+", "1.5.2", "1e5.0", "ınf", "infinit", "１.5", "1,5", "",
+        "\u00a01", "1\u00a0", "9007199254740993", "18446744073709551617",
+    ]),
+)
+IDS = st.one_of(st.sampled_from(["a", "b", "c", "spk1", "x-y", "é", "a\u00a0b", "Ω"]),
+                st.text(alphabet=st.characters(blacklist_characters=" \t\r\n", blacklist_categories=("Cs",)),
+                        min_size=1, max_size=4))
+SEP = st.sampled_from([" ", " ", " ", "\t", "  ", " \t "])
+EOL = st.sampled_from(["\n", "\n", "\r\n", " \n", "\t\r\n", "\r"])
+
+
+def _same(fast_call, exact_call):
+    """Public reader == exact reader: same arrays bit for bit, or the same error message."""
+    try:
+        want = exact_call()
+    except InputFileError as exc:
+        with pytest.raises(InputFileError) as got:
+            fast_call()
+        assert str(got.value) == str(exc)
+        return
+    except ValueError:  # the exact reader's own limits (e.g. float() of odd Unicode): public must not differ
+        with pytest.raises(ValueError):
+            fast_call()
+        return
+    got = fast_call()
+    np.testing.assert_array_equal(got.scores.view(np.int64), want.scores.view(np.int64))
+    np.testing.assert_array_equal(got.is_target, want.is_target)
+    for name in ("enroll", "test"):
+        a, b = getattr(got, name), getattr(want, name)
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a.tolist() == b.tolist()
+    assert got.source == want.source
+
+
+def _join(lines, seps, eols, blank, lead):
+    out = []
+    for i, fields in enumerate(lines):
+        s = seps[i % len(seps)]
+        out.append((" " if lead and i == 1 else "") + s.join(fields) + eols[i % len(eols)])
+        if blank and i == 0:
+            out.append("\n")
+    return "".join(out)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(NUMBERS, st.sampled_from(["1", "0", "1", "0", "2", "01", "1.0", "１"])),
+                     min_size=1, max_size=12),
+       seps=st.lists(SEP, min_size=1, max_size=3), eols=st.lists(EOL, min_size=1, max_size=3),
+       blank=st.booleans(), lead=st.booleans(), bom=st.booleans(), third=st.booleans())
+def test_score_label_fast_equals_exact(tmp_path, rows, seps, eols, blank, lead, bom, third):
+    lines = [list(r) + (["x"] if third and i == 0 else []) for i, r in enumerate(rows)]
+    p = tmp_path / "sl.txt"
+    p.write_bytes((b"\xef\xbb\xbf" if bom else b"") + _join(lines, seps, eols, blank, lead).encode())
+    _same(lambda: readers.read_score_label(p), lambda: readers._exact_score_label(p, True))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pairs=st.lists(st.tuples(IDS, IDS), min_size=1, max_size=10),
+       labels=st.lists(st.sampled_from(["target", "nontarget", "target", "nontarget", "Target", "tar"]),
+                       min_size=10, max_size=10),
+       scores=st.lists(NUMBERS, min_size=10, max_size=10), perm=st.randoms(use_true_random=False),
+       drop=st.booleans(), dup_key=st.booleans(), dup_score=st.booleans(),
+       seps=st.lists(SEP, min_size=1, max_size=2), eols=st.lists(EOL, min_size=1, max_size=2),
+       bom=st.booleans())
+def test_trials_scores_fast_equals_exact(tmp_path, pairs, labels, scores, perm, drop, dup_key, dup_score,
+                                         seps, eols, bom):
+    klines = [[e, t, labels[i]] for i, (e, t) in enumerate(pairs)]
+    slines = [[e, t, scores[i]] for i, (e, t) in enumerate(pairs)]
+    perm.shuffle(slines)
+    if drop and len(slines) > 1:
+        slines.pop()
+    if dup_key:
+        klines.append(list(klines[0]))
+    if dup_score:
+        slines.append(list(slines[-1]))
+    k, s = tmp_path / "key", tmp_path / "scores"
+    k.write_bytes((b"\xef\xbb\xbf" if bom else b"") + _join(klines, seps, eols, False, False).encode())
+    s.write_bytes(_join(slines, seps[::-1], eols, False, False).encode())
+    _same(lambda: readers.read_trials_scores(k, s), lambda: readers._exact_trials_scores(k, s, True))
+
+
+def test_fast_path_is_taken_for_plain_files(tmp_path):
+    """The bulk reader does accept ordinary files (so the properties above test two implementations)."""
+    p = tmp_path / "s"
+    p.write_text("0.5 1\r\n\n-1e3\t0\n  inf 1 \n")
+    assert readers._fast_score_label(p, True) is not None
+    k, s = tmp_path / "k", tmp_path / "sc"
+    k.write_text("a x target\nb x nontarget\n")
+    s.write_text("b x 0.25\na x 1.5\n")
+    t = readers._fast_trials_scores(k, s, True)
+    assert t.scores.tolist() == [1.5, 0.25] and t.enroll.tolist() == ["a", "b"]
+
+
+def test_strings_to_numpy_keeps_values():
+    pa = pytest.importorskip("pyarrow")
+    col = pa.chunked_array([pa.array(["ab", "a", "xyz"]), pa.array([]).cast(pa.string()),
+                            pa.array(["q", "Ωé"])])
+    assert _fast.strings_to_numpy(col).tolist() == ["ab", "a", "xyz", "q", "Ωé"]
+    sliced = pa.chunked_array([pa.array(["s1", "long-id", "z"]).slice(1)])
+    assert _fast.strings_to_numpy(sliced).tolist() == ["long-id", "z"]
