@@ -53,7 +53,7 @@ def _load(path):
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if data.count(b"\r") != data.count(b"\r\n"):
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
         return None
     return data
 
@@ -112,8 +112,6 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
         if any(bytes([c]) in data for c in range(0x1C, 0x20)):
             return None
         delim = sep
-    if not data.strip(b"\r\n"):
-        return None
     try:
         table = pcsv.read_csv(
             pa.py_buffer(data),

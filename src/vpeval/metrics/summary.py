@@ -13,7 +13,7 @@ import numpy as np
 
 from .._checks import as_tar_non
 from ..errors import InvalidScoresError
-from ._blocks import _merge_sorted, bin_llr, operating_points, pav_bins, pav_block_llr
+from ..blocks import bin_llr, merge_sorted, operating_points, pav_bins, pav_block_llr, scatter_blocks
 from .verification import (
     _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
 )
@@ -82,7 +82,7 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
         st, sn = tar[ot], non[on]
     else:
         st, sn = np.sort(tar), np.sort(non)
-    b, bt, bn = _merge_sorted(st, sn)
+    b = merge_sorted(st, sn)
     bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
     pmiss, pfa = operating_points(b)
     out = [
@@ -139,8 +139,5 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                       np.diff(np.append(bins.start, b.values.size)))
     llrs = {}
     for key, block_llr in (("pav", plain), ("pav_laplace", laplace_llr)):
-        t_llr, n_llr = np.empty_like(tar), np.empty_like(non)
-        t_llr[ot] = block_llr[bt]
-        n_llr[on] = block_llr[bn]
-        llrs[key] = (t_llr, n_llr)
+        llrs[key] = (scatter_blocks(block_llr, b.n_tar, ot), scatter_blocks(block_llr, b.n_non, on))
     return out, llrs

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._checks import as_real, as_tar_non
 from ..errors import InvalidScoresError
-from ._blocks import TieBlocks, bin_llr, operating_points, pav_bins, tie_blocks
+from ..blocks import TieBlocks, bin_llr, operating_points, pav_bins, tie_blocks
 
 __all__ = [
     "DETCurve",

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._checks import as_real, as_tar_non
 from ..errors import InvalidScoresError
-from ._blocks import bin_llr, pav_block_llr, tie_blocks
+from ..blocks import bin_llr, pav_block_llr, tie_blocks
 
 __all__ = ["ZebraResult", "zebra", "zebra_tag", "d_ece", "ece_profile"]
 

@@ -72,7 +72,7 @@ from scipy.special import expit
 
 from ..errors import FewPermutationsWarning
 from ..io.trials import Trials
-from ..metrics._blocks import TieBlocks
+from ..blocks import TieBlocks
 from ..metrics.identification import rank_counts
 from ..metrics.linkage import DEFAULT_REGULARIZATION, znorm_rows
 from .metrics import (

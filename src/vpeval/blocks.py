@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import isotonic_regression
 
-from .._checks import as_tar_non
+from ._checks import as_tar_non
 
 
 @dataclass(frozen=True)
@@ -36,25 +36,50 @@ class TieBlocks:
 def tie_blocks(tar, non) -> TieBlocks:
     """Group validated ``tar``/``non`` scores into ascending blocks of equal score."""
     tar, non = as_tar_non(tar, non)
-    return _merge_sorted(np.sort(tar), np.sort(non))[0]
+    return merge_sorted(np.sort(tar), np.sort(non))
 
 
-def _merge_sorted(st: np.ndarray, sn: np.ndarray) -> tuple[TieBlocks, np.ndarray, np.ndarray]:
-    """Blocks of two sorted arrays, plus the block index of every element of ``st`` and of ``sn``."""
+def merge_sorted(st: np.ndarray, sn: np.ndarray) -> TieBlocks:
+    """Tie blocks of two ascending arrays (targets ``st``, non-targets ``sn``).
+
+    The sorted targets fall into the blocks in order, ``n_tar[k]`` of them in block ``k`` (likewise the
+    non-targets), so a per-block quantity reaches every sorted trial by ``np.repeat(per_block, n_tar)``
+    (:func:`scatter_blocks`). Working memory: one merge permutation and the blocks, no per-trial block index.
+    """
+    nt = st.size
     both = np.concatenate([st, sn])
     # A stable sort of two sorted runs is a linear merge (timsort); targets precede tied non-targets.
     order = np.argsort(both, kind="stable")
     v = both[order]
-    is_tar = order < st.size
+    del both
+    is_tar = order < nt
+    del order
     new_block = np.empty(v.size, dtype=bool)
     new_block[0] = True
     np.not_equal(v[1:], v[:-1], out=new_block[1:])
     starts = np.flatnonzero(new_block)
-    block_id = np.cumsum(new_block) - 1
-    n_tar = np.add.reduceat(is_tar.astype(np.int64), starts)
-    n_non = np.diff(np.append(starts, v.size)) - n_tar
-    # elements of each class keep their sorted order inside the merge
-    return TieBlocks(v[starts], n_tar, n_non), block_id[is_tar], block_id[~is_tar]
+    del new_block
+    values = v[starts]
+    del v
+    n_tar = np.add.reduceat(is_tar, starts, dtype=np.int64)
+    del is_tar
+    n_non = np.empty(starts.size, dtype=np.int64)
+    np.subtract(starts[1:], starts[:-1], out=n_non[:-1])
+    n_non[-1] = st.size + sn.size - starts[-1]
+    del starts
+    n_non -= n_tar
+    return TieBlocks(values, n_tar, n_non)
+
+
+def scatter_blocks(per_block: np.ndarray, counts: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Per-trial values in input order from per-block values.
+
+    ``order`` is the argsort of one class's scores and ``counts`` that class's per-block counts
+    (``TieBlocks.n_tar`` or ``n_non``): the k-th sorted trial lies in the block ``np.repeat`` assigns it.
+    """
+    out = np.empty(order.size, dtype=per_block.dtype)
+    out[order] = np.repeat(per_block, counts)
+    return out
 
 
 def operating_points(b: TieBlocks) -> tuple[np.ndarray, np.ndarray]:
