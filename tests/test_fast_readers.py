@@ -124,3 +124,21 @@ def test_strings_to_numpy_keeps_values():
     assert _fast.strings_to_numpy(col).tolist() == ["ab", "a", "xyz", "q", "Ωé"]
     sliced = pa.chunked_array([pa.array(["s1", "long-id", "z"]).slice(1)])
     assert _fast.strings_to_numpy(sliced).tolist() == ["long-id", "z"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)).filter(lambda c: c != (0, 0)),
+                min_size=1, max_size=40), st.booleans())
+def test_pav_bins_over_class_runs_equal_the_fit_over_blocks(counts, pseudo):
+    """Pooling runs of one-class blocks before scipy's PAV gives the very bins of the fit over all blocks."""
+    from vpeval import blocks
+
+    n_tar = np.array([c[0] for c in counts], dtype=np.int64)
+    n_non = np.array([c[1] for c in counts], dtype=np.int64)
+    got = blocks.pav_bins(n_tar, n_non, pseudo=pseudo)
+    if pseudo:
+        n_tar, n_non = np.r_[1, n_tar, 1], np.r_[1, n_non, 1]
+    start = blocks._pav_starts(n_tar, n_non)  # scipy over every block, nothing pooled
+    assert got.start.tolist() == start.tolist()
+    assert got.n_tar.tolist() == np.add.reduceat(n_tar, start).tolist()
+    assert got.n_non.tolist() == np.add.reduceat(n_non, start).tolist()

@@ -88,9 +88,17 @@ def operating_points(b: TieBlocks) -> tuple[np.ndarray, np.ndarray]:
     Decision rule: accept as target iff ``score >= t``.
     """
     nt, nn = b.total_tar, b.total_non
-    miss = np.concatenate([[0], np.cumsum(b.n_tar)])  # targets strictly below each threshold
-    fa = nn - np.concatenate([[0], np.cumsum(b.n_non)])  # non-targets at or above
-    return miss / nt, fa / nn
+    # Counts are integers below 2**53, so accumulating them in float64 is exact.
+    pmiss = np.empty(b.n_tar.size + 1, dtype=np.float64)
+    pmiss[0] = 0.0
+    np.cumsum(b.n_tar, dtype=np.float64, out=pmiss[1:])  # targets strictly below each threshold
+    pmiss /= nt
+    pfa = np.empty(b.n_non.size + 1, dtype=np.float64)
+    pfa[0] = 0.0
+    np.cumsum(b.n_non, dtype=np.float64, out=pfa[1:])
+    np.subtract(nn, pfa, out=pfa)  # non-targets at or above
+    pfa /= nn
+    return pmiss, pfa
 
 
 @dataclass(frozen=True)
@@ -106,17 +114,49 @@ class PAVBins:
     n_non: np.ndarray
 
 
-def pav_bins(n_tar: np.ndarray, n_non: np.ndarray) -> PAVBins:
+def _pure_runs(n_tar: np.ndarray, n_non: np.ndarray):
+    """Maximal runs of adjacent blocks that hold targets only, or non-targets only; a mixed block is a run.
+
+    Returns (first block of each run, targets per run, non-targets per run).
+    """
+    kind = (n_non == 0).view(np.int8) - (n_tar == 0).view(np.int8)  # 1 targets only, -1 non-targets only
+    new = np.empty(kind.size, dtype=bool)
+    new[0] = True
+    np.not_equal(kind[1:], kind[:-1], out=new[1:])
+    new[1:] |= kind[1:] == 0
+    del kind
+    first = np.flatnonzero(new)
+    del new
+    return first, np.add.reduceat(n_tar, first), np.add.reduceat(n_non, first)
+
+
+def _pav_starts(n_tar: np.ndarray, n_non: np.ndarray) -> np.ndarray:
+    """First block index of every PAV bin (scipy's isotonic regression over block proportions)."""
+    w = (n_tar + n_non).astype(np.float64)
+    res = isotonic_regression(n_tar / w, weights=w, increasing=True)
+    return np.asarray(res.blocks[:-1], dtype=np.int64)
+
+
+def pav_bins(n_tar: np.ndarray, n_non: np.ndarray, *, pseudo: bool = False) -> PAVBins:
     """Pool adjacent violators over blocks with counts ``n_tar``/``n_non`` (ascending score order).
 
     The isotonic (non-decreasing) least-squares fit of the block target proportions, weighted by block
     size, is computed by :func:`scipy.optimize.isotonic_regression`; the bins it returns are then re-counted
-    exactly from the integer block counts.
+    exactly from the integer block counts. ``pseudo=True`` adds privacy-ZEBRA's Laplace pseudo-blocks (one
+    target and one non-target below the lowest and above the highest block) and returns the bins of the
+    extended sequence (block index 0 and ``len(n_tar) + 1`` are the pseudo-blocks).
+
+    Adjacent blocks of one class only (proportion exactly 0 or 1) are pooled before the fit. scipy pools
+    equal adjacent values itself, summing integer-valued weights exactly, so the bins are the same; the fit
+    runs over class runs instead of blocks (about a third of the blocks for overlapping score classes).
     """
-    w = (n_tar + n_non).astype(np.float64)
-    res = isotonic_regression(n_tar / w, weights=w, increasing=True)
-    start = np.asarray(res.blocks[:-1], dtype=np.int64)
-    return PAVBins(start, np.add.reduceat(n_tar, start), np.add.reduceat(n_non, start))
+    first, rt, rn = _pure_runs(n_tar, n_non)
+    if pseudo:
+        one = np.ones(1, dtype=np.int64)
+        rt, rn = np.concatenate([one, rt, one]), np.concatenate([one, rn, one])
+        first = np.concatenate([[0], first + 1, [n_tar.size + 1]])
+    at = _pav_starts(rt, rn)  # bins as runs of class runs; their counts are sums of whole runs
+    return PAVBins(first[at], np.add.reduceat(rt, at), np.add.reduceat(rn, at))
 
 
 def bin_llr(n_tar_bin, n_non_bin, total_tar: int, total_non: int) -> np.ndarray:
@@ -129,14 +169,10 @@ def bin_llr(n_tar_bin, n_non_bin, total_tar: int, total_non: int) -> np.ndarray:
 
 def pav_block_llr(b: TieBlocks, laplace: bool) -> np.ndarray:
     """PAV LLR (nats) of every tie block; ``laplace`` adds the privacy-ZEBRA end-point pseudo-trials."""
-    n_tar, n_non = b.n_tar, b.n_non
-    if laplace:
-        one = np.ones(1, dtype=np.int64)
-        n_tar = np.concatenate([one, n_tar, one])
-        n_non = np.concatenate([one, n_non, one])
-    bins = pav_bins(n_tar, n_non)
+    bins = pav_bins(b.n_tar, b.n_non, pseudo=laplace)
     llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
-    sizes = np.diff(np.append(bins.start, n_tar.size))
+    n_ext = b.n_tar.size + (2 if laplace else 0)
+    sizes = np.diff(np.append(bins.start, n_ext))
     block_llr = np.repeat(llr, sizes)
     if laplace:
         block_llr = block_llr[1:-1]

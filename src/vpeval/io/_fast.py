@@ -44,8 +44,43 @@ def _pa():
     return pa, pc, pcsv
 
 
+_CHUNK = 1 << 24
+
+
+def _scan(path, sep):
+    """Read the file in chunks: (plain, ok). ``ok`` False: a lone CR or an unreadable file (-> exact reader).
+
+    ``plain`` False: a whitespace file with tabs, which pyarrow cannot split as it is (runs of spaces and
+    leading or trailing spaces show up as empty fields after parsing, see :func:`read_table`); or a CSV file
+    that is not ASCII or holds quotes or information-separator bytes (then ``ok`` is False too). Memory: one
+    chunk; only memchr-speed searches.
+    """
+    plain = True
+    prev = b""
+    n_cr = n_crlf = 0
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                chunk = fh.read(_CHUNK)
+                if not chunk:
+                    break
+                if b"\r" in chunk:
+                    n_cr += chunk.count(b"\r")
+                    n_crlf += chunk.count(b"\r\n")
+                if prev == b"\r" and chunk[:1] == b"\n":
+                    n_crlf += 1
+                if sep is None:
+                    plain = plain and b"\t" not in chunk
+                elif b'"' in chunk or not chunk.isascii() or any(bytes([c]) in chunk for c in range(0x1C, 0x20)):
+                    return False, False  # CSV that is not plain goes to the exact reader
+                prev = chunk[-1:]
+    except OSError:
+        return False, False
+    return plain, n_cr == n_crlf
+
+
 def _load(path):
-    """File bytes without a UTF-8 BOM, or None if unreadable or with a lone CR."""
+    """File bytes without a UTF-8 BOM, or None if unreadable."""
     try:
         with open(path, "rb") as fh:
             data = fh.read()
@@ -53,8 +88,6 @@ def _load(path):
         return None
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
-        return None
     return data
 
 
@@ -98,23 +131,30 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
         pa, pc, pcsv = _pa()
     except ImportError:  # pragma: no cover - pyarrow is a dependency
         return None
-    data = _load(path)
-    if data is None:
+    plain, ok = _scan(path, sep)
+    if not ok:
         return None
-    if sep is None:
-        if (b"\t" in data or b"  " in data or data.startswith(b" ") or data.endswith(b" ") or b"\n " in data
-                or b" \n" in data or b" \r" in data):
-            data = _normalise_whitespace(data)
-        delim = " "
-    else:
-        if b'"' in data or (data and max(data) >= 0x80):
+    cols = _parse(path, sep, plain, n_fields, min_fields)
+    if cols is None and sep is None and plain:
+        # a run of spaces, or spaces at a line's start or end: parse again from single-spaced text
+        cols = _parse(path, sep, False, n_fields, min_fields)
+    return cols
+
+
+def _parse(path, sep, plain, n_fields, min_fields):
+    pa, pc, pcsv = _pa()
+    if plain:
+        source = str(path)
+    else:  # whitespace file with tabs or runs of spaces: normalise to single spaces in memory
+        data = _load(path)
+        if data is None:
             return None
-        if any(bytes([c]) in data for c in range(0x1C, 0x20)):
-            return None
-        delim = sep
+        source = pa.py_buffer(_normalise_whitespace(data))
+        del data
+    delim = " " if sep is None else sep
     try:
         table = pcsv.read_csv(
-            pa.py_buffer(data),
+            source,
             read_options=pcsv.ReadOptions(autogenerate_column_names=True, use_threads=True,
                                           block_size=1 << 24),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
@@ -125,9 +165,9 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
                                                 auto_dict_encode=False, include_columns=None,
                                                 timestamp_parsers=[]),
         )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError):
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, UnicodeDecodeError, OSError):
         return None
-    del data
+    del source
     if n_fields is not None and table.num_columns != n_fields:
         return None
     if table.num_columns < min_fields or table.num_rows == 0:
@@ -135,6 +175,10 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
     if table.num_columns > _MAX_FIELDS:
         return None
     cols = list(table.columns)
+    if sep is None:
+        for c in cols:
+            if pc.any(pc.equal(pc.binary_length(c), 0)).as_py():
+                return None  # an empty field: two separators in a row
     if sep is not None:
         cols = [pc.utf8_trim_whitespace(c) for c in cols]
         blank = None
@@ -147,6 +191,12 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
             if len(cols[0]) == 0:
                 return None
     return cols
+
+
+def release_memory() -> None:
+    """Hand memory Arrow no longer uses back to the system (its pool keeps freed pages otherwise)."""
+    pa = _pa()[0]
+    pa.default_memory_pool().release_unused()
 
 
 def scores_from_strings(col) -> np.ndarray | None:

@@ -229,12 +229,15 @@ def _fast_score_label(path, higher_is_target):
     if cols is None:
         return None
     pc = _fast._pa()[1]
-    is1, is0 = pc.equal(cols[1], "1"), pc.equal(cols[1], "0")
-    if not pc.all(pc.or_(is1, is0)).as_py():
+    label = cols.pop()
+    is1 = pc.equal(label, "1")
+    if not pc.all(pc.or_(is1, pc.equal(label, "0"))).as_py():
         return None
-    scores = _fast.scores_from_strings(cols[0])
+    del label
+    scores = _fast.scores_from_strings(cols.pop())
     if scores is None:
         return None
+    _fast.release_memory()
     return _finish(scores, _bool(is1), None, None, path, higher_is_target)
 
 

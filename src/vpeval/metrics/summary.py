@@ -83,20 +83,22 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     else:
         st, sn = np.sort(tar), np.sort(non)
     b = merge_sorted(st, sn)
-    bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
     pmiss, pfa = operating_points(b)
+    eer_interp = _interp_eer(pmiss, pfa)
+    min_dcfs = [float(np.min(_normalised_dcf(pmiss, pfa, p, 1.0, 1.0))) for p in p_targets]
+    del pmiss, pfa
+    bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
     out = [
         MetricValue("n_tar", "Target trials", float(b.total_tar), "count", "Number of target trials", "len(tar)"),
         MetricValue("n_non", "Non-target trials", float(b.total_non), "count", "Number of non-target trials",
                     "len(non)"),
         MetricValue("eer_rocch", "EER (ROCCH)", _rocch_eer(*_rocch_points(b, bins)), "fraction",
                     "Equal error rate of the ROC convex hull (BOSARIS rocch2eer); <= 0.5", "vpeval.rocch_eer"),
-        MetricValue("eer_interp", "EER (interpolated)", _interp_eer(pmiss, pfa), "fraction",
+        MetricValue("eer_interp", "EER (interpolated)", eer_interp, "fraction",
                     "Crossing of pmiss = pfa on the straight-line-joined step DET points; may exceed 0.5",
                     "vpeval.eer(method='interp')"),
     ]
-    for p in p_targets:
-        v = float(np.min(_normalised_dcf(pmiss, pfa, p, 1.0, 1.0)))
+    for p, v in zip(p_targets, min_dcfs):
         out.append(MetricValue(f"min_dcf_{p:.12g}", f"minDCF (P_tar={p:.12g})", v, "normalised cost",
                                "Minimum over thresholds of the DCF normalised by min(p, 1-p); c_miss = c_fa = 1",
                                f"vpeval.min_dcf(p_target={p:.12g})"))

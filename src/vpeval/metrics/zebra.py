@@ -239,7 +239,7 @@ def zebra(tar, non) -> ZebraResult:
     block_llr = pav_block_llr(b, laplace=True)
     eps = float(np.max(np.abs(block_llr)))
     return ZebraResult(
-        d_ece_bits=d_ece(tar, non),
+        d_ece_bits=d_ece_blocks(b),  # = d_ece(tar, non), from the same blocks
         eps_max=eps,
         eps_max_bits=eps / _LN2,
         eps_max_log10=eps / _LN10,
