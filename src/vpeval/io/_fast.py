@@ -247,3 +247,27 @@ def strings_to_numpy(col) -> np.ndarray:
         out[pos:pos + m] = np.frombuffer(chunk.buffers()[2], dtype=f"S{width}", count=m, offset=start)
         pos += m
     return out.astype(f"U{width}")
+
+
+def plain_ascii(col) -> bool:
+    """ASCII without vertical tab, form feed or information separators (all white space to ``str.split``)."""
+    _, pc, _ = _pa()
+    return ascii_bytes(col) and not pc.any(pc.match_substring_regex(col, "[\\x0b\\x0c\\x1c-\\x1f]")).as_py()
+
+
+def line_numbers(path, n_rows: int) -> np.ndarray | None:
+    """Lines 1..n_rows if the file has no blank line (so row i is line i + 1); None otherwise."""
+    n_nl = 0
+    last = b""
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                chunk = fh.read(_CHUNK)
+                if not chunk:
+                    break
+                n_nl += chunk.count(b"\n")
+                last = chunk[-1:]
+    except OSError:
+        return None
+    n_lines = n_nl + (1 if last not in (b"", b"\n") else 0)
+    return np.arange(1, n_rows + 1) if n_lines == n_rows else None

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import InputFileError
 from . import _fast
+from .matrix import _exact_in_float64, _no_duplicate_columns, _parquet_columns
 from .trials import Trials
 
 __all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any", "read_id_list"]
@@ -379,6 +380,7 @@ def read_columns(
         missing = [c for c in cols if c not in header]
         if missing:
             raise InputFileError(path, 1, f"header has no column(s) {missing}; found {header}")
+        _no_duplicate_columns(path, 1, header)
         idx = [header.index(c) for c in cols]
     else:
         if any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cols):
@@ -417,7 +419,10 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
     import pandas as pd
 
     try:
+        _no_duplicate_columns(path, None, _parquet_columns(path))
         df = pd.read_parquet(path)
+    except InputFileError:
+        raise
     except Exception as exc:  # pyarrow raises several types for bad files
         raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
     cols = [label_col, score_col] + list(key_cols or ())
@@ -431,8 +436,10 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
         raise InputFileError(path, None, f"row {r}: unknown label {lab[r]!r}")
     keep = ~np.isin(lab, list(iset))
     col = df[score_col]
-    if pd.api.types.is_bool_dtype(col) or not (pd.api.types.is_numeric_dtype(col) or col.dtype == object):
-        raise InputFileError(path, None, f"score column {score_col!r} has dtype {col.dtype}; expected numbers")
+    if pd.api.types.is_bool_dtype(col) or not pd.api.types.is_numeric_dtype(col):
+        raise InputFileError(path, None, f"score column {score_col!r} has dtype {col.dtype}; scores must have a "
+                             "numeric type (write them as float64)")
+    _exact_in_float64(path, col.to_numpy()[keep], "score")
     sc = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
     bad = keep & np.isnan(sc)
     if bad.any():
