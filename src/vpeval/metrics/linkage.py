@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import expit
 
+from ..calibration.logistic import newton_minimize
 from ..errors import InvalidScoresError, SeparableScoresError
 from .identification import (
     RankCounts,
@@ -583,8 +584,6 @@ def _fit_calibration(make_blocks, separable, regularization, context):
             g[0] += lam * a
             h[0, 0] += lam
         return f, g, h
-
-    from ..calibration.logistic import newton_minimize
 
     theta, _ = newton_minimize(evaluate)
     a, c = theta
