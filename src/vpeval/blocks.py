@@ -132,8 +132,9 @@ def _pure_runs(n_tar: np.ndarray, n_non: np.ndarray):
 
 def _pav_starts(n_tar: np.ndarray, n_non: np.ndarray) -> np.ndarray:
     """First block index of every PAV bin (scipy's isotonic regression over block proportions)."""
-    w = (n_tar + n_non).astype(np.float64)
+    w = np.add(n_tar, n_non, dtype=np.float64)  # integer counts: exact
     res = isotonic_regression(n_tar / w, weights=w, increasing=True)
+    del w
     return np.asarray(res.blocks[:-1], dtype=np.int64)
 
 

@@ -208,7 +208,8 @@ def scores_from_strings(col) -> np.ndarray | None:
         v = pc.cast(col, pa.float64())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    out = v.to_numpy()
+    out = np.array(v.to_numpy(), dtype=np.float64)  # owned by NumPy: Arrow's pool can give its pages back
+    del v
     inf = np.isinf(out)
     if inf.any():
         tok = pc.filter(col, pa.array(inf))

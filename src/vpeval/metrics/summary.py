@@ -15,7 +15,7 @@ from .._checks import as_tar_non
 from ..errors import InvalidScoresError
 from ..blocks import bin_llr, merge_sorted, operating_points, pav_bins, pav_block_llr, scatter_blocks
 from .verification import (
-    _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
+    _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _min_normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
 )
 from .zebra import d_ece_bins, zebra_tag
 
@@ -85,7 +85,7 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     b = merge_sorted(st, sn)
     pmiss, pfa = operating_points(b)
     eer_interp = _interp_eer(pmiss, pfa)
-    min_dcfs = [float(np.min(_normalised_dcf(pmiss, pfa, p, 1.0, 1.0))) for p in p_targets]
+    min_dcfs = [_min_normalised_dcf(pmiss, pfa, p, 1.0, 1.0) for p in p_targets]
     del pmiss, pfa
     bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
     out = [
