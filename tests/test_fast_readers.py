@@ -142,3 +142,47 @@ def test_pav_bins_over_class_runs_equal_the_fit_over_blocks(counts, pseudo):
     assert got.start.tolist() == start.tolist()
     assert got.n_tar.tolist() == np.add.reduceat(n_tar, start).tolist()
     assert got.n_non.tolist() == np.add.reduceat(n_non, start).tolist()
+
+
+LABELS = st.sampled_from(["target", "nontarget", "spoof", "tgt", "imp"] * 4 + ["Target", "-", "bonafide"])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(IDS, IDS, LABELS, NUMBERS), min_size=1, max_size=10),
+       sep=st.sampled_from([None, None, ",", ";"]), header=st.booleans(), keys=st.booleans(),
+       blank=st.booleans(), eols=st.lists(EOL, min_size=1, max_size=2), pad=st.sampled_from(["", " ", "\t"]),
+       dup=st.booleans())
+def test_read_columns_fast_equals_exact(tmp_path, monkeypatch, rows, sep, header, keys, blank, eols, pad, dup):
+    names = ["enroll", "test", "label", "score"]
+    lines = [[e, t, lab, v] for e, t, lab, v in rows]
+    if dup:
+        lines.append(list(lines[0]))
+    joiner = (sep or " ")
+    body = [pad + (pad + joiner + pad).join(f) + pad for f in ([names] if header else []) + lines]
+    text = "".join(b + eols[i % len(eols)] + ("\n" if blank and i == 1 else "") for i, b in enumerate(body))
+    p = tmp_path / "cols.txt"
+    p.write_bytes(text.encode())
+    if header:
+        kw = dict(label_col="label", score_col="score", key_cols=("enroll", "test") if keys else None)
+    else:
+        kw = dict(label_col=2, score_col=3, key_cols=(0, 1) if keys else None)
+    kw.update(target=["target", "tgt"], nontarget=["nontarget", "imp"], ignore="spoof", sep=sep)
+
+    def exact():
+        with monkeypatch.context() as m:
+            m.setattr(readers, "_fast_columns", lambda *a, **k: None)
+            return readers.read_columns(p, **kw)
+
+    _same(lambda: readers.read_columns(p, **kw), exact)
+
+
+def test_read_columns_fast_path_is_taken(tmp_path):
+    p = tmp_path / "asv.csv"
+    p.write_text("enroll,test,label,score\na,x,tgt,1.0\na,y,imp,0.5\nb,x, spoof ,3\nb,y,imp,0.25\n")
+    kw = dict(label_col="label", score_col="score", target="tgt", nontarget="imp", ignore="spoof", sep=",",
+              key_cols=("enroll", "test"))
+    t = readers._fast_columns(p, ",", True, ["label", "score", "enroll", "test"], frozenset(["tgt"]),
+                              frozenset(["imp"]), frozenset(["spoof"]), True, True)
+    assert t is not None and t.scores.tolist() == [1.0, 0.5, 0.25]
+    assert t.enroll.tolist() == ["a", "a", "b"] and t.test.tolist() == ["x", "y", "y"]
+    assert readers.read_columns(p, **kw).scores.tolist() == [1.0, 0.5, 0.25]

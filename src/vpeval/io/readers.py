@@ -370,8 +370,13 @@ def read_columns(
         raise InputFileError(path, None, "columns must all be given as indices or all as header names")
     if str(path).endswith(".parquet"):
         return _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target)
-    rows = _rows(path, sep)
     cols = [label_col, score_col] + list(key_cols or ())
+    if not named and any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cols):
+        raise InputFileError(path, None, f"column indices must be integers >= 0, got {cols}")
+    fast = _fast_columns(path, sep, named, cols, tset, nset, iset, bool(key_cols), higher_is_target)
+    if fast is not None:
+        return fast
+    rows = _rows(path, sep)
     if named:
         try:
             _, header = next(rows)
@@ -413,6 +418,48 @@ def read_columns(
     enroll = [k[0] for k in keys] if key_cols else None
     test = [k[1] for k in keys] if key_cols else None
     return _finish(scores, labels, enroll, test, path, higher_is_target)
+
+
+def _fast_columns(path, sep, named, cols, tset, nset, iset, with_keys, higher_is_target):
+    """Bulk (pyarrow) reading of a plainly valid column file; None sends it to the exact reader."""
+    table = _fast.read_table(path, None, sep=sep)
+    if table is None:
+        return None
+    pa, pc, _ = _fast._pa()
+    if named:
+        header = [c[0].as_py() for c in table]
+        if any(c not in header for c in cols) or len(set(header)) != len(header):
+            return None
+        idx = [header.index(c) for c in cols]
+        table = [c.slice(1) for c in table]
+    else:
+        idx = [int(c) for c in cols]
+        if max(idx) >= len(table):
+            return None
+    if len(table[0]) == 0:
+        return None
+    lab = table[idx[0]]
+    in_t = pc.is_in(lab, value_set=pa.array(sorted(tset), type=pa.string()))
+    in_n = pc.is_in(lab, value_set=pa.array(sorted(nset), type=pa.string()))
+    in_i = pc.is_in(lab, value_set=pa.array(sorted(iset), type=pa.string()))
+    if not pc.all(pc.or_(pc.or_(in_t, in_n), in_i)).as_py():
+        return None
+    keep = pc.invert(in_i)
+    if not pc.any(keep).as_py():
+        return None
+    some_ignored = pc.any(in_i).as_py()
+    pick = (lambda c: pc.filter(c, keep)) if some_ignored else (lambda c: c)  # noqa: E731
+    scores = _fast.scores_from_strings(pick(table[idx[1]]))
+    if scores is None:
+        return None
+    enroll = test = None
+    if with_keys:
+        e, t = pick(table[idx[2]]), pick(table[idx[3]])
+        pair = pc.binary_join_element_wise(e, t, "\n")  # a field never holds a line break
+        if pc.count_distinct(pair).as_py() != len(pair):
+            return None
+        enroll, test = _fast.strings_to_numpy(e), _fast.strings_to_numpy(t)
+    return _finish(scores, _bool(pick(in_t)), enroll, test, path, higher_is_target)
 
 
 def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target) -> Trials:
