@@ -168,6 +168,24 @@ def bin_llr(n_tar_bin, n_non_bin, total_tar: int, total_non: int) -> np.ndarray:
         return (np.log(t) - np.log(n)) - (np.log(total_tar) - np.log(total_non))
 
 
+def pav_bin_llr(b: TieBlocks, laplace: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """PAV LLR (nats) of every PAV bin, with the bin's real target and non-target counts.
+
+    ``laplace`` adds the privacy-ZEBRA end-point pseudo-trials for the fit; the counts returned leave them out,
+    so ``np.repeat(llr, n_tar)`` are the LLRs of the sorted targets (a bin of pseudo-trials only has counts
+    0). Equal to :func:`pav_block_llr` bin by bin, without a per-block array.
+    """
+    bins = pav_bins(b.n_tar, b.n_non, pseudo=laplace)
+    llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
+    n_tar, n_non = bins.n_tar, bins.n_non
+    if laplace:
+        n_tar, n_non = n_tar.copy(), n_non.copy()
+        for c in (n_tar, n_non):
+            c[0] -= 1
+            c[-1] -= 1
+    return llr, n_tar, n_non
+
+
 def pav_block_llr(b: TieBlocks, laplace: bool) -> np.ndarray:
     """PAV LLR (nats) of every tie block; ``laplace`` adds the privacy-ZEBRA end-point pseudo-trials."""
     bins = pav_bins(b.n_tar, b.n_non, pseudo=laplace)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_tar_non
-from ..blocks import merge_sorted, pav_block_llr, scatter_blocks, tie_blocks
+from ..blocks import merge_sorted, pav_bin_llr, pav_block_llr, scatter_blocks, tie_blocks
 from .base import ScoreCalibrator
 
 __all__ = ["pav_llr", "PAVCalibrator"]
@@ -55,8 +55,8 @@ def pav_llr(tar, non, laplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     tar, non = as_tar_non(tar, non)
     ot, on = np.argsort(tar), np.argsort(non)
     b = merge_sorted(tar[ot], non[on])
-    block_llr = pav_block_llr(b, laplace)
-    return scatter_blocks(block_llr, b.n_tar, ot), scatter_blocks(block_llr, b.n_non, on)
+    llr, n_tar, n_non = pav_bin_llr(b, laplace)
+    return scatter_blocks(llr, n_tar, ot), scatter_blocks(llr, n_non, on)
 
 
 class PAVCalibrator(ScoreCalibrator):

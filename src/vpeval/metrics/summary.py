@@ -13,7 +13,7 @@ import numpy as np
 
 from .._checks import as_tar_non
 from ..errors import InvalidScoresError
-from ..blocks import bin_llr, merge_sorted, operating_points, pav_bins, pav_block_llr, scatter_blocks
+from ..blocks import bin_llr, merge_sorted, operating_points, pav_bin_llr, pav_bins, scatter_blocks
 from .verification import (
     _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _min_normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
 )
@@ -114,8 +114,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                 f"vpeval.act_dcf(p_target={p:.12g})"))
     # privacy-ZEBRA
     d = d_ece_bins(b, bins)
-    laplace_llr = pav_block_llr(b, laplace=True)
-    eps = float(np.max(np.abs(laplace_llr)))
+    lap_llr, lap_t, lap_n = pav_bin_llr(b, laplace=True)
+    eps = float(np.max(np.abs(lap_llr[(lap_t + lap_n) > 0])))  # bins holding real trials only
     out += [
         MetricValue("d_ece", "D_ECE (expected disclosure)", d, "bits",
                     "privacy-ZEBRA: integral over the prior of H(P) - ECE(P) of the PAV LLRs; 0 = no disclosure, "
@@ -137,9 +137,7 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                                f"{n_bins} bins (max(10, min(n_tar/10, 100)))", "vpeval.linkability"))
     if not return_llrs:
         return out
-    plain = np.repeat(bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non),
-                      np.diff(np.append(bins.start, b.values.size)))
-    llrs = {}
-    for key, block_llr in (("pav", plain), ("pav_laplace", laplace_llr)):
-        llrs[key] = (scatter_blocks(block_llr, b.n_tar, ot), scatter_blocks(block_llr, b.n_non, on))
+    plain = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
+    llrs = {"pav": (scatter_blocks(plain, bins.n_tar, ot), scatter_blocks(plain, bins.n_non, on)),
+            "pav_laplace": (scatter_blocks(lap_llr, lap_t, ot), scatter_blocks(lap_llr, lap_n, on))}
     return out, llrs
