@@ -166,14 +166,17 @@ TOKENS = st.one_of(st.floats(allow_nan=False).map(repr), st.sampled_from(["inf",
                    st.text(max_size=3))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3", "", " s1"]), st.sampled_from(["s1", "s2"]),
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3", "s1", "s2", "", " s1"]), st.sampled_from(["s1", "s2"]),
                                st.sampled_from(["u1", "u2", "u3"]), TOKENS), min_size=1, max_size=10),
        header=st.sampled_from(["enroll_spk,trial_spk,trial_id,score", "enroll_spk,trial_spk,trial_id,score,score",
                                "trial_spk,enroll_spk,score,trial_id", "enroll_spk,trial_id,score"]))
 def test_fuzz_1_to_n_csv_reader_only_raises_input_errors(tmp_path, rows, header):
-    """Whatever the table holds, the reader returns a valid matrix or raises InputFileError naming the file."""
+    """Whatever the table holds, the reader returns a valid matrix or raises InputFileError naming the file;
+    the bulk (pyarrow) path and the pandas path agree (same matrix or same message)."""
     import csv
+
+    from vpeval.io import matrix as mx
 
     p = tmp_path / "f.csv"
     names = header.split(",")
@@ -183,13 +186,28 @@ def test_fuzz_1_to_n_csv_reader_only_raises_input_errors(tmp_path, rows, header)
         for e, t, u, v in rows:
             rec = {"enroll_spk": e, "trial_spk": t, "trial_id": u, "score": v}
             w.writerow([rec.get(c, "0") for c in names])
+    def slow():
+        saved = mx._fast_long_csv
+        mx._fast_long_csv = lambda path: None
+        try:
+            return read_score_matrix(p)
+        finally:
+            mx._fast_long_csv = saved
+
     try:
-        sm = read_score_matrix(p)
+        want = slow()
     except InputFileError as exc:
         assert str(p) in str(exc)
+        with pytest.raises(InputFileError) as got:
+            read_score_matrix(p)
+        assert str(got.value) == str(exc)
         return
+    sm = read_score_matrix(p)
     assert not np.isnan(sm.scores).any()
     assert sm.scores.shape == (sm.probe_id.size, sm.speaker_ids.size)
+    np.testing.assert_array_equal(sm.scores, want.scores)
+    for name in ("probe_id", "probe_speaker", "speaker_ids"):
+        assert getattr(sm, name).tolist() == getattr(want, name).tolist()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

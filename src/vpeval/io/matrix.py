@@ -194,31 +194,46 @@ def score_matrix_from_table(
     """
     import pandas as pd
 
-    df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(dict(table))
-    _no_duplicate_columns(source, None, [str(c) for c in df.columns])
-    missing = [c for c in COLUMNS if c not in df.columns]
+    columns = table if isinstance(table, pd.DataFrame) else dict(table)
+    names = [str(c) for c in columns.columns] if isinstance(columns, pd.DataFrame) else [str(c) for c in columns]
+    _no_duplicate_columns(source, None, names)
+    missing = [c for c in COLUMNS if c not in names]
     if missing:
         raise InputFileError(source, None, f"missing column(s) {missing}; expected {list(COLUMNS)}")
-    if len(df) == 0:
+    if isinstance(columns, dict) and not (all(_plain_array(columns[c], "U") for c in COLUMNS[:3])
+                                          and _plain_array(columns["score"], "iuf")):
+        columns = pd.DataFrame(columns)  # lists, Series, objects: pandas sorts out the types
+    n_rows = len(columns[COLUMNS[0]])
+    if n_rows == 0:
         raise InputFileError(source, None, "no score rows")
-    where = _Lines(source, len(df), line_base, line_numbers)
+    where = _Lines(source, n_rows, line_base, line_numbers)
     ids = {}
     for c in ("enroll_spk", "trial_spk", "trial_id"):
-        col = df[c]
-        null = col.isna().to_numpy()
-        arr = col.astype(str).str.strip().to_numpy(dtype=str)
-        empty = null | (np.char.str_len(arr) == 0)
+        col = columns[c]
+        if isinstance(col, np.ndarray):  # a str array (the bulk readers): no Python object per row
+            null = np.zeros(col.shape, dtype=bool)
+            arr = np.strings.strip(col)
+        else:
+            null = col.isna().to_numpy()
+            arr = col.astype(str).str.strip().to_numpy(dtype=str)
+        empty = null | (np.strings.str_len(arr) == 0)
         if empty.any():
             where.fail(int(np.flatnonzero(empty)[0]), f"empty {c}")
         ids[c] = arr
-    raw = df["score"]
-    if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
-        _exact_in_float64(source, raw.to_numpy(), "score")
-    score = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    raw = columns["score"]
+    if isinstance(raw, np.ndarray):
+        _exact_in_float64(source, raw, "score")
+        score = raw.astype(np.float64, copy=False)
+        raw_at = raw.__getitem__
+    else:
+        if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
+            _exact_in_float64(source, raw.to_numpy(), "score")
+        score = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        raw_at = raw.iloc.__getitem__
     bad = np.isnan(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        where.fail(i, f"score {_q(raw.iloc[i])} is not a number (NaN is not allowed); "
+        where.fail(i, f"score {_q(raw_at(i))} is not a number (NaN is not allowed); "
               f"{int(bad.sum())} such row(s)")
 
     speakers, e_code = np.unique(ids["enroll_spk"], return_inverse=True)
@@ -308,6 +323,11 @@ def _parquet_columns(path: Path) -> list[str]:
     return list(pq.read_schema(path).names)
 
 
+def _plain_array(col, kinds: str) -> bool:
+    """A 1-D NumPy array of one of the dtype kinds (str ids, real scores), used as it is."""
+    return isinstance(col, np.ndarray) and col.ndim == 1 and col.dtype.kind in kinds
+
+
 def _unique_first(values: np.ndarray):
     """Sorted unique values, inverse codes, and the first row of each value."""
     uniq, first, inv = np.unique(values, return_index=True, return_inverse=True)
@@ -339,6 +359,9 @@ def read_score_matrix(path, *, drop_unenrolled: bool = False) -> ScoreMatrix:
             raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
         _check_parquet_scores(path, df)
         return score_matrix_from_table(df, drop_unenrolled=drop_unenrolled, source=str(path), line_base=None)
+    fast = _fast_long_csv(path)
+    if fast is not None:
+        return score_matrix_from_table(fast, drop_unenrolled=drop_unenrolled, source=str(path), line_base=2)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except pd.errors.ParserError as exc:
@@ -357,6 +380,34 @@ def read_score_matrix(path, *, drop_unenrolled: bool = False) -> ScoreMatrix:
         i = int(np.flatnonzero(empty_score.to_numpy())[0])
         raise InputFileError(path, i + 2, "empty score")
     return score_matrix_from_table(df, drop_unenrolled=drop_unenrolled, source=str(path), line_base=2)
+
+
+def _fast_long_csv(path: Path):
+    """Bulk (pyarrow) columns of a plain long CSV table, or None (-> the pandas reader, which words errors).
+
+    Plain: ASCII, no quotes, no blanks or tabs anywhere (so no field needs stripping), no blank line, a header
+    with every column of :data:`COLUMNS` once, every score a plain number.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    if b" " in head or b"\t" in head:
+        return None
+    cols = _fast.read_table(path, None, sep=",")
+    if cols is None:
+        return None
+    header = [c[0].as_py() for c in cols]
+    if len(set(header)) != len(header) or any(c not in header for c in COLUMNS):
+        return None
+    if _fast.line_numbers(path, len(cols[0])) is None:
+        return None
+    pc = _fast._pa()[1]
+    picked = {c: cols[header.index(c)].slice(1) for c in COLUMNS}
+    if any(pc.any(pc.match_substring_regex(v, "[ \\t]")).as_py() for v in picked.values()):
+        return None
+    score = _fast.scores_from_strings(picked["score"])
+    if score is None:
+        return None
+    return {c: _fast.strings_to_numpy(picked[c]) for c in COLUMNS[:3]} | {"score": score}
 
 
 def _csv_header(path: Path) -> list[str]:
