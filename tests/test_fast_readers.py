@@ -186,3 +186,15 @@ def test_read_columns_fast_path_is_taken(tmp_path):
     assert t is not None and t.scores.tolist() == [1.0, 0.5, 0.25]
     assert t.enroll.tolist() == ["a", "a", "b"] and t.test.tolist() == ["x", "y", "y"]
     assert readers.read_columns(p, **kw).scores.tolist() == [1.0, 0.5, 0.25]
+
+
+def test_a_pipe_is_read_once_by_the_exact_reader(tmp_path):
+    """Non-regular files (pipes, /dev/stdin) skip the bulk path, which would consume them."""
+    import os
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    threading.Thread(target=lambda: fifo.write_text("0.5 1\n0.25 0\n"), daemon=True).start()
+    t = readers.read_score_label(fifo)
+    assert t.tar.tolist() == [0.5] and t.non.tolist() == [0.25]

@@ -26,6 +26,8 @@ Rules of the fast path (anything else -> ``None``):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 __all__ = ["read_table", "scores_from_strings", "strings_to_numpy", "ascii_bytes"]
@@ -130,6 +132,12 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
     try:
         pa, pc, pcsv = _pa()
     except ImportError:  # pragma: no cover - pyarrow is a dependency
+        return None
+    try:
+        regular = Path(path).is_file()
+    except (OSError, ValueError):
+        regular = False
+    if not regular:  # a pipe or /dev/stdin can be read once only: the exact reader reads it
         return None
     plain, ok = _scan(path, sep)
     if not ok:
@@ -238,6 +246,8 @@ def strings_to_numpy(col) -> np.ndarray:
     if not ascii_bytes(col):
         return np.asarray(col.to_numpy(zero_copy_only=False), dtype=str)
     width = max(1, int(pc.max(pc.binary_length(col)).as_py()))
+    if max(len(c) for c in col.chunks) * width >= 2**31 - 1:  # padded chunk beyond 32-bit offsets
+        return np.asarray(col.to_numpy(zero_copy_only=False), dtype=str)
     out = np.empty(n, dtype=f"S{width}")
     pos = 0
     for chunk in pc.utf8_rpad(col, width=width, padding="\x00").chunks:
