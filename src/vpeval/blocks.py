@@ -4,6 +4,9 @@ Scores are merged and grouped into *blocks* of equal value, ascending. Each bloc
 target and non-target trials. Every rank-based metric (DET, both EERs, minDCF, PAV, minCllr, ZEBRA) is a
 function of these counts only, which is why none of them depends on the order of the input lines and none
 ever splits a block of tied scores.
+
+Layering: this module sits below both :mod:`vpeval.metrics` and :mod:`vpeval.calibration` (it imports neither),
+so both import it at module level; it is the one home of the tie-block, sorted-merge and PAV-bin primitives.
 """
 
 from __future__ import annotations
