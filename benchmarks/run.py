@@ -150,7 +150,7 @@ def measure_cli(section, name, args, floor, floor_name, *, target=None, rss_targ
         dt, peak = run_cli(args)
         t_op.append(dt)
         rss.append(peak)
-    extra = f"peak RSS {max(rss):.0f} MiB" + (f" (target <= {rss_target_mib} MiB)" if rss_target_mib else "")
+    extra = f"RSS target <= {rss_target_mib} MiB" if rss_target_mib else ""
     r = Row(section, name, float(np.median(t_op)), floor_name, float(np.median(t_floor)), target, None, None,
             None, max(rss), (l0, load1()), "; ".join(x for x in (extra, note) if x))
     ROWS.append(r)
@@ -161,7 +161,7 @@ def measure_cli(section, name, args, floor, floor_name, *, target=None, rss_targ
 def show(r: Row) -> None:
     ratio = f"{r.ratio:.2f}x" if r.ratio is not None else ""
     tgt = f" (target <= {r.target:g}x)" if r.target else ""
-    mem = ""
+    mem = f"  peak RSS {r.rss_mib:.0f} MiB" if r.rss_mib is not None else ""
     if r.peak_mib is not None:
         mem = f"  traced {r.peak_mib:.0f} MiB"
         if r.input_mib:
