@@ -212,11 +212,11 @@ def score_matrix_from_table(
         col = columns[c]
         if isinstance(col, np.ndarray):  # a str array (the bulk readers): no Python object per row
             null = np.zeros(col.shape, dtype=bool)
-            arr = np.strings.strip(col)
+            arr = np.char.strip(col)
         else:
             null = col.isna().to_numpy()
             arr = col.astype(str).str.strip().to_numpy(dtype=str)
-        empty = null | (np.strings.str_len(arr) == 0)
+        empty = null | (np.char.str_len(arr) == 0)
         if empty.any():
             where.fail(int(np.flatnonzero(empty)[0]), f"empty {c}")
         ids[c] = arr
