@@ -39,7 +39,8 @@ from vpeval.stats import (
     chance_floor_one_to_n,
     trial_speakers,
 )
-from vpeval.stats.resampling import _fit_null_slopes, _null_lids, _p_value
+from vpeval.stats.one_to_n import _fit_null_slopes, _null_lids
+from vpeval.stats.results import _p_value
 
 PUBLIC = {
     "eer_rocch": lambda t: rocch_eer(t.tar, t.non),

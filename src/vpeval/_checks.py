@@ -23,6 +23,19 @@ def as_scores(x, name: str, *, allow_inf: bool = True) -> np.ndarray:
         raise InvalidScoresError(f"{name}: expected an array of numbers ({exc})") from None
     if raw.dtype.kind not in "fiu":
         raise InvalidScoresError(f"{name}: expected real numbers, got an array of dtype {raw.dtype}")
+    if raw.dtype.kind in "iu" and raw.size:
+        lim = 2 ** 53  # beyond this float64 rounds integers, and ties or orders of scores could change
+        hi, lo = raw.max(), raw.min()
+        if hi > lim or lo < -lim:
+            bad = hi if hi > lim else lo
+            raise InvalidScoresError(f"{name}: integer {bad} is beyond 2**53, which float64 cannot hold exactly; "
+                                     "rescale the scores (e.g. subtract their median) first")
+    elif raw.dtype.kind == "f" and raw.dtype.itemsize > 8 and raw.size:
+        conv = raw.astype(np.float64)
+        lost = np.isfinite(raw) & (conv.astype(raw.dtype) != raw)
+        if lost.any():
+            raise InvalidScoresError(f"{name}: value {raw[np.flatnonzero(lost)[0]]!r} is not exactly a float64 "
+                                     f"(dtype {raw.dtype}); convert the scores to float64 explicitly")
     arr = raw.astype(np.float64, copy=False)
     if arr.ndim != 1:
         raise InvalidScoresError(f"{name}: expected a 1-D array, got shape {arr.shape}")

@@ -20,11 +20,7 @@ import numpy as np
 
 from ._checks import as_tar_non
 from .calibration.base import ScoreCalibrator
-from .calibration.gaussian import GaussianCalibrator
-from .calibration.logistic import LogisticCalibrator
-from .calibration.pav import PAVCalibrator
-from .calibration.pav_succession import PAVSuccessionCalibrator
-from .calibration.student_t import StudentTCalibrator
+from .calibration.registry import DEFAULT_ESTIMATORS, ESTIMATORS, make_calibrator
 from .errors import VpevalError
 
 __all__ = [
@@ -37,37 +33,10 @@ __all__ = [
     "summarize_llrs",
 ]
 
-#: Named LLR estimators: name -> factory of an unfitted calibrator.
-ESTIMATORS = {
-    "pav": lambda: PAVCalibrator(laplace=False),
-    "pav_laplace": lambda: PAVCalibrator(laplace=True),
-    "pav_succession": PAVSuccessionCalibrator,
-    "logistic": LogisticCalibrator,
-    "gaussian": lambda: GaussianCalibrator(shared_variance=False),
-    "gaussian_shared": lambda: GaussianCalibrator(shared_variance=True),
-    "student_t": StudentTCalibrator,
-}
-
-DEFAULT_ESTIMATORS = ("pav", "pav_laplace", "logistic", "gaussian", "student_t")
-
 #: Thresholds on ``|LLR|`` (nats) whose exceedance shares are reported.
 THRESHOLDS = {"ln2": math.log(2), "ln10": math.log(10), "ln100": math.log(100)}
 
 QUANTILES = (0.95, 0.99)
-
-
-def make_calibrator(name: str) -> ScoreCalibrator:
-    """A fresh, unfitted calibrator for an estimator name of :data:`ESTIMATORS`.
-
-    Raises
-    ------
-    VpevalError
-        Unknown name (the message lists the known ones).
-    """
-    try:
-        return ESTIMATORS[name]()
-    except KeyError:
-        raise VpevalError(f"unknown LLR estimator {name!r}; known: {', '.join(ESTIMATORS)}") from None
 
 
 @dataclass(frozen=True)

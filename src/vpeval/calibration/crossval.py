@@ -18,14 +18,13 @@ import numpy as np
 
 from .._checks import as_scores
 from ..errors import VpevalError
+from .registry import make_calibrator
 
 __all__ = ["fit_apply", "crossval_llr", "speaker_folds"]
 
 
 def _calibrator(calibrator):
     if isinstance(calibrator, str):
-        from ..disclosure import make_calibrator
-
         return make_calibrator(calibrator)
     if not (hasattr(calibrator, "fit") and hasattr(calibrator, "transform")):
         raise VpevalError(f"calibrator must be an estimator name or an object with fit/transform, got {calibrator!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_tar_non
-from ..metrics._blocks import _merge_sorted, pav_block_llr, tie_blocks
+from ..blocks import merge_sorted, pav_bin_llr, pav_block_llr, scatter_blocks, tie_blocks
 from .base import ScoreCalibrator
 
 __all__ = ["pav_llr", "PAVCalibrator"]
@@ -54,13 +54,9 @@ def pav_llr(tar, non, laplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """
     tar, non = as_tar_non(tar, non)
     ot, on = np.argsort(tar), np.argsort(non)
-    b, bt, bn = _merge_sorted(tar[ot], non[on])
-    block_llr = pav_block_llr(b, laplace)
-    tar_llr = np.empty_like(tar)
-    non_llr = np.empty_like(non)
-    tar_llr[ot] = block_llr[bt]
-    non_llr[on] = block_llr[bn]
-    return tar_llr, non_llr
+    b = merge_sorted(tar[ot], non[on])
+    llr, n_tar, n_non = pav_bin_llr(b, laplace)
+    return scatter_blocks(llr, n_tar, ot), scatter_blocks(llr, n_non, on)
 
 
 class PAVCalibrator(ScoreCalibrator):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_tar_non
-from ..metrics._blocks import pav_bins, tie_blocks
+from ..blocks import pav_bins, tie_blocks
 from .base import ScoreCalibrator
 
 __all__ = ["pav_llr_succession", "PAVSuccessionCalibrator"]

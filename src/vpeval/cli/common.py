@@ -181,6 +181,9 @@ def load_trials(
             raise VpevalError(f"{p}: a folder input must contain Kaldi 'trials' and 'scores' files")
         return read_trials_scores(k, s, higher_is_target=hit)
     if key:
+        if label_col is not None or score_col is not None or target or nontarget or ignore or sep is not None:
+            raise VpevalError("--key reads Kaldi 'enroll test score' lines joined with the key; --label-col, "
+                              "--score-col, --target, --nontarget, --ignore and --sep do not apply with it")
         return read_trials_scores(key, p, higher_is_target=hit)
     if label_col is not None or score_col is not None:
         if label_col is None or score_col is None or not target or not nontarget:

@@ -26,11 +26,14 @@ cross-fitting is used and the output says so.
 
 
 def _read(path: Path, key: Optional[Path], drop_unenrolled: bool):
-    from ..io.matrix import read_kaldi_score_matrix, read_score_matrix
+    from ..io.matrix import read_kaldi_score_matrix, read_score_matrix, require_finite_scores
 
     if key is not None:
-        return read_kaldi_score_matrix(key, path, drop_unenrolled=drop_unenrolled)
-    return read_score_matrix(path, drop_unenrolled=drop_unenrolled)
+        sm = read_kaldi_score_matrix(key, path, drop_unenrolled=drop_unenrolled)
+    else:
+        sm = read_score_matrix(path, drop_unenrolled=drop_unenrolled)
+    require_finite_scores(sm, path, key, "LID (z-normalised rows)")
+    return sm
 
 
 def _fmt(v, digits=4) -> str:

@@ -38,8 +38,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFileError
+from . import _fast
 
-__all__ = ["ScoreMatrix", "score_matrix_from_table", "read_score_matrix", "read_kaldi_score_matrix"]
+__all__ = ["ScoreMatrix", "score_matrix_from_table", "read_score_matrix", "read_kaldi_score_matrix",
+           "require_finite_scores"]
 
 COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
 _SHOW = 5  # how many offending items an error message lists
@@ -192,28 +194,46 @@ def score_matrix_from_table(
     """
     import pandas as pd
 
-    df = table if isinstance(table, pd.DataFrame) else pd.DataFrame(dict(table))
-    missing = [c for c in COLUMNS if c not in df.columns]
+    columns = table if isinstance(table, pd.DataFrame) else dict(table)
+    names = [str(c) for c in columns.columns] if isinstance(columns, pd.DataFrame) else [str(c) for c in columns]
+    _no_duplicate_columns(source, None, names)
+    missing = [c for c in COLUMNS if c not in names]
     if missing:
         raise InputFileError(source, None, f"missing column(s) {missing}; expected {list(COLUMNS)}")
-    if len(df) == 0:
+    if isinstance(columns, dict) and not (all(_plain_array(columns[c], "U") for c in COLUMNS[:3])
+                                          and _plain_array(columns["score"], "iuf")):
+        columns = pd.DataFrame(columns)  # lists, Series, objects: pandas sorts out the types
+    n_rows = len(columns[COLUMNS[0]])
+    if n_rows == 0:
         raise InputFileError(source, None, "no score rows")
-    where = _Lines(source, len(df), line_base, line_numbers)
+    where = _Lines(source, n_rows, line_base, line_numbers)
     ids = {}
     for c in ("enroll_spk", "trial_spk", "trial_id"):
-        col = df[c]
-        null = col.isna().to_numpy()
-        arr = col.astype(str).str.strip().to_numpy(dtype=str)
+        col = columns[c]
+        if isinstance(col, np.ndarray):  # a str array (the bulk readers): no Python object per row
+            null = np.zeros(col.shape, dtype=bool)
+            arr = np.char.strip(col)
+        else:
+            null = col.isna().to_numpy()
+            arr = col.astype(str).str.strip().to_numpy(dtype=str)
         empty = null | (np.char.str_len(arr) == 0)
         if empty.any():
             where.fail(int(np.flatnonzero(empty)[0]), f"empty {c}")
         ids[c] = arr
-    raw = df["score"]
-    score = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    raw = columns["score"]
+    if isinstance(raw, np.ndarray):
+        _exact_in_float64(source, raw, "score")
+        score = raw.astype(np.float64, copy=False)
+        raw_at = raw.__getitem__
+    else:
+        if pd.api.types.is_numeric_dtype(raw) and not pd.api.types.is_bool_dtype(raw):
+            _exact_in_float64(source, raw.to_numpy(), "score")
+        score = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        raw_at = raw.iloc.__getitem__
     bad = np.isnan(score)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        where.fail(i, f"score {_q(raw.iloc[i])} is not a number (NaN is not allowed); "
+        where.fail(i, f"score {_q(raw_at(i))} is not a number (NaN is not allowed); "
               f"{int(bad.sum())} such row(s)")
 
     speakers, e_code = np.unique(ids["enroll_spk"], return_inverse=True)
@@ -276,6 +296,38 @@ def score_matrix_from_table(
     return ScoreMatrix(mat[keep], probes[keep], probe_spk[keep], speakers, n_dropped=n_dropped)
 
 
+def _no_duplicate_columns(source, line, names) -> None:
+    """A column name given twice is an error (a reader would otherwise pick one, or rename the other)."""
+    seen = set()
+    for c in names:
+        if c in seen:
+            raise InputFileError(source, line, f"column {c!r} appears more than once in the header; "
+                                 "every column name must be unique")
+        seen.add(c)
+
+
+def _utf8_error(path: Path) -> InputFileError | None:
+    """The file:line error of a file that is not UTF-8 (None if it decodes)."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return InputFileError(path, line, f"not UTF-8 text (byte {exc.start})")
+    return None
+
+
+def _parquet_columns(path: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return list(pq.read_schema(path).names)
+
+
+def _plain_array(col, kinds: str) -> bool:
+    """A 1-D NumPy array of one of the dtype kinds (str ids, real scores), used as it is."""
+    return isinstance(col, np.ndarray) and col.ndim == 1 and col.dtype.kind in kinds
+
+
 def _unique_first(values: np.ndarray):
     """Sorted unique values, inverse codes, and the first row of each value."""
     uniq, first, inv = np.unique(values, return_index=True, return_inverse=True)
@@ -299,16 +351,26 @@ def read_score_matrix(path, *, drop_unenrolled: bool = False) -> ScoreMatrix:
         raise InputFileError(path, None, "file does not exist")
     if path.suffix.lower() in (".parquet", ".pq"):
         try:
+            _no_duplicate_columns(path, None, _parquet_columns(path))
             df = pd.read_parquet(path)
+        except InputFileError:
+            raise
         except Exception as exc:  # pyarrow raises several types for corrupt files
             raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
+        _check_parquet_scores(path, df)
         return score_matrix_from_table(df, drop_unenrolled=drop_unenrolled, source=str(path), line_base=None)
+    fast = _fast_long_csv(path)
+    if fast is not None:
+        return score_matrix_from_table(fast, drop_unenrolled=drop_unenrolled, source=str(path), line_base=2)
     try:
         df = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
     except pd.errors.ParserError as exc:
         raise InputFileError(path, None, f"not a readable CSV table ({exc})") from None
     except pd.errors.EmptyDataError:
         raise InputFileError(path, 1, f"empty file; expected the header {','.join(COLUMNS)}") from None
+    except UnicodeDecodeError:
+        raise _utf8_error(path) from None
+    _no_duplicate_columns(path, 1, _csv_header(path))
     df.columns = [str(c).strip() for c in df.columns]
     missing = [c for c in COLUMNS if c not in df.columns]
     if missing:
@@ -320,9 +382,140 @@ def read_score_matrix(path, *, drop_unenrolled: bool = False) -> ScoreMatrix:
     return score_matrix_from_table(df, drop_unenrolled=drop_unenrolled, source=str(path), line_base=2)
 
 
+def _fast_long_csv(path: Path):
+    """Bulk (pyarrow) columns of a plain long CSV table, or None (-> the pandas reader, which words errors).
+
+    Plain: ASCII, no quotes, no blanks or tabs anywhere (so no field needs stripping), no blank line, a header
+    with every column of :data:`COLUMNS` once, every score a plain number.
+    """
+    with open(path, "rb") as fh:
+        head = fh.read(1 << 16)
+    if b" " in head or b"\t" in head:
+        return None
+    cols = _fast.read_table(path, None, sep=",")
+    if cols is None:
+        return None
+    header = [c[0].as_py() for c in cols]
+    if len(set(header)) != len(header) or any(c not in header for c in COLUMNS):
+        return None
+    if _fast.line_numbers(path, len(cols[0])) is None:
+        return None
+    pc = _fast._pa()[1]
+    picked = {c: cols[header.index(c)].slice(1) for c in COLUMNS}
+    if any(pc.any(pc.match_substring_regex(v, "[ \\t]")).as_py() for v in picked.values()):
+        return None
+    score = _fast.scores_from_strings(picked["score"])
+    if score is None:
+        return None
+    return {c: _fast.strings_to_numpy(picked[c]) for c in COLUMNS[:3]} | {"score": score}
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The raw header names of a CSV table (before any renaming of repeats), stripped."""
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        for row in csv.reader(fh):
+            if row:
+                return [c.strip() for c in row]
+    return []
+
+
+def _check_parquet_scores(path: Path, df) -> None:
+    """Parquet scores must have a numeric type; integers must be exact in float64."""
+    import pandas as pd
+
+    if "score" not in df.columns:
+        return
+    col = df["score"]
+    if pd.api.types.is_bool_dtype(col) or not pd.api.types.is_numeric_dtype(col):
+        raise InputFileError(path, None, f"score column has type {col.dtype}; scores must have a numeric type "
+                             "(write them as float64)")
+    _exact_in_float64(path, col.to_numpy(), "score")
+
+
+def _exact_in_float64(source, values: np.ndarray, name: str) -> None:
+    """Refuse integers (or long doubles) beyond 2**53, which float64 would round."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu" and values.size:
+        if values.dtype.kind == "u":
+            big = values > np.uint64(2 ** 53)
+        else:
+            big = (values > 2 ** 53) | (values < -(2 ** 53))
+        if big.any():
+            r = int(np.flatnonzero(big)[0])
+            raise InputFileError(source, None, f"row {r + 1}: {name} {values[r]} is an integer beyond 2**53, which "
+                                 "float64 cannot hold exactly; rescale the scores")
+    elif values.dtype.kind == "f" and values.dtype.itemsize > 8:
+        conv = values.astype(np.float64)
+        lost = np.isfinite(values) & (conv.astype(values.dtype) != values)
+        if lost.any():
+            r = int(np.flatnonzero(lost)[0])
+            raise InputFileError(source, None, f"row {r + 1}: {name} {values[r]!r} is not exactly a float64; "
+                                 "scores are read as float64")
+
+
+def require_finite_scores(sm: ScoreMatrix, path, key=None, what: str = "this analysis") -> None:
+    """Raise an error naming the file and line of the first infinite score of ``sm`` (if any).
+
+    A second, narrow pass over the file finds the line of that (probe, speaker) cell; for Parquet the row.
+    """
+    inf = np.isinf(sm.scores)
+    if not inf.any():
+        return
+    i, j = (int(v[0]) for v in np.nonzero(inf))
+    probe, spk = str(sm.probe_id[i]), str(sm.speaker_ids[j])
+    path = Path(path)
+    line, row = _locate_cell(path, key is not None, probe, spk)
+    where = "" if row is None else f"row {row}: "
+    raise InputFileError(
+        path, line,
+        f"{where}score of probe {_q(probe)} vs speaker {_q(spk)} is {sm.scores[i, j]}; {what} needs finite "
+        f"scores ({int(inf.sum())} infinite score(s) in all)",
+    )
+
+
+def _locate_cell(path: Path, kaldi: bool, probe: str, spk: str):
+    """(line, row) of the (speaker, probe) cell in a table file; row only for Parquet."""
+    if kaldi:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, text in enumerate(fh, 1):
+                parts = text.split()
+                if len(parts) == 3 and parts[0] == spk and parts[1] == probe:
+                    return lineno, None
+        return None, None
+    if path.suffix.lower() in (".parquet", ".pq"):
+        import pandas as pd
+
+        df = pd.read_parquet(path, columns=["enroll_spk", "trial_id"])
+        hit = (df["enroll_spk"].astype(str).str.strip() == spk) & (df["trial_id"].astype(str).str.strip() == probe)
+        return None, int(np.flatnonzero(hit.to_numpy())[0]) + 1
+    import csv
+
+    with open(path, encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh, skipinitialspace=True)
+        header = None
+        for row in reader:
+            if not row:
+                continue
+            if header is None:
+                header = [c.strip() for c in row]
+                e, t = header.index("enroll_spk"), header.index("trial_id")
+                continue
+            if len(row) > max(e, t) and row[e].strip() == spk and row[t].strip() == probe:
+                return reader.line_num, None
+    return None, None
+
+
 def _read_three_columns(path: Path, what: str):
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
+    fast = _fast_three_columns(path, what == "score")
+    if fast is not None:
+        return fast
+    err = _utf8_error(path)
+    if err is not None:
+        raise err
     a, b, c, lines = [], [], [], []
     with open(path, encoding="utf-8") as fh:
         for lineno, text in enumerate(fh, 1):
@@ -338,6 +531,27 @@ def _read_three_columns(path: Path, what: str):
     if not a:
         raise InputFileError(path, None, "no trials")
     return np.array(a, dtype=str), np.array(b, dtype=str), c, np.array(lines)
+
+
+def _fast_three_columns(path: Path, numeric: bool):
+    """Bulk (pyarrow) reading of a three-column file without blank lines; None -> the exact reader.
+
+    Only ASCII fields without the characters Python's ``str.split`` also splits on (vertical tab, form feed,
+    information separators) take this path, so the fields are the exact reader's.
+    """
+    cols = _fast.read_table(path, 3)
+    if cols is None or not all(_fast.plain_ascii(c) for c in cols):
+        return None
+    lines = _fast.line_numbers(path, len(cols[0]))
+    if lines is None:
+        return None
+    if numeric:
+        third = _fast.scores_from_strings(cols[2])
+        if third is None:
+            return None
+    else:
+        third = _fast.strings_to_numpy(cols[2])
+    return _fast.strings_to_numpy(cols[0]), _fast.strings_to_numpy(cols[1]), third, lines
 
 
 def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = False) -> ScoreMatrix:

@@ -30,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFileError
+from . import _fast
+from .matrix import _exact_in_float64, _no_duplicate_columns, _parquet_columns
 from .trials import Trials
 
 __all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any", "read_id_list"]
@@ -133,6 +135,14 @@ def read_trials_scores(key_path, scores_path, *, higher_is_target: bool = True) 
         either file (equal or conflicting), key pairs without a score or scores without a key pair (the first
         few are listed with the counts), an empty class.
     """
+    fast = _fast_trials_scores(key_path, scores_path, higher_is_target)
+    if fast is not None:
+        return fast
+    return _exact_trials_scores(key_path, scores_path, higher_is_target)
+
+
+def _exact_trials_scores(key_path, scores_path, higher_is_target) -> Trials:
+    """The line-by-line reader that defines the key + scores format (and words every error)."""
     key: dict[tuple[str, str], tuple[bool, int]] = {}
     for ln, line in _lines(key_path):
         e, t, lab = _fields(key_path, ln, line, 3, "enroll test target|nontarget")
@@ -191,6 +201,14 @@ def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
     >>> t = read_score_label(p); t.tar.tolist(), t.non.tolist()
     ([0.9], [0.1])
     """
+    fast = _fast_score_label(path, higher_is_target)
+    if fast is not None:
+        return fast
+    return _exact_score_label(path, higher_is_target)
+
+
+def _exact_score_label(path, higher_is_target) -> Trials:
+    """The line-by-line reader that defines the ``score label`` format (and words every error)."""
     scores, labels = [], []
     for ln, line in _lines(path):
         if len(_split(line)) == 3:
@@ -204,6 +222,67 @@ def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
     if not scores:
         raise InputFileError(path, None, "no trials in file")
     return _finish(scores, labels, None, None, path, higher_is_target)
+
+
+def _fast_score_label(path, higher_is_target):
+    """The bulk (pyarrow) reading of a plainly valid ``score label`` file; None sends it to the exact reader."""
+    cols = _fast.read_table(path, 2)
+    if cols is None:
+        return None
+    pc = _fast._pa()[1]
+    label = cols.pop()
+    is1 = pc.equal(label, "1")
+    if not pc.all(pc.or_(is1, pc.equal(label, "0"))).as_py():
+        return None
+    del label
+    scores = _fast.scores_from_strings(cols.pop())
+    if scores is None:
+        return None
+    _fast.release_memory()
+    return _finish(scores, _bool(is1), None, None, path, higher_is_target)
+
+
+def _bool(chunked) -> np.ndarray:
+    return np.asarray(chunked.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _fast_trials_scores(key_path, scores_path, higher_is_target):
+    """Bulk (pyarrow) join of a plainly valid key and score file; None sends them to the exact reader.
+
+    The pair (enroll, test) is joined as ``enroll + " " + test``; a field never holds a space, so the join is
+    exact. With the key's pairs distinct, every scored pair found in the key and as many score lines as key
+    lines, the score lines are a permutation of the key lines (checked by the positions covering the key).
+    """
+    key = _fast.read_table(key_path, 3)
+    if key is None:
+        return None
+    sc = _fast.read_table(scores_path, 3)
+    if sc is None or len(sc[0]) != len(key[0]):
+        return None
+    pa, pc, _ = _fast._pa()
+    is_t, is_n = pc.equal(key[2], "target"), pc.equal(key[2], "nontarget")
+    if not pc.all(pc.or_(is_t, is_n)).as_py():
+        return None
+    values = _fast.scores_from_strings(sc[2])
+    if values is None:
+        return None
+    kpair = pc.binary_join_element_wise(key[0], key[1], " ").combine_chunks()
+    spair = pc.binary_join_element_wise(sc[0], sc[1], " ")
+    pos = pc.index_in(spair, value_set=kpair)
+    del kpair, spair
+    if pos.null_count:
+        return None
+    pos = pos.to_numpy().astype(np.intp, copy=False)
+    n = pos.size
+    covered = np.zeros(n, dtype=bool)
+    covered[pos] = True
+    if not covered.all():  # a key pair twice, or a pair scored twice
+        return None
+    scores = np.empty(n, dtype=np.float64)
+    scores[pos] = values
+    del values, pos, covered
+    return _finish(scores, _bool(is_t), _fast.strings_to_numpy(key[0]), _fast.strings_to_numpy(key[1]),
+                   f"{key_path} + {scores_path}", higher_is_target)
 
 
 def _as_set(x) -> frozenset[str]:
@@ -291,8 +370,13 @@ def read_columns(
         raise InputFileError(path, None, "columns must all be given as indices or all as header names")
     if str(path).endswith(".parquet"):
         return _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target)
-    rows = _rows(path, sep)
     cols = [label_col, score_col] + list(key_cols or ())
+    if not named and any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cols):
+        raise InputFileError(path, None, f"column indices must be integers >= 0, got {cols}")
+    fast = _fast_columns(path, sep, named, cols, tset, nset, iset, bool(key_cols), higher_is_target)
+    if fast is not None:
+        return fast
+    rows = _rows(path, sep)
     if named:
         try:
             _, header = next(rows)
@@ -301,6 +385,7 @@ def read_columns(
         missing = [c for c in cols if c not in header]
         if missing:
             raise InputFileError(path, 1, f"header has no column(s) {missing}; found {header}")
+        _no_duplicate_columns(path, 1, header)
         idx = [header.index(c) for c in cols]
     else:
         if any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cols):
@@ -335,11 +420,56 @@ def read_columns(
     return _finish(scores, labels, enroll, test, path, higher_is_target)
 
 
+def _fast_columns(path, sep, named, cols, tset, nset, iset, with_keys, higher_is_target):
+    """Bulk (pyarrow) reading of a plainly valid column file; None sends it to the exact reader."""
+    table = _fast.read_table(path, None, sep=sep)
+    if table is None:
+        return None
+    pa, pc, _ = _fast._pa()
+    if named:
+        header = [c[0].as_py() for c in table]
+        if any(c not in header for c in cols) or len(set(header)) != len(header):
+            return None
+        idx = [header.index(c) for c in cols]
+        table = [c.slice(1) for c in table]
+    else:
+        idx = [int(c) for c in cols]
+        if max(idx) >= len(table):
+            return None
+    if len(table[0]) == 0:
+        return None
+    lab = table[idx[0]]
+    in_t = pc.is_in(lab, value_set=pa.array(sorted(tset), type=pa.string()))
+    in_n = pc.is_in(lab, value_set=pa.array(sorted(nset), type=pa.string()))
+    in_i = pc.is_in(lab, value_set=pa.array(sorted(iset), type=pa.string()))
+    if not pc.all(pc.or_(pc.or_(in_t, in_n), in_i)).as_py():
+        return None
+    keep = pc.invert(in_i)
+    if not pc.any(keep).as_py():
+        return None
+    some_ignored = pc.any(in_i).as_py()
+    pick = (lambda c: pc.filter(c, keep)) if some_ignored else (lambda c: c)  # noqa: E731
+    scores = _fast.scores_from_strings(pick(table[idx[1]]))
+    if scores is None:
+        return None
+    enroll = test = None
+    if with_keys:
+        e, t = pick(table[idx[2]]), pick(table[idx[3]])
+        pair = pc.binary_join_element_wise(e, t, "\n")  # a field never holds a line break
+        if pc.count_distinct(pair).as_py() != len(pair):
+            return None
+        enroll, test = _fast.strings_to_numpy(e), _fast.strings_to_numpy(t)
+    return _finish(scores, _bool(pick(in_t)), enroll, test, path, higher_is_target)
+
+
 def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target) -> Trials:
     import pandas as pd
 
     try:
+        _no_duplicate_columns(path, None, _parquet_columns(path))
         df = pd.read_parquet(path)
+    except InputFileError:
+        raise
     except Exception as exc:  # pyarrow raises several types for bad files
         raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
     cols = [label_col, score_col] + list(key_cols or ())
@@ -353,8 +483,10 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
         raise InputFileError(path, None, f"row {r}: unknown label {lab[r]!r}")
     keep = ~np.isin(lab, list(iset))
     col = df[score_col]
-    if pd.api.types.is_bool_dtype(col) or not (pd.api.types.is_numeric_dtype(col) or col.dtype == object):
-        raise InputFileError(path, None, f"score column {score_col!r} has dtype {col.dtype}; expected numbers")
+    if pd.api.types.is_bool_dtype(col) or not pd.api.types.is_numeric_dtype(col):
+        raise InputFileError(path, None, f"score column {score_col!r} has dtype {col.dtype}; scores must have a "
+                             "numeric type (write them as float64)")
+    _exact_in_float64(path, col.to_numpy()[keep], "score")
     sc = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
     bad = keep & np.isnan(sc)
     if bad.any():

@@ -89,6 +89,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from ..calibration import LogisticCalibrator, PAVCalibrator
 from ..errors import DegenerateInputWarning, VpevalError
 
 __all__ = [
@@ -314,8 +315,6 @@ def _unit(X: np.ndarray, what: str) -> np.ndarray:
 
 
 def _calibrator(name: str):
-    from ..calibration import LogisticCalibrator, PAVCalibrator
-
     if name == "pav-laplace":
         return PAVCalibrator(laplace=True)
     if name == "logistic":

@@ -90,7 +90,12 @@ def _as_matrix(matrix, name: str):
             arr = np.asarray(matrix)
         except (TypeError, ValueError) as exc:  # ragged lists and the like
             raise InvalidScoresError(f"{name}: expected a 2-D array of numbers ({exc})") from None
-        if arr.dtype.kind not in "biuf":
+        if arr.dtype.kind in "bUSV" or arr.dtype.kind == "c":
+            raise InvalidScoresError(f"{name}: expected real numbers, got an array of dtype {arr.dtype}")
+        if arr.dtype.kind in "iu" and arr.size and (arr.max() > 2 ** 53 or arr.min() < -(2 ** 53)):
+            raise InvalidScoresError(f"{name}: integers beyond 2**53, which float64 cannot hold exactly; rescale "
+                                     "the scores first")
+        if arr.dtype.kind not in "iuf":
             try:
                 arr = arr.astype(np.float64)
             except (TypeError, ValueError) as exc:
@@ -125,6 +130,8 @@ def _as_true_index(true_index, n_rows: int, n_cols: int) -> np.ndarray:
 def _chunk_rows(n_cols: int, chunk_rows) -> int:
     if chunk_rows is None:
         return max(1, CHUNK_BYTES // (8 * n_cols))
+    if isinstance(chunk_rows, (bool, np.bool_)) or not isinstance(chunk_rows, (int, np.integer)):
+        raise InvalidScoresError(f"chunk_rows must be a whole number of rows (an int), got {chunk_rows!r}")
     if int(chunk_rows) < 1:
         raise InvalidScoresError(f"chunk_rows must be >= 1, got {chunk_rows}")
     return int(chunk_rows)

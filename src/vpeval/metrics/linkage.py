@@ -29,6 +29,7 @@ from functools import partial
 import numpy as np
 from scipy.special import expit
 
+from ..calibration.logistic import newton_minimize
 from ..errors import InvalidScoresError, SeparableScoresError
 from .identification import (
     RankCounts,
@@ -615,8 +616,6 @@ def _fit_calibration(row_map, separable, regularization, context):
             g[0] += lam * a
             h[0, 0] += lam
         return f, g, h
-
-    from ..calibration.logistic import newton_minimize
 
     theta, _ = newton_minimize(evaluate)
     a, c = theta

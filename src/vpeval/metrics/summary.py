@@ -13,9 +13,9 @@ import numpy as np
 
 from .._checks import as_tar_non
 from ..errors import InvalidScoresError
-from ._blocks import _merge_sorted, bin_llr, operating_points, pav_bins, pav_block_llr
+from ..blocks import bin_llr, merge_sorted, operating_points, pav_bin_llr, pav_bins, scatter_blocks
 from .verification import (
-    _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
+    _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _min_normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
 )
 from .zebra import d_ece_bins, zebra_tag
 
@@ -88,21 +88,23 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
         st, sn = tar[ot], non[on]
     else:
         st, sn = np.sort(tar), np.sort(non)
-    b, bt, bn = _merge_sorted(st, sn)
-    bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
+    b = merge_sorted(st, sn)
     pmiss, pfa = operating_points(b)
+    eer_interp = _interp_eer(pmiss, pfa)
+    min_dcfs = [_min_normalised_dcf(pmiss, pfa, p, 1.0, 1.0) for p in p_targets]
+    del pmiss, pfa
+    bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
     out = [
         MetricValue("n_tar", "Target trials", float(b.total_tar), "count", "Number of target trials", "len(tar)"),
         MetricValue("n_non", "Non-target trials", float(b.total_non), "count", "Number of non-target trials",
                     "len(non)"),
         MetricValue("eer_rocch", "EER (ROCCH)", _rocch_eer(*_rocch_points(b, bins)), "fraction",
                     "Equal error rate of the ROC convex hull (BOSARIS rocch2eer); <= 0.5", "vpeval.rocch_eer"),
-        MetricValue("eer_interp", "EER (interpolated)", _interp_eer(pmiss, pfa), "fraction",
+        MetricValue("eer_interp", "EER (interpolated)", eer_interp, "fraction",
                     "Crossing of pmiss = pfa on the straight-line-joined step DET points; may exceed 0.5",
                     "vpeval.eer(method='interp')"),
     ]
-    for p in p_targets:
-        v = float(np.min(_normalised_dcf(pmiss, pfa, p, 1.0, 1.0)))
+    for p, v in zip(p_targets, min_dcfs):
         out.append(MetricValue(f"min_dcf_{p:.12g}", f"minDCF (P_tar={p:.12g})", v, "normalised cost",
                                "Minimum over thresholds of the DCF normalised by min(p, 1-p); c_miss = c_fa = 1",
                                f"vpeval.min_dcf(p_target={p:.12g})"))
@@ -118,8 +120,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                 f"vpeval.act_dcf(p_target={p:.12g})"))
     # privacy-ZEBRA
     d = d_ece_bins(b, bins)
-    laplace_llr = pav_block_llr(b, laplace=True)
-    eps = float(np.max(np.abs(laplace_llr)))
+    lap_llr, lap_t, lap_n = pav_bin_llr(b, laplace=True)
+    eps = float(np.max(np.abs(lap_llr[(lap_t + lap_n) > 0])))  # bins holding real trials only
     out += [
         MetricValue("d_ece", "D_ECE (expected disclosure)", d, "bits",
                     "privacy-ZEBRA: integral over the prior of H(P) - ECE(P) of the PAV LLRs; 0 = no disclosure, "
@@ -151,12 +153,7 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                                      "of the scores and need finite scores"))
     if not return_llrs:
         return out
-    plain = np.repeat(bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non),
-                      np.diff(np.append(bins.start, b.values.size)))
-    llrs = {}
-    for key, block_llr in (("pav", plain), ("pav_laplace", laplace_llr)):
-        t_llr, n_llr = np.empty_like(tar), np.empty_like(non)
-        t_llr[ot] = block_llr[bt]
-        n_llr[on] = block_llr[bn]
-        llrs[key] = (t_llr, n_llr)
+    plain = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
+    llrs = {"pav": (scatter_blocks(plain, bins.n_tar, ot), scatter_blocks(plain, bins.n_non, on)),
+            "pav_laplace": (scatter_blocks(lap_llr, lap_t, ot), scatter_blocks(lap_llr, lap_n, on))}
     return out, llrs

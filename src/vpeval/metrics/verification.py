@@ -21,7 +21,7 @@ import numpy as np
 
 from .._checks import as_real, as_tar_non
 from ..errors import InvalidScoresError
-from ._blocks import TieBlocks, bin_llr, operating_points, pav_bins, tie_blocks
+from ..blocks import TieBlocks, bin_llr, operating_points, pav_bins, tie_blocks
 
 __all__ = [
     "DETCurve",
@@ -99,13 +99,23 @@ def det_curve(tar, non) -> DETCurve:
     return DETCurve(pmiss, pfa, np.concatenate([b.values, [reject_all]]))
 
 
+_CHUNK = 1 << 18  # elements per temporary in the scans below (bounded memory at any number of trials)
+
+
 def _interp_eer(pmiss: np.ndarray, pfa: np.ndarray) -> float:
-    # Points go from (pmiss 0, pfa 1) to (1, 0); d = pmiss - pfa rises from -1 to +1.
-    d = pmiss - pfa
-    j = int(np.argmax(d >= 0))
-    if d[j] == 0:
+    # Points go from (pmiss 0, pfa 1) to (1, 0); d = pmiss - pfa rises from -1 to +1. The first j with
+    # d >= 0 is found chunk by chunk, so no full-length temporary is made.
+    j = pmiss.size - 1
+    for i in range(0, pmiss.size, _CHUNK):
+        hit = pmiss[i:i + _CHUNK] - pfa[i:i + _CHUNK] >= 0
+        if hit.any():
+            j = i + int(np.argmax(hit))
+            break
+    dj = pmiss[j] - pfa[j]
+    if dj == 0:
         return float(pmiss[j])
-    lam = -d[j - 1] / (d[j] - d[j - 1])
+    dp = pmiss[j - 1] - pfa[j - 1]
+    lam = -dp / (dj - dp)
     return float(pmiss[j - 1] + lam * (pmiss[j] - pmiss[j - 1]))
 
 
@@ -271,6 +281,12 @@ def _normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa):
         return np.where(pmiss > 0, r * pmiss, 0.0) + pfa
 
 
+def _min_normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa) -> float:
+    """``min(_normalised_dcf(...))`` computed chunk by chunk (the same numbers, bounded temporaries)."""
+    return float(min(np.min(_normalised_dcf(pmiss[i:i + _CHUNK], pfa[i:i + _CHUNK], p_target, c_miss, c_fa))
+                     for i in range(0, pmiss.size, _CHUNK)))
+
+
 def min_dcf(tar, non, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:
     """Minimum normalised detection cost over all thresholds.
 
@@ -306,7 +322,7 @@ def min_dcf(tar, non, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -
     """
     p_target, c_miss, c_fa = _check_costs(p_target, c_miss, c_fa)
     pmiss, pfa = operating_points(tie_blocks(tar, non))
-    return float(np.min(_normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa)))
+    return _min_normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa)
 
 
 def act_dcf(tar_llr, non_llr, p_target: float, c_miss: float = 1.0, c_fa: float = 1.0) -> float:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .._checks import as_real, as_tar_non
 from ..errors import InvalidScoresError
-from ._blocks import bin_llr, pav_block_llr, tie_blocks
+from ..blocks import bin_llr, pav_bin_llr, pav_block_llr, tie_blocks
 
 __all__ = ["ZebraResult", "zebra", "zebra_tag", "d_ece", "ece_profile"]
 
@@ -236,10 +236,10 @@ def zebra(tar, non) -> ZebraResult:
     """
     tar, non = as_tar_non(tar, non)
     b = tie_blocks(tar, non)
-    block_llr = pav_block_llr(b, laplace=True)
-    eps = float(np.max(np.abs(block_llr)))
+    llr, n_t, n_n = pav_bin_llr(b, laplace=True)
+    eps = float(np.max(np.abs(llr[(n_t + n_n) > 0])))  # bins holding real trials only
     return ZebraResult(
-        d_ece_bits=d_ece(tar, non),
+        d_ece_bits=d_ece_blocks(b),  # = d_ece(tar, non), from the same blocks
         eps_max=eps,
         eps_max_bits=eps / _LN2,
         eps_max_log10=eps / _LN10,

@@ -26,7 +26,7 @@ The two systems must have the same probe speakers on that trial type (else the p
 ``r`` uses **the same draw for both systems and every attacker** (trials go with their probe speaker, 1-to-N rows
 with theirs), so the speaker-to-speaker variation shared by both systems cancels in the difference. The
 difference ``A - B`` is computed per replicate; its 95 % interval is the percentile interval (order statistics,
-as in :mod:`vpeval.stats.resampling`). Each pair is computed in sorted name order and negated for the other
+as in :mod:`vpeval.stats.trial_bootstrap`). Each pair is computed in sorted name order and negated for the other
 order, so ``diff(B, A) = -diff(A, B)`` exactly, interval included.
 
 Reading: for the EER a higher value protects better; for eps_max and ALID a lower one. An interval that

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..io.trials import Trials
-from ..metrics._blocks import TieBlocks, bin_llr, operating_points, pav_bins, pav_block_llr
+from ..blocks import TieBlocks, bin_llr, operating_points, pav_bins, pav_block_llr
 from ..metrics.verification import _interp_eer, interp_eer, min_cllr, rocch_eer
 from ..metrics.zebra import _expected_ece_tar_nats, d_ece, zebra
 

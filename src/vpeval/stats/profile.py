@@ -27,7 +27,7 @@ import numpy as np
 from ..calibration.pav import pav_llr
 from ..io.trials import Trials
 from .metrics import StatsError
-from .resampling import _lid_values, _rank1_credit
+from .one_to_n import _lid_values, _rank1_credit
 
 __all__ = ["SpeakerProfile", "speaker_profile", "DEFAULT_ATTRIBUTES"]
 

@@ -1,0 +1,194 @@
+"""Permutation chance floors of trial metrics under perfect secrecy, with verdicts (:func:`chance_floor`),
+and both analyses together (:func:`assess_trials`).
+
+Definitions (permutation scheme, p-value, verdict): :mod:`vpeval.stats`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..io.trials import Trials
+from .metrics import TRIAL_METRICS, StatsError
+from .results import (
+    Assessment,
+    ChanceResult,
+    _as_metrics,
+    _chance_result,
+    _check_count,
+    _check_level,
+    _check_seed,
+    _warn_few_permutations,
+)
+from .trial_bootstrap import _blocks_from_counts, _collapsed_blocks, _compress_runs, _evaluate, _sort, bootstrap
+
+__all__ = ["chance_floor", "assess_trials"]
+
+
+def _strata(trials: Trials, within) -> tuple[np.ndarray, str]:
+    n = len(trials)
+    if isinstance(within, str):
+        if within == "all":
+            return np.zeros(n, dtype=np.intp), "all"
+        if within in ("test", "enroll", "auto"):
+            keys = trials.test if within in ("test", "auto") else trials.enroll
+            if keys is None:
+                if within == "auto":
+                    return np.zeros(n, dtype=np.intp), "all"
+                raise StatsError(f"{trials.source}: trials have no {within} keys for within={within!r}")
+            _, inv = np.unique(keys, return_inverse=True)
+            inv = inv.reshape(-1)
+            if within == "auto":
+                k = inv.max() + 1
+                has_non = np.bincount(inv[~trials.is_target], minlength=k) > 0
+                if not has_non[inv[trials.is_target]].all():
+                    return np.zeros(n, dtype=np.intp), "all"
+                return inv, "test"
+            return inv, within
+        raise StatsError(f"within must be 'auto', 'test', 'enroll', 'all' or an array of strata, got {within!r}")
+    s = np.asarray(within)
+    if s.shape != (n,):
+        raise StatsError(f"within: expected one stratum per trial, shape ({n},), got {s.shape}")
+    _, inv = np.unique(s.astype(str), return_inverse=True)
+    return inv.reshape(-1), "strata"
+
+
+def chance_floor(
+    trials: Trials,
+    metrics=TRIAL_METRICS,
+    *,
+    n_perm: int = 1000,
+    seed: int = 0,
+    within="auto",
+    alpha: float = 0.05,
+    leak: dict | None = None,
+) -> dict[str, ChanceResult]:
+    """Chance floor of metrics under perfect secrecy by a permutation test, with a verdict per metric.
+
+    Parameters
+    ----------
+    trials : Trials
+    metrics : StatMetric, callable or sequence of them
+        Default :data:`~vpeval.stats.TRIAL_METRICS`. A plain callable is taken as ``leak="higher"`` unless
+        ``leak`` says otherwise.
+    n_perm : int
+        Permutations (>= 1). The smallest reachable p-value is ``1 / (1 + n_perm)``.
+    seed : int
+    within : {"auto", "test", "enroll", "all"} or array_like of shape (n_trials,)
+        Strata inside which the target labels are permuted (module docstring); an array gives explicit
+        strata.
+    alpha : float in (0, 1)
+        Level of the verdict.
+    leak : dict key -> {"higher", "lower", "two-sided"}, optional
+        Override directions, e.g. ``{"eer_interp": "two-sided"}`` for ``oaaa``.
+
+    Returns
+    -------
+    dict key -> ChanceResult
+
+    Raises
+    ------
+    StatsError
+        Bad options, no trials of a class, NaN scores.
+
+    Examples
+    --------
+    >>> from vpeval.io.trials import Trials
+    >>> from vpeval.stats import EPS_MAX
+    >>> t = Trials([0.9, 0.1, 0.8, 0.3, 0.7, 0.6] * 3, [1, 0] * 9)
+    >>> r = chance_floor(t, EPS_MAX, n_perm=99, within="all")["eps_max"]
+    >>> r.verdict, round(r.p_value, 2), r.within
+    ('leaks', 0.01, 'all')
+    """
+    ms = _as_metrics(metrics, leak)
+    n_perm = _check_count(n_perm, "n_perm")
+    seed = _check_seed(seed)
+    alpha = _check_level(alpha, "alpha")
+    _warn_few_permutations(n_perm, alpha)
+    is_t = trials.is_target
+    if not is_t.any() or is_t.all():
+        raise StatsError(f"{trials.source}: needs at least one target and one non-target trial")
+    srt = _sort(trials)
+    strata, how = _strata(trials, within)
+    B = srt.values.size
+    n_tar0 = np.bincount(srt.block[is_t], minlength=B)
+    observed = _evaluate(ms, _blocks_from_counts(srt, n_tar0, srt.size - n_tar0), lambda: trials)
+
+    # Canonical order: by stratum, then score, so that draws do not depend on the input order.
+    order = np.lexsort((trials.scores, strata))
+    st = strata[order]
+    blk = srt.block[order]
+    n = st.size
+    starts = np.flatnonzero(np.r_[True, st[1:] != st[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    k_tar = np.add.reduceat(is_t[order].astype(np.int64), starts)
+    mixed = (k_tar > 0) & (k_tar < sizes)
+    fixed_tar = np.flatnonzero(np.repeat(k_tar == sizes, sizes))  # strata of targets only keep them
+    if not mixed.any():
+        raise StatsError(
+            f"{trials.source}: no stratum of within={how!r} holds both targets and non-targets, so there is "
+            "nothing to permute; use within='all'"
+        )
+    ms_starts, ms_sizes, ms_k = starts[mixed], sizes[mixed], k_tar[mixed]
+    single = bool((ms_k == 1).all())
+    rng = np.random.default_rng(seed)
+    need_trials = any(m.blocks is None for m in ms)
+    nulls = np.empty((len(ms), n_perm))
+    if single:
+        draws = ms_starts[None, :] + np.floor(rng.random((n_perm, ms_starts.size)) * ms_sizes).astype(np.intp)
+    stratum_of = np.repeat(np.arange(starts.size), sizes)
+    cum = np.r_[0, np.cumsum(srt.size)]
+    many = 8 * int(is_t.sum()) > B  # many targets: count per block; few: work on the target blocks only
+    for r in range(n_perm):
+        if single:
+            chosen = draws[r]
+        elif starts.size == 1:
+            chosen = rng.permutation(n)[: k_tar[0]]
+        else:
+            key = stratum_of + rng.random(n)
+            pos = np.argsort(key, kind="stable")  # canonical positions, grouped by stratum
+            rank = np.empty(n, dtype=np.intp)
+            rank[pos] = np.arange(n) - np.repeat(starts, sizes)
+            chosen = np.flatnonzero((rank < np.repeat(k_tar, sizes)) & np.repeat(mixed, sizes))
+        chosen = np.concatenate([fixed_tar, chosen]) if fixed_tar.size else chosen
+        if many:
+            n_tar = np.bincount(blk[chosen], minlength=B)
+            b = _compress_runs(n_tar, srt.size - n_tar)
+        else:
+            tb, n_tar_tb = np.unique(blk[chosen], return_counts=True)
+            b = _collapsed_blocks(tb, n_tar_tb, srt.size, cum)
+
+        def make_trials(chosen=chosen):
+            lab = np.zeros(n, dtype=bool)
+            lab[chosen] = True
+            return Trials(trials.scores[order], lab,
+                          None if trials.enroll is None else trials.enroll[order],
+                          None if trials.test is None else trials.test[order], trials.source, dict(trials.meta))
+
+        nulls[:, r] = _evaluate(ms, b, make_trials if need_trials else None)
+    return {m.key: _chance_result(m, observed[i], nulls[i], alpha, n_perm, seed, how) for i, m in enumerate(ms)}
+
+
+def assess_trials(
+    trials: Trials,
+    metrics=TRIAL_METRICS,
+    *,
+    groups=None,
+    unit: str = "speaker",
+    within="auto",
+    n_boot: int = 200,
+    n_perm: int = 200,
+    seed: int = 0,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    leak: dict | None = None,
+) -> list[Assessment]:
+    """:func:`bootstrap` and :func:`chance_floor` of the same metrics: one :class:`Assessment` per metric.
+
+    Defaults (200 replicates and 200 permutations) are those of ``vpeval demo``; the smallest reachable
+    p-value is then 1/201.
+    """
+    ms = _as_metrics(metrics, leak)
+    boot = bootstrap(trials, ms, groups=groups, n_boot=n_boot, seed=seed, level=level, unit=unit)
+    ch = chance_floor(trials, ms, n_perm=n_perm, seed=seed, within=within, alpha=alpha)
+    return [Assessment(boot[m.key], ch[m.key]) for m in ms]

@@ -1,0 +1,225 @@
+"""Strict input everywhere (issue 12, reader items): duplicate columns, non-numeric Parquet scores, integers
+beyond 2**53, non-UTF-8 and infinite scores in 1-to-N tables, lid's matrix and chunk_rows, verify's options.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import vpeval
+from vpeval.errors import InputFileError, InvalidScoresError
+from vpeval.io.matrix import read_kaldi_score_matrix, read_score_matrix, score_matrix_from_table
+from vpeval.io.readers import read_columns
+
+
+
+def long_table(n_probes=4, seed=0, spk=("s1", "s2", "s3")):
+    rng = np.random.default_rng(seed)
+    rows = [(e, spk[u % len(spk)], f"utt{u}", float(np.round(rng.normal() + 2.0 * (e == spk[u % len(spk)]), 6)))
+            for u in range(n_probes) for e in spk]
+    return pd.DataFrame(rows, columns=["enroll_spk", "trial_spk", "trial_id", "score"])
+
+
+def write_csv(df, path):
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_duplicate_column_in_1_to_n_csv_is_refused(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("enroll_spk,trial_spk,trial_id,score,score\ns1,s1,u1,1,0\ns2,s1,u1,0.5,0\n")
+    with pytest.raises(InputFileError, match=r"d\.csv:1: column 'score' appears more than once"):
+        read_score_matrix(p)
+
+
+def test_duplicate_column_in_parquet_and_tables_is_refused(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    t = pa.table([pa.array(["a", "b"]), pa.array(["a", "a"]), pa.array(["u", "u"]), pa.array([1.0, 0.0]),
+                  pa.array([0.0, 0.0])], names=["enroll_spk", "trial_spk", "trial_id", "score", "score"])
+    p = tmp_path / "d.parquet"
+    pq.write_table(t, p)
+    with pytest.raises(InputFileError, match=r"d\.parquet: column 'score' appears more than once"):
+        read_score_matrix(p)
+    with pytest.raises(InputFileError, match="column 'score' appears more than once"):
+        read_columns(p, label_col="trial_spk", score_col="score", target="a", nontarget="b")
+    df = pd.DataFrame([["a", "a", "u", 1.0, 0.0]], columns=["enroll_spk", "trial_spk", "trial_id", "score", "score"])
+    with pytest.raises(InputFileError, match="appears more than once"):
+        score_matrix_from_table(df)
+
+
+def test_duplicate_header_in_text_columns_is_refused(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("label,score,score\ntarget,1.0,0\nnontarget,0.5,0\n")
+    with pytest.raises(InputFileError, match=r"t\.csv:1: column 'score' appears more than once"):
+        read_columns(p, label_col="label", score_col="score", target="target", nontarget="nontarget", sep=",")
+
+
+@pytest.mark.parametrize("values", [["1e999", "0.5"], [b"1.0", b"0.5"]])
+def test_parquet_text_scores_are_refused(tmp_path, values):
+    pytest.importorskip("pyarrow")
+    df = pd.DataFrame({"label": ["target", "nontarget"], "score": values})
+    p = tmp_path / "s.parquet"
+    df.to_parquet(p)
+    with pytest.raises(InputFileError, match="scores must have a numeric type"):
+        read_columns(p, label_col="label", score_col="score", target="target", nontarget="nontarget")
+    m = long_table().astype({"score": str})
+    q = tmp_path / "m.parquet"
+    m.to_parquet(q)
+    with pytest.raises(InputFileError, match="scores must have a numeric type"):
+        read_score_matrix(q)
+
+
+def test_integers_beyond_2_53_are_refused_not_rounded(tmp_path):
+    big = 2 ** 62
+    tar = np.array([big, big + 2], dtype=np.int64)
+    non = np.array([big + 1, big + 3], dtype=np.int64)
+    with pytest.raises(InvalidScoresError, match=r"beyond 2\*\*53"):
+        vpeval.rocch_eer(tar, non)
+    with pytest.raises(InvalidScoresError, match=r"beyond 2\*\*53"):
+        vpeval.rocch_eer(tar.astype(np.uint64), non.astype(np.uint64))
+    # exactly representable integers still work
+    assert vpeval.rocch_eer(np.array([3, 4]), np.array([1, 2])) == 0.0
+    df = pd.DataFrame({"label": ["target", "target", "nontarget", "nontarget"], "score": np.r_[tar, non]})
+    p = tmp_path / "big.parquet"
+    df.to_parquet(p)
+    with pytest.raises(InputFileError, match=r"big\.parquet: row 1: score .* beyond 2\*\*53"):
+        read_columns(p, label_col="label", score_col="score", target="target", nontarget="nontarget")
+    m = long_table()
+    m["score"] = np.arange(len(m), dtype=np.int64) + big
+    with pytest.raises(InputFileError, match=r"beyond 2\*\*53"):
+        score_matrix_from_table(m)
+
+
+def test_long_double_that_is_not_a_float64_is_refused():
+    if np.finfo(np.longdouble).nmant <= 52:
+        pytest.skip("long double is float64 on this platform")
+    x = np.array([1, 2], dtype=np.longdouble) + np.longdouble(2) ** -60
+    with pytest.raises(InvalidScoresError, match="not exactly a float64"):
+        vpeval.rocch_eer(x, np.array([0.0, 0.5]))
+
+
+def test_non_utf8_1_to_n_tables_name_file_and_line(tmp_path):
+    p = tmp_path / "nu.csv"
+    p.write_bytes(b"enroll_spk,trial_spk,trial_id,score\ns1,s1,u1,1\ns2,s1,u\xff1,0.1\n")
+    with pytest.raises(InputFileError, match=r"nu\.csv:3: not UTF-8 text"):
+        read_score_matrix(p)
+    k, s = tmp_path / "key", tmp_path / "scores"
+    k.write_bytes(b"s1 u1 target\ns2 u1 nontarget\n")
+    s.write_bytes(b"s1 u1 1.0\ns2 u\xe91 0.5\n")
+    with pytest.raises(InputFileError, match=r"scores:2: not UTF-8 text"):
+        read_kaldi_score_matrix(k, s)
+
+
+def test_infinite_score_in_1_to_n_table_names_file_and_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    df = long_table(n_probes=9).astype({"score": object})
+    df.loc[7, "score"] = "inf"
+    p = write_csv(df, tmp_path / "i.csv")
+    r = CliRunner().invoke(app, ["linkage", str(p), "--json"])
+    assert r.exit_code == 2
+    assert "i.csv:9:" in r.output and "finite" in r.output
+    k, s = tmp_path / "key", tmp_path / "scores"
+    k.write_text("".join(f"{e} {u} {'target' if e == t else 'nontarget'}\n"
+                         for e, t, u, _ in long_table(n_probes=9).itertuples(index=False)))
+    s.write_text("".join(f"{e} {u} {'-inf' if i == 4 else v}\n"
+                         for i, (e, t, u, v) in enumerate(long_table(n_probes=9).itertuples(index=False))))
+    r = CliRunner().invoke(app, ["linkage", str(s), "--key", str(k), "--json"])
+    assert r.exit_code == 2 and "scores:5:" in r.output
+
+
+def test_lid_refuses_bool_matrix_and_fractional_chunk_rows():
+    m = np.array([[1.0, 0.0], [0.2, 0.9]])
+    ti = np.array([0, 1])
+    with pytest.raises(InvalidScoresError, match="dtype bool"):
+        vpeval.lid(m > 0.5, ti)
+    for bad in (1.5, 2.0, True):
+        with pytest.raises(InvalidScoresError, match="chunk_rows must be a whole number"):
+            vpeval.lid(m, ti, chunk_rows=bad)
+    assert vpeval.lid(m, ti, chunk_rows=np.int64(1)) is not None
+
+
+def test_verify_refuses_column_options_with_key(tmp_path):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    k, s = tmp_path / "key", tmp_path / "scores"
+    k.write_text("a x target\nb x nontarget\n")
+    s.write_text("a x 1.0\nb x 0.5\n")
+    ok = CliRunner().invoke(app, ["verify", str(s), "--key", str(k), "--json"])
+    assert ok.exit_code == 0
+    for extra in (["--label-col", "2"], ["--score-col", "2"], ["--sep", ","]):
+        r = CliRunner().invoke(app, ["verify", str(s), "--key", str(k), "--json", *extra])
+        assert r.exit_code == 2 and "do not apply" in r.output
+
+
+TOKENS = st.one_of(st.floats(allow_nan=False).map(repr), st.sampled_from(["inf", "nan", "x", "", "1e999", "１"]),
+                   st.text(max_size=3))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.sampled_from(["s1", "s2", "s3", "s1", "s2", "", " s1"]), st.sampled_from(["s1", "s2"]),
+                               st.sampled_from(["u1", "u2", "u3"]), TOKENS), min_size=1, max_size=10),
+       header=st.sampled_from(["enroll_spk,trial_spk,trial_id,score", "enroll_spk,trial_spk,trial_id,score,score",
+                               "trial_spk,enroll_spk,score,trial_id", "enroll_spk,trial_id,score"]))
+def test_fuzz_1_to_n_csv_reader_only_raises_input_errors(tmp_path, rows, header):
+    """Whatever the table holds, the reader returns a valid matrix or raises InputFileError naming the file;
+    the bulk (pyarrow) path and the pandas path agree (same matrix or same message)."""
+    import csv
+
+    from vpeval.io import matrix as mx
+
+    p = tmp_path / "f.csv"
+    names = header.split(",")
+    with open(p, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(names)
+        for e, t, u, v in rows:
+            rec = {"enroll_spk": e, "trial_spk": t, "trial_id": u, "score": v}
+            w.writerow([rec.get(c, "0") for c in names])
+    def slow():
+        saved = mx._fast_long_csv
+        mx._fast_long_csv = lambda path: None
+        try:
+            return read_score_matrix(p)
+        finally:
+            mx._fast_long_csv = saved
+
+    try:
+        want = slow()
+    except InputFileError as exc:
+        assert str(p) in str(exc)
+        with pytest.raises(InputFileError) as got:
+            read_score_matrix(p)
+        assert str(got.value) == str(exc)
+        return
+    sm = read_score_matrix(p)
+    assert not np.isnan(sm.scores).any()
+    assert sm.scores.shape == (sm.probe_id.size, sm.speaker_ids.size)
+    np.testing.assert_array_equal(sm.scores, want.scores)
+    for name in ("probe_id", "probe_speaker", "speaker_ids"):
+        assert getattr(sm, name).tolist() == getattr(want, name).tolist()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.tuples(st.sampled_from(["s1", "s2", "é"]), st.sampled_from(["u1", "u2"]), TOKENS),
+                      min_size=1, max_size=8), sep=st.sampled_from([" ", "\t", "  "]))
+def test_fuzz_kaldi_matrix_reader_only_raises_input_errors(tmp_path, lines, sep):
+    k, s = tmp_path / "key", tmp_path / "scores"
+    k.write_text("".join(f"{e}{sep}{u}{sep}{'target' if e == 's1' else 'nontarget'}\n" for e, u, _ in lines))
+    s.write_text("".join(f"{e}{sep}{u}{sep}{v}\n" for e, u, v in lines), encoding="utf-8")
+    try:
+        sm = read_kaldi_score_matrix(k, s)
+    except InputFileError as exc:
+        assert str(k) in str(exc) or str(s) in str(exc)
+        return
+    assert not np.isnan(sm.scores).any()
