@@ -14,7 +14,7 @@ from vpeval.calibration.gaussian import GaussianCalibrator
 from vpeval.calibration.student_t import StudentTCalibrator
 from vpeval.metrics.linkage import znorm_rows
 from vpeval.metrics.verification import act_dcf, linkability, min_dcf, operating_points
-from vpeval.metrics._blocks import tie_blocks
+from vpeval.blocks import tie_blocks
 
 # a scale 10**x, x anywhere in [-300, 300]
 scales = st.floats(-300, 300, allow_nan=False).map(lambda x: 10.0 ** x)
