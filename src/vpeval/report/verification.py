@@ -26,8 +26,7 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
     names = list(systems)
     summaries = {n: verification_summary(systems[n].tar, systems[n].non, p_targets, scores_are_llrs=scores_are_llrs)
                  for n in names}
-    # Match metrics by key: a metric can be missing for one system (linkability needs finite scores).
-    by_key = {n: {m.key: m for m in summaries[n]} for n in names}
+    # Metrics are matched by key: a metric can be missing for one system.
     order: dict[str, object] = {}
     for n in names:
         for m in summaries[n]:
