@@ -312,7 +312,10 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     pandas.DataFrame
         One row per utterance, sorted by utterance id: ``utterance_id, speaker_id, alpha, duration_s,
         output`` (output path relative to ``out_dir``).  The same table is written to
-        ``out_dir/anonymization.csv``.
+        ``out_dir/anonymization.csv``.  When ``in_dir`` is a Kaldi data folder (``wav.scp``), ``out_dir``
+        becomes one too: the audio goes to ``out_dir/wav/<utterance id>.<format>``, a new ``wav.scp`` points
+        at it (paths relative to ``out_dir``) and ``utt2spk``, ``spk2utt``, ``spk2gender`` and ``text`` are
+        carried over, so the next command takes ``out_dir`` unchanged.
 
     Raises
     ------
@@ -354,5 +357,18 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         rows.append((it.utterance_id, it.speaker_id, a, x.size / SAMPLE_RATE, rel.as_posix()))
     df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", "alpha", "duration_s", "output"])
     df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")
+    _carry_kaldi_folder(in_dir, out_dir, df)
     return df
+
+
+def _carry_kaldi_folder(in_dir: Path, out_dir: Path, df) -> None:
+    """If ``in_dir`` is a Kaldi data folder, make ``out_dir`` one too: a new ``wav.scp`` pointing at the
+    anonymized files, ``utt2spk``/``spk2utt``/``spk2gender``/``text`` carried over."""
+    from .io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder, write_kaldi_data_folder
+
+    if not is_kaldi_data_folder(in_dir):
+        return
+    data = read_kaldi_data_folder(in_dir, check_files=False)
+    wav = {u: out_dir / o for u, o in zip(df["utterance_id"], df["output"])}
+    write_kaldi_data_folder(out_dir, wav, data.utt2spk, sex=data.sex, text=data.text)
 

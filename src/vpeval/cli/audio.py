@@ -15,7 +15,10 @@ __all__ = ["register"]
 _AUDIO_RULES = (
     "Audio: 16 kHz mono FLAC/WAV below the folder (recursive); other rates are refused, not resampled. "
     "Utterance id = file name without extension; speaker id = its first '-'-separated field "
-    "(1688-142285-0000 -> 1688) unless --metadata CSV (columns utterance_id,speaker_id) is given."
+    "(1688-142285-0000 -> 1688) unless --metadata CSV (columns utterance_id,speaker_id) is given. "
+    "A Kaldi data folder (with wav.scp) is read instead as wav.scp (plain file paths, relative to the folder; "
+    "piped commands and other extended file names are refused, never run) + utt2spk (+ spk2gender, text); "
+    "anonymize then writes a data folder (OUTPUT/wav.scp, utt2spk, spk2utt, spk2gender, text)."
 )
 
 
@@ -87,6 +90,11 @@ def embed_cmd(
     condition: str = typer.Option("original", "--condition", "-c", help="Condition label stored with the rows: original or anonymized."),
     metadata: Optional[Path] = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id."),
     append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor) instead of overwriting it."),
+    metadata_out: Optional[Path] = typer.Option(
+        None, "--metadata-out",
+        help="Kaldi data folder input only: write its utterance metadata (utterance_id,speaker_id,condition and "
+             "sex from spk2gender) to this CSV, e.g. SYSTEM/metadata.csv for `vpeval audit`; with --append the "
+             "rows are added to an existing file."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ) -> None:
@@ -103,12 +111,19 @@ def embed_cmd(
             raise VpevalError(f"{output}: the output must be a .npz file")
         if condition not in ("original", "anonymized"):
             raise VpevalError(f"--condition must be 'original' or 'anonymized', got {condition!r}")
+        if metadata_out is not None:
+            from ..io.kaldi_data import is_kaldi_data_folder
+
+            if not is_kaldi_data_folder(audio_dir):
+                raise VpevalError("--metadata-out needs a Kaldi data folder (with wav.scp) as input")
         ext = get_extractor(extractor)
         es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet)
         if append and output.exists():
             es = read_embeddings(output).concat(es)
         output.parent.mkdir(parents=True, exist_ok=True)
         write_embeddings(output, es)
+        if metadata_out is not None:
+            _write_kaldi_metadata(audio_dir, condition, metadata_out, append)
     except (VpevalError, ImportError) as exc:  # ExtractorUnavailableError is an ImportError
         _fail(exc)
     summary = {
@@ -124,6 +139,23 @@ def embed_cmd(
         typer.echo(
             f"wrote {summary['rows']} {summary['extractor']} embeddings ({summary['dim']}-dim) to {output}"
         )
+
+
+def _write_kaldi_metadata(audio_dir: Path, condition: str, path: Path, append: bool) -> None:
+    import pandas as pd
+
+    from ..io.kaldi_data import kaldi_metadata_table, read_kaldi_data_folder
+
+    table = kaldi_metadata_table(read_kaldi_data_folder(audio_dir, check_files=False), condition)
+    if append and path.exists():
+        old = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if list(old.columns) != list(table.columns):
+            raise VpevalError(f"{path}: columns {list(old.columns)} differ from {list(table.columns)}; "
+                              "cannot append")
+        old = old[old["condition"] != condition]  # re-embedding a condition replaces its rows
+        table = pd.concat([old, table], ignore_index=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    table.to_csv(path, index=False)
 
 
 def register(app: typer.Typer) -> None:
