@@ -23,6 +23,8 @@ EMBEDDINGS: one or more .npz/.parquet embedding files, joined (same extractor re
 Writes into OUT_DIR: protocol.csv (utterance_id,speaker_id,role: the split used); <type>/trials (Kaldi key "<enroll> <test> target|nontarget"); <type>/scores ("<enroll> <test> <score>", cosine, shortest exact float repr); one_to_n_<xy>.csv (enroll_spk,trial_spk,trial_id,score: every probe in condition y against every enrolled speaker in condition x, cohort included) for each of oo, oa, aa that a requested type uses.
 
 Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, cross-profile (default: all).
+
+VoicePrivacy lists: with --vpc-trials FILE (repeatable; lines '<enroll_speaker> <test_utterance> target|nontarget') and --enroll-list ENROLLS (the challenge's 'enrolls' file), exactly the listed trials are scored for oo, oa, aa (--types may narrow them): each enrollment speaker's model is the normalised mean of its listed enrollment embeddings in the enrollment condition, the test side the listed utterance in the test condition. Unknown ids and labels that contradict the embeddings' speakers are errors naming file and line. protocol.csv then holds the listed enrollment and tested utterances; no 1-to-N tables are written.
 """
 
 
@@ -65,7 +67,12 @@ def trials_command(
         None, "--types", help="Trial types, comma-separated or repeated (default: all)."
     ),
     enroll_list: Optional[Path] = typer.Option(
-        None, "--enroll-list", help="File with one enrollment utterance id per line (default: sorted-half split)."
+        None, "--enroll-list", help="File with one enrollment utterance id per line (default: sorted-half split); "
+        "the VoicePrivacy 'enrolls' file."
+    ),
+    vpc_trials: Optional[List[Path]] = typer.Option(
+        None, "--vpc-trials", help="VoicePrivacy trials file '<enroll_speaker> <test_utterance> target|nontarget' "
+        "(repeatable; needs --enroll-list): score exactly these trials for oo, oa, aa."
     ),
     cohort_impostors: bool = typer.Option(
         True, "--cohort-impostors/--no-cohort-impostors", help="Use cohort speakers' models as impostors."
@@ -77,7 +84,7 @@ def trials_command(
 ) -> None:
     summary = handle_errors(lambda: _run(
         embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors, table_format,
-        original, anonymized, force,
+        original, anonymized, force, vpc_trials=vpc_trials or None,
     ))()
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
@@ -141,7 +148,7 @@ def _claim_output(out_dir: Path, force: bool, inputs) -> None:
 
 
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
-         anonymized, force=False, attack=None) -> dict:
+         anonymized, force=False, attack=None, vpc_trials=None) -> dict:
     import shutil
     import tempfile
 
@@ -153,15 +160,34 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
         raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
     es = _read_set(embeddings)
     inputs = list(embeddings) + ([metadata] if metadata else []) + ([enroll_list] if enroll_list else [])
+    inputs += list(vpc_trials or [])
     if attack is not None:
         tr = _read_set(attack[0])
         inputs += list(attack[0])
     _claim_output(out_dir, force, inputs)
     if metadata is not None:
         check_metadata(es, _read_metadata(metadata), source=str(metadata))
-    protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
-    attacker = None
-    if attack is not None:  # (train files, back-end, trained_on, asnorm, top_k)
+    if vpc_trials is not None:
+        from ..io.kaldi_data import read_vpc_enrolls, read_vpc_trials
+        from ..pipeline.vpc import VPC_TYPES, build_vpc_trials, vpc_protocol
+
+        if enroll_list is None:
+            raise VpevalError("--vpc-trials needs --enroll-list (the VoicePrivacy 'enrolls' file)")
+        if attack is not None:
+            raise VpevalError("--vpc-trials is available in `vpeval trials` only")
+        enrolls = read_vpc_enrolls(enroll_list)
+        listed = [t for f in vpc_trials for t in read_vpc_trials(f)]
+        trials = build_vpc_trials(es, enrolls, listed, types or VPC_TYPES, original=original,
+                                  anonymized=anonymized, enrolls_source=str(enroll_list))
+        roles = vpc_protocol(es, enrolls, listed, enrolls_source=str(enroll_list))
+        protocol = _FrameProtocol(roles)
+        attacker, one_to_n = None, None
+    else:
+        protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
+        attacker = None
+    if vpc_trials is not None:
+        pass  # built above
+    elif attack is not None:  # (train files, back-end, trained_on, asnorm, top_k)
         from ..pipeline.attackers import make_attackers
 
         train_files, backend, trained_on, asnorm, top_k = attack
@@ -228,6 +254,8 @@ def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, o
             "target_eer": tr.meta["target_eer"],
         }
     pairs = []
+    if one_to_n is None:  # trials from VoicePrivacy lists: no 1-to-N tables
+        return summary
     for name in trials:
         tt = TRIAL_TYPES[name]
         if name == "oaaa":
@@ -245,6 +273,16 @@ def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, o
         write_score_table(tmp / f"one_to_n_{e}{p}.{table_format}", m)
         summary["one_to_n"][e + p] = str(out_dir / f"one_to_n_{e}{p}.{table_format}")
     return summary
+
+
+class _FrameProtocol:
+    """A ready ``protocol.csv`` table (list-given trials have no :class:`Protocol`)."""
+
+    def __init__(self, frame):
+        self._frame = frame
+
+    def to_frame(self):
+        return self._frame
 
 
 def _write_protocol(path: Path, protocol) -> None:

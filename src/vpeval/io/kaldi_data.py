@@ -51,6 +51,9 @@ __all__ = [
     "read_kaldi_data_folder",
     "write_kaldi_data_folder",
     "kaldi_metadata_table",
+    "VPCTrial",
+    "read_vpc_enrolls",
+    "read_vpc_trials",
     "GENDERS",
 ]
 
@@ -289,6 +292,77 @@ def kaldi_metadata_table(data: KaldiDataFolder, condition: str):
     if data.sex is not None:
         cols["sex"] = [data.sex[data.utt2spk[u]] for u in utts]
     return pd.DataFrame(cols, dtype=str)
+
+
+@dataclass(frozen=True)
+class VPCTrial:
+    """One line of a VoicePrivacy ``trials`` file: ``<enroll_speaker> <test_utterance> target|nontarget``."""
+
+    source: str
+    line: int
+    enroll_speaker: str
+    test_utterance: str
+    is_target: bool
+
+
+def read_vpc_enrolls(path) -> dict[str, int]:
+    """Read a VoicePrivacy ``enrolls`` list: one enrollment utterance id per line.
+
+    Returns
+    -------
+    dict str -> int
+        Utterance id -> line number, in file order.
+
+    Raises
+    ------
+    InputFileError
+        Missing or non-UTF-8 file, a blank line, a line with more than one field, a repeated id, an empty file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, None, "enrollment list does not exist")
+    out: dict[str, int] = {}
+    for i, line in _lines(path):
+        f = line.split()
+        if len(f) != 1:
+            raise InputFileError(path, i, f"expected one utterance id per line, got {line.strip()[:80]!r}")
+        if f[0] in out:
+            raise InputFileError(path, i, f"utterance {f[0]!r} is listed again (first on line {out[f[0]]})")
+        out[f[0]] = i
+    if not out:
+        raise InputFileError(path, None, "lists no enrollment utterance")
+    return out
+
+
+def read_vpc_trials(path) -> list[VPCTrial]:
+    """Read a VoicePrivacy / Kaldi ``trials`` list: ``<enroll_speaker> <test_utterance> target|nontarget``.
+
+    Raises
+    ------
+    InputFileError
+        Missing or non-UTF-8 file, a blank line, a line without exactly three fields, a label other than
+        ``target``/``nontarget``, a repeated (speaker, utterance) pair, an empty file; with file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, None, "trials file does not exist")
+    out: list[VPCTrial] = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, line in _lines(path):
+        f = line.split()
+        if len(f) != 3:
+            raise InputFileError(path, i, f"expected '<enroll_speaker> <test_utterance> target|nontarget', got "
+                                 f"{line.strip()[:80]!r}")
+        if f[2] not in ("target", "nontarget"):
+            raise InputFileError(path, i, f"label must be 'target' or 'nontarget', got {f[2]!r}")
+        key = (f[0], f[1])
+        if key in seen:
+            raise InputFileError(path, i, f"trial {f[0]} {f[1]} is listed again (first on line {seen[key]})")
+        seen[key] = i
+        out.append(VPCTrial(str(path), i, f[0], f[1], f[2] == "target"))
+    if not out:
+        raise InputFileError(path, None, "lists no trial")
+    return out
 
 
 def _check_id(kind: str, value: str) -> str:
