@@ -100,3 +100,33 @@ def test_pitch_shifted_sweep():
     expected = np.corrcoef(t, t ** 2)[0, 1]
     assert abs(expected - math.sqrt(15) / 4) < 0.01
     assert pitch_correlation(lin, quad) == pytest.approx(expected, abs=5e-3)
+
+
+def test_utility_cli_pitch_on_folders_and_kaldi_reference(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+    from vpeval.cli.utility import _references
+    from vpeval.io.audio import write_audio
+
+    for name, scale in (("orig", 1.0), ("anon", 1.5)):
+        write_audio(tmp_path / name / "u1.wav", _sweep(lambda t: scale * (100 + 100 * t)))
+        write_audio(tmp_path / name / "u2.wav", _sweep(lambda t: scale * (200 - 80 * t)))
+    r = CliRunner().invoke(app, ["utility", "--audio", str(tmp_path / "orig"), "--anonymized", str(tmp_path / "anon"),
+                                 "--pitch", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)["pitch_correlation"]
+    assert d["n_utterances"] == 2 and d["n_undefined"] == 0
+    assert d["mean"] == pytest.approx(1.0, abs=3e-3) and set(d["utterances"]) == {"u1", "u2"}
+    r = CliRunner().invoke(app, ["utility", "--audio", str(tmp_path / "orig"), "--pitch"])
+    assert r.exit_code == 2 and "--anonymized" in r.output
+    # a Kaldi data folder's text is the default reference
+    k = tmp_path / "kaldi"
+    k.mkdir()
+    (k / "wav.scp").write_text(f"u1 {tmp_path / 'orig' / 'u1.wav'}\n")
+    (k / "utt2spk").write_text("u1 s\n")
+    (k / "text").write_text("u1 HELLO WORLD\n")
+    assert _references(None, k, None) == (str(k / "text"), {"u1": "HELLO WORLD"})
+    assert _references(None, tmp_path / "orig", None) == (None, None)
