@@ -283,9 +283,37 @@ def draw_alpha(seed: int, key: str, low: float = ALPHA_RANGE[0], high: float = A
     return float(rng.uniform(low, high))
 
 
+METHODS = ("mcadams", "vtln", "resample")
+"""Anonymizers of :func:`anonymize_folder`: McAdams (here) and the two of :mod:`vpeval.anonymize_world`."""
+
+
+def _world_parameters(method: str, seed: int, key: str) -> dict:
+    """Drawn parameters of ``vtln`` / ``resample`` for one key (speaker or utterance id)."""
+    from .anonymize_world import RESAMPLE_RANGE, VTLN_F0_RANGE, VTLN_WARP_RANGE, draw_parameter
+
+    def log_uniform(u, lo, hi):
+        return float(np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo))))
+
+    if method == "vtln":
+        lo, hi = VTLN_WARP_RANGE
+        mag = lo + draw_parameter(seed, key, "vtln-warp") * (hi - lo)
+        sign = 1.0 if draw_parameter(seed, key, "vtln-sign") < 0.5 else -1.0
+        return {"warp": sign * mag, "f0_ratio": log_uniform(draw_parameter(seed, key, "vtln-f0"), *VTLN_F0_RANGE)}
+    # resample: log-uniform on [lo, 1/1.07] U [1.07, hi], so the shift is never negligible
+    lo, hi = RESAMPLE_RANGE
+    u = draw_parameter(seed, key, "resample-ratio")
+    a, b = np.log(lo), np.log(hi)
+    gap = np.log(1.07)
+    span = (-gap - a) + (b - gap)
+    v = a + u * span
+    if v > -gap:
+        v += 2 * gap
+    return {"ratio": float(np.exp(v))}
+
+
 def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None = None,
                      alpha_range=ALPHA_RANGE, metadata=None, audio_format: str = "flac",
-                     quiet: bool = False):
+                     quiet: bool = False, method: str = "mcadams"):
     """Anonymize every utterance of an audio folder with :func:`mcadams`, mirroring the folder layout.
 
     Parameters
@@ -306,12 +334,20 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         Output format (16-bit PCM, 16 kHz).
     quiet : bool
         No progress bar (it goes to stderr otherwise).
+    method : {"mcadams", "vtln", "resample"}, default "mcadams"
+        ``vtln`` (F0 ratio + bilinear envelope warping, :func:`vpeval.anonymize_world.vtln`) and ``resample``
+        (frequency ratio, :func:`vpeval.anonymize_world.resample_shift`) draw their parameters per speaker or
+        per utterance (``alpha`` = ``"speaker"`` / ``"utterance"``, with ``seed``): ``warp`` with
+        ``|warp|`` uniform in :data:`~vpeval.anonymize_world.VTLN_WARP_RANGE` and a random sign,
+        ``f0_ratio`` log-uniform in :data:`~vpeval.anonymize_world.VTLN_F0_RANGE`, ``ratio`` log-uniform in
+        :data:`~vpeval.anonymize_world.RESAMPLE_RANGE` outside [1/1.07, 1.07].
 
     Returns
     -------
     pandas.DataFrame
         One row per utterance, sorted by utterance id: ``utterance_id, speaker_id, alpha, duration_s,
-        output`` (output path relative to ``out_dir``).  The same table is written to
+        output`` (output path relative to ``out_dir``); for ``vtln`` the parameter columns are ``warp,
+        f0_ratio`` and for ``resample`` ``ratio`` instead of ``alpha``.  The same table is written to
         ``out_dir/anonymization.csv``.  When ``in_dir`` is a Kaldi data folder (``wav.scp``), ``out_dir``
         becomes one too: the audio goes to ``out_dir/wav/<utterance id>.<format>``, a new ``wav.scp`` points
         at it (paths relative to ``out_dir``) and ``utt2spk``, ``spk2utt``, ``spk2gender`` and ``text`` are
@@ -329,7 +365,13 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     in_dir, out_dir = Path(in_dir), Path(out_dir)
     if audio_format not in ("flac", "wav"):
         raise VpevalError(f"audio_format must be 'flac' or 'wav', got {audio_format!r}")
-    if isinstance(alpha, str) and alpha in ("utterance", "speaker"):
+    if method not in METHODS:
+        raise VpevalError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method != "mcadams":
+        if not (isinstance(alpha, str) and alpha in ("utterance", "speaker")) or seed is None:
+            raise VpevalError(f"method {method!r} draws its parameters: give alpha='speaker' or 'utterance' and a seed")
+        mode = alpha
+    elif isinstance(alpha, str) and alpha in ("utterance", "speaker"):
         if seed is None:
             raise VpevalError(f"alpha drawn per {alpha} needs a seed")
         low, high = (float(v) for v in alpha_range)
@@ -343,6 +385,22 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     if ro == ri or ri in ro.parents:
         raise VpevalError(f"output folder {out_dir} must not be the input folder or inside it")
     rows = []
+    if method != "mcadams":
+        from .anonymize_world import resample_shift, vtln
+
+        names = ["warp", "f0_ratio"] if method == "vtln" else ["ratio"]
+        for it in _track(items, total=len(items), description=method, quiet=quiet):
+            par = _world_parameters(method, seed, it.speaker_id if mode == "speaker" else it.utterance_id)
+            x = read_audio(it.path)
+            y = vtln(x, **par) if method == "vtln" else resample_shift(x, **par)
+            rel = it.relative_path.with_suffix("." + audio_format)
+            write_audio(out_dir / rel, y)
+            rows.append((it.utterance_id, it.speaker_id, *[par[n] for n in names], x.size / SAMPLE_RATE,
+                         rel.as_posix()))
+        df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", *names, "duration_s", "output"])
+        df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")
+        _carry_kaldi_folder(in_dir, out_dir, df)
+        return df
     for it in _track(items, total=len(items), description="McAdams", quiet=quiet):
         if mode == "fixed":
             a = fixed

@@ -40,13 +40,18 @@ def anonymize_cmd(
     alpha_max: float = typer.Option(0.9, "--alpha-max", help="Upper end of the drawn alpha range."),
     metadata: Optional[Path] = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id."),
     audio_format: str = typer.Option("flac", "--format", help="Output format: flac or wav (16-bit PCM)."),
+    method: str = typer.Option(
+        "mcadams", "--method",
+        help="mcadams (VoicePrivacy B2), vtln (WORLD: F0 ratio + bilinear spectral-envelope warping, VoiceMask "
+             "style) or resample (phase vocoder + resampling: F0 and formants scaled together). vtln and resample "
+             "draw their parameters: give --alpha speaker|utterance and --seed (extra 'vocoder' for vtln)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
 ) -> None:
-    """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2).
+    """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2) or --method.
 
     Writes the anonymized files and OUT_DIR/anonymization.csv
-    (utterance_id,speaker_id,alpha,duration_s,output).
+    (utterance_id,speaker_id,alpha,duration_s,output; vtln: warp,f0_ratio and resample: ratio instead of alpha).
     """
     from ..anonymize import anonymize_folder
 
@@ -60,7 +65,7 @@ def anonymize_cmd(
     try:
         df = anonymize_folder(
             in_dir, out_dir, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
-            audio_format=audio_format, quiet=quiet,
+            audio_format=audio_format, quiet=quiet, method=method,
         )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
@@ -70,8 +75,9 @@ def anonymize_cmd(
         "speakers": int(df["speaker_id"].nunique()),
         "duration_s": round(float(df["duration_s"].sum()), 3),
         "alpha": alpha,
-        "alpha_min_used": float(df["alpha"].min()),
-        "alpha_max_used": float(df["alpha"].max()),
+        "method": method,
+        **({"alpha_min_used": float(df["alpha"].min()), "alpha_max_used": float(df["alpha"].max())}
+           if method == "mcadams" else {}),
         "manifest": str(out_dir / "anonymization.csv"),
     }
     if as_json:
@@ -79,7 +85,8 @@ def anonymize_cmd(
     else:
         typer.echo(
             f"anonymized {summary['utterances']} utterances of {summary['speakers']} speakers "
-            f"({summary['duration_s']:.1f} s) into {out_dir}; alphas in the manifest {summary['manifest']}"
+            f"({summary['duration_s']:.1f} s) into {out_dir} ({method}); parameters in the manifest "
+            f"{summary['manifest']}"
         )
 
 
