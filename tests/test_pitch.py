@@ -130,3 +130,47 @@ def test_utility_cli_pitch_on_folders_and_kaldi_reference(tmp_path):
     (k / "text").write_text("u1 HELLO WORLD\n")
     assert _references(None, k, None) == (str(k / "text"), {"u1": "HELLO WORLD"})
     assert _references(None, tmp_path / "orig", None) == (None, None)
+
+
+def test_pitch_table_round_trip_and_errors(tmp_path):
+    from vpeval.errors import InputFileError
+    from vpeval.io.pitch_table import read_pitch_table, write_pitch_table
+    from vpeval.metrics.utility import PitchCorrelationResult
+
+    r = PitchCorrelationResult({"a": 0.1, "b": float("nan"), "c": -0.30000000000000004}, (0.1 - 0.30000000000000004) / 2, 1)
+    write_pitch_table(tmp_path / "p.csv", r)
+    back = read_pitch_table(tmp_path / "p.csv")
+    assert back.utterances["a"] == 0.1 and math.isnan(back.utterances["b"]) and back.n_undefined == 1
+    assert back.mean == r.mean
+    (tmp_path / "q.csv").write_text("utterance_id,rho_f0\na,0.5\nb,1.5\n")
+    with pytest.raises(InputFileError, match="q.csv:3"):
+        read_pitch_table(tmp_path / "q.csv")
+
+
+def test_audit_adds_the_pitch_section(tmp_path):
+    import json
+    import shutil
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
+    if not (example / "embeddings_mfcc.npz").is_file():
+        pytest.skip("bundled example missing")
+    for name, scale in (("orig", 1.0), ("anon", 1.25)):
+        write = __import__("vpeval.io.audio", fromlist=["write_audio"]).write_audio
+        write(tmp_path / name / "u1.wav", _sweep(lambda t: scale * (100 + 100 * t)))
+    sysdir = tmp_path / "sys"
+    sysdir.mkdir()
+    shutil.copy(example / "embeddings_mfcc.npz", sysdir)
+    r = CliRunner().invoke(app, ["utility", "--audio", str(tmp_path / "orig"), "--anonymized", str(tmp_path / "anon"),
+                                 "--pitch", "--save-pitch", str(sysdir / "pitch_correlation.csv"), "-q"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["audit", str(sysdir), "-o", str(tmp_path / "rep"), "-q", "--backend", "cosine"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((tmp_path / "rep" / "report.json").read_text())
+    sec = next(s for s in doc["sections"] if s["id"] == "pitch")
+    assert sec["data"]["n_utterances"] == 1 and sec["data"]["mean"] == pytest.approx(1.0, abs=3e-3)
+    assert "pitch correlation" in (tmp_path / "rep" / "report.html").read_text()

@@ -76,6 +76,9 @@ def register(app: typer.Typer) -> None:
             help="Also the semantic similarity of each condition's transcripts to the baseline's."),
         pitch: bool = typer.Option(False, "--pitch", help="Also the pitch correlation rho_F0 of --audio and "
                                    "--anonymized (needs both)."),
+        save_pitch: Optional[Path] = typer.Option(
+            None, "--save-pitch", help="With --pitch: write utterance_id,rho_f0 to this CSV (SYSTEM/pitch_correlation.csv "
+            "adds rho_F0 to `vpeval audit`)."),
         utterances: bool = typer.Option(False, "--utterances", help="Also print per-utterance rows."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
@@ -88,6 +91,12 @@ def register(app: typer.Typer) -> None:
             if audio is None or anonymized is None:
                 raise VpevalError("--pitch needs both --audio and --anonymized")
             rho = _pitch(audio, anonymized, quiet or json_out)
+            if save_pitch is not None:
+                from ..io.pitch_table import write_pitch_table
+
+                write_pitch_table(save_pitch, rho)
+        elif save_pitch is not None:
+            raise VpevalError("--save-pitch needs --pitch")
         ref_name, refs = _references(ref, audio, anonymized)
         if refs is None:
             if not pitch:
