@@ -154,3 +154,20 @@ def test_fuzz_round_trip(tmp_path_factory, rows):
     assert {u: p.resolve() for u, p in k.wav.items()} == {u: p.resolve() for u, p in wav.items()}
     assert k.sex == dict(sorted(sex.items()))
     assert k.text == {u: " ".join(t.split()) for u, t in sorted(text.items())}
+
+
+def test_cli_refuses_a_piped_data_folder_and_metadata_out_without_one(tmp_path, audio):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    marker = tmp_path / "ran"
+    d = _folder(tmp_path, **{"wav.scp": f"a1 ../audio/a1.wav\na2 touch {marker} |\n", "utt2spk": "a1 A\na2 A\n"})
+    r = CliRunner().invoke(app, ["anonymize", str(d), str(tmp_path / "out"), "-q"])
+    assert r.exit_code == 2 and f"{d / 'wav.scp'}:2" in r.output and "piped command" in r.output
+    assert not marker.exists() and not (tmp_path / "out" / "wav.scp").exists()
+    r = CliRunner().invoke(app, ["embed", str(d), "-o", str(tmp_path / "e.npz"), "-q"])
+    assert r.exit_code == 2 and "piped command" in r.output
+    r = CliRunner().invoke(app, ["embed", str(audio), "-o", str(tmp_path / "e.npz"), "-q",
+                                 "--metadata-out", str(tmp_path / "m.csv")])
+    assert r.exit_code == 2 and "Kaldi data folder" in r.output
