@@ -207,3 +207,12 @@ def test_readme_numbers_of_the_example(demo_report):
     v = doc["verdicts"]["mcadams"]
     assert v["verdict"] == "leaks" and v["strongest_attacker"] == "mfcc-stats/plda/anonymized"
     assert v["metrics"]["rank1"] == 1.0 and round(100 * v["metrics"]["rank1_chance"], 1) == 0.9
+    # the two further systems
+    systems = _section(doc, "summary")["data"]["systems"]
+    assert list(systems) == ["mcadams", "vtln", "resample"]
+    for name, attacker, oa in (("vtln", "fusion/original", 10.2), ("resample", "mfcc-stats/lda/original", 11.9)):
+        st = systems[name]["strongest"]
+        assert st["oa"]["eer"]["attacker"] == attacker and round(100 * st["oa"]["eer"]["eer_rocch"], 1) == oa
+        assert st["aa"]["eer"]["attacker"] == "fusion/anonymized"
+        assert round(100 * st["aa"]["eer"]["eer_rocch"], 1) == 0.1
+        assert doc["verdicts"][name]["verdict"] == "leaks"
