@@ -149,3 +149,34 @@ def linkability(tar, non, omega=1.0, n_bins=10):
     f = [d[i] * y_t[i] for i in range(n_bins)]
     area = sum((centres[i + 1] - centres[i]) * (f[i] + f[i + 1]) / 2 for i in range(n_bins - 1))
     return float(area)
+
+
+def closest_eer(tar, non):
+    """Closest-point EER over the block operating points, exact in fractions; first of equally close points."""
+    ts = sorted(set(tar) | set(non)) + [math.inf]
+    best = None
+    for t in ts:
+        pmiss = Fraction(sum(1 for x in tar if x < t), len(tar))
+        pfa = Fraction(sum(1 for x in non if x >= t), len(non))
+        gap = abs(pmiss - pfa)
+        if best is None or gap < best[0]:
+            best = (gap, (pmiss + pfa) / 2)
+    return float(best[1])
+
+
+def script_closest_eer(tar, non):
+    """The ASVspoof 2019 ``compute_eer`` rule rebuilt from its description: one operating point after every
+    trial of the list sorted stably (targets first among ties), rejecting scores up to and including it."""
+    scores = list(tar) + list(non)
+    labels = [1] * len(tar) + [0] * len(non)
+    order = sorted(range(len(scores)), key=lambda i: scores[i])
+    pts = [(Fraction(0), Fraction(1))]
+    n_miss, n_fa = 0, len(non)
+    for i in order:
+        if labels[i]:
+            n_miss += 1
+        else:
+            n_fa -= 1
+        pts.append((Fraction(n_miss, len(tar)), Fraction(n_fa, len(non))))
+    gap, val = min(((abs(m - f), (m + f) / 2) for m, f in pts), key=lambda p: p[0])
+    return float(val)

@@ -40,7 +40,7 @@ def test_original_identifiable_anonymized_not_perfect(demo_report):
 
 def test_linkage_original_vs_anonymized(demo_report):
     _, doc = demo_report
-    cond = _section(doc, "linkage-resemblyzer-ge2e/cosine")["data"]["conditions"]
+    cond = _section(doc, "mcadams-linkage-resemblyzer-ge2e/cosine")["data"]["conditions"]
     oo, oa = cond["oo"], cond["oa"]
     n = oo["lid"]["summary"]["n_speakers"]
     assert n == 111  # 10 evaluation speakers + 101 distractors (the 150 training speakers are not enrolled)
@@ -52,7 +52,9 @@ def test_linkage_original_vs_anonymized(demo_report):
 
 def test_attackers_trained_semi_informed_and_fused(demo_report):
     _, doc = demo_report
-    attackers = doc["attackers"]
+    # several systems: attacker keys are "<system> / <attacker>"; those of the McAdams system
+    assert {k.split(" / ")[0] for k in doc["attackers"]} == {"mcadams", "vtln", "resample"}
+    attackers = {k.split(" / ", 1)[1]: a for k, a in doc["attackers"].items() if k.startswith("mcadams / ")}
     kinds = {(a["backend"], a["trained_on"]) for a in attackers.values()}
     assert {("cosine", "none"), ("plda", "anonymized"), ("lda", "anonymized"), ("plda", "original"),
             ("fusion", "anonymized"), ("fusion", "original")} <= kinds
@@ -238,3 +240,12 @@ def test_readme_numbers_of_the_example(demo_report):
     v = doc["verdicts"]["mcadams"]
     assert v["verdict"] == "leaks" and v["strongest_attacker"] == "mfcc-stats/plda/anonymized"
     assert v["metrics"]["rank1"] == 1.0 and round(100 * v["metrics"]["rank1_chance"], 1) == 0.9
+    # the two further systems
+    systems = _section(doc, "summary")["data"]["systems"]
+    assert list(systems) == ["mcadams", "vtln", "resample"]
+    for name, attacker, oa in (("vtln", "fusion/original", 10.2), ("resample", "mfcc-stats/lda/original", 11.9)):
+        st = systems[name]["strongest"]
+        assert st["oa"]["eer"]["attacker"] == attacker and round(100 * st["oa"]["eer"]["eer_rocch"], 1) == oa
+        assert st["aa"]["eer"]["attacker"] == "fusion/anonymized"
+        assert round(100 * st["aa"]["eer"]["eer_rocch"], 1) == 0.1
+        assert doc["verdicts"][name]["verdict"] == "leaks"

@@ -89,6 +89,42 @@ def test_committed_training_speakers():
     assert total < 1_500_000
 
 
+SYSTEM_PARAMS = {"vtln": ["warp", "f0_ratio"], "resample": ["ratio"]}
+
+
+@pytest.mark.parametrize("system", sorted(SYSTEM_PARAMS))
+def test_committed_further_systems(system):
+    """vtln/ and resample/: the same evaluation and training rows as McAdams, their own anonymized rows and
+    parameters (drawn per speaker from seed 2024)."""
+    from vpeval.anonymize import _world_parameters
+
+    d = EXAMPLE / system
+    params = SYSTEM_PARAMS[system]
+    per = {r["speaker_id"]: r for r in read_csv(d / "parameters_per_speaker.csv")}
+    assert len(per) == 261
+    for spk, r in per.items():
+        want = _world_parameters(system, 2024, spk)
+        assert [r[p] for p in params] == [f"{want[p]:.6f}" for p in params]
+    main_meta = read_csv(EXAMPLE / "metadata.csv")
+    for sub in ("", "train/"):
+        meta = read_csv(d / f"{sub}metadata.csv")
+        ref = read_csv(EXAMPLE / f"{sub}metadata.csv")
+        drop = lambda r: {k: v for k, v in r.items() if k not in params and k != "alpha"}  # noqa: E731
+        assert [drop(r) for r in meta] == [drop(r) for r in ref]
+        for r in meta:
+            assert [r[p] for p in params] == ([per[r["speaker_id"]][p] for p in params]
+                                              if r["condition"] == "anonymized" else [""] * len(params))
+        for name in ("embeddings_mfcc.npz", "embeddings_resemblyzer.npz"):
+            es, base = read_embeddings(d / sub / name), read_embeddings(EXAMPLE / sub / name)
+            assert list(es.utterance_id) == [r["utterance_id"] for r in meta]
+            assert list(es.condition) == [r["condition"] for r in meta]
+            o = es.condition == "original"
+            np.testing.assert_array_equal(es.embeddings[o], base.embeddings[base.condition == "original"])
+            # its anonymized rows are not McAdams's
+            assert np.max(np.abs(es.embeddings[~o] - base.embeddings[base.condition == "anonymized"])) > 1e-2
+    assert len(main_meta) == 402
+
+
 def _load_script():
     spec = importlib.util.spec_from_file_location("make_example", EXAMPLE / "make_example.py")
     mod = importlib.util.module_from_spec(spec)
@@ -133,3 +169,17 @@ def test_regenerating_two_speakers_reproduces_committed_rows(tmp_path):
     np.testing.assert_allclose(new_tr.embeddings, old_tr.embeddings[rows], rtol=RTOL, atol=ATOL)
     assert read_csv(tmp_path / "train" / "metadata.csv") == [
         r for r in read_csv(EXAMPLE / "train" / "metadata.csv") if r["speaker_id"] == "103"]
+
+    # the further systems' subfolders
+    for system in SYSTEM_PARAMS:
+        for sub in ("", "train/"):
+            new = read_embeddings(tmp_path / system / sub / "embeddings_mfcc.npz")
+            old = read_embeddings(EXAMPLE / system / sub / "embeddings_mfcc.npz")
+            index = {(u, c): i for i, (u, c) in enumerate(zip(old.utterance_id, old.condition))}
+            rows = [index[(u, c)] for u, c in zip(new.utterance_id, new.condition)]
+            np.testing.assert_allclose(new.embeddings, old.embeddings[rows], rtol=RTOL, atol=ATOL)
+            keep = {"1688", "1034", "103"}
+            assert read_csv(tmp_path / system / sub / "metadata.csv") == [
+                r for r in read_csv(EXAMPLE / system / sub / "metadata.csv") if r["speaker_id"] in keep]
+        assert read_csv(tmp_path / system / "parameters_per_speaker.csv") == [
+            r for r in read_csv(EXAMPLE / system / "parameters_per_speaker.csv") if r["speaker_id"] in keep]

@@ -98,7 +98,7 @@ def test_bad_arrays_raise_our_error(bad):
 
 def test_bad_parameters():
     with pytest.raises(InvalidScoresError):
-        eer([1], [0], method="closest")
+        eer([1], [0], method="bogus")
     with pytest.raises(InvalidScoresError):
         min_dcf([1], [0], p_target=1.0)
     with pytest.raises(InvalidScoresError):
@@ -154,6 +154,7 @@ def test_asvspoof_targets_vs_nontargets(shared):
     c = det_curve(t.tar, t.non)
     i = np.argmin(np.abs(c.pmiss - c.pfa))
     assert (c.pmiss[i] + c.pfa[i]) / 2 == pytest.approx(0.0242653, abs=5e-8)
+    assert eer(t.tar, t.non, method="closest") == pytest.approx(0.0242653, abs=5e-8)
     # our named estimators bracket it sensibly
     assert rocch_eer(t.tar, t.non) <= interp_eer(t.tar, t.non)
     assert abs(interp_eer(t.tar, t.non) - 0.0242653) < 1e-3

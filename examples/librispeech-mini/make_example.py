@@ -30,6 +30,15 @@ Steps (the same library calls as ``vpeval anonymize DATA_DIR ANON --alpha speake
    source_utterance,start_s). The other 101 ``train-clean-100`` speakers stay in the main folder as 1-to-N
    distractors / cohort impostors.
 
+5. two more anonymization systems (``--systems``, default both): ``vtln`` (WORLD F0 ratio + bilinear
+   spectral-envelope warping, :func:`vpeval.anonymize_world.vtln`) and ``resample`` (phase vocoder +
+   resampling, :func:`vpeval.anonymize_world.resample_shift`), parameters drawn per speaker from the same
+   seed (``anonymize_folder(..., method=..., alpha="speaker", seed=2024)``). Each goes to its own subfolder
+   ``<system>/`` laid out like this folder for ``vpeval audit``: ``embeddings_<extractor>.npz`` (the same
+   original rows as above, then that system's anonymized rows), ``metadata.csv`` (the parameter columns
+   ``warp,f0_ratio`` or ``ratio`` instead of ``alpha``), ``parameters_per_speaker.csv`` and ``train/`` (the
+   same training segments, anonymized by that system).
+
 ``--speakers`` restricts everything to some speakers (used by the regeneration test); ``--out`` defaults to
 this folder.
 """
@@ -50,6 +59,8 @@ SEED = 2024
 ALPHA_RANGE = (0.5, 0.9)
 DEFAULT_DATA = HERE / ".." / ".." / ".." / "shared" / "data" / "librispeech-mini"
 FILE_NAMES = {"mfcc": "embeddings_mfcc.npz", "resemblyzer": "embeddings_resemblyzer.npz"}
+#: The further systems and their parameter columns (McAdams, ``alpha``, stays in the main folder).
+SYSTEMS = {"vtln": ("warp", "f0_ratio"), "resample": ("ratio",)}
 #: Attacker training split: segment length (s) and speakers per sex.
 SEGMENT_S = 3.0
 TRAIN_PER_SEX = 75
@@ -128,12 +139,48 @@ def cut_segments(src: Path, dest: Path) -> list[tuple[str, str, float, float]]:
     return rows
 
 
+def write_system_tables(out: Path, table, params, speakers: dict, train_spk: set, segments) -> None:
+    """metadata.csv, parameters_per_speaker.csv and train/metadata.csv of a further system (step 5)."""
+    cols = ["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", *params]
+    fmt = lambda row, cond: [f"{getattr(row, p):.6f}" if cond == "anonymized" else "" for p in params]  # noqa: E731
+    with open(out / "metadata.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(cols)
+        for cond in ("original", "anonymized"):
+            for row in table.itertuples():
+                if row.speaker_id in train_spk:
+                    continue
+                sp = speakers[row.speaker_id]
+                w.writerow([row.utterance_id, row.speaker_id, cond, sp["librispeech_subset"], sp["sex"],
+                            f"{row.duration_s:.4f}", *fmt(row, cond)])
+    per_spk = table.groupby("speaker_id").first()
+    with open(out / "parameters_per_speaker.csv", "w", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(["speaker_id", "sex", "subset", *params])
+        for spk in sorted(per_spk.index):
+            w.writerow([spk, speakers[spk]["sex"], speakers[spk]["librispeech_subset"],
+                        *[f"{per_spk.loc[spk, p]:.6f}" for p in params]])
+    if train_spk:
+        with open(out / "train" / "metadata.csv", "w", newline="") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(cols + ["source_utterance", "start_s"])
+            for cond in ("original", "anonymized"):
+                for seg, src, start, dur in segments:
+                    spk = src.split("-")[0]
+                    sp = speakers[spk]
+                    vals = [f"{per_spk.loc[spk, p]:.6f}" if cond == "anonymized" else "" for p in params]
+                    w.writerow([seg, spk, cond, sp["librispeech_subset"], sp["sex"], f"{dur:.4f}", *vals, src,
+                                f"{start:.4f}"])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", nargs="?", default=str(DEFAULT_DATA), help="librispeech-mini folder")
     ap.add_argument("--out", default=str(HERE), help="output folder (default: this folder)")
     ap.add_argument("--extractors", default="mfcc,resemblyzer", help="comma-separated: mfcc,resemblyzer")
     ap.add_argument("--speakers", default=None, help="comma-separated speaker ids (default: all)")
+    ap.add_argument("--systems", default=",".join(SYSTEMS), help="further anonymizers, comma-separated: "
+                    + ",".join(SYSTEMS) + " (empty: McAdams only)")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
 
@@ -143,6 +190,10 @@ def main(argv=None) -> int:
 
     data, out = Path(args.data), Path(args.out)
     extractors = [e for e in args.extractors.split(",") if e]
+    systems = [x for x in args.systems.split(",") if x]
+    for x in systems:
+        if x not in SYSTEMS:
+            sys.exit(f"error: unknown system {x!r}; choose from {', '.join(SYSTEMS)}")
     for e in extractors:
         if e not in FILE_NAMES:
             sys.exit(f"error: unknown extractor {e!r}; choose from {', '.join(FILE_NAMES)}")
@@ -165,9 +216,16 @@ def main(argv=None) -> int:
                                  quiet=args.quiet)
         timings["anonymize_s"] = round(time.perf_counter() - t, 2)
         audio_s = float(table["duration_s"].sum())
+        tables, anon_dirs = {}, {}
+        for x in systems:
+            anon_dirs[x] = Path(tmp) / f"anonymized-{x}"
+            t = time.perf_counter()
+            tables[x] = anonymize_folder(orig, anon_dirs[x], alpha="speaker", seed=SEED, method=x, quiet=args.quiet)
+            timings[f"anonymize_{x}_s"] = round(time.perf_counter() - t, 2)
         # the training speakers leave the evaluation folders and are cut into segments
         seg_rows = {}
-        for cond, folder in (("original", orig), ("anonymized", anon)):
+        for cond, folder in [("original", orig), ("anonymized", anon)] + [(f"anonymized-{x}", anon_dirs[x])
+                                                                          for x in systems]:
             tdir = Path(tmp) / f"train-{cond}"
             for f in sorted(folder.rglob("*.flac")):
                 if f.stem.split("-")[0] in train_spk:
@@ -175,21 +233,31 @@ def main(argv=None) -> int:
                     moved.parent.mkdir(parents=True, exist_ok=True)
                     f.rename(moved)
             seg_rows[cond] = cut_segments(tdir / "whole", tdir / "segments") if train_spk else []
-        if seg_rows["original"] != seg_rows["anonymized"]:
+        if any(seg_rows["original"] != v for v in seg_rows.values()):
             sys.exit("error: original and anonymized training utterances were cut differently")
         for name in extractors:
             ext = get_extractor(name)
             t = time.perf_counter()
-            es = embed_folder(orig, ext, condition="original", quiet=args.quiet)
-            es = es.concat(embed_folder(anon, ext, condition="anonymized", quiet=args.quiet))
+            es_o = embed_folder(orig, ext, condition="original", quiet=args.quiet)
+            es = es_o.concat(embed_folder(anon, ext, condition="anonymized", quiet=args.quiet))
             write_embeddings(out / FILE_NAMES[name], es)
             if train_spk:
-                tr = embed_folder(Path(tmp) / "train-original" / "segments", ext, condition="original",
-                                  quiet=args.quiet)
-                tr = tr.concat(embed_folder(Path(tmp) / "train-anonymized" / "segments", ext,
-                                            condition="anonymized", quiet=args.quiet))
+                tr_o = embed_folder(Path(tmp) / "train-original" / "segments", ext, condition="original",
+                                    quiet=args.quiet)
+                tr = tr_o.concat(embed_folder(Path(tmp) / "train-anonymized" / "segments", ext,
+                                              condition="anonymized", quiet=args.quiet))
                 write_embeddings(out / "train" / FILE_NAMES[name], tr)
             timings[f"embed_{name}_s"] = round(time.perf_counter() - t, 2)
+            for x in systems:
+                t = time.perf_counter()
+                (out / x / "train").mkdir(parents=True, exist_ok=True)
+                write_embeddings(out / x / FILE_NAMES[name],
+                                 es_o.concat(embed_folder(anon_dirs[x], ext, condition="anonymized", quiet=args.quiet)))
+                if train_spk:
+                    seg = Path(tmp) / f"train-anonymized-{x}" / "segments"
+                    write_embeddings(out / x / "train" / FILE_NAMES[name],
+                                     tr_o.concat(embed_folder(seg, ext, condition="anonymized", quiet=args.quiet)))
+                timings[f"embed_{name}_{x}_s"] = round(time.perf_counter() - t, 2)
 
     table = table.sort_values("utterance_id")
     if train_spk:
@@ -221,12 +289,16 @@ def main(argv=None) -> int:
         for spk in sorted(per_spk.index):
             w.writerow([spk, speakers[spk]["sex"], speakers[spk]["librispeech_subset"], f"{per_spk[spk]:.6f}"])
 
+    for x in systems:
+        write_system_tables(out / x, tables[x].sort_values("utterance_id"), SYSTEMS[x], speakers, train_spk,
+                            seg_rows["original"])
+
     versions = {"python": platform.python_version()}
     from importlib import metadata
 
     for mod, dist in (("vpeval", "vpeval"), ("numpy", "numpy"), ("scipy", "scipy"), ("librosa", "librosa"),
                       ("soundfile", "soundfile"), ("torch", "torch"), ("resemblyzer", "resemblyzer"),
-                      ("webrtcvad", "webrtcvad-wheels")):
+                      ("webrtcvad", "webrtcvad-wheels"), ("pyworld", "pyworld-prebuilt")):
         if mod in sys.modules:
             try:
                 versions[dist] = metadata.version(dist)
@@ -242,6 +314,11 @@ def main(argv=None) -> int:
         "audio_s": round(audio_s, 3),
         "anonymizer": {"method": "McAdams (vpeval.anonymize.mcadams)", "alpha": "per speaker",
                        "alpha_range": list(ALPHA_RANGE), "seed": SEED},
+        "systems": {
+            "mcadams": "main folder",
+            **{x: {"folder": f"{x}/", "method": f"vpeval.anonymize.anonymize_folder(method={x!r})",
+                   "parameters": list(SYSTEMS[x]), "drawn": "per speaker", "seed": SEED} for x in systems},
+        },
         "extractors": extractors,
         "versions": versions,
         "timings": timings,

@@ -65,6 +65,7 @@ from .metrics import (
     det_curve,
     eer,
     interp_eer,
+    closest_eer,
     linkability,
     min_cllr,
     min_dcf,
@@ -79,7 +80,7 @@ __all__ = [
     "Trials", "read_trials_scores", "read_score_label", "read_columns", "EmbeddingSet", "read_embeddings",
     "write_embeddings",
     # verification
-    "eer", "rocch_eer", "interp_eer", "det_curve", "min_dcf", "act_dcf", "cllr", "min_cllr", "linkability",
+    "eer", "rocch_eer", "interp_eer", "closest_eer", "det_curve", "min_dcf", "act_dcf", "cllr", "min_cllr", "linkability",
     # calibration
     "pav_llr", "PAVCalibrator", "LogisticCalibrator", "ScoreCalibrator",
     # disclosure

@@ -69,3 +69,8 @@ class DegenerateInputWarning(VpevalWarning):
 class FewPermutationsWarning(VpevalWarning):
     """Too few permutations: the smallest reachable p-value ``1 / (n_perm + 1)`` is above the level at which
     a verdict is drawn, so no result can ever be called a leak (or above baseline)."""
+
+
+class UndefinedPitchCorrelationWarning(VpevalWarning):
+    """A pitch correlation is undefined (fewer than two frames voiced in both contours, or a constant
+    contour over them) and is returned as NaN."""

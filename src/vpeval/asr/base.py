@@ -99,10 +99,11 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False) -> di
     from pathlib import Path
 
     from ..io.audio import AUDIO_EXTENSIONS
+    from ..io.kaldi_data import is_kaldi_data_folder
 
     folder = Path(folder)
     stems = {}
-    if folder.is_dir():
+    if folder.is_dir() and not is_kaldi_data_folder(folder):
         stems = {p.stem: "-" for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS}
     items = scan_audio_folder(folder, metadata=stems or None)
     out: dict[str, str] = {}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Optional
 
@@ -16,7 +17,10 @@ __all__ = ["register"]
 _AUDIO_RULES = (
     "Audio: 16 kHz mono FLAC/WAV below the folder (recursive); other rates are refused, not resampled. "
     "Utterance id = file name without extension; speaker id = its first '-'-separated field "
-    "(1688-142285-0000 -> 1688) unless --metadata CSV (columns utterance_id,speaker_id) is given."
+    "(1688-142285-0000 -> 1688) unless --metadata CSV (columns utterance_id,speaker_id) is given. "
+    "A Kaldi data folder (with wav.scp) is read instead as wav.scp (plain file paths, relative to the folder; "
+    "piped commands and other extended file names are refused, never run) + utt2spk (+ spk2gender, text); "
+    "anonymize then writes a data folder (OUTPUT/wav.scp, utt2spk, spk2utt, spk2gender, text)."
 )
 
 
@@ -42,15 +46,20 @@ def anonymize_cmd(
     audio_format: str = typer.Option("flac", "--format", help="Output format: flac or wav (16-bit PCM)."),
     force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval anonymize` output folder "
                                "(proved by its manifest) as a whole."),
+    method: str = typer.Option(
+        "mcadams", "--method",
+        help="mcadams (VoicePrivacy B2), vtln (WORLD: F0 ratio + bilinear spectral-envelope warping, VoiceMask "
+             "style) or resample (phase vocoder + resampling: F0 and formants scaled together). vtln and resample "
+             "draw their parameters: give --alpha speaker|utterance and --seed (extra 'vocoder' for vtln)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
 ) -> None:
-    """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2).
+    """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2) or --method.
 
     Writes the anonymized files and OUT_DIR/anonymization.csv
-    (utterance_id,speaker_id,alpha,duration_s,output).
+    (utterance_id,speaker_id,alpha,duration_s,output; vtln: warp,f0_ratio and resample: ratio instead of alpha).
     """
     from ..anonymize import anonymize_folder
     from ..io.output import claim_folder
@@ -71,7 +80,7 @@ def anonymize_cmd(
                 execution(scheduler, workers) as client:
             df = anonymize_folder(
                 in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
-                audio_format=audio_format, quiet=quiet, client=client,
+                audio_format=audio_format, quiet=quiet, client=client, method=method,
             )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
@@ -81,8 +90,9 @@ def anonymize_cmd(
         "speakers": int(df["speaker_id"].nunique()),
         "duration_s": round(float(df["duration_s"].sum()), 3),
         "alpha": alpha,
-        "alpha_min_used": float(df["alpha"].min()),
-        "alpha_max_used": float(df["alpha"].max()),
+        "method": method,
+        **({"alpha_min_used": float(df["alpha"].min()), "alpha_max_used": float(df["alpha"].max())}
+           if method == "mcadams" else {}),
         "manifest": str(out_dir / "anonymization.csv"),
     }
     if as_json:
@@ -90,7 +100,8 @@ def anonymize_cmd(
     else:
         typer.echo(
             f"anonymized {summary['utterances']} utterances of {summary['speakers']} speakers "
-            f"({summary['duration_s']:.1f} s) into {out_dir}; alphas in the manifest {summary['manifest']}"
+            f"({summary['duration_s']:.1f} s) into {out_dir} ({method}); parameters in the manifest "
+            f"{summary['manifest']}"
         )
 
 
@@ -104,6 +115,11 @@ def embed_cmd(
     force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT written by `vpeval embed` "
                                "(proved by its manifest); without --append or --force an existing OUTPUT is "
                                "refused."),
+    metadata_out: Optional[Path] = typer.Option(
+        None, "--metadata-out",
+        help="Kaldi data folder input only: write its utterance metadata (utterance_id,speaker_id,condition and "
+             "sex from spk2gender) to this CSV, e.g. SYSTEM/metadata.csv for `vpeval audit`; with --append the "
+             "rows are added to an existing file."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
     scheduler: Optional[str] = SchedulerOpt,
@@ -125,15 +141,24 @@ def embed_cmd(
             raise VpevalError(f"--condition must be 'original' or 'anonymized', got {condition!r}")
         if append and force:
             raise VpevalError("--append and --force exclude each other")
+        if metadata_out is not None:
+            from ..io.kaldi_data import is_kaldi_data_folder
+
+            if not is_kaldi_data_folder(audio_dir):
+                raise VpevalError("--metadata-out needs a Kaldi data folder (with wav.scp) as input")
         ext = get_extractor(extractor)
         # claimed before the work (a second run is refused at once); with --append the earlier rows are read
         # under the claim's lock, and old and new rows are installed together
-        with claim_file(output, command="embed", force=force, append=append, protect=[audio_dir]) as claim:
+        with claim_file(output, command="embed", force=force, append=append, protect=[audio_dir]) as claim, \
+                (claim_file(metadata_out, command="embed-metadata", force=force, append=append,
+                            protect=[audio_dir, output]) if metadata_out is not None else nullcontext()) as mclaim:
             with execution(scheduler, workers) as client:
                 es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client)
             if append and output.exists():
                 es = read_embeddings(output).concat(es)
             write_embeddings(claim.path, es)
+            if mclaim is not None:
+                _write_kaldi_metadata(audio_dir, condition, metadata_out, mclaim.path, append)
     except OutputExistsError as exc:
         _fail(OutputExistsError(f"{exc}; --append adds the new rows to it") if not append else exc)
     except (VpevalError, ImportError) as exc:  # ExtractorUnavailableError is an ImportError
@@ -151,6 +176,25 @@ def embed_cmd(
         typer.echo(
             f"wrote {summary['rows']} {summary['extractor']} embeddings ({summary['dim']}-dim) to {output}"
         )
+
+
+def _write_kaldi_metadata(audio_dir: Path, condition: str, path: Path, dest: Path, append: bool) -> None:
+    """The utterance metadata of the Kaldi data folder ``audio_dir`` (with sex from spk2gender), written to the
+    claimed ``dest`` for the output ``path``; with ``append`` the rows of an existing ``path`` for other
+    conditions are kept."""
+    import pandas as pd
+
+    from ..io.kaldi_data import kaldi_metadata_table, read_kaldi_data_folder
+
+    table = kaldi_metadata_table(read_kaldi_data_folder(audio_dir, check_files=False), condition)
+    if append and path.exists():
+        old = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if list(old.columns) != list(table.columns):
+            raise VpevalError(f"{path}: columns {list(old.columns)} differ from {list(table.columns)}; "
+                              "cannot append")
+        old = old[old["condition"] != condition]  # re-embedding a condition replaces its rows
+        table = pd.concat([old, table], ignore_index=True)
+    table.to_csv(dest, index=False)
 
 
 def register(app: typer.Typer) -> None:

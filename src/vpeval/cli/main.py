@@ -301,10 +301,18 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
             utility[name] = {c: wer(ref, read_transcripts(tdir / f"{c}.txt")) for c in hyps}
             inputs += [{"name": f"{name}/transcripts/{f.name}", "path": str(f), "sha256": sha256_file(f)}
                        for f in sorted(tdir.glob("*.txt"))]
+    pitch = {}
+    for folder, name in systems:
+        if (folder / "pitch_correlation.csv").is_file():
+            from ..io.pitch_table import read_pitch_table
+
+            f = folder / "pitch_correlation.csv"
+            pitch[name] = read_pitch_table(f)
+            inputs.append({"name": f"{name}/pitch_correlation", "path": str(f), "sha256": sha256_file(f)})
     with console.status("auditing") as status:
         from ..backends import BACKENDS
 
-        rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility,
+        rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility, pitch=pitch,
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
                             dataset=dataset, split=split, client=client)
@@ -389,7 +397,8 @@ def _print_verdicts(console: Console, verdicts: dict) -> None:
         console.print(table)
 
 
-@app.command(help="Run the full audit on the bundled LibriSpeech example (real speech, McAdams-anonymized; "
+@app.command(help="Run the full audit on the bundled LibriSpeech example (real speech anonymized by three systems side by "
+             "side: McAdams, WORLD F0 scaling + VTLN-style envelope warping, and resampling; "
              "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
              "original and on anonymized speech of 150 training speakers, plus two fusions) and write the report. "
              "Needs no audio and no torch.")
@@ -415,10 +424,17 @@ def demo(
     split: str = typer.Option("eval", "--split", help="Value of the split column of --vpc-table."),
 ):
     folder = _find_example(example)
-    _run_audit([(folder, "mcadams")], out, force, quiet, json_out,
-               "vpeval demo: McAdams anonymization of LibriSpeech (bundled example)", seed,
+    # McAdams in the example folder itself; the further systems in its subfolders (see its README)
+    systems = [(folder, "mcadams")] + [(folder / x, x) for x in _EXAMPLE_SYSTEMS
+                                       if sorted((folder / x).glob("embeddings_*.npz"))]
+    _run_audit(systems, out, force, quiet, json_out,
+               "vpeval demo: " + ", ".join(_EXAMPLE_SYSTEMS.get(n, "McAdams") for _, n in systems)
+               + " anonymization of LibriSpeech (bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo")
+
+
+_EXAMPLE_SYSTEMS = {"vtln": "WORLD F0 + VTLN-warping", "resample": "resampling"}
 
 
 @app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
@@ -429,7 +445,8 @@ def demo(
              "metadata.csv (utterance_id,speaker_id,condition,sex,...: enables the soft-biometric section) and "
              "transcripts/ref.txt with transcripts/original.txt and/or anonymized.txt (Kaldi `utt_id words...` "
              "lines, e.g. from `vpeval utility --save-hyp`: enables the utility section and the privacy-utility "
-             "plot), given as DIR or NAME=DIR.")
+             "plot), optionally pitch_correlation.csv (utterance_id,rho_f0 from `vpeval utility --pitch --save-pitch`: "
+             "adds the pitch correlation), given as DIR or NAME=DIR.")
 @handle_errors
 def audit(
     systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),

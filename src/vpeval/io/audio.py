@@ -16,6 +16,9 @@ Conventions (the same for every command that reads audio):
   is given, which then decides for every utterance.  A stem without ``-`` has no speaker field and,
   without metadata, is an error; so is an utterance missing from the metadata.
 - **Unreadable files** raise :class:`~vpeval.errors.InputFileError` naming the file.
+- **Kaldi data folders**: a folder holding ``wav.scp`` is read as a Kaldi data folder instead
+  (:mod:`vpeval.io.kaldi_data`): utterance ids and audio paths from ``wav.scp``, speakers from ``utt2spk``;
+  no metadata CSV is taken then.
 """
 
 from __future__ import annotations
@@ -231,11 +234,28 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
     ------
     InputFileError
         The folder does not exist or holds no ``.flac``/``.wav`` file; a dangling symbolic link below it
-        (symbolically linked folders are followed); two files share a stem; an utterance has no speaker (stem without ``-`` and no metadata, or absent from the metadata).
+        (symbolically linked folders are followed); two files share a stem; an utterance has no speaker (stem
+        without ``-`` and no metadata, or absent from the metadata). For a Kaldi data folder (``wav.scp``
+        present): every error of :func:`vpeval.io.kaldi_data.read_kaldi_data_folder`, and ``metadata`` given
+        (speakers come from ``utt2spk``).
+
+    Notes
+    -----
+    For a Kaldi data folder the items follow ``wav.scp`` (sorted by utterance id) and ``relative_path`` is
+    ``wav/<utterance id><suffix of the source file>``, the layout :func:`vpeval.anonymize.anonymize_folder`
+    writes.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise InputFileError(folder, None, "audio folder does not exist")
+    from .kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder, relative_audio_path
+
+    if is_kaldi_data_folder(folder):
+        if metadata is not None:
+            raise InputFileError(folder, None, "is a Kaldi data folder (wav.scp): speakers come from its utt2spk; "
+                                 "do not give a metadata CSV")
+        data = read_kaldi_data_folder(folder)
+        return [AudioItem(p, u, data.utt2spk[u], relative_audio_path(u, p)) for u, p in data.wav.items()]
     if metadata is None:
         mapping = None
         meta_name = None

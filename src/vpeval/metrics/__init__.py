@@ -7,6 +7,7 @@ from .verification import (
     det_curve,
     eer,
     interp_eer,
+    closest_eer,
     linkability,
     min_cllr,
     min_dcf,
@@ -16,6 +17,6 @@ from .verification import (
 from .zebra import ZebraResult, d_ece, ece_profile, zebra, zebra_tag
 
 __all__ = [
-    "DETCurve", "det_curve", "eer", "rocch_eer", "interp_eer", "rocch", "min_dcf", "act_dcf", "cllr",
+    "DETCurve", "det_curve", "eer", "rocch_eer", "interp_eer", "closest_eer", "rocch", "min_dcf", "act_dcf", "cllr",
     "min_cllr", "linkability", "ZebraResult", "zebra", "zebra_tag", "d_ece", "ece_profile",
 ]

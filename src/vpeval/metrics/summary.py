@@ -15,7 +15,7 @@ from .._checks import as_tar_non
 from ..errors import InvalidScoresError
 from ..blocks import bin_llr, merge_sorted, operating_points, pav_bin_llr, pav_bins, scatter_blocks
 from .verification import (
-    _check_costs, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _min_normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
+    _check_costs, _closest_eer, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _min_normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
 )
 from .zebra import d_ece_bins, zebra_tag
 
@@ -103,6 +103,9 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
         MetricValue("eer_interp", "EER (interpolated)", eer_interp, "fraction",
                     "Crossing of pmiss = pfa on the straight-line-joined step DET points; may exceed 0.5",
                     "vpeval.eer(method='interp')"),
+        MetricValue("eer_closest", "EER (closest point)", _closest_eer(b), "fraction",
+                    "Mean of pmiss and pfa where they are closest (ASVspoof/VoicePrivacy scripts), tied scores "
+                    "as blocks; may exceed 0.5", "vpeval.eer(method='closest')"),
     ]
     for p, v in zip(p_targets, min_dcfs):
         out.append(MetricValue(f"min_dcf_{p:.12g}", f"minDCF (P_tar={p:.12g})", v, "normalised cost",

@@ -24,6 +24,9 @@ Results never depend on the order of the utterances (they are sorted by id).
 
 :func:`transcript_similarity` complements WER with the meaning kept: the cosine similarity of sentence
 embeddings of two transcripts of the same utterance (e.g. ASR output on original vs anonymized speech).
+
+:func:`pitch_correlation` and :func:`pitch_correlations` measure intonation kept: the Pearson correlation
+rho_F0 of the F0 contours of an original utterance and its anonymized version (VoicePrivacy 2020).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 
 from ..errors import VpevalError
 
-__all__ = ["EmptyReferenceError", "WordErrors", "WERResult", "word_errors", "wer", "SimilarityResult",
+__all__ = ["pitch_correlation", "pitch_correlations", "PitchCorrelationResult", "EmptyReferenceError", "WordErrors", "WERResult", "word_errors", "wer", "SimilarityResult",
            "transcript_similarity"]
 
 
@@ -354,3 +357,143 @@ def transcript_similarity(texts_a, texts_b, encode: Callable[[list[str]], object
     cos = np.clip(np.einsum("ij,ij->i", e[:n], e[n:]), -1.0, 1.0)
     name = encoder_name or getattr(encode, "name", None) or type(encode).__name__
     return SimilarityResult(tuple(ids), tuple(float(c) for c in cos), str(name))
+
+
+# ------------------------------------------------------------------------------------------ pitch correlation
+
+
+def pitch_correlation(f0_original, f0_anonymized, *, max_length_difference: int = 2) -> float:
+    """rho_F0: Pearson correlation of two F0 contours over the frames voiced in both.
+
+    Parameters
+    ----------
+    f0_original, f0_anonymized : array_like of shape (n_frames,)
+        F0 in Hz per frame on the same frame grid (e.g. :func:`vpeval.pitch.f0_contour`), 0 for unvoiced
+        frames. Contours may differ in length by at most ``max_length_difference`` frames (resynthesis can
+        add or drop a frame at the end); frame ``i`` is compared with frame ``i`` over the common length.
+    max_length_difference : int, default 2
+
+    Returns
+    -------
+    float
+        Pearson's r in [-1, 1] (dimensionless) over the frames where both contours are > 0, or NaN with an
+        :class:`~vpeval.errors.UndefinedPitchCorrelationWarning` when it is undefined: fewer than two such
+        frames, or one contour constant over them (zero variance).
+
+    Raises
+    ------
+    VpevalError
+        Not 1-D, negative or non-finite values, or lengths differing by more than ``max_length_difference``.
+
+    Notes
+    -----
+    VoicePrivacy 2020 evaluation plan (Tomashenko et al., "The VoicePrivacy 2020 Challenge evaluation plan",
+    2020, Sec. 3.3, "pitch correlation"): ``rho_F0 = cov(F0_o, F0_a) / (sigma_o sigma_a)`` computed over the
+    frames voiced in both the original and the anonymized utterance; the challenge required rho_F0 > 0.3 on
+    average. Pearson's r is invariant to scaling and shifting either contour, so a constant pitch-shift factor
+    gives 1. It does not depend on the order of the frames as pairs (it is a function of the set of pairs).
+
+    Examples
+    --------
+    >>> round(pitch_correlation([100, 110, 0, 120], [200, 220, 180, 240]), 12)
+    1.0
+    >>> round(pitch_correlation([100, 110, 120, 0], [120, 110, 100, 90]), 12)
+    -1.0
+    """
+    import warnings
+
+    import numpy as np
+
+    from ..errors import UndefinedPitchCorrelationWarning
+
+    a = np.asarray(f0_original, dtype=np.float64)
+    b = np.asarray(f0_anonymized, dtype=np.float64)
+    for name, x in (("f0_original", a), ("f0_anonymized", b)):
+        if x.ndim != 1:
+            raise VpevalError(f"{name} must be 1-D, got shape {x.shape}")
+        if not np.isfinite(x).all() or (x < 0).any():
+            raise VpevalError(f"{name} must hold finite F0 values >= 0 (0 = unvoiced)")
+    if abs(a.size - b.size) > max_length_difference:
+        raise VpevalError(f"F0 contours of {a.size} and {b.size} frames differ by more than "
+                          f"{max_length_difference} frames: not the same utterance on the same frame grid?")
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    both = (a > 0) & (b > 0)
+    x, y = a[both], b[both]
+    if x.size < 2:
+        warnings.warn(f"pitch correlation undefined: {x.size} frame(s) voiced in both contours (need 2)",
+                      UndefinedPitchCorrelationWarning, stacklevel=2)
+        return float("nan")
+    x = x - x.mean()
+    y = y - y.mean()
+    sx, sy = float(np.sqrt(x @ x)), float(np.sqrt(y @ y))
+    if sx == 0 or sy == 0:
+        warnings.warn("pitch correlation undefined: a contour is constant over the frames voiced in both",
+                      UndefinedPitchCorrelationWarning, stacklevel=2)
+        return float("nan")
+    return float(np.clip((x @ y) / (sx * sy), -1.0, 1.0))
+
+
+@dataclass(frozen=True)
+class PitchCorrelationResult:
+    """Per-utterance rho_F0 and their mean.
+
+    Attributes
+    ----------
+    utterances : dict str -> float
+        rho_F0 per utterance id (sorted), NaN where undefined.
+    mean : float
+        Mean over the defined values (NaN if none is defined).
+    n_undefined : int
+        Utterances whose rho_F0 is NaN (left out of the mean).
+    """
+
+    utterances: dict
+    mean: float
+    n_undefined: int
+
+    def to_dict(self) -> dict:
+        """JSON-ready: NaN written as None."""
+        import math
+
+        clean = lambda v: None if math.isnan(v) else v  # noqa: E731
+        return {"mean": clean(self.mean), "n_utterances": len(self.utterances), "n_undefined": self.n_undefined,
+                "utterances": {u: clean(v) for u, v in self.utterances.items()}}
+
+
+def pitch_correlations(original: Mapping, anonymized: Mapping, **kw) -> PitchCorrelationResult:
+    """rho_F0 of every utterance (by id) and the mean over those where it is defined.
+
+    Parameters
+    ----------
+    original, anonymized : mapping utterance id -> F0 contour
+        The same utterance ids on both sides.
+    **kw
+        Passed to :func:`pitch_correlation`.
+
+    Returns
+    -------
+    PitchCorrelationResult
+        The mean is the unweighted mean of the per-utterance values (the VoicePrivacy average), with undefined
+        utterances left out and counted in ``n_undefined``.
+
+    Raises
+    ------
+    VpevalError
+        Different utterance ids, no utterance, or an error of :func:`pitch_correlation` (naming the utterance).
+    """
+    import math
+
+    if set(original) != set(anonymized):
+        only = sorted(set(original) ^ set(anonymized))
+        raise VpevalError(f"original and anonymized contours cover different utterances (first: {only[0]!r})")
+    if not original:
+        raise VpevalError("no utterance to correlate")
+    vals = {}
+    for u in sorted(original):
+        try:
+            vals[u] = pitch_correlation(original[u], anonymized[u], **kw)
+        except VpevalError as exc:
+            raise VpevalError(f"utterance {u!r}: {exc}") from None
+    ok = [v for v in vals.values() if not math.isnan(v)]
+    return PitchCorrelationResult(vals, sum(ok) / len(ok) if ok else float("nan"), len(vals) - len(ok))

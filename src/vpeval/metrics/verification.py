@@ -29,6 +29,7 @@ __all__ = [
     "eer",
     "rocch_eer",
     "interp_eer",
+    "closest_eer",
     "rocch",
     "min_dcf",
     "act_dcf",
@@ -149,6 +150,66 @@ def interp_eer(tar, non) -> float:
     return _interp_eer(*operating_points(b))
 
 
+def _closest_eer(b: TieBlocks) -> float:
+    # pmiss - pfa rises strictly from -1 to +1 over the block operating points (every block holds a trial), so
+    # at most two points share the smallest |pmiss - pfa|; argmin keeps the first (lower threshold), as the
+    # scripts' argmin does. The distance is compared exactly, in integers: |miss Nn - fa Nt|.
+    nt, nn = b.total_tar, b.total_non
+    miss = np.concatenate([[0], np.cumsum(b.n_tar)])
+    fa = nn - np.concatenate([[0], np.cumsum(b.n_non)])
+    if nt * nn < 2**62:
+        gap = np.abs(miss * nn - fa * nt)
+    else:  # beyond int64: Python integers
+        gap = np.abs(miss.astype(object) * nn - fa.astype(object) * nt)
+    j = int(np.argmin(gap))
+    return (int(miss[j]) * nn + int(fa[j]) * nt) / (2 * nt * nn)
+
+
+def closest_eer(tar, non) -> float:
+    """Closest-point EER: the mean of pmiss and pfa at the threshold where they are closest.
+
+    Parameters
+    ----------
+    tar, non : array_like of shape (n_tar,), (n_non,)
+        Target and non-target scores.
+
+    Returns
+    -------
+    float
+        EER as a fraction in [0, 1] (reversed scores can give more than 0.5; they are never flipped).
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty arrays or NaN.
+
+    Notes
+    -----
+    The EER printed by the ASVspoof 2019 ``compute_eer`` (``eval_metrics.py``) and by the VoicePrivacy
+    Challenge evaluation scripts that reuse it: over the operating points, take the one with the smallest
+    ``|pmiss - pfa|`` and return ``(pmiss + pfa) / 2``. If two points are equally close (one on each side of
+    the diagonal) the one with the lower threshold is taken, as ``numpy.argmin`` does in those scripts.
+
+    **Ties.** Here the operating points are those of :func:`det_curve`: one per *block* of tied scores (and
+    ``+inf``), with the decision rule ``score >= t``. The scripts instead place one operating point after
+    *every trial* of the sorted list, so a block of tied target and non-target scores is split into partial
+    points whose values depend on the order of the tied trials (a stable sort after concatenating targets
+    before non-targets). With no ties between a target and a non-target score the two agree exactly;
+    with such ties the scripts can land on a point inside a block, which no threshold realises, and which
+    changes with the input order; this estimator never does.
+
+    Examples
+    --------
+    >>> closest_eer([0.6, 0.8], [0.2, 0.7])
+    0.5
+    >>> closest_eer([0.5, 0.5], [0.5, 0.5])
+    0.5
+    >>> closest_eer([1, 2, 3], [0, 2.5])  # (1/3, 1/2) and (2/3, 1/2) equally close: the lower threshold
+    0.4166666666666667
+    """
+    return _closest_eer(tie_blocks(tar, non))
+
+
 def _rocch_points(b: TieBlocks, bins=None) -> tuple[np.ndarray, np.ndarray]:
     bins = pav_bins(b.n_tar, b.n_non) if bins is None else bins
     nt, nn = b.total_tar, b.total_non
@@ -229,10 +290,12 @@ def eer(tar, non, method: str = "rocch") -> float:
     ----------
     tar, non : array_like of shape (n_tar,), (n_non,)
         Target and non-target scores.
-    method : {"rocch", "interp"}
+    method : {"rocch", "interp", "closest"}
         ``"rocch"``: :func:`rocch_eer` (BOSARIS ROC convex hull; default, <= 0.5).
         ``"interp"``: :func:`interp_eer` (crossing of the straight-line-joined step DET points; may exceed
         0.5).
+        ``"closest"``: :func:`closest_eer` (mean of pmiss and pfa at the operating point where they are
+        closest, the ASVspoof / VoicePrivacy scripts' EER with tied scores kept as blocks; may exceed 0.5).
 
     Returns
     -------
@@ -253,7 +316,9 @@ def eer(tar, non, method: str = "rocch") -> float:
         return rocch_eer(tar, non)
     if method == "interp":
         return interp_eer(tar, non)
-    raise InvalidScoresError(f"method must be 'rocch' or 'interp', got {method!r}")
+    if method == "closest":
+        return closest_eer(tar, non)
+    raise InvalidScoresError(f"method must be 'rocch', 'interp' or 'closest', got {method!r}")
 
 
 def _check_costs(p_target, c_miss, c_fa) -> tuple[float, float, float]:

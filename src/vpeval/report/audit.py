@@ -34,7 +34,7 @@ from .groups import groups_section
 from .compare import comparisons_section
 from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import linkage_section
-from .utility import utility_section
+from .utility import pitch_section, utility_section
 from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
 from .units import LN2, nats_to_bits
@@ -542,6 +542,7 @@ def audit_systems(
     n_boot: int = 200,
     n_perm: int = 200,
     utility: dict | None = None,
+    pitch: dict | None = None,
     train: dict | None = None,
     backends=BACKENDS,
     asnorm: bool = False,
@@ -574,6 +575,9 @@ def audit_systems(
     utility : dict system name -> (dict condition -> WERResult), optional
         Word error rates (:func:`vpeval.metrics.utility.wer`) per condition (``original``, ``anonymized``);
         adds a utility section per system and the privacy-utility plot.
+    pitch : dict system name -> PitchCorrelationResult, optional
+        Pitch correlations rho_F0 (:func:`vpeval.metrics.utility.pitch_correlations`); adds a pitch section per
+        system, after its WER section.
     train : dict system name -> (dict extractor -> EmbeddingSet), optional
         Attacker training speakers per system (original and anonymized rows, anonymized by that system),
         disjoint from every evaluation speaker. Without it only the untrained cosine attackers are fielded.
@@ -666,6 +670,9 @@ def audit_systems(
         if system in utility:
             report.add(utility_section(utility[system], baseline="original" if "original" in utility[system] else None,
                                        section_id=f"{sid}utility", title=f"Utility: word error rate {pre}".rstrip(" /")))
+        if pitch and system in pitch:
+            report.add(pitch_section(pitch[system], section_id=f"{sid}pitch",
+                                     title=f"Utility: pitch correlation {pre}".rstrip(" /")))
         if res.attributes:
             report.add(_optional_section(attributes_section, res.attributes, f"{sid}attributes",
                                          f"Soft-biometric leakage (SBLS): {pre}".rstrip(": /")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..metrics.utility import SimilarityResult, WERResult
 from .document import Paragraph, Section, Table
 
-__all__ = ["utility_section"]
+__all__ = ["utility_section", "pitch_section"]
 
 
 def utility_section(results: dict[str, WERResult], *, asr: dict | None = None, baseline: str | None = None,
@@ -117,4 +117,34 @@ def utility_section(results: dict[str, WERResult], *, asr: dict | None = None, b
             "about 0 = unrelated. It shows whether recognition errors change the meaning.", "note"))
     sec.data = {"conditions": {n: results[n].to_dict() for n in names}, "asr": asr, "baseline": baseline,
                 "similarity": None if not similarity else {n: s.to_dict() for n, s in similarity.items()}}
+    return sec
+
+
+def pitch_section(result, *, section_id: str = "pitch", title: str = "Utility: pitch correlation") -> Section:
+    """rho_F0 (VoicePrivacy 2020 pitch correlation) of original and anonymized speech: mean and per utterance.
+
+    Parameters
+    ----------
+    result : vpeval.metrics.utility.PitchCorrelationResult
+    section_id, title : str
+
+    Returns
+    -------
+    Section
+        An explanatory paragraph, a one-row summary table (utterances, defined, mean rho_F0) and the
+        per-utterance table (undefined values shown as NaN). ``data`` is ``result.to_dict()``.
+    """
+    sec = Section(section_id, title)
+    sec.blocks.append(Paragraph(
+        "Pitch correlation rho_F0 (VoicePrivacy 2020 evaluation plan): per utterance, the Pearson correlation "
+        "of the F0 contours of the original and the anonymized version over the frames voiced in both (WORLD "
+        "DIO + StoneMask, 10 ms frames), then the mean over utterances. 1 = intonation fully kept; the "
+        "challenge asked for a mean above 0.3. Utterances with fewer than two frames voiced in both, or a "
+        "constant contour, have no value and are left out of the mean."))
+    sec.blocks.append(Table(["utterances", "defined", "mean rho_F0"],
+                            [[len(result.utterances), len(result.utterances) - result.n_undefined, result.mean]],
+                            caption="Mean pitch correlation", fmt="{:.4f}"))
+    sec.blocks.append(Table(["utterance", "rho_F0"], [[u, v] for u, v in result.utterances.items()],
+                            caption="Per-utterance pitch correlation", fmt="{:.4f}"))
+    sec.data = result.to_dict()
     return sec

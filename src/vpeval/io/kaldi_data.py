@@ -1,0 +1,448 @@
+"""Kaldi data folders (``wav.scp``, ``utt2spk``, ``spk2utt``, ``spk2gender``, ``text``) as audio input and output.
+
+A folder is a Kaldi data folder when it holds a file ``wav.scp``. The files read (UTF-8, one record a line,
+fields separated by whitespace, as in Kaldi's ``utils/validate_data_dir.sh``):
+
+================ ======================================== =================================================
+file             line                                     rule
+================ ======================================== =================================================
+``wav.scp``      ``<utt> <path>``                         required. ``<path>`` is the rest of the line: a
+                                                          plain file path, relative paths resolved against
+                                                          the data folder. Piped commands (``... |``) are
+                                                          refused and **never executed**; so are Kaldi's
+                                                          other extended file names (``-`` for stdin,
+                                                          ``ark:``/``scp:`` specifiers, ``file.ark:123``
+                                                          byte offsets, ``[...]`` ranges, leading ``|``).
+``utt2spk``      ``<utt> <spk>``                          required; exactly the utterances of ``wav.scp``.
+``spk2utt``      ``<spk> <utt> <utt> ...``                optional; if present it must agree with
+                                                          ``utt2spk``.
+``spk2gender``   ``<spk> m|f``                            optional; if present every speaker of ``utt2spk``
+                                                          needs a line (extra speakers are allowed).
+``text``         ``<utt> <words...>``                     optional; every utterance listed must be in
+                                                          ``wav.scp`` (utterances without a line are
+                                                          allowed here; WER then refuses them).
+================ ======================================== =================================================
+
+Every error is an :class:`~vpeval.errors.InputFileError` naming the file and the line. Blank lines,
+duplicate keys and malformed lines are errors, never skipped. Sex from ``spk2gender`` is reported as
+``M``/``F`` (the spelling of vpeval's metadata tables, e.g. the bundled example's ``metadata.csv``).
+
+:func:`write_kaldi_data_folder` writes a data folder back (sorted by key, as Kaldi requires; ``spk2utt``
+derived from ``utt2spk``), so the output of ``vpeval anonymize`` on a data folder is itself a data folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputFileError
+from .kaldi_write import atomic_write_bytes as _atomic_write
+
+
+def atomic_write_bytes(path, data: bytes) -> None:
+    _atomic_write(path, lambda f: f.write(data))
+
+__all__ = [
+    "KaldiDataFolder",
+    "is_kaldi_data_folder",
+    "read_kaldi_data_folder",
+    "write_kaldi_data_folder",
+    "kaldi_metadata_table",
+    "VPCTrial",
+    "read_vpc_enrolls",
+    "read_vpc_trials",
+    "GENDERS",
+]
+
+GENDERS = {"m": "M", "f": "F"}
+"""``spk2gender`` values and the sex label vpeval gives them."""
+
+_ARK_OFFSET = re.compile(r":\d+$")
+
+
+@dataclass(frozen=True)
+class KaldiDataFolder:
+    """The contents of a Kaldi data folder.
+
+    Attributes
+    ----------
+    folder : Path
+    wav : dict str -> Path
+        Utterance id -> audio file (relative paths of ``wav.scp`` joined to ``folder``), sorted by id.
+    utt2spk : dict str -> str
+        Utterance id -> speaker id, the same keys as ``wav``.
+    sex : dict str -> str or None
+        Speaker id -> ``"M"``/``"F"`` from ``spk2gender``; None when the file is absent.
+    text : dict str -> str or None
+        Utterance id -> transcript (the rest of the line, inner whitespace kept); None when absent.
+    wav_line : dict str -> int
+        Line of ``wav.scp`` of each utterance (for error messages of later steps).
+    """
+
+    folder: Path
+    wav: dict
+    utt2spk: dict
+    sex: dict | None = None
+    text: dict | None = None
+    wav_line: dict = field(default_factory=dict)
+
+    def speaker_sex(self) -> dict | None:
+        """Utterance id -> sex (``M``/``F``), or None without ``spk2gender``."""
+        if self.sex is None:
+            return None
+        return {u: self.sex[s] for u, s in self.utt2spk.items()}
+
+
+def is_kaldi_data_folder(path) -> bool:
+    """True if ``path`` is a folder holding a ``wav.scp`` file."""
+    p = Path(path)
+    return p.is_dir() and (p / "wav.scp").is_file()
+
+
+def _lines(path: Path):
+    """(line number, line without its end) of a UTF-8 text file; blank lines are errors."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputFileError(path, None, f"cannot be read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InputFileError(path, line, "is not valid UTF-8 text") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for i, line in enumerate(lines, start=1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            raise InputFileError(path, i, "blank line (Kaldi data files have one record on every line)")
+        yield i, line
+
+
+def _split_key(path: Path, i: int, line: str, what: str) -> tuple[str, str]:
+    parts = line.strip().split(None, 1)
+    if len(parts) < 2:
+        raise InputFileError(path, i, f"expected '<{what}> <value>', got {line.strip()!r}")
+    return parts[0], parts[1].strip()
+
+
+def _keyed(path: Path, what: str) -> tuple[dict[str, str], dict[str, int]]:
+    out: dict[str, str] = {}
+    where: dict[str, int] = {}
+    for i, line in _lines(path):
+        key, rest = _split_key(path, i, line, what)
+        if key in out:
+            raise InputFileError(path, i, f"{what} {key!r} is listed again (first on line {where[key]})")
+        out[key] = rest
+        where[key] = i
+    return out, where
+
+
+def _check_plain_path(path: Path, i: int, utt: str, spec: str) -> None:
+    if spec.endswith("|") or spec.startswith("|"):
+        raise InputFileError(
+            path, i,
+            f"utterance {utt!r} is given by a piped command ({spec!r}); vpeval never runs commands from "
+            "wav.scp: write the audio to files first (run the command yourself) and list the file paths",
+        )
+    reason = None
+    if spec == "-":
+        reason = "'-' (standard input)"
+    elif spec.startswith(("ark:", "scp:", "ark,", "scp,")):
+        reason = "an ark:/scp: specifier"
+    elif _ARK_OFFSET.search(spec):
+        reason = "an archive byte offset (file:offset)"
+    elif spec.endswith("]"):
+        reason = "a [...] range or channel specifier"
+    if reason is not None:
+        raise InputFileError(
+            path, i,
+            f"utterance {utt!r} is given by a Kaldi extended file name ({spec!r}: {reason}); vpeval reads "
+            "plain FLAC/WAV file paths only: extract the audio to files first",
+        )
+
+
+def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFolder:
+    """Read a Kaldi data folder (format in the module docstring).
+
+    Parameters
+    ----------
+    folder : str or Path
+        Folder with ``wav.scp`` and ``utt2spk`` (and optionally ``spk2utt``, ``spk2gender``, ``text``).
+    check_files : bool, default True
+        Also check that every audio file of ``wav.scp`` exists (error naming its line).
+
+    Returns
+    -------
+    KaldiDataFolder
+
+    Raises
+    ------
+    InputFileError
+        Missing ``wav.scp``/``utt2spk``; a blank, malformed or duplicate line; a piped command or other
+        extended file name in ``wav.scp``; an utterance in ``wav.scp`` but not in ``utt2spk`` or the reverse;
+        ``spk2utt`` disagreeing with ``utt2spk``; a ``spk2gender`` value other than ``m``/``f`` or a speaker
+        without one; a ``text`` utterance not in ``wav.scp``; a missing audio file. Always with file and line.
+    """
+    folder = Path(folder)
+    scp = folder / "wav.scp"
+    if not scp.is_file():
+        raise InputFileError(folder, None, "not a Kaldi data folder (no wav.scp)")
+    u2s_path = folder / "utt2spk"
+    if not u2s_path.is_file():
+        raise InputFileError(u2s_path, None, "a Kaldi data folder needs utt2spk (utterance -> speaker)")
+    specs, wav_line = _keyed(scp, "utterance")
+    wav: dict[str, Path] = {}
+    for utt, spec in specs.items():
+        i = wav_line[utt]
+        _check_plain_path(scp, i, utt, spec)
+        p = Path(spec)
+        if not p.is_absolute():
+            p = folder / p
+        if check_files and not p.is_file():
+            raise InputFileError(scp, i, f"audio file of utterance {utt!r} does not exist: {p}")
+        wav[utt] = p
+    if not wav:
+        raise InputFileError(scp, None, "lists no utterance")
+    utt2spk, u2s_line = _keyed(u2s_path, "utterance")
+    for utt, spk in utt2spk.items():
+        if len(spk.split()) != 1:
+            raise InputFileError(u2s_path, u2s_line[utt], f"expected '<utterance> <speaker>', got {spk!r} "
+                                 f"after {utt!r}")
+        if utt not in wav:
+            raise InputFileError(u2s_path, u2s_line[utt], f"utterance {utt!r} is not in {scp}")
+    for utt in wav:
+        if utt not in utt2spk:
+            raise InputFileError(scp, wav_line[utt], f"utterance {utt!r} has no speaker in {u2s_path}")
+    s2u_path = folder / "spk2utt"
+    if s2u_path.is_file():
+        s2u, s2u_line = _keyed(s2u_path, "speaker")
+        seen: dict[str, str] = {}
+        for spk, rest in s2u.items():
+            for utt in rest.split():
+                if utt2spk.get(utt) != spk:
+                    raise InputFileError(s2u_path, s2u_line[spk], f"utterance {utt!r} under speaker {spk!r} "
+                                         f"disagrees with {u2s_path} ({utt2spk.get(utt)!r})")
+                if utt in seen:
+                    raise InputFileError(s2u_path, s2u_line[spk], f"utterance {utt!r} is listed twice")
+                seen[utt] = spk
+        for utt in utt2spk:
+            if utt not in seen:
+                raise InputFileError(u2s_path, u2s_line[utt], f"utterance {utt!r} is missing from {s2u_path}")
+    sex = None
+    g_path = folder / "spk2gender"
+    if g_path.is_file():
+        genders, g_line = _keyed(g_path, "speaker")
+        sex = {}
+        for spk, g in genders.items():
+            if g not in GENDERS:
+                raise InputFileError(g_path, g_line[spk], f"gender of speaker {spk!r} must be 'm' or 'f', got {g!r}")
+            sex[spk] = GENDERS[g]
+        for utt, spk in utt2spk.items():
+            if spk not in sex:
+                raise InputFileError(u2s_path, u2s_line[utt], f"speaker {spk!r} has no line in {g_path}")
+        sex = {s: sex[s] for s in sorted(set(utt2spk.values()))}
+    text = None
+    t_path = folder / "text"
+    if t_path.is_file():
+        text = {}
+        where: dict[str, int] = {}
+        for i, line in _lines(t_path):
+            parts = line.strip().split(None, 1)
+            utt = parts[0]
+            if utt in text:
+                raise InputFileError(t_path, i, f"utterance {utt!r} is listed again (first on line {where[utt]})")
+            if utt not in wav:
+                raise InputFileError(t_path, i, f"utterance {utt!r} is not in {scp}")
+            text[utt] = " ".join(parts[1].split()) if len(parts) > 1 else ""
+            where[utt] = i
+        text = dict(sorted(text.items()))
+    order = sorted(wav)
+    return KaldiDataFolder(
+        folder, {u: wav[u] for u in order}, {u: utt2spk[u] for u in order}, sex, text,
+        {u: wav_line[u] for u in order},
+    )
+
+
+def kaldi_metadata_table(data: KaldiDataFolder, condition: str):
+    """Utterance metadata of a data folder as vpeval's metadata table (the audit's ``metadata.csv``).
+
+    Parameters
+    ----------
+    data : KaldiDataFolder
+    condition : str
+        Value of the ``condition`` column (``original`` or ``anonymized``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``utterance_id, speaker_id, condition`` and ``sex`` (``M``/``F``, only when the folder has
+        ``spk2gender``), one row per utterance sorted by id, all strings.
+    """
+    import pandas as pd
+
+    utts = list(data.wav)
+    cols = {"utterance_id": utts, "speaker_id": [data.utt2spk[u] for u in utts], "condition": [condition] * len(utts)}
+    if data.sex is not None:
+        cols["sex"] = [data.sex[data.utt2spk[u]] for u in utts]
+    return pd.DataFrame(cols, dtype=str)
+
+
+@dataclass(frozen=True)
+class VPCTrial:
+    """One line of a VoicePrivacy ``trials`` file: ``<enroll_speaker> <test_utterance> target|nontarget``."""
+
+    source: str
+    line: int
+    enroll_speaker: str
+    test_utterance: str
+    is_target: bool
+
+
+def read_vpc_enrolls(path) -> dict[str, int]:
+    """Read a VoicePrivacy ``enrolls`` list: one enrollment utterance id per line.
+
+    Returns
+    -------
+    dict str -> int
+        Utterance id -> line number, in file order.
+
+    Raises
+    ------
+    InputFileError
+        Missing or non-UTF-8 file, a blank line, a line with more than one field, a repeated id, an empty file.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, None, "enrollment list does not exist")
+    out: dict[str, int] = {}
+    for i, line in _lines(path):
+        f = line.split()
+        if len(f) != 1:
+            raise InputFileError(path, i, f"expected one utterance id per line, got {line.strip()[:80]!r}")
+        if f[0] in out:
+            raise InputFileError(path, i, f"utterance {f[0]!r} is listed again (first on line {out[f[0]]})")
+        out[f[0]] = i
+    if not out:
+        raise InputFileError(path, None, "lists no enrollment utterance")
+    return out
+
+
+def read_vpc_trials(path) -> list[VPCTrial]:
+    """Read a VoicePrivacy / Kaldi ``trials`` list: ``<enroll_speaker> <test_utterance> target|nontarget``.
+
+    Raises
+    ------
+    InputFileError
+        Missing or non-UTF-8 file, a blank line, a line without exactly three fields, a label other than
+        ``target``/``nontarget``, a repeated (speaker, utterance) pair, an empty file; with file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, None, "trials file does not exist")
+    out: list[VPCTrial] = []
+    seen: dict[tuple[str, str], int] = {}
+    for i, line in _lines(path):
+        f = line.split()
+        if len(f) != 3:
+            raise InputFileError(path, i, f"expected '<enroll_speaker> <test_utterance> target|nontarget', got "
+                                 f"{line.strip()[:80]!r}")
+        if f[2] not in ("target", "nontarget"):
+            raise InputFileError(path, i, f"label must be 'target' or 'nontarget', got {f[2]!r}")
+        key = (f[0], f[1])
+        if key in seen:
+            raise InputFileError(path, i, f"trial {f[0]} {f[1]} is listed again (first on line {seen[key]})")
+        seen[key] = i
+        out.append(VPCTrial(str(path), i, f[0], f[1], f[2] == "target"))
+    if not out:
+        raise InputFileError(path, None, "lists no trial")
+    return out
+
+
+def _check_id(kind: str, value: str) -> str:
+    value = str(value)
+    if not value or any(c.isspace() for c in value):
+        raise InputFileError("<kaldi data>", None, f"{kind} id {value!r} is empty or holds whitespace")
+    return value
+
+
+def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | None = None,
+                            text: dict | None = None) -> None:
+    """Write ``wav.scp``, ``utt2spk``, ``spk2utt`` and, when given, ``spk2gender`` and ``text``.
+
+    Parameters
+    ----------
+    folder : str or Path
+        Output folder (created). Files are written atomically; existing ones are replaced.
+    wav : dict str -> str or Path
+        Utterance id -> audio file. Paths inside ``folder`` are written relative to it (POSIX form), so the
+        folder can be moved as a whole; others are written as given.
+    utt2spk : dict str -> str
+        Utterance id -> speaker id, the same keys as ``wav``.
+    sex : dict str -> str, optional
+        Speaker id -> ``M``/``F`` (or ``m``/``f``), written as ``spk2gender``.
+    text : dict str -> str, optional
+        Utterance id -> transcript, written as ``text``.
+
+    Raises
+    ------
+    InputFileError
+        Ids that are empty or hold whitespace, paths with a line break or ending in ``|``, keys of ``wav``
+        and ``utt2spk`` that differ, a speaker without sex, or an unknown sex value.
+    """
+    folder = Path(folder)
+    if set(wav) != set(utt2spk):
+        raise InputFileError(folder, None, "wav and utt2spk must list the same utterances")
+    root = folder.resolve()
+    scp, u2s = [], []
+    for utt in sorted(wav):
+        _check_id("utterance", utt)
+        spk = _check_id("speaker", utt2spk[utt])
+        p = Path(wav[utt])
+        try:
+            shown = p.resolve().relative_to(root).as_posix()
+        except ValueError:
+            shown = str(p)
+        if "\n" in shown or "\r" in shown or shown.strip() != shown or shown.endswith("|") or not shown:
+            raise InputFileError(p, None, "cannot be written to wav.scp (line break, surrounding blanks or '|')")
+        scp.append(f"{utt} {shown}\n")
+        u2s.append(f"{utt} {spk}\n")
+    spk2utt: dict[str, list[str]] = {}
+    for utt in sorted(utt2spk):
+        spk2utt.setdefault(utt2spk[utt], []).append(utt)
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(folder / "wav.scp", "".join(scp).encode("utf-8"))
+    atomic_write_bytes(folder / "utt2spk", "".join(u2s).encode("utf-8"))
+    atomic_write_bytes(folder / "spk2utt",
+                       "".join(f"{s} {' '.join(us)}\n" for s, us in sorted(spk2utt.items())).encode("utf-8"))
+    if sex is not None:
+        inverse = {v: k for k, v in GENDERS.items()}
+        lines = []
+        for spk in sorted(spk2utt):
+            g = str(sex.get(spk, ""))
+            g = inverse.get(g, g)
+            if g not in GENDERS:
+                raise InputFileError(folder / "spk2gender", None, f"speaker {spk!r} has sex {sex.get(spk)!r}; "
+                                     "expected M/F or m/f")
+            lines.append(f"{spk} {g}\n")
+        atomic_write_bytes(folder / "spk2gender", "".join(lines).encode("utf-8"))
+    if text is not None:
+        lines = []
+        for utt in sorted(text):
+            _check_id("utterance", utt)
+            words = " ".join(str(text[utt]).split())
+            lines.append(f"{utt} {words}\n" if words else f"{utt}\n")
+        atomic_write_bytes(folder / "text", "".join(lines).encode("utf-8"))
+
+
+def relative_audio_path(utt: str, source: Path) -> Path:
+    """Output path (relative to an output data folder) of utterance ``utt``: ``wav/<utt><suffix>``."""
+    if "/" in utt or "\\" in utt or utt in (".", "..") or os.sep in utt:
+        raise InputFileError(source, None, f"utterance id {utt!r} cannot be used as a file name")
+    return Path("wav") / (utt + source.suffix)

@@ -1,0 +1,183 @@
+"""Trials given by VoicePrivacy Challenge lists: an ``enrolls`` file and one or more ``trials`` files.
+
+The VoicePrivacy evaluation (VPC 2020-2024 evaluation plans; Tomashenko et al., "The VoicePrivacy 2020
+Challenge evaluation plan", 2020, Sec. 3) fixes its trials by lists instead of a split rule:
+
+* ``enrolls``: the enrollment utterance ids, one per line;
+* ``trials`` (one file per gender in the challenge data): ``<enroll_speaker> <test_utterance>
+  target|nontarget``.
+
+:func:`build_vpc_trials` scores exactly those trials, for each of the conditions ``oo``, ``oa``, ``aa``
+(enrollment condition, test condition), with vpeval's enrollment rule (``docs/protocols.md``): the model
+of a speaker in condition ``x`` is the normalised mean of the normalised condition-``x`` embeddings of the
+speaker's listed enrollment utterances (speaker-level enrollment, as in the challenge); the test side is
+the listed utterance's normalised condition-``y`` embedding; the score is their cosine. Trials keep the
+order of the files (first file first, then line order).
+
+Checks (each error names the list file and line): an enrollment utterance without an embedding; a trial
+whose enrollment speaker has no enrollment utterance; a test utterance without an embedding in the test
+condition, or that is also an enrollment utterance; a label that contradicts the speaker ids of the
+embeddings (``target`` with a test utterance of another speaker or the reverse); a pair listed twice
+across files.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputFileError, VpevalError
+from ..io.embeddings import EmbeddingSet
+from ..io.kaldi_data import VPCTrial
+from ..io.trials import Trials
+from .protocols import ProtocolError, _group_means, _labels, _row_index, _unit_rows
+
+__all__ = ["VPC_TYPES", "vpc_protocol", "build_vpc_trials"]
+
+VPC_TYPES = ("oo", "oa", "aa")
+"""Conditions (enrollment, test) for which list-given trials are built."""
+
+
+def _speaker_of(es: EmbeddingSet) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for u, s in zip(es.utterance_id.tolist(), es.speaker_id.tolist()):
+        if out.setdefault(u, s) != s:
+            raise ProtocolError(f"{es.extractor}: utterance {u!r} has speakers {out[u]!r} and {s!r}")
+    return out
+
+
+def vpc_protocol(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPCTrial], *,
+                 enrolls_source: str = "<enrolls>"):
+    """The enroll/probe split the lists define: listed enrollment utterances, and the tested utterances.
+
+    Parameters
+    ----------
+    es : EmbeddingSet
+    enrolls : dict str -> int
+        Enrollment utterance id -> line (from :func:`vpeval.io.kaldi_data.read_vpc_enrolls`).
+    trials : list of VPCTrial
+        From :func:`vpeval.io.kaldi_data.read_vpc_trials` (one or more files concatenated).
+    enrolls_source : str
+        The enrollment list's file name, for messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``utterance_id, speaker_id, role`` (the layout of ``protocol.csv``): ``enroll`` for the
+        listed enrollment utterances, ``probe`` for the tested ones (sorted by id within each role);
+        utterances in neither list are not part of it. Unlike the split rule of ``docs/protocols.md``, a
+        tested utterance may belong to a speaker who is not enrolled (a non-target trial).
+
+    Raises
+    ------
+    InputFileError
+        Every check of the module docstring that concerns ids, naming the list file and line.
+    """
+    spk = _speaker_of(es)
+    for u, line in enrolls.items():
+        if u not in spk:
+            raise InputFileError(enrolls_source, line, f"enrollment utterance {u!r} has no embedding "
+                                 f"({es.extractor})")
+    enrolled = {spk[u] for u in enrolls}
+    seen: dict[tuple[str, str], VPCTrial] = {}
+    tested: dict[str, str] = {}
+    for t in trials:
+        key = (t.enroll_speaker, t.test_utterance)
+        if key in seen:
+            raise InputFileError(t.source, t.line, f"trial {key[0]} {key[1]} is also on {seen[key].source}:"
+                                 f"{seen[key].line}")
+        seen[key] = t
+        if t.enroll_speaker not in enrolled:
+            raise InputFileError(t.source, t.line, f"enrollment speaker {t.enroll_speaker!r} has no enrollment "
+                                 f"utterance in {enrolls_source}")
+        u = t.test_utterance
+        if u not in spk:
+            raise InputFileError(t.source, t.line, f"test utterance {u!r} has no embedding ({es.extractor})")
+        if u in enrolls:
+            raise InputFileError(t.source, t.line, f"test utterance {u!r} is also an enrollment utterance "
+                                 f"({enrolls_source}:{enrolls[u]})")
+        same = spk[u] == t.enroll_speaker
+        if same != t.is_target:
+            raise InputFileError(t.source, t.line, f"labelled {'target' if t.is_target else 'nontarget'} but "
+                                 f"utterance {u!r} is of speaker {spk[u]!r} in the embeddings")
+        tested[u] = spk[u]
+    import pandas as pd
+
+    utts = sorted(enrolls) + sorted(tested)
+    return pd.DataFrame({"utterance_id": utts, "speaker_id": [spk[u] for u in utts],
+                         "role": ["enroll"] * len(enrolls) + ["probe"] * len(tested)})
+
+
+def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPCTrial], types=VPC_TYPES, *,
+                     original: str = "original", anonymized: str = "anonymized",
+                     enrolls_source: str = "<enrolls>") -> dict[str, Trials]:
+    """Score the list-given trials for each requested condition (module docstring).
+
+    Parameters
+    ----------
+    es : EmbeddingSet
+        Original and/or anonymized embeddings (the conditions the requested types need).
+    enrolls, trials, enrolls_source
+        See :func:`vpc_protocol`.
+    types : iterable of {"oo", "oa", "aa"}
+    original, anonymized : str
+        Condition labels that ``o`` and ``a`` stand for.
+
+    Returns
+    -------
+    dict str -> Trials
+        One per type, trials in list order; ``enroll`` = speaker id, ``test`` = utterance id; scores are
+        cosines in [-1, 1]. ``meta`` holds ``type``, ``enroll_condition``, ``test_condition``, ``extractor``,
+        ``backend`` ("cosine"), ``trial_lists`` (the files) and ``target_eer`` (None for oo, 0.5 otherwise).
+
+    Raises
+    ------
+    InputFileError
+        An id problem, naming the list file and line (see :func:`vpc_protocol`); a test utterance without an
+        embedding in the test condition.
+    ProtocolError
+        An unknown or repeated type, a missing condition.
+
+    Examples
+    --------
+    >>> from vpeval.io.kaldi_data import VPCTrial
+    >>> es = EmbeddingSet(np.array([[1.0, 0], [0.8, 0.6], [0, 1.0]]), ["a1", "a2", "b1"], ["A", "A", "B"],
+    ...                   ["original"] * 3)
+    >>> tr = [VPCTrial("trials", 1, "A", "a2", True), VPCTrial("trials", 2, "A", "b1", False)]
+    >>> build_vpc_trials(es, {"a1": 1}, tr, types=["oo"])["oo"].scores.tolist()
+    [0.8, 0.0]
+    """
+    types = [str(t) for t in types]
+    for t in types:
+        if t not in VPC_TYPES:
+            raise ProtocolError(f"trials from VoicePrivacy lists are built for {', '.join(VPC_TYPES)}, not {t!r}")
+    if len(set(types)) != len(types) or not types:
+        raise ProtocolError("give each of oo, oa, aa at most once, and at least one")
+    lab = _labels(es, original, anonymized, [c for t in types for c in t])
+    roles = vpc_protocol(es, enrolls, trials, enrolls_source=enrolls_source)
+    enr = roles[roles["role"] == "enroll"]
+    enr_utt = enr["utterance_id"].to_numpy(dtype=str)
+    enr_spk = enr["speaker_id"].to_numpy(dtype=str)
+    order = np.lexsort((enr_utt, enr_spk))
+    test_utt = np.array([t.test_utterance for t in trials], dtype=str)
+    spk_ids = np.array([t.enroll_speaker for t in trials], dtype=str)
+    is_target = np.array([t.is_target for t in trials], dtype=bool)
+    files = list(dict.fromkeys(t.source for t in trials))
+    out: dict[str, Trials] = {}
+    for name in types:
+        e, p = lab[name[0]], lab[name[1]]
+        names, models = _group_means(es, enr_utt[order], enr_spk[order], e, "enroll", f"{e} model of speaker")
+        try:
+            rows = _row_index(es, test_utt, p, "test")
+        except ProtocolError:
+            have = set(es.utterance_id[es.condition == p].tolist())
+            bad = next(t for t in trials if t.test_utterance not in have)
+            raise InputFileError(bad.source, bad.line, f"test utterance {bad.test_utterance!r} has no embedding "
+                                 f"in condition {p!r}") from None
+        probes = _unit_rows(es.embeddings[rows], test_utt, f"{p} embedding of utterance")
+        m = models[np.searchsorted(names, spk_ids)]
+        scores = np.einsum("ij,ij->i", m, probes)
+        meta = dict(type=name, enroll_condition=e, test_condition=p, extractor=es.extractor, backend="cosine",
+                    trial_lists=files, target_eer=None if name == "oo" else 0.5,
+                    target_label="target = test utterance spoken by the enrollment speaker (as listed)")
+        out[name] = Trials(scores, is_target.copy(), spk_ids.copy(), test_utt.copy(), name, meta)
+    return out

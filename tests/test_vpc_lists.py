@@ -1,0 +1,167 @@
+"""VoicePrivacy lists end to end: a Kaldi data folder (subset of ../shared/data/librispeech-mini) goes through
+``anonymize`` -> ``embed`` -> ``trials`` with an ``enrolls`` list and per-gender ``trials`` files."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from vpeval.errors import InputFileError
+from vpeval.io.embeddings import EmbeddingSet, read_embeddings
+from vpeval.io.kaldi_data import VPCTrial, read_kaldi_data_folder, read_vpc_enrolls, read_vpc_trials
+from vpeval.io.readers import read_trials_scores
+from vpeval.pipeline.vpc import build_vpc_trials
+
+runner = CliRunner()
+
+# three short utterances of two female and two male test-other speakers (about 40 s of audio in all)
+PICK = {"367": ("0000", "0006", "0009"), "533": ("0000", "0006", "0009"),
+        "1688": ("0002", "0009", "0005"), "2033": ("0005", "0004", "0007")}
+SEX = {"367": "f", "533": "f", "1688": "m", "2033": "m"}
+
+
+def _data_folder(shared, d):
+    src = shared / "data" / "librispeech-mini" / "test-other"
+    d.mkdir()
+    wav, u2s = [], []
+    for spk, nums in PICK.items():
+        for k, n in enumerate(nums):
+            f = next((src / spk).glob(f"{spk}-*-{n}.flac"))
+            if k == 0:  # one file inside the folder, listed by a relative path
+                (d / "audio").mkdir(exist_ok=True)
+                shutil.copy(f, d / "audio" / f.name)
+                wav.append(f"{f.stem} audio/{f.name}")
+            else:
+                wav.append(f"{f.stem} {f}")
+            u2s.append(f"{f.stem} {spk}")
+    (d / "wav.scp").write_text("\n".join(sorted(wav)) + "\n")
+    (d / "utt2spk").write_text("\n".join(sorted(u2s)) + "\n")
+    (d / "spk2gender").write_text("".join(f"{s} {g}\n" for s, g in sorted(SEX.items())))
+    return d
+
+
+def _lists(tmp_path, utts):
+    by_spk = {}
+    for u in sorted(utts):
+        by_spk.setdefault(u.split("-")[0], []).append(u)
+    enrolls = [v[0] for v in by_spk.values()]
+    (tmp_path / "enrolls").write_text("\n".join(enrolls) + "\n")
+    for g in "fm":
+        spks = [s for s in by_spk if SEX[s] == g]
+        lines = [f"{e} {u} {'target' if u.split('-')[0] == e else 'nontarget'}"
+                 for e in spks for s in spks for u in by_spk[s][1:]]
+        (tmp_path / f"trials_{g}").write_text("\n".join(lines) + "\n")
+    return tmp_path / "enrolls", [tmp_path / "trials_f", tmp_path / "trials_m"]
+
+
+def test_data_folder_through_anonymize_embed_trials(shared, tmp_path):
+    from vpeval.cli.main import app
+
+    data = _data_folder(shared, tmp_path / "data")
+    anon = tmp_path / "anon"
+    r = runner.invoke(app, ["anonymize", str(data), str(anon), "--alpha", "speaker", "--seed", "1", "-q", "--json"])
+    assert r.exit_code == 0, r.output
+    # the output is a data folder that the next command takes unchanged
+    k = read_kaldi_data_folder(anon)
+    assert sorted(k.utt2spk) == sorted(read_kaldi_data_folder(data).utt2spk)
+    assert all(p.parent == anon / "wav" for p in k.wav.values())
+    assert k.sex == {"1688": "M", "2033": "M", "367": "F", "533": "F"}
+    assert (anon / "spk2utt").is_file() and (anon / "anonymization.csv").is_file()
+    sysdir = tmp_path / "system"
+    emb = sysdir / "embeddings_mfcc.npz"
+    for folder, cond, extra in ((data, "original", []), (anon, "anonymized", ["--append"])):
+        r = runner.invoke(app, ["embed", str(folder), "-o", str(emb), "-c", cond, "-q",
+                                "--metadata-out", str(sysdir / "metadata.csv")] + extra)
+        assert r.exit_code == 0, r.output
+    es = read_embeddings(emb)
+    assert len(es) == 24
+    import pandas as pd
+
+    md = pd.read_csv(sysdir / "metadata.csv", dtype=str)
+    assert len(md) == 24 and set(md["condition"]) == {"original", "anonymized"}
+    assert set(md.loc[md["speaker_id"] == "367", "sex"]) == {"F"}
+
+    enrolls, trial_files = _lists(tmp_path, k.utt2spk)
+    out = tmp_path / "trials_out"
+    args = ["trials", str(emb), "-o", str(out), "--enroll-list", str(enrolls), "--json"]
+    for f in trial_files:
+        args += ["--vpc-trials", str(f)]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    assert set(summary["types"]) == {"oo", "oa", "aa"} and summary["one_to_n"] == {}
+    # exactly the listed trials: 2 enrollment speakers x 4 test utterances per gender = 16
+    listed = [ln.split() for f in trial_files for ln in f.read_text().splitlines()]
+    for t in ("oo", "oa", "aa"):
+        got = read_trials_scores(out / t / "trials", out / t / "scores")
+        assert [[e, u, "target" if y else "nontarget"] for e, u, y in zip(got.enroll, got.test, got.is_target)] \
+            == listed
+        assert summary["types"][t]["n_trials"] == 16 and summary["types"][t]["n_targets"] == 8
+    # scores = cosine of the speaker-level enrollment model and the test embedding
+    got = read_trials_scores(out / "oa" / "trials", out / "oa" / "scores")
+    e, u = got.enroll[0], got.test[0]
+    unit = lambda x: x / np.linalg.norm(x)  # noqa: E731
+    enr = [x for x in enrolls.read_text().split() if x.startswith(e + "-")]
+    o = es.condition == "original"
+    model = unit(sum(unit(es.embeddings[o & (es.utterance_id == x)][0]) for x in enr))
+    probe = unit(es.embeddings[(es.condition == "anonymized") & (es.utterance_id == u)][0])
+    assert got.scores[0] == pytest.approx(float(model @ probe), abs=1e-12)
+    # an unknown id names file and line
+    bad = tmp_path / "trials_bad"
+    bad.write_text(trial_files[0].read_text() + "367 no-such-utt nontarget\n")
+    r = runner.invoke(app, ["trials", str(emb), "-o", str(tmp_path / "x"), "--enroll-list", str(enrolls),
+                            "--vpc-trials", str(bad)])
+    assert r.exit_code == 2 and f"{bad}:9" in r.output and "no-such-utt" in r.output
+
+
+def _es():
+    emb = np.array([[1.0, 0], [0.6, 0.8], [0, 1.0], [0.8, 0.6]])
+    return EmbeddingSet(np.r_[emb, emb[::-1]], ["a1", "a2", "b1", "b2"] * 2, ["A", "A", "B", "B"] * 2,
+                        ["original"] * 4 + ["anonymized"] * 4)
+
+
+def test_hand_scores_and_conditions():
+    es = _es()
+    tr = [VPCTrial("t", 1, "A", "a2", True), VPCTrial("t", 2, "B", "a2", False), VPCTrial("t", 3, "A", "b2", False)]
+    out = build_vpc_trials(es, {"a1": 1, "b1": 2}, tr)
+    # oo: model A = (1, 0), model B = (0, 1); a2 = (0.6, 0.8), b2 = (0.8, 0.6)
+    np.testing.assert_allclose(out["oo"].scores, [0.6, 0.8, 0.8])
+    # anonymized rows are the originals reversed: a1 -> (0.8, 0.6), a2 -> (0, 1), b1 -> (0.6, 0.8), b2 -> (1, 0)
+    np.testing.assert_allclose(out["oa"].scores, [0.0, 1.0, 1.0])
+    np.testing.assert_allclose(out["aa"].scores, [0.6, 0.8, 0.8])
+    assert out["oa"].is_target.tolist() == [True, False, False] and out["oa"].enroll.tolist() == ["A", "B", "A"]
+
+
+@pytest.mark.parametrize("trial, needle", [
+    (VPCTrial("t", 7, "C", "a2", True), "no enrollment utterance"),
+    (VPCTrial("t", 7, "A", "zz", True), "no embedding"),
+    (VPCTrial("t", 7, "A", "a1", True), "also an enrollment utterance"),
+    (VPCTrial("t", 7, "A", "b2", True), "labelled target"),
+    (VPCTrial("t", 7, "B", "b2", False), "labelled nontarget"),
+])
+def test_id_errors_name_file_and_line(trial, needle):
+    with pytest.raises(InputFileError, match=needle) as e:
+        build_vpc_trials(_es(), {"a1": 1, "b1": 2}, [trial])
+    assert "t:7" in str(e.value)
+
+
+def test_list_readers(tmp_path):
+    p = tmp_path / "enrolls"
+    p.write_text("a1\nb1\n")
+    assert read_vpc_enrolls(p) == {"a1": 1, "b1": 2}
+    p.write_text("a1\na1\n")
+    with pytest.raises(InputFileError, match="again"):
+        read_vpc_enrolls(p)
+    with pytest.raises(InputFileError, match="enrolls:1"):
+        build_vpc_trials(_es(), {"zz": 1}, [VPCTrial("t", 1, "A", "a2", True)], enrolls_source=str(p))
+    t = tmp_path / "trials"
+    t.write_text("A a2 target\nB a2 maybe\n")
+    with pytest.raises(InputFileError, match="trials:2"):
+        read_vpc_trials(t)
+    t.write_text("A a2 target\nA a2 target\n")
+    with pytest.raises(InputFileError, match="trials:2"):
+        read_vpc_trials(t)
+    t.write_text("A a2 target\nB a2 nontarget\n")
+    assert [(x.line, x.enroll_speaker, x.is_target) for x in read_vpc_trials(t)] == [(1, "A", True), (2, "B", False)]
