@@ -25,3 +25,21 @@ def shared():
     if not SHARED.is_dir():
         pytest.skip("../shared is not present beside the repository")
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory):
+    """``vpeval demo`` on the bundled example, run once per test session and shared (read-only) by the demo
+    and browser tests: (report folder, terminal output). It audits three systems, a few minutes on 2 cores."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
+    if not sorted(example.glob("embeddings_*.npz")):
+        pytest.skip("bundled example missing")
+    out = tmp_path_factory.mktemp("demo") / "report"
+    r = CliRunner().invoke(app, ["demo", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    return out, r.output
+

@@ -38,14 +38,9 @@ def browser():
 
 
 @pytest.fixture(scope="module")
-def demo_out(tmp_path_factory):
-    """One demo report shared by the tests of this module (it takes about a minute)."""
-    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
-        pytest.skip("bundled example missing")
-    out = tmp_path_factory.mktemp("browser") / "demo"
-    r = CliRunner().invoke(app, ["demo", "-o", str(out), "-q"])
-    assert r.exit_code == 0, r.output
-    return out
+def demo_out(demo_run):
+    """The session's one demo report (tests/conftest.py), shared by the tests of this module."""
+    return demo_run[0]
 
 
 def test_demo_report_in_chromium(browser, demo_out, tmp_path):

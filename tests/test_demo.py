@@ -13,13 +13,9 @@ EXAMPLE = ROOT / "examples" / "librispeech-mini"
 
 
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory):
-    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
-        pytest.skip("bundled example missing")
-    out = tmp_path_factory.mktemp("demo") / "report"
-    r = CliRunner().invoke(app, ["demo", "-o", str(out)])
-    assert r.exit_code == 0, r.output
-    assert "report written to" in r.output
+def demo_report(demo_run):
+    out, output = demo_run  # one demo run per session (tests/conftest.py)
+    assert "report written to" in output
     return out, json.loads((out / "report.json").read_text())
 
 
