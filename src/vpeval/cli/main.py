@@ -23,7 +23,7 @@ from ..metrics.summary import verification_summary
 from .common import (
     FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, SchedulerOpt, ScoreCol,
     SepOpt, InputSnapshot, TargetOpt, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
-    execution, handle_errors, load_trials, split_name,
+    execution, handle_errors, load_trials, split_name, SplitOpt, VpcTableOpt,
 )
 
 app = typer.Typer(
@@ -415,13 +415,10 @@ def demo(
         "Default: all of them."),
     asnorm: bool = typer.Option(False, "--asnorm", help="Also attack with every back-end under adaptive S-norm."),
     no_fusion: bool = typer.Option(False, "--no-fusion", help="Do not field the fusion attackers."),
-    vpc_table: Optional[Path] = typer.Option(
-        None, "--vpc-table", help="Also write the per-gender results as CSV: the columns of the VoicePrivacy results "
-        "tables (dataset, split, gender, enrollment, trial, EER (%)) then vpeval's (ROCCH-EER, minCllr, D_ECE, "
-        "eps_max, ALID, interval bounds; units in the names). Groups from the metadata's sex column; 'all' rows "
-        "pool every speaker. Refuses an existing file unless --force over an earlier such table."),
-    dataset: str = typer.Option("", "--dataset", help="Value of the dataset column of --vpc-table (default: the example folder's name)."),
-    split: str = typer.Option("eval", "--split", help="Value of the split column of --vpc-table."),
+    vpc_table: Optional[Path] = VpcTableOpt,
+    dataset: str = typer.Option("", "--dataset", help="Value of the dataset column of --vpc-table (default: the "
+                                "example folder's name)."),
+    split: str = SplitOpt,
 ):
     folder = _find_example(example)
     # McAdams in the example folder itself; the further systems in its subfolders (see its README)
@@ -462,13 +459,9 @@ def audit(
     asnorm: bool = typer.Option(False, "--asnorm", help="Also attack with every back-end under adaptive S-norm "
                                 "(cohort: the training speakers)."),
     no_fusion: bool = typer.Option(False, "--no-fusion", help="Do not field the fusion attackers."),
-    vpc_table: Optional[Path] = typer.Option(
-        None, "--vpc-table", help="Also write the per-gender results as CSV: the columns of the VoicePrivacy results "
-        "tables (dataset, split, gender, enrollment, trial, EER (%)) then vpeval's (ROCCH-EER, minCllr, D_ECE, "
-        "eps_max, ALID, interval bounds; units in the names). Groups from the metadata's sex column; 'all' rows "
-        "pool every speaker. Refuses an existing file unless --force over an earlier such table."),
+    vpc_table: Optional[Path] = VpcTableOpt,
     dataset: str = typer.Option("", "--dataset", help="Value of the dataset column of --vpc-table."),
-    split: str = typer.Option("eval", "--split", help="Value of the split column of --vpc-table."),
+    split: str = SplitOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
 ):
