@@ -38,6 +38,8 @@ from .identification import (
     _check_nan,
     _chunk_rows,
     _iter_blocks,
+    _ClusterMatrix,
+    _map_pieces,
     _map_rows,
     _on_cluster,
     _rank_block,
@@ -62,6 +64,11 @@ __all__ = [
 DEFAULT_REGULARIZATION = 1e-3
 
 _LN2 = math.log(2.0)
+
+#: False: every calibration fit streams Newton passes over the matrix (:func:`_fit_calibration`); True: one
+#: scan into moment histograms, Newton on the bins (:func:`_fit_binned`, exact fallback when not provably
+#: accurate). A module switch so that tests can compare the two.
+_HISTOGRAM_FIT = True
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -537,7 +544,7 @@ class LIDPipelineResult:
         }
 
 
-def _fit_calibration(row_map, separable, regularization, context):
+def _fit_calibration(row_map, separable, regularization, context, theta0=None):
     """Logistic calibration ``LLR = w z + b`` fitted by streaming Newton passes over training blocks.
 
     ``row_map(fn)`` applies ``fn(z, rows, true_col, keep) -> (k, m)`` to every block of training rows and
@@ -617,7 +624,7 @@ def _fit_calibration(row_map, separable, regularization, context):
             h[0, 0] += lam
         return f, g, h
 
-    theta, _ = newton_minimize(evaluate)
+    theta, _ = newton_minimize(evaluate, theta0)
     a, c = theta
     return a / sd, c - a * mu / sd, lam is not None
 
@@ -661,6 +668,292 @@ def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name, strict_znor
         return _map_rows(arr, n, rows, block_fn, ti, row_ok)
 
     return row_map
+
+
+# --------------------------------------------------------------------------------------------------------
+# One-scan calibration: binned moments of the training z-scores
+# --------------------------------------------------------------------------------------------------------
+
+#: Bin width of the moment histograms (z units; a power of two, so ``z / h`` is exact).
+_BIN_WIDTH = 2.0 ** -9
+#: Moments ``sum (z - centre)**j / h**j``, j = 0 .. _N_MOMENTS - 1, kept per bin.
+_N_MOMENTS = 7
+#: Fitted parameters are taken from the histograms only when the bound on their truncation error is below
+#: this (relative to the standardised slope); otherwise the exact streaming fit is run (see _fit_binned).
+_BINNED_TOL = 1e-11
+
+
+def _canonical_rows(n_cols: int) -> int:
+    """Rows per histogram chunk (about 2**21 scores): the partition that fixes every sum's order."""
+    return max(1, -(-(2**21) // n_cols))
+
+
+def _sigmoid_derivative_terms(n_max: int) -> list:
+    """``d^n sigmoid / d eta^n`` for n = 0..n_max as {(a, b): coef} meaning sum coef s**a t**b, with
+    ``s = sigmoid(eta)``, ``t = sigmoid(-eta)`` (from ``s' = s t``, ``t' = -s t``)."""
+    terms = [{(1, 0): 1.0}]
+    for _ in range(n_max):
+        nxt: dict = {}
+        for (a, b), c in terms[-1].items():
+            if a:
+                nxt[(a, b + 1)] = nxt.get((a, b + 1), 0.0) + a * c
+            if b:
+                nxt[(a + 1, b)] = nxt.get((a + 1, b), 0.0) - b * c
+        terms.append({k: v for k, v in nxt.items() if v != 0.0})
+    return terms
+
+
+_SIG_TERMS = _sigmoid_derivative_terms(_N_MOMENTS + 1)
+
+
+def _sigmoid_derivatives(eta: np.ndarray, n_max: int) -> list:
+    s, t = expit(eta), expit(-eta)
+    out = []
+    for terms in _SIG_TERMS[: n_max + 1]:
+        acc = np.zeros_like(eta)
+        for (a, b), c in terms.items():
+            acc += c * s**a * t**b
+        out.append(acc)
+    return out
+
+
+_SIG_SUP: dict = {}
+
+
+def _sigmoid_sup(n: int) -> float:
+    """An upper bound of ``sup |d^n sigmoid / d eta^n|`` (grid maximum, spacing 1e-3, plus 1 %)."""
+    if n not in _SIG_SUP:
+        g = np.linspace(-60.0, 60.0, 120001)
+        _SIG_SUP[n] = 1.01 * float(np.max(np.abs(_sigmoid_derivatives(g, n)[n])))
+    return _SIG_SUP[n]
+
+
+def _bin_chunk(z, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int):
+    """Moment histogram of one canonical chunk of z-normalised rows.
+
+    Each score ``z`` falls in bin ``k = floor(z / h)`` of centre ``h (k + 1/2)``; ``d = z / h - k - 1/2`` in
+    [-1/2, 1/2). Group of a non-target score: ``rgrp[row] * n_cgrp + cgrp[col]``; of the target score of a
+    row: ``n_rgrp * n_cgrp + rgrp[row]``. Returns ``(k_lo, hist, t_lo, t_hi)`` with ``hist[j, g, k - k_lo] =
+    sum d**j`` and the exact extremes of the target z-scores per row group (+-inf where none).
+    """
+    r = np.arange(z.shape[0])
+    u = z * (1.0 / _BIN_WIDTH)
+    kf = np.floor(u)
+    u -= kf
+    u -= 0.5
+    k_lo = int(kf.min())
+    span = int(kf.max()) - k_lo + 1
+    idx = kf.astype(np.int64)
+    idx -= k_lo
+    row_off = rgrp.astype(np.int64) * (n_cgrp * span)
+    col_off = cgrp.astype(np.int64) * span
+    idx += row_off[:, None]
+    idx += col_off[None, :]
+    idx[r, t] += (n_rgrp * n_cgrp + rgrp) * span - row_off - col_off[t]
+    n_groups = n_rgrp * n_cgrp + n_rgrp
+    flat, d = idx.ravel(), u.ravel()
+    hist = np.empty((_N_MOMENTS, n_groups * span))
+    hist[0] = np.bincount(flat, minlength=n_groups * span)
+    p = d.copy()
+    for j in range(1, _N_MOMENTS):
+        hist[j] = np.bincount(flat, weights=p, minlength=n_groups * span)
+        if j + 1 < _N_MOMENTS:
+            p *= d
+    zt = z[r, t]
+    t_lo, t_hi = np.full(n_rgrp, np.inf), np.full(n_rgrp, -np.inf)
+    np.minimum.at(t_lo, rgrp, zt)
+    np.maximum.at(t_hi, rgrp, zt)
+    return k_lo, hist.reshape(_N_MOMENTS, n_groups, span), t_lo, t_hi
+
+
+class _MomentHistogram:
+    """Sum of chunk histograms over a common bin range, added in chunk order (so the sums are fixed)."""
+
+    def __init__(self, n_rgrp: int, n_cgrp: int):
+        self.n_rgrp, self.n_cgrp = n_rgrp, n_cgrp
+        self.k_lo, self.hist = None, None
+        self.t_lo, self.t_hi = np.full(n_rgrp, np.inf), np.full(n_rgrp, -np.inf)
+
+    def add(self, k_lo, hist, t_lo, t_hi):
+        np.minimum(self.t_lo, t_lo, out=self.t_lo)
+        np.maximum(self.t_hi, t_hi, out=self.t_hi)
+        if self.hist is None:
+            self.k_lo, self.hist = k_lo, hist.copy()
+            return
+        lo = min(self.k_lo, k_lo)
+        hi = max(self.k_lo + self.hist.shape[2], k_lo + hist.shape[2])
+        if lo < self.k_lo or hi > self.k_lo + self.hist.shape[2]:
+            grown = np.zeros(self.hist.shape[:2] + (hi - lo,))
+            grown[:, :, self.k_lo - lo : self.k_lo - lo + self.hist.shape[2]] = self.hist
+            self.k_lo, self.hist = lo, grown
+        self.hist[:, :, k_lo - self.k_lo : k_lo - self.k_lo + hist.shape[2]] += hist
+
+
+def _histogram_piece(start, x, t, rgrp, *, cgrp, n_rgrp, n_cgrp, chunk, n_rows, name):
+    """One scanned piece: z-norm its rows, then one histogram per canonical chunk it holds whole, and the
+    z-scores of the rows of chunks it holds only in part (completed by the caller)."""
+    z = _znorm_block(x, start, name)
+    out = []
+    s = 0
+    while s < z.shape[0]:
+        c = (start + s) // chunk
+        e = min(z.shape[0], (c + 1) * chunk - start)
+        whole = start + s == c * chunk and start + e == min((c + 1) * chunk, n_rows)
+        if whole:
+            out.append((c, True, _bin_chunk(z[s:e], t[s:e], rgrp[s:e], cgrp, n_rgrp, n_cgrp)))
+        else:
+            out.append((c, False, (z[s:e].copy(), t[s:e].copy(), rgrp[s:e].copy())))
+        s = e
+    return out
+
+
+def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name) -> _MomentHistogram:
+    """One scan: the moment histogram of every (row group, column group) of non-target scores and of every
+    row group's target scores. Sums are taken per canonical chunk of :func:`_canonical_rows` rows and the
+    chunks added in row order, whatever the scanned pieces (block size, cluster blocks, dask chunks)."""
+    chunk = _canonical_rows(n_cols)
+    fn = partial(_histogram_piece, cgrp=cgrp, n_rgrp=n_rgrp, n_cgrp=n_cgrp, chunk=chunk, n_rows=n, name=name)
+    # pieces aligned with the canonical chunks when the matrix is scanned here
+    piece_rows = chunk if not isinstance(arr, _ClusterMatrix) else rows
+    acc = _MomentHistogram(n_rgrp, n_cgrp)
+    pending: list = []
+    pending_id = None
+
+    def flush():
+        if pending:
+            z = np.concatenate([p[0] for p in pending])
+            acc.add(*_bin_chunk(z, np.concatenate([p[1] for p in pending]), np.concatenate([p[2] for p in pending]),
+                                cgrp, n_rgrp, n_cgrp))
+            pending.clear()
+
+    for parts in _map_pieces(arr, n, piece_rows, fn, ti, rgrp):
+        for c, whole, payload in parts:
+            if c != pending_id:
+                flush()
+                pending_id = c
+            if whole:
+                acc.add(*payload)
+            else:
+                pending.append(payload)
+    flush()
+    return acc
+
+
+def _fit_binned(acc: _MomentHistogram, nt_groups, t_groups, separable, regularization, context, exact_fit):
+    """Logistic calibration of :func:`_fit_calibration` from the moment histograms of its training scores.
+
+    Every sum over training scores that Newton's method needs, ``sum phi(alpha z + beta) z**m`` with ``phi`` the
+    softplus, the sigmoid or its derivative and m <= 2, is expanded around each bin centre ``c``
+    (``z = c + h d``, ``|d| <= 1/2``)::
+
+        phi(eta_c + alpha h d) = sum_{j <= J_m} phi^(j)(eta_c) (alpha h)**j d**j / j! + R,
+        |R| <= sup|phi^(J_m + 1)| (|alpha| h / 2)**(J_m + 1) / (J_m + 1)!
+
+    and ``z**m`` is expanded exactly, so the stored moments ``sum d**j`` (j <= 6, ``J_m = 6 - m``) give each
+    sum up to the remainder. After Newton's method has converged on these sums, the remainders of the two
+    gradient sums (orders 7 and 6) bound the gradient error ``e``; the parameters are accepted when
+    ``||H^-1|| ||e||`` (H the Hessian of the mean loss) is below ``1e-11 |a|`` (a the standardised slope),
+    so they equal the exact fit to about 1e-11 relative. Otherwise, and whenever the bins cannot decide
+    separability (extreme target and non-target scores in one bin), ``exact_fit(theta0)`` runs the exact
+    streaming Newton passes, started from the binned solution. Returns ``(w, b, regularised, exact_used)``.
+    """
+    h = _BIN_WIDTH
+    nt = acc.hist[:, nt_groups].sum(axis=1)
+    tg = acc.hist[:, t_groups].sum(axis=1)
+    n_n, n_t = int(round(nt[0].sum())), int(round(tg[0].sum()))
+    if n_t == 0 or n_n == 0:
+        raise InvalidScoresError(f"{context}: the calibration needs target and non-target training trials")
+    t_min = float(acc.t_lo[[g - acc.n_rgrp * acc.n_cgrp for g in t_groups]].min())
+    t_max = float(acc.t_hi[[g - acc.n_rgrp * acc.n_cgrp for g in t_groups]].max())
+    occupied = np.flatnonzero(nt[0] > 0)
+    n_lo_edge = h * (acc.k_lo + occupied[0])  # n_min in [n_lo_edge, n_lo_edge + h)
+    n_hi_edge = h * (acc.k_lo + occupied[-1] + 1)  # n_max in (n_hi_edge - h, n_hi_edge)... exactly: < n_hi_edge
+    sep_up = t_min >= n_hi_edge  # certainly t_min >= n_max
+    sep_down = t_max <= n_lo_edge  # certainly t_max <= n_min
+    undecided = (not sep_up and t_min >= n_hi_edge - h) or (not sep_down and t_max < n_lo_edge + h)
+    separable_data = sep_up or sep_down
+    if undecided or (separable_data and separable == "error"):
+        return (*exact_fit(None), True)
+    lam = float(regularization) if separable_data else None
+
+    centre = {}
+    moments = {}
+    for cls, hst in (("n", nt), ("t", tg)):
+        keep = hst[0] > 0
+        centre[cls] = h * (acc.k_lo + np.flatnonzero(keep) + 0.5)
+        moments[cls] = hst[:, keep]
+    n = n_t + n_n
+    plo = math.log(n_t) - math.log(n_n)
+
+    # A[m][j] = sum over each bin of z**m d**j / j! h**j ... precisely: sum_l C(m,l) c**(m-l) h**l M_{j+l}
+    def power_sums(cls, m):
+        c, mom = centre[cls], moments[cls]
+        n_j = _N_MOMENTS - m
+        return np.array([sum(math.comb(m, l) * c ** (m - l) * h**l * mom[j + l] for l in range(m + 1))
+                         for j in range(n_j)])
+
+    A = {cls: [power_sums(cls, m) for m in range(3)] for cls in ("n", "t")}
+    s1 = float(A["n"][1][0].sum() + A["t"][1][0].sum())
+    s2 = float(A["n"][2][0].sum() + A["t"][2][0].sum())
+    mu = s1 / n
+    sd = math.sqrt(max(s2 / n - mu * mu, 0.0)) or 1.0
+    fact = [float(math.factorial(j)) for j in range(_N_MOMENTS + 1)]
+
+    def series(derivs, a_m, step):
+        """sum over bins and j of derivs[j] * a_m[j] * step**j / j!"""
+        total = 0.0
+        for j in range(a_m.shape[0]):
+            total += float(np.dot(derivs[j], a_m[j])) * step**j / fact[j]
+        return total
+
+    def evaluate(theta):
+        a, c = theta
+        alpha = a / sd
+        beta = c + plo - a * mu / sd
+        step = alpha * h
+        sums = np.zeros(6)  # loss, R0, R1, Q0, Q1, Q2
+        for cls in ("n", "t"):
+            eta = alpha * centre[cls] + beta
+            D = _sigmoid_derivatives(eta, _N_MOMENTS)
+            if cls == "n":
+                loss = [np.logaddexp(0.0, eta)] + D[: _N_MOMENTS - 1]
+                r = D[:_N_MOMENTS]
+            else:
+                tneg = expit(-eta)
+                loss = [np.logaddexp(0.0, -eta), -tneg] + D[1 : _N_MOMENTS - 1]
+                r = [-tneg] + D[1:_N_MOMENTS]
+            q = D[1 : _N_MOMENTS + 1]
+            am = A[cls]
+            sums += [series(loss, am[0], step), series(r, am[0], step), series(r, am[1], step),
+                     series(q, am[0], step), series(q, am[1], step), series(q, am[2], step)]
+        f, r0, r1, q0, q1, q2 = sums / n
+        g = np.array([(r1 - mu * r0) / sd, r0])
+        haa = (q2 - 2 * mu * q1 + mu * mu * q0) / (sd * sd)
+        hac = (q1 - mu * q0) / sd
+        hm = np.array([[haa, hac], [hac, q0]])
+        if lam is not None:
+            f += 0.5 * lam * a * a
+            g[0] += lam * a
+            hm[0, 0] += lam
+        return f, g, hm
+
+    theta, _ = newton_minimize(evaluate)
+    a, c = theta
+    # truncation bound of the gradient (see docstring)
+    e = abs(a / sd) * h / 2
+    m_abs = math.sqrt(n * s2)  # >= sum |z|
+    err_r0 = n * _sigmoid_sup(_N_MOMENTS) * e**_N_MOMENTS / fact[_N_MOMENTS]
+    err_r1 = m_abs * _sigmoid_sup(_N_MOMENTS - 1) * e ** (_N_MOMENTS - 1) / fact[_N_MOMENTS - 1]
+    err_g = np.array([(err_r1 + abs(mu) * err_r0) / sd, err_r0]) / n
+    _, _, hm = evaluate(theta)
+    try:
+        bound = float(np.linalg.norm(np.linalg.inv(hm), 2) * np.linalg.norm(err_g))
+    except np.linalg.LinAlgError:
+        bound = math.inf
+    if not (bound <= _BINNED_TOL * abs(a)):
+        w, b, reg = exact_fit(theta)
+        return w, b, reg, True
+    return a / sd, c - a * mu / sd, lam is not None, False
 
 
 def _eval_block(start, x, tib, fb, *, slopes, intercepts):
@@ -812,7 +1105,14 @@ def lid_pipeline(
             dv, dti, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows),
             np.ones(n_dev, bool), np.ones(n_cols_dev, bool), "dev_scores",
         )
-        w, b, reg = _fit_calibration(blocks, separable, regularization, "development matrix")
+        if not _HISTOGRAM_FIT:
+            w, b, reg = _fit_calibration(blocks, separable, regularization, "development matrix")
+        else:
+            acc = _moment_histogram(dv, dti, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows),
+                                    np.zeros(n_dev, np.int64), np.zeros(n_cols_dev, np.int64), 1, 1, "dev_scores")
+            w, b, reg, _ = _fit_binned(
+                acc, [0], [1], separable, regularization, "development matrix",
+                lambda th: _fit_calibration(blocks, separable, regularization, "development matrix", th))
         slopes, intercepts, regs = np.array([w]), np.array([b]), np.array([reg])
         fold = None
         k_folds = 1
@@ -839,12 +1139,24 @@ def lid_pipeline(
             col_fold[c] = f
         fold = col_fold[ti]
         slopes, intercepts, regs = np.empty(k_folds), np.empty(k_folds), np.zeros(k_folds, bool)
+        binned = _HISTOGRAM_FIT and not strict_znorm
+        if binned:
+            # one scan: moment histograms per (probe fold, enrolled-speaker fold or none) x (target, non-target)
+            acc = _moment_histogram(ev, ti, n, n_cols, rows, fold.astype(np.int64), (col_fold + 1).astype(np.int64),
+                                    k_folds, k_folds + 1, "eval_scores")
         for f in range(k_folds):
             blocks = _training_blocks(ev, ti, n, n_cols, rows, fold != f, col_fold != f, "eval_scores",
                                       strict_znorm=bool(strict_znorm))
-            slopes[f], intercepts[f], regs[f] = _fit_calibration(
-                blocks, separable, regularization, f"cross-fitting fold {f + 1} of {k_folds}"
-            )
+            context = f"cross-fitting fold {f + 1} of {k_folds}"
+            if binned:
+                nt_groups = [r * (k_folds + 1) + c for r in range(k_folds) if r != f
+                             for c in range(k_folds + 1) if c - 1 != f]
+                t_groups = [k_folds * (k_folds + 1) + r for r in range(k_folds) if r != f]
+                slopes[f], intercepts[f], regs[f], _ = _fit_binned(
+                    acc, nt_groups, t_groups, separable, regularization, context,
+                    partial(_fit_calibration, blocks, separable, regularization, context))
+            else:
+                slopes[f], intercepts[f], regs[f] = _fit_calibration(blocks, separable, regularization, context)
         mode = "cross-fit"
         note = (
             f"no development set: speaker-grouped cross-fitting with {k_folds} folds (each probe's "
