@@ -214,3 +214,23 @@ def test_lid_uses_each_folds_calibration():
     for f in range(3):
         idx = np.flatnonzero(r.fold == f)
         assert np.allclose(r.lid[idx], lid(r.slope[f] * z[idx] + r.intercept[f], ti[idx]), atol=1e-12)
+
+
+def test_too_wide_a_z_range_streams_exactly(monkeypatch):
+    """More bins than _MAX_BINS: no histogram is kept, every fold is fitted by the exact streaming passes."""
+    S, ti = _matrix(13, 120, 12)
+    calls = []
+    orig = linkage._fit_calibration
+
+    def counted(*a, **k):
+        calls.append(1)
+        return orig(*a, **k)
+
+    monkeypatch.setattr(linkage, "_fit_calibration", counted)
+    ref = lid_pipeline(None, S, None, ti, n_folds=3)
+    assert calls == []
+    monkeypatch.setattr(linkage, "_MAX_BINS", 100)
+    r = lid_pipeline(None, S, None, ti, n_folds=3)
+    assert len(calls) == 3
+    assert np.allclose(r.slope, ref.slope, rtol=1e-12)
+    _check_against_oracle(S, ti, r)

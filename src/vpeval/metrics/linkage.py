@@ -681,6 +681,9 @@ _N_MOMENTS = 7
 #: Fitted parameters are taken from the histograms only when the bound on their truncation error is below
 #: this (relative to the standardised slope); otherwise the exact streaming fit is run (see _fit_binned).
 _BINNED_TOL = 1e-11
+#: Most bins (all groups) a histogram may hold (7 moments x 8 bytes each: 112 MiB); a z range too wide for it
+#: (e.g. rows with one score far from the rest, |z| up to sqrt(N)) makes the fit stream exactly instead.
+_MAX_BINS = 2**21
 
 
 def _canonical_rows(n_cols: int) -> int:
@@ -734,7 +737,8 @@ def _bin_chunk(z, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int):
     Each score ``z`` falls in bin ``k = floor(z / h)`` of centre ``h (k + 1/2)``; ``d = z / h - k - 1/2`` in
     [-1/2, 1/2). Group of a non-target score: ``rgrp[row] * n_cgrp + cgrp[col]``; of the target score of a
     row: ``n_rgrp * n_cgrp + rgrp[row]``. Returns ``(k_lo, hist, t_lo, t_hi)`` with ``hist[j, g, k - k_lo] =
-    sum d**j`` and the exact extremes of the target z-scores per row group (+-inf where none).
+    sum d**j`` and the exact extremes of the target z-scores per row group (+-inf where none); None when
+    the bins would be more than :data:`_MAX_BINS`.
     """
     r = np.arange(z.shape[0])
     u = z * (1.0 / _BIN_WIDTH)
@@ -743,6 +747,9 @@ def _bin_chunk(z, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int):
     u -= 0.5
     k_lo = int(kf.min())
     span = int(kf.max()) - k_lo + 1
+    n_groups = n_rgrp * n_cgrp + n_rgrp
+    if span * n_groups > _MAX_BINS:
+        return None
     idx = kf.astype(np.int64)
     idx -= k_lo
     row_off = rgrp.astype(np.int64) * (n_cgrp * span)
@@ -750,7 +757,6 @@ def _bin_chunk(z, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int):
     idx += row_off[:, None]
     idx += col_off[None, :]
     idx[r, t] += (n_rgrp * n_cgrp + rgrp) * span - row_off - col_off[t]
-    n_groups = n_rgrp * n_cgrp + n_rgrp
     flat, d = idx.ravel(), u.ravel()
     hist = np.empty((_N_MOMENTS, n_groups * span))
     hist[0] = np.bincount(flat, minlength=n_groups * span)
@@ -774,19 +780,28 @@ class _MomentHistogram:
         self.k_lo, self.hist = None, None
         self.t_lo, self.t_hi = np.full(n_rgrp, np.inf), np.full(n_rgrp, -np.inf)
 
-    def add(self, k_lo, hist, t_lo, t_hi):
+    def add(self, part):
+        """Add one chunk's :func:`_bin_chunk` result; False (and nothing kept) when the range grows too wide."""
+        if part is None or self.hist is False:
+            self.hist = False
+            return False
+        k_lo, hist, t_lo, t_hi = part
         np.minimum(self.t_lo, t_lo, out=self.t_lo)
         np.maximum(self.t_hi, t_hi, out=self.t_hi)
         if self.hist is None:
             self.k_lo, self.hist = k_lo, hist.copy()
-            return
+            return True
         lo = min(self.k_lo, k_lo)
         hi = max(self.k_lo + self.hist.shape[2], k_lo + hist.shape[2])
+        if (hi - lo) * hist.shape[1] > _MAX_BINS:
+            self.hist = False
+            return False
         if lo < self.k_lo or hi > self.k_lo + self.hist.shape[2]:
             grown = np.zeros(self.hist.shape[:2] + (hi - lo,))
             grown[:, :, self.k_lo - lo : self.k_lo - lo + self.hist.shape[2]] = self.hist
             self.k_lo, self.hist = lo, grown
         self.hist[:, :, k_lo - self.k_lo : k_lo - self.k_lo + hist.shape[2]] += hist
+        return True
 
 
 def _histogram_piece(start, x, t, rgrp, *, cgrp, n_rgrp, n_cgrp, chunk, n_rows, name):
@@ -807,10 +822,11 @@ def _histogram_piece(start, x, t, rgrp, *, cgrp, n_rgrp, n_cgrp, chunk, n_rows, 
     return out
 
 
-def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name) -> _MomentHistogram:
+def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name) -> _MomentHistogram | None:
     """One scan: the moment histogram of every (row group, column group) of non-target scores and of every
     row group's target scores. Sums are taken per canonical chunk of :func:`_canonical_rows` rows and the
-    chunks added in row order, whatever the scanned pieces (block size, cluster blocks, dask chunks)."""
+    chunks added in row order, whatever the scanned pieces (block size, cluster blocks, dask chunks). None
+    when the z range needs more than :data:`_MAX_BINS` bins (the caller then fits by streaming)."""
     chunk = _canonical_rows(n_cols)
     fn = partial(_histogram_piece, cgrp=cgrp, n_rgrp=n_rgrp, n_cgrp=n_cgrp, chunk=chunk, n_rows=n, name=name)
     # pieces aligned with the canonical chunks when the matrix is scanned here
@@ -822,8 +838,8 @@ def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name
     def flush():
         if pending:
             z = np.concatenate([p[0] for p in pending])
-            acc.add(*_bin_chunk(z, np.concatenate([p[1] for p in pending]), np.concatenate([p[2] for p in pending]),
-                                cgrp, n_rgrp, n_cgrp))
+            acc.add(_bin_chunk(z, np.concatenate([p[1] for p in pending]), np.concatenate([p[2] for p in pending]),
+                               cgrp, n_rgrp, n_cgrp))
             pending.clear()
 
     for parts in _map_pieces(arr, n, piece_rows, fn, ti, rgrp):
@@ -832,11 +848,11 @@ def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name
                 flush()
                 pending_id = c
             if whole:
-                acc.add(*payload)
+                acc.add(payload)
             else:
                 pending.append(payload)
     flush()
-    return acc
+    return acc if acc.hist is not False else None
 
 
 def _fit_binned(acc: _MomentHistogram, nt_groups, t_groups, separable, regularization, context, exact_fit):
@@ -857,6 +873,8 @@ def _fit_binned(acc: _MomentHistogram, nt_groups, t_groups, separable, regulariz
     separability (extreme target and non-target scores in one bin), ``exact_fit(theta0)`` runs the exact
     streaming Newton passes, started from the binned solution. Returns ``(w, b, regularised, exact_used)``.
     """
+    if acc is None:  # z range too wide for the bins
+        return (*exact_fit(None), True)
     h = _BIN_WIDTH
     nt = acc.hist[:, nt_groups].sum(axis=1)
     tg = acc.hist[:, t_groups].sum(axis=1)
@@ -867,7 +885,7 @@ def _fit_binned(acc: _MomentHistogram, nt_groups, t_groups, separable, regulariz
     t_max = float(acc.t_hi[[g - acc.n_rgrp * acc.n_cgrp for g in t_groups]].max())
     occupied = np.flatnonzero(nt[0] > 0)
     n_lo_edge = h * (acc.k_lo + occupied[0])  # n_min in [n_lo_edge, n_lo_edge + h)
-    n_hi_edge = h * (acc.k_lo + occupied[-1] + 1)  # n_max in (n_hi_edge - h, n_hi_edge)... exactly: < n_hi_edge
+    n_hi_edge = h * (acc.k_lo + occupied[-1] + 1)  # n_max in [n_hi_edge - h, n_hi_edge)
     sep_up = t_min >= n_hi_edge  # certainly t_min >= n_max
     sep_down = t_max <= n_lo_edge  # certainly t_max <= n_min
     undecided = (not sep_up and t_min >= n_hi_edge - h) or (not sep_down and t_max < n_lo_edge + h)
