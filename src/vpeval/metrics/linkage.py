@@ -1078,9 +1078,11 @@ def lid_pipeline(
         task per row block: NumPy matrices are scattered to the workers once (those smaller than
         ``vpeval.metrics.identification.CLUSTER_MIN_BYTES``, 64 MiB, are scanned here), dask arrays (e.g. a score
         matrix built from embeddings by :func:`vpeval.pipeline.cluster.score_matrix`) are computed there
-        block by block, and only per-row results (a few numbers per probe) come back. Results are identical
-        to the run without a client: every per-row value depends on its own row only, and the sums over rows
-        are taken on the client in row order in both cases.
+        block by block, and only per-row results (a few numbers per probe) and the calibration's moment
+        histograms come back. Results are identical to the run without a client: every per-row value depends
+        on its own row only, and every sum over rows is formed per canonical chunk of rows (fixed by N, not by
+        the blocks; a chunk cut by a block boundary is completed on the client) and the chunks are added on
+        the client in row order in both cases.
 
     Returns
     -------
@@ -1095,10 +1097,25 @@ def lid_pipeline(
 
     Notes
     -----
-    Memory: every matrix is scanned in row blocks, the calibration fit included (streaming Newton passes,
-    each recomputing the z-scores of one block at a time), so extra memory stays bounded by the block size
-    whatever the matrix size. The fit minimises exactly the objective of
-    :class:`~vpeval.calibration.LogisticCalibrator`.
+    Cost: two scans of the evaluation matrix (one with a development matrix, plus one of it). The first
+    z-normalises every row and adds its z-scores into moment histograms, one per (probe fold, enrolled
+    speaker's fold) x (target, non-target): bin width ``h = 2**-9`` z-units, per bin the count and the sums
+    of ``d**j`` (j = 1..6, ``d`` the offset from the bin centre in units of ``h``). Each fold's training set
+    is a sum of these histograms, and Newton's method runs on the bins alone (:func:`_fit_binned`: the loss,
+    gradient and Hessian sums are Taylor series around each bin centre; their remainder is bounded and
+    checked after convergence, so the parameters equal the exact full-data fit to about 1e-11 relative).
+    The second scan applies each probe's fold calibration, the softmax and LID, and counts ranks. The exact
+    streaming Newton passes over the matrix (about ten per fit, each recomputing the z-scores block by block)
+    are still used where the bins cannot vouch for the result: with ``strict_znorm=True`` (each fold has its
+    own z-scores), when the remainder bound is too loose (very steep slopes, e.g. a tiny ``regularization``
+    on separable scores; they start from the binned solution), when the extreme target and non-target
+    z-scores share a bin (separability is then decided exactly), and when the z range needs more than
+    2**21 bins (a row with one score far from the rest). Either way the fit minimises exactly the
+    objective of :class:`~vpeval.calibration.LogisticCalibrator`.
+
+    Memory: every matrix is scanned in row blocks (about 2**21 scores at a time for the histograms), and the
+    histograms hold at most 2**21 bins of 7 sums each, so extra memory stays bounded whatever the number of
+    probes.
     """
     if separable not in ("error", "regularize"):
         raise InvalidScoresError(f"separable must be 'error' or 'regularize', got {separable!r}")
