@@ -241,9 +241,10 @@ def _scan_piece_list(block, start: int, rows: int, fn, *row_args):
             for s in range(0, block.shape[0], rows)]
 
 
-def _map_pieces(arr, n_rows: int, rows: int, fn, *row_args) -> list:
-    """Like :func:`_map_rows`, but ``fn`` may return any object: the list of its outputs, one per piece of
-    at most ``rows`` rows, in row order (here or, on a :class:`_ClusterMatrix`, one task per block). The
+def _map_pieces(arr, n_rows: int, rows: int, fn, *row_args):
+    """Like :func:`_map_rows`, but ``fn`` may return any object: an iterable of its outputs, one per piece of
+    at most ``rows`` rows, in row order (a list of the gathered outputs of one task per block on a
+    :class:`_ClusterMatrix`; here a generator, so one piece's output is held at a time). The
     pieces depend on how the matrix is held (cluster blocks, dask chunks), so a caller that needs results
     independent of them must make ``fn`` split its rows at boundaries of its own (see
     :func:`vpeval.metrics.linkage.lid_pipeline`)."""
@@ -254,8 +255,8 @@ def _map_pieces(arr, n_rows: int, rows: int, fn, *row_args) -> list:
                                                             *(a[start : start + k] for a in row_args))
                  for start, k, ref in arr.blocks]
         return [p for part in arr.client.gather(arr.client.compute(tasks)) for p in part]
-    return [fn(start, x, *(a[start : start + x.shape[0]] for a in row_args))
-            for start, x in _iter_blocks(arr, n_rows, rows)]
+    return (fn(start, x, *(a[start : start + x.shape[0]] for a in row_args))
+            for start, x in _iter_blocks(arr, n_rows, rows))
 
 
 def _check_nan(block: np.ndarray, row_max: np.ndarray, start, name: str) -> None:

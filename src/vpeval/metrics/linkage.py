@@ -23,6 +23,7 @@ are accepted by :func:`lid` and :func:`lid_pipeline`.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -83,14 +84,15 @@ def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
     n_cols = x.shape[1]
     if n_cols < 2:
         raise InvalidScoresError(f"{name}: z-normalisation needs at least 2 speakers per row, got {n_cols}")
-    bad = ~np.isfinite(x).all(axis=1)
+    mx, mn = x.max(axis=1), x.min(axis=1)
+    bad = ~(np.isfinite(mx) & np.isfinite(mn))  # a NaN makes the max NaN; an infinity shows in max or min
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         what = "NaN" if np.isnan(x[i]).any() else "an infinite score"
         raise InvalidScoresError(
             f"{name}: probe row {start + i} contains {what}; z-normalisation needs finite scores"
         )
-    const = x.max(axis=1) == x.min(axis=1)
+    const = mx == mn
     if const.any():
         rows = np.flatnonzero(const)
         raise InvalidScoresError(
@@ -99,8 +101,13 @@ def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
         )
     # z is invariant to a positive scale of the row: each row is first brought to magnitude [0.5, 1) by an exact
     # power of two, so that scores anywhere in 1e-300..1e300 neither overflow (mean, squares) nor underflow
-    big = np.max(np.abs(x), axis=1)
-    x = np.ldexp(x, -np.frexp(big)[1][:, None])
+    # (a product with 2**-e where that power is a normal number, else ldexp: the same correctly rounded values)
+    e = np.frexp(np.maximum(np.abs(mx), np.abs(mn)))[1]
+    if (np.abs(e) <= 1000).all():
+        if e.any():
+            x = x * np.ldexp(1.0, -e)[:, None]
+    else:
+        x = np.ldexp(x, -e[:, None])
     mu = x.mean(axis=1)
     z = x - mu[:, None]
     sd = np.sqrt(np.einsum("ij,ij->i", z, z) / (n_cols - 1))
@@ -731,41 +738,72 @@ def _sigmoid_sup(n: int) -> float:
     return _SIG_SUP[n]
 
 
-def _bin_chunk(z, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int):
-    """Moment histogram of one canonical chunk of z-normalised rows.
+_BUFFERS = threading.local()
 
-    Each score ``z`` falls in bin ``k = floor(z / h)`` of centre ``h (k + 1/2)``; ``d = z / h - k - 1/2`` in
+
+def _buffers(size: int):
+    """Per-thread scratch arrays of ``size`` elements (float64 x3, int64), reused from chunk to chunk so
+    that their pages are not faulted in again for every chunk."""
+    got = getattr(_BUFFERS, "arrays", None)
+    if got is None or got[0].size < size:
+        got = (np.empty(size), np.empty(size), np.empty(size), np.empty(size, np.int64))
+        _BUFFERS.arrays = got
+    return tuple(a[:size] for a in got)
+
+
+def _bin_chunk(x, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int, name: str = "scores", start: int = 0):
+    """Moment histogram of one canonical chunk of score rows ``x``, z-normalised here (:func:`_znorm_block`).
+
+    Each z-score falls in bin ``k = floor(z / h)`` of centre ``h (k + 1/2)``; ``d = z / h - k - 1/2`` in
     [-1/2, 1/2). Group of a non-target score: ``rgrp[row] * n_cgrp + cgrp[col]``; of the target score of a
     row: ``n_rgrp * n_cgrp + rgrp[row]``. Returns ``(k_lo, hist, t_lo, t_hi)`` with ``hist[j, g, k - k_lo] =
     sum d**j`` and the exact extremes of the target z-scores per row group (+-inf where none); None when
-    the bins would be more than :data:`_MAX_BINS`.
+    the bins would be more than :data:`_MAX_BINS`. The element-wise work runs on sub-blocks that stay in
+    the CPU cache; the sums (np.bincount) run over the whole chunk in row-major order.
     """
-    r = np.arange(z.shape[0])
-    u = z * (1.0 / _BIN_WIDTH)
-    kf = np.floor(u)
-    u -= kf
-    u -= 0.5
-    k_lo = int(kf.min())
-    span = int(kf.max()) - k_lo + 1
+    n_rows, n_cols = x.shape
+    kf, d, p, idx = (a.reshape(n_rows, n_cols) for a in _buffers(n_rows * n_cols))
+    sub = max(1, 2**18 // n_cols)
+    zt = np.empty(n_rows)
+    k_lo, k_hi = math.inf, -math.inf
+    for s in range(0, n_rows, sub):
+        e = min(n_rows, s + sub)
+        z = _znorm_block(x[s:e], start + s, name)
+        zt[s:e] = z[np.arange(e - s), t[s:e]]
+        np.multiply(z, 1.0 / _BIN_WIDTH, out=d[s:e])
+        np.floor(d[s:e], out=kf[s:e])
+        d[s:e] -= kf[s:e]
+        d[s:e] -= 0.5
+        k_lo, k_hi = min(k_lo, float(kf[s:e].min())), max(k_hi, float(kf[s:e].max()))
+    k_lo = int(k_lo)
+    span = int(k_hi) - k_lo + 1
     n_groups = n_rgrp * n_cgrp + n_rgrp
     if span * n_groups > _MAX_BINS:
         return None
-    idx = kf.astype(np.int64)
-    idx -= k_lo
-    row_off = rgrp.astype(np.int64) * (n_cgrp * span)
-    col_off = cgrp.astype(np.int64) * span
-    idx += row_off[:, None]
-    idx += col_off[None, :]
-    idx[r, t] += (n_rgrp * n_cgrp + rgrp) * span - row_off - col_off[t]
-    flat, d = idx.ravel(), u.ravel()
+    # flat bin index, computed in float64 (exact: integers below 2**53) on cached sub-blocks
+    row_off = rgrp.astype(np.float64) * (n_cgrp * span) - k_lo
+    col_off = cgrp.astype(np.float64) * span
+    tgt_off = (n_rgrp * n_cgrp + rgrp) * span - k_lo
+    for s in range(0, n_rows, sub):
+        e = min(n_rows, s + sub)
+        r = np.arange(e - s)
+        blk = kf[s:e]
+        kt = blk[r, t[s:e]]
+        blk += row_off[s:e, None]
+        blk += col_off[None, :]
+        blk[r, t[s:e]] = kt + tgt_off[s:e]
+        idx[s:e] = blk
+    flat, dd, pp = idx.ravel(), d.ravel(), p.ravel()
     hist = np.empty((_N_MOMENTS, n_groups * span))
-    hist[0] = np.bincount(flat, minlength=n_groups * span)
-    p = d.copy()
+    pp.fill(1.0)  # counts as float sums of ones (exact below 2**53; faster than the integer bincount)
+    hist[0] = np.bincount(flat, weights=pp, minlength=n_groups * span)
     for j in range(1, _N_MOMENTS):
-        hist[j] = np.bincount(flat, weights=p, minlength=n_groups * span)
-        if j + 1 < _N_MOMENTS:
-            p *= d
-    zt = z[r, t]
+        if j == 1:
+            w = dd
+        else:
+            np.multiply(dd if j == 2 else pp, dd, out=pp)
+            w = pp
+        hist[j] = np.bincount(flat, weights=w, minlength=n_groups * span)
     t_lo, t_hi = np.full(n_rgrp, np.inf), np.full(n_rgrp, -np.inf)
     np.minimum.at(t_lo, rgrp, zt)
     np.maximum.at(t_hi, rgrp, zt)
@@ -805,19 +843,19 @@ class _MomentHistogram:
 
 
 def _histogram_piece(start, x, t, rgrp, *, cgrp, n_rgrp, n_cgrp, chunk, n_rows, name):
-    """One scanned piece: z-norm its rows, then one histogram per canonical chunk it holds whole, and the
-    z-scores of the rows of chunks it holds only in part (completed by the caller)."""
-    z = _znorm_block(x, start, name)
+    """One scanned piece: one histogram per canonical chunk it holds whole, and the raw rows of the chunks
+    it holds only in part (completed by the caller, which bins them the same way)."""
     out = []
     s = 0
-    while s < z.shape[0]:
+    while s < x.shape[0]:
         c = (start + s) // chunk
-        e = min(z.shape[0], (c + 1) * chunk - start)
+        e = min(x.shape[0], (c + 1) * chunk - start)
         whole = start + s == c * chunk and start + e == min((c + 1) * chunk, n_rows)
         if whole:
-            out.append((c, True, _bin_chunk(z[s:e], t[s:e], rgrp[s:e], cgrp, n_rgrp, n_cgrp)))
+            out.append((c, True, _bin_chunk(x[s:e], t[s:e], rgrp[s:e], cgrp, n_rgrp, n_cgrp, name, start + s)))
         else:
-            out.append((c, False, (z[s:e].copy(), t[s:e].copy(), rgrp[s:e].copy())))
+            _znorm_block(x[s:e], start + s, name)  # errors are raised where the rows are
+            out.append((c, False, (start + s, np.array(x[s:e], dtype=np.float64), t[s:e].copy(), rgrp[s:e].copy())))
         s = e
     return out
 
@@ -837,9 +875,9 @@ def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name
 
     def flush():
         if pending:
-            z = np.concatenate([p[0] for p in pending])
-            acc.add(_bin_chunk(z, np.concatenate([p[1] for p in pending]), np.concatenate([p[2] for p in pending]),
-                               cgrp, n_rgrp, n_cgrp))
+            x = np.concatenate([p[1] for p in pending])
+            acc.add(_bin_chunk(x, np.concatenate([p[2] for p in pending]), np.concatenate([p[3] for p in pending]),
+                               cgrp, n_rgrp, n_cgrp, name, pending[0][0]))
             pending.clear()
 
     for parts in _map_pieces(arr, n, piece_rows, fn, ti, rgrp):
