@@ -683,12 +683,12 @@ def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name, strict_znor
 
 #: Bin width of the moment histograms (z units; a power of two, so ``z / h`` is exact).
 _BIN_WIDTH = 2.0 ** -9
-#: Moments ``sum (z - centre)**j / h**j``, j = 0 .. _N_MOMENTS - 1, kept per bin.
-_N_MOMENTS = 7
+#: Moments ``sum ((z - centre) / h)**j``, j = 0 .. _N_MOMENTS - 1, kept per bin.
+_N_MOMENTS = 5
 #: Fitted parameters are taken from the histograms only when the bound on their truncation error is below
 #: this (relative to the standardised slope); otherwise the exact streaming fit is run (see _fit_binned).
 _BINNED_TOL = 1e-11
-#: Most bins (all groups) a histogram may hold (7 moments x 8 bytes each: 112 MiB); a z range too wide for it
+#: Most bins (all groups) a histogram may hold (5 moments x 8 bytes each: 80 MiB); a z range too wide for it
 #: (e.g. rows with one score far from the rest, |z| up to sqrt(N)) makes the fit stream exactly instead.
 _MAX_BINS = 2**21
 
@@ -713,7 +713,7 @@ def _sigmoid_derivative_terms(n_max: int) -> list:
     return terms
 
 
-_SIG_TERMS = _sigmoid_derivative_terms(_N_MOMENTS + 1)
+_SIG_TERMS = _sigmoid_derivative_terms(12)
 
 
 def _sigmoid_derivatives(eta: np.ndarray, n_max: int) -> list:
@@ -730,11 +730,20 @@ def _sigmoid_derivatives(eta: np.ndarray, n_max: int) -> list:
 _SIG_SUP: dict = {}
 
 
-def _sigmoid_sup(n: int) -> float:
-    """An upper bound of ``sup |d^n sigmoid / d eta^n|`` (grid maximum, spacing 1e-3, plus 1 %)."""
+def _sigmoid_ratio_sup(n: int) -> float:
+    """An upper bound of ``sup |sigmoid^(n)(eta)| / (s t)`` over all eta, n >= 1 (``s t = sigmoid'``).
+
+    For n >= 1 every term of :data:`_SIG_TERMS` has a >= 1 and b >= 1, so ``sigmoid^(n) = s t P(s)`` with
+    ``P(s) = sum c s**(a-1) (1-s)**(b-1)``; its maximum on a grid of 10**6 + 1 points of [0, 1], plus the
+    grid spacing times a bound of ``|P'|`` (degree times the sum of |c| times 2**degree), bounds ``|P|``."""
     if n not in _SIG_SUP:
-        g = np.linspace(-60.0, 60.0, 120001)
-        _SIG_SUP[n] = 1.01 * float(np.max(np.abs(_sigmoid_derivatives(g, n)[n])))
+        s = np.linspace(0.0, 1.0, 10**6 + 1)
+        t = 1.0 - s
+        terms = _SIG_TERMS[n]
+        poly = sum(c * s ** (a - 1) * t ** (b - 1) for (a, b), c in terms.items())
+        degree = max(a + b - 2 for a, b in terms)
+        slack = 1e-6 * degree * sum(abs(c) for c in terms.values()) * 2.0**degree
+        _SIG_SUP[n] = float(np.max(np.abs(poly))) + slack
     return _SIG_SUP[n]
 
 
@@ -898,18 +907,23 @@ def _fit_binned(acc: _MomentHistogram, nt_groups, t_groups, separable, regulariz
 
     Every sum over training scores that Newton's method needs, ``sum phi(alpha z + beta) z**m`` with ``phi`` the
     softplus, the sigmoid or its derivative and m <= 2, is expanded around each bin centre ``c``
-    (``z = c + h d``, ``|d| <= 1/2``)::
+    (``z = c + h d``, ``|d| <= 1/2``, ``eta_c = alpha c + beta``, ``e = |alpha| h / 2``)::
 
-        phi(eta_c + alpha h d) = sum_{j <= J_m} phi^(j)(eta_c) (alpha h)**j d**j / j! + R,
-        |R| <= sup|phi^(J_m + 1)| (|alpha| h / 2)**(J_m + 1) / (J_m + 1)!
+        phi(eta_c + alpha h d) = sum_{j <= J_m} phi^(j)(eta_c) (alpha h)**j d**j / j! + R,   J_m = 4 - m,
 
-    and ``z**m`` is expanded exactly, so the stored moments ``sum d**j`` (j <= 6, ``J_m = 6 - m``) give each
-    sum up to the remainder. After Newton's method has converged on these sums, the remainders of the two
-    gradient sums (orders 7 and 6) bound the gradient error ``e``; the parameters are accepted when
-    ``||H^-1|| ||e||`` (H the Hessian of the mean loss) is below ``1e-11 |a|`` (a the standardised slope),
-    so they equal the exact fit to about 1e-11 relative. Otherwise, and whenever the bins cannot decide
-    separability (extreme target and non-target scores in one bin), ``exact_fit(theta0)`` runs the exact
-    streaming Newton passes, started from the binned solution. Returns ``(w, b, regularised, exact_used)``.
+    and ``z**m`` is expanded exactly, so the stored moments ``sum d**j`` (j <= 4) give each sum up to the
+    remainders. For the two gradient sums (``phi`` = sigmoid up to sign, m = 0, 1; remainder orders k = 5, 4)::
+
+        |R| <= K_k max_bin(s t) e**k / k!,   max_bin(s t) <= s(eta_c) t(eta_c) exp(e),
+
+    where ``sigmoid^(k) = s t P_k(s)`` (s = sigmoid, t = 1 - s) and ``K_k >= sup |P_k|`` on [0, 1]
+    (:func:`_sigmoid_ratio_sup`); the second inequality holds because ``|d ln(s t) / d eta| <= 1``. Summed
+    over each bin (times ``|z| <= |c| + h/2`` for m = 1) this bounds the gradient error ``g_err`` at the
+    solution. The parameters are accepted when ``||H^-1|| ||g_err||`` (H the Hessian of the mean loss) is
+    below ``1e-11 |a|`` (a the standardised slope), so they equal the exact fit to about 1e-11 relative
+    (rounding of the float64 sums aside). Otherwise, and whenever the bins cannot decide separability
+    (extreme target and non-target scores in one bin), ``exact_fit(theta0)`` runs the exact streaming
+    Newton passes, started from the binned solution. Returns ``(w, b, regularised, exact_used)``.
     """
     if acc is None:  # z range too wide for the bins
         return (*exact_fit(None), True)
@@ -995,11 +1009,18 @@ def _fit_binned(acc: _MomentHistogram, nt_groups, t_groups, separable, regulariz
 
     theta, _ = newton_minimize(evaluate)
     a, c = theta
-    # truncation bound of the gradient (see docstring)
+    # truncation bound of the gradient (see docstring): per bin, |remainder of sigmoid at order k| <=
+    # K_k max_bin(s t) e**k / k!, with max over the bin of s t <= (s t)(centre) exp(e) (|d ln(s t)/d eta| <= 1)
     e = abs(a / sd) * h / 2
-    m_abs = math.sqrt(n * s2)  # >= sum |z|
-    err_r0 = n * _sigmoid_sup(_N_MOMENTS) * e**_N_MOMENTS / fact[_N_MOMENTS]
-    err_r1 = m_abs * _sigmoid_sup(_N_MOMENTS - 1) * e ** (_N_MOMENTS - 1) / fact[_N_MOMENTS - 1]
+    alpha, beta = a / sd, c + plo - a * mu / sd
+    k0, k1 = _N_MOMENTS, _N_MOMENTS - 1  # remainder orders of the sums of r and of r z
+    err_r0 = err_r1 = 0.0
+    for cls in ("n", "t"):
+        eta = alpha * centre[cls] + beta
+        st = expit(eta) * expit(-eta) * math.exp(e)
+        count = moments[cls][0]
+        err_r0 += float(np.dot(st, count)) * _sigmoid_ratio_sup(k0) * e**k0 / fact[k0]
+        err_r1 += float(np.dot(st, count * (np.abs(centre[cls]) + h / 2))) * _sigmoid_ratio_sup(k1) * e**k1 / fact[k1]
     err_g = np.array([(err_r1 + abs(mu) * err_r0) / sd, err_r0]) / n
     _, _, hm = evaluate(theta)
     try:
@@ -1138,7 +1159,7 @@ def lid_pipeline(
     Cost: two scans of the evaluation matrix (one with a development matrix, plus one of it). The first
     z-normalises every row and adds its z-scores into moment histograms, one per (probe fold, enrolled
     speaker's fold) x (target, non-target): bin width ``h = 2**-9`` z-units, per bin the count and the sums
-    of ``d**j`` (j = 1..6, ``d`` the offset from the bin centre in units of ``h``). Each fold's training set
+    of ``d**j`` (j = 1..4, ``d`` the offset from the bin centre in units of ``h``). Each fold's training set
     is a sum of these histograms, and Newton's method runs on the bins alone (:func:`_fit_binned`: the loss,
     gradient and Hessian sums are Taylor series around each bin centre; their remainder is bounded and
     checked after convergence, so the parameters equal the exact full-data fit to about 1e-11 relative).
@@ -1152,7 +1173,7 @@ def lid_pipeline(
     objective of :class:`~vpeval.calibration.LogisticCalibrator`.
 
     Memory: every matrix is scanned in row blocks (about 2**21 scores at a time for the histograms), and the
-    histograms hold at most 2**21 bins of 7 sums each, so extra memory stays bounded whatever the number of
+    histograms hold at most 2**21 bins of 5 sums each, so extra memory stays bounded whatever the number of
     probes.
     """
     if separable not in ("error", "regularize"):
