@@ -161,6 +161,7 @@ def test_separability_decided_exactly_when_extremes_share_a_bin(monkeypatch):
 
 def test_row_order_and_piece_invariance(monkeypatch):
     S, ti = _matrix(11, 180, 16)
+    S = np.round(S, 1)  # few distinct z-scores: many per bin, so the sums depend on their order
     ids = [f"s{j:02d}" for j in range(16)]
     r = lid_pipeline(None, S, None, ti, n_folds=4, speaker_ids=ids)
     perm = np.random.default_rng(3).permutation(180)
@@ -239,3 +240,24 @@ def test_too_wide_a_z_range_streams_exactly(monkeypatch):
     assert len(calls) == 3
     assert np.allclose(r.slope, ref.slope, rtol=1e-12)
     _check_against_oracle(S, ti, r)
+
+
+def test_moment_histograms_do_not_depend_on_the_pieces(monkeypatch):
+    """Sums are formed per canonical chunk (cut chunks completed by the caller) and added in row order: the
+    histograms are bit-identical whatever pieces the matrix is scanned in."""
+    monkeypatch.setattr(linkage, "_canonical_rows", lambda n_cols: 10)
+    rng = np.random.default_rng(14)
+    n, N = 60, 3000  # about 10 scores per bin and chunk: the order of the sums shows in the last bits
+    S = rng.normal(size=(n, N))
+    ti = rng.integers(0, N, n)
+    rg, cg = np.zeros(n, np.int64), np.zeros(N, np.int64)
+    ref = linkage._moment_histogram(S, ti, n, N, 10, rg, cg, 1, 1, "S")
+    for arr, rows in ((da.from_array(S, chunks=(7, -1)), 10), (da.from_array(S, chunks=(13, -1)), 4)):
+        got = linkage._moment_histogram(arr, ti, n, N, rows, rg, cg, 1, 1, "S")
+        assert got.k_lo == ref.k_lo and np.array_equal(got.hist, ref.hist)
+        assert np.array_equal(got.t_lo, ref.t_lo) and np.array_equal(got.t_hi, ref.t_hi)
+    # the same scores summed piece by piece (not per chunk) differ in the last bits: the test can tell
+    pieces = linkage._MomentHistogram(1, 1)
+    for s in range(0, n, 7):
+        pieces.add(linkage._bin_chunk(S[s : s + 7], ti[s : s + 7], rg[s : s + 7], cg, 1, 1))
+    assert not np.array_equal(pieces.hist, ref.hist)
