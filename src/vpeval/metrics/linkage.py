@@ -1136,8 +1136,8 @@ def lid_pipeline(
         Cross-fitting only: z-normalise each training row over the training folds' columns only (see
         above). Ignored with a development matrix.
     client : distributed.Client, optional
-        Run every scan (z-norm, the streaming calibration passes, LID and ranks) on this Dask cluster, one
-        task per row block: NumPy matrices are scattered to the workers once (those smaller than
+        Run every scan (z-norm, the calibration's moment scan or streaming passes, LID and ranks) on this
+        Dask cluster, one task per row block: NumPy matrices are scattered to the workers once (those smaller than
         ``vpeval.metrics.identification.CLUSTER_MIN_BYTES``, 64 MiB, are scanned here), dask arrays (e.g. a score
         matrix built from embeddings by :func:`vpeval.pipeline.cluster.score_matrix`) are computed there
         block by block, and only per-row results (a few numbers per probe) and the calibration's moment
