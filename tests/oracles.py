@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
+from scipy.special import expit
+
 
 def operating_points(tar, non):
     """(pmiss, pfa) at each distinct score and +inf, by direct counting."""
@@ -180,3 +183,38 @@ def script_closest_eer(tar, non):
         pts.append((Fraction(n_miss, len(tar)), Fraction(n_fa, len(non))))
     gap, val = min(((abs(m - f), (m + f) / 2) for m, f in pts), key=lambda p: p[0])
     return float(val)
+
+
+def logistic_llr_fit(tar, non, regularization=None, iterations=60):
+    """Slow full-data logistic calibration ``LLR = w s + b``: plain Newton on every trial at once.
+
+    Minimises ``(sum softplus(-(w t + c)) + sum softplus(w n + c)) / (Nt + Nn) + lam (w sd)**2 / 2`` over
+    ``(w, c)`` (``sd`` the population std of all training scores; ``lam`` = ``regularization`` or 0) and
+    returns ``(w, c - log(Nt / Nn))``: maximum likelihood with the training prior log-odds removed. Newton
+    steps (with halving while the loss rises) in coordinates centred on the score mean, for conditioning.
+    """
+    tar, non = np.asarray(tar, float), np.asarray(non, float)
+    s = np.concatenate([tar, non])
+    y = np.concatenate([np.ones(tar.size), np.zeros(non.size)])
+    m, sd = s.mean(), s.std()
+    x = (s - m) / sd
+    lam = 0.0 if regularization is None else float(regularization)
+
+    def loss(v):
+        eta = v[0] * x + v[1]
+        return np.mean(np.where(y == 1, np.logaddexp(0, -eta), np.logaddexp(0, eta))) + 0.5 * lam * v[0] ** 2
+
+    v = np.zeros(2)
+    for _ in range(iterations):
+        eta = v[0] * x + v[1]
+        p = expit(eta)
+        g = np.array([np.mean((p - y) * x), np.mean(p - y)]) + [lam * v[0], 0.0]
+        q = p * (1 - p)
+        h = np.array([[np.mean(q * x * x) + lam, np.mean(q * x)], [np.mean(q * x), np.mean(q)]])
+        step = np.linalg.solve(h, g)
+        t = 1.0
+        while loss(v - t * step) > loss(v) + 1e-15 * abs(loss(v)) and t > 1e-8:
+            t /= 2
+        v = v - t * step
+    w = v[0] / sd
+    return w, v[1] - w * m - (math.log(tar.size) - math.log(non.size))

@@ -246,6 +246,22 @@ def test_lid_and_scattered_numpy_matrices_on_the_cluster(client, monkeypatch):
         linkage_analysis(bad, ti, client=client)
 
 
+def test_lid_pipeline_histograms_from_scattered_blocks_equal_in_memory(client, monkeypatch):
+    """The calibration's moment histograms: canonical chunks cut by the cluster's blocks and pieces are
+    completed on the client, so every fitted number and LID equals the in-memory run exactly."""
+    from vpeval.metrics import linkage
+
+    probes, models, ti = _synthetic(450, 60, 16, seed=12)
+    s = np.round(score_rows(probes, models), 1)  # few distinct z-scores: many per bin, so sums depend on order
+    monkeypatch.setattr(linkage, "_canonical_rows", lambda n_cols: 25)  # chunks of 25 rows, whole and cut
+    ref = linkage.lid_pipeline(None, s, None, ti, n_folds=3, chunk_rows=17)
+    monkeypatch.setattr(identification, "CLUSTER_MIN_BYTES", 0)
+    monkeypatch.setattr(identification, "DASK_BLOCK_BYTES", 100 * 60 * 8)  # blocks of 85 rows, pieces of 17
+    got = linkage.lid_pipeline(None, s, None, ti, n_folds=3, chunk_rows=17, client=client)
+    for name in ("slope", "intercept", "lid", "p_true", "fold"):
+        assert np.array_equal(getattr(got, name), getattr(ref, name)), name
+
+
 def test_linkage_and_trials_cli_on_the_cluster(scheduler, tmp_path, monkeypatch):
     monkeypatch.setattr(identification, "CLUSTER_MIN_BYTES", 0)
     emb = ROOT / "examples" / "librispeech-mini" / "embeddings_mfcc.npz"

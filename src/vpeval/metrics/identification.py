@@ -234,6 +234,31 @@ def _map_rows(arr, n_rows: int, rows: int, fn, *row_args):
     return np.concatenate(parts) if parts else None
 
 
+def _scan_piece_list(block, start: int, rows: int, fn, *row_args):
+    """Worker side of :func:`_map_pieces`: ``fn`` over ``rows``-row pieces of one block, outputs listed."""
+    block = np.asarray(block, dtype=np.float64)
+    return [fn(start + s, block[s : s + rows], *(a[s : s + rows] for a in row_args))
+            for s in range(0, block.shape[0], rows)]
+
+
+def _map_pieces(arr, n_rows: int, rows: int, fn, *row_args):
+    """Like :func:`_map_rows`, but ``fn`` may return any object: an iterable of its outputs, one per piece of
+    at most ``rows`` rows, in row order (a list of the gathered outputs of one task per block on a
+    :class:`_ClusterMatrix`; here a generator, so one piece's output is held at a time). The
+    pieces depend on how the matrix is held (cluster blocks, dask chunks), so a caller that needs results
+    independent of them must make ``fn`` split its rows at boundaries of its own (see
+    :func:`vpeval.metrics.linkage.lid_pipeline`)."""
+    if isinstance(arr, _ClusterMatrix):
+        import dask
+
+        tasks = [dask.delayed(_scan_piece_list, pure=False)(ref, start, rows, fn,
+                                                            *(a[start : start + k] for a in row_args))
+                 for start, k, ref in arr.blocks]
+        return [p for part in arr.client.gather(arr.client.compute(tasks)) for p in part]
+    return (fn(start, x, *(a[start : start + x.shape[0]] for a in row_args))
+            for start, x in _iter_blocks(arr, n_rows, rows))
+
+
 def _check_nan(block: np.ndarray, row_max: np.ndarray, start, name: str) -> None:
     """``row_max`` is ``block.max(axis=1)``; it is NaN exactly for the rows that contain a NaN.
 

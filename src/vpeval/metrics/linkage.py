@@ -23,6 +23,7 @@ are accepted by :func:`lid` and :func:`lid_pipeline`.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -38,6 +39,8 @@ from .identification import (
     _check_nan,
     _chunk_rows,
     _iter_blocks,
+    _ClusterMatrix,
+    _map_pieces,
     _map_rows,
     _on_cluster,
     _rank_block,
@@ -63,6 +66,11 @@ DEFAULT_REGULARIZATION = 1e-3
 
 _LN2 = math.log(2.0)
 
+#: False: every calibration fit streams Newton passes over the matrix (:func:`_fit_calibration`); True: one
+#: scan into moment histograms, Newton on the bins (:func:`_fit_binned`, exact fallback when not provably
+#: accurate). A module switch so that tests can compare the two.
+_HISTOGRAM_FIT = True
+
 
 # --------------------------------------------------------------------------------------------------------
 # z-norm
@@ -76,14 +84,15 @@ def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
     n_cols = x.shape[1]
     if n_cols < 2:
         raise InvalidScoresError(f"{name}: z-normalisation needs at least 2 speakers per row, got {n_cols}")
-    bad = ~np.isfinite(x).all(axis=1)
+    mx, mn = x.max(axis=1), x.min(axis=1)
+    bad = ~(np.isfinite(mx) & np.isfinite(mn))  # a NaN makes the max NaN; an infinity shows in max or min
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         what = "NaN" if np.isnan(x[i]).any() else "an infinite score"
         raise InvalidScoresError(
             f"{name}: probe row {start + i} contains {what}; z-normalisation needs finite scores"
         )
-    const = x.max(axis=1) == x.min(axis=1)
+    const = mx == mn
     if const.any():
         rows = np.flatnonzero(const)
         raise InvalidScoresError(
@@ -92,8 +101,13 @@ def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
         )
     # z is invariant to a positive scale of the row: each row is first brought to magnitude [0.5, 1) by an exact
     # power of two, so that scores anywhere in 1e-300..1e300 neither overflow (mean, squares) nor underflow
-    big = np.max(np.abs(x), axis=1)
-    x = np.ldexp(x, -np.frexp(big)[1][:, None])
+    # (a product with 2**-e where that power is a normal number, else ldexp: the same correctly rounded values)
+    e = np.frexp(np.maximum(np.abs(mx), np.abs(mn)))[1]
+    if (np.abs(e) <= 1000).all():
+        if e.any():
+            x = x * np.ldexp(1.0, -e)[:, None]
+    else:
+        x = np.ldexp(x, -e[:, None])
     mu = x.mean(axis=1)
     z = x - mu[:, None]
     sd = np.sqrt(np.einsum("ij,ij->i", z, z) / (n_cols - 1))
@@ -537,7 +551,7 @@ class LIDPipelineResult:
         }
 
 
-def _fit_calibration(row_map, separable, regularization, context):
+def _fit_calibration(row_map, separable, regularization, context, theta0=None):
     """Logistic calibration ``LLR = w z + b`` fitted by streaming Newton passes over training blocks.
 
     ``row_map(fn)`` applies ``fn(z, rows, true_col, keep) -> (k, m)`` to every block of training rows and
@@ -617,7 +631,7 @@ def _fit_calibration(row_map, separable, regularization, context):
             h[0, 0] += lam
         return f, g, h
 
-    theta, _ = newton_minimize(evaluate)
+    theta, _ = newton_minimize(evaluate, theta0)
     a, c = theta
     return a / sd, c - a * mu / sd, lam is not None
 
@@ -661,6 +675,365 @@ def _training_blocks(arr, ti, n, n_cols, rows, row_ok, col_ok, name, strict_znor
         return _map_rows(arr, n, rows, block_fn, ti, row_ok)
 
     return row_map
+
+
+# --------------------------------------------------------------------------------------------------------
+# One-scan calibration: binned moments of the training z-scores
+# --------------------------------------------------------------------------------------------------------
+
+#: Bin width of the moment histograms (z units; a power of two, so ``z / h`` is exact).
+_BIN_WIDTH = 2.0 ** -9
+#: Moments ``sum ((z - centre) / h)**j``, j = 0 .. _N_MOMENTS - 1, kept per bin.
+_N_MOMENTS = 5
+#: Fitted parameters are taken from the histograms only when the bound on their truncation error is below
+#: this (relative to the standardised slope); otherwise the exact streaming fit is run (see _fit_binned).
+_BINNED_TOL = 1e-11
+#: Most bins (all groups) a histogram may hold (5 moments x 8 bytes each: 80 MiB); a z range too wide for it
+#: (e.g. rows with one score far from the rest, |z| up to sqrt(N)) makes the fit stream exactly instead.
+_MAX_BINS = 2**21
+
+
+def _canonical_rows(n_cols: int) -> int:
+    """Rows per histogram chunk (about 2**21 scores): the partition that fixes every sum's order."""
+    return max(1, -(-(2**21) // n_cols))
+
+
+def _sigmoid_derivative_terms(n_max: int) -> list:
+    """``d^n sigmoid / d eta^n`` for n = 0..n_max as {(a, b): coef} meaning sum coef s**a t**b, with
+    ``s = sigmoid(eta)``, ``t = sigmoid(-eta)`` (from ``s' = s t``, ``t' = -s t``)."""
+    terms = [{(1, 0): 1.0}]
+    for _ in range(n_max):
+        nxt: dict = {}
+        for (a, b), c in terms[-1].items():
+            if a:
+                nxt[(a, b + 1)] = nxt.get((a, b + 1), 0.0) + a * c
+            if b:
+                nxt[(a + 1, b)] = nxt.get((a + 1, b), 0.0) - b * c
+        terms.append({k: v for k, v in nxt.items() if v != 0.0})
+    return terms
+
+
+_SIG_TERMS = _sigmoid_derivative_terms(12)
+
+
+def _sigmoid_derivatives(eta: np.ndarray, n_max: int) -> list:
+    s, t = expit(eta), expit(-eta)
+    out = []
+    for terms in _SIG_TERMS[: n_max + 1]:
+        acc = np.zeros_like(eta)
+        for (a, b), c in terms.items():
+            acc += c * s**a * t**b
+        out.append(acc)
+    return out
+
+
+_SIG_SUP: dict = {}
+
+
+def _sigmoid_ratio_sup(n: int) -> float:
+    """An upper bound of ``sup |sigmoid^(n)(eta)| / (s t)`` over all eta, n >= 1 (``s t = sigmoid'``).
+
+    For n >= 1 every term of :data:`_SIG_TERMS` has a >= 1 and b >= 1, so ``sigmoid^(n) = s t P(s)`` with
+    ``P(s) = sum c s**(a-1) (1-s)**(b-1)``; its maximum on a grid of 10**6 + 1 points of [0, 1], plus the
+    grid spacing times a bound of ``|P'|`` (degree times the sum of |c| times 2**degree), bounds ``|P|``."""
+    if n not in _SIG_SUP:
+        s = np.linspace(0.0, 1.0, 10**6 + 1)
+        t = 1.0 - s
+        terms = _SIG_TERMS[n]
+        poly = sum(c * s ** (a - 1) * t ** (b - 1) for (a, b), c in terms.items())
+        degree = max(a + b - 2 for a, b in terms)
+        slack = 1e-6 * degree * sum(abs(c) for c in terms.values()) * 2.0**degree
+        _SIG_SUP[n] = float(np.max(np.abs(poly))) + slack
+    return _SIG_SUP[n]
+
+
+_BUFFERS = threading.local()
+
+
+def _buffers(size: int):
+    """Per-thread scratch arrays of ``size`` elements (float64 x3, int64), reused from chunk to chunk so
+    that their pages are not faulted in again for every chunk (about 64 MiB for a chunk of 2**21 scores;
+    released by :func:`_moment_histogram` at the end of the scan in its thread; a worker thread of a
+    cluster keeps its own between tasks)."""
+    got = getattr(_BUFFERS, "arrays", None)
+    if got is None or got[0].size < size:
+        got = (np.empty(size), np.empty(size), np.empty(size), np.empty(size, np.int64))
+        _BUFFERS.arrays = got
+    return tuple(a[:size] for a in got)
+
+
+def _bin_chunk(x, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int, name: str = "scores", start: int = 0):
+    """Moment histogram of one canonical chunk of score rows ``x``, z-normalised here (:func:`_znorm_block`).
+
+    Each z-score falls in bin ``k = floor(z / h)`` of centre ``h (k + 1/2)``; ``d = z / h - k - 1/2`` in
+    [-1/2, 1/2). Group of a non-target score: ``rgrp[row] * n_cgrp + cgrp[col]``; of the target score of a
+    row: ``n_rgrp * n_cgrp + rgrp[row]``. Returns ``(k_lo, hist, t_lo, t_hi)`` with ``hist[j, g, k - k_lo] =
+    sum d**j`` and the exact extremes of the target z-scores per row group (+-inf where none); None when
+    the bins would be more than :data:`_MAX_BINS`. The element-wise work runs on sub-blocks that stay in
+    the CPU cache; the sums (np.bincount) run over the whole chunk in row-major order.
+    """
+    n_rows, n_cols = x.shape
+    kf, d, p, idx = (a.reshape(n_rows, n_cols) for a in _buffers(n_rows * n_cols))
+    sub = max(1, 2**18 // n_cols)
+    zt = np.empty(n_rows)
+    k_lo, k_hi = math.inf, -math.inf
+    for s in range(0, n_rows, sub):
+        e = min(n_rows, s + sub)
+        z = _znorm_block(x[s:e], start + s, name)
+        zt[s:e] = z[np.arange(e - s), t[s:e]]
+        np.multiply(z, 1.0 / _BIN_WIDTH, out=d[s:e])
+        np.floor(d[s:e], out=kf[s:e])
+        d[s:e] -= kf[s:e]
+        d[s:e] -= 0.5
+        k_lo, k_hi = min(k_lo, float(kf[s:e].min())), max(k_hi, float(kf[s:e].max()))
+    k_lo = int(k_lo)
+    span = int(k_hi) - k_lo + 1
+    n_groups = n_rgrp * n_cgrp + n_rgrp
+    if span * n_groups > _MAX_BINS:
+        return None
+    # flat bin index, computed in float64 (exact: integers below 2**53) on cached sub-blocks
+    row_off = rgrp.astype(np.float64) * (n_cgrp * span) - k_lo
+    col_off = cgrp.astype(np.float64) * span
+    tgt_off = (n_rgrp * n_cgrp + rgrp) * span - k_lo
+    for s in range(0, n_rows, sub):
+        e = min(n_rows, s + sub)
+        r = np.arange(e - s)
+        blk = kf[s:e]
+        kt = blk[r, t[s:e]]
+        blk += row_off[s:e, None]
+        blk += col_off[None, :]
+        blk[r, t[s:e]] = kt + tgt_off[s:e]
+        idx[s:e] = blk
+    flat, dd, pp = idx.ravel(), d.ravel(), p.ravel()
+    hist = np.empty((_N_MOMENTS, n_groups * span))
+    pp.fill(1.0)  # counts as float sums of ones (exact below 2**53; faster than the integer bincount)
+    hist[0] = np.bincount(flat, weights=pp, minlength=n_groups * span)
+    for j in range(1, _N_MOMENTS):
+        if j == 1:
+            w = dd
+        else:
+            np.multiply(dd if j == 2 else pp, dd, out=pp)
+            w = pp
+        hist[j] = np.bincount(flat, weights=w, minlength=n_groups * span)
+    t_lo, t_hi = np.full(n_rgrp, np.inf), np.full(n_rgrp, -np.inf)
+    np.minimum.at(t_lo, rgrp, zt)
+    np.maximum.at(t_hi, rgrp, zt)
+    return k_lo, hist.reshape(_N_MOMENTS, n_groups, span), t_lo, t_hi
+
+
+class _MomentHistogram:
+    """Sum of chunk histograms over a common bin range, added in chunk order (so the sums are fixed)."""
+
+    def __init__(self, n_rgrp: int, n_cgrp: int):
+        self.n_rgrp, self.n_cgrp = n_rgrp, n_cgrp
+        self.k_lo, self.hist = None, None
+        self.t_lo, self.t_hi = np.full(n_rgrp, np.inf), np.full(n_rgrp, -np.inf)
+
+    def add(self, part):
+        """Add one chunk's :func:`_bin_chunk` result; False (and nothing kept) when the range grows too wide."""
+        if part is None or self.hist is False:
+            self.hist = False
+            return False
+        k_lo, hist, t_lo, t_hi = part
+        np.minimum(self.t_lo, t_lo, out=self.t_lo)
+        np.maximum(self.t_hi, t_hi, out=self.t_hi)
+        if self.hist is None:
+            self.k_lo, self.hist = k_lo, hist.copy()
+            return True
+        lo = min(self.k_lo, k_lo)
+        hi = max(self.k_lo + self.hist.shape[2], k_lo + hist.shape[2])
+        if (hi - lo) * hist.shape[1] > _MAX_BINS:
+            self.hist = False
+            return False
+        if lo < self.k_lo or hi > self.k_lo + self.hist.shape[2]:
+            grown = np.zeros(self.hist.shape[:2] + (hi - lo,))
+            grown[:, :, self.k_lo - lo : self.k_lo - lo + self.hist.shape[2]] = self.hist
+            self.k_lo, self.hist = lo, grown
+        self.hist[:, :, k_lo - self.k_lo : k_lo - self.k_lo + hist.shape[2]] += hist
+        return True
+
+
+def _histogram_piece(start, x, t, rgrp, *, cgrp, n_rgrp, n_cgrp, chunk, n_rows, name):
+    """One scanned piece: one histogram per canonical chunk it holds whole, and the raw rows of the chunks
+    it holds only in part (completed by the caller, which bins them the same way)."""
+    out = []
+    s = 0
+    while s < x.shape[0]:
+        c = (start + s) // chunk
+        e = min(x.shape[0], (c + 1) * chunk - start)
+        whole = start + s == c * chunk and start + e == min((c + 1) * chunk, n_rows)
+        if whole:
+            out.append((c, True, _bin_chunk(x[s:e], t[s:e], rgrp[s:e], cgrp, n_rgrp, n_cgrp, name, start + s)))
+        else:
+            _znorm_block(x[s:e], start + s, name)  # errors are raised where the rows are
+            out.append((c, False, (start + s, np.array(x[s:e], dtype=np.float64), t[s:e].copy(), rgrp[s:e].copy())))
+        s = e
+    return out
+
+
+def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name) -> _MomentHistogram | None:
+    """One scan: the moment histogram of every (row group, column group) of non-target scores and of every
+    row group's target scores. Sums are taken per canonical chunk of :func:`_canonical_rows` rows and the
+    chunks added in row order, whatever the scanned pieces (block size, cluster blocks, dask chunks). None
+    when the z range needs more than :data:`_MAX_BINS` bins (the caller then fits by streaming)."""
+    chunk = _canonical_rows(n_cols)
+    fn = partial(_histogram_piece, cgrp=cgrp, n_rgrp=n_rgrp, n_cgrp=n_cgrp, chunk=chunk, n_rows=n, name=name)
+    # pieces aligned with the canonical chunks when the matrix is scanned here
+    piece_rows = chunk if not isinstance(arr, _ClusterMatrix) else rows
+    acc = _MomentHistogram(n_rgrp, n_cgrp)
+    pending: list = []
+    pending_id = None
+
+    def flush():
+        if pending:
+            x = np.concatenate([p[1] for p in pending])
+            acc.add(_bin_chunk(x, np.concatenate([p[2] for p in pending]), np.concatenate([p[3] for p in pending]),
+                               cgrp, n_rgrp, n_cgrp, name, pending[0][0]))
+            pending.clear()
+
+    for parts in _map_pieces(arr, n, piece_rows, fn, ti, rgrp):
+        for c, whole, payload in parts:
+            if c != pending_id:
+                flush()
+                pending_id = c
+            if whole:
+                acc.add(payload)
+            else:
+                pending.append(payload)
+    flush()
+    _BUFFERS.arrays = None  # this thread's scratch arrays are not kept past the scan
+    return acc if acc.hist is not False else None
+
+
+def _fit_binned(acc: _MomentHistogram, nt_groups, t_groups, separable, regularization, context, exact_fit):
+    """Logistic calibration of :func:`_fit_calibration` from the moment histograms of its training scores.
+
+    Every sum over training scores that Newton's method needs, ``sum phi(alpha z + beta) z**m`` with ``phi`` the
+    softplus, the sigmoid or its derivative and m <= 2, is expanded around each bin centre ``c``
+    (``z = c + h d``, ``|d| <= 1/2``, ``eta_c = alpha c + beta``, ``e = |alpha| h / 2``)::
+
+        phi(eta_c + alpha h d) = sum_{j <= J_m} phi^(j)(eta_c) (alpha h)**j d**j / j! + R,   J_m = 4 - m,
+
+    and ``z**m`` is expanded exactly, so the stored moments ``sum d**j`` (j <= 4) give each sum up to the
+    remainders. For the two gradient sums (``phi`` = sigmoid up to sign, m = 0, 1; remainder orders k = 5, 4)::
+
+        |R| <= K_k max_bin(s t) e**k / k!,   max_bin(s t) <= s(eta_c) t(eta_c) exp(e),
+
+    where ``sigmoid^(k) = s t P_k(s)`` (s = sigmoid, t = 1 - s) and ``K_k >= sup |P_k|`` on [0, 1]
+    (:func:`_sigmoid_ratio_sup`); the second inequality holds because ``|d ln(s t) / d eta| <= 1``. Summed
+    over each bin (times ``|z| <= |c| + h/2`` for m = 1) this bounds the gradient error ``g_err`` at the
+    solution. The parameters are accepted when ``||H^-1|| ||g_err||`` (H the Hessian of the mean loss) is
+    below ``1e-11 |a|`` (a the standardised slope), so they equal the exact fit to about 1e-11 relative
+    (rounding of the float64 sums aside). Otherwise, and whenever the bins cannot decide separability
+    (extreme target and non-target scores in one bin), ``exact_fit(theta0)`` runs the exact streaming
+    Newton passes, started from the binned solution. Returns ``(w, b, regularised, exact_used)``.
+    """
+    if acc is None:  # z range too wide for the bins
+        return (*exact_fit(None), True)
+    h = _BIN_WIDTH
+    nt = acc.hist[:, nt_groups].sum(axis=1)
+    tg = acc.hist[:, t_groups].sum(axis=1)
+    n_n, n_t = int(round(nt[0].sum())), int(round(tg[0].sum()))
+    if n_t == 0 or n_n == 0:
+        raise InvalidScoresError(f"{context}: the calibration needs target and non-target training trials")
+    t_min = float(acc.t_lo[[g - acc.n_rgrp * acc.n_cgrp for g in t_groups]].min())
+    t_max = float(acc.t_hi[[g - acc.n_rgrp * acc.n_cgrp for g in t_groups]].max())
+    occupied = np.flatnonzero(nt[0] > 0)
+    n_lo_edge = h * (acc.k_lo + occupied[0])  # n_min in [n_lo_edge, n_lo_edge + h)
+    n_hi_edge = h * (acc.k_lo + occupied[-1] + 1)  # n_max in [n_hi_edge - h, n_hi_edge)
+    sep_up = t_min >= n_hi_edge  # certainly t_min >= n_max
+    sep_down = t_max <= n_lo_edge  # certainly t_max <= n_min
+    undecided = (not sep_up and t_min >= n_hi_edge - h) or (not sep_down and t_max < n_lo_edge + h)
+    separable_data = sep_up or sep_down
+    if undecided or (separable_data and separable == "error"):
+        return (*exact_fit(None), True)
+    lam = float(regularization) if separable_data else None
+
+    centre = {}
+    moments = {}
+    for cls, hst in (("n", nt), ("t", tg)):
+        keep = hst[0] > 0
+        centre[cls] = h * (acc.k_lo + np.flatnonzero(keep) + 0.5)
+        moments[cls] = hst[:, keep]
+    n = n_t + n_n
+    plo = math.log(n_t) - math.log(n_n)
+
+    # A[m][j] = sum over each bin of z**m d**j / j! h**j ... precisely: sum_l C(m,l) c**(m-l) h**l M_{j+l}
+    def power_sums(cls, m):
+        c, mom = centre[cls], moments[cls]
+        n_j = _N_MOMENTS - m
+        return np.array([sum(math.comb(m, l) * c ** (m - l) * h**l * mom[j + l] for l in range(m + 1))
+                         for j in range(n_j)])
+
+    A = {cls: [power_sums(cls, m) for m in range(3)] for cls in ("n", "t")}
+    s1 = float(A["n"][1][0].sum() + A["t"][1][0].sum())
+    s2 = float(A["n"][2][0].sum() + A["t"][2][0].sum())
+    mu = s1 / n
+    sd = math.sqrt(max(s2 / n - mu * mu, 0.0)) or 1.0
+    fact = [float(math.factorial(j)) for j in range(_N_MOMENTS + 1)]
+
+    def series(derivs, a_m, step):
+        """sum over bins and j of derivs[j] * a_m[j] * step**j / j!"""
+        total = 0.0
+        for j in range(a_m.shape[0]):
+            total += float(np.dot(derivs[j], a_m[j])) * step**j / fact[j]
+        return total
+
+    def evaluate(theta):
+        a, c = theta
+        alpha = a / sd
+        beta = c + plo - a * mu / sd
+        step = alpha * h
+        sums = np.zeros(6)  # loss, R0, R1, Q0, Q1, Q2
+        for cls in ("n", "t"):
+            eta = alpha * centre[cls] + beta
+            D = _sigmoid_derivatives(eta, _N_MOMENTS)
+            if cls == "n":
+                loss = [np.logaddexp(0.0, eta)] + D[: _N_MOMENTS - 1]
+                r = D[:_N_MOMENTS]
+            else:
+                tneg = expit(-eta)
+                loss = [np.logaddexp(0.0, -eta), -tneg] + D[1 : _N_MOMENTS - 1]
+                r = [-tneg] + D[1:_N_MOMENTS]
+            q = D[1 : _N_MOMENTS + 1]
+            am = A[cls]
+            sums += [series(loss, am[0], step), series(r, am[0], step), series(r, am[1], step),
+                     series(q, am[0], step), series(q, am[1], step), series(q, am[2], step)]
+        f, r0, r1, q0, q1, q2 = sums / n
+        g = np.array([(r1 - mu * r0) / sd, r0])
+        haa = (q2 - 2 * mu * q1 + mu * mu * q0) / (sd * sd)
+        hac = (q1 - mu * q0) / sd
+        hm = np.array([[haa, hac], [hac, q0]])
+        if lam is not None:
+            f += 0.5 * lam * a * a
+            g[0] += lam * a
+            hm[0, 0] += lam
+        return f, g, hm
+
+    theta, _ = newton_minimize(evaluate)
+    a, c = theta
+    # truncation bound of the gradient (see docstring): per bin, |remainder of sigmoid at order k| <=
+    # K_k max_bin(s t) e**k / k!, with max over the bin of s t <= (s t)(centre) exp(e) (|d ln(s t)/d eta| <= 1)
+    e = abs(a / sd) * h / 2
+    alpha, beta = a / sd, c + plo - a * mu / sd
+    k0, k1 = _N_MOMENTS, _N_MOMENTS - 1  # remainder orders of the sums of r and of r z
+    err_r0 = err_r1 = 0.0
+    for cls in ("n", "t"):
+        eta = alpha * centre[cls] + beta
+        st = expit(eta) * expit(-eta) * math.exp(e)
+        count = moments[cls][0]
+        err_r0 += float(np.dot(st, count)) * _sigmoid_ratio_sup(k0) * e**k0 / fact[k0]
+        err_r1 += float(np.dot(st, count * (np.abs(centre[cls]) + h / 2))) * _sigmoid_ratio_sup(k1) * e**k1 / fact[k1]
+    err_g = np.array([(err_r1 + abs(mu) * err_r0) / sd, err_r0]) / n
+    _, _, hm = evaluate(theta)
+    try:
+        bound = float(np.linalg.norm(np.linalg.inv(hm), 2) * np.linalg.norm(err_g))
+    except np.linalg.LinAlgError:
+        bound = math.inf
+    if not (bound <= _BINNED_TOL * abs(a)):
+        w, b, reg = exact_fit(theta)
+        return w, b, reg, True
+    return a / sd, c - a * mu / sd, lam is not None, False
 
 
 def _eval_block(start, x, tib, fb, *, slopes, intercepts):
@@ -763,13 +1136,15 @@ def lid_pipeline(
         Cross-fitting only: z-normalise each training row over the training folds' columns only (see
         above). Ignored with a development matrix.
     client : distributed.Client, optional
-        Run every scan (z-norm, the streaming calibration passes, LID and ranks) on this Dask cluster, one
-        task per row block: NumPy matrices are scattered to the workers once (those smaller than
+        Run every scan (z-norm, the calibration's moment scan or streaming passes, LID and ranks) on this
+        Dask cluster, one task per row block: NumPy matrices are scattered to the workers once (those smaller than
         ``vpeval.metrics.identification.CLUSTER_MIN_BYTES``, 64 MiB, are scanned here), dask arrays (e.g. a score
         matrix built from embeddings by :func:`vpeval.pipeline.cluster.score_matrix`) are computed there
-        block by block, and only per-row results (a few numbers per probe) come back. Results are identical
-        to the run without a client: every per-row value depends on its own row only, and the sums over rows
-        are taken on the client in row order in both cases.
+        block by block, and only per-row results (a few numbers per probe) and the calibration's moment
+        histograms come back. Results are identical to the run without a client: every per-row value depends
+        on its own row only, and every sum over rows is formed per canonical chunk of rows (fixed by N, not by
+        the blocks; a chunk cut by a block boundary is completed on the client) and the chunks are added on
+        the client in row order in both cases.
 
     Returns
     -------
@@ -784,10 +1159,25 @@ def lid_pipeline(
 
     Notes
     -----
-    Memory: every matrix is scanned in row blocks, the calibration fit included (streaming Newton passes,
-    each recomputing the z-scores of one block at a time), so extra memory stays bounded by the block size
-    whatever the matrix size. The fit minimises exactly the objective of
-    :class:`~vpeval.calibration.LogisticCalibrator`.
+    Cost: two scans of the evaluation matrix (one with a development matrix, plus one of it). The first
+    z-normalises every row and adds its z-scores into moment histograms, one per (probe fold, enrolled
+    speaker's fold) x (target, non-target): bin width ``h = 2**-9`` z-units, per bin the count and the sums
+    of ``d**j`` (j = 1..4, ``d`` the offset from the bin centre in units of ``h``). Each fold's training set
+    is a sum of these histograms, and Newton's method runs on the bins alone (:func:`_fit_binned`: the loss,
+    gradient and Hessian sums are Taylor series around each bin centre; their remainder is bounded and
+    checked after convergence, so the parameters equal the exact full-data fit to about 1e-11 relative).
+    The second scan applies each probe's fold calibration, the softmax and LID, and counts ranks. The exact
+    streaming Newton passes over the matrix (about ten per fit, each recomputing the z-scores block by block)
+    are still used where the bins cannot vouch for the result: with ``strict_znorm=True`` (each fold has its
+    own z-scores), when the remainder bound is too loose (very steep slopes, e.g. a tiny ``regularization``
+    on separable scores; they start from the binned solution), when the extreme target and non-target
+    z-scores share a bin (separability is then decided exactly), and when the z range needs more than
+    2**21 bins (a row with one score far from the rest). Either way the fit minimises exactly the
+    objective of :class:`~vpeval.calibration.LogisticCalibrator`.
+
+    Memory: every matrix is scanned in row blocks (about 2**21 scores at a time for the histograms), and the
+    histograms hold at most 2**21 bins of 5 sums each, so extra memory stays bounded whatever the number of
+    probes.
     """
     if separable not in ("error", "regularize"):
         raise InvalidScoresError(f"separable must be 'error' or 'regularize', got {separable!r}")
@@ -812,7 +1202,14 @@ def lid_pipeline(
             dv, dti, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows),
             np.ones(n_dev, bool), np.ones(n_cols_dev, bool), "dev_scores",
         )
-        w, b, reg = _fit_calibration(blocks, separable, regularization, "development matrix")
+        if not _HISTOGRAM_FIT:
+            w, b, reg = _fit_calibration(blocks, separable, regularization, "development matrix")
+        else:
+            acc = _moment_histogram(dv, dti, n_dev, n_cols_dev, _chunk_rows(n_cols_dev, chunk_rows),
+                                    np.zeros(n_dev, np.int64), np.zeros(n_cols_dev, np.int64), 1, 1, "dev_scores")
+            w, b, reg, _ = _fit_binned(
+                acc, [0], [1], separable, regularization, "development matrix",
+                lambda th: _fit_calibration(blocks, separable, regularization, "development matrix", th))
         slopes, intercepts, regs = np.array([w]), np.array([b]), np.array([reg])
         fold = None
         k_folds = 1
@@ -839,12 +1236,24 @@ def lid_pipeline(
             col_fold[c] = f
         fold = col_fold[ti]
         slopes, intercepts, regs = np.empty(k_folds), np.empty(k_folds), np.zeros(k_folds, bool)
+        binned = _HISTOGRAM_FIT and not strict_znorm
+        if binned:
+            # one scan: moment histograms per (probe fold, enrolled-speaker fold or none) x (target, non-target)
+            acc = _moment_histogram(ev, ti, n, n_cols, rows, fold.astype(np.int64), (col_fold + 1).astype(np.int64),
+                                    k_folds, k_folds + 1, "eval_scores")
         for f in range(k_folds):
             blocks = _training_blocks(ev, ti, n, n_cols, rows, fold != f, col_fold != f, "eval_scores",
                                       strict_znorm=bool(strict_znorm))
-            slopes[f], intercepts[f], regs[f] = _fit_calibration(
-                blocks, separable, regularization, f"cross-fitting fold {f + 1} of {k_folds}"
-            )
+            context = f"cross-fitting fold {f + 1} of {k_folds}"
+            if binned:
+                nt_groups = [r * (k_folds + 1) + c for r in range(k_folds) if r != f
+                             for c in range(k_folds + 1) if c - 1 != f]
+                t_groups = [k_folds * (k_folds + 1) + r for r in range(k_folds) if r != f]
+                slopes[f], intercepts[f], regs[f], _ = _fit_binned(
+                    acc, nt_groups, t_groups, separable, regularization, context,
+                    partial(_fit_calibration, blocks, separable, regularization, context))
+            else:
+                slopes[f], intercepts[f], regs[f] = _fit_calibration(blocks, separable, regularization, context)
         mode = "cross-fit"
         note = (
             f"no development set: speaker-grouped cross-fitting with {k_folds} folds (each probe's "
