@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from ._checks import as_tar_non
 
@@ -275,6 +274,10 @@ def _pav_starts(n_tar: np.ndarray, n_non: np.ndarray, pseudo: bool = False) -> n
     ``pseudo`` fits the sequence extended by one pseudo-block of one target and one non-target at each end
     (indices 0 and ``len + 1``), without materialising the extended counts.
     """
+    # imported here: scipy.optimize takes about 0.3 s to import, which commands and imports that fit no PAV
+    # (``import vpeval``, ``vpeval --help``, the 1-to-N commands) should not pay
+    from scipy.optimize import isotonic_regression
+
     k = n_tar.size + (2 if pseudo else 0)
     w = np.empty(k, dtype=np.float64)
     y = np.empty(k, dtype=np.float64)
