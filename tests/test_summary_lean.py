@@ -69,6 +69,34 @@ def test_summary_equals_public_functions_bitwise(tar, non, chunk_size):
     assert [m.as_dict() for m in metrics] == [m.as_dict() for m in verification_summary(tar, non, (0.01, 0.5))]
 
 
+def _pav_llr_by_argsort(tar, non, laplace):
+    """The previous pav_llr: argsort each class, merge, and scatter the per-bin LLRs back to input order."""
+    ot, on = np.argsort(tar), np.argsort(non)
+    b = blocks.merge_sorted(tar[ot], non[on])
+    llr, n_tar, n_non = blocks.pav_bin_llr(b, laplace)
+    out = []
+    for order, counts in ((ot, n_tar), (on, n_non)):
+        o = np.empty(order.size)
+        o[order] = np.repeat(llr, counts)
+        out.append(o)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(tar=_SCORES, non=_SCORES, laplace=st.booleans(), chunk_size=st.sampled_from([1, 4, 1 << 16]))
+def test_pav_llr_equals_the_argsort_scatter_version(tar, non, laplace, chunk_size):
+    tar, non = np.array(tar), np.array(non)
+    saved = blocks._CHUNK
+    blocks._CHUNK = chunk_size
+    try:
+        t, n = vpeval.pav_llr(tar, non, laplace=laplace)
+    finally:
+        blocks._CHUNK = saved
+    rt, rn = _pav_llr_by_argsort(tar, non, laplace)
+    np.testing.assert_array_equal(t, rt)
+    np.testing.assert_array_equal(n, rn)
+
+
 def test_lookup_takes_last_bin_of_repeated_start():
     # a bin whose start repeats the next one's (a pseudo-block-only Laplace bin) holds no score
     out, = blocks.lookup_bins(np.array([1.0, 2.0, 1.0, 5.0]), np.array([1.0, 1.0, 2.0]), np.array([7.0, 8.0, 9.0]))

@@ -53,8 +53,7 @@ def merge_sorted_pair(pair: list, count_dtype=np.int64) -> TieBlocks:
     """Tie blocks of two ascending arrays (targets ``st``, non-targets ``sn``).
 
     The sorted targets fall into the blocks in order, ``n_tar[k]`` of them in block ``k`` (likewise the
-    non-targets), so a per-block quantity reaches every sorted trial by ``np.repeat(per_block, n_tar)``
-    (:func:`scatter_blocks`).
+    non-targets), so a per-block quantity reaches every sorted trial by ``np.repeat(per_block, n_tar)``.
 
     The merge is a binary search of the sorted targets in the non-targets: target ``i`` lands at ``i`` plus the
     number of non-targets strictly below it, and the non-targets fill the remaining positions in order, so
@@ -199,15 +198,37 @@ def bins_on_grid(grid: np.ndarray, start_values: np.ndarray, per_bin: np.ndarray
     return per_bin[np.searchsorted(start_values, grid, side="right") - 1]
 
 
-def scatter_blocks(per_block: np.ndarray, counts: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Per-trial values in input order from per-block values.
+def bin_start_values(b: TieBlocks, bins: PAVBins, pseudo: bool = False):
+    """Score of the first block of every PAV bin that holds real blocks, for :func:`lookup_bins`.
 
-    ``order`` is the argsort of one class's scores and ``counts`` that class's per-block counts
-    (``TieBlocks.n_tar`` or ``n_non``): the k-th sorted trial lies in the block ``np.repeat`` assigns it.
+    Returns ``(start_values, keep)``: ``keep`` (``None`` without ``pseudo``) selects the bins that hold real
+    blocks. Laplace bins (``pseudo``) index the blocks extended by the two pseudo-blocks (0 and ``len + 1``):
+    their starts shift down by one, the first bin starts at the lowest score, and a bin of the top pseudo-block
+    only is left out.
     """
-    out = np.empty(order.size, dtype=per_block.dtype)
-    out[order] = np.repeat(per_block, counts)
-    return out
+    if not pseudo:
+        return b.values[bins.start], None
+    keep = bins.start <= b.n_tar.size
+    return b.values[np.maximum(bins.start[keep] - 1, 0)], keep
+
+
+def pav_trial_llrs(tar: np.ndarray, non: np.ndarray, laplace: bool) -> tuple[np.ndarray, np.ndarray]:
+    """PAV LLRs (nats) of validated ``tar``/``non`` trials, in input order (the work of ``pav_llr``).
+
+    One sort per class, the merge of :func:`merge_sorted_pair` (int32 counts below 2**31 trials), the blocks
+    pooled into class runs, one PAV fit, then each score's bin by binary search: no argsort or scatter.
+    """
+    n = tar.size + non.size
+    held = [merge_sorted_pair([np.sort(tar), np.sort(non)], np.int32 if n < 2 ** 31 else np.int64)]
+    b = compress_runs(held)
+    bins = pav_bins(b.n_tar, b.n_non, pseudo=laplace)
+    llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
+    start, keep = bin_start_values(b, bins, laplace)
+    del b, bins
+    if keep is not None:
+        llr = llr[keep]
+    (t,), (nn,) = lookup_bins(tar, start, llr), lookup_bins(non, start, llr)
+    return t, nn
 
 
 def operating_points(b: TieBlocks) -> tuple[np.ndarray, np.ndarray]:
@@ -341,14 +362,17 @@ def bin_llr(n_tar_bin, n_non_bin, total_tar: int, total_non: int) -> np.ndarray:
         return (np.log(t) - np.log(n)) - (np.log(total_tar) - np.log(total_non))
 
 
-def pav_bin_llr(b: TieBlocks, laplace: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def pav_bin_llr(b: TieBlocks, laplace: bool, bins: PAVBins | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """PAV LLR (nats) of every PAV bin, with the bin's real target and non-target counts.
 
     ``laplace`` adds the privacy-ZEBRA end-point pseudo-trials for the fit; the counts returned leave them out,
     so ``np.repeat(llr, n_tar)`` are the LLRs of the sorted targets (a bin of pseudo-trials only has counts
-    0). Equal to :func:`pav_block_llr` bin by bin, without a per-block array.
+    0). Equal to :func:`pav_block_llr` bin by bin, without a per-block array. ``bins`` may pass the result of
+    ``pav_bins(b.n_tar, b.n_non, pseudo=laplace)`` when the caller has it already.
     """
-    bins = pav_bins(b.n_tar, b.n_non, pseudo=laplace)
+    if bins is None:
+        bins = pav_bins(b.n_tar, b.n_non, pseudo=laplace)
     llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
     n_tar, n_non = bins.n_tar, bins.n_non
     if laplace:

@@ -14,8 +14,8 @@ import numpy as np
 from .._checks import as_tar_non
 from ..errors import InvalidScoresError
 from ..blocks import (
-    bin_llr, bins_on_grid, compress_runs, lookup_bins, merge_sorted_pair, operating_point_chunks, pav_bin_llr,
-    pav_bins,
+    bin_llr, bin_start_values, bins_on_grid, compress_runs, lookup_bins, merge_sorted_pair, operating_point_chunks,
+    pav_bin_llr, pav_bins,
 )
 from .verification import (
     _check_costs, _linkability_core, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
@@ -133,7 +133,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                 f"vpeval.act_dcf(p_target={p:.12g})"))
     # privacy-ZEBRA
     d = d_ece_bins(b, bins)
-    lap_llr, lap_t, lap_n = pav_bin_llr(b, laplace=True)
+    lap_bins = pav_bins(b.n_tar, b.n_non, pseudo=True)
+    lap_llr, lap_t, lap_n = pav_bin_llr(b, True, lap_bins)
     eps = float(np.max(np.abs(lap_llr[(lap_t + lap_n) > 0])))  # bins holding real trials only
     out += [
         MetricValue("d_ece", "D_ECE (expected disclosure)", d, "bits",
@@ -165,14 +166,10 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     if not return_llrs:
         return out
     # Per-trial LLRs: each score's PAV bin by binary search on the bins' first scores, written straight into
-    # the returned arrays (no argsort, no per-trial index). Laplace bins index the runs extended by the two
-    # pseudo-blocks (0 and len + 1): bin starts shift down by one, and a bin of the top pseudo-block only
-    # holds no trial.
+    # the returned arrays (no argsort, no per-trial index).
     plain = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
-    plain_start = b.values[bins.start]
-    lap_bins = pav_bins(b.n_tar, b.n_non, pseudo=True)
-    keep = lap_bins.start <= b.n_tar.size
-    lap_start = b.values[np.maximum(lap_bins.start[keep] - 1, 0)]
+    plain_start, _ = bin_start_values(b, bins)
+    lap_start, keep = bin_start_values(b, lap_bins, pseudo=True)
     lap_llr = lap_llr[keep]
     del b, bins, lap_bins
     # one binary search per score serves both fits: both tables re-expressed on the union of their starts
