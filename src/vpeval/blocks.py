@@ -20,7 +20,8 @@ from ._checks import as_tar_non
 
 @dataclass(frozen=True)
 class TieBlocks:
-    """Distinct scores ``values`` (ascending) with per-block counts ``n_tar`` and ``n_non`` (int64)."""
+    """Distinct scores ``values`` (ascending) with per-block counts ``n_tar`` and ``n_non`` (int64; int32 only
+    while :func:`merge_sorted_pair` was asked for it, in the short-lived blocks of the summary and ``pav_llr``)."""
 
     values: np.ndarray
     n_tar: np.ndarray
@@ -28,11 +29,11 @@ class TieBlocks:
 
     @property
     def total_tar(self) -> int:
-        return int(self.n_tar.sum())
+        return int(self.n_tar.sum(dtype=np.int64))
 
     @property
     def total_non(self) -> int:
-        return int(self.n_non.sum())
+        return int(self.n_non.sum(dtype=np.int64))
 
 
 def tie_blocks(tar, non) -> TieBlocks:
