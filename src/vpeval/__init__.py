@@ -6,73 +6,76 @@ The public API is re-exported here; the implementations live in the layer packag
 
 __version__ = "0.1.0"
 
-from .calibration import LogisticCalibrator, PAVCalibrator, ScoreCalibrator, pav_llr
-from .errors import (
-    InputFileError,
-    InvalidScoresError,
-    SeparableScoresError,
-    VpevalError,
-    VpevalWarning,
-)
-from .io import (
-    EmbeddingSet,
-    Trials,
-    read_columns,
-    read_embeddings,
-    read_score_label,
-    read_trials_scores,
-    write_embeddings,
-)
-from .io.matrix import ScoreMatrix, read_kaldi_score_matrix, read_score_matrix, score_matrix_from_table
-from .metrics.identification import (
-    closed_set_linkability,
-    cmc,
-    identification_rates,
-    rank_histogram,
-    true_speaker_rank,
-)
-from .metrics.linkage import lid, lid_pipeline, lid_summary, linkage_analysis, znorm_rows
-from .metrics.attributes import sbls, soft_biometric_leakage
-from .metrics.distinctiveness import deid, gvd, voice_distinctiveness
-from .metrics.embedding import embedding_structure
-from .stats import assess_one_to_n, assess_trials, bootstrap_ci, chance_floor, speaker_profile, trial_speakers
-from .metrics.utility import EmptyReferenceError, transcript_similarity, wer, word_errors
-from . import simulate
-from .calibration.crossval import crossval_llr, fit_apply
-from .calibration.gaussian import GaussianCalibrator
-from .calibration.pav_succession import PAVSuccessionCalibrator, pav_llr_succession
-from .calibration.rank import RankCalibrator, rank_llr
-from .calibration.student_t import StudentTCalibrator
-from .disclosure import worst_case_disclosure
-from .metrics.rank_disclosure import RankDisclosure, rank_disclosure, smooth_gamma
-from .pipeline import OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
-from .pipeline.attackers import Attacker, attacker_class, check_disjoint, fuse_attackers, make_attackers
-from .backends import (
-    ASNorm,
-    Backend,
-    BackendError,
-    CentredCosineBackend,
-    CosineBackend,
-    LDABackend,
-    PLDABackend,
-    get_backend,
-)
-from .calibration.fusion import LinearFusion
-from .metrics import (
-    act_dcf,
-    cllr,
-    d_ece,
-    det_curve,
-    eer,
-    interp_eer,
-    closest_eer,
-    linkability,
-    min_cllr,
-    min_dcf,
-    rocch_eer,
-    zebra,
-    zebra_tag,
-)
+import importlib
+
+# Public names and the module (below vpeval) each comes from. They are imported on first use (PEP 562), so
+# ``import vpeval`` (and the CLI, which imports only what its command needs) does not load SciPy's statistics,
+# scikit-learn, matplotlib or the other heavy optional parts; ``from vpeval import X`` and ``vpeval.X`` work
+# as before, and ``dir(vpeval)`` lists every name.
+_SOURCES = {
+    "calibration": ("LogisticCalibrator", "PAVCalibrator", "ScoreCalibrator", "pav_llr"),
+    "errors": ("InputFileError", "InvalidScoresError", "SeparableScoresError", "VpevalError", "VpevalWarning"),
+    "io": (
+        "EmbeddingSet", "Trials", "read_columns", "read_embeddings", "read_score_label", "read_trials_scores",
+        "write_embeddings",
+    ),
+    "io.matrix": ("ScoreMatrix", "read_kaldi_score_matrix", "read_score_matrix", "score_matrix_from_table"),
+    "metrics.identification": (
+        "closed_set_linkability", "cmc", "identification_rates", "rank_histogram", "true_speaker_rank",
+    ),
+    "metrics.linkage": ("lid", "lid_pipeline", "lid_summary", "linkage_analysis", "znorm_rows"),
+    "metrics.attributes": ("sbls", "soft_biometric_leakage"),
+    "metrics.distinctiveness": ("deid", "gvd", "voice_distinctiveness"),
+    "metrics.embedding": ("embedding_structure",),
+    "stats": (
+        "assess_one_to_n", "assess_trials", "bootstrap_ci", "chance_floor", "speaker_profile", "trial_speakers",
+    ),
+    "metrics.utility": ("EmptyReferenceError", "transcript_similarity", "wer", "word_errors"),
+    "calibration.crossval": ("crossval_llr", "fit_apply"),
+    "calibration.gaussian": ("GaussianCalibrator",),
+    "calibration.pav_succession": ("PAVSuccessionCalibrator", "pav_llr_succession"),
+    "calibration.rank": ("RankCalibrator", "rank_llr"),
+    "calibration.student_t": ("StudentTCalibrator",),
+    "disclosure": ("worst_case_disclosure",),
+    "metrics.rank_disclosure": ("RankDisclosure", "rank_disclosure", "smooth_gamma"),
+    "pipeline": ("OneToN", "Protocol", "ProtocolError", "build_trials", "make_protocol", "one_to_n"),
+    "pipeline.attackers": ("Attacker", "attacker_class", "check_disjoint", "fuse_attackers", "make_attackers"),
+    "backends": (
+        "ASNorm", "Backend", "BackendError", "CentredCosineBackend", "CosineBackend", "LDABackend", "PLDABackend",
+        "get_backend",
+    ),
+    "calibration.fusion": ("LinearFusion",),
+    "metrics": (
+        "act_dcf", "cllr", "closest_eer", "d_ece", "det_curve", "eer", "interp_eer", "linkability", "min_cllr",
+        "min_dcf",
+        "rocch_eer", "zebra", "zebra_tag",
+    ),
+}
+_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
+_SUBMODULES = ("simulate",)  # public modules listed in __all__
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    elif not name.startswith("_"):
+        # a subpackage or module (``vpeval.metrics``, ``vpeval.simulate``), as when everything was imported eagerly
+        try:
+            value = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+
 
 __all__ = [
     "__version__",

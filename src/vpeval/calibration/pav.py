@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_tar_non
-from ..blocks import merge_sorted, pav_bin_llr, pav_block_llr, scatter_blocks, tie_blocks
+from ..blocks import pav_block_llr, pav_trial_llrs, tie_blocks
 from .base import ScoreCalibrator
 
 __all__ = ["pav_llr", "PAVCalibrator"]
@@ -53,10 +53,7 @@ def pav_llr(tar, non, laplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     ([0.0, 0.0, 1.0], [-1.0, 0.0, 0.0])
     """
     tar, non = as_tar_non(tar, non)
-    ot, on = np.argsort(tar), np.argsort(non)
-    b = merge_sorted(tar[ot], non[on])
-    llr, n_tar, n_non = pav_bin_llr(b, laplace)
-    return scatter_blocks(llr, n_tar, ot), scatter_blocks(llr, n_non, on)
+    return pav_trial_llrs(tar, non, laplace)
 
 
 class PAVCalibrator(ScoreCalibrator):

@@ -39,7 +39,21 @@ def _parse_estimators(values: Optional[List[str]]):
     return tuple(out)
 
 
-from ..report.disclosure import _COLUMNS, _fmt, _rows, disclosure_section  # noqa: F401,E402
+def _fmt(*args, **kwargs):
+    """The report's number format (imported on use: the report layer pulls in plotting)."""
+    from ..report.disclosure import _fmt as fmt
+
+    return fmt(*args, **kwargs)
+
+
+def __getattr__(name: str):
+    # ``disclosure_section`` is re-exported (see __all__) but imported on first use (PEP 562), so registering
+    # the commands does not load the report layer
+    if name == "disclosure_section":
+        from ..report.disclosure import disclosure_section
+
+        return disclosure_section
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _print_table(result, title):
@@ -194,6 +208,8 @@ def simulate_command(
         comparison, _ = simulation_comparison(sim, est, rank_model, n_probes, seed)
         rep = Report(f"vpeval simulate: {kind}", options={"kind": kind, "n": n, "seed": seed,
                                                           "separation": separation if kind != "counterexample" else None})
+        from ..report.disclosure import disclosure_section
+
         sec, _ = disclosure_section(sim.tar, sim.non, est, oracle=(sim.tar_llr, sim.non_llr, sim.model.llr))
         rows = [[name, e.get("mean_abs_error_nats", float("nan")), e.get("max_abs_error_nats", float("nan")),
                  e.get("error", "")] for name, e in comparison["llr_error_vs_oracle"].items()]

@@ -13,9 +13,13 @@ import numpy as np
 
 from .._checks import as_tar_non
 from ..errors import InvalidScoresError
-from ..blocks import bin_llr, merge_sorted, operating_points, pav_bin_llr, pav_bins, scatter_blocks
+from ..blocks import (
+    bin_llr, bin_start_values, bins_on_grid, compress_runs, lookup_bins, merge_sorted_pair, operating_point_chunks,
+    pav_bin_llr, pav_bins,
+)
 from .verification import (
-    _check_costs, _closest_eer, _interp_eer, _linkability_core, default_linkability_bins, _min_cllr, _min_normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
+    _check_costs, _closest_eer, _linkability_core, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
+    default_linkability_bins,
 )
 from .zebra import d_ece_bins, zebra_tag
 
@@ -74,7 +78,14 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
 
     Notes
     -----
-    One sort per class, one linear merge, two PAV fits; O(n log n) time and O(n) memory.
+    One sort per class, one merge (binary search of the sorted targets in the sorted non-targets), two PAV
+    fits; O(n log n) time and O(n) memory. Working memory, for ``n`` trials (input ``8 n`` bytes): the sorted
+    copies (``8 n``), freed once merged; the merged values and the tie blocks, whose counts are int32 while
+    there are fewer than ``2**31`` trials (at most ``16 n`` bytes, untied scores); the DET points are scanned in
+    chunks; the blocks are then pooled into runs of one class (all PAV needs; about a third of the blocks for
+    overlapping classes) before the PAV fits. With ``return_llrs`` each score's PAV bin is found by binary
+    search on the bins' first scores and its LLR written straight into the returned arrays (``32 n`` bytes
+    of output), with no argsort. Every number and LLR is bit-identical to the public functions.
     """
     tar, non = as_tar_non(tar, non)
     if isinstance(p_targets, (int, float)):
@@ -83,16 +94,19 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     keys = [f"{p:.12g}" for p in p_targets]
     if len(set(keys)) != len(keys):
         raise InvalidScoresError(f"p_targets must be distinct, got {list(p_targets)}")
-    if return_llrs:
-        ot, on = np.argsort(tar), np.argsort(non)
-        st, sn = tar[ot], non[on]
-    else:
-        st, sn = np.sort(tar), np.sort(non)
-    b = merge_sorted(st, sn)
-    pmiss, pfa = operating_points(b)
-    eer_interp = _interp_eer(pmiss, pfa)
-    min_dcfs = [_min_normalised_dcf(pmiss, pfa, p, 1.0, 1.0) for p in p_targets]
-    del pmiss, pfa
+    st, sn = np.sort(tar), np.sort(non)
+    n_bins = default_linkability_bins(tar.size)
+    finite = bool(np.isfinite(st[[0, -1]]).all() and np.isfinite(sn[[0, -1]]).all())
+    link = _linkability_core(st, sn, 1.0, n_bins) if finite else float("nan")
+    n_inf = 0 if finite else int(np.sum(~np.isfinite(st)) + np.sum(~np.isfinite(sn)))
+    # int32 counts while the full blocks exist (fewer than 2**31 trials), then the blocks pooled into class
+    # runs, which is all PAV needs (see Notes)
+    pair = [st, sn]
+    del st, sn  # the merge empties ``pair``: the sorted copies go once the merged values exist
+    held = [merge_sorted_pair(pair, np.int32 if tar.size + non.size < 2 ** 31 else np.int64)]
+    eer_interp, min_dcfs = _det_numbers(held[0], p_targets)
+    eer_closest = _closest_eer(held[0])  # on the full blocks: a pooled class run hides its inner points
+    b = compress_runs(held)
     bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
     out = [
         MetricValue("n_tar", "Target trials", float(b.total_tar), "count", "Number of target trials", "len(tar)"),
@@ -103,7 +117,7 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
         MetricValue("eer_interp", "EER (interpolated)", eer_interp, "fraction",
                     "Crossing of pmiss = pfa on the straight-line-joined step DET points; may exceed 0.5",
                     "vpeval.eer(method='interp')"),
-        MetricValue("eer_closest", "EER (closest point)", _closest_eer(b), "fraction",
+        MetricValue("eer_closest", "EER (closest point)", eer_closest, "fraction",
                     "Mean of pmiss and pfa where they are closest (ASVspoof/VoicePrivacy scripts), tied scores "
                     "as blocks; may exceed 0.5", "vpeval.eer(method='closest')"),
     ]
@@ -123,7 +137,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                 f"vpeval.act_dcf(p_target={p:.12g})"))
     # privacy-ZEBRA
     d = d_ece_bins(b, bins)
-    lap_llr, lap_t, lap_n = pav_bin_llr(b, laplace=True)
+    lap_bins = pav_bins(b.n_tar, b.n_non, pseudo=True)
+    lap_llr, lap_t, lap_n = pav_bin_llr(b, True, lap_bins)
     eps = float(np.max(np.abs(lap_llr[(lap_t + lap_n) > 0])))  # bins holding real trials only
     out += [
         MetricValue("d_ece", "D_ECE (expected disclosure)", d, "bits",
@@ -139,24 +154,59 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                     "0: [0, eps]; A: (eps, 1]; B: (1, 2]; C: (2, 4]; D: (4, 5]; E: (5, 6]; F: > 6 (log10)",
                     "vpeval.zebra(...).tag"),
     ]
-    n_bins = default_linkability_bins(tar.size)
     link_def = (f"Gomez-Barrero et al. 2018 global linkability, omega = 1, histogram of {n_bins} bins "
                 "(max(10, min(n_tar/10, 100)))")
-    if np.isfinite(st[[0, -1]]).all() and np.isfinite(sn[[0, -1]]).all():
-        out.append(MetricValue("linkability", "Linkability D<->sys", _linkability_core(st, sn, 1.0, n_bins),
-                               "fraction", link_def, "vpeval.linkability"))
+    if finite:
+        out.append(MetricValue("linkability", "Linkability D<->sys", link, "fraction", link_def,
+                               "vpeval.linkability"))
     else:
         # the histogram's equal-width bins span [min, max] of the scores: with an infinite score every bin is
         # infinitely wide, and dropping the infinite trials would change the definition; so it is reported as
         # not computed, with the reason, instead of vanishing
-        n_inf = int(np.sum(~np.isfinite(st)) + np.sum(~np.isfinite(sn)))
         out.append(MetricValue("linkability", "Linkability D<->sys", float("nan"), "fraction", link_def,
                                "vpeval.linkability",
                                error=f"not computed: {n_inf} infinite score(s); the histogram bins span [min, max] "
                                      "of the scores and need finite scores"))
     if not return_llrs:
         return out
+    # Per-trial LLRs: each score's PAV bin by binary search on the bins' first scores, written straight into
+    # the returned arrays (no argsort, no per-trial index).
     plain = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)
-    llrs = {"pav": (scatter_blocks(plain, bins.n_tar, ot), scatter_blocks(plain, bins.n_non, on)),
-            "pav_laplace": (scatter_blocks(lap_llr, lap_t, ot), scatter_blocks(lap_llr, lap_n, on))}
-    return out, llrs
+    plain_start, _ = bin_start_values(b, bins)
+    lap_start, keep = bin_start_values(b, lap_bins, pseudo=True)
+    lap_llr = lap_llr[keep]
+    del b, bins, lap_bins
+    # one binary search per score serves both fits: both tables re-expressed on the union of their starts
+    grid = np.union1d(plain_start, lap_start)
+    tables = bins_on_grid(grid, plain_start, plain), bins_on_grid(grid, lap_start, lap_llr)
+    (tp, tl), (np_, nl) = lookup_bins(tar, grid, *tables), lookup_bins(non, grid, *tables)
+    return out, {"pav": (tp, np_), "pav_laplace": (tl, nl)}
+
+
+def _det_numbers(b, p_targets) -> tuple[float, list[float]]:
+    """Interpolated EER and minDCF per prior from one chunked pass over the DET points of the full blocks.
+
+    The same numbers as :func:`vpeval.metrics.verification._interp_eer` and ``_min_normalised_dcf`` on
+    :func:`vpeval.blocks.operating_points` (same point values, the same two points interpolated, exact minima),
+    without the two full-length point arrays.
+    """
+    mins = [math.inf] * len(p_targets)
+    eer = None
+    prev = None  # (pmiss, pfa) of the point before the current chunk
+    for pm, pf in operating_point_chunks(b):
+        for q, p in enumerate(p_targets):
+            mins[q] = min(mins[q], float(np.min(_normalised_dcf(pm, pf, p, 1.0, 1.0))))
+        if eer is None:
+            hit = pm - pf >= 0
+            if hit.any():
+                j = int(np.argmax(hit))
+                dj = pm[j] - pf[j]
+                if dj == 0:
+                    eer = float(pm[j])
+                else:
+                    mp, fp = (pm[j - 1], pf[j - 1]) if j > 0 else prev
+                    dp = mp - fp
+                    lam = -dp / (dj - dp)
+                    eer = float(mp + lam * (pm[j] - mp))
+            prev = (pm[-1], pf[-1])
+    return eer, mins

@@ -150,19 +150,27 @@ def interp_eer(tar, non) -> float:
     return _interp_eer(*operating_points(b))
 
 
-def _closest_eer(b: TieBlocks) -> float:
+def _closest_eer(b: TieBlocks, chunk: int = 1 << 16) -> float:
     # pmiss - pfa rises strictly from -1 to +1 over the block operating points (every block holds a trial), so
-    # at most two points share the smallest |pmiss - pfa|; argmin keeps the first (lower threshold), as the
-    # scripts' argmin does. The distance is compared exactly, in integers: |miss Nn - fa Nt|.
+    # at most two points share the smallest |pmiss - pfa|; the first (lower threshold) is kept, as the
+    # scripts' argmin does. The distance is compared exactly, in integers: |miss Nn - fa Nt|. The points are
+    # visited in chunks of blocks (memory O(chunk)); a chunk starts with the last point of the one before.
     nt, nn = b.total_tar, b.total_non
-    miss = np.concatenate([[0], np.cumsum(b.n_tar)])
-    fa = nn - np.concatenate([[0], np.cumsum(b.n_non)])
-    if nt * nn < 2**62:
-        gap = np.abs(miss * nn - fa * nt)
-    else:  # beyond int64: Python integers
-        gap = np.abs(miss.astype(object) * nn - fa.astype(object) * nt)
-    j = int(np.argmin(gap))
-    return (int(miss[j]) * nn + int(fa[j]) * nt) / (2 * nt * nn)
+    wide = nt * nn >= 2**62  # beyond int64: Python integers
+    best_gap, best = None, (0, nn)
+    miss0, fa0 = 0, nn
+    for start in range(0, max(b.n_tar.size, 1), chunk):
+        miss = np.concatenate([[miss0], miss0 + np.cumsum(b.n_tar[start:start + chunk], dtype=np.int64)])
+        fa = np.concatenate([[fa0], fa0 - np.cumsum(b.n_non[start:start + chunk], dtype=np.int64)])
+        if wide:
+            gap = np.abs(miss.astype(object) * nn - fa.astype(object) * nt)
+        else:
+            gap = np.abs(miss * nn - fa * nt)
+        j = int(np.argmin(gap))
+        if best_gap is None or gap[j] < best_gap:
+            best_gap, best = gap[j], (int(miss[j]), int(fa[j]))
+        miss0, fa0 = int(miss[-1]), int(fa[-1])
+    return (best[0] * nn + best[1] * nt) / (2 * nt * nn)
 
 
 def closest_eer(tar, non) -> float:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from ..calibration.pav import pav_llr
 from ..metrics.verification import det_curve, rocch_eer
@@ -58,6 +57,8 @@ class DETDisplay:
         sets the smallest rate shown instead, e.g. the :func:`det_floor` of all curves to be drawn. Extra keyword arguments (``ls``,
         ``marker``, ``color``...) go to the curve; ``eer_marker`` (default ``"o"``) marks the ROCCH-EER.
         """
+        from scipy.stats import norm  # here, not at import: scipy.stats takes a noticeable part of a second
+
         ax = _axes(ax)
         eer_marker = kwargs.pop("eer_marker", "o")
         floor = det_floor(self.pfa, self.pmiss) if floor is None else floor
