@@ -54,6 +54,28 @@ tied = st.lists(st.integers(0, 6).map(float), min_size=1, max_size=14)
 distinct = st.lists(st.integers(-1000, 1000), min_size=1, max_size=20, unique=True)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40).map(float), min_size=1, max_size=60),
+       st.lists(st.integers(0, 40).map(float), min_size=1, max_size=60), st.integers(1, 5))
+def test_summary_and_chunks_equal_the_oracle(tar, non, chunk):
+    """The bundle's value (over the full tie blocks, not the pooled class runs PAV uses) and any chunking of
+    the block scan equal the exact oracle; long one-class runs put the closest point inside a run."""
+    from vpeval.blocks import tie_blocks
+    from vpeval.metrics.verification import _closest_eer
+
+    want = oracles.closest_eer(tar, non)
+    s = {m.key: m.value for m in verification_summary(tar, non, (0.5,))}
+    assert s["eer_closest"] == want
+    assert _closest_eer(tie_blocks(tar, non), chunk=chunk) == want
+
+
+def test_closest_point_inside_a_one_class_run():
+    # targets 1..4 then non-targets: the closest point sits between target blocks of one run
+    tar, non = [1.0, 2.0, 3.0, 4.0], [0.0, 5.0, 6.0, 7.0]
+    s = {m.key: m.value for m in verification_summary(tar, non, (0.5,))}
+    assert s["eer_closest"] == oracles.closest_eer(tar, non) == closest_eer(tar, non)
+
+
 @settings(max_examples=300, deadline=None)
 @given(tied, tied)
 def test_fast_equals_oracle(tar, non):
