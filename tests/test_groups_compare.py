@@ -343,7 +343,7 @@ def test_vpc_table_output_policy(tmp_path):
     from vpeval.report.groups import VPC_COLUMNS, vpc_csv_text
 
     def write(target, text, **kw):
-        with claim_file(target, command="vpc-table", **kw) as claim:
+        with claim_file(target, command="audit --vpc-table", **kw) as claim:
             claim.path.write_text(text, encoding="utf-8")
 
     target = tmp_path / "sub" / "vpc.csv"

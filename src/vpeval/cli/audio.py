@@ -150,7 +150,7 @@ def embed_cmd(
         # claimed before the work (a second run is refused at once); with --append the earlier rows are read
         # under the claim's lock, and old and new rows are installed together
         with claim_file(output, command="embed", force=force, append=append, protect=[audio_dir]) as claim, \
-                (claim_file(metadata_out, command="embed-metadata", force=force, append=append,
+                (claim_file(metadata_out, command="embed --metadata-out", force=force, append=append,
                             protect=[audio_dir, output]) if metadata_out is not None else nullcontext()) as mclaim:
             with execution(scheduler, workers) as client:
                 es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client)

@@ -233,7 +233,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     if vpc_table is not None and (Path(vpc_table).resolve() == out.resolve()
                                   or out.resolve() in Path(vpc_table).resolve().parents):
         raise VpevalError(f"{vpc_table}: the per-group table must not go into the report folder {out}")
-    vpc_claim = (claim_file(vpc_table, command="vpc-table", force=force,
+    vpc_claim = (claim_file(vpc_table, command=f"{command} --vpc-table", force=force,
                             protect=[f for folder, _ in systems for f in folder.rglob("*")])
                  if vpc_table is not None else nullcontext())
     with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:

@@ -94,8 +94,10 @@ def trials_command(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"trials ({summary['extractor']}) -> {summary['out_dir']}")
-    for col in ("type", "trials", "targets", "non-targets", "target EER"):
+    table = Table(title=f"trials ({summary['extractor']}) -> {summary['out_dir']}",
+                  caption="goal EER: what the trial type should give under perfect anonymization (its design, "
+                          "not a result); `vpeval verify TYPE/scores --key TYPE/trials` measures it")
+    for col in ("type", "trials", "targets", "non-targets", "goal EER"):
         table.add_column(col, justify="left" if col == "type" else "right")
     for name, row in summary["types"].items():
         tgt = row["target_eer"]

@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
                 from ..io.output import claim_file
                 from ..io.pitch_table import write_pitch_table
 
-                with claim_file(save_pitch, command="utility-pitch", force=force,
+                with claim_file(save_pitch, command="utility --save-pitch", force=force,
                                 protect=[audio, anonymized]) as pclaim:
                     write_pitch_table(pclaim.path, rho)
         elif save_pitch is not None:

@@ -441,27 +441,36 @@ def _eer_vs_disclosure_section(results: dict[str, "SystemAudit"], condition: str
         return sec
     sec.blocks.append(Figure("points", lambda fig: _draw_eer_disclosure(fig, points),
                              "EER (x) against disclosure in bits (y): circles ALID, triangles LID_max, squares "
-                             "eps_max; one colour per system/attacker."))
+                             "eps_max; one colour per system, one vertical stroke per attacker (the table above "
+                             "names them).", size=(8.0, 4.5)))
     sec.data = {"condition": condition, "points": points}
     return sec
 
 
 def _draw_eer_disclosure(fig, points):
+    # one colour per system (every attacker of a system in its colour; the table names the attackers) and one
+    # marker per disclosure measure: the legend stays short with any number of attackers
+    from matplotlib.lines import Line2D
+
     ax = fig.add_subplot(1, 1, 1)
-    for i, p in enumerate(points):
-        c = f"C{i % 10}"
+    systems = list(dict.fromkeys(p["system"] for p in points))
+    colour = {s: f"C{i % 10}" for i, s in enumerate(systems)}
+    for p in points:
+        c = colour[p["system"]]
         x = 100 * p["eer_rocch"]
-        ax.plot([x], [p["alid_bits"]], "o", color=c, label=legend_label(f"{p['system']} / {p['attacker']}"))
-        ax.plot([x], [p["lid_max_bits"]], "^", color=c)
-        ax.plot([x], [p["eps_max_bits"]], "s", color=c)
-        ax.plot([x, x], [min(p["alid_bits"], p["lid_max_bits"], p["eps_max_bits"]),
-                         max(p["alid_bits"], p["lid_max_bits"], p["eps_max_bits"])], "-", color=c, lw=0.6)
+        ys = (p["alid_bits"], p["lid_max_bits"], p["eps_max_bits"])
+        for y, m in zip(ys, "o^s"):
+            ax.plot([x], [y], m, color=c, alpha=0.8, ms=5)
+        ax.plot([x, x], [min(ys), max(ys)], "-", color=c, lw=0.6, alpha=0.6)
     ax.axvline(50, ls=":", color="grey")
     ax.set_xlim(0, 55)
     ax.set_xlabel("EER ROCCH (%) ; dotted: ideal 50 %")
     ax.set_ylabel("Disclosure (bits)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    handles = [Line2D([], [], color=colour[s], lw=3, label=legend_label(s)) for s in systems]
+    handles += [Line2D([], [], color="k", marker=m, ls="", label=n)
+                for m, n in zip("o^s", ("ALID", "LID_max", "eps_max"))]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
 
 
 def _privacy_utility_section(results: dict[str, "SystemAudit"], utility: dict) -> Section:
@@ -619,13 +628,14 @@ def audit_systems(
     verdicts, scorecard, n_attackers = system_verdicts(results)
     report.extra["verdicts"] = verdicts
     report.add(verdict_section(verdicts, scorecard, n_attackers))
-    report.add(_summary_section(results))
+    # the answers next: which system protects better (paired), and per group; then the long evidence
     if compare and len(results) > 1:
         comparisons, notes = compare_systems(comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot, seed=seed)
         report.extra["comparisons"] = [c.to_dict() for c in comparisons]
         report.add(comparisons_section(comparisons, notes, n_boot=n_boot, seed=seed))
     if group_by is not None:
         report.add(groups_section(results, dataset=dataset, split=split)).folded = True
+    report.add(_summary_section(results))
     report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results))
     utility = utility or {}

@@ -54,7 +54,7 @@ def uncertainty_section(
         no plot, and no plot either when no group has that metric.
     expected_to_differ : dict label -> str, or collection of str
         Labels whose difference from chance is not a privacy leak, with the verdict text to show instead of
-        "leaks" (a plain collection uses "differs from chance (expected)").
+        "beats chance" (a plain collection uses "differs from chance (expected)").
 
     Returns
     -------
@@ -87,11 +87,11 @@ def uncertainty_section(
         "1-to-N probe, 'all' = over all trials). The floor is the 95th percentile of that null distribution for "
         "metrics where higher values disclose more (D_ECE, eps_max, ALID, LID_max, rank-1) and the 5th percentile "
         "where lower values disclose more (EER, minCllr of an attack); two-sided rows show the central 95 % of the "
-        f"null. p = (1 + #null at least as extreme) / (1 + permutations); the verdict is 'leaks' when p <= "
+        f"null. p = (1 + #null at least as extreme) / (1 + permutations); the verdict is 'beats chance' when p <= "
         f"{join(alphas)}, else 'indistinguishable from chance'. Where differing from chance is the goal or is "
         "not an identity leak (original-speech references oo, pseudo-identity consistency aaaa and distinctness "
         "cross-profile, and oaaa, which compares anonymized with original different-speaker pairs), the verdict "
-        "reads 'differs from chance' with what that means instead of 'leaks'. Intervals of extremes (eps_max, "
+        "reads 'differs from chance' with what that means instead of 'beats chance'. Intervals of extremes (eps_max, "
         "LID_max) and of values at a bound (e.g. EER 0) are degenerate by nature; for them the chance floor is "
         "the stronger evidence. The smallest reachable p is "
         f"{join([f'{1 / (1 + n):.3g}' for n in n_perm])}."))
@@ -138,7 +138,7 @@ def _draw_intervals(fig, pts, name, unit):
         y = len(pts) - 1 - i
         b, c = a.boot, a.chance
         k, _ = display_unit(b.unit)
-        colour = "#c0392b" if c.verdict == "leaks" else "#2c7fb8"
+        colour = "#c0392b" if c.verdict == VERDICT_LEAKS else "#2c7fb8"
         ax.plot([k * b.low, k * b.high], [y, y], color=colour, lw=2)
         ax.plot([k * b.value], [y], "o", color=colour, ms=5)
         for f in ([c.floor] if c.floor is not None else [c.q025, c.q975]):

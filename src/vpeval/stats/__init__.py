@@ -52,7 +52,7 @@ leakage (95th percentile for metrics where higher leaks, 5th percentile where lo
 of an attack), the permutation **p-value** ``(1 + #{null at least as extreme as observed}) / (1 + n_perm)``
 (Phipson & Smyth, Stat. Appl. Genet. Mol. Biol. 9, 2010) where "at least as extreme" is ``>=`` for
 ``leak="higher"``, ``<=`` for ``"lower"`` and ``|null - median| >= |observed - median|`` for
-``"two-sided"``, and the verdict ``"leaks"`` when ``p <= alpha`` (default 0.05), else
+``"two-sided"``, and the verdict ``"beats chance"`` when ``p <= alpha`` (default 0.05), else
 ``"indistinguishable from chance"``.
 
 For 1-to-N data the true speaker of each probe row is drawn uniformly among the N enrolled speakers.
@@ -61,7 +61,7 @@ Rank-1 credit is then evaluated on the raw scores. LID is recomputed with a logi
 unweighted maximum likelihood on the row-z-normalised scores, with the ridge of
 :data:`~vpeval.metrics.linkage.DEFAULT_REGULARIZATION` only if a permuted labelling is separable), fitted
 in-sample on all rows, not cross-fitted. An in-sample fit overfits towards the drawn labels, so the floor
-is slightly higher than a cross-fitted one: the verdict "leaks" is conservative.
+is slightly higher than a cross-fitted one: the verdict "beats chance" is conservative.
 
 Every result depends on the input only as a set (trial order does not matter) and on ``seed``.
 """

@@ -98,7 +98,7 @@ def chance_floor(
     >>> t = Trials([0.9, 0.1, 0.8, 0.3, 0.7, 0.6] * 3, [1, 0] * 9)
     >>> r = chance_floor(t, EPS_MAX, n_perm=99, within="all")["eps_max"]
     >>> r.verdict, round(r.p_value, 2), r.within
-    ('leaks', 0.01, 'all')
+    ('beats chance', 0.01, 'all')
     """
     ms = _as_metrics(metrics, leak)
     n_perm = _check_count(n_perm, "n_perm")

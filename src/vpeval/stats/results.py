@@ -18,7 +18,9 @@ __all__ = ["BootstrapResult", "ChanceResult", "Assessment", "SpeakerDraws", "dra
            "VERDICT_CHANCE"]
 
 
-VERDICT_LEAKS = "leaks"
+#: the chance test's word when the metric beats its permutation null (p <= alpha); deliberately not the
+#: audit verdict vocabulary (protects / inconclusive / partial / leaks, vpeval.report.verdict)
+VERDICT_LEAKS = "beats chance"
 
 
 VERDICT_CHANCE = "indistinguishable from chance"
@@ -189,7 +191,7 @@ def _check_level(level: float, name="level") -> float:
 
 def _warn_few_permutations(n_perm: int, alpha: float, stacklevel: int = 3) -> None:
     """:class:`~vpeval.errors.FewPermutationsWarning` when ``1 / (1 + n_perm) > alpha`` (no verdict can say
-    "leaks")."""
+    "beats chance")."""
     if 1.0 / (1.0 + n_perm) > alpha:
         warnings.warn(f"{n_perm} permutations: the smallest reachable p-value 1/{n_perm + 1} = "
                       f"{1.0 / (1.0 + n_perm):.3g} is above alpha = {alpha:g}, so no metric can be called a leak; "
