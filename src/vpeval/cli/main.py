@@ -362,7 +362,8 @@ def _print_comparisons(console: Console, comparisons: list) -> None:
     console.print("[bold]Paired comparison[/bold] (lowest ROCCH-EER over shared attackers, A - B in EER points, "
                   "95 % paired speaker bootstrap; eps_max and ALID in the report):")
     for c in eer:
-        d, lo, hi = (100 * c[k] for k in ("diff_fraction", "ci_low_fraction", "ci_high_fraction"))
+        # + 0.0 turns -0.0 (e.g. 100 * -0.0) into 0.0, so a null difference does not print as "-0"
+        d, lo, hi = (100 * c[k] + 0.0 for k in ("diff_fraction", "ci_low_fraction", "ci_high_fraction"))
         console.print(escape(f"  {c['system_a']} - {c['system_b']} ({c['trial_type']}): {d:+.3g} [{lo:+.3g}, "
                              f"{hi:+.3g}]: {c['reading'].split(': ', 1)[-1]}"), overflow="fold")
 
