@@ -177,7 +177,8 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list], n_att
          "highest ALID (bits)", "highest rank-1 (%)", "rank-1 chance (%)"],
         scorecard_rows, fmt="{:.3g}",
         caption=f"Scorecard: worst case over the {n} attackers per system (lowest EER, ideal 50 %; highest "
-                "disclosure, ideal 0); the attacker behind each number is in report.json (verdicts) and the "
+                "disclosure, ideal 0), each from whichever attacker reaches it, which may differ from the one "
+                "the sentence above names; the attacker behind each number is in report.json (verdicts) and the "
                 "summary below",
         cell_classes={LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}))
     sec.blocks.append(Paragraph(VERDICT_RULE, kind="note"))
