@@ -14,6 +14,16 @@ from .base import ScoreCalibrator
 __all__ = ["LogisticCalibrator"]
 
 
+def add_slope_ridge(f: float, g: np.ndarray, h: np.ndarray, lam, a: float) -> float:
+    """Add the ridge ``lam * a**2 / 2`` on the slope ``a`` (``theta[0]``) to an objective ``f`` with gradient
+    ``g`` and Hessian ``h`` (both changed in place); returns the new ``f``. ``lam`` None: no penalty."""
+    if lam is not None:
+        f += 0.5 * lam * a * a
+        g[0] += lam * a
+        h[0, 0] += lam
+    return f
+
+
 def newton_minimize(evaluate, theta0=None, max_iter: int = 100):
     """Minimise a smooth convex function by Newton's method with backtracking.
 
@@ -133,11 +143,7 @@ class LogisticCalibrator(ScoreCalibrator):
                 q = w * expit(eta) * expit(-eta)
                 g += (float((r * z).sum()), float(r.sum()))
                 h += ((float((q * z * z).sum()), float((q * z).sum())), (float((q * z).sum()), float(q.sum())))
-            if lam is not None:
-                f += 0.5 * lam * a * a
-                g[0] += lam * a
-                h[0, 0] += lam
-            return f, g, h
+            return add_slope_ridge(f, g, h, lam, a), g, h
 
         theta, converged = newton_minimize(evaluate)
         a, b = (float(v) for v in theta)

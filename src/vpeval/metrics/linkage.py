@@ -30,7 +30,7 @@ from functools import partial
 import numpy as np
 from scipy.special import expit
 
-from ..calibration.logistic import newton_minimize
+from ..calibration.logistic import add_slope_ridge, newton_minimize
 from ..errors import InvalidScoresError, SeparableScoresError
 from .identification import (
     RankCounts,
@@ -625,11 +625,7 @@ def _fit_calibration(row_map, separable, regularization, context, theta0=None):
         f, ga, gc, haa, hac, hcc = row_sums(terms) / n
         g = np.array([ga, gc])
         h = np.array([[haa, hac], [hac, hcc]])
-        if lam is not None:
-            f += 0.5 * lam * a * a
-            g[0] += lam * a
-            h[0, 0] += lam
-        return f, g, h
+        return add_slope_ridge(f, g, h, lam, a), g, h
 
     theta, _ = newton_minimize(evaluate, theta0)
     a, c = theta
@@ -1004,11 +1000,7 @@ def _fit_binned(acc: _MomentHistogram, nt_groups, t_groups, separable, regulariz
         haa = (q2 - 2 * mu * q1 + mu * mu * q0) / (sd * sd)
         hac = (q1 - mu * q0) / sd
         hm = np.array([[haa, hac], [hac, q0]])
-        if lam is not None:
-            f += 0.5 * lam * a * a
-            g[0] += lam * a
-            hm[0, 0] += lam
-        return f, g, hm
+        return add_slope_ridge(f, g, hm, lam, a), g, hm
 
     theta, _ = newton_minimize(evaluate)
     a, c = theta

@@ -285,7 +285,26 @@ def draw_speakers(speakers, n_boot: int = 1000, seed: int = 0) -> SpeakerDraws:
     """Draw ``n_boot`` speaker-bootstrap replicates over ``speakers`` (with replacement, uniformly).
 
     The draws are those :func:`~vpeval.stats.bootstrap` makes with the same seed over the same sorted speakers
-    before any redraw, so they depend only on the speaker *set* and the seed.
+    before any redraw, so they depend only on the speaker *set* and the seed (Efron & Tibshirani, An
+    Introduction to the Bootstrap, 1993, ch. 6: resampling the independent units, here speakers).
+
+    Parameters
+    ----------
+    speakers : array_like of str, shape (n,)
+        Speaker ids; repeats are allowed and count once.
+    n_boot : int >= 1
+        Number of replicates.
+    seed : int >= 0
+
+    Returns
+    -------
+    SpeakerDraws
+        ``counts`` of shape (n_boot, n_distinct_speakers).
+
+    Raises
+    ------
+    StatsError
+        No speakers, ``n_boot < 1`` or a bad seed.
 
     Examples
     --------
