@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import threading
+
 import numpy as np
 
 from ..errors import InvalidScoresError
@@ -125,6 +127,25 @@ def _as_true_index(true_index, n_rows: int, n_cols: int) -> np.ndarray:
             f"true_index: {int(bad.sum())} entries outside 0..{n_cols - 1} (first: probe {i} -> {arr[i]})"
         )
     return arr
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(key: str, shape, dtype=np.float64) -> np.ndarray:
+    """A per-thread scratch array of ``shape`` for one use site ``key``, reused from block to block.
+
+    A fresh block-sized temporary costs more in page faults than the arithmetic done in it (the allocator
+    hands large freed blocks back to the system); reusing one keeps its pages. Each call site has its own
+    key, so no two live uses share memory. The arrays hold at most a few blocks (``CHUNK_BYTES`` each)."""
+    store = getattr(_SCRATCH, "arrays", None)
+    if store is None:
+        store = _SCRATCH.arrays = {}
+    n = int(np.prod(shape))
+    buf = store.get(key)
+    if buf is None or buf.size < n or buf.dtype != np.dtype(dtype):
+        buf = store[key] = np.empty(max(n, 1), dtype=dtype)
+    return buf[:n].reshape(shape)
 
 
 def _chunk_rows(n_cols: int, chunk_rows) -> int:

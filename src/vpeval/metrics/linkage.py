@@ -45,7 +45,9 @@ from .identification import (
     _on_cluster,
     _rank_block,
     _recount_rows,
+    _scratch,
 )
+from .moment_kernel import JIT_MIN_SCORES, compiled_accumulate
 
 __all__ = [
     "znorm_rows",
@@ -77,10 +79,13 @@ _HISTOGRAM_FIT = True
 # --------------------------------------------------------------------------------------------------------
 
 
-def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
-    """z-normalise each row of a float64 block (new array). Errors name the global row.
+def _znorm_block(x: np.ndarray, start: int, name: str, out: np.ndarray | None = None) -> np.ndarray:
+    """z-normalise each row of a float64 block into ``out`` (a float64 array of x's shape, not ``x``
+    itself; a new array when None) and return it. Errors name the global row.
 
-    Exact for any positive scale of a row (rows are rescaled by a power of two first)."""
+    Exact for any positive scale of a row (rows are rescaled by a power of two first). Writing into a
+    reused ``out`` gives the same values and spares the page faults of two fresh arrays per block (they
+    cost more than the arithmetic)."""
     n_cols = x.shape[1]
     if n_cols < 2:
         raise InvalidScoresError(f"{name}: z-normalisation needs at least 2 speakers per row, got {n_cols}")
@@ -102,14 +107,15 @@ def _znorm_block(x: np.ndarray, start: int, name: str) -> np.ndarray:
     # z is invariant to a positive scale of the row: each row is first brought to magnitude [0.5, 1) by an exact
     # power of two, so that scores anywhere in 1e-300..1e300 neither overflow (mean, squares) nor underflow
     # (a product with 2**-e where that power is a normal number, else ldexp: the same correctly rounded values)
+    z = np.empty_like(x, dtype=np.float64) if out is None else out
     e = np.frexp(np.maximum(np.abs(mx), np.abs(mn)))[1]
     if (np.abs(e) <= 1000).all():
         if e.any():
-            x = x * np.ldexp(1.0, -e)[:, None]
+            x = np.multiply(x, np.ldexp(1.0, -e)[:, None], out=z)
     else:
-        x = np.ldexp(x, -e[:, None])
+        x = np.ldexp(x, -e[:, None], out=z)
     mu = x.mean(axis=1)
-    z = x - mu[:, None]
+    np.subtract(x, mu[:, None], out=z)
     sd = np.sqrt(np.einsum("ij,ij->i", z, z) / (n_cols - 1))
     z /= sd[:, None]
     return z
@@ -278,8 +284,8 @@ def _lid_from_log_p(log_p: np.ndarray, n_cols: int) -> np.ndarray:
 
 def _lid_block(start, x, tib, *, counts: bool):
     """Per row of an LLR block: ``[ln p_true]`` or ``[ln p_true, n_greater, n_tied]`` (see :func:`lid`)."""
-    diff = np.empty_like(x)
-    mask = np.empty(x.shape, dtype=bool) if counts else None
+    diff = _scratch("lid.diff", x.shape)
+    mask = _scratch("lid.mask", x.shape, bool) if counts else None
     log_p, c = _scan_block(x, tib, start, "llr_matrix", diff, mask)
     return log_p[:, None] if c is None else np.column_stack([log_p, c[0], c[1]])
 
@@ -758,59 +764,72 @@ def _buffers(size: int):
     return tuple(a[:size] for a in got)
 
 
-def _bin_chunk(x, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int, name: str = "scores", start: int = 0):
+def _bin_chunk(x, t, rgrp, cgrp, n_rgrp: int, n_cgrp: int, name: str = "scores", start: int = 0,
+               use_jit: bool = False):
     """Moment histogram of one canonical chunk of score rows ``x``, z-normalised here (:func:`_znorm_block`).
 
     Each z-score falls in bin ``k = floor(z / h)`` of centre ``h (k + 1/2)``; ``d = z / h - k - 1/2`` in
     [-1/2, 1/2). Group of a non-target score: ``rgrp[row] * n_cgrp + cgrp[col]``; of the target score of a
     row: ``n_rgrp * n_cgrp + rgrp[row]``. Returns ``(k_lo, hist, t_lo, t_hi)`` with ``hist[j, g, k - k_lo] =
     sum d**j`` and the exact extremes of the target z-scores per row group (+-inf where none); None when
-    the bins would be more than :data:`_MAX_BINS`. The element-wise work runs on sub-blocks that stay in
-    the CPU cache; the sums (np.bincount) run over the whole chunk in row-major order.
+    the bins would be more than :data:`_MAX_BINS`. The z-norm runs on sub-blocks that stay in the CPU cache.
+    With ``use_jit`` and numba installed, the binning is one compiled loop
+    (:mod:`vpeval.metrics.moment_kernel`); otherwise elementwise NumPy passes and five ``np.bincount`` over
+    the whole chunk in row-major order. Both give bit-identical sums.
     """
     n_rows, n_cols = x.shape
+    kernel = compiled_accumulate() if use_jit else None
     kf, d, p, idx = (a.reshape(n_rows, n_cols) for a in _buffers(n_rows * n_cols))
     sub = max(1, 2**18 // n_cols)
     zt = np.empty(n_rows)
-    k_lo, k_hi = math.inf, -math.inf
+    z_lo, z_hi = math.inf, -math.inf
     for s in range(0, n_rows, sub):
         e = min(n_rows, s + sub)
-        z = _znorm_block(x[s:e], start + s, name)
+        z = _znorm_block(x[s:e], start + s, name, out=d[s:e])
         zt[s:e] = z[np.arange(e - s), t[s:e]]
-        np.multiply(z, 1.0 / _BIN_WIDTH, out=d[s:e])
-        np.floor(d[s:e], out=kf[s:e])
-        d[s:e] -= kf[s:e]
-        d[s:e] -= 0.5
-        k_lo, k_hi = min(k_lo, float(kf[s:e].min())), max(k_hi, float(kf[s:e].max()))
-    k_lo = int(k_lo)
-    span = int(k_hi) - k_lo + 1
+        z_lo, z_hi = min(z_lo, float(z.min())), max(z_hi, float(z.max()))
+        if kernel is not None:
+            continue  # z stays in d, binned below in one compiled pass
+        z *= 1.0 / _BIN_WIDTH
+        np.floor(z, out=kf[s:e])
+        z -= kf[s:e]
+        z -= 0.5
+    # floor(z / h) is non-decreasing in z, so the extreme bins are those of the extreme z-scores
+    k_lo = math.floor(z_lo * (1.0 / _BIN_WIDTH))
+    span = math.floor(z_hi * (1.0 / _BIN_WIDTH)) - k_lo + 1
     n_groups = n_rgrp * n_cgrp + n_rgrp
     if span * n_groups > _MAX_BINS:
         return None
-    # flat bin index, computed in float64 (exact: integers below 2**53) on cached sub-blocks
-    row_off = rgrp.astype(np.float64) * (n_cgrp * span) - k_lo
-    col_off = cgrp.astype(np.float64) * span
+    rgrp = np.asarray(rgrp, dtype=np.int64)
+    row_off = rgrp * (n_cgrp * span) - k_lo
+    col_off = np.ascontiguousarray(cgrp, dtype=np.int64) * span
     tgt_off = (n_rgrp * n_cgrp + rgrp) * span - k_lo
-    for s in range(0, n_rows, sub):
-        e = min(n_rows, s + sub)
-        r = np.arange(e - s)
-        blk = kf[s:e]
-        kt = blk[r, t[s:e]]
-        blk += row_off[s:e, None]
-        blk += col_off[None, :]
-        blk[r, t[s:e]] = kt + tgt_off[s:e]
-        idx[s:e] = blk
-    flat, dd, pp = idx.ravel(), d.ravel(), p.ravel()
-    hist = np.empty((_N_MOMENTS, n_groups * span))
-    pp.fill(1.0)  # counts as float sums of ones (exact below 2**53; faster than the integer bincount)
-    hist[0] = np.bincount(flat, weights=pp, minlength=n_groups * span)
-    for j in range(1, _N_MOMENTS):
-        if j == 1:
-            w = dd
-        else:
-            np.multiply(dd if j == 2 else pp, dd, out=pp)
-            w = pp
-        hist[j] = np.bincount(flat, weights=w, minlength=n_groups * span)
+    if kernel is not None:
+        hist = np.zeros((_N_MOMENTS, n_groups * span))
+        kernel(d, np.ascontiguousarray(t, dtype=np.int64), row_off, col_off, tgt_off, 1.0 / _BIN_WIDTH, hist)
+    else:
+        # flat bin index, computed in float64 (exact: integers below 2**53) on cached sub-blocks
+        row_off_f, col_off_f, tgt_off_f = row_off.astype(np.float64), col_off.astype(np.float64), tgt_off
+        for s in range(0, n_rows, sub):
+            e = min(n_rows, s + sub)
+            r = np.arange(e - s)
+            blk = kf[s:e]
+            kt = blk[r, t[s:e]]
+            blk += row_off_f[s:e, None]
+            blk += col_off_f[None, :]
+            blk[r, t[s:e]] = kt + tgt_off_f[s:e]
+            idx[s:e] = blk
+        flat, dd, pp = idx.ravel(), d.ravel(), p.ravel()
+        hist = np.empty((_N_MOMENTS, n_groups * span))
+        pp.fill(1.0)  # counts as float sums of ones, as the compiled loop adds them
+        hist[0] = np.bincount(flat, weights=pp, minlength=n_groups * span)
+        for j in range(1, _N_MOMENTS):
+            if j == 1:
+                w = dd
+            else:
+                np.multiply(dd if j == 2 else pp, dd, out=pp)
+                w = pp
+            hist[j] = np.bincount(flat, weights=w, minlength=n_groups * span)
     t_lo, t_hi = np.full(n_rgrp, np.inf), np.full(n_rgrp, -np.inf)
     np.minimum.at(t_lo, rgrp, zt)
     np.maximum.at(t_hi, rgrp, zt)
@@ -849,7 +868,7 @@ class _MomentHistogram:
         return True
 
 
-def _histogram_piece(start, x, t, rgrp, *, cgrp, n_rgrp, n_cgrp, chunk, n_rows, name):
+def _histogram_piece(start, x, t, rgrp, *, cgrp, n_rgrp, n_cgrp, chunk, n_rows, name, use_jit=False):
     """One scanned piece: one histogram per canonical chunk it holds whole, and the raw rows of the chunks
     it holds only in part (completed by the caller, which bins them the same way)."""
     out = []
@@ -859,7 +878,8 @@ def _histogram_piece(start, x, t, rgrp, *, cgrp, n_rgrp, n_cgrp, chunk, n_rows, 
         e = min(x.shape[0], (c + 1) * chunk - start)
         whole = start + s == c * chunk and start + e == min((c + 1) * chunk, n_rows)
         if whole:
-            out.append((c, True, _bin_chunk(x[s:e], t[s:e], rgrp[s:e], cgrp, n_rgrp, n_cgrp, name, start + s)))
+            out.append((c, True, _bin_chunk(x[s:e], t[s:e], rgrp[s:e], cgrp, n_rgrp, n_cgrp, name, start + s,
+                                             use_jit)))
         else:
             _znorm_block(x[s:e], start + s, name)  # errors are raised where the rows are
             out.append((c, False, (start + s, np.array(x[s:e], dtype=np.float64), t[s:e].copy(), rgrp[s:e].copy())))
@@ -873,7 +893,9 @@ def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name
     chunks added in row order, whatever the scanned pieces (block size, cluster blocks, dask chunks). None
     when the z range needs more than :data:`_MAX_BINS` bins (the caller then fits by streaming)."""
     chunk = _canonical_rows(n_cols)
-    fn = partial(_histogram_piece, cgrp=cgrp, n_rgrp=n_rgrp, n_cgrp=n_cgrp, chunk=chunk, n_rows=n, name=name)
+    use_jit = n * n_cols >= JIT_MIN_SCORES  # same sums either way (see vpeval.metrics.moment_kernel)
+    fn = partial(_histogram_piece, cgrp=cgrp, n_rgrp=n_rgrp, n_cgrp=n_cgrp, chunk=chunk, n_rows=n, name=name,
+                 use_jit=use_jit)
     # pieces aligned with the canonical chunks when the matrix is scanned here
     piece_rows = chunk if not isinstance(arr, _ClusterMatrix) else rows
     acc = _MomentHistogram(n_rgrp, n_cgrp)
@@ -884,7 +906,7 @@ def _moment_histogram(arr, ti, n, n_cols, rows, rgrp, cgrp, n_rgrp, n_cgrp, name
         if pending:
             x = np.concatenate([p[1] for p in pending])
             acc.add(_bin_chunk(x, np.concatenate([p[2] for p in pending]), np.concatenate([p[3] for p in pending]),
-                               cgrp, n_rgrp, n_cgrp, name, pending[0][0]))
+                               cgrp, n_rgrp, n_cgrp, name, pending[0][0], use_jit))
             pending.clear()
 
     for parts in _map_pieces(arr, n, piece_rows, fn, ti, rgrp):
@@ -1032,9 +1054,9 @@ def _eval_block(start, x, tib, fb, *, slopes, intercepts):
     """Per evaluation row: ``[ln p_true, n_greater, n_tied]`` (z-norm, LLR with the row's calibration, LID
     scan; ranks of the raw scores). Counts are exact in float64 (below 2**53)."""
     r = x.shape[0]
-    diff = np.empty_like(x)
-    mask = np.empty(x.shape, dtype=bool)
-    z = _znorm_block(x, start, "eval_scores")  # also rejects NaN and inf
+    diff = _scratch("eval.diff", x.shape)
+    mask = _scratch("eval.mask", x.shape, bool)
+    z = _znorm_block(x, start, "eval_scores", out=_scratch("eval.z", x.shape))  # also rejects NaN and inf
     # Ranks of the raw scores, in the same pass (the calibration cannot change them, rounding aside).
     t_raw = x[np.arange(r), tib]
     np.subtract(x, t_raw[:, None], out=diff)
@@ -1154,7 +1176,9 @@ def lid_pipeline(
     Cost: two scans of the evaluation matrix (one with a development matrix, plus one of it). The first
     z-normalises every row and adds its z-scores into moment histograms, one per (probe fold, enrolled
     speaker's fold) x (target, non-target): bin width ``h = 2**-9`` z-units, per bin the count and the sums
-    of ``d**j`` (j = 1..4, ``d`` the offset from the bin centre in units of ``h``). Each fold's training set
+    of ``d**j`` (j = 1..4, ``d`` the offset from the bin centre in units of ``h``); with numba installed and
+    at least ``vpeval.metrics.moment_kernel.JIT_MIN_SCORES`` scores, in one compiled loop, else with NumPy
+    passes and ``np.bincount``, bit-identical either way. Each fold's training set
     is a sum of these histograms, and Newton's method runs on the bins alone (:func:`_fit_binned`: the loss,
     gradient and Hessian sums are Taylor series around each bin centre; their remainder is bounded and
     checked after convergence, so the parameters equal the exact full-data fit to about 1e-11 relative).

@@ -1,0 +1,103 @@
+"""The compiled moment loop (vpeval.metrics.moment_kernel) against the NumPy bincount path: bit-identical."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import vpeval.metrics.linkage as linkage
+import vpeval.metrics.moment_kernel as mk
+from vpeval.metrics.linkage import lid_pipeline
+
+
+def _groups(seed, n, N, n_rgrp, n_cgrp):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, n_rgrp, n).astype(np.int64), rng.integers(0, n_cgrp, N).astype(np.int64)
+
+
+def _chunk(seed, n, N, scale):
+    rng = np.random.default_rng(seed)
+    S = rng.normal(size=(n, N)) * scale
+    ti = rng.integers(0, N, n)
+    S[np.arange(n), ti] += 2.0 * scale
+    return S, ti
+
+
+def _plain_python(monkeypatch):
+    """Make _bin_chunk's use_jit path run the loop uncompiled (its exact arithmetic, without numba)."""
+    monkeypatch.setattr(linkage, "compiled_accumulate", lambda: mk.accumulate_moments)
+
+
+@pytest.mark.parametrize("n,N,n_rgrp,n_cgrp", [(7, 40, 1, 1), (9, 61, 3, 4), (12, 33, 5, 6)])
+def test_plain_loop_equals_the_bincount_path_bit_for_bit(monkeypatch, n, N, n_rgrp, n_cgrp):
+    S, ti = _chunk(n * N, n, N, 3.7)
+    rg, cg = _groups(n + N, n, N, n_rgrp, n_cgrp)
+    ref = linkage._bin_chunk(S, ti, rg, cg, n_rgrp, n_cgrp)
+    _plain_python(monkeypatch)
+    got = linkage._bin_chunk(S, ti, rg, cg, n_rgrp, n_cgrp, use_jit=True)
+    assert got[0] == ref[0]
+    assert got[1].shape == ref[1].shape and np.array_equal(got[1], ref[1])
+    assert np.array_equal(got[2], ref[2]) and np.array_equal(got[3], ref[3])
+    # every score is in exactly one bin, the targets in their row group's target histogram
+    assert got[1][0].sum() == n * N
+    assert got[1][0, n_rgrp * n_cgrp :].sum() == n
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(n=st.integers(1, 6), N=st.integers(2, 30), seed=st.integers(0, 2**32 - 1),
+       scale=st.sampled_from([1e-3, 1.0, 250.0]))
+def test_plain_loop_equals_bincount_property(n, N, seed, scale):
+    S, ti = _chunk(seed, n, N, scale)
+    rg, cg = _groups(seed + 1, n, N, 2, 3)
+    ref = linkage._bin_chunk(S, ti, rg, cg, 2, 3)
+    orig = linkage.compiled_accumulate
+    linkage.compiled_accumulate = lambda: mk.accumulate_moments
+    try:
+        got = linkage._bin_chunk(S, ti, rg, cg, 2, 3, use_jit=True)
+    finally:
+        linkage.compiled_accumulate = orig
+    assert got[0] == ref[0] and np.array_equal(got[1], ref[1])
+
+
+def test_compiled_loop_equals_the_bincount_path():
+    pytest.importorskip("numba")
+    assert mk.compiled_accumulate() is not None
+    S, ti = _chunk(3, 40, 700, 1.0)
+    rg, cg = _groups(4, 40, 700, 5, 6)
+    ref = linkage._bin_chunk(S, ti, rg, cg, 5, 6)
+    got = linkage._bin_chunk(S, ti, rg, cg, 5, 6, use_jit=True)
+    assert got[0] == ref[0] and np.array_equal(got[1], ref[1])
+
+
+def test_lid_pipeline_is_the_same_with_and_without_the_compiled_loop(monkeypatch):
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(5)
+    n, N = 300, 80
+    S = rng.normal(size=(n, N))
+    ti = rng.integers(0, N, n)
+    S[np.arange(n), ti] += 1.5
+    monkeypatch.setattr(linkage, "JIT_MIN_SCORES", 10**18)
+    ref = lid_pipeline(None, S, None, ti, n_folds=5)
+    calls = []
+    real = mk.compiled_accumulate()
+
+    def counted(*a):
+        calls.append(1)
+        return real(*a)
+
+    monkeypatch.setattr(linkage, "JIT_MIN_SCORES", 0)
+    monkeypatch.setattr(linkage, "compiled_accumulate", lambda: counted)
+    got = lid_pipeline(None, S, None, ti, n_folds=5)
+    assert calls  # the compiled loop did the binning
+    assert np.array_equal(got.slope, ref.slope) and np.array_equal(got.intercept, ref.intercept)
+    assert np.array_equal(got.lid, ref.lid)
+
+
+def test_jit_can_be_switched_off(monkeypatch):
+    pytest.importorskip("numba")
+    monkeypatch.setenv("VPEVAL_JIT", "0")
+    assert mk._compile() is None
+    monkeypatch.setenv("VPEVAL_JIT", "1")
+    assert mk._compile() is not None
