@@ -328,11 +328,26 @@ def bench_linkage(n_probes: int, n_spk: int, pipeline: bool, repeat_pipeline: in
             target=2, input_bytes=x.nbytes)
     if not pipeline:
         return
+    import vpeval.metrics.linkage as linkage
+    from vpeval.metrics.moment_kernel import compiled_accumulate
+
     n_rep = max(1, repeat_pipeline)
+    jit = compiled_accumulate() is not None
+    lid_pipeline(None, x, None, ti, n_folds=5)  # numba's import and compilation (or cache load) happen once
     measure("linkage", f"`lid_pipeline` with 5-fold speaker-grouped cross-fitting, {size}",
             lambda: lid_pipeline(None, x, None, ti, n_folds=5), exp, "np.exp pass", target=20,
             input_bytes=x.nbytes, repeat=n_rep, memory=n_rep > 0,
-            note=f"{n_rep} interleaved run(s)")
+            note=f"{n_rep} interleaved run(s); moment binning " + ("compiled (numba)" if jit else
+                                                                    "NumPy (numba not installed)"))
+    if jit:
+        saved = linkage.JIT_MIN_SCORES
+        linkage.JIT_MIN_SCORES = float("inf")  # the NumPy bincount path, as without numba
+        try:
+            measure("linkage", f"`lid_pipeline` as above, without numba (NumPy binning), {size}",
+                    lambda: lid_pipeline(None, x, None, ti, n_folds=5), exp, "np.exp pass",
+                    input_bytes=x.nbytes, repeat=n_rep, memory=n_rep > 0, note=f"{n_rep} interleaved run(s)")
+        finally:
+            linkage.JIT_MIN_SCORES = saved
 
 
 # ---------------------------------------------------------------------------------------------- others
@@ -497,6 +512,12 @@ def machine() -> str:
         pa = f", pyarrow {pyarrow.__version__}"
     except ImportError:
         pa = ""
+    try:
+        import numba
+
+        pa += f", numba {numba.__version__}"
+    except ImportError:
+        pa += ", numba not installed"
     mem = ""
     try:
         mem = f", {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB"
