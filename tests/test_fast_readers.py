@@ -126,6 +126,46 @@ def test_strings_to_numpy_keeps_values():
     assert _fast.strings_to_numpy(sliced).tolist() == ["long-id", "z"]
 
 
+SCORE_TEXT = st.one_of(
+    st.text(alphabet=st.sampled_from(list(_fast._SCORE_BYTES.decode())), min_size=1, max_size=12),
+    NUMBERS.filter(lambda v: v and set(v) <= set(_fast._SCORE_BYTES.decode())),
+)
+
+
+@settings(max_examples=3000, deadline=None, derandomize=True)
+@given(st.lists(SCORE_TEXT, min_size=1, max_size=20))
+def test_arrow_parse_over_the_score_bytes_is_pythons_float(values):
+    """The premise of scores_from_strings: over the bytes of _SCORE_BYTES, what Arrow's cast accepts Python's
+    float accepts too, with the same value (and the column as a whole is accepted only then)."""
+    pa = pytest.importorskip("pyarrow")
+    pc = pytest.importorskip("pyarrow.compute")
+    for v in values:
+        try:
+            got = pc.cast(pa.array([v]), pa.float64())[0].as_py()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+        want = float(v)  # raises if Python rejects what Arrow accepted: the test fails
+        assert got == want and np.signbit(got) == np.signbit(want), v
+    out = _fast.scores_from_strings(pa.chunked_array([pa.array(values)]))
+    if out is not None:
+        assert out.tolist() == [float(v) for v in values]
+
+
+def test_scores_from_strings_declines_other_bytes():
+    pa = pytest.importorskip("pyarrow")
+    for bad in ["nan", "1_0", "１", "0x10", "1,5", "nan(1)", "1 "]:
+        assert _fast.scores_from_strings(pa.chunked_array([pa.array(["1.5", bad])])) is None, bad
+    assert _fast.scores_from_strings(pa.chunked_array([pa.array(["1.5", "-2e3"]).slice(1)])).tolist() == [-2000.0]
+
+
+def test_one_byte_flags():
+    pa = pytest.importorskip("pyarrow")
+    col = pa.chunked_array([pa.array(["1", "0", "1"]).slice(1), pa.array([]).cast(pa.string()), pa.array(["1"])])
+    assert _fast.one_byte_flags(col, b"1", b"0").tolist() == [False, True, True]
+    for bad in (["1", "10"], ["1", "2"], ["01"], ["1", " "]):
+        assert _fast.one_byte_flags(pa.chunked_array([pa.array(bad)]), b"1", b"0") is None, bad
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)).filter(lambda c: c != (0, 0)),
                 min_size=1, max_size=40), st.booleans())

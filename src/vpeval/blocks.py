@@ -11,6 +11,7 @@ so both import it at module level; it is the one home of the tie-block, sorted-m
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,10 +37,35 @@ class TieBlocks:
         return int(self.n_non.sum(dtype=np.int64))
 
 
+#: Each class at least this large: the two classes are sorted at once, one in a helper thread (np.sort
+#: releases the GIL), which halves the sorting time on an idle machine of two or more cores.
+PARALLEL_SORT_MIN = 1 << 18
+
+
+def sorted_pair(tar: np.ndarray, non: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(np.sort(tar), np.sort(non))``; for two large classes the sorts run in two threads (same arrays)."""
+    if min(tar.size, non.size) < PARALLEL_SORT_MIN:
+        return np.sort(tar), np.sort(non)
+    out: list = [None]
+
+    def sort_non():
+        out[0] = np.sort(non)
+
+    helper = threading.Thread(target=sort_non, name="vpeval-sort")
+    helper.start()
+    try:
+        st = np.sort(tar)
+    finally:
+        helper.join()
+    if out[0] is None:  # the helper failed (e.g. out of memory): sort here, where errors surface
+        out[0] = np.sort(non)
+    return st, out[0]
+
+
 def tie_blocks(tar, non) -> TieBlocks:
     """Group validated ``tar``/``non`` scores into ascending blocks of equal score."""
     tar, non = as_tar_non(tar, non)
-    return merge_sorted(np.sort(tar), np.sort(non))
+    return merge_sorted(*sorted_pair(tar, non))
 
 
 _CHUNK = 1 << 16  # elements per temporary in the chunked passes below (bounded working memory)
@@ -220,7 +246,7 @@ def pav_trial_llrs(tar: np.ndarray, non: np.ndarray, laplace: bool) -> tuple[np.
     pooled into class runs, one PAV fit, then each score's bin by binary search: no argsort or scatter.
     """
     n = tar.size + non.size
-    held = [merge_sorted_pair([np.sort(tar), np.sort(non)], np.int32 if n < 2 ** 31 else np.int64)]
+    held = [merge_sorted_pair(list(sorted_pair(tar, non)), np.int32 if n < 2 ** 31 else np.int64)]
     b = compress_runs(held)
     bins = pav_bins(b.n_tar, b.n_non, pseudo=laplace)
     llr = bin_llr(bins.n_tar, bins.n_non, b.total_tar, b.total_non)

@@ -26,16 +26,27 @@ Rules of the fast path (anything else -> ``None``):
 
 from __future__ import annotations
 
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["read_table", "scores_from_strings", "strings_to_numpy", "ascii_bytes"]
+__all__ = ["read_table", "scores_from_strings", "strings_to_numpy", "ascii_bytes", "chunk_bytes", "one_byte_flags", "has_empty"]
 
-# The readers' number rule, restricted to ASCII (RE2 syntax). Non-ASCII text never takes the fast path.
-_NUMBER_RE2 = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)$"
-_NONZERO_MANTISSA_RE2 = r"^[+-]?[0-9.]*[1-9]"
+_NONZERO_MANTISSA = re.compile(r"[+-]?[0-9.]*[1-9]")  # a mantissa digit 1-9 before any exponent
 _MAX_FIELDS = 256  # wider files take the exact reader
+
+
+def _map_threads(fn, items):
+    """``[fn(x) for x in items]``, run on up to ``os.cpu_count()`` threads when there is more than one item."""
+    items = list(items)
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers < 2:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(workers, thread_name_prefix="vpeval-read") as ex:
+        return list(ex.map(fn, items))
 
 
 def _pa():
@@ -49,8 +60,9 @@ def _pa():
 _CHUNK = 1 << 24
 
 
-def _scan(path, sep):
-    """Read the file in chunks: (plain, ok). ``ok`` False: a lone CR or an unreadable file (-> exact reader).
+def _scan(path, sep, numeric=False):
+    """Read the file in chunks: (plain, ok, numeric). ``ok`` False: a lone CR or an unreadable file (-> exact
+    reader). ``numeric`` (computed only when asked): every byte is one of :data:`_SCORE_BYTES` or white space.
 
     ``plain`` False: a whitespace file with tabs, which pyarrow cannot split as it is (runs of spaces and
     leading or trailing spaces show up as empty fields after parsing, see :func:`read_table`); or a CSV file
@@ -60,6 +72,7 @@ def _scan(path, sep):
     plain = True
     prev = b""
     n_cr = n_crlf = 0
+    only_numbers = numeric
     try:
         with open(path, "rb") as fh:
             while True:
@@ -71,14 +84,16 @@ def _scan(path, sep):
                     n_crlf += chunk.count(b"\r\n")
                 if prev == b"\r" and chunk[:1] == b"\n":
                     n_crlf += 1
+                if only_numbers and chunk.translate(None, _NUMERIC_FILE_BYTES):
+                    only_numbers = False
                 if sep is None:
                     plain = plain and b"\t" not in chunk
                 elif b'"' in chunk or not chunk.isascii() or any(bytes([c]) in chunk for c in range(0x1C, 0x20)):
-                    return False, False  # CSV that is not plain goes to the exact reader
+                    return False, False, False  # CSV that is not plain goes to the exact reader
                 prev = chunk[-1:]
     except OSError:
-        return False, False
-    return plain, n_cr == n_crlf
+        return False, False, False
+    return plain, n_cr == n_crlf, only_numbers
 
 
 def _load(path):
@@ -112,7 +127,7 @@ def _normalise_whitespace(data: bytes) -> bytes:
     return data
 
 
-def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields: int = 1):
+def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields: int = 1, float_cols=()):
     """The columns of a delimited text file as Arrow string arrays, or None (-> exact reader).
 
     Parameters
@@ -124,10 +139,14 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
         None: runs of ASCII spaces/tabs separate fields. A character: CSV without quoting; fields are
         stripped of white space and rows whose fields are all blank are dropped.
     min_fields : int
+    float_cols : sequence of int
+        Whitespace files only: when every byte of the file is one of :data:`_SCORE_BYTES` or white space,
+        these columns are parsed as float64 by the CSV reader itself (Arrow's parser; the same values as its
+        string-to-double cast, see :func:`scores_from_strings`), which spares the column of strings.
 
     Returns
     -------
-    list of pyarrow.ChunkedArray (one per column, type string) or None
+    list of pyarrow.ChunkedArray (one per column, type string, or float64 for ``float_cols``) or None
     """
     try:
         pa, pc, pcsv = _pa()
@@ -139,9 +158,13 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
         regular = False
     if not regular:  # a pipe or /dev/stdin can be read once only: the exact reader reads it
         return None
-    plain, ok = _scan(path, sep)
+    plain, ok, numeric = _scan(path, sep, numeric=bool(float_cols) and sep is None)
     if not ok:
         return None
+    if numeric:
+        cols = _parse(path, sep, plain, n_fields, min_fields, float_cols)
+        if cols is not None:
+            return cols
     cols = _parse(path, sep, plain, n_fields, min_fields)
     if cols is None and sep is None and plain:
         # a run of spaces, or spaces at a line's start or end: parse again from single-spaced text
@@ -149,7 +172,7 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
     return cols
 
 
-def _parse(path, sep, plain, n_fields, min_fields):
+def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):
     pa, pc, pcsv = _pa()
     if plain:
         source = str(path)
@@ -168,7 +191,9 @@ def _parse(path, sep, plain, n_fields, min_fields):
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
                                             escape_char=False, newlines_in_values=False,
                                             ignore_empty_lines=True),
-            convert_options=pcsv.ConvertOptions(check_utf8=True, column_types={f"f{i}": pa.string() for i in range(_MAX_FIELDS)}, strings_can_be_null=False,
+            convert_options=pcsv.ConvertOptions(check_utf8=True, column_types={
+                f"f{i}": pa.float64() if i in float_cols else pa.string() for i in range(_MAX_FIELDS)},
+                                                strings_can_be_null=False,
                                                 null_values=[], true_values=[], false_values=[],
                                                 auto_dict_encode=False, include_columns=None,
                                                 timestamp_parsers=[]),
@@ -183,10 +208,8 @@ def _parse(path, sep, plain, n_fields, min_fields):
     if table.num_columns > _MAX_FIELDS:
         return None
     cols = list(table.columns)
-    if sep is None:
-        for c in cols:
-            if pc.any(pc.equal(pc.binary_length(c), 0)).as_py():
-                return None  # an empty field: two separators in a row
+    if sep is None and any(has_empty(c) for c in cols if c.type == pa.string()):
+        return None  # an empty field: two separators in a row, or one at a line's start or end
     if sep is not None:
         cols = [pc.utf8_trim_whitespace(c) for c in cols]
         blank = None
@@ -207,27 +230,141 @@ def release_memory() -> None:
     pa.default_memory_pool().release_unused()
 
 
+def has_empty(col) -> bool:
+    """True if some value of the Arrow ``string`` column is empty (two equal offsets in a row).
+
+    Compares the offsets in slices of 2**16, so no column-sized temporary is made (an Arrow length kernel
+    allocates one and costs about 10x more in a fresh process)."""
+    return any(_chunk_has_empty(chunk) for chunk in col.chunks)
+
+
+def _chunk_has_empty(chunk) -> bool:
+    step = 1 << 16
+    n = len(chunk)
+    off = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=chunk.offset + n + 1)[chunk.offset :]
+    for s in range(0, n, step):
+        seg = off[s : s + step + 1]
+        if (seg[1:] == seg[:-1]).any():
+            return True
+    return False
+
+
+def chunk_bytes(chunk) -> memoryview:
+    """The bytes of all values of one Arrow ``string`` array chunk, back to back (no copy)."""
+    n = len(chunk)
+    off = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=chunk.offset + n + 1)
+    data = chunk.buffers()[2]
+    if data is None:  # every value empty
+        return memoryview(b"")
+    return memoryview(data)[int(off[chunk.offset]) : int(off[chunk.offset + n])]
+
+
+#: Every byte a score may hold under the number rule, NaN excluded (no "a"): digits, signs, point, exponent,
+#: and the letters of "inf" and "infinity".
+_SCORE_BYTES = b"0123456789+-.eEiInNfFtTyY"
+_NUMERIC_FILE_BYTES = _SCORE_BYTES + b" \t\r\n"
+
+
 def scores_from_strings(col) -> np.ndarray | None:
-    """float64 scores of an Arrow string column under the readers' number rule, or None (-> exact reader)."""
+    """float64 scores of an Arrow string column under the readers' number rule, or None (-> exact reader).
+
+    Every value must consist of the bytes of :data:`_SCORE_BYTES` and parse under Arrow's string-to-double
+    cast. Over those bytes Arrow's parser accepts exactly the rule's forms (``[+-]`` decimal digits with an
+    optional fraction and exponent, ``inf``/``infinity`` in any case) and gives Python's ``float`` value;
+    ``tests/test_fast_readers.py`` checks that against Python on random strings of these bytes. (A
+    regular expression over every value said the same at 12x the cost.)"""
     pa, pc, _ = _pa()
-    if not pc.all(pc.match_substring_regex(col, _NUMBER_RE2)).as_py():
+    if col.type == pa.float64():  # parsed by the CSV reader from a file of number bytes (read_table)
+        out = np.empty(len(col), dtype=np.float64)
+        pos = 0
+        for chunk in col.chunks:
+            out[pos : pos + len(chunk)] = _float64_view(chunk)
+            pos += len(chunk)
+        if not np.isfinite(out).all() or not out.all():
+            return None  # an inf or a 0: only its text tells an overflow or underflow (read it as strings)
+        return out
+    for chunk in col.chunks:
+        if chunk_bytes(chunk).tobytes().translate(None, _SCORE_BYTES):
+            return None  # some other byte: NaN, non-ASCII digits, "1_0", ... (the exact reader decides)
+    out = np.empty(len(col), dtype=np.float64)  # owned by NumPy: Arrow's pool can give its pages back
+    ends = np.cumsum([len(c) for c in col.chunks]).tolist()
+    starts = [0] + ends[:-1]
+
+    def convert(i):
+        """Cast chunk i and copy it into its slice of ``out``; False if Arrow's parser rejects a value."""
+        try:
+            v = pc.cast(col.chunk(i), pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+        out[starts[i] : ends[i]] = _float64_view(v)
+        return True
+
+    # the chunks are cast in threads (Arrow's kernels release the GIL), each straight into its slice
+    if not all(_map_threads(convert, range(col.num_chunks))):
         return None
-    try:
-        v = pc.cast(col, pa.float64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    out = np.array(v.to_numpy(), dtype=np.float64)  # owned by NumPy: Arrow's pool can give its pages back
-    del v
-    inf = np.isinf(out)
-    if inf.any():
-        tok = pc.filter(col, pa.array(inf))
-        if not pc.all(pc.match_substring_regex(tok, "[iI]")).as_py():
-            return None  # a finite-looking number overflowed
-    zero = out == 0.0
-    if zero.any():
-        tok = pc.filter(col, pa.array(zero))
-        if pc.any(pc.match_substring_regex(tok, _NONZERO_MANTISSA_RE2)).as_py():
-            return None  # a nonzero number underflowed to 0
+    inf = np.flatnonzero(np.isinf(out))
+    if inf.size and not _all_match(col, inf, "[iI]", lambda t: "i" in t or "I" in t):
+        return None  # a finite-looking number overflowed
+    zero = np.flatnonzero(out == 0.0)
+    if zero.size and _any_match(col, zero, _NONZERO_MANTISSA):
+        return None  # a nonzero number underflowed to 0
+    return out
+
+
+_FEW = 10_000  # up to this many values are checked in Python; more with an Arrow kernel
+
+
+def _all_match(col, rows, re2: str, test) -> bool:
+    if rows.size <= _FEW:
+        return all(test(t) for t in tokens_at(col, rows))
+    pa, pc, _ = _pa()
+    return bool(pc.all(pc.match_substring_regex(col.take(pa.array(rows)), re2)).as_py())
+
+
+def _any_match(col, rows, pattern) -> bool:
+    if rows.size <= _FEW:
+        return any(pattern.match(t) for t in tokens_at(col, rows))
+    pa, pc, _ = _pa()
+    return bool(pc.any(pc.match_substring_regex(col.take(pa.array(rows)), "^" + pattern.pattern)).as_py())
+
+
+def _float64_view(arr) -> np.ndarray:
+    """NumPy view of a null-free Arrow float64 array (no copy; unlike ``to_numpy`` it never imports pandas,
+    which pyarrow does on first use, 0.2 s)."""
+    return np.frombuffer(arr.buffers()[1], dtype=np.float64, count=arr.offset + len(arr))[arr.offset :]
+
+
+def tokens_at(col, rows: np.ndarray) -> list:
+    """The values at ``rows`` (ascending global row numbers) of an ASCII Arrow string column, as str."""
+    out = []
+    base = 0
+    for chunk in col.chunks:
+        n = len(chunk)
+        lo, hi = np.searchsorted(rows, [base, base + n])
+        if hi > lo:
+            off = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=chunk.offset + n + 1)[chunk.offset :]
+            data = memoryview(chunk.buffers()[2])
+            for r in (rows[lo:hi] - base).tolist():
+                out.append(data[off[r] : off[r + 1]].tobytes().decode("ascii"))
+        base += n
+    return out
+
+
+def one_byte_flags(col, yes: bytes, no: bytes) -> np.ndarray | None:
+    """Bool array (value == ``yes``) of an Arrow string column whose every value is the single byte ``yes``
+    or ``no``; None if any value is anything else (-> exact reader). One byte per value, no Arrow kernel."""
+    out = np.empty(len(col), dtype=bool)
+    pos = 0
+    for chunk in col.chunks:
+        n = len(chunk)
+        b = np.frombuffer(chunk_bytes(chunk), dtype=np.uint8)
+        if b.size != n or _chunk_has_empty(chunk):  # some value is not exactly one byte long
+            return None
+        if n:
+            np.equal(b, yes[0], out=out[pos : pos + n])
+            if np.count_nonzero(b == no[0]) != n - np.count_nonzero(out[pos : pos + n]):
+                return None
+        pos += n
     return out
 
 

@@ -226,20 +226,22 @@ def _exact_score_label(path, higher_is_target) -> Trials:
 
 def _fast_score_label(path, higher_is_target):
     """The bulk (pyarrow) reading of a plainly valid ``score label`` file; None sends it to the exact reader."""
-    cols = _fast.read_table(path, 2)
-    if cols is None:
-        return None
-    pc = _fast._pa()[1]
-    label = cols.pop()
-    is1 = pc.equal(label, "1")
-    if not pc.all(pc.or_(is1, pc.equal(label, "0"))).as_py():
-        return None
-    del label
-    scores = _fast.scores_from_strings(cols.pop())
-    if scores is None:
-        return None
+    for float_cols in ((0,), ()):  # scores parsed as numbers by the CSV reader; then, if need be, as text
+        cols = _fast.read_table(path, 2, float_cols=float_cols)
+        if cols is None:
+            return None
+        is1 = _fast.one_byte_flags(cols.pop(), b"1", b"0")
+        if is1 is None:
+            return None
+        col = cols.pop()
+        scores = _fast.scores_from_strings(col)
+        if scores is not None:
+            break
+        if col.type == _fast._pa()[0].string():
+            return None
+    del col
     _fast.release_memory()
-    return _finish(scores, _bool(is1), None, None, path, higher_is_target)
+    return _finish(scores, is1, None, None, path, higher_is_target)
 
 
 def _bool(chunked) -> np.ndarray:

@@ -15,7 +15,7 @@ from .._checks import as_tar_non
 from ..errors import InvalidScoresError
 from ..blocks import (
     bin_llr, bin_start_values, bins_on_grid, compress_runs, lookup_bins, merge_sorted_pair, operating_point_chunks,
-    pav_bin_llr, pav_bins,
+    pav_bin_llr, pav_bins, sorted_pair,
 )
 from .verification import (
     _check_costs, _closest_eer, _linkability_core, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
@@ -94,7 +94,7 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     keys = [f"{p:.12g}" for p in p_targets]
     if len(set(keys)) != len(keys):
         raise InvalidScoresError(f"p_targets must be distinct, got {list(p_targets)}")
-    st, sn = np.sort(tar), np.sort(non)
+    st, sn = sorted_pair(tar, non)
     n_bins = default_linkability_bins(tar.size)
     finite = bool(np.isfinite(st[[0, -1]]).all() and np.isfinite(sn[[0, -1]]).all())
     link = _linkability_core(st, sn, 1.0, n_bins) if finite else float("nan")

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._checks import as_real, as_tar_non
 from ..errors import InvalidScoresError
-from ..blocks import TieBlocks, bin_llr, operating_points, pav_bins, tie_blocks
+from ..blocks import TieBlocks, bin_llr, operating_points, pav_bins, sorted_pair, tie_blocks
 
 __all__ = [
     "DETCurve",
@@ -568,7 +568,7 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
         n_bins = default_linkability_bins(tar.size)
     if isinstance(n_bins, (bool, np.bool_)) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise InvalidScoresError(f"n_bins must be an integer >= 1, got {n_bins!r}")
-    return _linkability_core(np.sort(tar), np.sort(non), omega, int(n_bins))
+    return _linkability_core(*sorted_pair(tar, non), omega, int(n_bins))
 
 
 def default_linkability_bins(n_tar: int) -> int:
