@@ -124,7 +124,8 @@ def _print(res, sm, dsm, table) -> None:
     for f in range(lr.n_folds):
         tag = f"fold {f + 1}: " if lr.mode == "cross-fit" else ""
         reg = " (regularised)" if lr.regularized[f] else ""
-        con.print(f"  {escape(str(tag))}LLR = {lr.slope[f]:.6g} * z + {lr.intercept[f]:.6g} nats{reg}")
+        b = float(lr.intercept[f])
+        con.print(f"  {escape(str(tag))}LLR = {lr.slope[f]:.6g} * z {'-' if b < 0 else '+'} {abs(b):.6g} nats{reg}")
 
     t = Table(title="Local information disclosure (bits)")
     for c in ("ALID", "PDR (%)", "NDR (%)", "LID+", "LID-", "LID_max", "log2 N"):

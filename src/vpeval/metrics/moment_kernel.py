@@ -3,8 +3,8 @@
 Every z-score of the evaluation matrix is added to a *moment histogram*: bin ``k = floor(z / h)``, offset
 ``d = z / h - k - 1/2`` in [-1/2, 1/2), and per bin the sums ``sum d**j`` for j = 0..4 (j = 0 counts). This
 module holds the loop that does it for one chunk of rows, in one pass over the z-scores, compiled with
-numba when numba is installed (``pip install 'vpeval[fast]'``; the ``audio``, ``embed`` and ``test``
-extras bring it too). Without numba, :func:`vpeval.metrics.linkage.lid_pipeline` does the same work with
+numba when numba is installed (``pip install 'vpeval[fast]'``; the ``test`` extra lists it, and the ``audio`` and
+``embed`` extras bring it through librosa). Without numba, :func:`vpeval.metrics.linkage.lid_pipeline` does the same work with
 NumPy: elementwise passes and five ``np.bincount`` calls (about 3x slower on the whole pipeline).
 
 **The two give bit-identical histograms**: both form ``u = z * (1/h)`` (exact, h a power of two),
@@ -16,7 +16,7 @@ variable ``VPEVAL_JIT=0`` to use the NumPy path anyway.
 The compiled function is cached by numba on disk (``cache=True``: beside this file or in numba's user cache
 folder; no cache when neither is writable). The first use in a process imports numba (about 0.4 s) and
 compiles or loads it, so :func:`vpeval.metrics.linkage.lid_pipeline` uses it only for matrices of at least
-:data:`JIT_MIN_SCORES` scores.
+:data:`JIT_MIN_SCORES` (2**26, about 67 million) scores.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ import numpy as np
 
 __all__ = ["JIT_MIN_SCORES", "accumulate_moments", "compiled_accumulate"]
 
-#: Matrices with fewer scores than this are binned with NumPy (importing numba and loading the compiled loop
-#: would cost more than it saves).
-JIT_MIN_SCORES = 2**22
+#: Matrices with fewer scores than this are binned with NumPy: importing numba and loading the cached loop
+#: costs 0.5-0.9 s once per process, and the loop saves about 13 ns per score (1.3 s on 1e8 scores,
+#: BENCHMARKS.md), so it pays from a few 1e7 scores on (at 4.8e6 scores it was measured 0.7 s slower).
+JIT_MIN_SCORES = 2**26
 
 
 def accumulate_moments(z, t, row_off, col_off, tgt_off, inv_h, hist):
