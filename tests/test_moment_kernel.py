@@ -101,3 +101,31 @@ def test_jit_can_be_switched_off(monkeypatch):
     assert mk._compile() is None
     monkeypatch.setenv("VPEVAL_JIT", "1")
     assert mk._compile() is not None
+
+
+def test_results_do_not_depend_on_the_memory_order_of_the_matrix():
+    """A column-major matrix gives the same bits as its row-major copy (and as a dask array of it): every
+    block is scanned row-major."""
+    from vpeval.metrics.linkage import lid, znorm_rows
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 40))
+    ti = rng.integers(0, 40, 200)
+    x[np.arange(200), ti] += 1.0
+    x /= np.abs(x).max(axis=1, keepdims=True) * 1.01  # no power-of-two rescaling copy in the z-norm
+    f = np.asfortranarray(x)
+    assert np.array_equal(znorm_rows(x), znorm_rows(f))
+    assert np.array_equal(lid(x, ti), lid(f, ti))
+    a, b = lid_pipeline(None, x, None, ti), lid_pipeline(None, f, None, ti)
+    assert np.array_equal(a.slope, b.slope) and np.array_equal(a.lid, b.lid)
+
+
+def test_large_scratch_arrays_are_not_kept():
+    from vpeval.metrics import identification as ident
+
+    small = ident._scratch("test.small", (10, 10))
+    assert ident._scratch("test.small", (10, 10)) is not small and np.shares_memory(
+        ident._scratch("test.small", (10, 10)), small)
+    n = ident.SCRATCH_MAX_BYTES // 8 + 1
+    big = ident._scratch("test.big", (n,))
+    assert big.size == n and "test.big" not in ident._SCRATCH.arrays
