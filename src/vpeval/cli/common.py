@@ -20,7 +20,8 @@ EXIT_INPUT = 2  # bad input or usage
 EXIT_OUTPUT = 3  # the output cannot be written: exists (without --force), another run writes it, not writable
 
 FORMATS_HELP = """
-Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error):
+Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error,
++-inf is a valid score, e.g. a calibrated LLR; a number that overflows or underflows is an error):
 
 \b
   SCORES with --key KEY      Kaldi/VoicePrivacy: KEY lines `enroll test target|nontarget`,
