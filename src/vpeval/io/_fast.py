@@ -60,6 +60,13 @@ def _pa():
 _CHUNK = 1 << 24
 
 
+def _file_chunks(path):
+    """The file's bytes in chunks of :data:`_CHUNK` (raises OSError as ``open``/``read`` do)."""
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            yield chunk
+
+
 def _scan(path, sep, numeric=False):
     """Read the file in chunks: (plain, ok, numeric). ``ok`` False: a lone CR or an unreadable file (-> exact
     reader). ``numeric`` (computed only when asked): every byte is one of :data:`_SCORE_BYTES` or white space.
@@ -74,23 +81,19 @@ def _scan(path, sep, numeric=False):
     n_cr = n_crlf = 0
     only_numbers = numeric
     try:
-        with open(path, "rb") as fh:
-            while True:
-                chunk = fh.read(_CHUNK)
-                if not chunk:
-                    break
-                if b"\r" in chunk:
-                    n_cr += chunk.count(b"\r")
-                    n_crlf += chunk.count(b"\r\n")
-                if prev == b"\r" and chunk[:1] == b"\n":
-                    n_crlf += 1
-                if only_numbers and chunk.translate(None, _NUMERIC_FILE_BYTES):
-                    only_numbers = False
-                if sep is None:
-                    plain = plain and b"\t" not in chunk
-                elif b'"' in chunk or not chunk.isascii() or any(bytes([c]) in chunk for c in range(0x1C, 0x20)):
-                    return False, False, False  # CSV that is not plain goes to the exact reader
-                prev = chunk[-1:]
+        for chunk in _file_chunks(path):
+            if b"\r" in chunk:
+                n_cr += chunk.count(b"\r")
+                n_crlf += chunk.count(b"\r\n")
+            if prev == b"\r" and chunk[:1] == b"\n":
+                n_crlf += 1
+            if only_numbers and chunk.translate(None, _NUMERIC_FILE_BYTES):
+                only_numbers = False
+            if sep is None:
+                plain = plain and b"\t" not in chunk
+            elif b'"' in chunk or not chunk.isascii() or any(bytes([c]) in chunk for c in range(0x1C, 0x20)):
+                return False, False, False  # CSV that is not plain goes to the exact reader
+            prev = chunk[-1:]
     except OSError:
         return False, False, False
     return plain, n_cr == n_crlf, only_numbers
@@ -230,6 +233,12 @@ def release_memory() -> None:
     pa.default_memory_pool().release_unused()
 
 
+def _offsets(chunk) -> np.ndarray:
+    """The ``len(chunk) + 1`` int32 value offsets of one Arrow ``string`` array chunk (a view)."""
+    n = len(chunk)
+    return np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=chunk.offset + n + 1)[chunk.offset :]
+
+
 def has_empty(col) -> bool:
     """True if some value of the Arrow ``string`` column is empty (two equal offsets in a row).
 
@@ -241,7 +250,7 @@ def has_empty(col) -> bool:
 def _chunk_has_empty(chunk) -> bool:
     step = 1 << 16
     n = len(chunk)
-    off = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=chunk.offset + n + 1)[chunk.offset :]
+    off = _offsets(chunk)
     for s in range(0, n, step):
         seg = off[s : s + step + 1]
         if (seg[1:] == seg[:-1]).any():
@@ -251,12 +260,11 @@ def _chunk_has_empty(chunk) -> bool:
 
 def chunk_bytes(chunk) -> memoryview:
     """The bytes of all values of one Arrow ``string`` array chunk, back to back (no copy)."""
-    n = len(chunk)
-    off = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=chunk.offset + n + 1)
+    off = _offsets(chunk)
     data = chunk.buffers()[2]
     if data is None:  # every value empty
         return memoryview(b"")
-    return memoryview(data)[int(off[chunk.offset]) : int(off[chunk.offset + n])]
+    return memoryview(data)[int(off[0]) : int(off[-1])]
 
 
 #: Every byte a score may hold under the number rule, NaN excluded (no "a"): digits, signs, point, exponent,
@@ -342,7 +350,7 @@ def tokens_at(col, rows: np.ndarray) -> list:
         n = len(chunk)
         lo, hi = np.searchsorted(rows, [base, base + n])
         if hi > lo:
-            off = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=chunk.offset + n + 1)[chunk.offset :]
+            off = _offsets(chunk)
             data = memoryview(chunk.buffers()[2])
             for r in (rows[lo:hi] - base).tolist():
                 out.append(data[off[r] : off[r + 1]].tobytes().decode("ascii"))
@@ -408,13 +416,9 @@ def line_numbers(path, n_rows: int) -> np.ndarray | None:
     n_nl = 0
     last = b""
     try:
-        with open(path, "rb") as fh:
-            while True:
-                chunk = fh.read(_CHUNK)
-                if not chunk:
-                    break
-                n_nl += chunk.count(b"\n")
-                last = chunk[-1:]
+        for chunk in _file_chunks(path):
+            n_nl += chunk.count(b"\n")
+            last = chunk[-1:]
     except OSError:
         return None
     n_lines = n_nl + (1 if last not in (b"", b"\n") else 0)

@@ -47,7 +47,7 @@ from .identification import (
     _recount_rows,
     _scratch,
 )
-from .moment_kernel import JIT_MIN_SCORES, compiled_accumulate
+from .moment_kernel import compiled_accumulate
 
 __all__ = [
     "znorm_rows",
@@ -67,6 +67,11 @@ __all__ = [
 DEFAULT_REGULARIZATION = 1e-3
 
 _LN2 = math.log(2.0)
+
+#: Matrices with fewer scores than this are binned with NumPy (vpeval.metrics.moment_kernel): importing numba
+#: and loading its cached loop costs 0.5-0.9 s once per process, and the loop saves about 13 ns per score
+#: (BENCHMARKS.md), so it pays from a few 1e7 scores on (at 4.8e6 scores it was measured 0.7 s slower).
+JIT_MIN_SCORES = 2**26
 
 #: False: every calibration fit streams Newton passes over the matrix (:func:`_fit_calibration`); True: one
 #: scan into moment histograms, Newton on the bins (:func:`_fit_binned`, exact fallback when not provably
@@ -1177,7 +1182,7 @@ def lid_pipeline(
     z-normalises every row and adds its z-scores into moment histograms, one per (probe fold, enrolled
     speaker's fold) x (target, non-target): bin width ``h = 2**-9`` z-units, per bin the count and the sums
     of ``d**j`` (j = 1..4, ``d`` the offset from the bin centre in units of ``h``); with numba installed and
-    at least ``vpeval.metrics.moment_kernel.JIT_MIN_SCORES`` scores, in one compiled loop, else with NumPy
+    at least :data:`JIT_MIN_SCORES` (2**26) scores, in one compiled loop, else with NumPy
     passes and ``np.bincount``, bit-identical either way. Each fold's training set
     is a sum of these histograms, and Newton's method runs on the bins alone (:func:`_fit_binned`: the loss,
     gradient and Hessian sums are Taylor series around each bin centre; their remainder is bounded and

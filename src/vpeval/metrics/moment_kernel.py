@@ -16,7 +16,7 @@ variable ``VPEVAL_JIT=0`` to use the NumPy path anyway.
 The compiled function is cached by numba on disk (``cache=True``: beside this file or in numba's user cache
 folder; no cache when neither is writable). The first use in a process imports numba (about 0.4 s) and
 compiles or loads it, so :func:`vpeval.metrics.linkage.lid_pipeline` uses it only for matrices of at least
-:data:`JIT_MIN_SCORES` (2**26, about 67 million) scores.
+:data:`vpeval.metrics.linkage.JIT_MIN_SCORES` (2**26, about 67 million) scores.
 """
 
 from __future__ import annotations
@@ -26,12 +26,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["JIT_MIN_SCORES", "accumulate_moments", "compiled_accumulate"]
-
-#: Matrices with fewer scores than this are binned with NumPy: importing numba and loading the cached loop
-#: costs 0.5-0.9 s once per process, and the loop saves about 13 ns per score (1.3 s on 1e8 scores,
-#: BENCHMARKS.md), so it pays from a few 1e7 scores on (at 4.8e6 scores it was measured 0.7 s slower).
-JIT_MIN_SCORES = 2**26
+__all__ = ["accumulate_moments", "compiled_accumulate"]
 
 
 def accumulate_moments(z, t, row_off, col_off, tgt_off, inv_h, hist):
