@@ -118,14 +118,3 @@ def test_results_do_not_depend_on_the_memory_order_of_the_matrix():
     assert np.array_equal(lid(x, ti), lid(f, ti))
     a, b = lid_pipeline(None, x, None, ti), lid_pipeline(None, f, None, ti)
     assert np.array_equal(a.slope, b.slope) and np.array_equal(a.lid, b.lid)
-
-
-def test_large_scratch_arrays_are_not_kept():
-    from vpeval.metrics import identification as ident
-
-    small = ident._scratch("test.small", (10, 10))
-    assert ident._scratch("test.small", (10, 10)) is not small and np.shares_memory(
-        ident._scratch("test.small", (10, 10)), small)
-    n = ident.SCRATCH_MAX_BYTES // 8 + 1
-    big = ident._scratch("test.big", (n,))
-    assert big.size == n and "test.big" not in ident._SCRATCH.arrays

@@ -35,8 +35,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import threading
-
 import numpy as np
 
 from ..errors import InvalidScoresError
@@ -127,31 +125,6 @@ def _as_true_index(true_index, n_rows: int, n_cols: int) -> np.ndarray:
             f"true_index: {int(bad.sum())} entries outside 0..{n_cols - 1} (first: probe {i} -> {arr[i]})"
         )
     return arr
-
-
-_SCRATCH = threading.local()
-#: Scratch arrays larger than this are not kept between blocks (so what stays allocated per thread is bounded
-#: whatever ``chunk_rows`` a caller gives).
-SCRATCH_MAX_BYTES = 4 * CHUNK_BYTES
-
-
-def _scratch(key: str, shape, dtype=np.float64) -> np.ndarray:
-    """A per-thread scratch array of ``shape`` for one use site ``key``, reused from block to block.
-
-    A fresh block-sized temporary costs more in page faults than the arithmetic done in it (the allocator
-    hands large freed blocks back to the system); reusing one keeps its pages. Each call site has its own
-    key, so no two live uses share memory. Only arrays of at most :data:`SCRATCH_MAX_BYTES` are kept (five use
-sites: at most about 26 MiB per thread, 6.5 MiB with the default blocks); larger ones are fresh each call."""
-    n = int(np.prod(shape))
-    if n * np.dtype(dtype).itemsize > SCRATCH_MAX_BYTES:
-        return np.empty(shape, dtype=dtype)  # a large explicit chunk_rows: not kept past the call
-    store = getattr(_SCRATCH, "arrays", None)
-    if store is None:
-        store = _SCRATCH.arrays = {}
-    buf = store.get(key)
-    if buf is None or buf.size < n or buf.dtype != np.dtype(dtype):
-        buf = store[key] = np.empty(max(n, 1), dtype=dtype)
-    return buf[:n].reshape(shape)
 
 
 def _chunk_rows(n_cols: int, chunk_rows) -> int:

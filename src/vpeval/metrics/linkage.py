@@ -45,7 +45,6 @@ from .identification import (
     _on_cluster,
     _rank_block,
     _recount_rows,
-    _scratch,
 )
 from .moment_kernel import compiled_accumulate
 
@@ -69,8 +68,9 @@ DEFAULT_REGULARIZATION = 1e-3
 _LN2 = math.log(2.0)
 
 #: Matrices with fewer scores than this are binned with NumPy (vpeval.metrics.moment_kernel): importing numba
-#: and loading its cached loop costs 0.5-0.9 s once per process, and the loop saves about 13 ns per score
-#: (BENCHMARKS.md), so it pays from a few 1e7 scores on (at 4.8e6 scores it was measured 0.7 s slower).
+#: and loading its cached loop costs about 0.5 s once per process (benchmarks/micro.py), and the loop saves
+#: about 13 ns per score (BENCHMARKS.md), so it pays from a few 1e7 scores on (at 4.8e6 scores it was
+#: measured 0.7 s slower).
 JIT_MIN_SCORES = 2**26
 
 #: False: every calibration fit streams Newton passes over the matrix (:func:`_fit_calibration`); True: one
@@ -88,9 +88,8 @@ def _znorm_block(x: np.ndarray, start: int, name: str, out: np.ndarray | None = 
     """z-normalise each row of a float64 block into ``out`` (a float64 array of x's shape, not ``x``
     itself; a new array when None) and return it. Errors name the global row.
 
-    Exact for any positive scale of a row (rows are rescaled by a power of two first). Writing into a
-    reused ``out`` gives the same values and spares the page faults of two fresh arrays per block (they
-    cost more than the arithmetic)."""
+    Exact for any positive scale of a row (rows are rescaled by a power of two first). ``out`` lets the
+    moment scan write the z-scores straight into the buffer it bins from."""
     n_cols = x.shape[1]
     if n_cols < 2:
         raise InvalidScoresError(f"{name}: z-normalisation needs at least 2 speakers per row, got {n_cols}")
@@ -289,8 +288,8 @@ def _lid_from_log_p(log_p: np.ndarray, n_cols: int) -> np.ndarray:
 
 def _lid_block(start, x, tib, *, counts: bool):
     """Per row of an LLR block: ``[ln p_true]`` or ``[ln p_true, n_greater, n_tied]`` (see :func:`lid`)."""
-    diff = _scratch("lid.diff", x.shape)
-    mask = _scratch("lid.mask", x.shape, bool) if counts else None
+    diff = np.empty_like(x)
+    mask = np.empty(x.shape, dtype=bool) if counts else None
     log_p, c = _scan_block(x, tib, start, "llr_matrix", diff, mask)
     return log_p[:, None] if c is None else np.column_stack([log_p, c[0], c[1]])
 
@@ -1059,9 +1058,9 @@ def _eval_block(start, x, tib, fb, *, slopes, intercepts):
     """Per evaluation row: ``[ln p_true, n_greater, n_tied]`` (z-norm, LLR with the row's calibration, LID
     scan; ranks of the raw scores). Counts are exact in float64 (below 2**53)."""
     r = x.shape[0]
-    diff = _scratch("eval.diff", x.shape)
-    mask = _scratch("eval.mask", x.shape, bool)
-    z = _znorm_block(x, start, "eval_scores", out=_scratch("eval.z", x.shape))  # also rejects NaN and inf
+    diff = np.empty_like(x)
+    mask = np.empty(x.shape, dtype=bool)
+    z = _znorm_block(x, start, "eval_scores")  # also rejects NaN and inf
     # Ranks of the raw scores, in the same pass (the calibration cannot change them, rounding aside).
     t_raw = x[np.arange(r), tib]
     np.subtract(x, t_raw[:, None], out=diff)

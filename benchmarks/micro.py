@@ -1,0 +1,97 @@
+#!/usr/bin/env python
+"""The small measurements behind the notes of BENCHMARKS.md, each beside what it replaced, in one process.
+
+    python benchmarks/micro.py
+
+Rows (medians of ``--repeat`` interleaved runs, the 1-minute load average printed before and after):
+
+- z-norm of one 2 MiB block (52 x 5,000 scores) into fresh arrays vs into a reused ``out`` array;
+- checking 5e6 score strings: a regular expression over every value vs one ``bytes.translate`` of the bytes;
+- a fresh Python process that imports pyarrow and makes one ``pa.array`` (which imports pandas) vs one that
+  only reads a CSV (which does not);
+- a fresh Python process that loads the compiled moment loop (numba import + cached compilation) vs one that
+  only imports vpeval's linkage module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+ENV = {**os.environ, "PYTHONPATH": str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def interleaved(a, b, repeat):
+    ta, tb = [], []
+    for _ in range(repeat):
+        for fn, ts in ((a, ta), (b, tb)):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return float(np.median(ta)), float(np.median(tb))
+
+
+def row(name, a_name, b_name, a, b, repeat, unit=1e3, suffix="ms"):
+    l0 = os.getloadavg()[0]
+    ta, tb = interleaved(a, b, repeat)
+    print(f"{name}: {a_name} {ta * unit:.3g} {suffix} | {b_name} {tb * unit:.3g} {suffix} | ratio {ta / tb:.1f} "
+          f"| load {l0:.1f}->{os.getloadavg()[0]:.1f}")
+
+
+def process(code):
+    return lambda: subprocess.run([sys.executable, "-c", code], check=True, env=ENV)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=7)
+    a = ap.parse_args()
+    import pyarrow as pa
+
+    from vpeval.io import _fast
+    from vpeval.metrics.linkage import _znorm_block
+
+    x = np.random.default_rng(0).normal(size=(52, 5000))
+    out = np.empty_like(x)
+    many = np.random.default_rng(1).normal(size=(20000, 5000))  # blocks of a large matrix, one after another
+    k = [0]
+
+    def fresh():
+        s = (k[0] % 384) * 52
+        k[0] += 1
+        _znorm_block(many[s : s + 52], 0, "x")
+
+    def reused():
+        s = (k[0] % 384) * 52
+        k[0] += 1
+        _znorm_block(many[s : s + 52], 0, "x", out=out)
+
+    row("z-norm of a 2 MiB block", "fresh arrays", "reused out", lambda: [fresh() for _ in range(50)],
+        lambda: [reused() for _ in range(50)], a.repeat, unit=1e3 / 50)
+
+    col = pa.chunked_array([pa.array([f"{v:.6f}" for v in np.random.default_rng(2).normal(size=5_000_000)])])
+    regex = r"^[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)$"
+    import pyarrow.compute as pc
+
+    row("checking 5e6 score strings", "regex per value", "bytes.translate",
+        lambda: pc.all(pc.match_substring_regex(col, regex)).as_py(),
+        lambda: all(not _fast.chunk_bytes(c).tobytes().translate(None, _fast._SCORE_BYTES) for c in col.chunks),
+        a.repeat)
+
+    row("fresh process", "pyarrow + pa.array (imports pandas)", "pyarrow only",
+        process("import pyarrow as pa; pa.array([1.0])"), process("import pyarrow, pyarrow.compute"), a.repeat)
+    row("fresh process", "load the compiled moment loop", "import vpeval.metrics.linkage",
+        process("from vpeval.metrics.moment_kernel import compiled_accumulate as c; assert c() is not None"),
+        process("import vpeval.metrics.linkage"), a.repeat)
+
+
+if __name__ == "__main__":
+    main()
