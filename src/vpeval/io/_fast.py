@@ -36,6 +36,7 @@ import numpy as np
 __all__ = ["read_table", "scores_from_strings", "strings_to_numpy", "ascii_bytes", "chunk_bytes", "one_byte_flags", "has_empty"]
 
 _NONZERO_MANTISSA = re.compile(r"[+-]?[0-9.]*[1-9]")  # a mantissa digit 1-9 before any exponent
+_INF_WORD = re.compile(r"[+-]?[iI]")  # "inf"/"infinity", not a number that overflowed
 _MAX_FIELDS = 256  # wider files take the exact reader
 
 
@@ -311,29 +312,24 @@ def scores_from_strings(col) -> np.ndarray | None:
     if not all(_map_threads(convert, range(col.num_chunks))):
         return None
     inf = np.flatnonzero(np.isinf(out))
-    if inf.size and not _all_match(col, inf, "[iI]", lambda t: "i" in t or "I" in t):
+    if inf.size and not _token_matches(col, inf, _INF_WORD).all():
         return None  # a finite-looking number overflowed
     zero = np.flatnonzero(out == 0.0)
-    if zero.size and _any_match(col, zero, _NONZERO_MANTISSA):
+    if zero.size and _token_matches(col, zero, _NONZERO_MANTISSA).any():
         return None  # a nonzero number underflowed to 0
     return out
 
 
-_FEW = 10_000  # up to this many values are checked in Python; more with an Arrow kernel
+_FEW = 10_000  # up to this many values are matched in Python; more with Arrow's regex kernel
 
 
-def _all_match(col, rows, re2: str, test) -> bool:
+def _token_matches(col, rows, pattern) -> np.ndarray:
+    """Whether each value at ``rows`` (ascending) of an ASCII string column matches ``pattern`` at its start."""
     if rows.size <= _FEW:
-        return all(test(t) for t in tokens_at(col, rows))
+        return np.array([bool(pattern.match(t)) for t in tokens_at(col, rows)])
     pa, pc, _ = _pa()
-    return bool(pc.all(pc.match_substring_regex(col.take(pa.array(rows)), re2)).as_py())
-
-
-def _any_match(col, rows, pattern) -> bool:
-    if rows.size <= _FEW:
-        return any(pattern.match(t) for t in tokens_at(col, rows))
-    pa, pc, _ = _pa()
-    return bool(pc.any(pc.match_substring_regex(col.take(pa.array(rows)), "^" + pattern.pattern)).as_py())
+    hit = pc.match_substring_regex(col.take(pa.array(rows)), "^" + pattern.pattern)
+    return np.asarray(hit.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _float64_view(arr) -> np.ndarray:
