@@ -44,6 +44,7 @@ import numpy as np
 from ..errors import VpevalError
 from ..io.trials import Trials
 from ..stats import ALID, EER_ROCCH, EPS_MAX, StatsError, bootstrap, bootstrap_one_to_n, draw_speakers
+from ..stats.results import order_statistic
 
 __all__ = ["AttackData", "Comparison", "HEADLINE_METRICS", "compare_systems", "compare_pair"]
 
@@ -227,7 +228,7 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
         ia, ib = int(pick(oa)), int(pick(ob))
         agg = (lambda r: r.min(axis=0)) if worst is min else (lambda r: r.max(axis=0))  # noqa: E731
         diff_reps = agg(ra) - agg(rb)  # the worst case taken inside each replicate
-        lo, hi = np.quantile(diff_reps, [alpha, 1.0 - alpha], method="inverted_cdf")
+        lo, hi = order_statistic(diff_reps, [alpha, 1.0 - alpha])
         diff = float(oa[ia] - ob[ib])
         better = None
         if lo > 0:

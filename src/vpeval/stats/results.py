@@ -19,7 +19,7 @@ __all__ = ["BootstrapResult", "ChanceResult", "Assessment", "SpeakerDraws", "dra
 
 
 #: the chance test's word when the metric beats its permutation null (p <= alpha); deliberately not the
-#: audit verdict vocabulary (protects / inconclusive / partial / leaks, vpeval.report.verdict)
+#: verdict vocabulary (protects / inconclusive / partial / leaks, vpeval.analysis.verdict)
 VERDICT_LEAKS = "beats chance"
 
 
@@ -173,8 +173,43 @@ class Assessment:
         return {"bootstrap": self.boot.to_dict(), "chance": self.chance.to_dict()}
 
 
+def order_statistic(x, q):
+    """The ``q``-quantile of ``x`` as an order statistic: ``x_(k)``, ``k = ceil(R q)`` (1-based, clipped to
+    ``[1, R]``), the ``inf{v : share(x <= v) >= q}`` of Hyndman & Fan's type 1 (NumPy ``inverted_cdf``).
+
+    ``R q`` is rounded to 9 decimals before the ceiling, so a level computed in floating point indexes the
+    intended order statistic: ``(1 - 0.95) / 2`` is 0.025000000000000022, and of 200 replicates the 5th
+    smallest (not the 6th) is the 2.5 % quantile. Never interpolates, so infinite values stay exact.
+
+    Parameters
+    ----------
+    x : array_like of shape (R,), R >= 1
+    q : float or array_like of floats in [0, 1]
+
+    Returns
+    -------
+    float64 scalar or ndarray shaped like ``q``
+
+    Raises
+    ------
+    ValueError
+        Empty ``x`` or ``q`` outside [0, 1].
+
+    >>> float(order_statistic(np.arange(1.0, 201.0), (1 - 0.95) / 2))
+    5.0
+    """
+    v = np.sort(np.asarray(x, dtype=np.float64).reshape(-1))
+    if v.size == 0:
+        raise ValueError("order_statistic of an empty array")
+    qa = np.asarray(q, dtype=np.float64)
+    if ((qa < 0) | (qa > 1)).any():
+        raise ValueError(f"quantile level must be in [0, 1], got {q!r}")
+    k = np.clip(np.ceil(np.round(v.size * qa, 9)).astype(np.int64), 1, v.size)
+    return v[k - 1]
+
+
 def _quantile(x: np.ndarray, q) -> np.ndarray:
-    return np.quantile(np.asarray(x, dtype=np.float64), q, method="inverted_cdf")
+    return order_statistic(x, q)
 
 
 def _check_count(n, name, minimum=1) -> int:
