@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from vpeval.io.embeddings import write_embeddings
@@ -95,11 +97,19 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
     assert any(i["name"] == "sys/train/embeddings_ext-a" for i in doc["inputs"])
     # the verdict comes first: one per system, decided by a named attacker, before every table and figure
     v = doc["verdicts"]["sys"]
-    assert set(v) >= {"verdict", "sentence", "strongest_attacker", "metrics"}
+    assert set(v) >= {"verdict", "sentence", "strongest_attacker", "worst_case", "p_value_familywise", "scorecard"}
     assert v["verdict"] in ("protects", "inconclusive", "partial", "leaks")
     assert v["strongest_attacker"] in names and v["strongest_attacker"] in v["sentence"]
-    assert v["strongest_attacker"] == summary["strongest"][v["trial_type"]]["eer"]["attacker"]
-    assert v["metrics"]["eer_rocch"] == summary["attackers"][v["strongest_attacker"]][v["trial_type"]]["eer_rocch"]
+    # the verdict is decided by the worst case over every attacker, not by the lowest EER: the deciding eps_max is
+    # the one the summary reports for that attacker, and no attacker's eps_max on oa/aa exceeds it
+    w = v["worst_case"]
+    eps = {(a, t): by[t]["eps_max_nats"] / math.log(2) for a, by in summary["attackers"].items()
+           for t in ("oa", "aa") if t in by}
+    if w["statistic"] == "eps_max":
+        assert w["value_bits"] == pytest.approx(eps[(v["strongest_attacker"], v["trial_type"])], rel=1e-9)
+    assert w["value_bits"] >= max(eps.values()) * (1 - 1e-9)
+    assert v["average"]["eer_rocch"] == min(by[t]["eer_rocch"] for by in summary["attackers"].values()
+                                           for t in ("oa", "aa") if t in by)
     assert doc["sections"][0]["id"] == "verdict"
     page = (out / "report.html").read_text()
     start = page.index('id="verdict"')

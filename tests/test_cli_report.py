@@ -13,6 +13,11 @@ from vpeval.report.writer import OutputExistsError
 runner = CliRunner()
 
 
+
+def _section(doc: dict, sid: str) -> dict:
+    """The section of report.json with id ``sid`` (the verdict block opens every report)."""
+    return next(s for s in doc["sections"] if s["id"] == sid)
+
 def _score_label(tmp_path, name="s.txt", text="0.9 1\n0.8 1\n0.3 1\n0.1 0\n0.4 0\n0.2 0\n"):
     p = tmp_path / name
     p.write_text(text)
@@ -58,7 +63,7 @@ def test_report_on_reference_files(shared, tmp_path):
         "-o", str(out), "--quiet"])
     assert r.exit_code == 0, r.output
     d = json.loads((out / "report.json").read_text())
-    m = d["sections"][0]["data"]["systems"]["scores_1"]
+    m = _section(d, "verification")["data"]["systems"]["scores_1"]
     assert m["eer_rocch"]["value"] == pytest.approx(0.016666666666666666, abs=1e-12)
     assert m["linkability"]["value"] == pytest.approx(0.5063636363636363, abs=1e-9)
     assert d["schema_version"] and len(d["inputs"][0]["sha256"]) == 64
@@ -74,7 +79,7 @@ def test_asvspoof_report(shared, tmp_path):
         "-o", str(out), "--quiet"])
     assert r.exit_code == 0, r.output
     d = json.loads((out / "report.json").read_text())
-    m = d["sections"][0]["data"]["systems"]["asvspoof2019_la_dev_asv_scores"]
+    m = _section(d, "verification")["data"]["systems"]["asvspoof2019_la_dev_asv_scores"]
     assert m["n_tar"]["value"] == 1484 and m["n_non"]["value"] == 5768
     assert 0.02 < m["eer_rocch"]["value"] < m["eer_interp"]["value"] < 0.025
 
@@ -177,7 +182,7 @@ def test_infinite_scores_beside_finite_ones(tmp_path):
         out = tmp_path / ("r" + order[0][0] + str(len(list(tmp_path.iterdir()))))
         r = runner.invoke(app, ["report", *order, "-o", str(out), "-q"])
         assert r.exit_code == 0, r.output
-        systems = json.loads((out / "report.json").read_text())["sections"][0]["data"]["systems"]
+        systems = _section(json.loads((out / "report.json").read_text()), "verification")["data"]["systems"]
         # the finite system gets its linkability; the one with +-inf scores gets null with the reason (no
         # histogram range), never a silent gap, and its finite metrics are still those of the library
         assert systems["a" if order[0].startswith("a=" + str(ok)) else "b"]["linkability"]["value"] == \

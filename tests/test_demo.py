@@ -196,6 +196,9 @@ def test_audit_small_data_reports_what_cannot_be_computed(tmp_path, n_eval, keep
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
     assert _section(doc, "linkage-mfcc-stats/cosine")["data"]["not_computed"]
+    if n_eval < 2:  # one evaluation speaker cannot be relabelled: no verdict, and the page says why
+        assert doc["verdicts"] == {} and "at least 2 evaluation speakers" in next(iter(doc["verdicts_not_decided"].values()))
+        assert "no verdict" in (out / "report.html").read_text()
 
 
 def test_force_keeps_foreign_files_in_a_report_folder(tmp_path):
@@ -235,7 +238,11 @@ def test_readme_numbers_of_the_example(demo_report):
     assert (eer["fusion/original"]["oa"], eer["fusion/anonymized"]["oa"]) == (23.0, 28.8)
     v = doc["verdicts"]["mcadams"]
     assert v["verdict"] == "leaks" and v["strongest_attacker"] == "mfcc-stats/plda/anonymized"
-    assert v["metrics"]["rank1"] == 1.0 and round(100 * v["metrics"]["rank1_chance"], 1) == 0.9
+    assert v["trial_type"] == "aa" and v["p_value_familywise"] == 0.001 and v["family_size"] == 128
+    w = v["worst_case"]
+    assert round(w["value_bits"], 1) == 12.5 and w["at_ceiling"] and round(w["floor_bits"], 1) == 9.1
+    assert (round(w["ci_low_bits"], 1), round(w["ci_high_bits"], 1)) == (12.5, 12.5)
+    assert len(v["exposed_speakers"]) == 10 and v["average"]["eer_rocch"] == 0.0
     # the two further systems
     systems = _section(doc, "summary")["data"]["systems"]
     assert list(systems) == ["mcadams", "vtln", "resample"]
@@ -245,3 +252,5 @@ def test_readme_numbers_of_the_example(demo_report):
         assert st["aa"]["eer"]["attacker"] == "fusion/anonymized"
         assert round(100 * st["aa"]["eer"]["eer_rocch"], 1) == 0.1
         assert doc["verdicts"][name]["verdict"] == "leaks"
+    assert [(round(doc["verdicts"][n]["worst_case"]["value_bits"], 1), doc["verdicts"][n]["strongest_attacker"])
+            for n in ("vtln", "resample")] == [(12.3, "fusion/anonymized"), (12.4, "mfcc-stats/plda/anonymized")]

@@ -1,123 +1,120 @@
-"""The verdict rule of the audit report (vpeval.report.verdict) at its boundaries, on hand-made evidence."""
+"""The verdict rule (vpeval.analysis.verdict) at its boundaries on hand-made tests, and its rendering
+(vpeval.report.verdict)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from vpeval.report.document import Paragraph, Table
-from vpeval.report.verdict import (
-    INCONCLUSIVE, LEAK_EER, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS, AttackEvidence, decide,
-    decide_system, verdict_section, verdict_sentence,
+from vpeval.analysis.secrecy import ExposedSpeaker, MemberTest, SecrecyTest, WorstCase
+from vpeval.analysis.verdict import (
+    DEFAULT_BUDGET_BITS, INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS, decide,
 )
+from vpeval.errors import VpevalError
+from vpeval.report.document import Paragraph, Table
+from vpeval.report.verdict import verdict_section
 
 
-def ev(eer=0.4, low=0.3, high=0.5, beats=False, alid=None, rank1=None, attacker="x/cosine", trial_type="oa",
-       eps=1.0):
-    """Evidence with every linkage test absent unless given (alid / rank1 = bool: beats chance or not)."""
-    return AttackEvidence(
-        attacker=attacker, trial_type=trial_type, attacker_class="ignorant", eer=eer, eer_low=low, eer_high=high,
-        eer_beats_chance=beats, eps_max_nats=eps,
-        alid_bits=None if alid is None else 1.5, alid_beats_chance=alid,
-        rank1=None if rank1 is None else 0.3, rank1_chance=None if rank1 is None else 0.1,
-        rank1_beats_chance=rank1)
+def test_(p=0.01, value=5.0, lo=4.0, hi=6.0, floor=2.0, ceiling=12.0, scheme="speaker", n_units=10,
+          exposed=(), eer=0.4):
+    """A SecrecyTest with the given numbers (bits), one eps_max member."""
+    rejected = p <= 0.05
+    w = WorstCase(value, "eps_max", "x/plda", "aa", floor, lo, hi, ceiling, value >= ceiling, 100, "m")
+    m = MemberTest("x/plda", "aa", "eps_max", value, p, p, floor, eer)
+    return SecrecyTest(scheme, "note", 999, 0, 0.05, p, rejected, [m], w, {"eps_max": floor}, list(exposed),
+                       n_units, np.zeros(999))
 
 
-def test_vocabulary_is_fixed_and_ordered_by_severity():
+test_.__test__ = False  # a factory, not a test
+
+
+def test_vocabulary_and_default_budget():
     assert VERDICTS == (PROTECTS, INCONCLUSIVE, PARTIAL, LEAKS) == ("protects", "inconclusive", "partial", "leaks")
-    assert LEAK_EER == 0.25
+    assert DEFAULT_BUDGET_BITS == pytest.approx(math.log2(10))  # a likelihood ratio of 10
 
 
-@pytest.mark.parametrize("high, expected", [
-    (0.0, LEAKS),
-    (math.nextafter(0.25, 0), LEAKS),   # just below the bound
-    (0.25, PARTIAL),                     # the bound itself is not "entirely below"
-    (0.30, PARTIAL),
+@pytest.mark.parametrize("lo, expected", [
+    (DEFAULT_BUDGET_BITS + 1e-9, LEAKS),   # lower bound above the budget
+    (DEFAULT_BUDGET_BITS, PARTIAL),        # at the budget: not "above"
+    (0.5, PARTIAL),
 ])
-def test_leaks_boundary_is_the_upper_end_of_the_interval(high, expected):
-    assert decide(ev(eer=min(high, 0.2), low=0.0, high=high, beats=True))[0] == expected
+def test_rejected_leaks_iff_lower_bound_above_budget(lo, expected):
+    assert decide(test_(p=0.001, lo=lo)).verdict == expected
 
 
-def test_leaks_does_not_need_the_chance_test():
-    # the interval alone decides "leaks" (a tiny permutation budget cannot veto it)
-    assert decide(ev(eer=0.1, low=0.05, high=0.2, beats=False))[0] == LEAKS
-
-
-@pytest.mark.parametrize("which", ["eer", "alid", "rank1"])
-def test_any_test_beating_chance_makes_it_partial(which):
-    kw = {"beats": which == "eer", "alid": which == "alid", "rank1": which == "rank1"}
-    verdict, reason = decide(ev(low=0.3, high=0.5, **kw))
-    assert verdict == PARTIAL
-    assert {"eer": "EER", "alid": "ALID", "rank1": "rank-1"}[which] in reason
-
-
-def test_reason_lists_every_test_that_beats_chance():
-    assert "EER, ALID and rank-1 rate beat chance" in decide(ev(beats=True, alid=True, rank1=True))[1]
-    assert "ALID beats chance" in decide(ev(alid=True, rank1=False))[1]
-
-
-@pytest.mark.parametrize("low, expected", [
-    (math.nextafter(0.25, 0), INCONCLUSIVE),  # cannot rule out a strong attacker
-    (0.25, PROTECTS),                          # at the bound: ruled out
-    (0.45, PROTECTS),
-    (float("nan"), INCONCLUSIVE),              # no interval: nothing ruled out
+@pytest.mark.parametrize("hi, floor, expected", [
+    (3.0, 3.0, PROTECTS),
+    (DEFAULT_BUDGET_BITS, 1.0, PROTECTS),              # within: <= budget
+    (DEFAULT_BUDGET_BITS + 1e-9, 1.0, INCONCLUSIVE),   # the interval reaches above
+    (1.0, DEFAULT_BUDGET_BITS + 1e-9, INCONCLUSIVE),   # the noise floor alone reaches above
 ])
-def test_protects_needs_the_interval_at_or_above_the_bound(low, expected):
-    assert decide(ev(eer=0.45, low=low, high=0.5, beats=False, alid=False, rank1=False))[0] == expected
+def test_not_rejected_protects_iff_upper_bound_and_floor_within_budget(hi, floor, expected):
+    v = decide(test_(p=0.5, lo=0.0, value=0.5, hi=hi, floor=floor))
+    assert v.verdict == expected
+    assert (v.more_units is None) == (expected == PROTECTS)
 
 
-def test_missing_interval_never_leaks():
-    assert decide(ev(eer=0.1, low=float("nan"), high=float("nan"), beats=True))[0] == PARTIAL
+def test_alpha_boundary_is_inclusive():
+    assert decide(test_(p=0.05, lo=9.0)).verdict == LEAKS
+    assert decide(test_(p=0.0501, lo=9.0, hi=9.5, floor=9.0)).verdict == INCONCLUSIVE
 
 
-def test_system_takes_the_most_severe_type_and_names_its_attacker():
-    oa = ev(eer=0.3, low=0.26, high=0.4, beats=True, attacker="a/cosine", trial_type="oa")  # partial
-    aa = ev(eer=0.1, low=0.0, high=0.2, attacker="b/plda/anonymized", trial_type="aa")       # leaks
-    verdict, who, reason = decide_system([oa, aa])
-    assert (verdict, who.attacker, who.trial_type) == (LEAKS, "b/plda/anonymized", "aa")
-    assert decide_system([oa])[0] == PARTIAL
-    calm = ev(eer=0.45, low=0.3, high=0.5, alid=False, rank1=False, trial_type="aa")
-    assert decide_system([calm, ev(eer=0.45, low=0.3, high=0.5, trial_type="oa")])[0] == PROTECTS
-    assert decide_system([calm, ev(eer=0.4, low=0.2, high=0.5, trial_type="oa")])[0] == INCONCLUSIVE
+def test_inconclusive_says_how_many_more_speakers():
+    # max(U, F) = 6.64 = 2 x budget: four times the speakers at a 1/sqrt(n) spread -> 30 more than 10
+    v = decide(test_(p=0.5, lo=0.0, value=1.0, hi=2 * DEFAULT_BUDGET_BITS, floor=1.0, n_units=10))
+    assert v.verdict == INCONCLUSIVE and v.more_units == 30
+    assert "30 more evaluation speakers" in v.reason
 
 
-def test_system_ties_are_broken_by_lower_eer_then_order_then_name():
-    a = ev(eer=0.30, low=0.26, high=0.4, beats=True, attacker="z", trial_type="oa")
-    b = ev(eer=0.28, low=0.26, high=0.4, beats=True, attacker="y", trial_type="aa")
-    assert decide_system([a, b])[1].attacker == "y"
-    c = ev(eer=0.30, low=0.26, high=0.4, beats=True, attacker="a", trial_type="aa")
-    assert decide_system([a, c])[1].attacker == "z"  # same severity and EER: first type given
-    with pytest.raises(ValueError):
-        decide_system([])
+def test_budget_is_an_option_and_checked():
+    t = test_(p=0.001, lo=4.0)
+    assert decide(t).verdict == LEAKS and decide(t, budget_bits=5.0).verdict == PARTIAL
+    for bad in (0, -1.0, float("nan"), float("inf"), True, "3"):
+        with pytest.raises(VpevalError, match="budget"):
+            decide(t, budget_bits=bad)
 
 
-def test_sentence_names_attacker_and_numbers():
-    e = AttackEvidence("m/plda/anonymized", "aa", "semi-informed", 0.05, 0.01, 0.12, True, 8.63,
-                       alid_bits=6.78, alid_beats_chance=True, rank1=0.9, rank1_chance=0.01,
-                       rank1_beats_chance=True)
-    v, reason = decide(e)
-    s = verdict_sentence(v, e, reason)
-    for piece in ("m/plda/anonymized", "semi-informed", "aa trials", "5 %", "1 to 12 %", "ideal 50 %",
-                  "eps_max 12.5 bits", "ALID 6.78 bits", "rank-1 identification 90 %", "chance 1 %", "'leaks'"):
-        assert piece in s, piece
-    assert s.count(". ") == 0 and s.endswith(".")  # one sentence
-    # without linkage the sentence still reads
-    s2 = verdict_sentence(*decide(ev())[:1], ev(), decide(ev())[1])
-    assert "ALID" not in s2 and "rank-1" not in s2
+def test_sentence_leads_with_worst_case_then_average_and_names_speakers():
+    ex = [ExposedSpeaker(f"spk{i}", 9.0, 2.0, "eps_max", "x/plda", "aa") for i in range(7)]
+    v = decide(test_(p=0.001, value=12.0, lo=11.0, hi=12.0, ceiling=12.0, exposed=ex, eer=0.45))
+    s = v.sentence
+    assert s.startswith("Worst case 12 bits (eps_max, attacker x/plda, aa; 90 % interval 11 to 12 bits, noise "
+                        "floor 2 bits, at the ceiling of 12 bits")
+    assert "exposed speakers: spk0, spk1, spk2, spk3, spk4 and 2 more" in s
+    assert "lowest ROCCH-EER is 45 %" in s and s.index("Worst case") < s.index("ROCCH-EER")
+    assert s.endswith(f"Verdict 'leaks': {v.reason}.")
+    assert any("at least this much" in w for w in v.warnings)
 
 
-def test_section_has_verdict_then_scorecard_then_rule():
-    e = ev(eer=0.1, low=0.05, high=0.2)
-    v, reason = decide(e)
-    verdicts = {"sys": {"verdict": v, "sentence": verdict_sentence(v, e, reason)}}
-    sec = verdict_section(verdicts, [["sys", v, "oa: x/cosine", 10.0, 5.0, 1.0, 1.5, 30.0, 10.0]], {"sys": 3})
-    assert sec.id == "verdict" and not sec.folded
-    kinds = [type(b) for b in sec.blocks]
-    assert kinds == [Paragraph, Table, Paragraph, Paragraph]  # verdicts, scorecard, rule, units note
-    assert sec.blocks[0].kind == "verdict-leaks" and sec.blocks[0].text.startswith("Verdict: leaks.")
-    assert sec.blocks[2].text == VERDICT_RULE and sec.data["leak_eer"] == LEAK_EER
-    assert sec.blocks[3].text.startswith("Units on this page") and sec.data["units"] == sec.blocks[3].text
-    assert "3 attackers" in sec.blocks[1].caption
-    empty = verdict_section({}, [], {})
-    assert "no verdict" in empty.blocks[0].text
+def test_non_speaker_scheme_is_warned():
+    v = decide(test_(scheme="trial"))
+    assert any(w.startswith("relabelling: ") for w in v.warnings)
+    assert v.to_dict()["units"] == "trials"
+
+
+def test_to_dict_is_the_one_json_shape():
+    d = decide(test_()).to_dict()
+    assert set(d) >= {"verdict", "reason", "sentence", "budget_bits", "alpha", "rejected", "p_value_familywise",
+                      "family_size", "n_attackers", "worst_case", "exposed_speakers", "average",
+                      "more_units_needed", "units", "n_units", "warnings", "test"}
+    assert set(d["worst_case"]) >= {"value_bits", "floor_bits", "ci_low_bits", "ci_high_bits", "ceiling_bits",
+                                    "at_ceiling", "interval_method", "attacker", "trial_type", "statistic"}
+
+
+def test_section_opens_with_sentence_then_table_then_rule():
+    v = {"A": decide(test_()).to_dict(), "B": decide(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=1.0)).to_dict()}
+    sec = verdict_section(v)
+    assert sec.id == "verdict"
+    assert isinstance(sec.blocks[0], Paragraph) and sec.blocks[0].text.startswith("A: leaks. Worst case")
+    assert sec.blocks[1].text.startswith("B: protects. ")
+    table = next(b for b in sec.blocks if isinstance(b, Table))
+    assert table.rows[0][:2] == ["A", "leaks"] and table.rows[1][1] == "protects"
+    assert any(isinstance(b, Paragraph) and b.text == VERDICT_RULE for b in sec.blocks)
+    assert sec.data["vocabulary"] == list(VERDICTS)
+
+
+def test_section_without_verdicts_says_so():
+    sec = verdict_section({}, empty_note="nothing to decide")
+    assert sec.blocks[0].text == "nothing to decide" and sec.blocks[0].kind == "warning"

@@ -270,3 +270,46 @@ VpcTableOpt = typer.Option(
     "pool every speaker. Refuses an existing file unless --force over an earlier table of vpeval (manifest).")
 SplitOpt = typer.Option("eval", "--split", help="Value of the split column of --vpc-table.")
 
+
+#: the verdict's options, shared by verify, report, linkage, audit and demo (vpeval.analysis.verdict)
+BudgetOpt = typer.Option(
+    None, "--budget-bits", help="Disclosure budget of the verdict in bits (default log2(10) = 3.32: a likelihood "
+    "ratio of 10, the upper edge of privacy-ZEBRA's tag A). 'leaks' needs the worst case's lower bound above it, "
+    "'protects' the upper bound and the noise floor within it.")
+VerdictPermOpt = typer.Option(
+    999, "--n-perm", min=19, help="Relabellings of the family-wise perfect-secrecy test behind the verdict "
+    "(the smallest p-value is 1/(n+1)).")
+AlphaOpt = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Family-wise level of the verdict's test.")
+NoVerdictOpt = typer.Option(False, "--no-verdict", help="Skip the verdict (its permutation test).")
+
+
+def verdict_options(budget_bits, n_perm: int, alpha: float) -> dict:
+    """The keyword arguments of the verdict functions (vpeval.analysis.families) from the CLI options."""
+    from ..analysis.verdict import DEFAULT_BUDGET_BITS, check_budget
+
+    return {"budget_bits": DEFAULT_BUDGET_BITS if budget_bits is None else check_budget(budget_bits),
+            "n_perm": n_perm, "alpha": alpha}
+
+
+def print_verdicts(console, verdicts: dict, undecided: dict | None = None) -> None:
+    """Each verdict as the terminal's first lines: the word, the worst case with its interval, floor and ceiling,
+    the exposed speakers and the average (the sentence of :mod:`vpeval.analysis.verdict`), then its warnings;
+    then every input without a verdict and why."""
+    from rich.markup import escape
+
+    for name, v in verdicts.items():
+        console.print(f"[bold]{escape(name)}: {escape(v['verdict'].upper())}[/bold]. {escape(v['sentence'])}",
+                      overflow="fold")
+        for w in v.get("warnings", []):
+            console.print(escape(f"  note: {w}"), overflow="fold")
+    for name, why in (undecided or {}).items():
+        console.print(escape(f"{name}: no verdict: {why}."), overflow="fold")
+
+
+def verdict_or_reason(make) -> tuple[dict | None, str | None]:
+    """``(make().to_dict(), None)``, or ``(None, why)`` when the data cannot be tested (e.g. one speaker): the
+    command still reports its numbers and says why there is no verdict. Options are checked before."""
+    try:
+        return make().to_dict(), None
+    except VpevalError as exc:
+        return None, str(exc)

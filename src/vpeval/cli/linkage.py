@@ -10,7 +10,10 @@ import typer
 from rich.markup import escape
 
 from ..errors import VpevalError
-from .common import SchedulerOpt, WorkersOpt, echo_json, execution, handle_errors
+from .common import (
+    AlphaOpt, BudgetOpt, NoVerdictOpt, SchedulerOpt, WorkersOpt, echo_json, execution, handle_errors, print_verdicts,
+    verdict_options, verdict_or_reason,
+)
 
 __all__ = ["register"]
 
@@ -70,8 +73,17 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
         scheduler: Optional[str] = SchedulerOpt,
         workers: Optional[int] = WorkersOpt,
+        budget_bits: Optional[float] = BudgetOpt,
+        n_perm: int = typer.Option(
+            999, "--n-perm", min=19, help="Relabellings of the verdict's perfect-secrecy test (each recomputes every "
+            "probe's LID: about n_perm passes over the matrix; lower it or use --no-verdict for large tables)."),
+        alpha: float = AlphaOpt,
+        no_verdict: bool = NoVerdictOpt,
+        seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
     ) -> None:
         from ..metrics.linkage import linkage_analysis
+
+        vopts = None if no_verdict else verdict_options(budget_bits, n_perm, alpha)
 
         if dev_key is not None and dev is None:
             raise VpevalError("--dev-key needs --dev")
@@ -102,9 +114,25 @@ def register(app: typer.Typer) -> None:
             "n_dropped_unenrolled": sm.n_dropped,
             "dev_n_dropped_unenrolled": None if dsm is None else dsm.n_dropped,
         }
+        verdicts, undecided = {}, {}
+        if vopts is not None:
+            from ..analysis.families import one_to_n_verdict
+
+            name = Path(table).name
+            v, why = verdict_or_reason(lambda: one_to_n_verdict(sm, name, seed=seed, **vopts))
+            if v is None:
+                undecided[name] = why
+            else:
+                verdicts[name] = v
+        out["verdicts"] = verdicts
+        if undecided:
+            out["verdicts_not_decided"] = undecided
         if json_out:
             echo_json(out)  # infinities become the strings "inf" / "-inf"
             return
+        from rich.console import Console
+
+        print_verdicts(Console(), verdicts, undecided)
         _print(res, sm, dsm, table)
 
 

@@ -23,7 +23,8 @@ from ..metrics.summary import verification_summary
 from .common import (
     FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, SchedulerOpt, ScoreCol,
     SepOpt, InputSnapshot, TargetOpt, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
-    execution, handle_errors, load_trials, split_name, SplitOpt, VpcTableOpt,
+    execution, handle_errors, load_trials, split_name, SplitOpt, VpcTableOpt, BudgetOpt, VerdictPermOpt, AlphaOpt,
+    NoVerdictOpt, print_verdicts, verdict_options, verdict_or_reason,
 )
 
 app = typer.Typer(
@@ -66,15 +67,34 @@ def verify(
     p_target: List[float] = PTargetOpt,
     llr: bool = LLROpt,
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+    budget_bits: Optional[float] = BudgetOpt,
+    n_perm: int = VerdictPermOpt,
+    alpha: float = AlphaOpt,
+    no_verdict: bool = NoVerdictOpt,
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
 ):
+    vopts = None if no_verdict else verdict_options(budget_bits, n_perm, alpha)
     t = load_trials(scores, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
     source, tar, non = t.source, t.tar, t.non
+    verdicts, undecided = {}, {}
+    if vopts is not None:
+        from ..analysis.families import score_verdict
+
+        name = display_name(source)
+        v, why = verdict_or_reason(lambda: score_verdict(t, name, seed=seed, **vopts))
+        if v is None:
+            undecided[name] = why
+        else:
+            verdicts[name] = v
     del t  # the trial keys and the unsplit scores are not needed any more (memory at 1e7 trials)
     summary = verification_summary(tar, non, tuple(p_target), scores_are_llrs=llr)
     if json_out:
-        echo_json({"input": source, "metrics": {m.key: m.as_dict() for m in summary}})
+        echo_json({"input": source, "verdicts": verdicts, **({"verdicts_not_decided": undecided} if undecided else {}),
+                   "metrics": {m.key: m.as_dict() for m in summary}})
         return
     from ..report.units import display_metrics
+
+    print_verdicts(Console(), verdicts, undecided)
 
     table = RichTable(title=escape(f"vpeval verify: {display_name(source)}"),
                       caption="EERs in %, eps_max in bits (1 bit = 0.693 nats); --json gives every unit")
@@ -115,7 +135,12 @@ def report(
         None, "--groups", help="Speaker groups, Kaldi spk2gender layout ('speaker group' per line): adds a section "
         "with every metric per group of the enrollment speaker, with bootstrap intervals over the enrolled "
         "speakers. Needs trials with enrollment keys; every enrollment speaker must have a group."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the per-group bootstrap (with --groups)."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the per-group bootstrap (with --groups) and of "
+                             "the verdict."),
+    budget_bits: Optional[float] = BudgetOpt,
+    n_perm: int = VerdictPermOpt,
+    alpha: float = AlphaOpt,
+    no_verdict: bool = NoVerdictOpt,
 ):
     from ..io.output import claim_folder
     from ..report import Report, verification_section
@@ -149,6 +174,24 @@ def report(
             meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f)} for f in files]
         rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
                                                    "scores_are_llrs": llr})
+        if not no_verdict:
+            from ..analysis.families import score_verdict
+            from ..report.verdict import verdict_section
+
+            vopts = verdict_options(budget_bits, n_perm, alpha)
+            rep.options.update({"verdict_perm": n_perm, "budget_bits": vopts["budget_bits"], "alpha": alpha,
+                                "seed": seed})
+            verdicts, undecided = {}, {}
+            for name, t in systems.items():
+                v, why = verdict_or_reason(lambda t=t, name=name: score_verdict(t, name, seed=seed, **vopts))
+                if v is None:
+                    undecided[name] = why
+                else:
+                    verdicts[name] = v
+            rep.extra["verdicts"] = verdicts
+            if undecided:
+                rep.extra["verdicts_not_decided"] = undecided
+            rep.add(verdict_section(verdicts, undecided=undecided))
         rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
         if spk_groups is not None:
             from ..io.output import sha256_file
@@ -169,9 +212,13 @@ def report(
             rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
                                        title=f"Worst-case disclosure per LLR estimator: {name}")[0])
         render_report(rep, claim.path)
+    ver = next(sec for sec in rep.sections if sec.id == "verification")
     if json_out:
-        echo_json({"report": str(out / "report.html"), "systems": rep.sections[0].data["systems"]})
+        nd = rep.extra.get("verdicts_not_decided")
+        echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}),
+                   **({"verdicts_not_decided": nd} if nd else {}), "systems": ver.data["systems"]})
     elif not quiet:
+        print_verdicts(Console(), rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
@@ -224,7 +271,8 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
                seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
-               dataset: str = "", split: str = "", command: str = "audit", client=None) -> None:
+               dataset: str = "", split: str = "", command: str = "audit", client=None,
+               verdict: dict | None = None) -> None:
     from contextlib import nullcontext
 
     from ..io.output import claim_file, claim_folder
@@ -238,7 +286,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                  if vpc_table is not None else nullcontext())
     with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:
         rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split,
-                          client)
+                          client, verdict)
         if vclaim is not None:
             from ..report.groups import vpc_csv_text
 
@@ -249,7 +297,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
 
 def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset="", split="",
-                client=None):
+                client=None, verdict: dict | None = None):
     """Run the audit and render its report into the claimed folder ``dest``."""
     from ..report import sha256_file
     from ..report.audit import audit_systems
@@ -315,24 +363,33 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility, pitch=pitch,
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
-                            dataset=dataset, split=split, client=client)
+                            dataset=dataset, split=split, client=client,
+                            **_audit_verdict_kwargs(verdict))
         rep.inputs = inputs
         status.update("writing the report")
         render_report(rep, dest)
     return rep
 
 
+def _audit_verdict_kwargs(verdict: dict | None) -> dict:
+    if not verdict:
+        return {}
+    return {"verdict_perm": verdict["n_perm"], "budget_bits": verdict["budget_bits"], "alpha": verdict["alpha"]}
+
+
 def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
     summary = next(s for s in rep.sections if s.id == "summary").data["systems"]
     if json_out:
         extra = {"comparisons": rep.extra["comparisons"]} if "comparisons" in rep.extra else {}
+        if "verdicts_not_decided" in rep.extra:
+            extra["verdicts_not_decided"] = rep.extra["verdicts_not_decided"]
         echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}), **extra,
                    "summary": summary})
         return
     if quiet:
         return
     out_console = Console()
-    _print_verdicts(out_console, rep.extra.get("verdicts", {}))
+    _print_verdicts(out_console, rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
     _print_comparisons(out_console, rep.extra.get("comparisons", []))
     for name, data in summary.items():
         from rich import box
@@ -368,13 +425,10 @@ def _print_comparisons(console: Console, comparisons: list) -> None:
                              f"{hi:+.3g}]: {c['reading'].split(': ', 1)[-1]}"), overflow="fold")
 
 
-def _print_verdicts(console: Console, verdicts: dict) -> None:
-    """The verdict of each system with its sentence, then the scorecard; attacker names wrap, never cut."""
-    if not verdicts:
-        return
-    for name, v in verdicts.items():
-        console.print(f"[bold]{escape(name)}: {escape(v['verdict'].upper())}[/bold]. {escape(v['sentence'])}",
-                      overflow="fold")
+def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = None) -> None:
+    """The verdicts (:func:`vpeval.cli.common.print_verdicts`), then per audited system its scorecard."""
+    print_verdicts(console, verdicts, undecided)
+
     def num(card, key, scale=1.0):
         return "n/a" if card.get(key) is None else f"{scale * card[key]['value']:.3g}"
 
@@ -382,13 +436,14 @@ def _print_verdicts(console: Console, verdicts: dict) -> None:
         return "" if card.get(key) is None else f"{card[key]['attacker']} ({card[key]['trial_type']})"
 
     for name, v in verdicts.items():  # one narrow table per system: fits 80 columns, names fold, never cut
-        card = v["scorecard"]
-        table = RichTable(title=escape(f"{name}: scorecard, worst case over attackers (EER ideal 50 %, "
-                                       "disclosure ideal 0)"))
+        card = v.get("scorecard")
+        if not card:
+            continue
+        table = RichTable(title=escape(f"{name}: scorecard over attackers (evidence; EER ideal 50 %, disclosure "
+                                       "ideal 0)"))
         table.add_column("headline metric", overflow="fold")
         table.add_column("value", overflow="fold", justify="right")
         table.add_column("attacker (trial type)", overflow="fold")
-        table.add_row("verdict", v["verdict"], escape(f"{v['strongest_attacker']} ({v['trial_type']})"))
         for label, key, scale in (("lowest EER oa (%)", "eer_rocch_oa", 100), ("lowest EER aa (%)", "eer_rocch_aa", 100),
                                   ("highest eps_max (bits)", "eps_max_nats", 1 / math.log(2)),
                                   ("highest ALID (bits)", "alid_bits", 1.0), ("highest rank-1 (%)", "rank1", 100)):
@@ -420,6 +475,9 @@ def demo(
     dataset: str = typer.Option("", "--dataset", help="Value of the dataset column of --vpc-table (default: the "
                                 "example folder's name)."),
     split: str = SplitOpt,
+    budget_bits: Optional[float] = BudgetOpt,
+    n_perm: int = VerdictPermOpt,
+    alpha: float = AlphaOpt,
 ):
     folder = _find_example(example)
     # McAdams in the example folder itself; the further systems in its subfolders (see its README)
@@ -429,7 +487,8 @@ def demo(
                "vpeval demo: " + ", ".join(_EXAMPLE_SYSTEMS.get(n, "McAdams") for _, n in systems)
                + " anonymization of LibriSpeech (bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
-               dataset=dataset or folder.name, split=split, command="demo")
+               dataset=dataset or folder.name, split=split, command="demo",
+               verdict=verdict_options(budget_bits, n_perm, alpha))
 
 
 _EXAMPLE_SYSTEMS = {"vtln": "WORLD F0 + VTLN-warping", "resample": "resampling"}
@@ -465,8 +524,12 @@ def audit(
     split: str = SplitOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
+    budget_bits: Optional[float] = BudgetOpt,
+    n_perm: int = VerdictPermOpt,
+    alpha: float = AlphaOpt,
 ):
     folders: list[tuple[Path, str]] = []
+    verdict = verdict_options(budget_bits, n_perm, alpha)
     for spec in systems:
         name, path = split_name(spec)
         folder = Path(path)
@@ -478,7 +541,8 @@ def audit(
         folders.append((folder, name))
     with execution(scheduler, workers) as client:
         _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
-                   fusion=not no_fusion, vpc_table=vpc_table, dataset=dataset, split=split, client=client)
+                   fusion=not no_fusion, vpc_table=vpc_table, dataset=dataset, split=split, client=client,
+                   verdict=verdict)
 
 
 def _backends(names: list[str]):

@@ -26,6 +26,8 @@ from ..pipeline.audit import (  # noqa: F401
 )
 from ..pipeline.compare import compare_systems
 from ..pipeline.groups import DEFAULT_GROUP_BY
+from ..analysis.families import VERDICT_TYPES as _VERDICT_TYPES, audit_verdicts
+from ..analysis.verdict import DEFAULT_BUDGET_BITS
 from ..backends import BACKENDS
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
 from .document import Figure, Paragraph, Report, Section, Table, safe_filename
@@ -38,12 +40,12 @@ from .utility import pitch_section, utility_section
 from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
 from .units import LN2, nats_to_bits
-from .verdict import AttackEvidence, decide, decide_system, verdict_section, verdict_sentence
+from .verdict import verdict_section
 from ..plots.displays import legend_label
 
 __all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES",
            "GROUP_TYPES", "field_attackers", "run_audits",
-           "attack_evidence", "system_verdicts"]
+           "scorecard_rows"]
 
 
 #: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
@@ -160,84 +162,20 @@ def _assessment(res: "SystemAudit", group: str, key: str):
     return next((a for a in res.assessments.get(group, []) if a.key == key), None)
 
 
-def attack_evidence(res: "SystemAudit", attacker: str, trial_type: str) -> AttackEvidence:
-    """What the verdict rule (:mod:`vpeval.report.verdict`) reads about ``attacker`` on ``trial_type``: its
-    ROCCH-EER with speaker-bootstrap interval and chance test, eps_max, and from its 1-to-N linkage on the same
-    trial type (when computed) ALID and rank-1 with their chance tests."""
-    m = res.type_metrics[attacker][trial_type]
-    eer = _assessment(res, f"{attacker} / {trial_type}", "eer_rocch")
-    nan = float("nan")
-    link = res.linkage.get(attacker, {}).get(trial_type)
-    link = None if isinstance(link, Exception) else link
-    alid = _assessment(res, f"{attacker} / {trial_type} 1-to-N", "alid")
-    rank1 = _assessment(res, f"{attacker} / {trial_type} 1-to-N", "rank1")
-    return AttackEvidence(
-        attacker=attacker, trial_type=trial_type,
-        attacker_class=attacker_class(res.attackers[attacker].trained_on, trial_type),
-        eer=m["eer_rocch"], eer_low=eer.boot.low if eer else nan, eer_high=eer.boot.high if eer else nan,
-        eer_beats_chance=bool(eer and eer.chance.verdict == VERDICT_LEAKS), eps_max_nats=m["eps_max_nats"],
-        alid_bits=None if link is None else link.lid.summary.alid,
-        alid_beats_chance=None if alid is None else alid.chance.verdict == VERDICT_LEAKS,
-        rank1=None if link is None else float(link.identification.cmc[0]),
-        rank1_chance=None if link is None else 1.0 / link.identification.n_speakers,
-        rank1_beats_chance=None if rank1 is None else rank1.chance.verdict == VERDICT_LEAKS,
-    )
-
-
 #: Trial types the verdict is decided on (oaoa only stands in for oa when oa was not computed).
-VERDICT_TYPES = ("oa", "aa")
+VERDICT_TYPES = _VERDICT_TYPES
 
 
-def _worst(values: dict[tuple[str, str], float], highest: bool):
-    """``{attacker, trial_type, value}`` of the highest (or lowest) value over (attacker, trial type) keys; ties by
-    attacker name then trial type; None when empty."""
-    if not values:
-        return None
-    key = sorted(values, key=lambda k: (-values[k] if highest else values[k], k))[0]
-    return {"attacker": key[0], "trial_type": key[1], "value": values[key]}
-
-
-def system_verdicts(results: dict[str, "SystemAudit"]) -> tuple[dict, list[list], dict[str, int]]:
-    """The ``verdicts`` object of report.json, the scorecard rows and the number of attackers per system.
-
-    ``verdicts[system]`` = ``{verdict, sentence, strongest_attacker, trial_type, reason, metrics, by_type,
-    scorecard}``; see :mod:`vpeval.report.verdict` for the rule.
-    """
-    verdicts, rows, n_att = {}, [], {}
-    for system, res in results.items():
-        strongest = strongest_attackers(res)
-        types = [t for t in VERDICT_TYPES if t in strongest] or [t for t in ATTACK_TYPES if t in strongest]
-        n_att[system] = len(res.type_metrics)
-        if not types:  # no attack trial type computed: nothing to decide on
-            continue
-        evidence = [attack_evidence(res, strongest[t]["eer"]["attacker"], t) for t in types]
-        verdict, ev, reason = decide_system(evidence)
-        by_type = {}
-        for e in evidence:
-            v, r = decide(e)
-            by_type[e.trial_type] = {"verdict": v, "reason": r, "attacker": e.attacker, "metrics": e.metrics()}
-        card = {}
-        for t in types:
-            card[f"eer_rocch_{t}"] = _worst({(a, t): by[t]["eer_rocch"] for a, by in res.type_metrics.items()
-                                             if t in by}, highest=False)
-        card["eps_max_nats"] = _worst({(a, t): by[t]["eps_max_nats"] for a, by in res.type_metrics.items()
-                                       for t in types if t in by}, highest=True)
-        links = {(a, t): lk[t] for a, lk in res.linkage.items() for t in types
-                 if t in lk and not isinstance(lk[t], Exception)}
-        card["alid_bits"] = _worst({k: lk.lid.summary.alid for k, lk in links.items()}, highest=True)
-        card["rank1"] = _worst({k: float(lk.identification.cmc[0]) for k, lk in links.items()}, highest=True)
-        chance = sorted({1.0 / lk.identification.n_speakers for lk in links.values()})
-        card["rank1_chance"] = chance[-1] if chance else None
-        verdicts[system] = {
-            "verdict": verdict, "sentence": verdict_sentence(verdict, ev, reason), "strongest_attacker": ev.attacker,
-            "trial_type": ev.trial_type, "reason": reason, "metrics": ev.metrics(), "by_type": by_type,
-            "scorecard": card,
-        }
+def scorecard_rows(verdicts: dict[str, dict]) -> list[list]:
+    """One scorecard row per system from the ``scorecard`` of its verdict (:func:`vpeval.analysis.scorecard`)."""
+    rows = []
+    for system, v in verdicts.items():
+        card = v["scorecard"]
         val = lambda k, scale=1.0: float("nan") if card.get(k) is None else scale * card[k]["value"]  # noqa: E731
-        rows.append([system, verdict, f"{ev.trial_type}: {ev.attacker}", val("eer_rocch_oa", 100),
-                     val("eer_rocch_aa", 100), val("eps_max_nats", 1 / LN2), val("alid_bits"), val("rank1", 100),
+        rows.append([system, v["verdict"], val("eer_rocch_oa", 100), val("eer_rocch_aa", 100),
+                     val("eps_max_nats", 1 / LN2), val("alid_bits"), val("rank1", 100),
                      float("nan") if card["rank1_chance"] is None else 100 * card["rank1_chance"]])
-    return verdicts, rows, n_att
+    return rows
 
 
 def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
@@ -561,6 +499,9 @@ def audit_systems(
     split: str = "",
     compare: bool = True,
     client=None,
+    verdict_perm: int = 999,
+    budget_bits: float = DEFAULT_BUDGET_BITS,
+    alpha: float = 0.05,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -605,6 +546,10 @@ def audit_systems(
         With two or more systems, the paired comparison (:mod:`vpeval.pipeline.compare`).
     client : distributed.Client, optional
         Compute the attackers' score matrices and the 1-to-N linkage on this Dask cluster; same report.
+    verdict_perm : int
+        Relabellings of the family-wise perfect-secrecy test behind the verdict (:mod:`vpeval.analysis`).
+    budget_bits, alpha : float
+        Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
 
     Returns
     -------
@@ -625,9 +570,16 @@ def audit_systems(
                                     "systems": {s: list(a) for s, a in systems.items()},
                                     "backends": list(backends), "asnorm": bool(asnorm), "fusion": bool(fusion)})
     report.extra["attackers"] = attackers_json(results)
-    verdicts, scorecard, n_attackers = system_verdicts(results)
+    if progress:
+        progress("the verdict: family-wise perfect-secrecy test over every attacker")
+    verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                                         budget_bits=budget_bits)
+    report.options.update({"verdict_perm": verdict_perm, "budget_bits": budget_bits, "alpha": alpha})
     report.extra["verdicts"] = verdicts
-    report.add(verdict_section(verdicts, scorecard, n_attackers))
+    if undecided:
+        report.extra["verdicts_not_decided"] = undecided
+    report.add(verdict_section(verdicts, scorecard_rows(verdicts), {s: len(r.type_metrics) for s, r in
+                                                                     results.items()}, undecided=undecided))
     # the answers next: which system protects better (paired), and per group; then the long evidence
     if compare and len(results) > 1:
         comparisons, notes = compare_systems(comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot, seed=seed)

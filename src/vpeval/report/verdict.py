@@ -1,188 +1,88 @@
-"""The verdict block of an audit: per system one word from a fixed vocabulary, decided by the strongest attacker.
-
-The rule (also written on the page and in ``docs/report.md``)
---------------------------------------------------------------
-For each attack trial type (oa, aa; oaoa when oa is absent) the *strongest attacker* is the one with the lowest
-ROCCH-EER (:func:`vpeval.report.audit.strongest_attackers`, ties broken by name). Its evidence is its ROCCH-EER
-with the 95 % speaker-bootstrap interval ``[low, high]`` and the permutation chance test of that EER, and, from the
-1-to-N linkage of the same attacker on the same trial type, the chance tests of its ALID and rank-1 rate.
-Each type gets, checked in this order:
-
-``leaks``
-    ``high < LEAK_EER`` (25 %): with 95 % confidence the attacker's EER lies in the better half of the range
-    between a perfect attacker (0 %) and chance (50 %).
-``partial``
-    otherwise, if the EER, the ALID or the rank-1 rate beats chance (permutation test, ``p <= alpha``).
-``inconclusive``
-    otherwise, if ``low < LEAK_EER``: nothing beats chance, but the interval cannot rule out a strong attacker
-    (too few speakers or trials).
-``protects``
-    otherwise: nothing beats chance and the interval lies at or above 25 %.
-
-The system's verdict is the most severe over the attack types (leaks > partial > inconclusive > protects), and
-the attacker that decided it is named (ties: lower EER, then trial-type order, then name). Picking the strongest
-of many attackers favours the adversary, so the rule errs towards the more severe word, never towards
-``protects``.
+"""The verdict block the page opens with: per system the verdict, the worst case with its floor and interval,
+the speakers behind it and the EER as the average beside it. It only renders the verdicts that
+:mod:`vpeval.analysis.verdict` decides (their ``to_dict()`` form); the rule is written there and in
+``docs/report.md``.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-
-from ..stats import VERDICT_LEAKS
+from ..analysis.verdict import INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS
 from .document import Paragraph, Section, Table
 from .units import UNITS_NOTE
 
-__all__ = [
-    "PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "LEAK_EER", "VERDICT_RULE", "AttackEvidence",
-    "decide", "decide_system", "verdict_sentence", "verdict_section",
-]
+__all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_RULE", "verdict_rows",
+           "verdict_section"]
 
-PROTECTS = "protects"
-INCONCLUSIVE = "inconclusive"
-PARTIAL = "partial"
-LEAKS = "leaks"
-#: The fixed vocabulary, least to most severe.
-VERDICTS = (PROTECTS, INCONCLUSIVE, PARTIAL, LEAKS)
-
-#: A strongest attacker whose ROCCH-EER interval lies entirely below this (fraction) makes the verdict "leaks".
-LEAK_EER = 0.25
-
-VERDICT_RULE = (
-    "How the verdict is decided. Per attack trial type (oa, aa) the strongest attacker is the one with the lowest "
-    "ROCCH-EER. 'leaks': the upper end of its 95 % speaker-bootstrap interval is below "
-    f"{100 * LEAK_EER:g} % (with 95 % confidence it sits in the better half between a perfect attacker, 0 %, and "
-    "chance, 50 %). 'partial': otherwise, its EER, its ALID or its rank-1 rate beats chance (permutation test, "
-    "p <= 0.05). 'inconclusive': nothing beats chance but the interval still reaches below "
-    f"{100 * LEAK_EER:g} % (too few speakers to rule out a strong attacker). 'protects': nothing beats chance and "
-    f"the whole interval is at or above {100 * LEAK_EER:g} %. The system gets the most severe verdict over the "
-    "attack types. Choosing the strongest of many attackers favours the adversary: the rule errs towards the "
-    "more severe word, never towards 'protects'."
-)
+_CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
+VERDICT_HEADER = ["system", "verdict", "worst case (bits)", "90 % interval (bits)", "noise floor (bits)",
+                  "budget (bits)", "p family-wise", "decided by", "exposed speakers", "lowest EER (%)"]
 
 
-@dataclass(frozen=True)
-class AttackEvidence:
-    """What the verdict rule reads about one attacker on one attack trial type.
-
-    Attributes
-    ----------
-    attacker, trial_type, attacker_class : str
-    eer : float
-        ROCCH-EER (fraction).
-    eer_low, eer_high : float
-        Its speaker-bootstrap interval (fraction; NaN when unavailable).
-    eer_beats_chance : bool
-        The permutation test of the EER says the attacker does better than chance.
-    eps_max_nats : float
-    alid_bits, rank1, rank1_chance : float or None
-        1-to-N linkage of the same attacker and trial type (None when not computed); ``rank1_chance`` = 1/N.
-    alid_beats_chance, rank1_beats_chance : bool or None
-        Their permutation tests (None when not computed).
-    """
-
-    attacker: str
-    trial_type: str
-    attacker_class: str
-    eer: float
-    eer_low: float
-    eer_high: float
-    eer_beats_chance: bool
-    eps_max_nats: float
-    alid_bits: float | None = None
-    alid_beats_chance: bool | None = None
-    rank1: float | None = None
-    rank1_chance: float | None = None
-    rank1_beats_chance: bool | None = None
-
-    def metrics(self) -> dict:
-        """The numbers behind the verdict, JSON-ready (EER and rank-1 as fractions)."""
-        return {
-            "trial_type": self.trial_type, "attacker_class": self.attacker_class,
-            "eer_rocch": self.eer, "eer_rocch_ci_low": self.eer_low, "eer_rocch_ci_high": self.eer_high,
-            "eer_rocch_beats_chance": self.eer_beats_chance, "eps_max_nats": self.eps_max_nats,
-            "alid_bits": self.alid_bits, "alid_beats_chance": self.alid_beats_chance,
-            "rank1": self.rank1, "rank1_chance": self.rank1_chance, "rank1_beats_chance": self.rank1_beats_chance,
-        }
+def _speakers(v: dict) -> str:
+    ex = v["exposed_speakers"]
+    if not ex:
+        return "none above the family-wise threshold" if v["units"] == "evaluation speakers" else \
+            "n/a (no speaker labels)"
+    names = ", ".join(e["speaker"] for e in ex[:6])
+    return names + (f" (+{len(ex) - 6})" if len(ex) > 6 else "")
 
 
-def decide(ev: AttackEvidence) -> tuple[str, str]:
-    """The verdict of one attacker on one attack trial type and the reason in words (see the module docstring).
-
-    >>> ev = AttackEvidence("a", "oa", "ignorant", 0.2, 0.1, 0.2499, True, 3.0)
-    >>> decide(ev)[0]
-    'leaks'
-    """
-    pct = lambda x: f"{100 * x:.3g} %"  # noqa: E731
-    if ev.eer_high < LEAK_EER:  # NaN compares False: no interval, no "leaks" from it
-        return LEAKS, f"its EER interval lies entirely below {pct(LEAK_EER)}"
-    beats = [name for name, b in (("EER", ev.eer_beats_chance), ("ALID", ev.alid_beats_chance),
-                                  ("rank-1 rate", ev.rank1_beats_chance)) if b]
-    if beats:
-        said = beats[0] if len(beats) == 1 else ", ".join(beats[:-1]) + " and " + beats[-1]
-        return PARTIAL, (f"its {said} beat{'s' if len(beats) == 1 else ''} chance, but its EER "
-                         f"interval reaches {pct(LEAK_EER)} or more")
-    if not ev.eer_low >= LEAK_EER:  # also NaN: a missing interval cannot rule out a strong attacker
-        return INCONCLUSIVE, (f"nothing beats chance, but its EER interval reaches below {pct(LEAK_EER)}: too "
-                              "little data to rule out a strong attacker")
-    return PROTECTS, f"nothing beats chance and its EER interval lies at or above {pct(LEAK_EER)}"
+def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
+    """One row per system of :data:`VERDICT_HEADER` from the verdicts' ``to_dict()`` form."""
+    rows = []
+    for system, v in verdicts.items():
+        w = v["worst_case"]
+        avg = v.get("average")
+        rows.append([
+            system, v["verdict"], w["value_bits"], f"{w['ci_low_bits']:.3g} to {w['ci_high_bits']:.3g}",
+            w["floor_bits"], v["budget_bits"], v["p_value_familywise"],
+            f"{w['attacker']} ({w['trial_type']}, {w['statistic']})" + (" at ceiling" if w["at_ceiling"] else ""),
+            _speakers(v), float("nan") if avg is None else 100 * avg["eer_rocch"],
+        ])
+    return rows
 
 
-def decide_system(evidence: list[AttackEvidence]) -> tuple[str, AttackEvidence, str]:
-    """The most severe verdict over ``evidence`` (one entry per attack trial type), the evidence that decided it
-    and the reason. Ties: lower EER, then the order of ``evidence``, then attacker name."""
-    if not evidence:
-        raise ValueError("no attack evidence to decide a verdict from")
-    decided = [(decide(ev), i, ev) for i, ev in enumerate(evidence)]
-    (verdict, reason), _, ev = min(
-        decided, key=lambda d: (-VERDICTS.index(d[0][0]), d[2].eer, d[1], d[2].attacker))
-    return verdict, ev, reason
-
-
-def _num(x: float | None, fmt: str = "{:.3g}") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return fmt.format(x)
-
-
-def verdict_sentence(verdict: str, ev: AttackEvidence, reason: str) -> str:
-    """One plain-language sentence: the strongest attacker, its numbers, the verdict and why."""
-    s = (f"The strongest attacker, {ev.attacker} ({ev.attacker_class}, {ev.trial_type} trials), reaches a "
-         f"ROCCH-EER of {_num(100 * ev.eer)} % (95 % interval {_num(100 * ev.eer_low)} to "
-         f"{_num(100 * ev.eer_high)} %; ideal 50 %), eps_max {_num(ev.eps_max_nats / math.log(2))} bits")
-    if ev.alid_bits is not None:
-        s += f", ALID {_num(ev.alid_bits)} bits"
-    if ev.rank1 is not None:
-        s += f" and rank-1 identification {_num(100 * ev.rank1)} %"
-        if ev.rank1_chance is not None:
-            s += f" (chance {_num(100 * ev.rank1_chance)} %)"
-    return s + f": {reason}, so the verdict is '{verdict}'."
-
-
-def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list], n_attackers: dict[str, int]) -> Section:
-    """The block the page opens with: per system the verdict and its sentence, the scorecard, the rule."""
-    multi = len(verdicts) > 1
+def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None = None,
+                    n_attackers: dict[str, int] | None = None, *, empty_note: str | None = None,
+                    undecided: dict[str, str] | None = None) -> Section:
+    """The block the page opens with: per system the verdict sentence, the verdict table, the scorecard of
+    headline numbers (audits), the warnings and the rule; ``undecided`` names systems without a verdict and
+    why."""
+    multi = len(verdicts) + len(undecided or {}) > 1
     sec = Section("verdict", "Verdict: does the anonymizer hide who is speaking?")
     for system, v in verdicts.items():
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
         sec.blocks.append(Paragraph(lead + v["sentence"], kind=f"verdict-{v['verdict']}"))
-    if not verdicts:
-        sec.blocks.append(Paragraph("No attack trial type (oa, aa) was computed, so there is no verdict.",
-                                    kind="warning"))
-    counts = sorted(set(n_attackers.values())) or [0]
-    n = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
-    sec.blocks.append(Table(
-        ["system", "verdict", "decided on", "lowest EER oa (%)", "lowest EER aa (%)", "highest eps_max (bits)",
-         "highest ALID (bits)", "highest rank-1 (%)", "rank-1 chance (%)"],
-        scorecard_rows, fmt="{:.3g}",
-        caption=f"Scorecard: worst case over the {n} attackers per system (lowest EER, ideal 50 %; highest "
-                "disclosure, ideal 0), each from whichever attacker reaches it, which may differ from the one "
-                "the sentence above names; the attacker behind each number is in report.json (verdicts) and the "
-                "summary below",
-        cell_classes={LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}))
+    for system, why in (undecided or {}).items():
+        sec.blocks.append(Paragraph(f"{system}: no verdict: {why}.", kind="warning"))
+    if not verdicts and not undecided:
+        sec.blocks.append(Paragraph(empty_note or "No attack trial type (oa, aa) was computed, so there is no "
+                                    "verdict.", kind="warning"))
+    else:
+        sec.blocks.append(Table(
+            VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
+            caption="The verdict decided by the worst case: the largest eps_max or LID_max (bits) over every "
+                    "attacker, with its 90 % interval (speaker bootstrap, strongest attacker re-selected in each "
+                    "replicate) and its noise floor (95th percentile of the same maximum under perfect secrecy); "
+                    "p family-wise over every attacker, trial type and statistic; the lowest ROCCH-EER is the "
+                    "average, shown as evidence only (ideal 50 %)",
+            cell_classes=_CLASSES))
+    for system, v in verdicts.items():
+        for w in v.get("warnings", []):
+            sec.blocks.append(Paragraph((f"{system}: " if multi else "") + w, kind="note"))
+    if scorecard_rows:
+        counts = sorted(set((n_attackers or {}).values())) or [0]
+        n = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+        sec.blocks.append(Table(
+            ["system", "verdict", "lowest EER oa (%)", "lowest EER aa (%)", "highest eps_max (bits)",
+             "highest ALID (bits)", "highest rank-1 (%)", "rank-1 chance (%)"],
+            scorecard_rows, fmt="{:.3g}",
+            caption=f"Scorecard: headline numbers over the {n} attackers per system (lowest EER, ideal 50 %; "
+                    "highest disclosure, ideal 0), each from whichever attacker reaches it; the attacker behind "
+                    "each number is in report.json (verdicts, scorecard)",
+            cell_classes=_CLASSES))
     sec.blocks.append(Paragraph(VERDICT_RULE, kind="note"))
     sec.blocks.append(Paragraph(UNITS_NOTE, kind="note"))
-    sec.data = {"verdicts": verdicts, "rule": VERDICT_RULE, "leak_eer": LEAK_EER, "vocabulary": list(VERDICTS),
-                "units": UNITS_NOTE}
+    sec.data = {"verdicts": verdicts, "not_decided": dict(undecided or {}), "rule": VERDICT_RULE,
+                "vocabulary": list(VERDICTS), "units": UNITS_NOTE}
     return sec

@@ -27,6 +27,7 @@ from .results import (
     _check_seed,
     _draw_weights,
     _warn_few_permutations,
+    order_statistic,
 )
 
 __all__ = ["bootstrap_one_to_n", "chance_floor_one_to_n", "assess_one_to_n"]
@@ -194,8 +195,15 @@ def _fit_null_slopes(z: np.ndarray, tz_sum: np.ndarray, n_tar: int, lam: np.ndar
     return a
 
 
-def _null_lids(z: np.ndarray, cols: np.ndarray, seed_unused=None) -> np.ndarray:
-    """Per-probe LIDs (bits) of many labellings: ``cols`` (R, P) true columns; slope refitted per labelling."""
+def _null_lids(z: np.ndarray, cols: np.ndarray, seed_unused=None, grid: int | None = None) -> np.ndarray:
+    """Per-probe LIDs (bits) of many labellings: ``cols`` (R, P) true columns; slope refitted per labelling.
+
+    The fitted slope depends on the labelling only through ``T_z`` (the sum of its target z-scores, see
+    :func:`_fit_null_slopes`). With ``grid`` set, the slopes of the non-separable labellings are fitted exactly
+    at ``grid`` order statistics of their ``T_z`` values (evenly spaced levels, both extremes included) and
+    at ``grid`` evenly spaced values between the extremes, and linearly interpolated in ``T_z`` between them: one fixed, symmetric function of all labellings' ``T_z``
+    values, so a permutation test that treats every labelling alike stays exact, at a tenth of the cost.
+    """
     R, P = cols.shape
     N = z.shape[1]
     rows = np.arange(P)
@@ -209,7 +217,18 @@ def _null_lids(z: np.ndarray, cols: np.ndarray, seed_unused=None) -> np.ndarray:
     non_min = np.where(cols == order[:, 0][None, :], bot2[None, :], bot1[None, :]).min(axis=1)
     sep = (zt.min(axis=1) >= non_max) | (zt.max(axis=1) <= non_min)
     lam = np.where(sep, DEFAULT_REGULARIZATION, 0.0)
-    slopes = _fit_null_slopes(z, tz_sum, P, lam)
+    if grid is not None and R > grid and not sep.all():
+        free = ~sep
+        v = tz_sum[free]
+        # knots spaced evenly both in level and in value: dense where labellings are, no wide gap in the tails
+        knots = np.unique(np.r_[order_statistic(v, np.linspace(0.0, 1.0, grid)),
+                                np.linspace(v.min(), v.max(), grid)])
+        slopes = np.empty(R)
+        slopes[free] = np.interp(tz_sum[free], knots, _fit_null_slopes(z, knots, P, np.zeros(knots.size)))
+        if sep.any():
+            slopes[sep] = _fit_null_slopes(z, tz_sum[sep], P, lam[sep])
+    else:
+        slopes = _fit_null_slopes(z, tz_sum, P, lam)
     out = np.empty((R, P))
     for r in range(R):
         x = slopes[r] * z

@@ -1,0 +1,135 @@
+"""The families the verdict is decided over, for each kind of input: a score file (the attacker is the scores as
+given), a 1-to-N table, and an audit (every attacker of a system on its attack trial types and 1-to-N searches).
+Each returns a :class:`~vpeval.analysis.verdict.Verdict` from the one rule of :mod:`vpeval.analysis.verdict`.
+"""
+
+from __future__ import annotations
+
+from ..io.trials import Trials
+from .secrecy import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
+from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
+
+__all__ = ["VERDICT_TYPES", "score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "audit_verdicts",
+           "scorecard"]
+
+#: Attack trial types an audit's verdict is decided on (oaoa stands in for oa when oa was not computed).
+VERDICT_TYPES = ("oa", "aa")
+
+
+def score_verdict(trials: Trials, name: str = "scores", *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
+                  alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:
+    """Verdict of one score input, the attacker being the scores as given (trial type ``"scores"``).
+
+    With Kaldi keys the speakers come from the keys (:func:`~vpeval.analysis.speakers_from_keys`) and speaker
+    identities are permuted when the design is complete, else each probe's target within its row; a ``score
+    label`` file permutes trial labels (exchangeable trials assumed; the verdict's warnings say so).
+    Parameters as in :func:`~vpeval.analysis.secrecy_test` and :func:`~vpeval.analysis.verdict.decide`.
+    """
+    spk = speakers_from_keys(trials)
+    inp = TrialInput(name, "scores", trials, *(spk if spk is not None else (None, None)))
+    return decide(secrecy_test([inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha), budget_bits)
+
+
+def one_to_n_verdict(matrix, name: str = "scores", *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
+                     alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:
+    """Verdict of one 1-to-N score matrix (:class:`vpeval.pipeline.OneToN`) from its LID_max and ALID."""
+    inp = OneToNInput(name, "1-to-N", matrix)
+    return decide(secrecy_test(one_to_n=[inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha),
+                  budget_bits)
+
+
+def audit_family(res, types=VERDICT_TYPES) -> tuple[list[TrialInput], list[OneToNInput]]:
+    """The members of a :class:`~vpeval.pipeline.audit.SystemAudit`'s family: every attacker's verification trials
+    of the attack types (oa, aa; oaoa when oa is absent) and its 1-to-N matrices of the same conditions."""
+    present = {t for by in res.trials.values() for t in by}
+    types = [t for t in types if t in present] or [t for t in ("oaoa",) if t in present]
+    trials, one_to_n = [], []
+    for attacker in sorted(res.trials):
+        by_type = res.trials[attacker]
+        for t in types:
+            if t not in by_type:
+                continue
+            tr = by_type[t]
+            trials.append(TrialInput(attacker, t, tr, tr.enroll, res.probe_speakers[attacker][t]))
+            link = res.linkage.get(attacker, {}).get(t)
+            if link is not None and not isinstance(link, Exception) and t in res.matrices.get(attacker, {}):
+                one_to_n.append(OneToNInput(attacker, t, res.matrices[attacker][t]))
+    return trials, one_to_n
+
+
+def audit_verdict(res, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
+                  budget_bits: float = DEFAULT_BUDGET_BITS, types=VERDICT_TYPES) -> Verdict | None:
+    """Verdict of one audited system over all its attackers (None when no attack trial type was computed)."""
+    trials, one_to_n = audit_family(res, types)
+    if not trials and not one_to_n:
+        return None
+    return decide(secrecy_test(trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha),
+                  budget_bits)
+
+
+def _worst(values: dict[tuple[str, str], float], highest: bool):
+    """``{attacker, trial_type, value}`` of the highest (or lowest) value over (attacker, trial type) keys; ties by
+    attacker name then trial type; None when empty."""
+    if not values:
+        return None
+    key = sorted(values, key=lambda k: (-values[k] if highest else values[k], k))[0]
+    return {"attacker": key[0], "trial_type": key[1], "value": values[key]}
+
+
+def scorecard(res, types=VERDICT_TYPES) -> dict:
+    """Headline numbers of a :class:`~vpeval.pipeline.audit.SystemAudit` over its attackers, each with the
+    attacker and trial type reaching it: lowest ROCCH-EER per attack type, highest eps_max (nats), ALID (bits)
+    and rank-1 rate, and the rank-1 chance ``1/N``. Evidence beside the verdict; it decides nothing."""
+    present = {t for by in res.type_metrics.values() for t in by}
+    types = [t for t in types if t in present] or [t for t in ("oaoa",) if t in present]
+    card = {}
+    for t in types:
+        card[f"eer_rocch_{t}"] = _worst({(a, t): by[t]["eer_rocch"] for a, by in res.type_metrics.items()
+                                         if t in by}, highest=False)
+    card["eps_max_nats"] = _worst({(a, t): by[t]["eps_max_nats"] for a, by in res.type_metrics.items()
+                                   for t in types if t in by}, highest=True)
+    links = {(a, t): lk[t] for a, lk in res.linkage.items() for t in types
+             if t in lk and not isinstance(lk[t], Exception)}
+    card["alid_bits"] = _worst({k: lk.lid.summary.alid for k, lk in links.items()}, highest=True)
+    card["rank1"] = _worst({k: float(lk.identification.cmc[0]) for k, lk in links.items()}, highest=True)
+    chance = sorted({1.0 / lk.identification.n_speakers for lk in links.values()})
+    card["rank1_chance"] = chance[-1] if chance else None
+    return card
+
+
+def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
+                   budget_bits: float = DEFAULT_BUDGET_BITS) -> tuple[dict[str, dict], dict[str, str]]:
+    """The ``verdicts`` object of an audit's report.json: per system :meth:`Verdict.to_dict` plus
+    ``strongest_attacker`` and ``trial_type`` (of the worst case) and the ``scorecard`` (:func:`scorecard`); and
+    per system that could not be decided, why (no attack trial type, fewer than 2 evaluation speakers, ...).
+
+    Raises
+    ------
+    VpevalError
+        Bad options (``n_perm``, ``budget_bits``, ...); a system's data that cannot be tested is reported in the
+        second dict instead, so one small system does not stop the audit.
+    """
+    from ..errors import VpevalError
+    from .verdict import check_budget
+
+    check_budget(budget_bits)
+    out, undecided = {}, {}
+    for system, res in results.items():
+        trials, one_to_n = audit_family(res)
+        if not trials and not one_to_n:
+            undecided[system] = "no attack trial type (oa, aa) was computed"
+            continue
+        try:
+            test = secrecy_test(trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha)
+        except VpevalError as exc:
+            if any(w in str(exc) for w in ("n_perm", "n_boot", "seed", "alpha")):
+                raise
+            undecided[system] = str(exc)
+            continue
+        v = decide(test, budget_bits)
+        d = v.to_dict()
+        d["strongest_attacker"] = d["worst_case"]["attacker"]
+        d["trial_type"] = d["worst_case"]["trial_type"]
+        d["scorecard"] = scorecard(res)
+        out[system] = d
+    return out, undecided

@@ -1,0 +1,812 @@
+r"""The perfect-secrecy test of a system: one permutation engine for every attacker, trial type and statistic,
+adjusted family-wise (Westfall-Young min-P), with the worst case it decides on and its uncertainty.
+
+Null hypothesis
+---------------
+*Perfect secrecy*: the attacker's scores carry no information on whether two recordings share a speaker
+(privacy-ZEBRA's eps_max = 0, Nautsch et al., Interspeech 2020). Under it the speaker labels are exchangeable
+given the scores, so relabelling speakers leaves the joint law of all scores and labels unchanged, and a
+permutation test is exact (Good, "Permutation, Parametric and Bootstrap Tests of Hypotheses", 2005, Ch. 3).
+
+Relabelling schemes (``scheme``), chosen from what the input says, the same relabelling for every member
+------------------------------------------------------------------------------------------------------------
+``"speaker"``
+    Speakers are known (audits; 1-to-N tables; Kaldi trials whose every probe is a target of one model and is
+    scored against every model). The *evaluation speakers* ``S`` are the probe speakers that are also enrolled.
+    A permutation ``sigma`` of ``S`` gives enrolled model ``m`` the identity ``sigma(m)``: trial ``(m, probe)``
+    is a target iff ``sigma(m)`` is the probe's speaker, and in a 1-to-N matrix the true column of a probe of
+    speaker ``p`` becomes ``sigma^-1(p)``. All probes of a speaker move together (their shared voice is kept);
+    models outside ``S`` (a cohort of distractors, never probed) keep their identity, so they stay non-targets
+    (distractors enrolled differently are not exchangeable with evaluation speakers). Needs a complete design
+    (every probe of a speaker in ``S`` scored against every model in ``S``), else ``"probe"`` is used.
+``"probe"``
+    Trial keys without a complete design: within every test key (probe utterance) holding one target, the
+    target moves to a uniformly random trial of that key. Assumes the probes of one speaker exchangeable with
+    each other's rows (they are relabelled independently).
+``"trial"``
+    No keys (a ``score label`` file): a uniformly random set of as many trials as there are targets is
+    labelled target. Assumes exchangeable trials, which speaker structure can break (trials of one speaker are
+    not independent); the output says so.
+
+Statistics (all in bits; "higher" = more disclosure)
+----------------------------------------------------
+Per attacker and verification trial type: ``eps_max`` (privacy-ZEBRA worst case ``max |LLR|`` under the
+Laplace-smoothed PAV, Nautsch et al. 2020, Eq. 9; chosen because it is nonparametric, finite for any data and
+never extrapolates beyond the observed scores: its ceiling at perfect separation is known,
+:func:`~vpeval.analysis.worst_case.eps_max_ceiling_nats`) and ``d_ece`` (the expected disclosure, Eq. 8).
+Per attacker and 1-to-N condition: ``lid_max`` and ``alid`` (Sterns et al.), with the LID calibration slope
+refitted in-sample to each labelling, the observed one included (the same rule for the observed and permuted
+labellings, so the test is exact; the cross-fitted LIDs of the report are evidence, not the test statistic).
+The per-speaker worst case (largest ``|LLR|`` of a speaker's target trials) never exceeds ``eps_max``: its
+maximum over speakers *is* the target side of eps_max, so it enters the test through eps_max and is used to
+name the exposed speakers.
+
+Family-wise adjustment
+----------------------
+Every statistic of every member is recomputed on the same ``n_perm`` relabellings (row 0: the observed labels).
+Per statistic ``k`` and relabelling ``b``, ``p_{b,k} = #{b' : T_{b',k} >= T_{b,k}} / (n_perm + 1)``; the
+adjusted p-value of ``k`` is ``#{b : min_k' p_{b,k'} <= p_{0,k}} / (n_perm + 1)`` (single-step min-P,
+Westfall & Young, "Resampling-Based Multiple Testing", 1993, Algorithm 2.8; the observed labelling counts as
+one relabelling, Phipson & Smyth 2010). Perfect secrecy is rejected iff the smallest adjusted p-value is
+``<= alpha``: however many attackers, trial types and statistics are added, the chance that a perfectly
+secret system is rejected stays ``<= alpha``.
+
+The worst case and its uncertainty
+----------------------------------
+The *worst case* is the largest worst-case disclosure (``eps_max`` or ``lid_max``, both log2 evidence
+factors, bits) over the family: the strongest attacker chosen on these data. Its *noise floor* is the 95th
+percentile, over the relabellings, of the same family maximum (what the strongest of these attackers reaches
+by chance at this sample size; selection included). Its interval is a speaker-level bootstrap of the family
+maximum **with the strongest attacker re-selected in every replicate** (the selection's own variability is in
+the interval): probe speakers are drawn with replacement, each drawn speaker's trials and probe rows enter
+with its multiplicity, the LLRs are refitted per replicate (Laplace PAV) while the LID calibration is not.
+The bootstrap of a maximum is not a coverage guarantee (Bickel & Freedman 1981, Sec. 6): its coverage at the
+demo's design is measured and shipped (``benchmarks/verdict_calibration.py``, ``docs/verdict.md``). Speakers
+whose own worst case exceeds the family-wise threshold of its statistic (the noise floor of that statistic's
+family maximum) are listed as exposed; because the threshold is that of the family maximum, the chance that
+any speaker of a perfectly secret system is listed is ``<= 1 - 0.95``. A speaker's worst case is read from the
+attacker's calibration fitted on all speakers (PAV, LID slope): when some speakers leak, that calibration is
+steeper, and a protected speaker whose trial happens to score high is listed too. That is disclosure the attacker
+really achieves, but the per-speaker control is family-wise only under complete perfect secrecy.
+
+Results depend on the input only as a set (canonical orders everywhere) and on ``seed``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import VpevalError
+from ..io.trials import Trials
+from ..stats.results import order_statistic
+from .worst_case import eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks
+
+__all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "SecrecyTest",
+           "secrecy_test", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS"]
+
+_LN2 = math.log(2.0)
+#: Knots of the LID slope's interpolation in T_z (:func:`vpeval.stats.one_to_n._null_lids`).
+LID_SLOPE_GRID = 33
+SCHEMES = ("speaker", "probe", "trial")
+#: Statistics that are worst cases (log2 evidence factors) and so decide the magnitude against the budget.
+WORST_CASE_STATISTICS = ("eps_max", "lid_max")
+_SCHEME_NOTES = {
+    "speaker": "speaker identities permuted among the evaluation speakers (all probes of a speaker together)",
+    "probe": "each probe's target moved to a random model of its own row; assumes the probes of one speaker "
+             "exchangeable (they are relabelled independently)",
+    "trial": "trial labels permuted over all trials; assumes exchangeable trials (no speaker labels in the "
+             "input, so trials of one speaker are treated as independent)",
+}
+
+
+@dataclass(frozen=True)
+class TrialInput:
+    """One attacker's verification trials of one trial type, with the speakers behind them.
+
+    Attributes
+    ----------
+    attacker, trial_type : str
+    trials : Trials
+        Scores and target labels; ``enroll``/``test`` keys when known.
+    model_speaker, probe_speaker : ndarray of str, shape (n_trials,), or None
+        Speaker of each trial's enrolled model and of its probe (target iff equal); None when unknown.
+    """
+
+    attacker: str
+    trial_type: str
+    trials: Trials
+    model_speaker: np.ndarray | None = None
+    probe_speaker: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class OneToNInput:
+    """One attacker's 1-to-N score matrix of one condition: a :class:`vpeval.pipeline.OneToN` or a
+    :class:`vpeval.io.matrix.ScoreMatrix` (``scores``, ``probe_id``, ``probe_speaker`` and the enrolled speakers
+    as ``enrolled_speaker`` or ``speaker_ids``)."""
+
+    attacker: str
+    trial_type: str
+    matrix: object
+
+
+@dataclass(frozen=True)
+class MemberTest:
+    """One statistic of one attacker and trial type in the family.
+
+    ``value`` in bits; ``p_raw`` its own permutation p-value, ``p_adjusted`` the family-wise one; ``floor`` the
+    95th percentile of its own null (bits); ``eer_rocch`` the member's ROCCH-EER (fraction; verification
+    members only), evidence beside it.
+    """
+
+    attacker: str
+    trial_type: str
+    statistic: str
+    value: float
+    p_raw: float
+    p_adjusted: float
+    floor: float
+    eer_rocch: float | None = None
+
+    def to_dict(self) -> dict:
+        return {"attacker": self.attacker, "trial_type": self.trial_type, "statistic": self.statistic,
+                "value_bits": self.value, "p_raw": self.p_raw, "p_adjusted": self.p_adjusted,
+                "floor_bits": self.floor, "eer_rocch": self.eer_rocch}
+
+
+@dataclass(frozen=True)
+class ExposedSpeaker:
+    """A speaker whose own worst case exceeds the family-wise threshold of its statistic (bits)."""
+
+    speaker: str
+    value: float
+    threshold: float
+    statistic: str
+    attacker: str
+    trial_type: str
+
+    def to_dict(self) -> dict:
+        return {"speaker": self.speaker, "value_bits": self.value, "threshold_bits": self.threshold,
+                "statistic": self.statistic, "attacker": self.attacker, "trial_type": self.trial_type}
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    """The family's worst case (bits): who reaches it, its noise floor, interval and ceiling.
+
+    ``ci_low``/``ci_high`` are the 5th and 95th percentiles of the re-selected bootstrap (two one-sided 95 %
+    bounds, a 90 % interval); ``ceiling`` the most this statistic can show at this sample size (``at_ceiling``:
+    the value is there, so it means "at least this much").
+    """
+
+    value: float
+    statistic: str
+    attacker: str
+    trial_type: str
+    floor: float
+    ci_low: float
+    ci_high: float
+    ceiling: float
+    at_ceiling: bool
+    n_boot: int
+    interval_method: str
+
+    def to_dict(self) -> dict:
+        return {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
+                "trial_type": self.trial_type, "floor_bits": self.floor, "ci_low_bits": self.ci_low,
+                "ci_high_bits": self.ci_high, "ci_level": 0.90, "ceiling_bits": self.ceiling,
+                "at_ceiling": self.at_ceiling, "n_boot": self.n_boot, "interval_method": self.interval_method}
+
+
+@dataclass(frozen=True)
+class SecrecyTest:
+    """Result of :func:`secrecy_test` (see the module docstring for every definition).
+
+    Attributes
+    ----------
+    scheme, scheme_note : str
+        The relabelling used and what it assumes.
+    n_perm, seed : int
+    alpha : float
+    p_value : float
+        Family-wise p-value (the smallest adjusted p-value).
+    rejected : bool
+        ``p_value <= alpha``: perfect secrecy rejected family-wise.
+    members : list of MemberTest
+    worst : WorstCase
+    thresholds : dict statistic -> float
+        Family-wise thresholds (bits): 95th percentile of the family maximum of each statistic under the null.
+    exposed : list of ExposedSpeaker
+        Most exposed first.
+    n_units : int
+        Evaluation speakers (``"speaker"``), probes (``"probe"``) or trials (``"trial"``): the resampling units.
+    null_max : ndarray of shape (n_perm,)
+        The family maximum of the worst-case statistics per relabelling (bits), for plots.
+    """
+
+    scheme: str
+    scheme_note: str
+    n_perm: int
+    seed: int
+    alpha: float
+    p_value: float
+    rejected: bool
+    members: list
+    worst: WorstCase
+    thresholds: dict
+    exposed: list
+    n_units: int
+    null_max: np.ndarray = field(repr=False)
+
+    def to_dict(self) -> dict:
+        return {"scheme": self.scheme, "scheme_note": self.scheme_note, "n_perm": self.n_perm, "seed": self.seed,
+                "alpha": self.alpha, "p_value": self.p_value, "rejected": self.rejected,
+                "n_units": self.n_units, "worst_case": self.worst.to_dict(),
+                "thresholds_bits": dict(self.thresholds), "exposed_speakers": [e.to_dict() for e in self.exposed],
+                "members": [m.to_dict() for m in self.members]}
+
+
+def speakers_from_keys(trials: Trials) -> tuple[np.ndarray, np.ndarray] | None:
+    """Model and probe speakers of Kaldi-style trials from their keys alone, or None when they cannot be known.
+
+    The model's speaker is its enroll key (VoicePrivacy and Kaldi models are speakers); a probe's speaker is the
+    model it is a target of. A probe with no target trial gets the empty string (a speaker outside the
+    enrolled set); a probe that is a target of two models makes the speakers unknowable (None).
+    """
+    if trials.enroll is None or trials.test is None:
+        return None
+    t = trials.is_target
+    keys, inv = np.unique(trials.test, return_inverse=True)
+    inv = inv.reshape(-1)
+    n_t = np.bincount(inv[t], minlength=keys.size)
+    if (n_t > 1).any():
+        return None
+    spk = np.full(keys.size, "", dtype=object)
+    spk[inv[t]] = trials.enroll[t]
+    return np.asarray(trials.enroll, dtype=str), np.asarray(spk[inv], dtype=str)
+
+
+# ----------------------------------------------------------------------------------------- preparation
+
+
+@dataclass
+class _TrialPrep:
+    inp: TrialInput
+    order: np.ndarray  # trials in canonical order (score, then keys)
+    block: np.ndarray  # tie block of each trial in canonical order
+    cum: np.ndarray  # [0, cumsum(block sizes)]
+    is_tar: np.ndarray  # canonical order
+    n_tar: int
+    untied: bool = False  # every tie block holds one trial
+    model_idx: np.ndarray | None = None  # index in S or -1, canonical order
+    probe_idx: np.ndarray | None = None
+    group_start: np.ndarray | None = None  # probe scheme: per test key holding a target, first trial ...
+    group_size: np.ndarray | None = None
+    group_rows: np.ndarray | None = None  # ... in test-key-sorted canonical positions
+    unit: np.ndarray | None = None  # bootstrap unit index of each trial, canonical order
+    unit_names: np.ndarray | None = None
+
+
+def _canonical_order(t: Trials) -> np.ndarray:
+    keys = [t.scores]
+    if t.test is not None:
+        keys.insert(0, t.test)
+    if t.enroll is not None:
+        keys.insert(0, t.enroll)
+    return np.lexsort(keys)  # last key (score) primary
+
+
+def _prep_trials(inp: TrialInput) -> _TrialPrep:
+    t = inp.trials
+    if len(t) == 0:
+        raise VpevalError(f"{t.source}: no trials")
+    if np.isnan(t.scores).any():
+        raise VpevalError(f"{t.source}: scores contain NaN")
+    order = _canonical_order(t)
+    s = t.scores[order]
+    new = np.empty(s.size, dtype=bool)
+    new[0] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    block = np.cumsum(new) - 1
+    cum = np.r_[np.flatnonzero(new), s.size]
+    is_tar = t.is_target[order]
+    k = int(is_tar.sum())
+    if not 0 < k < s.size:
+        raise VpevalError(f"{t.source}: needs at least one target and one non-target trial")
+    return _TrialPrep(inp, order, block, cum, is_tar, k, bool(cum.size - 1 == s.size))
+
+
+def _choose_scheme(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> str:
+    if trials and all(i.model_speaker is not None and i.probe_speaker is not None for i in trials):
+        return "speaker"
+    if trials and not one_to_n and all(i.trials.test is not None for i in trials):
+        return "probe"
+    if not trials:
+        return "speaker"
+    if one_to_n:
+        raise VpevalError("1-to-N members need trials with known speakers in the same family")
+    return "trial"
+
+
+def _evaluation_speakers(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> np.ndarray:
+    sets = []
+    for i in trials:
+        sets.append(set(np.unique(i.probe_speaker)) & set(np.unique(i.model_speaker)))
+    for i in one_to_n:
+        m = i.matrix
+        sets.append(set(np.unique(np.asarray(m.probe_speaker, dtype=str))))
+    S = sets[0]
+    for other in sets[1:]:
+        if other != S:
+            raise VpevalError("the members of one family have different evaluation speakers (probe speakers that "
+                              "are enrolled); test them as separate systems")
+    if len(S) < 2:
+        raise VpevalError(f"the perfect-secrecy test needs at least 2 evaluation speakers, got {len(S)}")
+    return np.array(sorted(S), dtype=str)
+
+
+def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
+    """Index model/probe speakers into S; True iff the design is complete (every probe of a speaker in S has
+    exactly one trial against every model in S) and labels agree with the speakers."""
+    inp, t = p.inp, p.inp.trials
+    ms = np.asarray(inp.model_speaker, dtype=str)[p.order]
+    ps = np.asarray(inp.probe_speaker, dtype=str)[p.order]
+    if ms.shape != (len(t),) or ps.shape != (len(t),):
+        raise VpevalError(f"{t.source}: model_speaker and probe_speaker need one entry per trial")
+    bad = np.flatnonzero(p.is_tar != (ms == ps))
+    if bad.size:
+        i = p.order[bad[0]]
+        raise VpevalError(f"{t.source}: trial {i} is labelled {'target' if t.is_target[i] else 'nontarget'} but "
+                          f"its model speaker {ms[bad[0]]!r} and probe speaker {ps[bad[0]]!r} say otherwise")
+    pos = {s: k for k, s in enumerate(S.tolist())}
+    p.model_idx = np.array([pos.get(s, -1) for s in ms.tolist()], dtype=np.int64)
+    p.probe_idx = np.array([pos.get(s, -1) for s in ps.tolist()], dtype=np.int64)
+    inside = (p.model_idx >= 0) & (p.probe_idx >= 0)
+    probe_key = t.test[p.order] if t.test is not None else None
+    if probe_key is None:
+        return False
+    _, pk = np.unique(probe_key[inside], return_inverse=True)
+    pairs = pk.reshape(-1) * S.size + p.model_idx[inside]
+    n_pairs = np.unique(pairs).size
+    n_probes = int(pk.max()) + 1 if pk.size else 0
+    if pairs.size != n_pairs or n_pairs != n_probes * S.size:
+        return False
+    # every trial of a probe in S must be with the probe's model set complete; targets only inside S
+    return bool((p.is_tar <= inside).all())
+
+
+def _probe_design(p: _TrialPrep) -> bool:
+    t = p.inp.trials
+    keys = t.test[p.order]
+    gorder = np.lexsort((np.arange(keys.size), keys))  # canonical positions grouped by test key
+    kg = keys[gorder]
+    new = np.empty(kg.size, dtype=bool)
+    new[0] = True
+    np.not_equal(kg[1:], kg[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    sizes = np.diff(np.r_[starts, kg.size])
+    gid = np.cumsum(new) - 1
+    n_t = np.bincount(gid[p.is_tar[gorder]], minlength=starts.size)
+    if (n_t > 1).any():
+        return False
+    has = n_t == 1
+    p.group_start, p.group_size, p.group_rows = starts[has], sizes[has], gorder
+    return True
+
+
+# ----------------------------------------------------------------------------------------- relabellings
+
+
+def _speaker_perms(rng, n_s: int, n_perm: int) -> np.ndarray:
+    """(n_perm + 1, |S|): row 0 the identity, then uniform permutations; ``sig[r, m]`` = identity of model m."""
+    sig = np.empty((n_perm + 1, n_s), dtype=np.int64)
+    sig[0] = np.arange(n_s)
+    for r in range(1, n_perm + 1):
+        sig[r] = rng.permutation(n_s)
+    return sig
+
+
+def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, rng_trial, rows: slice) -> np.ndarray:
+    """Sorted tie blocks of the targets of relabellings ``rows`` (row 0 = observed), shape (R, K)."""
+    R = rows.stop - rows.start
+    if scheme == "speaker":
+        s = sig[rows]
+        valid = p.model_idx >= 0
+        mi = np.where(valid, p.model_idx, 0)
+        mask = (s[:, mi] == p.probe_idx[None, :]) & valid[None, :]
+        r, c = np.nonzero(mask)
+        return p.block[c].reshape(R, p.n_tar)  # canonical order is by score: already sorted per row
+    out = np.empty((R, p.n_tar), dtype=np.int64)
+    for i, r in enumerate(range(rows.start, rows.stop)):
+        if r == 0:
+            out[i] = p.block[p.is_tar]
+            continue
+        if scheme == "probe":
+            u = rng_trial.random(p.group_start.size)
+            pos = p.group_rows[p.group_start + np.minimum((u * p.group_size).astype(np.int64), p.group_size - 1)]
+        else:
+            pos = rng_trial.choice(p.block.size, size=p.n_tar, replace=False)
+        out[i] = np.sort(p.block[pos])
+    return out
+
+
+def _d_ece_rows_loop(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
+    """D_ECE (bits) of each labelling, one PAV fit per row (the slow, obvious oracle of :func:`_d_ece_rows`)."""
+    from ..stats.metrics import BlockEval, _d_ece_blocks
+    from ..stats.trial_bootstrap import _collapsed_blocks
+
+    size = np.diff(p.cum)
+    out = np.empty(tb.shape[0])
+    for i, row in enumerate(tb):
+        u, c = np.unique(row, return_counts=True)
+        out[i] = _d_ece_blocks(BlockEval(_collapsed_blocks(u, c, size, p.cum)))
+    return out
+
+
+def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
+    """D_ECE (bits, plain PAV) of every labelling (row of ``tb``) with one isotonic fit for all rows.
+
+    Each row becomes ``2K + 1`` slots (runs of target-free blocks collapsed, :func:`vpeval.stats.trial_bootstrap.
+    _collapsed_blocks`); row ``r``'s proportions are shifted by ``2 r``, so no pool can cross into another row
+    (every value of row ``r + 1`` exceeds every value of row ``r``) and one call of scipy's isotonic regression
+    fits all rows. Bins are re-counted from the integer slot counts, as in :func:`vpeval.blocks.pav_bins`.
+    """
+    from scipy.optimize import isotonic_regression
+
+    from ..metrics.zebra import _expected_ece_tar_nats
+
+    R, K = tb.shape
+    n = int(p.cum[-1])
+    size = np.diff(p.cum)
+    if p.untied:  # no tied scores: each target is a block of its own, only the gaps between them vary
+        return _d_ece_untied(tb, n, R, K)
+    first = np.ones((R, K), dtype=bool)
+    first[:, 1:] = tb[:, 1:] != tb[:, :-1]
+    # multiplicity of each first occurrence: distance to the next first occurrence in the row
+    idx = np.where(first, np.arange(K)[None, :], K)
+    nxt = np.minimum.accumulate(np.concatenate([idx[:, 1:], np.full((R, 1), K)], axis=1)[:, ::-1], axis=1)[:, ::-1]
+    mult = np.where(first, nxt - np.arange(K)[None, :], 0)
+    slot_t = np.zeros((R, 2 * K + 1), dtype=np.int64)
+    slot_n = np.zeros((R, 2 * K + 1), dtype=np.int64)
+    slot_t[:, 1::2] = mult
+    slot_n[:, 1::2] = np.where(first, size[tb] - mult, 0)
+    # gaps: non-targets strictly between consecutive distinct target blocks (0 for a repeated block)
+    lower = np.concatenate([np.zeros((R, 1), dtype=np.int64), p.cum[tb + 1]], axis=1)  # end of previous block
+    upper = np.concatenate([p.cum[tb], np.full((R, 1), n)], axis=1)
+    gap = upper - lower
+    gap[:, 1:-1] = np.where(first[:, 1:], gap[:, 1:-1], 0)
+    slot_n[:, 0::2] = np.maximum(gap, 0)
+    w = (slot_t + slot_n).reshape(-1)
+    keep = w > 0
+    row = np.repeat(np.arange(R), 2 * K + 1)[keep]
+    st, sn, w = slot_t.reshape(-1)[keep], slot_n.reshape(-1)[keep], w[keep].astype(np.float64)
+    y = st / w + 2.0 * row
+    starts = np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)
+    bt, bn = np.add.reduceat(st, starts), np.add.reduceat(sn, starts)
+    brow = row[starts]
+    with np.errstate(divide="ignore"):
+        llr = (np.log(bt) - np.log(bn)) - (math.log(K) - math.log(n - K))
+    et = np.where(bt > 0, bt * _expected_ece_tar_nats(np.where(bt > 0, llr, 0.0)), 0.0) / K
+    en = np.where(bn > 0, bn * _expected_ece_tar_nats(np.where(bn > 0, -llr, 0.0)), 0.0) / (n - K)
+    return (0.5 - np.bincount(brow, weights=et + en, minlength=R)) / _LN2
+
+
+def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
+    """:func:`_d_ece_rows` when every block holds one trial: target slots (1, 0), gaps of non-targets."""
+    from scipy.optimize import isotonic_regression
+
+    from ..metrics.zebra import _expected_ece_tar_nats
+
+    gap = np.empty((R, K + 1), dtype=np.int64)
+    gap[:, 0] = tb[:, 0]
+    np.subtract(tb[:, 1:], tb[:, :-1] + 1, out=gap[:, 1:-1])
+    gap[:, -1] = n - 1 - tb[:, -1]
+    w = np.ones((R, 2 * K + 1), dtype=np.float64)
+    w[:, 0::2] = gap
+    st = np.zeros((R, 2 * K + 1), dtype=np.float64)
+    st[:, 1::2] = 1.0
+    keep = (w > 0).reshape(-1)
+    row = np.repeat(np.arange(R), 2 * K + 1)[keep]
+    st, w = st.reshape(-1)[keep], w.reshape(-1)[keep]
+    y = st + 2.0 * row  # a slot is pure: proportion 1 (target) or 0 (a gap)
+    starts = np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)
+    bt = np.add.reduceat(st, starts)
+    bn = np.add.reduceat(w, starts) - bt
+    brow = row[starts]
+    with np.errstate(divide="ignore"):
+        llr = (np.log(bt) - np.log(bn)) - (math.log(K) - math.log(n - K))
+    et = np.where(bt > 0, bt * _expected_ece_tar_nats(np.where(bt > 0, llr, 0.0)), 0.0) / K
+    en = np.where(bn > 0, bn * _expected_ece_tar_nats(np.where(bn > 0, -llr, 0.0)), 0.0) / (n - K)
+    return (0.5 - np.bincount(brow, weights=et + en, minlength=R)) / _LN2
+
+
+def _lid_rows(z: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    from ..stats.one_to_n import _null_lids
+
+    return _null_lids(z, cols, grid=LID_SLOPE_GRID)
+
+
+# ----------------------------------------------------------------------------------------- min-P
+
+
+def _p_matrix(T: np.ndarray) -> np.ndarray:
+    """``p[b, k] = #{b' : T[b', k] >= T[b, k]} / B`` per column (B rows)."""
+    B = T.shape[0]
+    P = np.empty_like(T)
+    for k in range(T.shape[1]):
+        col = T[:, k]
+        srt = np.sort(col)
+        P[:, k] = (B - np.searchsorted(srt, col, side="left")) / B
+    return P
+
+
+def _standardise(T: np.ndarray) -> np.ndarray:
+    """Each column in units of its own null spread: ``(T - median) / (q95 - median)`` over all rows (observed
+    included, a symmetric function of the rows, so the max-T test stays exact); ``max - median`` when the 95th
+    percentile equals the median, 1 when the column is constant."""
+    med = order_statistic(T, 0.5) if T.shape[1] == 1 else np.array([order_statistic(c, 0.5) for c in T.T])
+    q95 = np.array([order_statistic(c, 0.95) for c in T.T])
+    scale = q95 - med
+    top = T.max(axis=0) - med
+    scale = np.where(scale > 0, scale, np.where(top > 0, top, 1.0))
+    return (T - med) / scale
+
+
+def _exact_q(x: np.ndarray, q: float) -> float:
+    return float(order_statistic(x, q))
+
+
+# ----------------------------------------------------------------------------------------- the test
+
+
+def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
+                 alpha: float = 0.05, statistics=("eps_max", "d_ece", "lid_max", "alid")) -> SecrecyTest:
+    """Test perfect secrecy of one system over a family of attackers, trial types and statistics.
+
+    Parameters
+    ----------
+    trials : sequence of TrialInput
+        Verification trials per attacker and trial type.
+    one_to_n : sequence of OneToNInput
+        1-to-N matrices per attacker and condition (need speakers; :class:`vpeval.pipeline.OneToN`).
+    n_perm : int >= 19
+        Relabellings (the same for every member). The smallest reachable p-value is ``1 / (n_perm + 1)``.
+    n_boot : int >= 1
+        Speaker-bootstrap replicates of the worst case (re-selected per replicate).
+    seed : int >= 0
+    alpha : float in (0, 1)
+    statistics : subset of ("eps_max", "d_ece", "lid_max", "alid")
+        The family's statistics (trial statistics apply to ``trials``, the LID ones to ``one_to_n``); at least
+        one worst case (``eps_max`` or ``lid_max``) must apply.
+
+    Returns
+    -------
+    SecrecyTest
+
+    Raises
+    ------
+    VpevalError
+        No members, bad options, a member without both classes or with NaN scores, labels that contradict
+        the given speakers, members with different evaluation speakers, fewer than 2 evaluation speakers.
+
+    Examples
+    --------
+    >>> from vpeval.io.trials import Trials
+    >>> rng = np.random.default_rng(0)
+    >>> t = Trials(np.r_[rng.normal(2, 1, 200), rng.normal(0, 1, 2000)], np.r_[np.ones(200), np.zeros(2000)].astype(bool))
+    >>> r = secrecy_test([TrialInput("asv", "oa", t)], n_perm=199, n_boot=50)
+    >>> r.scheme, r.rejected, r.worst.statistic
+    ('trial', True, 'eps_max')
+    """
+    trials, one_to_n = list(trials), list(one_to_n)
+    if not trials and not one_to_n:
+        raise VpevalError("the perfect-secrecy test needs at least one member (trials or a 1-to-N matrix)")
+    for name, v, lo in (("n_perm", n_perm, 19), ("n_boot", n_boot, 1), ("seed", seed, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise VpevalError(f"{name} must be an integer >= {lo}, got {v!r}")
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise VpevalError(f"alpha must be in (0, 1), got {alpha!r}")
+    unknown = set(statistics) - {"eps_max", "d_ece", "lid_max", "alid"}
+    if unknown:
+        raise VpevalError(f"unknown statistics {sorted(unknown)}")
+    t_stats = [s for s in ("eps_max", "d_ece") if s in statistics] if trials else []
+    l_stats = [s for s in ("lid_max", "alid") if s in statistics] if one_to_n else []
+    if not ({"eps_max", "lid_max"} & set(t_stats + l_stats)):
+        raise VpevalError("the family needs a worst-case statistic: eps_max with trials or lid_max with 1-to-N")
+    n_perm, n_boot, seed = int(n_perm), int(n_boot), int(seed)
+
+    preps = [_prep_trials(i) for i in trials]
+    scheme = _choose_scheme(trials, one_to_n)
+    S = None
+    if scheme == "speaker":
+        S = _evaluation_speakers(trials, one_to_n)
+        if not all(_speaker_design(p, S) for p in preps):
+            if one_to_n:
+                raise VpevalError("trials of a family with 1-to-N members need a complete design (every probe "
+                                  "scored against every evaluation speaker's model)")
+            scheme = "probe" if all(i.trials.test is not None for i in trials) else "trial"
+    if scheme == "probe" and not all(_probe_design(p) for p in preps):
+        scheme = "trial"
+    rng = np.random.default_rng(seed)
+    sig = _speaker_perms(rng, S.size, n_perm) if scheme == "speaker" else None
+    rng_trial = np.random.default_rng([seed, 1])
+
+    # ---- null statistics: columns = members x statistics, row 0 = observed
+    cols, meta = [], []
+    from ..metrics.verification import rocch_eer
+
+    for p in preps:
+        eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
+        rows_needed = n_perm + 1
+        chunk = max(1, min(rows_needed, (1 << 24) // max(1, p.block.size)))
+        eps, dec = [], []
+        for lo in range(0, rows_needed, chunk):
+            tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
+            if "eps_max" in t_stats:
+                eps.append(eps_max_from_target_blocks(tb, p.cum) / _LN2)
+            if "d_ece" in t_stats:
+                dec.append(_d_ece_rows(p, tb))
+        if eps:
+            cols.append(np.concatenate(eps))
+            meta.append((p.inp.attacker, p.inp.trial_type, "eps_max", eer))
+        if dec:
+            cols.append(np.concatenate(dec))
+            meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
+    lid_obs = []
+    from ..metrics.linkage import znorm_rows
+
+    for i in one_to_n:
+        m = i.matrix
+        order = np.argsort(np.asarray(m.probe_id, dtype=str), kind="stable")
+        z = znorm_rows(np.asarray(m.scores, dtype=np.float64)[order])
+        enrolled = np.asarray(getattr(m, "enrolled_speaker", None) if hasattr(m, "enrolled_speaker") else
+                              m.speaker_ids, dtype=str)
+        col_of = {s: k for k, s in enumerate(enrolled.tolist())}
+        missing = [s for s in S.tolist() if s not in col_of]
+        if missing:
+            raise VpevalError(f"1-to-N matrix of {i.attacker} ({i.trial_type}): evaluation speaker {missing[0]!r} "
+                              "is not enrolled")
+        col_s = np.array([col_of[s] for s in S.tolist()], dtype=np.int64)
+        pos = {s: k for k, s in enumerate(S.tolist())}
+        pspk = np.asarray(m.probe_speaker, dtype=str)[order]
+        pidx = np.array([pos[s] for s in pspk.tolist()], dtype=np.int64)
+        inv = np.argsort(sig, axis=1)  # inv[r, p] = model given identity p
+        L = _lid_rows(z, col_s[inv[:, pidx]])  # all labellings at once: the slope grid sees them all
+        lid_obs.append((i, L[0], pspk))
+        if "lid_max" in l_stats:
+            cols.append(L.max(axis=1))
+            meta.append((i.attacker, i.trial_type, "lid_max", None))
+        if "alid" in l_stats:
+            cols.append(L.mean(axis=1))
+            meta.append((i.attacker, i.trial_type, "alid", None))
+    T = np.column_stack(cols)
+    if np.isnan(T).any():
+        raise VpevalError("a statistic of the perfect-secrecy test returned NaN")
+    B = T.shape[0]
+    P = _p_matrix(T)
+    Z = _standardise(T)
+    max_z = Z.max(axis=1)
+    p_adj = np.array([np.count_nonzero(max_z >= Z[0, k]) / B for k in range(T.shape[1])])
+    members = [MemberTest(a, tt, st, float(T[0, k]), float(P[0, k]), float(p_adj[k]),
+                          _exact_q(T[1:, k], 0.95), e) for k, (a, tt, st, e) in enumerate(meta)]
+    p_family = float(p_adj.min())
+
+    # ---- worst case: family maximum over the worst-case statistics, its floor, thresholds
+    wc = [k for k, m in enumerate(meta) if m[2] in WORST_CASE_STATISTICS]
+    fam = T[:, wc]
+    # ties: the member first in (statistic, attacker, trial type) order, so input order never matters
+    order_wc = sorted(range(len(wc)), key=lambda j: (-fam[0, j], meta[wc[j]][2], meta[wc[j]][0], meta[wc[j]][1]))
+    best = wc[order_wc[0]]
+    null_max = fam[1:].max(axis=1)
+    thresholds = {}
+    for st in WORST_CASE_STATISTICS:
+        ks = [k for k, m in enumerate(meta) if m[2] == st]
+        if ks:
+            thresholds[st] = _exact_q(T[1:, ks].max(axis=1), 0.95)
+
+    # ---- exposed speakers (observed per-speaker worst cases above the family-wise thresholds)
+    exposed = _exposed(preps, lid_obs, thresholds, S, scheme)
+
+    # ---- bootstrap of the re-selected family maximum
+    reps, n_units = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
+    a, tt, st, _ = meta[best]
+    if st == "eps_max":
+        pb = preps[[i for i, p in enumerate(preps) if (p.inp.attacker, p.inp.trial_type) == (a, tt)][0]]
+        ceiling = eps_max_ceiling_nats(pb.n_tar, pb.block.size - pb.n_tar) / _LN2
+    else:
+        mi = [i for i in one_to_n if (i.attacker, i.trial_type) == (a, tt)][0]
+        ceiling = math.log2(mi.matrix.scores.shape[1])
+    value = float(T[0, best])
+    worst = WorstCase(value, st, a, tt, _exact_q(null_max, 0.95), _exact_q(reps, 0.05), _exact_q(reps, 0.95),
+                      float(ceiling), bool(value >= ceiling * (1 - 1e-9)), n_boot,
+                      "speaker bootstrap of the family maximum, strongest attacker re-selected in every replicate"
+                      if scheme == "speaker" else
+                      f"{'probe' if scheme == 'probe' else 'trial'} bootstrap of the family maximum, strongest "
+                      "attacker re-selected in every replicate")
+    return SecrecyTest(scheme, _SCHEME_NOTES[scheme], n_perm, seed, float(alpha), p_family,
+                       bool(p_family <= alpha), members, worst, thresholds, exposed, n_units, null_max)
+
+
+def _exposed(preps, lid_obs, thresholds, S, scheme) -> list[ExposedSpeaker]:
+    if scheme != "speaker":
+        return []
+    from ..blocks import pav_trial_llrs
+
+    best: dict[str, ExposedSpeaker] = {}
+
+    def offer(e: ExposedSpeaker):
+        cur = best.get(e.speaker)
+        if cur is None or (e.value, e.statistic, e.attacker) > (cur.value, cur.statistic, cur.attacker):
+            best[e.speaker] = e
+
+    thr = thresholds.get("eps_max")
+    if thr is not None:
+        for p in preps:
+            t = p.inp.trials
+            tar_llr, _ = pav_trial_llrs(t.tar, t.non, laplace=True)
+            spk = np.asarray(p.inp.probe_speaker, dtype=str)[t.is_target]
+            v = np.abs(tar_llr) / _LN2
+            for s in np.unique(spk):
+                x = float(v[spk == s].max())
+                if x > thr:
+                    offer(ExposedSpeaker(str(s), x, thr, "eps_max", p.inp.attacker, p.inp.trial_type))
+    thr = thresholds.get("lid_max")
+    if thr is not None:
+        for i, lid, pspk in lid_obs:
+            for s in np.unique(pspk):
+                x = float(lid[pspk == s].max())
+                if x > thr:
+                    offer(ExposedSpeaker(str(s), x, thr, "lid_max", i.attacker, i.trial_type))
+    return sorted(best.values(), key=lambda e: (-e.value, e.speaker))
+
+
+def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
+    """Replicates of the family maximum of the worst-case statistics, re-selected per replicate."""
+    from scipy.sparse import csr_matrix
+
+    rng = np.random.default_rng([seed, 2])
+    if scheme == "speaker":
+        names = sorted(set().union(*[set(np.asarray(p.inp.probe_speaker, dtype=str).tolist()) for p in preps],
+                                   *[set(pspk.tolist()) for _, _, pspk in lid_obs]))
+    elif scheme == "probe":
+        names = sorted(set().union(*[set(p.inp.trials.test.tolist()) for p in preps]))
+    else:
+        names = None
+    if names is not None:
+        U = len(names)
+        W = rng.multinomial(U, np.full(U, 1.0 / U), size=n_boot).astype(np.float64)
+    reps = np.full(n_boot, -np.inf)
+    if "eps_max" in t_stats:
+        for p in preps:
+            B = p.cum.size - 1
+            if names is not None:
+                pos = {s: k for k, s in enumerate(names)}
+                src = p.inp.probe_speaker if scheme == "speaker" else p.inp.trials.test
+                unit = np.array([pos[s] for s in np.asarray(src, dtype=str)[p.order].tolist()], dtype=np.int64)
+                ones = np.ones(unit.size)
+                M_all = csr_matrix((ones, (unit, p.block)), shape=(U, B))
+                M_tar = csr_matrix((ones[p.is_tar], (unit[p.is_tar], p.block[p.is_tar])), shape=(U, B))
+                step = max(1, (1 << 22) // max(B, 1))
+                for lo in range(0, n_boot, step):
+                    w = W[lo:lo + step]
+                    v = eps_max_from_block_counts((M_tar.T @ w.T).T, (M_all.T @ w.T).T) / _LN2
+                    reps[lo:lo + step] = np.fmax(reps[lo:lo + step], v)
+            else:
+                n = p.block.size
+                for r in range(n_boot):
+                    w = np.bincount(rng.integers(n, size=n), minlength=n).astype(np.float64)
+                    nt = np.bincount(p.block, weights=w * p.is_tar, minlength=B)
+                    na = np.bincount(p.block, weights=w, minlength=B)
+                    reps[r] = np.fmax(reps[r], eps_max_from_block_counts(nt[None], na[None])[0] / _LN2)
+    if "lid_max" in l_stats and names is not None:
+        pos = {s: k for k, s in enumerate(names)}
+        for _, lid, pspk in lid_obs:
+            g = np.array([pos[s] for s in pspk.tolist()], dtype=np.int64)
+            gmax = np.full(len(names), -np.inf)
+            np.maximum.at(gmax, g, lid)
+            reps = np.fmax(reps, np.where(W > 0, gmax[None, :], -np.inf).max(axis=1))
+    n_units = len(names) if names is not None else int(preps[0].block.size)
+    return reps[np.isfinite(reps)] if np.isfinite(reps).any() else reps, n_units

@@ -1,0 +1,196 @@
+r"""The verdict: one word per system from the perfect-secrecy test and the worst case against a disclosure budget.
+
+The rule (also in ``docs/report.md``)
+-------------------------------------
+The system's family (every attacker, attack trial type and statistic, :mod:`vpeval.analysis.secrecy`) is tested
+for perfect secrecy family-wise at level ``alpha``. The *worst case* ``W`` is the largest worst-case disclosure
+of the family (eps_max or LID_max, bits), with a 90 % interval ``[L, U]`` (strongest attacker re-selected in
+every bootstrap replicate) and its noise floor ``F`` (95th percentile of the family maximum under perfect
+secrecy). With the budget ``b`` (bits, ``--budget-bits``):
+
+``leaks``
+    perfect secrecy rejected family-wise, and ``L > b``: with 95 % confidence the strongest attacker's worst
+    case exceeds the budget.
+``partial``
+    rejected, but ``L <= b``: the scores do carry identity, within (or not surely beyond) the budget.
+``inconclusive``
+    not rejected, but ``max(U, F) > b``: at this sample size the data cannot rule out a worst case above the
+    budget (an uninformative attacker alone reaches ``F`` by chance). The verdict says how many more
+    resampling units (speakers) would bring ``max(U, F)`` under the budget if it shrinks as ``1/sqrt(n)``.
+``protects``
+    not rejected and ``max(U, F) <= b``: reachable with enough data.
+
+The EER stays in the sentence as evidence of the average, never as the decider.
+
+Default budget: ``log2(10) = 3.32`` bits, i.e. a likelihood ratio of 10 (eps_max of 1 in log10 units): the upper
+edge of privacy-ZEBRA's least-disclosing non-zero tag ``A`` (Nautsch et al., Interspeech 2020, Table 1), and
+the upper end of "limited/weak support" on the verbal likelihood-ratio scales of forensic reporting (ENFSI
+Guideline for Evaluative Reporting, 2015: LR 2-10). An attacker whose strongest evidence about any trial stays
+within a factor of 10 cannot move a 1:1 prior beyond 10:1.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..errors import VpevalError
+from .secrecy import SecrecyTest
+
+__all__ = ["PROTECTS", "INCONCLUSIVE", "PARTIAL", "LEAKS", "VERDICTS", "DEFAULT_BUDGET_BITS", "VERDICT_RULE",
+           "Verdict", "decide", "check_budget"]
+
+PROTECTS = "protects"
+INCONCLUSIVE = "inconclusive"
+PARTIAL = "partial"
+LEAKS = "leaks"
+#: The fixed vocabulary, least to most severe.
+VERDICTS = (PROTECTS, INCONCLUSIVE, PARTIAL, LEAKS)
+
+#: Default disclosure budget: a likelihood ratio of 10 (privacy-ZEBRA tag A's upper edge), in bits.
+DEFAULT_BUDGET_BITS = math.log2(10.0)
+
+VERDICT_RULE = (
+    "How the verdict is decided. Null hypothesis: perfect secrecy (the scores carry no information on who is "
+    "speaking). Every attacker, attack trial type and statistic (eps_max and D_ECE of the verification trials, "
+    "LID_max and ALID of the 1-to-N search, all in bits) is recomputed on the same relabellings of speaker "
+    "identities, and the p-values are adjusted family-wise (Westfall-Young min-P), so fielding more attackers "
+    "cannot raise the chance of calling a perfectly secret system leaking above alpha. The worst case is the "
+    "largest eps_max or LID_max over all attackers, with a 90 % interval from a speaker bootstrap that "
+    "re-selects the strongest attacker in every replicate, and its noise floor (what the strongest attacker "
+    "reaches by chance at this sample size). 'leaks': perfect secrecy rejected and the interval's lower end "
+    "above the disclosure budget; 'partial': rejected, lower end within the budget; 'inconclusive': not "
+    "rejected, but the interval's upper end or the noise floor exceeds the budget (the data cannot rule out "
+    "more disclosure); 'protects': not rejected, and both are within the budget. The EER is the average and "
+    "decides nothing."
+)
+
+
+def check_budget(budget_bits: float) -> float:
+    """``budget_bits`` as a float, or :class:`VpevalError` unless it is a finite number > 0."""
+    if isinstance(budget_bits, bool) or not isinstance(budget_bits, (int, float)) or not (
+            math.isfinite(budget_bits) and budget_bits > 0):
+        raise VpevalError(f"the disclosure budget must be a finite number of bits > 0, got {budget_bits!r}")
+    return float(budget_bits)
+
+
+_UNIT_WORDS = {"speaker": "evaluation speakers", "probe": "probe utterances", "trial": "trials"}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One system's verdict with everything behind it (JSON: :meth:`to_dict`).
+
+    Attributes
+    ----------
+    verdict : str
+        One of :data:`VERDICTS`.
+    reason, sentence : str
+        Why, in words; the plain-language sentence the page and terminal open with.
+    budget_bits : float
+    test : SecrecyTest
+    average : dict or None
+        The lowest ROCCH-EER over the verification members ``{attacker, trial_type, eer_rocch}`` (evidence).
+    more_units : int or None
+        ``inconclusive`` only: about how many more resampling units (speakers) would decide it.
+    warnings : list of str
+    """
+
+    verdict: str
+    reason: str
+    sentence: str
+    budget_bits: float
+    test: SecrecyTest
+    average: dict | None
+    more_units: int | None
+    warnings: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        t = self.test
+        return {
+            "verdict": self.verdict, "reason": self.reason, "sentence": self.sentence,
+            "budget_bits": self.budget_bits, "alpha": t.alpha, "rejected": t.rejected,
+            "p_value_familywise": t.p_value, "family_size": len(t.members),
+            "n_attackers": len({m.attacker for m in t.members}),
+            "worst_case": t.worst.to_dict(), "exposed_speakers": [e.to_dict() for e in t.exposed],
+            "average": self.average, "more_units_needed": self.more_units,
+            "units": _UNIT_WORDS[t.scheme], "n_units": t.n_units, "warnings": list(self.warnings),
+            "test": t.to_dict(),
+        }
+
+
+def _b(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:
+    """The verdict of one system from its perfect-secrecy test (rule: module docstring).
+
+    Parameters
+    ----------
+    test : SecrecyTest
+    budget_bits : float > 0
+        Disclosure budget in bits (default :data:`DEFAULT_BUDGET_BITS`, a likelihood ratio of 10).
+
+    Returns
+    -------
+    Verdict
+
+    Raises
+    ------
+    VpevalError
+        A budget that is not a finite number > 0.
+    """
+    b = check_budget(budget_bits)
+    w = test.worst
+    upper = max(w.ci_high, w.floor)
+    more = None
+    if test.rejected:
+        verdict = LEAKS if w.ci_low > b else PARTIAL
+        reason = (f"perfect secrecy is rejected family-wise (p = {test.p_value:.3g} <= {test.alpha:g}) and the "
+                  f"worst case's lower bound {_b(w.ci_low)} bits is "
+                  + (f"above the budget of {_b(b)} bits" if verdict == LEAKS else
+                     f"within the budget of {_b(b)} bits"))
+    elif upper <= b:
+        verdict = PROTECTS
+        reason = (f"perfect secrecy is not rejected (p = {test.p_value:.3g}) and the worst case's upper bound "
+                  f"{_b(w.ci_high)} bits and noise floor {_b(w.floor)} bits are within the budget of {_b(b)} bits")
+    else:
+        verdict = INCONCLUSIVE
+        n = test.n_units
+        more = max(1, math.ceil(n * (upper / b) ** 2) - n)
+        reason = (f"perfect secrecy is not rejected (p = {test.p_value:.3g}), but the data cannot rule out a "
+                  f"worst case above the budget of {_b(b)} bits (upper bound {_b(w.ci_high)}, noise floor "
+                  f"{_b(w.floor)} bits); about {more} more {_UNIT_WORDS[test.scheme]} (at the observed spread, "
+                  "if it shrinks as 1/sqrt(n)) would decide it")
+    warnings = []
+    if w.at_ceiling:
+        warnings.append(f"the worst case {_b(w.value)} bits sits at the most {w.statistic} can show with these "
+                        f"trial counts ({_b(w.ceiling)} bits): read it as 'at least this much'")
+    if test.scheme != "speaker":
+        warnings.append(f"relabelling: {test.scheme_note}")
+    eers = [m for m in test.members if m.eer_rocch is not None]
+    average = None
+    if eers:
+        low = min(eers, key=lambda m: (m.eer_rocch, m.attacker, m.trial_type))
+        average = {"attacker": low.attacker, "trial_type": low.trial_type, "eer_rocch": low.eer_rocch}
+    sentence = _sentence(verdict, reason, test, average, b)
+    return Verdict(verdict, reason, sentence, b, test, average, more, warnings)
+
+
+def _sentence(verdict: str, reason: str, test: SecrecyTest, average: dict | None, b: float) -> str:
+    w = test.worst
+    n_att = len({m.attacker for m in test.members})
+    stat = {"eps_max": "eps_max", "lid_max": "LID_max"}[w.statistic]
+    s = (f"Worst case {_b(w.value)} bits ({stat}, attacker {w.attacker}, {w.trial_type}; 90 % interval "
+         f"{_b(w.ci_low)} to {_b(w.ci_high)} bits, noise floor {_b(w.floor)} bits"
+         + (f", at the ceiling of {_b(w.ceiling)} bits for these trial counts" if w.at_ceiling else "")
+         + f") over {n_att} attacker{'s' if n_att != 1 else ''} and {len(test.members)} statistics")
+    if test.exposed:
+        names = ", ".join(e.speaker for e in test.exposed[:5])
+        more = f" and {len(test.exposed) - 5} more" if len(test.exposed) > 5 else ""
+        s += f"; exposed speakers: {names}{more}"
+    if average is not None:
+        s += (f". The average: the lowest ROCCH-EER is {100 * average['eer_rocch']:.3g} % "
+              f"({average['attacker']}, {average['trial_type']}; ideal 50 %)")
+    return s + f". Verdict '{verdict}': {reason}."

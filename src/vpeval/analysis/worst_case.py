@@ -1,0 +1,134 @@
+"""privacy-ZEBRA's worst case eps_max (Laplace PAV) of many labellings at once, without a PAV fit (internal).
+
+The verdict's permutation test recomputes eps_max for every relabelling of every attacker, so it needs eps_max
+in O(K) per labelling (K targets) after one sort of the scores, vectorised over labellings.
+
+Why no PAV is needed
+--------------------
+PAV LLRs are non-decreasing in the score, so ``max |LLR|`` over the real trials is attained in the PAV bin of the
+lowest or of the highest real tie block. The isotonic (PAV) fit of weighted proportions has a closed form at
+every position ``i`` (Barlow, Bartholomew, Bremner & Brunk, "Statistical inference under order restrictions",
+1972, Thm. 1.4, the min-max formulas):
+
+    f(i) = min_{b >= i} max_{a <= i} mean(a..b) = max_{a <= i} min_{b >= i} mean(a..b),
+
+with ``mean(a..b)`` the pooled target proportion of blocks ``a..b``. With privacy-ZEBRA's Laplace smoothing the
+sequence is extended by a pseudo-block of one target and one non-target below the lowest (index -1) and above
+the highest block (index B). For the highest real block ``B - 1`` only ``b`` in ``{B - 1, B}`` exist, so
+
+    f_top = min( max_{a <= B-1} T(a) / N(a),  max_{a <= B-1} (T(a) + 1) / (N(a) + 2) ),
+
+where ``T(a)``, ``N(a)`` are the targets and trials in real blocks ``a..B-1`` and ``a = -1`` adds the lower
+pseudo-block. Between two blocks holding targets ``T(a)`` is constant while ``N(a)`` falls as ``a`` rises, so the
+maxima are attained at the blocks holding targets, at ``a = B - 1`` and at ``a = -1``. Symmetrically for the
+lowest block with prefixes. The LLR of a bin is ``logit(P) - ln(Nt / Nn)`` with the real class totals
+(:func:`vpeval.blocks.bin_llr`), and ``eps_max = max(|LLR(f_bot)|, |LLR(f_top)|)`` in nats.
+
+:func:`eps_max_from_target_blocks` is checked against the PAV path (:mod:`vpeval.stats.metrics`, which fits
+scipy's isotonic regression) in ``tests/test_secrecy.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["eps_max_from_target_blocks", "eps_max_from_block_counts", "eps_max_ceiling_nats"]
+
+
+def _llr(p: np.ndarray, n_tar, n_non) -> np.ndarray:
+    return np.log(p) - np.log1p(-p) - (np.log(n_tar) - np.log(n_non))
+
+
+def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
+    """eps_max (nats, Laplace PAV) of labellings given by the tie blocks of their targets.
+
+    Parameters
+    ----------
+    tb : ndarray of int, shape (R, K)
+        Per labelling (row), the tie-block index of each of its ``K`` targets, sorted ascending along the row
+        (a block holding several targets appears several times).
+    cum : ndarray of int, shape (B + 1,)
+        ``[0, cumsum(block sizes)]`` of the ``B`` tie blocks (ascending scores); ``cum[-1] = n`` trials.
+
+    Returns
+    -------
+    ndarray of float64, shape (R,)
+        ``max |LLR|`` over the real trials, nats. Needs ``0 < K < n``.
+    """
+    tb = np.asarray(tb)
+    R, K = tb.shape
+    n = int(cum[-1])
+    if not 0 < K < n:
+        raise ValueError(f"eps_max needs at least one target and one non-target trial, got {K} of {n}")
+    B = cum.size - 1
+    nn = n - K
+    j = np.arange(K, dtype=np.float64)
+    before = cum[tb].astype(np.float64)  # trials in blocks below each target's block
+    # suffixes starting at a target's block: T = K - j (a repeated block only adds smaller candidates)
+    t_suf, n_suf = K - j[None, :], n - before
+    m1 = np.maximum((t_suf / n_suf).max(axis=1), (K + 1.0) / (n + 2.0))
+    m2 = np.maximum(((t_suf + 1.0) / (n_suf + 2.0)).max(axis=1), (K + 2.0) / (n + 4.0))
+    last_free = tb[:, -1] < B - 1  # the highest block holds no target: the suffix of that block alone
+    m2 = np.where(last_free, np.maximum(m2, 1.0 / (cum[B] - cum[B - 1] + 2.0)), m2)
+    f_top = np.minimum(m1, m2)
+    # prefixes ending just below a target's block: T = j, N = before (only when that prefix is not empty; a
+    # target-free lowest block is the j = 0 candidate's part)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q1 = np.where(before > 0, j[None, :] / before, np.inf).min(axis=1)
+        q2 = np.where(before > 0, (j[None, :] + 1.0) / (before + 2.0), np.inf).min(axis=1)
+    q1 = np.minimum(np.minimum(q1, K / n), (K + 1.0) / (n + 2.0))
+    q2 = np.minimum(np.minimum(q2, (K + 1.0) / (n + 2.0)), (K + 2.0) / (n + 4.0))
+    f_bot = np.maximum(q1, q2)
+    return np.maximum(np.abs(_llr(f_top, K, nn)), np.abs(_llr(f_bot, K, nn)))
+
+
+def eps_max_from_block_counts(n_tar: np.ndarray, n_all: np.ndarray) -> np.ndarray:
+    """eps_max (nats, Laplace PAV) from per-block (possibly weighted) counts, vectorised over rows.
+
+    Parameters
+    ----------
+    n_tar, n_all : ndarray of float, shape (R, B)
+        Targets and all trials per tie block (ascending scores), e.g. bootstrap-weighted counts. Blocks with
+        ``n_all == 0`` are allowed (they are empty).
+
+    Returns
+    -------
+    ndarray of float64, shape (R,)
+        NaN for a row without targets or without non-targets.
+    """
+    n_tar = np.atleast_2d(np.asarray(n_tar, dtype=np.float64))
+    n_all = np.atleast_2d(np.asarray(n_all, dtype=np.float64))
+    K = n_tar.sum(axis=1)
+    n = n_all.sum(axis=1)
+    # suffix and prefix sums at every block boundary (empty blocks only add repeated candidates)
+    t_suf = np.cumsum(n_tar[:, ::-1], axis=1)[:, ::-1]
+    a_suf = np.cumsum(n_all[:, ::-1], axis=1)[:, ::-1]
+    t_pre = np.cumsum(n_tar, axis=1)
+    a_pre = np.cumsum(n_all, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m1 = np.where(a_suf > 0, t_suf / a_suf, -np.inf).max(axis=1)
+        m2 = ((t_suf + 1.0) / (a_suf + 2.0)).max(axis=1)
+        q1 = np.where(a_pre > 0, t_pre / a_pre, np.inf).min(axis=1)
+        q2 = ((t_pre + 1.0) / (a_pre + 2.0)).min(axis=1)
+        m1 = np.maximum(m1, (K + 1.0) / (n + 2.0))
+        m2 = np.maximum(m2, (K + 2.0) / (n + 4.0))
+        q1 = np.minimum(q1, (K + 1.0) / (n + 2.0))
+        q2 = np.minimum(q2, (K + 2.0) / (n + 4.0))
+        f_top, f_bot = np.minimum(m1, m2), np.maximum(q1, q2)
+        out = np.maximum(np.abs(_llr(f_top, K, n - K)), np.abs(_llr(f_bot, K, n - K)))
+    return np.where((K > 0) & (n - K > 0), out, np.nan)
+
+
+def eps_max_ceiling_nats(n_tar: int, n_non: int) -> float:
+    """The largest eps_max (nats, Laplace PAV) any labelling of ``n_tar`` targets and ``n_non`` non-targets can
+    reach: that of perfect separation, ``ln(Nt + 1) + ln(Nn / Nt)`` at the top or ``ln(Nn + 1) + ln(Nt / Nn)``
+    at the bottom, whichever is larger (the data cannot show more disclosure than this).
+
+    >>> round(eps_max_ceiling_nats(50, 5500) / math.log(2), 2)
+    12.45
+    """
+    if n_tar < 1 or n_non < 1:
+        raise ValueError("the ceiling needs at least one trial of each class")
+    return max(math.log(n_tar + 1) + math.log(n_non / n_tar), math.log(n_non + 1) + math.log(n_tar / n_non))

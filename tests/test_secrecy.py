@@ -1,0 +1,423 @@
+"""The perfect-secrecy test behind the verdict (vpeval.analysis): fast kernels against slow oracles, hand cases,
+properties, its size under perfect secrecy over seeded runs, and the verdict on every entry point."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vpeval.analysis import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
+from vpeval.analysis import secrecy as S
+from vpeval.analysis.families import one_to_n_verdict, score_verdict
+from vpeval.analysis.verdict import LEAKS, PARTIAL, decide
+from vpeval.analysis.worst_case import (
+    eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks,
+)
+from vpeval.blocks import TieBlocks
+from vpeval.errors import VpevalError
+from vpeval.io.trials import Trials
+from vpeval.pipeline.protocols import OneToN
+from vpeval.stats.metrics import BlockEval, _eps_max_blocks
+from vpeval.stats.results import order_statistic
+
+
+# ----------------------------------------------------------------------------------------- kernels vs oracles
+
+@st.composite
+def blocks_and_targets(draw):
+    sizes = draw(st.lists(st.integers(1, 4), min_size=1, max_size=12))
+    n = sum(sizes)
+    if n < 2:
+        sizes, n = sizes + [1], n + 1
+    k = draw(st.integers(1, n - 1))
+    pos = sorted(draw(st.lists(st.integers(0, n - 1), min_size=k, max_size=k, unique=True)))
+    return np.array(sizes), np.array(pos)
+
+
+@settings(max_examples=300, deadline=None)
+@given(blocks_and_targets())
+def test_fast_eps_max_equals_the_pav_fit(data):
+    """The min-max closed form (no PAV) equals the Laplace-PAV eps_max of scipy's isotonic fit, ties included."""
+    size, pos = data
+    B = size.size
+    blk = np.repeat(np.arange(B), size)
+    tb = blk[pos]
+    nt = np.bincount(tb, minlength=B)
+    ref = _eps_max_blocks(BlockEval(TieBlocks(np.arange(B, dtype=float), nt.astype(np.int64),
+                                              (size - nt).astype(np.int64))))
+    cum = np.r_[0, np.cumsum(size)]
+    assert eps_max_from_target_blocks(tb[None, :], cum)[0] == pytest.approx(ref, rel=1e-12, abs=1e-12)
+    assert eps_max_from_block_counts(nt[None, :], size[None, :])[0] == pytest.approx(ref, rel=1e-12, abs=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(blocks_and_targets(), st.integers(1, 3))
+def test_weighted_eps_max_is_the_pav_fit_of_repeated_trials(data, k):
+    """Integer weights (bootstrap multiplicities) give the eps_max of the trials repeated that often."""
+    size, pos = data
+    B = size.size
+    blk = np.repeat(np.arange(B), size)
+    nt = np.bincount(blk[pos], minlength=B)
+    ref = _eps_max_blocks(BlockEval(TieBlocks(np.arange(B, dtype=float), (k * nt).astype(np.int64),
+                                              (k * (size - nt)).astype(np.int64))))
+    got = eps_max_from_block_counts((k * nt)[None, :].astype(float), (k * size)[None, :].astype(float))[0]
+    assert got == pytest.approx(ref, rel=1e-12, abs=1e-12)
+
+
+def test_ceiling_is_perfect_separation():
+    for nt, nn in ((1, 1), (50, 5500), (7, 3)):
+        size = np.ones(nt + nn, dtype=int)
+        tb = np.arange(nn, nt + nn)[None, :]  # every target above every non-target
+        got = eps_max_from_target_blocks(tb, np.r_[0, np.cumsum(size)])[0]
+        assert got == pytest.approx(eps_max_ceiling_nats(nt, nn), rel=1e-12)
+    # 50 targets and 5,500 non-targets: about 12.5 bits, the demo's headline worst case
+    assert eps_max_ceiling_nats(50, 5500) / math.log(2) == pytest.approx(12.4538, abs=1e-4)
+
+
+@settings(max_examples=80, deadline=None)
+@given(blocks_and_targets(), st.integers(0, 2 ** 31), st.booleans())
+def test_vectorised_d_ece_equals_one_pav_fit_per_row(data, seed, untied):
+    size, _ = data
+    if untied:
+        size = np.ones(int(size.sum()), dtype=int)
+    n = int(size.sum())
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, n))
+    blk = np.repeat(np.arange(size.size), size)
+    tb = np.array([np.sort(blk[rng.choice(n, k, replace=False)]) for _ in range(4)])
+    p = S._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], None, k, bool((size == 1).all()))
+    np.testing.assert_allclose(S._d_ece_rows(p, tb), S._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
+    if p.untied:  # the general path agrees with the untied fast path too
+        p.untied = False
+        np.testing.assert_allclose(S._d_ece_rows(p, tb), S._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
+
+
+def test_order_statistic_indexes_exactly():
+    x = np.arange(1.0, 201.0)
+    # (1 - 0.95) / 2 is 0.025000000000000022: the 5th of 200, not the 6th (numpy's inverted_cdf gives 6)
+    assert order_statistic(x, (1 - 0.95) / 2) == 5.0
+    assert float(np.quantile(x, (1 - 0.95) / 2, method="inverted_cdf")) == 6.0
+    assert list(order_statistic(x, [0.0, 0.5, 0.95, 1.0])) == [1.0, 100.0, 190.0, 200.0]
+    assert order_statistic([np.inf, 1.0], 1.0) == np.inf
+    with pytest.raises(ValueError):
+        order_statistic([], 0.5)
+
+
+# ----------------------------------------------------------------------------------------- designs
+
+
+def design(rng, n_spk=6, n_probe=3, n_dis=0, n_att=2, types=("oa",), leak=0.0, leaky=(), one_to_n=True,
+           scale_target=1.0):
+    """Every probe against every model; ``leak`` added to the target scores of speakers ``leaky`` (all if
+    empty and leak > 0); scores share a speaker-pair effect across attackers."""
+    spk = np.array([f"s{i}" for i in range(n_spk)])
+    models = np.r_[spk, [f"d{i}" for i in range(n_dis)]]
+    M = models.size
+    ps = np.repeat(np.arange(n_spk), n_probe)
+    pid = np.array([f"{spk[s]}-{k}" for s in range(n_spk) for k in range(n_probe)])
+    P = pid.size
+    tgt = np.zeros((P, M), dtype=bool)
+    tgt[np.arange(P), ps] = True
+    u = rng.standard_normal((n_spk, M))
+    lk = np.isin(np.arange(n_spk), leaky) if leaky else np.ones(n_spk, bool)
+    trials, mats = [], []
+    for t in types:
+        for a in range(n_att):
+            s = 0.7 * u[ps] + rng.standard_normal((P, M))
+            s[tgt] *= scale_target
+            rows = lk[ps]
+            s[np.arange(P)[rows], ps[rows]] += leak
+            tr = Trials(s.reshape(-1), tgt.reshape(-1), np.tile(models, P), np.repeat(pid, M), source=f"a{a}/{t}")
+            trials.append(TrialInput(f"a{a}", t, tr, np.tile(models, P), np.repeat(spk[ps], M)))
+            if one_to_n:
+                mats.append(OneToNInput(f"a{a}", t, OneToN(s, ps.astype(np.int64), pid, spk[ps], models, "o", "a")))
+    return trials, mats
+
+
+def test_speaker_scheme_on_a_complete_design_and_observed_row_first():
+    tr, mats = design(np.random.default_rng(0), leak=5.0)
+    r = secrecy_test(tr, mats, n_perm=99, n_boot=20)
+    assert r.scheme == "speaker" and r.n_units == 6 and r.rejected and r.p_value == 0.01
+    assert {m.statistic for m in r.members} == {"eps_max", "d_ece", "lid_max", "alid"}
+    assert len(r.members) == 2 * 2 + 2 * 2
+    # the member values are the observed statistics: eps_max equals privacy-ZEBRA's (Laplace PAV) on the trials
+    from vpeval.metrics.zebra import zebra
+
+    m = next(m for m in r.members if m.statistic == "eps_max" and m.attacker == "a0")
+    t = tr[0].trials
+    assert m.value == pytest.approx(zebra(t.tar, t.non).eps_max / math.log(2), rel=1e-12)
+
+
+def test_speaker_relabelling_moves_all_probes_of_a_speaker_together():
+    tr, _ = design(np.random.default_rng(1), n_spk=4, n_probe=3, n_att=1, one_to_n=False)
+    p = S._prep_trials(tr[0])
+    Sx = S._evaluation_speakers(tr, [])
+    assert S._speaker_design(p, Sx)
+    sig = np.array([[1, 0, 3, 2]])
+    tb = S._trial_target_blocks(p, "speaker", sig, None, slice(0, 1))
+    # model m gets identity sig[m]: the fake targets are (model 1, probes of s0), (model 0, probes of s1), ...
+    ms = np.asarray(tr[0].model_speaker)[p.order]
+    pspk = np.asarray(tr[0].probe_speaker)[p.order]
+    want = {("s1", "s0"), ("s0", "s1"), ("s3", "s2"), ("s2", "s3")}
+    mask = np.array([(a, b) in want for a, b in zip(ms, pspk)])
+    assert np.array_equal(tb[0], p.block[mask])
+    assert tb.shape == (1, 12)
+
+
+def test_fallback_schemes_and_their_warning():
+    rng = np.random.default_rng(2)
+    tr, _ = design(rng, one_to_n=False, n_att=1)
+    t = tr[0].trials
+    # keys but no speakers given, complete design: speakers from the keys, speaker scheme
+    spk = speakers_from_keys(t)
+    assert spk is not None and score_verdict(t, "x", n_perm=19, n_boot=5).test.scheme == "speaker"
+    # an incomplete design (one trial removed): within-probe relabelling
+    keep = np.ones(len(t), bool)
+    keep[np.flatnonzero(~t.is_target)[0]] = False
+    v = score_verdict(t.select(keep), "x", n_perm=19, n_boot=5)
+    assert v.test.scheme == "probe" and any("relabelled independently" in w for w in v.warnings)
+    # no keys: trial labels permuted, and the output says it assumes exchangeable trials
+    v = score_verdict(Trials(t.scores, t.is_target), "x", n_perm=19, n_boot=5)
+    assert v.test.scheme == "trial" and any("exchangeable trials" in w for w in v.warnings)
+
+
+def test_bad_input_is_refused():
+    tr, mats = design(np.random.default_rng(3), n_att=1)
+    t = tr[0].trials
+    with pytest.raises(VpevalError, match="at least one member"):
+        secrecy_test()
+    with pytest.raises(VpevalError, match="n_perm"):
+        secrecy_test(tr, n_perm=5)
+    with pytest.raises(VpevalError, match="alpha"):
+        secrecy_test(tr, alpha=1.5)
+    with pytest.raises(VpevalError, match="one target and one non-target"):
+        secrecy_test([TrialInput("a", "oa", Trials(t.scores, np.zeros(len(t), bool)))])
+    bad = TrialInput("a", "oa", t, tr[0].model_speaker, np.roll(tr[0].probe_speaker, 1))
+    with pytest.raises(VpevalError, match="labelled"):
+        secrecy_test([bad])
+    two, _ = design(np.random.default_rng(4), n_spk=1, n_dis=3, n_att=1, one_to_n=False)
+    with pytest.raises(VpevalError, match="at least 2 evaluation speakers"):
+        secrecy_test(two)
+    with pytest.raises(VpevalError, match="worst-case statistic"):
+        secrecy_test(tr, statistics=("d_ece",))
+
+
+def test_result_does_not_depend_on_trial_order():
+    rng = np.random.default_rng(5)
+    tr, _ = design(rng, leak=1.0, one_to_n=False)
+    perm = rng.permutation(len(tr[0].trials))
+    shuffled = []
+    for i in tr:
+        t = i.trials
+        shuffled.append(TrialInput(i.attacker, i.trial_type,
+                                   Trials(t.scores[perm], t.is_target[perm], t.enroll[perm], t.test[perm]),
+                                   np.asarray(i.model_speaker)[perm], np.asarray(i.probe_speaker)[perm]))
+    a = secrecy_test(tr, n_perm=99, n_boot=30).to_dict()
+    b = secrecy_test(shuffled[::-1], n_perm=99, n_boot=30).to_dict()
+    a["members"].sort(key=lambda m: (m["attacker"], m["statistic"]))
+    b["members"].sort(key=lambda m: (m["attacker"], m["statistic"]))
+    assert a == b
+
+
+def test_trial_statistics_invariant_under_increasing_score_transform():
+    rng = np.random.default_rng(6)
+    tr, _ = design(rng, leak=1.5, one_to_n=False)
+    moved = [TrialInput(i.attacker, i.trial_type, Trials(np.exp(3 * i.trials.scores) - 7, i.trials.is_target,
+                                                         i.trials.enroll, i.trials.test),
+                        i.model_speaker, i.probe_speaker) for i in tr]
+    assert secrecy_test(tr, n_perm=59, n_boot=20).to_dict() == secrecy_test(moved, n_perm=59, n_boot=20).to_dict()
+
+
+def test_one_member_family_p_value_is_its_own_permutation_p_value():
+    tr, _ = design(np.random.default_rng(7), leak=0.8, n_att=1, one_to_n=False)
+    r = secrecy_test(tr, n_perm=199, n_boot=10, statistics=("eps_max",))
+    (m,) = r.members
+    assert m.p_adjusted == m.p_raw == r.p_value
+
+
+def test_min_p_and_max_t_by_hand():
+    """Three labellings (row 0 observed) of two statistics on different scales: the standardised maximum."""
+    T = np.array([[5.0, 0.1], [1.0, 0.3], [2.0, 0.2]])
+    Z = S._standardise(T)
+    # column medians 2 and 0.2; 95th percentiles (3rd of 3) 5 and 0.3
+    np.testing.assert_allclose(Z, [[1.0, -1.0], [-1 / 3, 1.0], [0.0, 0.0]])
+    P = S._p_matrix(T)
+    np.testing.assert_allclose(P, [[1 / 3, 1.0], [1.0, 1 / 3], [2 / 3, 2 / 3]])
+
+
+def test_exposed_speakers_are_the_unprotected_ones():
+    tr, mats = design(np.random.default_rng(8), n_spk=8, n_probe=4, n_dis=10, leak=6.0, leaky=[2, 5])
+    r = secrecy_test(tr, mats, n_perm=199, n_boot=20)
+    assert r.rejected
+    # the unprotected speakers lead the list; others may follow where the attacker's calibration, fitted on all
+    # speakers and steepened by the leaking ones, gives one of their trials a large LLR too
+    assert [e.speaker for e in r.exposed[:2]] == ["s2", "s5"]
+    for e in r.exposed:
+        assert e.value > r.thresholds[e.statistic]
+
+
+def test_exposed_speakers_of_a_perfectly_secret_system_are_rare():
+    listed = 0
+    for seed in range(40):
+        tr, mats = design(np.random.default_rng([9, seed]), n_att=2, one_to_n=False)
+        listed += bool(secrecy_test(tr, n_perm=59, n_boot=5, seed=seed).exposed)
+    assert listed <= 4  # family-wise: each listing of a secret system happens with probability <= 5 %
+
+
+# ----------------------------------------------------------------------------------------- size and power
+
+
+def _rate(make, runs=200, **kw):
+    words = []
+    for seed in range(runs):
+        tr, mats = make(np.random.default_rng([11, seed]))
+        words.append(decide(secrecy_test(tr, mats, n_perm=59, n_boot=10, seed=seed, **kw)).verdict)
+    return sum(w in (LEAKS, PARTIAL) for w in words) / runs
+
+
+def test_size_under_perfect_secrecy_speaker_structure():
+    """Scores independent of identity, speaker-level pair effects: leaks/partial in at most alpha of 200 runs."""
+    assert _rate(lambda r: design(r, n_spk=6, n_probe=2, n_att=2, one_to_n=False)) <= 0.05
+
+
+def test_size_under_perfect_secrecy_score_label_file():
+    def make(r):
+        n = int(r.integers(20, 400))
+        lab = np.zeros(n, bool)
+        lab[: max(1, n // 5)] = True
+        return [TrialInput("f", "scores", Trials(r.standard_normal(n), lab))], []
+    assert _rate(make) <= 0.05
+
+
+def test_fifteen_useless_attackers_do_not_raise_the_false_leak_rate():
+    """A perfectly secret system audited by 16 attackers (15 of them pure noise) is called leaking no more often
+    than at alpha, and a leaking attacker among 15 noise attackers is still found."""
+    def noisy(r, leak=0.0):
+        tr, _ = design(r, n_spk=6, n_probe=2, n_att=1, one_to_n=False, leak=leak)
+        t = tr[0]
+        for a in range(15):
+            tt = t.trials
+            tr.append(TrialInput(f"noise{a}", "oa", Trials(r.standard_normal(len(tt)), tt.is_target, tt.enroll,
+                                                             tt.test), t.model_speaker, t.probe_speaker))
+        return tr, []
+    assert _rate(noisy) <= 0.05
+    strong = [decide(secrecy_test(*noisy(np.random.default_rng([12, s]), leak=4.0), n_perm=99, n_boot=10)).verdict
+              for s in range(10)]
+    assert strong.count(LEAKS) + strong.count(PARTIAL) >= 9
+
+
+def test_counterexample_equal_means_is_caught_with_eer_near_half():
+    rng = np.random.default_rng(13)
+    lab = np.r_[np.ones(2000, bool), np.zeros(2000, bool)]
+    t = Trials(np.r_[rng.normal(0, 2, 2000), rng.normal(0, 1, 2000)], lab)
+    v = score_verdict(t, "ce", n_perm=199, n_boot=50)
+    assert v.verdict == LEAKS and 0.35 < v.average["eer_rocch"] < 0.5
+    assert "ROCCH-EER" in v.sentence
+
+
+def test_protects_is_reachable_with_enough_data():
+    rng = np.random.default_rng(14)
+    lab = np.r_[np.ones(3000, bool), np.zeros(3000, bool)]
+    v = score_verdict(Trials(rng.standard_normal(6000), lab), "null", n_perm=199, n_boot=50)
+    assert v.verdict == "protects", v.sentence
+
+
+# ----------------------------------------------------------------------------------------- entry points
+
+
+def _score_file(tmp_path, leak=True):
+    rng = np.random.default_rng(15)
+    tar = rng.normal(2.0 if leak else 0.0, 1, 300)
+    non = rng.normal(0, 1, 3000)
+    f = tmp_path / "scores.txt"
+    f.write_text("".join(f"{float(s)!r} 1\n" for s in tar) + "".join(f"{float(s)!r} 0\n" for s in non))
+    return f
+
+
+def _check_verdicts(verdicts: dict):
+    assert verdicts
+    for v in verdicts.values():
+        assert v["verdict"] in ("protects", "inconclusive", "partial", "leaks")
+        assert {"worst_case", "p_value_familywise", "budget_bits", "sentence", "test"} <= set(v)
+
+
+def test_verify_and_report_give_the_same_verdict_json(tmp_path):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    f = _score_file(tmp_path)
+    r = CliRunner().invoke(app, ["verify", str(f), "--json", "--n-perm", "99"])
+    assert r.exit_code == 0, r.output
+    v1 = json.loads(r.output)["verdicts"]
+    _check_verdicts(v1)
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(app, ["report", f"s={f}", "-o", str(out), "--json", "--n-perm", "99"])
+    assert r.exit_code == 0, r.output
+    v2 = json.loads(r.output)["verdicts"]
+    _check_verdicts(v2)
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["sections"][0]["id"] == "verdict" and doc["verdicts"] == v2
+    drop = lambda w: {k: x for k, x in w.items() if k != "attacker"}  # noqa: E731  (named after the input)
+    assert drop(next(iter(v1.values()))["worst_case"]) == drop(v2["s"]["worst_case"]) and v2["s"]["verdict"] == LEAKS
+    r = CliRunner().invoke(app, ["verify", str(f), "--no-verdict", "--json"])
+    assert json.loads(r.output)["verdicts"] == {}
+    r = CliRunner().invoke(app, ["verify", str(f), "--budget-bits", "-1"])
+    assert r.exit_code != 0 and "budget" in r.output
+
+
+def test_linkage_gives_a_verdict(tmp_path):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    rng = np.random.default_rng(16)
+    rows = ["enroll_spk,trial_spk,trial_id,score"]
+    spk = [f"s{i}" for i in range(8)]
+    for s in spk:
+        for k in range(3):
+            rows += [f"{e},{s},{s}-{k},{rng.normal() + (1.5 if e == s else 0.0)!r}" for e in spk]
+    f = tmp_path / "link.csv"
+    f.write_text("\n".join(rows) + "\n")
+    r = CliRunner().invoke(app, ["linkage", str(f), "--json", "--n-perm", "99"])
+    assert r.exit_code == 0, r.output
+    v = json.loads(r.output)["verdicts"]
+    _check_verdicts(v)
+    assert v["link.csv"]["worst_case"]["statistic"] == "lid_max" and v["link.csv"]["verdict"] in (LEAKS, PARTIAL)
+
+
+def test_one_to_n_verdict_from_python():
+    rng = np.random.default_rng(17)
+    tr, mats = design(rng, leak=0.0)
+    v = one_to_n_verdict(mats[0].matrix, "m", n_perm=59, n_boot=10)
+    assert v.test.scheme == "speaker" and {m.statistic for m in v.test.members} == {"lid_max", "alid"}
+
+
+def test_permutations_cover_the_group_when_small():
+    """With 3 evaluation speakers there are 6 relabellings; the p-value of the identity cannot go below ~1/6."""
+    tr, _ = design(np.random.default_rng(18), n_spk=3, n_probe=4, n_att=1, leak=8.0, one_to_n=False)
+    r = secrecy_test(tr, n_perm=599, n_boot=10)
+    assert r.p_value > 0.1  # 3! = 6 labellings: the observed one is drawn about 1 time in 6
+    assert math.factorial(3) == len(set(itertools.permutations(range(3))))
+
+
+def test_too_little_data_gives_no_verdict_and_says_why(tmp_path):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    k, s = tmp_path / "key", tmp_path / "scores"
+    k.write_text("a x target\nb x nontarget\n")
+    s.write_text("a x 1.0\nb x 0.5\n")
+    r = CliRunner().invoke(app, ["verify", str(s), "--key", str(k), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["verdicts"] == {} and "at least 2 evaluation speakers" in next(iter(out["verdicts_not_decided"].values()))
+    r = CliRunner().invoke(app, ["verify", str(s), "--key", str(k)])
+    assert r.exit_code == 0 and "no verdict: " in " ".join(r.output.split())
