@@ -294,3 +294,20 @@ def test_student_t_collapse_is_refused_on_plain_and_doubled_data(example):
     for x in (tar, np.repeat(tar, 2), 3.5 * np.asarray(tar) - 2):
         with pytest.raises(InvalidScoresError, match=r"no maximum.*df .* < k/\(n-k\)"):
             make_calibrator("student_t").fit(x, [-1.0, 0.5, 2.0, 4.0])
+
+
+def test_report_warns_when_a_parametric_worst_case_is_beyond_the_data():
+    """t(3) scores: the Gaussian fit's eps_max is far above the most any labelling of these trial counts can show
+    (the Laplace-PAV eps_max of perfect separation), and the section says it is an extrapolation."""
+    from vpeval.analysis.worst_case import eps_max_ceiling_nats
+    from vpeval.report.disclosure import disclosure_section
+
+    rng = np.random.default_rng(3)
+    tar, non = rng.standard_t(3, 500) + 1.0, rng.standard_t(3, 5000)
+    sec, res = disclosure_section(tar, non, ["pav_laplace", "gaussian"])
+    ceiling = eps_max_ceiling_nats(500, 5000) / np.log(2)
+    assert sec.data["ceiling_bits"] == pytest.approx(ceiling)
+    assert res.results["gaussian"].eps_max_bits > ceiling
+    assert [b.startswith("gaussian (") for b in sec.data["beyond_ceiling"]] == [True]
+    assert any(getattr(b, "kind", "") == "warning" and "extrapolation" in b.text for b in sec.blocks)
+    assert res.results["pav_laplace"].eps_max_bits <= ceiling * (1 + 1e-12)

@@ -75,15 +75,26 @@ class LLRCurvesDisplay:
         tar, non = as_tar_non(tar, non, allow_inf=False)
         if n_points < 2 or bins < 1:
             raise VpevalError("n_points must be >= 2 and bins >= 1")
+        res = worst_case_disclosure(tar, non, DEFAULT_ESTIMATORS if estimators is None else estimators)
+        return cls.from_disclosure(res, tar, non, oracle=oracle, n_points=n_points, bins=bins, label=label)
+
+    @classmethod
+    def from_disclosure(cls, res, tar, non, *, oracle=None, n_points: int = 400, bins: int = 60,
+                        label: str = "") -> "LLRCurvesDisplay":
+        """As :meth:`from_scores`, from the calibrators already fitted by
+        :func:`vpeval.disclosure.worst_case_disclosure` on the same ``tar``/``non`` (``res``), fitting nothing
+        again (the report draws its table and this plot from one fit)."""
+        tar, non = as_tar_non(tar, non, allow_inf=False)
+        if n_points < 2 or bins < 1:
+            raise VpevalError("n_points must be >= 2 and bins >= 1")
         lo, hi = float(min(tar.min(), non.min())), float(max(tar.max(), non.max()))
         pad = 0.02 * (hi - lo) if hi > lo else 1.0
         grid = np.linspace(lo - pad, hi + pad, n_points)
-        res = worst_case_disclosure(tar, non, DEFAULT_ESTIMATORS if estimators is None else estimators)
         curves, errors = {}, {}
         for name, r in res.results.items():
             if r.error is not None:
                 errors[name] = r.error
-            else:
+            elif r.calibrator is not None:  # the oracle's LLRs have no calibrator: drawn from ``oracle`` below
                 curves[name] = np.asarray(r.calibrator.transform(grid), dtype=np.float64)
         if oracle is not None:
             curves["oracle"] = np.asarray(oracle(grid), dtype=np.float64)

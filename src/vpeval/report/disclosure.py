@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ..analysis.worst_case import eps_max_ceiling_nats
 from ..disclosure import DEFAULT_ESTIMATORS, worst_case_disclosure
 from ..metrics.rank_disclosure import rank_disclosure
 from ..plots.llr_curves import LLRCurvesDisplay
@@ -68,6 +69,17 @@ def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="di
         "with its error."))
     sec.blocks.append(Table(_COLUMNS, _rows(res), caption="Worst-case disclosure"))
     infinite = [r.estimator for r in res.results.values() if r.error is None and math.isinf(r.eps_max_nats)]
+    ceiling = eps_max_ceiling_nats(tar.size, non.size) if tar.size and non.size else math.inf
+    beyond = [f"{r.estimator} ({_fmt(r.eps_max_bits, '{:.3g}')} bits)" for r in res.results.values()
+              if r.error is None and math.isfinite(r.eps_max_nats) and r.eps_max_nats > ceiling * (1 + 1e-9)
+              and r.estimator != "oracle"]
+    extra = {"ceiling_bits": ceiling / _LN2, "beyond_ceiling": beyond}
+    if beyond:
+        sec.blocks.append(Paragraph(
+            f"{', '.join(beyond)}: above {_fmt(ceiling / _LN2, '{:.3g}')} bits, the most any labelling of "
+            f"{tar.size} target and {non.size} non-target trials can show (the Laplace-PAV eps_max of perfect "
+            "separation). That worst case is an extrapolation of the fitted densities' tails beyond the data, not a "
+            "measurement; the verdict uses the Laplace PAV, which cannot extrapolate.", kind="warning"))
     if infinite:
         sec.blocks.append(Paragraph(
             f"eps_max of {', '.join(infinite)} is infinite by construction, not a measurement: plain PAV gives the "
@@ -78,16 +90,18 @@ def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="di
 
     def draw(fig):
         ax = fig.add_subplot(1, 1, 1)
-        LLRCurvesDisplay.from_scores(tar, non, est, oracle=None if oracle is None else oracle[2]).plot(ax, unit="bits")
+        # the calibrators of the table, not a second fit
+        LLRCurvesDisplay.from_disclosure(res, tar, non, oracle=None if oracle is None else oracle[2]).plot(
+            ax, unit="bits")
 
     if not (np.isfinite(tar).all() and np.isfinite(non).all()):
         sec.blocks.append(Paragraph("Scores include +-inf: no score -> LLR plot is drawn (its axis needs finite "
                                     "scores); the table covers every trial.", kind="note"))
-        sec.data = res.to_dict()
+        sec.data = {**res.to_dict(), **extra}
         return sec, res
     sec.blocks.append(Figure("llr_curves", draw, "Score -> LLR (bits) of every estimator over the target (red) "
                                                   "and non-target (blue) score histograms.", size=(7.0, 4.8)))
-    sec.data = res.to_dict()
+    sec.data = {**res.to_dict(), **extra}
     return sec, res
 
 
