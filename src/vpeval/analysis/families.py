@@ -9,22 +9,36 @@ from ..io.trials import Trials
 from .secrecy import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
 from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
 
-__all__ = ["VERDICT_TYPES", "score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "audit_verdicts",
+__all__ = ["VERDICT_TYPES", "LARGE_INPUT_TRIALS", "LARGE_N_PERM", "default_n_perm", "score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "audit_verdicts",
            "scorecard"]
 
 #: Attack trial types an audit's verdict is decided on (oaoa stands in for oa when oa was not computed).
 VERDICT_TYPES = ("oa", "aa")
 
 
-def score_verdict(trials: Trials, name: str = "scores", *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
-                  alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:
+#: Above this many trials a score input's default is :data:`LARGE_N_PERM` relabellings instead of 999 (each
+#: relabelling of a score label file costs a pass over its trials; p-values stay exact, down to 1/200).
+LARGE_INPUT_TRIALS = 2_000_000
+LARGE_N_PERM = 199
+
+
+def default_n_perm(n_trials: int) -> int:
+    """999 relabellings, or :data:`LARGE_N_PERM` for inputs above :data:`LARGE_INPUT_TRIALS` trials."""
+    return 999 if n_trials <= LARGE_INPUT_TRIALS else LARGE_N_PERM
+
+
+def score_verdict(trials: Trials, name: str = "scores", *, n_perm: int | None = None, n_boot: int = 200,
+                  seed: int = 0, alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:
     """Verdict of one score input, the attacker being the scores as given (trial type ``"scores"``).
 
     With Kaldi keys the speakers come from the keys (:func:`~vpeval.analysis.speakers_from_keys`) and speaker
     identities are permuted when the design is complete, else each probe's target within its row; a ``score
     label`` file permutes trial labels (exchangeable trials assumed; the verdict's warnings say so).
-    Parameters as in :func:`~vpeval.analysis.secrecy_test` and :func:`~vpeval.analysis.verdict.decide`.
+    Parameters as in :func:`~vpeval.analysis.secrecy_test` and :func:`~vpeval.analysis.verdict.decide`;
+    ``n_perm=None`` is :func:`default_n_perm` of the input's size.
     """
+    if n_perm is None:
+        n_perm = default_n_perm(len(trials))
     spk = speakers_from_keys(trials)
     inp = TrialInput(name, "scores", trials, *(spk if spk is not None else (None, None)))
     return decide(secrecy_test([inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha), budget_bits)

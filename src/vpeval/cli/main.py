@@ -24,7 +24,7 @@ from .common import (
     FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, SchedulerOpt, ScoreCol,
     SepOpt, InputSnapshot, TargetOpt, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
     execution, handle_errors, load_trials, split_name, SplitOpt, VpcTableOpt, BudgetOpt, VerdictPermOpt, AlphaOpt,
-    NoVerdictOpt, print_verdicts, verdict_options, verdict_or_reason,
+    NoVerdictOpt, ScorePermOpt, print_verdicts, verdict_options, verdict_or_reason,
 )
 
 app = typer.Typer(
@@ -68,7 +68,7 @@ def verify(
     llr: bool = LLROpt,
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     budget_bits: Optional[float] = BudgetOpt,
-    n_perm: int = VerdictPermOpt,
+    n_perm: Optional[int] = ScorePermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
@@ -138,7 +138,7 @@ def report(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the per-group bootstrap (with --groups) and of "
                              "the verdict."),
     budget_bits: Optional[float] = BudgetOpt,
-    n_perm: int = VerdictPermOpt,
+    n_perm: Optional[int] = ScorePermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
 ):
@@ -179,8 +179,8 @@ def report(
             from ..report.verdict import verdict_section
 
             vopts = verdict_options(budget_bits, n_perm, alpha)
-            rep.options.update({"verdict_perm": n_perm, "budget_bits": vopts["budget_bits"], "alpha": alpha,
-                                "seed": seed})
+            rep.options.update({"verdict_perm": "auto" if n_perm is None else n_perm,
+                                "budget_bits": vopts["budget_bits"], "alpha": alpha, "seed": seed})
             verdicts, undecided = {}, {}
             for name, t in systems.items():
                 v, why = verdict_or_reason(lambda t=t, name=name: score_verdict(t, name, seed=seed, **vopts))
