@@ -78,12 +78,14 @@ def test_budget_is_an_option_and_checked():
 
 def test_sentence_leads_with_worst_case_then_average_and_names_speakers():
     ex = [ExposedSpeaker(f"spk{i}", 9.0, 2.0, "eps_max", "x/plda", "aa") for i in range(7)]
-    v = decide(test_(p=0.001, value=12.0, lo=11.0, hi=12.0, ceiling=12.0, exposed=ex, eer=0.45))
+    v = decide(test_(p=0.001, value=12.0, lo=11.0, hi=12.0, ceiling=12.0, exposed=ex, eer=0.45, floor=2.0))
     s = v.sentence
     assert s.startswith("Worst case 12 bits (eps_max, attacker x/plda, aa; 90 % interval 11 to 12 bits, noise "
-                        "floor 2 bits, at the ceiling of 12 bits")
-    assert "exposed speakers: spk0, spk1, spk2, spk3, spk4 and 2 more" in s
-    assert "lowest ROCCH-EER is 45 %" in s and s.index("Worst case") < s.index("ROCCH-EER")
+                        "floor 2 bits, at the ceiling of 12 bits for these trial counts: at least this much)")
+    assert "exposed: 7 of 10 evaluation speakers (spk0, spk1, spk2, spk3, spk4 and 2 more)" in s
+    assert "The EER, an average over trials, is 45 % at its lowest" in s and s.index("Worst case") < s.index("EER")
+    assert "p <= 0.001, the smallest 999 relabellings can give" in v.reason
+    assert "(a likelihood ratio of 10)" in v.reason
     assert s.endswith(f"Verdict 'leaks': {v.reason}.")
     assert any("at least this much" in w for w in v.warnings)
 
@@ -118,3 +120,9 @@ def test_section_opens_with_sentence_then_table_then_rule():
 def test_section_without_verdicts_says_so():
     sec = verdict_section({}, empty_note="nothing to decide")
     assert sec.blocks[0].text == "nothing to decide" and sec.blocks[0].kind == "warning"
+
+
+def test_one_bit_is_singular_and_a_floor_above_the_budget_is_said():
+    v = decide(test_(p=0.001, value=1.0, lo=0.5, hi=1.0, floor=5.0))
+    assert v.verdict == PARTIAL and v.sentence.startswith("Worst case 1 bit (")
+    assert any("'protects' cannot be reached here" in w for w in v.warnings)

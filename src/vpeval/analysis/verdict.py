@@ -38,7 +38,7 @@ from ..errors import VpevalError
 from .secrecy import SecrecyTest
 
 __all__ = ["PROTECTS", "INCONCLUSIVE", "PARTIAL", "LEAKS", "VERDICTS", "DEFAULT_BUDGET_BITS", "VERDICT_RULE",
-           "Verdict", "decide", "check_budget"]
+           "Verdict", "decide", "check_budget", "exposed_names"]
 
 PROTECTS = "protects"
 INCONCLUSIVE = "inconclusive"
@@ -53,16 +53,20 @@ DEFAULT_BUDGET_BITS = math.log2(10.0)
 VERDICT_RULE = (
     "How the verdict is decided. Null hypothesis: perfect secrecy (the scores carry no information on who is "
     "speaking). Every attacker, attack trial type and statistic (eps_max and D_ECE of the verification trials, "
-    "LID_max and ALID of the 1-to-N search, all in bits) is recomputed on the same relabellings of speaker "
-    "identities, and the p-values are adjusted family-wise (Westfall-Young min-P), so fielding more attackers "
+    "LID_max and ALID of the 1-to-N search, all in bits) is recomputed on the same relabellings (of speaker "
+    "identities where speakers are known), and the p-values are adjusted family-wise (Westfall-Young max-T on "
+    "statistics standardised by their own null spread), so fielding more attackers "
     "cannot raise the chance of calling a perfectly secret system leaking above alpha. The worst case is the "
-    "largest eps_max or LID_max over all attackers, with a 90 % interval from a speaker bootstrap that "
-    "re-selects the strongest attacker in every replicate, and its noise floor (what the strongest attacker "
-    "reaches by chance at this sample size). 'leaks': perfect secrecy rejected and the interval's lower end "
-    "above the disclosure budget; 'partial': rejected, lower end within the budget; 'inconclusive': not "
+    "largest eps_max or LID_max over all attackers, with a 90 % interval from a bootstrap over speakers (over "
+    "probes or trials when the input has no speakers) that re-selects the strongest attacker in every "
+    "replicate, and its noise floor (what the strongest attacker reaches by chance at this sample size). The "
+    "disclosure budget (default 3.32 bits = a likelihood ratio of 10, privacy-ZEBRA's tag A; --budget-bits) is "
+    "the most evidence about any trial the audit tolerates. 'leaks': perfect secrecy rejected and the interval's "
+    "lower end above the budget; 'partial': rejected, lower end within the budget; 'inconclusive': not "
     "rejected, but the interval's upper end or the noise floor exceeds the budget (the data cannot rule out "
-    "more disclosure); 'protects': not rejected, and both are within the budget. The EER is the average and "
-    "decides nothing."
+    "more disclosure); 'protects': not rejected, and both are within the budget. At alpha = 5 %, about 1 in 20 "
+    "perfectly secret inputs is still rejected (that is what the level means; measured: 4 % of 200 simulated "
+    "audits). The EER is an average and decides nothing."
 )
 
 
@@ -123,6 +127,23 @@ def _b(x: float) -> str:
     return f"{x:.3g}"
 
 
+def _bits(x: float) -> str:
+    """``x`` bits in words: '1 bit', '12.5 bits'."""
+    return f"{_b(x)} bit" + ("" if _b(x) == "1" else "s")
+
+
+def _p(test: SecrecyTest) -> str:
+    """The family-wise p-value, as 'p <= 1/(n + 1)' when it is the smallest the relabellings can give."""
+    floor = 1.0 / (test.n_perm + 1)
+    if test.p_value <= floor * (1 + 1e-9):
+        return f"p <= {floor:.3g}, the smallest {test.n_perm} relabellings can give"
+    return f"p = {test.p_value:.3g}"
+
+
+def _budget(b: float) -> str:
+    return f"the budget of {_bits(b)} (a likelihood ratio of {2 ** b:.3g})"
+
+
 def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:
     """The verdict of one system from its perfect-secrecy test (rule: module docstring).
 
@@ -147,23 +168,28 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
     more = None
     if test.rejected:
         verdict = LEAKS if w.ci_low > b else PARTIAL
-        reason = (f"perfect secrecy is rejected family-wise (p = {test.p_value:.3g} <= {test.alpha:g}) and the "
-                  f"worst case's lower bound {_b(w.ci_low)} bits is "
-                  + (f"above the budget of {_b(b)} bits" if verdict == LEAKS else
-                     f"within the budget of {_b(b)} bits"))
+        reason = (f"perfect secrecy is rejected family-wise ({_p(test)}; alpha {test.alpha:g}) and the worst "
+                  f"case's lower bound {_bits(w.ci_low)} is "
+                  + ("above " if verdict == LEAKS else "within ") + _budget(b))
     elif upper <= b:
         verdict = PROTECTS
-        reason = (f"perfect secrecy is not rejected (p = {test.p_value:.3g}) and the worst case's upper bound "
-                  f"{_b(w.ci_high)} bits and noise floor {_b(w.floor)} bits are within the budget of {_b(b)} bits")
+        reason = (f"perfect secrecy is not rejected ({_p(test)}) and the worst case's upper bound "
+                  f"{_bits(w.ci_high)} and noise floor {_bits(w.floor)} are within {_budget(b)}")
     else:
         verdict = INCONCLUSIVE
         n = test.n_units
         more = max(1, math.ceil(n * (upper / b) ** 2) - n)
-        reason = (f"perfect secrecy is not rejected (p = {test.p_value:.3g}), but the data cannot rule out a "
-                  f"worst case above the budget of {_b(b)} bits (upper bound {_b(w.ci_high)}, noise floor "
-                  f"{_b(w.floor)} bits); about {more} more {_UNIT_WORDS[test.scheme]} (at the observed spread, "
-                  "if it shrinks as 1/sqrt(n)) would decide it")
+        reason = (f"perfect secrecy is not rejected ({_p(test)}), but the data cannot rule out a worst case "
+                  f"above {_budget(b)} (upper bound {_bits(w.ci_high)}, noise floor {_bits(w.floor)}); about "
+                  f"{more} more {_UNIT_WORDS[test.scheme]} (at the observed spread, if it shrinks as 1/sqrt(n)) "
+                  "would decide it")
     warnings = []
+    if w.floor > b and verdict != INCONCLUSIVE:
+        n = test.n_units
+        warnings.append(f"at this sample size the noise floor ({_bits(w.floor)}: what the strongest attacker "
+                        f"reaches by chance) exceeds {_budget(b)}, so 'protects' cannot be reached here; about "
+                        f"{max(1, math.ceil(n * (w.floor / b) ** 2) - n)} more {_UNIT_WORDS[test.scheme]} would "
+                        "be needed (if the floor shrinks as 1/sqrt(n))")
     if w.at_ceiling:
         warnings.append(f"the worst case {_b(w.value)} bits sits at the most {w.statistic} can show with these "
                         f"trial counts ({_b(w.ceiling)} bits): read it as 'at least this much'")
@@ -182,15 +208,23 @@ def _sentence(verdict: str, reason: str, test: SecrecyTest, average: dict | None
     w = test.worst
     n_att = len({m.attacker for m in test.members})
     stat = {"eps_max": "eps_max", "lid_max": "LID_max"}[w.statistic]
-    s = (f"Worst case {_b(w.value)} bits ({stat}, attacker {w.attacker}, {w.trial_type}; 90 % interval "
-         f"{_b(w.ci_low)} to {_b(w.ci_high)} bits, noise floor {_b(w.floor)} bits"
-         + (f", at the ceiling of {_b(w.ceiling)} bits for these trial counts" if w.at_ceiling else "")
+    where = "" if w.trial_type == "scores" else f", {w.trial_type}"  # a score file: the attacker is the file
+    s = (f"Worst case {_bits(w.value)} ({stat}, attacker {w.attacker}{where}; 90 % interval "
+         f"{_b(w.ci_low)} to {_bits(w.ci_high)}, noise floor {_bits(w.floor)}"
+         + (f", at the ceiling of {_bits(w.ceiling)} for these trial counts: at least this much" if w.at_ceiling
+            else "")
          + f") over {n_att} attacker{'s' if n_att != 1 else ''} and {len(test.members)} statistics")
     if test.exposed:
-        names = ", ".join(e.speaker for e in test.exposed[:5])
-        more = f" and {len(test.exposed) - 5} more" if len(test.exposed) > 5 else ""
-        s += f"; exposed speakers: {names}{more}"
+        s += (f"; exposed: {len(test.exposed)} of {test.n_units} {_UNIT_WORDS[test.scheme]} "
+              f"({exposed_names(test.exposed)})")
     if average is not None:
-        s += (f". The average: the lowest ROCCH-EER is {100 * average['eer_rocch']:.3g} % "
-              f"({average['attacker']}, {average['trial_type']}; ideal 50 %)")
+        where = "" if average["trial_type"] == "scores" else f", {average['trial_type']}"
+        s += (f". The EER, an average over trials, is {100 * average['eer_rocch']:.3g} % at its lowest "
+              f"({average['attacker']}{where}; ideal 50 %)")
     return s + f". Verdict '{verdict}': {reason}."
+
+
+def exposed_names(exposed, shown: int = 5) -> str:
+    """The first ``shown`` exposed speakers' names and how many more (one wording for sentence and table)."""
+    names = ", ".join(e["speaker"] if isinstance(e, dict) else e.speaker for e in exposed[:shown])
+    return names + (f" and {len(exposed) - shown} more" if len(exposed) > shown else "")

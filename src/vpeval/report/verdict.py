@@ -6,7 +6,7 @@ the speakers behind it and the EER as the average beside it. It only renders the
 
 from __future__ import annotations
 
-from ..analysis.verdict import INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS
+from ..analysis.verdict import INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS, exposed_names
 from .document import Paragraph, Section, Table
 from .units import UNITS_NOTE
 
@@ -23,8 +23,7 @@ def _speakers(v: dict) -> str:
     if not ex:
         return "none above the family-wise threshold" if v["units"] == "evaluation speakers" else \
             "n/a (no speaker labels)"
-    names = ", ".join(e["speaker"] for e in ex[:6])
-    return names + (f" (+{len(ex) - 6})" if len(ex) > 6 else "")
+    return f"{len(ex)} of {v['n_units']}: {exposed_names(ex)}"
 
 
 def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
