@@ -21,7 +21,8 @@ Method (the same for every row that has a floor):
 Sections: reading (1e7-line ``score label`` and Kaldi key + scores files, readers in-process and ``vpeval
 verify`` / ``vpeval report`` as processes), verification (the bundle and every public function alone at
 1e6 + 1e6 trials), estimators, linkage (LID fused scan; ``lid_pipeline`` with 5-fold speaker-grouped
-cross-fitting), protocols, stats, backends, audio, demo. Temporary files go to ``--tmp`` (default: the system
+cross-fitting), protocols, stats, verdict (the family-wise perfect-secrecy test of one attacker with 999
+relabellings, speaker-level and trial-level), backends, audio, demo. Temporary files go to ``--tmp`` (default: the system
 temporary folder) and are deleted at the end.
 """
 
@@ -396,6 +397,35 @@ def bench_stats():
             "np.sort", note="ratio / 200 = sorts per replicate")
 
 
+def bench_verdict(n: int):
+    """The verdict's family-wise test for one attacker: 999 relabellings and 200 bootstrap replicates."""
+    from vpeval.analysis import TrialInput, secrecy_test
+
+    rng = np.random.default_rng(5)
+    # speaker relabelling: 200 evaluation speakers x 5 probes against 200 + distractor models (every pair scored)
+    n_spk, per = 200, 5
+    n_models = max(n_spk, n // (n_spk * per))
+    models = np.array([f"m{i:05d}" for i in range(n_models)])
+    ps = np.repeat(np.arange(n_spk), per)
+    pid = np.array([f"p{i:05d}" for i in range(ps.size)])
+    tgt = np.zeros((ps.size, n_models), dtype=bool)
+    tgt[np.arange(ps.size), ps] = True
+    sc = rng.normal(size=tgt.shape) + 1.5 * tgt
+    t = vpeval.Trials(sc.reshape(-1), tgt.reshape(-1), np.tile(models, ps.size), np.repeat(pid, n_models))
+    inp = [TrialInput("a", "oa", t, np.tile(models, ps.size), np.repeat(models[ps], n_models))]
+    flat = sc.reshape(-1)
+    measure("verdict", f"secrecy_test, speaker relabelling, {flat.size:,} trials ({n_spk} speakers), 999 + 200",
+            lambda: secrecy_test(inp, n_perm=999, n_boot=200), lambda: np.sort(flat), "np.sort", target=200,
+            repeat=5, memory=False)
+    lab = np.zeros(n, dtype=bool)
+    lab[: n // 10] = True
+    sl = rng.normal(size=n) + lab
+    inp2 = [TrialInput("a", "scores", vpeval.Trials(sl, lab))]
+    measure("verdict", f"secrecy_test, trial relabelling (score label), {n:,} trials, 999 + 200",
+            lambda: secrecy_test(inp2, n_perm=999, n_boot=200), lambda: np.sort(sl), "np.sort", target=200,
+            repeat=5, memory=False)
+
+
 def bench_backends(n_spk: int):
     from vpeval.backends import PLDABackend
 
@@ -531,7 +561,7 @@ def main():
     global REPEAT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated sections: reading,verification,linkage,"
-                    "estimators,protocols,stats,backends,audio,demo (default: all)")
+                    "estimators,protocols,stats,verdict,backends,audio,demo (default: all)")
     ap.add_argument("--repeat", type=int, default=5, help="interleaved repeats per row (>= 5 for the record)")
     ap.add_argument("--quick", action="store_true", help="10x smaller inputs (smoke run; not for the record)")
     ap.add_argument("--trials", type=int, default=1_000_000, help="trials per class for verification rows")
@@ -556,6 +586,7 @@ def main():
         "estimators": lambda: bench_estimators(a.trials // k),
         "protocols": lambda: bench_protocols(1000 // k),
         "stats": bench_stats,
+        "verdict": lambda: bench_verdict(a.trials // k),
         "backends": lambda: bench_backends(1000 // k),
         "audio": bench_audio,
         "demo": bench_demo,
