@@ -159,10 +159,12 @@ def test_five_systems_page_not_wider_than_viewport(browser, tmp_path):
                             {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
     try:
         browser.get((out / "report.html").as_uri())
-        first = browser.find_element("css selector", "#verdict p")
+        # the verdict table opens the block: every system's word and worst case on the first screen
+        first = browser.find_element("css selector", "#verdict table")
+        rows = browser.find_elements("css selector", "#verdict table tbody tr")
         top, bottom = browser.execute_script(
             "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", first)
-        assert first.is_displayed() and 0 <= top and bottom <= 800
+        assert first.is_displayed() and 0 <= top and bottom <= 800 and len(rows) == 5
         assert browser.execute_script(
             "return [...document.querySelectorAll('table')].every(t => t.parentElement.classList.contains('scroll'))")
         # every figure fits the page width (readable without zooming out)

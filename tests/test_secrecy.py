@@ -402,9 +402,34 @@ def test_one_to_n_verdict_from_python():
 def test_permutations_cover_the_group_when_small():
     """With 3 evaluation speakers there are 6 relabellings; the p-value of the identity cannot go below ~1/6."""
     tr, _ = design(np.random.default_rng(18), n_spk=3, n_probe=4, n_att=1, leak=8.0, one_to_n=False)
-    r = secrecy_test(tr, n_perm=599, n_boot=10)
+    from vpeval.errors import FewPermutationsWarning
+
+    with pytest.warns(FewPermutationsWarning, match="distinct relabellings"):
+        r = secrecy_test(tr, n_perm=599, n_boot=10)
     assert r.p_value > 0.1  # 3! = 6 labellings: the observed one is drawn about 1 time in 6
     assert math.factorial(3) == len(set(itertools.permutations(range(3))))
+    assert not r.can_reject and r.log10_distinct == pytest.approx(math.log10(6))
+    assert decide(r).verdict == "inconclusive"  # never 'protects' from a test that cannot reject
+
+
+def test_tiny_perfectly_separated_input_is_not_protects():
+    from vpeval.errors import FewPermutationsWarning
+
+    t = Trials(np.array([10.0, 9.0, 1.0, 2.0, 3.0]), np.array([True, True, False, False, False]))
+    with pytest.warns(FewPermutationsWarning):
+        v = score_verdict(t, "tiny", n_perm=99, n_boot=10)
+    assert v.verdict == "inconclusive"
+
+
+def test_floor_bound_of_a_ten_percent_target_share():
+    """A single target at the top gets the Laplace-PAV bin 2/3: log2(2 Nn / Nt) bits, whatever the size."""
+    rng = np.random.default_rng(19)
+    for n in (220, 22000):
+        lab = np.zeros(n, bool)
+        lab[: n // 11] = True
+        r = secrecy_test([TrialInput("f", "scores", Trials(rng.standard_normal(n), lab))], n_perm=99, n_boot=5)
+        assert r.floor_bound == pytest.approx(math.log2(2 * 10))
+        assert r.worst.floor >= r.floor_bound - 1e-9
 
 
 def test_too_little_data_gives_no_verdict_and_says_why(tmp_path):

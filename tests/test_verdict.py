@@ -36,8 +36,9 @@ def test_vocabulary_and_default_budget():
 
 
 @pytest.mark.parametrize("lo, expected", [
-    (DEFAULT_BUDGET_BITS + 1e-9, LEAKS),   # lower bound above the budget
+    (DEFAULT_BUDGET_BITS + 1e-6, LEAKS),   # lower bound above the budget
     (DEFAULT_BUDGET_BITS, PARTIAL),        # at the budget: not "above"
+    (math.log(10) / math.log(2), PARTIAL),  # an LR of exactly 10 computed another way (1 ulp above log2(10))
     (0.5, PARTIAL),
 ])
 def test_rejected_leaks_iff_lower_bound_above_budget(lo, expected):
@@ -47,8 +48,8 @@ def test_rejected_leaks_iff_lower_bound_above_budget(lo, expected):
 @pytest.mark.parametrize("hi, floor, expected", [
     (3.0, 3.0, PROTECTS),
     (DEFAULT_BUDGET_BITS, 1.0, PROTECTS),              # within: <= budget
-    (DEFAULT_BUDGET_BITS + 1e-9, 1.0, INCONCLUSIVE),   # the interval reaches above
-    (1.0, DEFAULT_BUDGET_BITS + 1e-9, INCONCLUSIVE),   # the noise floor alone reaches above
+    (DEFAULT_BUDGET_BITS + 1e-6, 1.0, INCONCLUSIVE),   # the interval reaches above
+    (1.0, DEFAULT_BUDGET_BITS + 1e-6, INCONCLUSIVE),   # the noise floor alone reaches above
 ])
 def test_not_rejected_protects_iff_upper_bound_and_floor_within_budget(hi, floor, expected):
     v = decide(test_(p=0.5, lo=0.0, value=0.5, hi=hi, floor=floor))
@@ -109,9 +110,10 @@ def test_section_opens_with_sentence_then_table_then_rule():
     v = {"A": decide(test_()).to_dict(), "B": decide(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=1.0)).to_dict()}
     sec = verdict_section(v)
     assert sec.id == "verdict"
-    assert isinstance(sec.blocks[0], Paragraph) and sec.blocks[0].text.startswith("A: leaks. Worst case")
-    assert sec.blocks[1].text.startswith("B: protects. ")
-    table = next(b for b in sec.blocks if isinstance(b, Table))
+    table = sec.blocks[0]  # every system's numbers first, then each sentence
+    assert isinstance(table, Table)
+    assert isinstance(sec.blocks[1], Paragraph) and sec.blocks[1].text.startswith("A: leaks. Worst case")
+    assert sec.blocks[2].text.startswith("B: protects. ")
     assert table.rows[0][:2] == ["A", "leaks"] and table.rows[1][1] == "protects"
     assert any(isinstance(b, Paragraph) and b.text == VERDICT_RULE for b in sec.blocks)
     assert sec.data["vocabulary"] == list(VERDICTS)
@@ -126,3 +128,36 @@ def test_one_bit_is_singular_and_a_floor_above_the_budget_is_said():
     v = decide(test_(p=0.001, value=1.0, lo=0.5, hi=1.0, floor=5.0))
     assert v.verdict == PARTIAL and v.sentence.startswith("Worst case 1 bit (")
     assert any("'protects' cannot be reached here" in w for w in v.warnings)
+
+
+def _with(t, **kw):
+    import dataclasses
+
+    return dataclasses.replace(t, **kw)
+
+
+def test_no_protects_when_the_test_cannot_reject():
+    t = _with(test_(p=0.5, lo=0.0, value=0.5, hi=1.0, floor=1.0), can_reject=False, log10_distinct=math.log10(6))
+    v = decide(t)
+    assert v.verdict == INCONCLUSIVE and "only about 6 distinct relabellings" in v.reason
+
+
+def test_no_protects_when_no_attacker_could_show_the_budget():
+    import dataclasses
+
+    t = test_(p=0.5, lo=0.0, value=0.5, hi=1.0, floor=1.0)
+    t = _with(t, worst=dataclasses.replace(t.worst, family_ceiling=2.17))
+    v = decide(t)
+    assert v.verdict == INCONCLUSIVE and "no attacker can show more than 2.17 bits" in v.reason
+
+
+def test_a_floor_that_more_speakers_cannot_lower_is_said_and_no_count_is_promised():
+    t = _with(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=4.17), floor_bound=4.17)
+    v = decide(t)
+    assert v.verdict == INCONCLUSIVE and v.more_units is None
+    assert "more speakers at the same share of target trials would not decide it" in v.reason
+
+
+def test_a_tiny_budget_does_not_overflow():
+    v = decide(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=1.0), budget_bits=1e-200)
+    assert v.verdict == INCONCLUSIVE and v.more_units == 10 ** 12

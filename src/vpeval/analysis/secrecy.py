@@ -1,5 +1,5 @@
 r"""The perfect-secrecy test of a system: one permutation engine for every attacker, trial type and statistic,
-adjusted family-wise (Westfall-Young min-P), with the worst case it decides on and its uncertainty.
+adjusted family-wise (Westfall-Young max-T), with the worst case it decides on and its uncertainty.
 
 Null hypothesis
 ---------------
@@ -44,12 +44,17 @@ name the exposed speakers.
 Family-wise adjustment
 ----------------------
 Every statistic of every member is recomputed on the same ``n_perm`` relabellings (row 0: the observed labels).
-Per statistic ``k`` and relabelling ``b``, ``p_{b,k} = #{b' : T_{b',k} >= T_{b,k}} / (n_perm + 1)``; the
-adjusted p-value of ``k`` is ``#{b : min_k' p_{b,k'} <= p_{0,k}} / (n_perm + 1)`` (single-step min-P,
-Westfall & Young, "Resampling-Based Multiple Testing", 1993, Algorithm 2.8; the observed labelling counts as
-one relabelling, Phipson & Smyth 2010). Perfect secrecy is rejected iff the smallest adjusted p-value is
-``<= alpha``: however many attackers, trial types and statistics are added, the chance that a perfectly
-secret system is rejected stays ``<= alpha``.
+Each statistic ``k`` is put on the scale of its own null spread, ``Z_{b,k} = (T_{b,k} - m_k) / (q_k - m_k)``
+with ``m_k`` and ``q_k`` the median and 95th percentile of ``T_{.,k}`` over all relabellings (a symmetric
+function of the rows, so exchangeability is kept); the adjusted p-value of ``k`` is
+``#{b : max_k' Z_{b,k'} >= Z_{0,k}} / (n_perm + 1)`` (single-step max-T, Westfall & Young, "Resampling-Based
+Multiple Testing", 1993, Algorithm 2.5; the observed labelling counts as one relabelling, Phipson & Smyth 2010).
+Perfect secrecy is rejected iff the smallest adjusted p-value is ``<= alpha``: however many attackers, trial
+types and statistics are added, the chance that a perfectly secret system is rejected stays ``<= alpha``.
+(Min-P on the raw p-values, tried first, loses its power with many statistics: its adjusted p-value cannot fall
+below the number of relabellings that top some column.) When the relabellings cannot reach ``alpha`` at all
+(``1 / (n_perm + 1) > alpha``, or fewer distinct relabellings than ``1 / alpha``, e.g. 3 speakers have 6), a
+:class:`~vpeval.errors.FewPermutationsWarning` is issued and ``can_reject`` is False.
 
 The worst case and its uncertainty
 ----------------------------------
@@ -74,12 +79,14 @@ Results depend on the input only as a set (canonical orders everywhere) and on `
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import VpevalError
+from ..errors import FewPermutationsWarning, VpevalError
 from ..io.trials import Trials
 from ..stats.results import order_statistic
 from .worst_case import eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks
@@ -88,6 +95,13 @@ __all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCa
            "secrecy_test", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS"]
 
 _LN2 = math.log(2.0)
+#: Comparisons of bit values computed along different float paths (PAV fit vs closed form) allow this much.
+_ROUNDING = 1e-9
+#: A worst case this close (bits) to its ceiling is read as at the ceiling (a regularised LID never reaches
+#: log2 N exactly).
+CEILING_TOLERANCE_BITS = 0.01
+#: Most relabellings (and bootstrap replicates) one test may ask for (memory grows with them).
+MAX_N_PERM = 100_000
 #: Knots of the LID slope's interpolation in T_z (:func:`vpeval.stats.one_to_n._null_lids`).
 LID_SLOPE_GRID = 33
 SCHEMES = ("speaker", "probe", "trial")
@@ -97,8 +111,8 @@ _SCHEME_NOTES = {
     "speaker": "speaker identities permuted among the evaluation speakers (all probes of a speaker together)",
     "probe": "each probe's target moved to a random model of its own row; assumes the probes of one speaker "
              "exchangeable (they are relabelled independently)",
-    "trial": "trial labels permuted over all trials; assumes exchangeable trials (no speaker labels in the "
-             "input, so trials of one speaker are treated as independent)",
+    "trial": "trial labels permuted over all trials; assumes exchangeable trials (the input gives no usable "
+             "speaker structure, so trials of one speaker are treated as independent)",
 }
 
 
@@ -179,7 +193,9 @@ class WorstCase:
 
     ``ci_low``/``ci_high`` are the 5th and 95th percentiles of the re-selected bootstrap (two one-sided 95 %
     bounds, a 90 % interval); ``ceiling`` the most this statistic can show at this sample size (``at_ceiling``:
-    the value is there, so it means "at least this much").
+    the value is there, within :data:`CEILING_TOLERANCE_BITS`, so it means "at least this much");
+    ``family_ceiling`` the most any member of the family can show (at or below the budget, no verdict can say
+    the budget is exceeded or ruled out).
     """
 
     value: float
@@ -193,12 +209,14 @@ class WorstCase:
     at_ceiling: bool
     n_boot: int
     interval_method: str
+    family_ceiling: float = math.inf
 
     def to_dict(self) -> dict:
         return {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
                 "trial_type": self.trial_type, "floor_bits": self.floor, "ci_low_bits": self.ci_low,
                 "ci_high_bits": self.ci_high, "ci_level": 0.90, "ceiling_bits": self.ceiling,
-                "at_ceiling": self.at_ceiling, "n_boot": self.n_boot, "interval_method": self.interval_method}
+                "at_ceiling": self.at_ceiling, "family_ceiling_bits": self.family_ceiling, "n_boot": self.n_boot,
+                "interval_method": self.interval_method}
 
 
 @dataclass(frozen=True)
@@ -223,6 +241,17 @@ class SecrecyTest:
         Most exposed first.
     n_units : int
         Evaluation speakers (``"speaker"``), probes (``"probe"``) or trials (``"trial"``): the resampling units.
+    floor_bound : float
+        A lower bound (bits) of the noise floor that adding speakers at the same share of target trials cannot
+        lower: for an eps_max member whose target share ``Nt / N`` exceeds 5 %, a single target trial at the top
+        of the scores (probability ``Nt / N``) alone gets the Laplace-PAV bin ``2/3``, i.e.
+        ``log2(2 Nn / Nt)`` bits; the largest such value over the family (0 when none applies).
+    log10_distinct : float
+        log10 of the number of distinct relabellings of the scheme (``|S|!``, the product of the probes' row
+        sizes, or ``C(n, n_tar)``).
+    can_reject : bool
+        Whether any p-value ``<= alpha`` is reachable: ``1 / (n_perm + 1) <= alpha`` and at least ``1 / alpha``
+        distinct relabellings.
     null_max : ndarray of shape (n_perm,)
         The family maximum of the worst-case statistics per relabelling (bits), for plots.
     """
@@ -240,11 +269,16 @@ class SecrecyTest:
     exposed: list
     n_units: int
     null_max: np.ndarray = field(repr=False)
+    log10_distinct: float = math.inf
+    can_reject: bool = True
+    floor_bound: float = 0.0
 
     def to_dict(self) -> dict:
         return {"scheme": self.scheme, "scheme_note": self.scheme_note, "n_perm": self.n_perm, "seed": self.seed,
                 "alpha": self.alpha, "p_value": self.p_value, "rejected": self.rejected,
-                "n_units": self.n_units, "worst_case": self.worst.to_dict(),
+                "n_units": self.n_units, "log10_distinct_relabellings": self.log10_distinct,
+                "can_reject": self.can_reject, "floor_bound_bits": self.floor_bound,
+                "worst_case": self.worst.to_dict(),
                 "thresholds_bits": dict(self.thresholds), "exposed_speakers": [e.to_dict() for e in self.exposed],
                 "members": [m.to_dict() for m in self.members]}
 
@@ -604,9 +638,11 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     trials, one_to_n = list(trials), list(one_to_n)
     if not trials and not one_to_n:
         raise VpevalError("the perfect-secrecy test needs at least one member (trials or a 1-to-N matrix)")
-    for name, v, lo in (("n_perm", n_perm, 19), ("n_boot", n_boot, 1), ("seed", seed, 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-            raise VpevalError(f"{name} must be an integer >= {lo}, got {v!r}")
+    for name, v, lo, hi in (("n_perm", n_perm, 19, MAX_N_PERM), ("n_boot", n_boot, 1, MAX_N_PERM),
+                            ("seed", seed, 0, None)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+            raise VpevalError(f"{name} must be an integer >= {lo}" + (f" and <= {hi:,}" if hi else "")
+                              + f", got {v!r}")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise VpevalError(f"alpha must be in (0, 1), got {alpha!r}")
     unknown = set(statistics) - {"eps_max", "d_ece", "lid_max", "alid"}
@@ -713,21 +749,49 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     # ---- bootstrap of the re-selected family maximum
     reps, n_units = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
     a, tt, st, _ = meta[best]
-    if st == "eps_max":
-        pb = preps[[i for i, p in enumerate(preps) if (p.inp.attacker, p.inp.trial_type) == (a, tt)][0]]
-        ceiling = eps_max_ceiling_nats(pb.n_tar, pb.block.size - pb.n_tar) / _LN2
-    else:
-        mi = [i for i in one_to_n if (i.attacker, i.trial_type) == (a, tt)][0]
-        ceiling = math.log2(mi.matrix.scores.shape[1])
+
+    def ceiling_of(attacker, trial_type, stat):
+        if stat == "eps_max":
+            pb = next(p for p in preps if (p.inp.attacker, p.inp.trial_type) == (attacker, trial_type))
+            return eps_max_ceiling_nats(pb.n_tar, pb.block.size - pb.n_tar) / _LN2
+        mi = next(i for i in one_to_n if (i.attacker, i.trial_type) == (attacker, trial_type))
+        return math.log2(np.shape(mi.matrix.scores)[1])
+
+    ceiling = ceiling_of(a, tt, st)
+    family_ceiling = max(ceiling_of(meta[k][0], meta[k][1], meta[k][2]) for k in wc)
     value = float(T[0, best])
     worst = WorstCase(value, st, a, tt, _exact_q(null_max, 0.95), _exact_q(reps, 0.05), _exact_q(reps, 0.95),
-                      float(ceiling), bool(value >= ceiling * (1 - 1e-9)), n_boot,
+                      float(ceiling), bool(value >= ceiling - CEILING_TOLERANCE_BITS), n_boot,
                       "speaker bootstrap of the family maximum, strongest attacker re-selected in every replicate"
                       if scheme == "speaker" else
                       f"{'probe' if scheme == 'probe' else 'trial'} bootstrap of the family maximum, strongest "
                       "attacker re-selected in every replicate")
+    worst = dataclasses.replace(worst, family_ceiling=float(family_ceiling))
+    log10_distinct = _log10_distinct(scheme, S, preps)
+    can_reject = 1.0 / (n_perm + 1) <= alpha and log10_distinct >= math.log10(1.0 / alpha)
+    if not can_reject:
+        warnings.warn(f"the perfect-secrecy test cannot reject at alpha = {alpha:g}: "
+                      + (f"{n_perm} relabellings reach p >= {1 / (n_perm + 1):.3g}" if 1.0 / (n_perm + 1) > alpha
+                         else f"only about {10 ** log10_distinct:.3g} distinct relabellings exist")
+                      + "; the verdict cannot be 'leaks', 'partial' or 'protects'", FewPermutationsWarning,
+                      stacklevel=2)
+    if scheme == "speaker":
+        n_units = int(S.size)
+    bounds = [math.log2(2.0 * (p.block.size - p.n_tar) / p.n_tar) for p in preps
+              if "eps_max" in t_stats and p.n_tar / p.block.size > 0.05]
     return SecrecyTest(scheme, _SCHEME_NOTES[scheme], n_perm, seed, float(alpha), p_family,
-                       bool(p_family <= alpha), members, worst, thresholds, exposed, n_units, null_max)
+                       bool(p_family <= alpha and can_reject), members, worst, thresholds, exposed, n_units,
+                       null_max, float(log10_distinct), bool(can_reject), float(max(bounds, default=0.0)))
+
+
+def _log10_distinct(scheme: str, S, preps) -> float:
+    """log10 of the number of distinct relabellings (module docstring)."""
+    if scheme == "speaker":
+        return math.lgamma(S.size + 1) / math.log(10)
+    if scheme == "probe":
+        return min(float(np.log10(p.group_size).sum()) for p in preps)
+    return min((math.lgamma(p.block.size + 1) - math.lgamma(p.n_tar + 1) - math.lgamma(p.block.size - p.n_tar + 1))
+               / math.log(10) for p in preps)
 
 
 def _exposed(preps, lid_obs, thresholds, S, scheme) -> list[ExposedSpeaker]:
@@ -751,14 +815,14 @@ def _exposed(preps, lid_obs, thresholds, S, scheme) -> list[ExposedSpeaker]:
             v = np.abs(tar_llr) / _LN2
             for s in np.unique(spk):
                 x = float(v[spk == s].max())
-                if x > thr:
+                if x > thr + _ROUNDING:  # two float paths to the same bin value must not list a speaker
                     offer(ExposedSpeaker(str(s), x, thr, "eps_max", p.inp.attacker, p.inp.trial_type))
     thr = thresholds.get("lid_max")
     if thr is not None:
         for i, lid, pspk in lid_obs:
             for s in np.unique(pspk):
                 x = float(lid[pspk == s].max())
-                if x > thr:
+                if x > thr + _ROUNDING:
                     offer(ExposedSpeaker(str(s), x, thr, "lid_max", i.attacker, i.trial_type))
     return sorted(best.values(), key=lambda e: (-e.value, e.speaker))
 

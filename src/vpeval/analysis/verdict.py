@@ -16,9 +16,16 @@ secrecy). With the budget ``b`` (bits, ``--budget-bits``):
 ``inconclusive``
     not rejected, but ``max(U, F) > b``: at this sample size the data cannot rule out a worst case above the
     budget (an uninformative attacker alone reaches ``F`` by chance). The verdict says how many more
-    resampling units (speakers) would bring ``max(U, F)`` under the budget if it shrinks as ``1/sqrt(n)``.
+    resampling units (speakers) would bring ``max(U, F)`` under the budget if it shrinks as ``1/sqrt(n)``, or
+    that more speakers at the same share of target trials cannot (``floor_bound`` of the test: with more than
+    5 % target trials, a single target at the top of the scores alone reaches ``log2(2 Nn / Nt)`` bits). Also
+    ``inconclusive`` when the test cannot reject at ``alpha`` at all (too few relabellings or speakers) and when
+    no attacker could show more than the budget even at perfect separation (the family's ceiling is ``<= b``).
 ``protects``
-    not rejected and ``max(U, F) <= b``: reachable with enough data.
+    not rejected and ``max(U, F) <= b``: reachable where the noise floor falls under the budget (balanced
+    designs: with half the trials targets the floor tends to 1 bit).
+
+Comparisons with the budget allow a relative ``1e-9`` (a likelihood ratio of exactly 10 is not "above" 10).
 
 The EER stays in the sentence as evidence of the average, never as the decider.
 
@@ -140,6 +147,19 @@ def _p(test: SecrecyTest) -> str:
     return f"p = {test.p_value:.3g}"
 
 
+#: Relative tolerance of the budget comparisons (bits from different float paths).
+_TOL = 1e-9
+_STUCK = (" (a single target trial at the top of the scores alone reaches {bound} with a probability above 5 %; "
+          "the Laplace-PAV eps_max does not shrink towards 0 with more data at a fixed target share, so only a "
+          "larger budget can be ruled in or out)")
+
+
+def _more_units(n: int, upper: float, b: float) -> int:
+    """Units to add so that ``upper`` shrinks to ``b`` if it scales as 1/sqrt(n) (capped at 10**12)."""
+    ratio = min(upper / b, 1e6)
+    return int(max(1, min(10 ** 12, math.ceil(n * ratio * ratio) - n)))
+
+
 def _budget(b: float) -> str:
     return f"the budget of {_bits(b)} (a likelihood ratio of {2 ** b:.3g})"
 
@@ -165,34 +185,54 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
     b = check_budget(budget_bits)
     w = test.worst
     upper = max(w.ci_high, w.floor)
+    tol = _TOL * max(1.0, b)  # bit values from different float paths: an LR of exactly 10 is not "above" 10
     more = None
+    warnings = []
+    stuck = test.floor_bound > b + tol  # more speakers at this target share cannot lower the floor enough
     if test.rejected:
-        verdict = LEAKS if w.ci_low > b else PARTIAL
+        verdict = LEAKS if w.ci_low > b + tol else PARTIAL
         reason = (f"perfect secrecy is rejected family-wise ({_p(test)}; alpha {test.alpha:g}) and the worst "
                   f"case's lower bound {_bits(w.ci_low)} is "
                   + ("above " if verdict == LEAKS else "within ") + _budget(b))
-    elif upper <= b:
+    elif not test.can_reject:
+        verdict = INCONCLUSIVE
+        reason = (f"the test cannot reject perfect secrecy at alpha {test.alpha:g} with these data: "
+                  + (f"{test.n_perm} relabellings reach p >= {1 / (test.n_perm + 1):.3g}"
+                     if 1.0 / (test.n_perm + 1) > test.alpha else
+                     f"only about {10 ** test.log10_distinct:.3g} distinct relabellings exist (too few speakers)"))
+    elif w.family_ceiling <= b + tol:
+        verdict = INCONCLUSIVE
+        reason = (f"perfect secrecy is not rejected ({_p(test)}), but with these trial counts no attacker can show "
+                  f"more than {_bits(w.family_ceiling)} (perfect separation), at or below {_budget(b)}: the data "
+                  "cannot tell whether the budget is kept")
+    elif upper <= b + tol:
         verdict = PROTECTS
         reason = (f"perfect secrecy is not rejected ({_p(test)}) and the worst case's upper bound "
                   f"{_bits(w.ci_high)} and noise floor {_bits(w.floor)} are within {_budget(b)}")
     else:
         verdict = INCONCLUSIVE
-        n = test.n_units
-        more = max(1, math.ceil(n * (upper / b) ** 2) - n)
         reason = (f"perfect secrecy is not rejected ({_p(test)}), but the data cannot rule out a worst case "
-                  f"above {_budget(b)} (upper bound {_bits(w.ci_high)}, noise floor {_bits(w.floor)}); about "
-                  f"{more} more {_UNIT_WORDS[test.scheme]} (at the observed spread, if it shrinks as 1/sqrt(n)) "
-                  "would decide it")
-    warnings = []
-    if w.floor > b and verdict != INCONCLUSIVE:
-        n = test.n_units
-        warnings.append(f"at this sample size the noise floor ({_bits(w.floor)}: what the strongest attacker "
-                        f"reaches by chance) exceeds {_budget(b)}, so 'protects' cannot be reached here; about "
-                        f"{max(1, math.ceil(n * (w.floor / b) ** 2) - n)} more {_UNIT_WORDS[test.scheme]} would "
-                        "be needed (if the floor shrinks as 1/sqrt(n))")
+                  f"above {_budget(b)} (upper bound {_bits(w.ci_high)}, noise floor {_bits(w.floor)})")
+        if stuck:
+            reason += ("; more speakers at the same share of target trials would not decide it" + _STUCK.format(
+                bound=_bits(test.floor_bound)))
+        else:
+            more = _more_units(test.n_units, upper, b)
+            reason += (f"; about {more:,} more {_UNIT_WORDS[test.scheme]} (at the observed spread, if it shrinks "
+                       "as 1/sqrt(n)) would decide it")
+    if w.floor > b + tol and verdict != INCONCLUSIVE:
+        msg = (f"at this sample size the noise floor ({_bits(w.floor)}: what the strongest attacker reaches by "
+               f"chance) exceeds {_budget(b)}, so 'protects' cannot be reached here")
+        if stuck:
+            msg += ", nor by adding speakers at the same share of target trials" + _STUCK.format(
+                bound=_bits(test.floor_bound))
+        else:
+            msg += (f"; about {_more_units(test.n_units, w.floor, b):,} more {_UNIT_WORDS[test.scheme]} would be "
+                    "needed (if the floor shrinks as 1/sqrt(n))")
+        warnings.append(msg)
     if w.at_ceiling:
-        warnings.append(f"the worst case {_b(w.value)} bits sits at the most {w.statistic} can show with these "
-                        f"trial counts ({_b(w.ceiling)} bits): read it as 'at least this much'")
+        warnings.append(f"the worst case {_bits(w.value)} sits at the most {w.statistic} can show with these "
+                        f"trial counts ({_bits(w.ceiling)}): read it as 'at least this much'")
     if test.scheme != "speaker":
         warnings.append(f"relabelling: {test.scheme_note}")
     eers = [m for m in test.members if m.eer_rocch is not None]

@@ -277,11 +277,11 @@ BudgetOpt = typer.Option(
     "ratio of 10, the upper edge of privacy-ZEBRA's tag A). 'leaks' needs the worst case's lower bound above it, "
     "'protects' the upper bound and the noise floor within it.")
 VerdictPermOpt = typer.Option(
-    999, "--n-perm", min=19, help="Relabellings of the family-wise perfect-secrecy test behind the verdict "
+    999, "--n-perm", min=19, max=100_000, help="Relabellings of the family-wise perfect-secrecy test behind the verdict "
     "(the smallest p-value is 1/(n+1)).")
 #: verify / report: the default depends on the input's size (vpeval.analysis.families.default_n_perm)
 ScorePermOpt = typer.Option(
-    None, "--n-perm", min=19, help="Relabellings of the verdict's perfect-secrecy test (the smallest p-value is "
+    None, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (the smallest p-value is "
     "1/(n+1)); default 999, or 199 for inputs above 2,000,000 trials (each relabelling of a score label file "
     "costs a pass over its trials).")
 AlphaOpt = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Family-wise level of the verdict's test.")

@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
         workers: Optional[int] = WorkersOpt,
         budget_bits: Optional[float] = BudgetOpt,
         n_perm: int = typer.Option(
-            999, "--n-perm", min=19, help="Relabellings of the verdict's perfect-secrecy test (each recomputes every "
+            999, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (each recomputes every "
             "probe's LID: about n_perm passes over the matrix; lower it or use --no-verdict for large tables)."),
         alpha: float = AlphaOpt,
         no_verdict: bool = NoVerdictOpt,

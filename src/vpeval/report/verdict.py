@@ -44,11 +44,20 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
 def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None = None,
                     n_attackers: dict[str, int] | None = None, *, empty_note: str | None = None,
                     undecided: dict[str, str] | None = None) -> Section:
-    """The block the page opens with: per system the verdict sentence, the verdict table, the scorecard of
-    headline numbers (audits), the warnings and the rule; ``undecided`` names systems without a verdict and
-    why."""
+    """The block the page opens with: the verdict table (one row per system), then per system its sentence, the
+    warnings, the scorecard of headline numbers (audits) and the rule; ``undecided`` names systems without a
+    verdict and why."""
     multi = len(verdicts) + len(undecided or {}) > 1
     sec = Section("verdict", "Verdict: does the anonymizer hide who is speaking?")
+    if verdicts:  # the numbers of every system first (one row each), then each system's sentence
+        sec.blocks.append(Table(
+            VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
+            caption="Worst case: the largest eps_max or LID_max (bits) over every attacker; 90 % interval: "
+                    "bootstrap over speakers (probes or trials when the input has none) re-selecting the strongest attacker; "
+                    "noise floor: what the strongest "
+                    "attacker reaches by chance (95th percentile under perfect secrecy); p family-wise over every "
+                    "attacker, trial type and statistic; lowest EER: the average, evidence only (ideal 50 %)",
+            cell_classes=_CLASSES))
     for system, v in verdicts.items():
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
         sec.blocks.append(Paragraph(lead + v["sentence"], kind=f"verdict-{v['verdict']}"))
@@ -57,15 +66,6 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
     if not verdicts and not undecided:
         sec.blocks.append(Paragraph(empty_note or "No attack trial type (oa, aa) was computed, so there is no "
                                     "verdict.", kind="warning"))
-    else:
-        sec.blocks.append(Table(
-            VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
-            caption="The verdict decided by the worst case: the largest eps_max or LID_max (bits) over every "
-                    "attacker, with its 90 % interval (speaker bootstrap, strongest attacker re-selected in each "
-                    "replicate) and its noise floor (95th percentile of the same maximum under perfect secrecy); "
-                    "p family-wise over every attacker, trial type and statistic; the lowest ROCCH-EER is the "
-                    "average, shown as evidence only (ideal 50 %)",
-            cell_classes=_CLASSES))
     for system, v in verdicts.items():
         for w in v.get("warnings", []):
             sec.blocks.append(Paragraph((f"{system}: " if multi else "") + w, kind="note"))
