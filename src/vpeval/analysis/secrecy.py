@@ -488,10 +488,6 @@ def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
     (every value of row ``r + 1`` exceeds every value of row ``r``) and one call of scipy's isotonic regression
     fits all rows. Bins are re-counted from the integer slot counts, as in :func:`vpeval.blocks.pav_bins`.
     """
-    from scipy.optimize import isotonic_regression
-
-    from ..metrics.zebra import _expected_ece_tar_nats
-
     R, K = tb.shape
     n = int(p.cum[-1])
     size = np.diff(p.cum)
@@ -516,7 +512,18 @@ def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
     w = (slot_t + slot_n).reshape(-1)
     keep = w > 0
     row = np.repeat(np.arange(R), 2 * K + 1)[keep]
-    st, sn, w = slot_t.reshape(-1)[keep], slot_n.reshape(-1)[keep], w[keep].astype(np.float64)
+    st, sn = slot_t.reshape(-1)[keep], slot_n.reshape(-1)[keep]
+    return _d_ece_slots(st.astype(np.float64), sn.astype(np.float64), row, R, K, n)
+
+
+def _d_ece_slots(st: np.ndarray, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) -> np.ndarray:
+    """D_ECE (bits) per row from the non-empty slots of all rows (targets ``st``, non-targets ``sn``, row ids
+    ascending): one isotonic fit with row ``r`` shifted by ``2 r``, bins re-counted from the slot counts."""
+    from scipy.optimize import isotonic_regression
+
+    from ..metrics.zebra import _expected_ece_tar_nats
+
+    w = st + sn
     y = st / w + 2.0 * row
     starts = np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)
     bt, bn = np.add.reduceat(st, starts), np.add.reduceat(sn, starts)
@@ -530,10 +537,6 @@ def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
 
 def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
     """:func:`_d_ece_rows` when every block holds one trial: target slots (1, 0), gaps of non-targets."""
-    from scipy.optimize import isotonic_regression
-
-    from ..metrics.zebra import _expected_ece_tar_nats
-
     gap = np.empty((R, K + 1), dtype=np.int64)
     gap[:, 0] = tb[:, 0]
     np.subtract(tb[:, 1:], tb[:, :-1] + 1, out=gap[:, 1:-1])
@@ -545,16 +548,7 @@ def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
     keep = (w > 0).reshape(-1)
     row = np.repeat(np.arange(R), 2 * K + 1)[keep]
     st, w = st.reshape(-1)[keep], w.reshape(-1)[keep]
-    y = st + 2.0 * row  # a slot is pure: proportion 1 (target) or 0 (a gap)
-    starts = np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)
-    bt = np.add.reduceat(st, starts)
-    bn = np.add.reduceat(w, starts) - bt
-    brow = row[starts]
-    with np.errstate(divide="ignore"):
-        llr = (np.log(bt) - np.log(bn)) - (math.log(K) - math.log(n - K))
-    et = np.where(bt > 0, bt * _expected_ece_tar_nats(np.where(bt > 0, llr, 0.0)), 0.0) / K
-    en = np.where(bn > 0, bn * _expected_ece_tar_nats(np.where(bn > 0, -llr, 0.0)), 0.0) / (n - K)
-    return (0.5 - np.bincount(brow, weights=et + en, minlength=R)) / _LN2
+    return _d_ece_slots(st, w - st, row, R, K, n)  # a slot is pure: a target, or a gap of non-targets
 
 
 def _lid_rows(z: np.ndarray, cols: np.ndarray) -> np.ndarray:
