@@ -70,6 +70,25 @@ def test_weighted_eps_max_is_the_pav_fit_of_repeated_trials(data, k):
     assert got == pytest.approx(ref, rel=1e-12, abs=1e-12)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 5), st.integers(0, 2 ** 31))
+def test_unit_weighted_eps_max_equals_the_weighted_block_counts(n, n_units, seed):
+    """The O(K) bootstrap kernel (candidates at target blocks, the top block alone) equals the full-block one,
+    units of weight 0 included."""
+    from vpeval.analysis.worst_case import eps_max_unit_weighted
+
+    rng = np.random.default_rng(seed)
+    block = rng.integers(0, int(rng.integers(1, n + 1)), size=n)
+    unit = rng.integers(0, n_units, size=n)
+    is_tar = rng.random(n) < rng.random()
+    W = rng.integers(0, 3, size=(4, n_units)).astype(float)
+    nb = int(block.max()) + 1
+    nt = np.array([np.bincount(block, weights=w[unit] * is_tar, minlength=nb) for w in W])
+    na = np.array([np.bincount(block, weights=w[unit], minlength=nb) for w in W])
+    np.testing.assert_allclose(eps_max_unit_weighted(unit, block, is_tar, W), eps_max_from_block_counts(nt, na),
+                               rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
 def test_ceiling_is_perfect_separation():
     for nt, nn in ((1, 1), (50, 5500), (7, 3)):
         size = np.ones(nt + nn, dtype=int)

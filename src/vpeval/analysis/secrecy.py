@@ -89,7 +89,9 @@ import numpy as np
 from ..errors import FewPermutationsWarning, VpevalError
 from ..io.trials import Trials
 from ..stats.results import order_statistic
-from .worst_case import eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks
+from .worst_case import (
+    eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks, eps_max_unit_weighted,
+)
 
 __all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "SecrecyTest",
            "secrecy_test", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS"]
@@ -315,6 +317,9 @@ class _TrialPrep:
     is_tar: np.ndarray  # canonical order
     n_tar: int
     untied: bool = False  # every tie block holds one trial
+    pair_block: np.ndarray | None = None  # speaker scheme: blocks of the trials grouped by (model, probe) pair
+    pair_count: np.ndarray | None = None
+    pair_start: np.ndarray | None = None
     model_idx: np.ndarray | None = None  # index in S or -1, canonical order
     probe_idx: np.ndarray | None = None
     group_start: np.ndarray | None = None  # probe scheme: per test key holding a target, first trial ...
@@ -409,7 +414,16 @@ def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
     if pairs.size != n_pairs or n_pairs != n_probes * S.size:
         return False
     # every trial of a probe in S must be with the probe's model set complete; targets only inside S
-    return bool((p.is_tar <= inside).all())
+    if not bool((p.is_tar <= inside).all()):
+        return False
+    # the trials of each (model, probe speaker) pair, for the O(K) gather of a relabelling's targets
+    pos = np.flatnonzero(inside)
+    code = p.model_idx[pos] * S.size + p.probe_idx[pos]
+    o = np.argsort(code, kind="stable")
+    p.pair_block = p.block[pos[o]]
+    p.pair_count = np.bincount(code, minlength=S.size * S.size)
+    p.pair_start = np.r_[0, np.cumsum(p.pair_count)[:-1]]
+    return True
 
 
 def _probe_design(p: _TrialPrep) -> bool:
@@ -447,12 +461,17 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, rng_trial, rows: slice
     """Sorted tie blocks of the targets of relabellings ``rows`` (row 0 = observed), shape (R, K)."""
     R = rows.stop - rows.start
     if scheme == "speaker":
+        # model m gets identity sig[m]: its trials with probes of that speaker are the targets; gather their
+        # blocks pair by pair (O(K) per relabelling), then sort each row
         s = sig[rows]
-        valid = p.model_idx >= 0
-        mi = np.where(valid, p.model_idx, 0)
-        mask = (s[:, mi] == p.probe_idx[None, :]) & valid[None, :]
-        r, c = np.nonzero(mask)
-        return p.block[c].reshape(R, p.n_tar)  # canonical order is by score: already sorted per row
+        n_s = s.shape[1]
+        codes = (np.arange(n_s)[None, :] * n_s + s).reshape(-1)
+        lengths = p.pair_count[codes]
+        starts = p.pair_start[codes]
+        total = int(lengths.sum())
+        offsets = np.cumsum(lengths) - lengths
+        idx = np.repeat(starts - offsets, lengths) + np.arange(total)
+        return np.sort(p.pair_block[idx].reshape(R, p.n_tar), axis=1)
     out = np.empty((R, p.n_tar), dtype=np.int64)
     for i, r in enumerate(range(rows.start, rows.stop)):
         if r == 0:
@@ -671,7 +690,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     for p in preps:
         eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
         rows_needed = n_perm + 1
-        chunk = max(1, min(rows_needed, (1 << 24) // max(1, p.block.size)))
+        chunk = max(1, min(rows_needed, (1 << 22) // max(1, p.n_tar)))
         eps, dec = [], []
         for lo in range(0, rows_needed, chunk):
             tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
@@ -823,8 +842,6 @@ def _exposed(preps, lid_obs, thresholds, S, scheme) -> list[ExposedSpeaker]:
 
 def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
     """Replicates of the family maximum of the worst-case statistics, re-selected per replicate."""
-    from scipy.sparse import csr_matrix
-
     rng = np.random.default_rng([seed, 2])
     if scheme == "speaker":
         names = sorted(set().union(*[set(np.asarray(p.inp.probe_speaker, dtype=str).tolist()) for p in preps],
@@ -844,13 +861,9 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
                 pos = {s: k for k, s in enumerate(names)}
                 src = p.inp.probe_speaker if scheme == "speaker" else p.inp.trials.test
                 unit = np.array([pos[s] for s in np.asarray(src, dtype=str)[p.order].tolist()], dtype=np.int64)
-                ones = np.ones(unit.size)
-                M_all = csr_matrix((ones, (unit, p.block)), shape=(U, B))
-                M_tar = csr_matrix((ones[p.is_tar], (unit[p.is_tar], p.block[p.is_tar])), shape=(U, B))
-                step = max(1, (1 << 22) // max(B, 1))
-                for lo in range(0, n_boot, step):
-                    w = W[lo:lo + step]
-                    v = eps_max_from_block_counts((M_tar.T @ w.T).T, (M_all.T @ w.T).T) / _LN2
+                step = max(1, (1 << 22) // max(p.n_tar, U, 1))
+                for lo in range(0, n_boot, step):  # O(K) per replicate: candidates at the target blocks only
+                    v = eps_max_unit_weighted(unit, p.block, p.is_tar, W[lo:lo + step]) / _LN2
                     reps[lo:lo + step] = np.fmax(reps[lo:lo + step], v)
             else:
                 n = p.block.size

@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-__all__ = ["eps_max_from_target_blocks", "eps_max_from_block_counts", "eps_max_ceiling_nats"]
+__all__ = ["eps_max_from_target_blocks", "eps_max_from_block_counts", "eps_max_unit_weighted", "eps_max_ceiling_nats"]
 
 
 def _llr(p: np.ndarray, n_tar, n_non) -> np.ndarray:
@@ -132,3 +132,75 @@ def eps_max_ceiling_nats(n_tar: int, n_non: int) -> float:
     if n_tar < 1 or n_non < 1:
         raise ValueError("the ceiling needs at least one trial of each class")
     return max(math.log(n_tar + 1) + math.log(n_non / n_tar), math.log(n_non + 1) + math.log(n_tar / n_non))
+
+
+def eps_max_unit_weighted(unit: np.ndarray, block: np.ndarray, is_tar: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """eps_max (nats, Laplace PAV) of resamples that weight whole units (speakers, probes), in O(K) per resample.
+
+    The same value as :func:`eps_max_from_block_counts` of the weighted block counts, with the candidates of
+    the min-max formulas (module docstring) evaluated only where they can be extreme: at the blocks holding
+    targets, over the whole sequence, and the highest non-empty block alone. Trials of weight 0 are absent.
+
+    Parameters
+    ----------
+    unit, block : ndarray of int, shape (n,)
+        Unit (``0 .. U-1``) and tie block (ascending scores) of every trial.
+    is_tar : ndarray of bool, shape (n,)
+    W : ndarray of float, shape (R, U)
+        Non-negative weight of every unit in every resample.
+
+    Returns
+    -------
+    ndarray of float64, shape (R,)
+        NaN for a resample without targets or without non-targets.
+    """
+    W = np.atleast_2d(np.asarray(W, dtype=np.float64))
+    U = W.shape[1]
+    order = np.lexsort((unit, block))  # trials by block
+    unit, block, is_tar = unit[order], block[order], is_tar[order]
+    tpos = np.flatnonzero(is_tar)
+    tb, tu = block[tpos], unit[tpos]
+    K = tpos.size
+    # below[u, j]: trials of unit u in blocks below target j's block
+    below = np.empty((U, K), dtype=np.float64)
+    for u in range(U):
+        bu = block[unit == u]  # ascending
+        below[u] = np.searchsorted(bu, tb, side="left")
+    n_u = np.bincount(unit, minlength=U).astype(np.float64)
+    n_w = W @ n_u
+    wt = W[:, tu]  # (R, K) target weights, ascending blocks
+    k_w = wt.sum(axis=1)
+    t_suf = np.cumsum(wt[:, ::-1], axis=1)[:, ::-1]
+    t_pre = t_suf[:, :1] - t_suf  # targets strictly before j (0 at j = 0)
+    n_pre = W @ below
+    n_suf = n_w[:, None] - n_pre
+    # the highest non-empty block of each resample, its weight and whether it holds a weighted target
+    top_u = np.full(U, -1, dtype=np.int64)
+    np.maximum.at(top_u, unit, block)
+    present = W > 0
+    top = np.where(present, top_u[None, :], -1).max(axis=1)
+    # per candidate top block (some unit's highest), its trials and targets per unit
+    cands = np.unique(top_u[top_u >= 0])
+    sel = np.isin(block, cands)
+    ci = np.searchsorted(cands, block[sel])
+    cnt = np.zeros((cands.size, U))
+    tcnt = np.zeros((cands.size, U))
+    np.add.at(cnt, (ci, unit[sel]), 1.0)
+    np.add.at(tcnt, (ci, unit[sel]), is_tar[sel].astype(np.float64))
+    at = np.clip(np.searchsorted(cands, top), 0, max(cands.size - 1, 0))
+    top_size = (W * cnt[at]).sum(axis=1)
+    top_tar = (W * tcnt[at]).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok_s, ok_p = n_suf > 0, n_pre > 0
+        m1 = np.where(ok_s, t_suf / n_suf, -np.inf).max(axis=1, initial=-np.inf)
+        m2 = np.where(ok_s, (t_suf + 1.0) / (n_suf + 2.0), -np.inf).max(axis=1, initial=-np.inf)
+        m1 = np.maximum(m1, (k_w + 1.0) / (n_w + 2.0))
+        m2 = np.maximum(m2, (k_w + 2.0) / (n_w + 4.0))
+        m2 = np.where(top_tar > 0, m2, np.maximum(m2, 1.0 / (top_size + 2.0)))
+        q1 = np.where(ok_p, t_pre / n_pre, np.inf).min(axis=1, initial=np.inf)
+        q2 = np.where(ok_p, (t_pre + 1.0) / (n_pre + 2.0), np.inf).min(axis=1, initial=np.inf)
+        q1 = np.minimum(np.minimum(q1, k_w / n_w), (k_w + 1.0) / (n_w + 2.0))
+        q2 = np.minimum(np.minimum(q2, (k_w + 1.0) / (n_w + 2.0)), (k_w + 2.0) / (n_w + 4.0))
+        f_top, f_bot = np.minimum(m1, m2), np.maximum(q1, q2)
+        out = np.maximum(np.abs(_llr(f_top, k_w, n_w - k_w)), np.abs(_llr(f_bot, k_w, n_w - k_w)))
+    return np.where((k_w > 0) & (n_w - k_w > 0), out, np.nan)
