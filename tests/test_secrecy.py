@@ -465,3 +465,25 @@ def test_too_little_data_gives_no_verdict_and_says_why(tmp_path):
     assert out["verdicts"] == {} and "at least 2 evaluation speakers" in next(iter(out["verdicts_not_decided"].values()))
     r = CliRunner().invoke(app, ["verify", str(s), "--key", str(k)])
     assert r.exit_code == 0 and "no verdict: " in " ".join(r.output.split())
+
+
+def test_audit_no_verdict_skips_the_test_and_says_so(tmp_path):
+    import shutil
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
+    if not (example / "embeddings_mfcc.npz").is_file():
+        pytest.skip("bundled example missing")
+    d = tmp_path / "sys"
+    d.mkdir()
+    shutil.copy(example / "embeddings_mfcc.npz", d)
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(app, ["audit", str(d), "--backend", "cosine", "--no-verdict", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["verdicts"] == {} and "skipped" in doc["verdicts_not_decided"]["sys"]
+    assert doc["sections"][0]["id"] == "verdict"

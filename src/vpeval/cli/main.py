@@ -372,8 +372,10 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
 
 
 def _audit_verdict_kwargs(verdict: dict | None) -> dict:
-    if not verdict:
+    if verdict is None:
         return {}
+    if verdict.get("skip"):
+        return {"verdict_perm": None}
     return {"verdict_perm": verdict["n_perm"], "budget_bits": verdict["budget_bits"], "alpha": verdict["alpha"]}
 
 
@@ -478,6 +480,7 @@ def demo(
     budget_bits: Optional[float] = BudgetOpt,
     n_perm: int = VerdictPermOpt,
     alpha: float = AlphaOpt,
+    no_verdict: bool = NoVerdictOpt,
 ):
     folder = _find_example(example)
     # McAdams in the example folder itself; the further systems in its subfolders (see its README)
@@ -488,7 +491,7 @@ def demo(
                + " anonymization of LibriSpeech (bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo",
-               verdict=verdict_options(budget_bits, n_perm, alpha))
+               verdict={**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict})
 
 
 _EXAMPLE_SYSTEMS = {"vtln": "WORLD F0 + VTLN-warping", "resample": "resampling"}
@@ -527,9 +530,10 @@ def audit(
     budget_bits: Optional[float] = BudgetOpt,
     n_perm: int = VerdictPermOpt,
     alpha: float = AlphaOpt,
+    no_verdict: bool = NoVerdictOpt,
 ):
     folders: list[tuple[Path, str]] = []
-    verdict = verdict_options(budget_bits, n_perm, alpha)
+    verdict = {**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict}
     for spec in systems:
         name, path = split_name(spec)
         folder = Path(path)

@@ -499,7 +499,7 @@ def audit_systems(
     split: str = "",
     compare: bool = True,
     client=None,
-    verdict_perm: int = 999,
+    verdict_perm: int | None = 999,
     budget_bits: float = DEFAULT_BUDGET_BITS,
     alpha: float = 0.05,
 ) -> Report:
@@ -546,8 +546,9 @@ def audit_systems(
         With two or more systems, the paired comparison (:mod:`vpeval.pipeline.compare`).
     client : distributed.Client, optional
         Compute the attackers' score matrices and the 1-to-N linkage on this Dask cluster; same report.
-    verdict_perm : int
-        Relabellings of the family-wise perfect-secrecy test behind the verdict (:mod:`vpeval.analysis`).
+    verdict_perm : int or None
+        Relabellings of the family-wise perfect-secrecy test behind the verdict (:mod:`vpeval.analysis`); None
+        skips the verdict (the block then says so).
     budget_bits, alpha : float
         Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
 
@@ -570,10 +571,13 @@ def audit_systems(
                                     "systems": {s: list(a) for s, a in systems.items()},
                                     "backends": list(backends), "asnorm": bool(asnorm), "fusion": bool(fusion)})
     report.extra["attackers"] = attackers_json(results)
-    if progress:
-        progress("the verdict: family-wise perfect-secrecy test over every attacker")
-    verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                         budget_bits=budget_bits)
+    if verdict_perm is None:  # --no-verdict
+        verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
+    else:
+        if progress:
+            progress("the verdict: family-wise perfect-secrecy test over every attacker")
+        verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                                             budget_bits=budget_bits)
     report.options.update({"verdict_perm": verdict_perm, "budget_bits": budget_bits, "alpha": alpha})
     report.extra["verdicts"] = verdicts
     if undecided:
