@@ -18,7 +18,7 @@ from .document import Figure, Paragraph, Report, Table, safe_filename
 
 __all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = "1.3"  # 1.3: a not-computed number is null (was "nan"), with its error beside it
+SCHEMA_VERSION = "2.0"  # 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
 
 
 
