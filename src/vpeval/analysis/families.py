@@ -124,9 +124,11 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
         second dict instead, so one small system does not stop the audit.
     """
     from ..errors import VpevalError
+    from .secrecy import check_test_options
     from .verdict import check_budget
 
     check_budget(budget_bits)
+    check_test_options(n_perm, n_boot, seed, alpha)  # bad options raise; below, only data errors are caught
     out, undecided = {}, {}
     for system, res in results.items():
         trials, one_to_n = audit_family(res)
@@ -136,8 +138,6 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
         try:
             test = secrecy_test(trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha)
         except VpevalError as exc:
-            if any(w in str(exc) for w in ("n_perm", "n_boot", "seed", "alpha")):
-                raise
             undecided[system] = str(exc)
             continue
         v = decide(test, budget_bits)

@@ -94,7 +94,7 @@ from .worst_case import (
 )
 
 __all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "SecrecyTest",
-           "secrecy_test", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS"]
+           "secrecy_test", "check_test_options", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS"]
 
 _LN2 = math.log(2.0)
 #: Comparisons of bit values computed along different float paths (PAV fit vs closed form) allow this much.
@@ -594,8 +594,7 @@ def _standardise(T: np.ndarray) -> np.ndarray:
     """Each column in units of its own null spread: ``(T - median) / (q95 - median)`` over all rows (observed
     included, a symmetric function of the rows, so the max-T test stays exact); ``max - median`` when the 95th
     percentile equals the median, 1 when the column is constant."""
-    med = order_statistic(T, 0.5) if T.shape[1] == 1 else np.array([order_statistic(c, 0.5) for c in T.T])
-    q95 = np.array([order_statistic(c, 0.95) for c in T.T])
+    med, q95 = np.array([order_statistic(c, [0.5, 0.95]) for c in T.T]).T
     scale = q95 - med
     top = T.max(axis=0) - med
     scale = np.where(scale > 0, scale, np.where(top > 0, top, 1.0))
@@ -607,6 +606,18 @@ def _exact_q(x: np.ndarray, q: float) -> float:
 
 
 # ----------------------------------------------------------------------------------------- the test
+
+
+def check_test_options(n_perm, n_boot, seed, alpha) -> None:
+    """:class:`VpevalError` unless ``19 <= n_perm <= MAX_N_PERM``, ``1 <= n_boot <= MAX_N_PERM``, ``seed >= 0``
+    (integers) and ``0 < alpha < 1``: the options of :func:`secrecy_test`, checkable before any data is read."""
+    for name, v, lo, hi in (("n_perm", n_perm, 19, MAX_N_PERM), ("n_boot", n_boot, 1, MAX_N_PERM),
+                            ("seed", seed, 0, None)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+            raise VpevalError(f"{name} must be an integer >= {lo}" + (f" and <= {hi:,}" if hi else "")
+                              + f", got {v!r}")
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise VpevalError(f"alpha must be in (0, 1), got {alpha!r}")
 
 
 def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
@@ -651,13 +662,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     trials, one_to_n = list(trials), list(one_to_n)
     if not trials and not one_to_n:
         raise VpevalError("the perfect-secrecy test needs at least one member (trials or a 1-to-N matrix)")
-    for name, v, lo, hi in (("n_perm", n_perm, 19, MAX_N_PERM), ("n_boot", n_boot, 1, MAX_N_PERM),
-                            ("seed", seed, 0, None)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
-            raise VpevalError(f"{name} must be an integer >= {lo}" + (f" and <= {hi:,}" if hi else "")
-                              + f", got {v!r}")
-    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
-        raise VpevalError(f"alpha must be in (0, 1), got {alpha!r}")
+    check_test_options(n_perm, n_boot, seed, alpha)
     unknown = set(statistics) - {"eps_max", "d_ece", "lid_max", "alid"}
     if unknown:
         raise VpevalError(f"unknown statistics {sorted(unknown)}")
@@ -757,7 +762,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
             thresholds[st] = _exact_q(T[1:, ks].max(axis=1), 0.95)
 
     # ---- exposed speakers (observed per-speaker worst cases above the family-wise thresholds)
-    exposed = _exposed(preps, lid_obs, thresholds, S, scheme)
+    exposed = _exposed(preps, lid_obs, thresholds, scheme)
 
     # ---- bootstrap of the re-selected family maximum
     reps, n_units = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
@@ -807,7 +812,7 @@ def _log10_distinct(scheme: str, S, preps) -> float:
                / math.log(10) for p in preps)
 
 
-def _exposed(preps, lid_obs, thresholds, S, scheme) -> list[ExposedSpeaker]:
+def _exposed(preps, lid_obs, thresholds, scheme) -> list[ExposedSpeaker]:
     if scheme != "speaker":
         return []
     from ..blocks import pav_trial_llrs
