@@ -440,15 +440,64 @@ def test_tiny_perfectly_separated_input_is_not_protects():
     assert v.verdict == "inconclusive"
 
 
-def test_floor_bound_of_a_ten_percent_target_share():
-    """A single target at the top gets the Laplace-PAV bin 2/3: log2(2 Nn / Nt) bits, whatever the size."""
+def test_unpooled_floor_stays_while_the_pooled_floor_falls():
+    """At a 1:10 target share a single target at the top gets the Laplace-PAV bin 2/3, log2(2 Nn / Nt) bits,
+    whatever the size: eps_max's noise floor never falls under 4.3 bits. The pooled worst case's floor falls."""
     rng = np.random.default_rng(19)
+    pooled = []
     for n in (220, 22000):
         lab = np.zeros(n, bool)
         lab[: n // 11] = True
-        r = secrecy_test([TrialInput("f", "scores", Trials(rng.standard_normal(n), lab))], n_perm=99, n_boot=5)
-        assert r.floor_bound == pytest.approx(math.log2(2 * 10))
-        assert r.worst.floor >= r.floor_bound - 1e-9
+        r = secrecy_test([TrialInput("f", "scores", Trials(rng.standard_normal(n), lab))], n_perm=199, n_boot=20)
+        assert r.worst.floor >= math.log2(2 * 10) - 1e-9
+        assert r.protection.statistic == "eps_max_pooled" and r.protection.resolution == math.isqrt(n - 1) + 1
+        pooled.append(r.protection.floor)
+    assert pooled[1] < pooled[0] and pooled[1] < 1.0
+
+
+def test_protects_is_reachable_at_a_small_target_share():
+    """1 target in 11 trials: privacy-ZEBRA's eps_max alone could never say 'protects' here (floor 4.3 bits)."""
+    rng = np.random.default_rng(20)
+    n = 22000
+    lab = np.zeros(n, bool)
+    lab[: n // 11] = True
+    v = score_verdict(Trials(rng.standard_normal(n), lab), "null", n_perm=199, n_boot=50)
+    assert v.verdict == "protects", v.sentence
+    assert v.test.worst.floor > 4.3 and "at a resolution of 149 trials" in v.reason
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 6), min_size=2, max_size=40), st.data())
+def test_pooled_eps_max_is_zebra_on_scores_with_the_extremes_tied(scores, data):
+    """Oracle: pooling the m highest and lowest trials (ties whole) = privacy-ZEBRA's eps_max after giving
+    each pooled group one common score."""
+    from vpeval import zebra
+    from vpeval.analysis.worst_case import eps_max_pooled_nats
+
+    s = np.array(scores, dtype=float)
+    lab = np.array(data.draw(st.lists(st.booleans(), min_size=s.size, max_size=s.size)))
+    if lab.all() or not lab.any():
+        lab[0] = not lab[0]
+    m = data.draw(st.integers(1, s.size))
+    srt = np.sort(s)
+    lo_cut, hi_cut = srt[m - 1], srt[s.size - m]  # every trial tied with the m-th lowest / highest is pooled
+    if lo_cut >= hi_cut:
+        tied = np.zeros_like(s)
+    else:
+        tied = np.where(s <= lo_cut, -1.0, np.where(s >= hi_cut, 99.0, s))
+    ref = zebra(tied[lab], tied[~lab]).eps_max
+    got = eps_max_pooled_nats(s[lab], s[~lab], m)
+    assert got == pytest.approx(ref, rel=1e-9, abs=1e-12)
+    assert eps_max_pooled_nats(s[lab], s[~lab], 1) == pytest.approx(zebra(s[lab], s[~lab]).eps_max, abs=1e-12)
+
+
+def test_pooled_statistic_of_the_observed_labels_equals_the_public_function():
+    from vpeval.analysis.worst_case import eps_max_pooled_nats
+
+    rng = np.random.default_rng(21)
+    t = Trials(np.r_[rng.normal(1, 1, 40), rng.normal(0, 1, 400)], np.r_[np.ones(40), np.zeros(400)].astype(bool))
+    r = secrecy_test([TrialInput("a", "oa", t)], n_perm=19, n_boot=5)
+    assert r.protection.value == pytest.approx(eps_max_pooled_nats(t.tar, t.non) / math.log(2), rel=1e-12)
 
 
 def test_too_little_data_gives_no_verdict_and_says_why(tmp_path):

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from vpeval.analysis.secrecy import ExposedSpeaker, MemberTest, SecrecyTest, WorstCase
+from vpeval.analysis.secrecy import ExposedSpeaker, MemberTest, ProtectionBound, SecrecyTest, WorstCase
 from vpeval.analysis.verdict import (
     DEFAULT_BUDGET_BITS, INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS, decide,
 )
@@ -63,10 +63,10 @@ def test_alpha_boundary_is_inclusive():
 
 
 def test_inconclusive_says_how_many_more_speakers():
-    # max(U, F) = 6.64 = 2 x budget: four times the speakers at a 1/sqrt(n) spread -> 30 more than 10
+    # max(U, F) = 6.64 = 2 x budget: 16 times the speakers if the bound shrinks as n^(-1/4) -> 150 more than 10
     v = decide(test_(p=0.5, lo=0.0, value=1.0, hi=2 * DEFAULT_BUDGET_BITS, floor=1.0, n_units=10))
-    assert v.verdict == INCONCLUSIVE and v.more_units == 30
-    assert "30 more evaluation speakers" in v.reason
+    assert v.verdict == INCONCLUSIVE and v.more_units == 150
+    assert "150 more evaluation speakers" in v.reason
 
 
 def test_budget_is_an_option_and_checked():
@@ -151,11 +151,39 @@ def test_no_protects_when_no_attacker_could_show_the_budget():
     assert v.verdict == INCONCLUSIVE and "no attacker can show more than 2.17 bits" in v.reason
 
 
-def test_a_floor_that_more_speakers_cannot_lower_is_said_and_no_count_is_promised():
-    t = _with(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=4.17), floor_bound=4.17)
+def _pooled(hi, floor, m=75):
+    return ProtectionBound(1.0, "eps_max_pooled", "x/plda", "aa", m, floor, hi)
+
+
+@pytest.mark.parametrize("hi, floor, expected", [
+    (3.0, 1.0, PROTECTS),
+    (DEFAULT_BUDGET_BITS, DEFAULT_BUDGET_BITS, PROTECTS),
+    (DEFAULT_BUDGET_BITS + 1e-6, 1.0, INCONCLUSIVE),
+    (1.0, DEFAULT_BUDGET_BITS + 1e-6, INCONCLUSIVE),
+])
+def test_protects_reads_the_pooled_worst_case_not_the_unpooled_floor(hi, floor, expected):
+    """The Laplace-PAV floor of 7.8 bits (one target at the top) does not block 'protects'; the pooled bound does."""
+    t = _with(test_(p=0.5, lo=0.0, value=5.0, hi=8.0, floor=7.8), protection=_pooled(hi, floor))
     v = decide(t)
-    assert v.verdict == INCONCLUSIVE and v.more_units is None
-    assert "more speakers at the same share of target trials would not decide it" in v.reason
+    assert v.verdict == expected, v.reason
+    if expected == PROTECTS:
+        assert "at a resolution of 75 trials" in v.reason and "no speaker is exposed" in v.reason
+    else:
+        assert v.more_units >= 1 and "more evaluation speakers" in v.reason
+
+
+def test_an_exposed_speaker_blocks_protects():
+    ex = [ExposedSpeaker("spk3", 9.0, 8.0, "eps_max", "x/plda", "aa")]
+    t = _with(test_(p=0.06, lo=0.0, value=9.0, hi=9.0, floor=7.8, exposed=ex), protection=_pooled(1.0, 1.0))
+    v = decide(t)
+    assert v.verdict == INCONCLUSIVE and v.more_units is None and "1 evaluation speakers are exposed" in v.reason
+
+
+def test_the_pooled_bound_is_in_the_json():
+    d = decide(_with(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=1.0), protection=_pooled(2.0, 1.0))).to_dict()
+    assert d["test"]["protection"] == {"value_bits": 1.0, "statistic": "eps_max_pooled", "attacker": "x/plda",
+                                       "trial_type": "aa", "resolution_trials": 75, "floor_bits": 1.0,
+                                       "ci_high_bits": 2.0, "upper_bits": 2.0}
 
 
 def test_a_tiny_budget_does_not_overflow():

@@ -91,9 +91,10 @@ from ..io.trials import Trials
 from ..stats.results import order_statistic
 from .worst_case import (
     eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks, eps_max_unit_weighted,
+    pooled_extremes, resolution_trials,
 )
 
-__all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "SecrecyTest",
+__all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "ProtectionBound", "SecrecyTest",
            "secrecy_test", "check_test_options", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS"]
 
 _LN2 = math.log(2.0)
@@ -222,6 +223,43 @@ class WorstCase:
 
 
 @dataclass(frozen=True)
+class ProtectionBound:
+    """What ``protects`` is decided on: the family's *pooled* worst case (bits), its noise floor and upper bound.
+
+    The pooled worst case of a verification member is privacy-ZEBRA's eps_max with the ``m = ceil(sqrt(n))``
+    highest and lowest of its ``n`` trials pooled into one block each
+    (:func:`~vpeval.analysis.worst_case.eps_max_pooled_nats`); a 1-to-N member enters with its LID_max. Unlike
+    eps_max, whose noise floor does not fall below ``log2(2 Nn / Nt)`` bits at any sample size when targets are
+    a small share, the pooled worst case's floor under perfect secrecy falls towards 0 as the data grow, so
+    "the data rule out disclosure above the budget" becomes reachable with enough speakers.
+
+    ``value``: the observed family maximum and who reaches it (``resolution``: that member's ``m``, trials;
+    1 for LID_max); ``floor``: the 95th percentile of the family maximum over the relabellings; ``ci_high``:
+    the 95th percentile of the bootstrap of the family maximum (strongest attacker re-selected per replicate,
+    the same replicates as :class:`WorstCase`'s interval; score regions of the pooled blocks fixed at the
+    observed data's).
+    """
+
+    value: float
+    statistic: str
+    attacker: str
+    trial_type: str
+    resolution: int
+    floor: float
+    ci_high: float
+
+    @property
+    def upper(self) -> float:
+        """``max(ci_high, floor)``: the bound ``protects`` needs within the budget."""
+        return max(self.ci_high, self.floor)
+
+    def to_dict(self) -> dict:
+        return {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
+                "trial_type": self.trial_type, "resolution_trials": self.resolution, "floor_bits": self.floor,
+                "ci_high_bits": self.ci_high, "upper_bits": self.upper}
+
+
+@dataclass(frozen=True)
 class SecrecyTest:
     """Result of :func:`secrecy_test` (see the module docstring for every definition).
 
@@ -243,11 +281,8 @@ class SecrecyTest:
         Most exposed first.
     n_units : int
         Evaluation speakers (``"speaker"``), probes (``"probe"``) or trials (``"trial"``): the resampling units.
-    floor_bound : float
-        A lower bound (bits) of the noise floor that adding speakers at the same share of target trials cannot
-        lower: for an eps_max member whose target share ``Nt / N`` exceeds 5 %, a single target trial at the top
-        of the scores (probability ``Nt / N``) alone gets the Laplace-PAV bin ``2/3``, i.e.
-        ``log2(2 Nn / Nt)`` bits; the largest such value over the family (0 when none applies).
+    protection : ProtectionBound or None
+        The pooled worst case ``protects`` is decided on (None only for hand-made tests).
     log10_distinct : float
         log10 of the number of distinct relabellings of the scheme (``|S|!``, the product of the probes' row
         sizes, or ``C(n, n_tar)``).
@@ -273,14 +308,14 @@ class SecrecyTest:
     null_max: np.ndarray = field(repr=False)
     log10_distinct: float = math.inf
     can_reject: bool = True
-    floor_bound: float = 0.0
+    protection: ProtectionBound | None = None
 
     def to_dict(self) -> dict:
         return {"scheme": self.scheme, "scheme_note": self.scheme_note, "n_perm": self.n_perm, "seed": self.seed,
                 "alpha": self.alpha, "p_value": self.p_value, "rejected": self.rejected,
                 "n_units": self.n_units, "log10_distinct_relabellings": self.log10_distinct,
-                "can_reject": self.can_reject, "floor_bound_bits": self.floor_bound,
-                "worst_case": self.worst.to_dict(),
+                "can_reject": self.can_reject, "worst_case": self.worst.to_dict(),
+                "protection": None if self.protection is None else self.protection.to_dict(),
                 "thresholds_bits": dict(self.thresholds), "exposed_speakers": [e.to_dict() for e in self.exposed],
                 "members": [m.to_dict() for m in self.members]}
 
@@ -690,22 +725,31 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
 
     # ---- null statistics: columns = members x statistics, row 0 = observed
     cols, meta = [], []
+    pooled_cols, pooled_meta, pooled_preps = [], [], []  # the pooled worst case ('protects', ProtectionBound)
     from ..metrics.verification import rocch_eer
 
     for p in preps:
         eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
         rows_needed = n_perm + 1
         chunk = max(1, min(rows_needed, (1 << 22) // max(1, p.n_tar)))
-        eps, dec = [], []
+        eps, dec, pooled = [], [], []
+        m_res = resolution_trials(p.block.size)
+        new_block, new_cum = pooled_extremes(p.cum, m_res)
         for lo in range(0, rows_needed, chunk):
             tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
             if "eps_max" in t_stats:
                 eps.append(eps_max_from_target_blocks(tb, p.cum) / _LN2)
+                pooled.append(eps_max_from_target_blocks(new_block[tb], new_cum) / _LN2)
             if "d_ece" in t_stats:
                 dec.append(_d_ece_rows(p, tb))
         if eps:
             cols.append(np.concatenate(eps))
             meta.append((p.inp.attacker, p.inp.trial_type, "eps_max", eer))
+            pooled_cols.append(np.concatenate(pooled))
+            pooled_meta.append((p.inp.attacker, p.inp.trial_type, "eps_max_pooled", m_res))
+            pooled_preps.append(dataclasses.replace(
+                p, block=new_block[p.block], cum=new_cum, untied=bool(new_cum.size - 1 == p.block.size),
+                pair_block=None if p.pair_block is None else new_block[p.pair_block]))
         if dec:
             cols.append(np.concatenate(dec))
             meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
@@ -733,6 +777,8 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         if "lid_max" in l_stats:
             cols.append(L.max(axis=1))
             meta.append((i.attacker, i.trial_type, "lid_max", None))
+            pooled_cols.append(cols[-1])
+            pooled_meta.append((i.attacker, i.trial_type, "lid_max", 1))
         if "alid" in l_stats:
             cols.append(L.mean(axis=1))
             meta.append((i.attacker, i.trial_type, "alid", None))
@@ -795,11 +841,22 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                       stacklevel=2)
     if scheme == "speaker":
         n_units = int(S.size)
-    bounds = [math.log2(2.0 * (p.block.size - p.n_tar) / p.n_tar) for p in preps
-              if "eps_max" in t_stats and p.n_tar / p.block.size > 0.05]
+    protection = _protection(pooled_cols, pooled_meta, pooled_preps, lid_obs, scheme, S, n_boot, seed,
+                             t_stats, l_stats)
     return SecrecyTest(scheme, _SCHEME_NOTES[scheme], n_perm, seed, float(alpha), p_family,
                        bool(p_family <= alpha and can_reject), members, worst, thresholds, exposed, n_units,
-                       null_max, float(log10_distinct), bool(can_reject), float(max(bounds, default=0.0)))
+                       null_max, float(log10_distinct), bool(can_reject), protection)
+
+
+def _protection(cols, meta, pooled_preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats) -> ProtectionBound:
+    """The family's pooled worst case, its floor over the relabellings and its bootstrap upper bound."""
+    P = np.column_stack(cols)
+    j = min(range(P.shape[1]), key=lambda k: (-P[0, k], meta[k][2], meta[k][0], meta[k][1]))
+    # the same unit draws as the worst case's interval (same seed), on the pooled blocks
+    reps, _ = _bootstrap_worst(pooled_preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
+    a, tt, st, m = meta[j]
+    return ProtectionBound(float(P[0, j]), st, a, tt, int(m), _exact_q(P[1:].max(axis=1), 0.95),
+                           _exact_q(reps, 0.95))
 
 
 def _log10_distinct(scheme: str, S, preps) -> float:

@@ -14,16 +14,28 @@ secrecy). With the budget ``b`` (bits, ``--budget-bits``):
 ``partial``
     rejected, but ``L <= b``: the scores do carry identity, within (or not surely beyond) the budget.
 ``inconclusive``
-    not rejected, but ``max(U, F) > b``: at this sample size the data cannot rule out a worst case above the
-    budget (an uninformative attacker alone reaches ``F`` by chance). The verdict says how many more
-    resampling units (speakers) would bring ``max(U, F)`` under the budget if it shrinks as ``1/sqrt(n)``, or
-    that more speakers at the same share of target trials cannot (``floor_bound`` of the test: with more than
-    5 % target trials, a single target at the top of the scores alone reaches ``log2(2 Nn / Nt)`` bits). Also
-    ``inconclusive`` when the test cannot reject at ``alpha`` at all (too few relabellings or speakers) and when
-    no attacker could show more than the budget even at perfect separation (the family's ceiling is ``<= b``).
+    not rejected, but the data cannot rule out disclosure above the budget: the *pooled* worst case's bound
+    ``max(U_m, F_m)`` exceeds ``b`` or a speaker is exposed (below). The verdict says about how many more
+    resampling units (speakers) would bring the bound under the budget if it shrinks as ``n^(-1/4)`` (the
+    resolution ``m`` grows as ``sqrt(n)``, and a block of ``m`` trials estimates its LLR to about
+    ``1/sqrt(m)``). Also ``inconclusive`` when the test cannot reject at ``alpha`` at all (too few relabellings
+    or speakers) and when no attacker could show more than the budget even at perfect separation (the family's
+    ceiling is ``<= b``).
 ``protects``
-    not rejected and ``max(U, F) <= b``: reachable where the noise floor falls under the budget (balanced
-    designs: with half the trials targets the floor tends to 1 bit).
+    not rejected, no speaker exposed, and ``max(U_m, F_m) <= b``.
+
+Why ``protects`` reads a pooled worst case (:class:`~vpeval.analysis.secrecy.ProtectionBound`): no finite
+data can rule out a large LLR on a single trial, and privacy-ZEBRA's Laplace-PAV eps_max cannot even rule it out
+under perfect secrecy: its pseudo-block of one target and one non-target carries the LLR ``ln(Nn / Nt)``, so a
+single target at the top of the scores (probability ``Nt / N``) reads ``log2(2 Nn / Nt)`` bits at every sample
+size (6.8 bits at the demo's 50 targets in 5,550 trials), and its noise floor never falls under a budget below
+that. "The data rule out disclosure above the budget" is therefore said at a resolution: the strongest evidence
+the attacker's scores give when the ``m = ceil(sqrt(n))`` highest and lowest trials are pooled
+(:func:`~vpeval.analysis.worst_case.eps_max_pooled_nats`; LID_max as it is). Its floor under perfect secrecy
+falls towards 0 as the trials grow, at any share of targets, and ``m / n`` falls to 0, so disclosure over any
+fixed share of the trials is eventually measured in full: ``protects`` is reachable with enough speakers.
+Disclosure confined to fewer than ``m`` trials is what the exposed speakers and the test itself (which reads
+the unpooled eps_max) are there for: either blocks ``protects``.
 
 Comparisons with the budget allow a relative ``1e-9`` (a likelihood ratio of exactly 10 is not "above" 10).
 
@@ -42,7 +54,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import VpevalError
-from .secrecy import SecrecyTest
+from .secrecy import ProtectionBound, SecrecyTest
 
 __all__ = ["PROTECTS", "INCONCLUSIVE", "PARTIAL", "LEAKS", "VERDICTS", "DEFAULT_BUDGET_BITS", "VERDICT_RULE",
            "Verdict", "decide", "check_budget", "exposed_names"]
@@ -70,8 +82,10 @@ VERDICT_RULE = (
     "disclosure budget (default 3.32 bits = a likelihood ratio of 10, privacy-ZEBRA's tag A; --budget-bits) is "
     "the most evidence about any trial the audit tolerates. 'leaks': perfect secrecy rejected and the interval's "
     "lower end above the budget; 'partial': rejected, lower end within the budget; 'inconclusive': not "
-    "rejected, but the interval's upper end or the noise floor exceeds the budget (the data cannot rule out "
-    "more disclosure); 'protects': not rejected, and both are within the budget. At alpha = 5 %, about 1 in 20 "
+    "rejected, and disclosure above the budget is not ruled out; 'protects': not rejected, no speaker exposed, "
+    "and the worst case at a resolution of sqrt(n) trials (eps_max with the sqrt(n) highest and lowest scores "
+    "pooled, since no data can rule out a large LLR on one trial; LID_max as it is) has its upper bound and "
+    "noise floor within the budget. At alpha = 5 %, about 1 in 20 "
     "perfectly secret inputs is still rejected (that is what the level means; measured: 4 % of 200 simulated "
     "audits). The EER is an average and decides nothing."
 )
@@ -149,15 +163,20 @@ def _p(test: SecrecyTest) -> str:
 
 #: Relative tolerance of the budget comparisons (bits from different float paths).
 _TOL = 1e-9
-_STUCK = (" (a single target trial at the top of the scores alone reaches {bound} with a probability above 5 %; "
-          "the Laplace-PAV eps_max does not shrink towards 0 with more data at a fixed target share, so only a "
-          "larger budget can be ruled in or out)")
 
 
 def _more_units(n: int, upper: float, b: float) -> int:
-    """Units to add so that ``upper`` shrinks to ``b`` if it scales as 1/sqrt(n) (capped at 10**12)."""
-    ratio = min(upper / b, 1e6)
-    return int(max(1, min(10 ** 12, math.ceil(n * ratio * ratio) - n)))
+    """Units to add so that ``upper`` shrinks to ``b`` if it scales as ``n^(-1/4)`` (capped at 10**12)."""
+    ratio = min(upper / b, 1e3)
+    return int(max(1, min(10 ** 12, math.ceil(n * ratio ** 4) - n)))
+
+
+def _resolution(pb: ProtectionBound) -> str:
+    """What the pooled worst case is, in words."""
+    if pb.statistic == "lid_max":
+        return "the strongest attacker's worst case (LID_max)"
+    return (f"the strongest attacker's worst case at a resolution of {pb.resolution:,} trials (eps_max with the "
+            f"{pb.resolution:,} highest and lowest scores pooled)")
 
 
 def _budget(b: float) -> str:
@@ -184,11 +203,13 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
     """
     b = check_budget(budget_bits)
     w = test.worst
-    upper = max(w.ci_high, w.floor)
+    pb = test.protection
+    if pb is None:  # a hand-made test without the pooled statistics: the worst case itself
+        pb = ProtectionBound(w.value, w.statistic, w.attacker, w.trial_type, 1, w.floor, w.ci_high)
     tol = _TOL * max(1.0, b)  # bit values from different float paths: an LR of exactly 10 is not "above" 10
     more = None
     warnings = []
-    stuck = test.floor_bound > b + tol  # more speakers at this target share cannot lower the floor enough
+    res = _resolution(pb)
     if test.rejected:
         verdict = LEAKS if w.ci_low > b + tol else PARTIAL
         reason = (f"perfect secrecy is rejected family-wise ({_p(test)}; alpha {test.alpha:g}) and the worst "
@@ -205,31 +226,25 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
         reason = (f"perfect secrecy is not rejected ({_p(test)}), but with these trial counts no attacker can show "
                   f"more than {_bits(w.family_ceiling)} (perfect separation), at or below {_budget(b)}: the data "
                   "cannot tell whether the budget is kept")
-    elif upper <= b + tol:
+    elif pb.upper <= b + tol and not test.exposed:
         verdict = PROTECTS
-        reason = (f"perfect secrecy is not rejected ({_p(test)}) and the worst case's upper bound "
-                  f"{_bits(w.ci_high)} and noise floor {_bits(w.floor)} are within {_budget(b)}")
+        reason = (f"perfect secrecy is not rejected ({_p(test)}), no speaker is exposed, and {res} stays within "
+                  f"{_budget(b)} (upper bound {_bits(pb.ci_high)}, noise floor {_bits(pb.floor)})")
     else:
         verdict = INCONCLUSIVE
-        reason = (f"perfect secrecy is not rejected ({_p(test)}), but the data cannot rule out a worst case "
-                  f"above {_budget(b)} (upper bound {_bits(w.ci_high)}, noise floor {_bits(w.floor)})")
-        if stuck:
-            reason += ("; more speakers at the same share of target trials would not decide it" + _STUCK.format(
-                bound=_bits(test.floor_bound)))
+        if test.exposed:
+            reason = (f"perfect secrecy is not rejected ({_p(test)}), but {len(test.exposed)} "
+                      f"{_UNIT_WORDS[test.scheme]} are exposed, so disclosure above {_budget(b)} is not ruled out")
         else:
-            more = _more_units(test.n_units, upper, b)
-            reason += (f"; about {more:,} more {_UNIT_WORDS[test.scheme]} (at the observed spread, if it shrinks "
-                       "as 1/sqrt(n)) would decide it")
-    if w.floor > b + tol and verdict != INCONCLUSIVE:
-        msg = (f"at this sample size the noise floor ({_bits(w.floor)}: what the strongest attacker reaches by "
-               f"chance) exceeds {_budget(b)}, so 'protects' cannot be reached here")
-        if stuck:
-            msg += ", nor by adding speakers at the same share of target trials" + _STUCK.format(
-                bound=_bits(test.floor_bound))
-        else:
-            msg += (f"; about {_more_units(test.n_units, w.floor, b):,} more {_UNIT_WORDS[test.scheme]} would be "
-                    "needed (if the floor shrinks as 1/sqrt(n))")
-        warnings.append(msg)
+            more = _more_units(test.n_units, pb.upper, b)
+            reason = (f"perfect secrecy is not rejected ({_p(test)}), but the data cannot rule out {res} above "
+                      f"{_budget(b)} (upper bound {_bits(pb.ci_high)}, noise floor {_bits(pb.floor)}); about "
+                      f"{more:,} more {_UNIT_WORDS[test.scheme]} (if the bound shrinks as n^(-1/4)) would decide it")
+    if pb.floor > b + tol and verdict != INCONCLUSIVE:
+        warnings.append(f"at this sample size the noise floor of {res} ({_bits(pb.floor)}: what the strongest "
+                        f"attacker reaches by chance) exceeds {_budget(b)}, so 'protects' cannot be reached here; "
+                        f"about {_more_units(test.n_units, pb.floor, b):,} more {_UNIT_WORDS[test.scheme]} would "
+                        "be needed (if the floor shrinks as n^(-1/4))")
     if w.at_ceiling:
         warnings.append(f"the worst case {_bits(w.value)} sits at the most {w.statistic} can show with these "
                         f"trial counts ({_bits(w.ceiling)}): read it as 'at least this much'")

@@ -275,7 +275,7 @@ SplitOpt = typer.Option("eval", "--split", help="Value of the split column of --
 BudgetOpt = typer.Option(
     None, "--budget-bits", help="Disclosure budget of the verdict in bits (default log2(10) = 3.32: a likelihood "
     "ratio of 10, the upper edge of privacy-ZEBRA's tag A). 'leaks' needs the worst case's lower bound above it, "
-    "'protects' the upper bound and the noise floor within it.")
+    "'protects' the pooled worst case (a resolution of sqrt(n) trials) within it, upper bound and noise floor.")
 VerdictPermOpt = typer.Option(
     999, "--n-perm", min=19, max=100_000, help="Relabellings of the family-wise perfect-secrecy test behind the verdict "
     "(the smallest p-value is 1/(n+1)).")

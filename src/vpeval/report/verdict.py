@@ -15,7 +15,7 @@ __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_
 
 _CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
 VERDICT_HEADER = ["system", "verdict", "worst case (bits)", "90 % interval (bits)", "noise floor (bits)",
-                  "budget (bits)", "p family-wise", "decided by", "exposed speakers", "lowest EER (%)"]
+                  "pooled bound (bits)", "budget (bits)", "p family-wise", "decided by", "exposed speakers", "lowest EER (%)"]
 
 
 def _speakers(v: dict) -> str:
@@ -26,6 +26,11 @@ def _speakers(v: dict) -> str:
     return f"{len(ex)} of {v['n_units']}: {exposed_names(ex)}"
 
 
+def _pooled(v: dict) -> float:
+    pb = v["test"].get("protection")
+    return float("nan") if pb is None else pb["upper_bits"]
+
+
 def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
     """One row per system of :data:`VERDICT_HEADER` from the verdicts' ``to_dict()`` form."""
     rows = []
@@ -34,7 +39,7 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
         avg = v.get("average")
         rows.append([
             system, v["verdict"], w["value_bits"], f"{w['ci_low_bits']:.3g} to {w['ci_high_bits']:.3g}",
-            w["floor_bits"], v["budget_bits"], v["p_value_familywise"],
+            w["floor_bits"], _pooled(v), v["budget_bits"], v["p_value_familywise"],
             f"{w['attacker']} ({w['trial_type']}, {w['statistic']})" + (" at ceiling" if w["at_ceiling"] else ""),
             _speakers(v), float("nan") if avg is None else 100 * avg["eer_rocch"],
         ])
@@ -55,7 +60,10 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
             caption="Worst case: the largest eps_max or LID_max (bits) over every attacker; 90 % interval: "
                     "bootstrap over speakers (probes or trials when the input has none) re-selecting the strongest attacker; "
                     "noise floor: what the strongest "
-                    "attacker reaches by chance (95th percentile under perfect secrecy); p family-wise over every "
+                    "attacker reaches by chance (95th percentile under perfect secrecy); pooled bound: the larger of the "
+                    "upper bound and the noise floor of the worst case at a resolution of sqrt(n) trials (the "
+                    "sqrt(n) highest and lowest scores pooled), which 'protects' needs within the budget; "
+                    "p family-wise over every "
                     "attacker, trial type and statistic; lowest EER: the average, evidence only (ideal 50 %)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():

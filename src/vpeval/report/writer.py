@@ -18,7 +18,7 @@ from .document import Figure, Paragraph, Report, Table, safe_filename
 
 __all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
 
-SCHEMA_VERSION = "2.0"  # 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
+SCHEMA_VERSION = "2.1"  # 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
 
 
 
