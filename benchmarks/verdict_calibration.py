@@ -105,7 +105,8 @@ def run_condition(condition: str, args) -> dict:
         v = decide(test, args.budget_bits)
         w = test.worst
         rows.append({"verdict": v.verdict, "rejected": test.rejected, "value": w.value, "floor": w.floor,
-                     "lo": w.ci_low, "hi": w.ci_high, "eer": v.average["eer_rocch"] if v.average else None})
+                     "lo": w.ci_low, "hi": w.ci_high, "eer": v.average["eer_rocch"] if v.average else None,
+                     "pooled": test.protection.upper})
     n = len(rows)
     k = sum(r["rejected"] for r in rows)
     med = float(np.median([r["value"] for r in rows]))
@@ -113,7 +114,8 @@ def run_condition(condition: str, args) -> dict:
     out = {"condition": condition, "runs": n, "rejected": k / n, "rejected_ci": clopper_pearson(k, n),
            "words": {w: sum(r["verdict"] == w for r in rows) / n for w in VERDICTS},
            "median_worst_bits": med, "median_floor_bits": float(np.median([r["floor"] for r in rows])),
-           "coverage_90": cover, "median_lowest_eer": float(np.median([r["eer"] for r in rows]))}
+           "coverage_90": cover, "median_lowest_eer": float(np.median([r["eer"] for r in rows])),
+           "median_pooled_bound_bits": float(np.median([r["pooled"] for r in rows]))}
     return out
 
 
@@ -154,8 +156,9 @@ def main(argv=None) -> int:
     load0 = os.getloadavg()[0]
     results = []
     base_speakers = args.speakers
-    for c in args.conditions.split(","):
-        args.speakers = args.power_speakers if c.startswith("selective-") else base_speakers
+    for spec in args.conditions.split(","):
+        c, _, n = spec.partition("@")  # "null@40": the condition with 40 evaluation speakers
+        args.speakers = int(n) if n else (args.power_speakers if c.startswith("selective-") else base_speakers)
         res = run_condition(c, args)
         res["speakers"] = args.speakers
         results.append(res)
@@ -181,14 +184,16 @@ def _render(results, setups, args, argv) -> None:
         for head in setups:
             print(head + "\n")
         print("| condition | speakers | rejected (95 % CI) | leaks | partial | inconclusive | protects | "
-              "median worst case (bits) | median noise floor (bits) | 90 % interval coverage | median lowest EER |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+              "median worst case (bits) | median noise floor (bits) | median pooled bound (bits) | "
+              "90 % interval coverage | median lowest EER |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in results:
             w = r["words"]
             lo, hi = r["rejected_ci"]
             print(f"| {r['condition']} | {r['speakers']} | {100 * r['rejected']:.1f} % ({100 * lo:.1f}-{100 * hi:.1f}) "
                   f"| {100 * w['leaks']:.1f} % | {100 * w['partial']:.1f} % | {100 * w['inconclusive']:.1f} % | "
                   f"{100 * w['protects']:.1f} % | {r['median_worst_bits']:.2f} | {r['median_floor_bits']:.2f} | "
+                  f"{r.get('median_pooled_bound_bits', float('nan')):.2f} | "
                   f"{100 * r['coverage_90']:.0f} % | {100 * r['median_lowest_eer']:.1f} % |")
     else:
         for head in setups:

@@ -284,6 +284,12 @@ def test_audit_two_systems_has_groups_comparisons_and_vpc_table(tmp_path):
     comps = doc["comparisons"]
     oa = [c for c in comps if c["trial_type"] == "oa" and c["metric"] == "eer_rocch"][0]
     assert oa["system_a"] == "A" and oa["better"] == "B" and oa["ci_high_fraction"] < 0
+    # the verdicts' worst cases, compared on the verdicts' own replicates (one notion of the strongest attacker)
+    wc = [c for c in comps if c["metric"] == "worst_case"]
+    assert len(wc) == 1 and wc[0]["trial_type"] == "all" and wc[0]["unit"] == "bits"
+    for side in "ab":
+        v = doc["verdicts"][wc[0][f"system_{side}"]]["worst_case"]
+        assert wc[0][f"value_{side}_bits"] == v["value_bits"] and wc[0][f"attacker_{side}"].startswith(v["attacker"])
     groups = next(s for s in doc["sections"] if s["id"] == "groups")
     rows = list(csv.DictReader(csv_path.open()))
     assert {r["gender"] for r in rows} == {"all", "F", "M"}

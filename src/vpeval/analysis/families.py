@@ -112,10 +112,13 @@ def scorecard(res, types=VERDICT_TYPES) -> dict:
 
 
 def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
-                   budget_bits: float = DEFAULT_BUDGET_BITS) -> tuple[dict[str, dict], dict[str, str]]:
+                   budget_bits: float = DEFAULT_BUDGET_BITS,
+                   tests: dict | None = None) -> tuple[dict[str, dict], dict[str, str]]:
     """The ``verdicts`` object of an audit's report.json: per system :meth:`Verdict.to_dict` plus
     ``strongest_attacker`` and ``trial_type`` (of the worst case) and the ``scorecard`` (:func:`scorecard`); and
     per system that could not be decided, why (no attack trial type, fewer than 2 evaluation speakers, ...).
+    ``tests``, when given, receives each decided system's :class:`~vpeval.analysis.secrecy.SecrecyTest` (for
+    :func:`vpeval.analysis.comparison.compare_worst_cases`).
 
     Raises
     ------
@@ -140,6 +143,8 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
         except VpevalError as exc:
             undecided[system] = str(exc)
             continue
+        if tests is not None:
+            tests[system] = test
         v = decide(test, budget_bits)
         d = v.to_dict()
         d["strongest_attacker"] = d["worst_case"]["attacker"]

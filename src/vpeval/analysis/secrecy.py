@@ -291,6 +291,13 @@ class SecrecyTest:
         distinct relabellings.
     null_max : ndarray of shape (n_perm,)
         The family maximum of the worst-case statistics per relabelling (bits), for plots.
+    boot_max : ndarray of shape (n_boot,)
+        The family maximum per bootstrap replicate (bits; NaN where a replicate drew no target or no non-target
+        trial): the replicates of :class:`WorstCase`'s interval. Two systems tested with the same ``seed`` and
+        ``n_boot`` on the same resampling units draw the same units in replicate ``r``, so their replicates are
+        paired (:func:`vpeval.analysis.comparison.compare_worst_cases`).
+    boot_units : tuple of str
+        The resampling units the bootstrap draws from (sorted; empty for the trial scheme).
     """
 
     scheme: str
@@ -309,6 +316,8 @@ class SecrecyTest:
     log10_distinct: float = math.inf
     can_reject: bool = True
     protection: ProtectionBound | None = None
+    boot_max: np.ndarray | None = field(default=None, repr=False)
+    boot_units: tuple = field(default=(), repr=False)
 
     def to_dict(self) -> dict:
         return {"scheme": self.scheme, "scheme_note": self.scheme_note, "n_perm": self.n_perm, "seed": self.seed,
@@ -811,7 +820,8 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     exposed = _exposed(preps, lid_obs, thresholds, scheme)
 
     # ---- bootstrap of the re-selected family maximum
-    reps, n_units = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
+    boot_max, n_units, boot_units = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
+    reps = boot_max[np.isfinite(boot_max)] if np.isfinite(boot_max).any() else boot_max
     a, tt, st, _ = meta[best]
 
     def ceiling_of(attacker, trial_type, stat):
@@ -845,7 +855,8 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                              t_stats, l_stats)
     return SecrecyTest(scheme, _SCHEME_NOTES[scheme], n_perm, seed, float(alpha), p_family,
                        bool(p_family <= alpha and can_reject), members, worst, thresholds, exposed, n_units,
-                       null_max, float(log10_distinct), bool(can_reject), protection)
+                       null_max, float(log10_distinct), bool(can_reject), protection,
+                       np.where(np.isfinite(boot_max), boot_max, np.nan), boot_units)
 
 
 def _protection(cols, meta, pooled_preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats) -> ProtectionBound:
@@ -853,7 +864,8 @@ def _protection(cols, meta, pooled_preps, lid_obs, scheme, S, n_boot, seed, t_st
     P = np.column_stack(cols)
     j = min(range(P.shape[1]), key=lambda k: (-P[0, k], meta[k][2], meta[k][0], meta[k][1]))
     # the same unit draws as the worst case's interval (same seed), on the pooled blocks
-    reps, _ = _bootstrap_worst(pooled_preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
+    reps, _, _ = _bootstrap_worst(pooled_preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
+    reps = reps[np.isfinite(reps)] if np.isfinite(reps).any() else reps
     a, tt, st, m = meta[j]
     return ProtectionBound(float(P[0, j]), st, a, tt, int(m), _exact_q(P[1:].max(axis=1), 0.95),
                            _exact_q(reps, 0.95))
@@ -903,7 +915,8 @@ def _exposed(preps, lid_obs, thresholds, scheme) -> list[ExposedSpeaker]:
 
 
 def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
-    """Replicates of the family maximum of the worst-case statistics, re-selected per replicate."""
+    """Replicates of the family maximum of the worst-case statistics, re-selected per replicate (-inf where a
+    replicate has no member with both classes), the number of units and the sorted unit names."""
     rng = np.random.default_rng([seed, 2])
     if scheme == "speaker":
         names = sorted(set().union(*[set(np.asarray(p.inp.probe_speaker, dtype=str).tolist()) for p in preps],
@@ -942,4 +955,4 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
             np.maximum.at(gmax, g, lid)
             reps = np.fmax(reps, np.where(W > 0, gmax[None, :], -np.inf).max(axis=1))
     n_units = len(names) if names is not None else int(preps[0].block.size)
-    return reps[np.isfinite(reps)] if np.isfinite(reps).any() else reps, n_units
+    return reps, n_units, tuple(names or ())

@@ -16,7 +16,7 @@ from .protocols import (
 )
 from .attackers import TRAINED_ON, Attacker, attacker_class, check_disjoint, fuse_attackers, make_attackers
 from .groups import DEFAULT_GROUP_BY, GroupResult, GroupsError, group_breakdown, pooled_result, speaker_groups, trial_groups
-from .compare import HEADLINE_METRICS, AttackData, Comparison, compare_pair, compare_systems
+from .compare import HEADLINE_METRICS, PAIRED_METRICS, AttackData, Comparison, compare_pair, compare_systems
 from .audit import SystemAudit, audit_system, field_attackers, run_audits
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "speaker_groups",
     "trial_groups",
     "HEADLINE_METRICS",
+    "PAIRED_METRICS",
     "AttackData",
     "Comparison",
     "compare_pair",

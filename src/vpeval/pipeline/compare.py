@@ -17,7 +17,9 @@ never met):
 The strongest attacker is chosen **inside each replicate** (the minimum or maximum is taken over the attackers
 on the replicate's data), not fixed at the observed one: the statistic compared is the worst case itself, so
 the interval carries the uncertainty of which attacker is strongest. On the observed data it equals the
-worst case the verdict and the scorecard show.
+scorecard's number. This is the verdict's notion too: its interval re-selects the strongest attacker in every
+replicate of a speaker bootstrap, and the verdicts' worst cases themselves are compared on those replicates
+(:func:`vpeval.analysis.comparison.compare_worst_cases`, metric ``worst_case``, trial type ``all``).
 
 The paired bootstrap
 --------------------
@@ -46,14 +48,21 @@ from ..io.trials import Trials
 from ..stats import ALID, EER_ROCCH, EPS_MAX, StatsError, bootstrap, bootstrap_one_to_n, draw_speakers
 from ..stats.results import order_statistic
 
-__all__ = ["AttackData", "Comparison", "HEADLINE_METRICS", "compare_systems", "compare_pair"]
+__all__ = ["AttackData", "Comparison", "HEADLINE_METRICS", "PAIRED_METRICS", "compare_systems", "compare_pair",
+           "comparison_reading"]
 
 #: metric key -> (name, machine unit, True when a higher value protects better, worst case over attackers)
 HEADLINE_METRICS = {
     "eer_rocch": ("lowest ROCCH-EER (strongest attacker)", "fraction", True, min),
     "eps_max": ("largest eps_max", "nats", False, max),
     "alid": ("largest ALID", "bits", False, max),
+    # the verdict's family maximum over every attack trial type (vpeval.analysis.comparison; trial type "all")
+    "worst_case": ("verdict's worst case (largest eps_max or LID_max over every attacker and trial type)", "bits",
+                   False, max),
 }
+#: The metrics :func:`compare_pair` bootstraps per trial type (the worst case is compared from the verdicts' own
+#: replicates, :func:`vpeval.analysis.comparison.compare_worst_cases`).
+PAIRED_METRICS = ("eer_rocch", "eps_max", "alid")
 
 
 @dataclass(frozen=True)
@@ -116,7 +125,7 @@ class Comparison:
         return Comparison(self.system_b, self.system_a, self.trial_type, self.metric, self.unit, self.value_b,
                           self.value_a, self.attacker_b, self.attacker_a, -self.diff, -self.high, -self.low,
                           self.level, self.n_boot, self.seed, self.n_speakers, self.n_attackers, self.better,
-                          _reading(self.system_b, self.system_a, self.trial_type, self.metric, self.better))
+                          comparison_reading(self.system_b, self.system_a, self.trial_type, self.metric, self.better))
 
     def to_dict(self) -> dict:
         u = self.unit
@@ -130,7 +139,8 @@ class Comparison:
         }
 
 
-def _reading(a: str, b: str, trial_type: str, metric: str, better: str | None) -> str:
+def comparison_reading(a: str, b: str, trial_type: str, metric: str, better: str | None) -> str:
+    """The comparison of ``a`` and ``b`` in one line (``better``: the system that protects better, or None)."""
     name = HEADLINE_METRICS[metric][0]
     if better is None:
         return f"{trial_type}, {name}: no significant difference between {a} and {b}"
@@ -160,7 +170,7 @@ def _speakers(attacks: Mapping[str, AttackData]) -> frozenset:
 
 
 def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b: Mapping[str, AttackData], *,
-                 trial_type: str, metrics=tuple(HEADLINE_METRICS), n_boot: int = 200, seed: int = 0,
+                 trial_type: str, metrics=PAIRED_METRICS, n_boot: int = 200, seed: int = 0,
                  level: float = 0.95, cache: dict | None = None) -> list[Comparison]:
     """Paired bootstrap of the headline ``metrics`` between systems ``a`` and ``b`` on one trial type.
 
@@ -171,7 +181,7 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
     attacks_a, attacks_b : mapping attacker name -> AttackData
         The attackers of each system on ``trial_type``; only names present in both are used.
     metrics : iterable of str
-        Keys of :data:`HEADLINE_METRICS`; ``alid`` uses the attackers with a 1-to-N matrix in both systems and is
+        Keys of :data:`PAIRED_METRICS`; ``alid`` uses the attackers with a 1-to-N matrix in both systems and is
         left out when there is none.
     n_boot, seed, level
         Replicates, seed of the shared draws, interval level.
@@ -237,12 +247,12 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
             better = b if higher_protects else a
         out.append(Comparison(a, b, trial_type, metric, unit, float(oa[ia]), float(ob[ib]), names[ia], names[ib],
                               diff, float(lo), float(hi), level, draws.n_boot, draws.seed, int(len(sa)),
-                              len(names), better, _reading(a, b, trial_type, metric, better)))
+                              len(names), better, comparison_reading(a, b, trial_type, metric, better)))
     return out
 
 
 def compare_systems(systems: Mapping[str, Mapping[str, Mapping[str, AttackData]]], *, types=("oa", "aa"),
-                    metrics=tuple(HEADLINE_METRICS), n_boot: int = 200, seed: int = 0,
+                    metrics=PAIRED_METRICS, n_boot: int = 200, seed: int = 0,
                     level: float = 0.95) -> tuple[list[Comparison], list[str]]:
     """Every pair of systems (in input order, each pair once) on every trial type of ``types``.
 

@@ -26,6 +26,7 @@ from ..pipeline.audit import (  # noqa: F401
 )
 from ..pipeline.compare import compare_systems
 from ..pipeline.groups import DEFAULT_GROUP_BY
+from ..analysis.comparison import compare_worst_cases
 from ..analysis.families import VERDICT_TYPES as _VERDICT_TYPES, audit_verdicts
 from ..analysis.verdict import DEFAULT_BUDGET_BITS
 from ..backends import BACKENDS
@@ -571,13 +572,14 @@ def audit_systems(
                                     "systems": {s: list(a) for s, a in systems.items()},
                                     "backends": list(backends), "asnorm": bool(asnorm), "fusion": bool(fusion)})
     report.extra["attackers"] = attackers_json(results)
+    tests: dict = {}  # each decided system's perfect-secrecy test, for the paired worst-case comparison
     if verdict_perm is None:  # --no-verdict
         verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
     else:
         if progress:
             progress("the verdict: family-wise perfect-secrecy test over every attacker")
         verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                             budget_bits=budget_bits)
+                                             budget_bits=budget_bits, tests=tests)
     report.options.update({"verdict_perm": verdict_perm, "budget_bits": budget_bits, "alpha": alpha})
     report.extra["verdicts"] = verdicts
     if undecided:
@@ -586,7 +588,9 @@ def audit_systems(
                                                                      results.items()}, undecided=undecided))
     # the answers next: which system protects better (paired), and per group; then the long evidence
     if compare and len(results) > 1:
-        comparisons, notes = compare_systems(comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot, seed=seed)
+        comparisons, notes = compare_worst_cases(tests)  # the verdict's own replicates, re-selected in each
+        more, more_notes = compare_systems(comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot, seed=seed)
+        comparisons, notes = comparisons + more, notes + more_notes
         report.extra["comparisons"] = [c.to_dict() for c in comparisons]
         report.add(comparisons_section(comparisons, notes, n_boot=n_boot, seed=seed))
     if group_by is not None:

@@ -24,10 +24,13 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
     method}``."""
     sec = Section("comparisons", "Paired comparison of the systems")
     method = (
-        "For each pair of systems and attack type, the worst case over the attackers both systems faced (matched "
-        "by name): the lowest ROCCH-EER (the strongest attacker's), the largest eps_max and the largest ALID. A "
+        "First the verdicts' worst cases (the largest eps_max or LID_max over every attacker and trial type, "
+        "trial type 'all'), compared on the replicates of the verdicts' own speaker bootstrap; then for each "
+        "attack type the worst case over the attackers both systems faced (matched by name): the lowest ROCCH-EER "
+        "(the strongest attacker's), the largest eps_max and the largest ALID. A "
         f"paired speaker-level bootstrap ({n_boot} replicates, seed {seed}) draws the same speakers for both systems "
-        "and every attacker in each replicate; the strongest attacker is chosen inside each replicate. The "
+        "and every attacker in each replicate; the strongest attacker is chosen inside each replicate, for the "
+        "verdict's interval as for these differences. The "
         "difference is A - B with its 95 % percentile interval. A higher EER, or a lower eps_max or ALID, protects "
         "better; when the interval excludes 0 the system that protects better is named, otherwise 'no significant "
         "difference' (95 % level, not corrected for the several comparisons).")
@@ -41,7 +44,7 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
     if rows:
         sec.blocks.append(Table(["system A", "system B", "trial type", "metric", "A", "B", "A - B", "95 % CI",
                                  "reading"], rows, fmt="{:.3g}",
-                                caption="Paired differences (EER in %, eps_max and ALID in bits)"))
+                                caption="Paired differences (EER in %, worst case, eps_max and ALID in bits)"))
     for n in notes:
         sec.blocks.append(Paragraph(n, kind="note"))
     sec.data = {"comparisons": [c.to_dict() for c in comparisons], "notes": list(notes), "method": method}

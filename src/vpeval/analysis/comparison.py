@@ -1,0 +1,111 @@
+r"""Paired comparison of the verdict's worst case between systems: one notion of the strongest attacker's
+uncertainty for the verdict and the comparison.
+
+The verdict's interval (:class:`~vpeval.analysis.secrecy.WorstCase`) is a bootstrap over the evaluation speakers
+of the *family maximum*: the largest worst case (eps_max or LID_max, bits) over every attacker, attack trial type
+and 1-to-N condition, with the strongest attacker **re-selected in every replicate**. Two systems audited on the
+same speakers and tested with the same ``seed`` and ``n_boot`` draw the same speakers in replicate ``r``
+(:attr:`~vpeval.analysis.secrecy.SecrecyTest.boot_max`), so the replicates are paired: the difference ``A - B``
+of the two family maxima per replicate has a percentile interval whose shared speaker-to-speaker variation
+cancels, exactly as in the headline comparisons of :mod:`vpeval.pipeline.compare`, which also re-select inside
+each replicate. On the observed data the compared values are the two verdicts' worst cases.
+
+A lower worst case protects better; an interval that excludes 0 names that system (95 % level, not corrected
+for the other comparisons). Replicates where either system's maximum is undefined (a replicate without a target
+or a non-target trial) are left out of the interval. Pairs tested on different units (other speakers, a trial or
+probe scheme, other ``seed`` or ``n_boot``) are not paired and are noted instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..pipeline.compare import HEADLINE_METRICS, Comparison, comparison_reading
+from ..stats.results import order_statistic
+from .secrecy import SecrecyTest
+
+__all__ = ["WORST_CASE_METRIC", "compare_worst_cases"]
+
+#: The key of the verdict's worst case among the comparisons' metrics (:data:`vpeval.pipeline.compare.HEADLINE_METRICS`).
+WORST_CASE_METRIC = "worst_case"
+#: The comparisons' trial type for the family maximum, which spans every attack trial type.
+ALL_TYPES = "all"
+
+
+def _pair(a: str, ta: SecrecyTest, b: str, tb: SecrecyTest, level: float) -> Comparison:
+    if b < a:  # canonical order, so that swapping the systems negates the result exactly
+        return _pair(b, tb, a, ta, level).swapped()
+    ok = np.isfinite(ta.boot_max) & np.isfinite(tb.boot_max)
+    diff_reps = ta.boot_max[ok] - tb.boot_max[ok]
+    half = (1.0 - level) / 2.0
+    lo, hi = order_statistic(diff_reps, [half, 1.0 - half])
+    better = b if lo > 0 else (a if hi < 0 else None)  # lower disclosure protects better
+    wa, wb = ta.worst, tb.worst
+    return Comparison(a, b, ALL_TYPES, WORST_CASE_METRIC, HEADLINE_METRICS[WORST_CASE_METRIC][1], wa.value, wb.value,
+                      f"{wa.attacker} ({wa.trial_type}, {wa.statistic})",
+                      f"{wb.attacker} ({wb.trial_type}, {wb.statistic})", wa.value - wb.value, float(lo), float(hi),
+                      level, int(ok.sum()), ta.seed, len(ta.boot_units),
+                      len({m.attacker for m in ta.members} & {m.attacker for m in tb.members}), better,
+                      comparison_reading(a, b, ALL_TYPES, WORST_CASE_METRIC, better))
+
+
+def compare_worst_cases(tests: Mapping[str, SecrecyTest], *, level: float = 0.95) -> tuple[list[Comparison],
+                                                                                           list[str]]:
+    """Every pair of systems (input order, each pair once): the paired difference of their verdicts' worst cases.
+
+    Parameters
+    ----------
+    tests : mapping system -> SecrecyTest
+        Each system's perfect-secrecy test (:func:`~vpeval.analysis.secrecy.secrecy_test`).
+    level : float in (0, 1)
+        Level of the percentile interval of ``A - B`` (bits).
+
+    Returns
+    -------
+    (comparisons, notes)
+        One :class:`~vpeval.pipeline.compare.Comparison` per pairable pair (``metric = "worst_case"``, unit
+        ``bits``, ``trial_type = "all"``; ``attacker_*`` name the attacker, trial type and statistic of each
+        observed worst case; ``n_boot`` counts the replicates defined for both); ``notes`` say which pairs are
+        not paired and why.
+
+    Examples
+    --------
+    >>> from vpeval.analysis import TrialInput, secrecy_test
+    >>> from vpeval.io.trials import Trials
+    >>> rng = np.random.default_rng(0)
+    >>> spk = np.repeat([f"s{i}" for i in range(6)], 4)           # 6 speakers, 4 probes each
+    >>> probe = np.array([f"{s}-{k}" for s, k in zip(spk, np.tile(range(4), 6))])
+    >>> models = np.unique(spk)
+    >>> def system(leak):
+    ...     s = rng.standard_normal((24, 6)) + leak * (spk[:, None] == models[None, :])
+    ...     t = Trials(s.ravel(), (spk[:, None] == models[None, :]).ravel(), np.tile(models, 24),
+    ...                np.repeat(probe, 6))
+    ...     inp = TrialInput("att", "oa", t, np.tile(models, 24), np.repeat(spk, 6))
+    ...     return secrecy_test([inp], n_perm=99, n_boot=100, seed=1)
+    >>> (c,), notes = compare_worst_cases({"leaky": system(4.0), "private": system(0.0)})
+    >>> c.better, notes
+    ('private', [])
+    """
+    names = list(tests)
+    out, notes = [], []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ta, tb = tests[a], tests[b]
+            why = None
+            if ta.scheme != "speaker" or tb.scheme != "speaker":
+                why = "not both tested by speaker relabelling (no shared speakers to pair the bootstrap on)"
+            elif ta.boot_units != tb.boot_units:
+                why = "not evaluated on the same speakers"
+            elif (ta.seed, ta.worst.n_boot) != (tb.seed, tb.worst.n_boot):
+                why = "tested with another seed or number of bootstrap replicates"
+            elif ta.boot_max is None or tb.boot_max is None:
+                why = "no bootstrap replicates"
+            elif not (np.isfinite(ta.boot_max) & np.isfinite(tb.boot_max)).any():
+                why = "no bootstrap replicate defines both worst cases"
+            if why:
+                notes.append(f"worst case: {a} and {b} are not compared: {why}")
+                continue
+            out.append(_pair(a, ta, b, tb, level))
+    return out, notes

@@ -1,0 +1,59 @@
+"""The paired comparison of the verdicts' worst cases (vpeval.analysis.comparison)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vpeval.analysis import TrialInput, secrecy_test
+from vpeval.analysis.comparison import compare_worst_cases
+from vpeval.io.trials import Trials
+from vpeval.stats.results import order_statistic
+
+N_SPK, N_PROBE = 8, 4
+
+
+def _system(rng, leak: float, n_spk: int = N_SPK, seed: int = 3, n_boot: int = 200):
+    spk = np.repeat([f"s{i}" for i in range(n_spk)], N_PROBE)
+    probe = np.array([f"{s}-{k}" for s, k in zip(spk, np.tile(range(N_PROBE), n_spk))])
+    models = np.unique(spk)
+    tar = spk[:, None] == models[None, :]
+    s = rng.standard_normal(tar.shape) + leak * tar
+    P, M = tar.shape
+    t = Trials(s.ravel(), tar.ravel(), np.tile(models, P), np.repeat(probe, M))
+    inp = TrialInput("att", "aa", t, np.tile(models, P), np.repeat(spk, M))
+    return secrecy_test([inp], n_perm=99, n_boot=n_boot, seed=seed)
+
+
+def test_paired_replicates_observed_values_and_swap():
+    rng = np.random.default_rng(0)
+    tests = {"B": _system(rng, 3.0), "A": _system(rng, 0.0)}
+    (c,), notes = compare_worst_cases(tests)
+    assert notes == [] and (c.system_a, c.system_b) == ("B", "A")  # input order
+    assert c.value_a == tests["B"].worst.value and c.value_b == tests["A"].worst.value
+    d = tests["A"].boot_max - tests["B"].boot_max  # computed in name order, negated for the other order
+    lo, hi = order_statistic(d[np.isfinite(d)], [0.025, 0.975])
+    assert (c.low, c.high) == (-hi, -lo)
+    assert c.better == "A" and c.low > 0 and "A protects better than B" in c.reading
+    (r,), _ = compare_worst_cases({"A": tests["A"], "B": tests["B"]})
+    assert (r.diff, r.low, r.high) == (-c.diff, -c.high, -c.low) and r.better == c.better
+
+
+def test_same_speakers_same_draws():
+    """Two systems on the same speakers draw the same speakers per replicate: a system against itself is 0."""
+    rng = np.random.default_rng(1)
+    t = _system(rng, 1.0)
+    (c,), _ = compare_worst_cases({"x": t, "y": t})
+    assert c.diff == 0 and c.low == 0 and c.high == 0 and c.better is None
+
+
+def test_unpairable_systems_are_noted_not_compared():
+    rng = np.random.default_rng(2)
+    comps, notes = compare_worst_cases({"a": _system(rng, 1.0), "b": _system(rng, 1.0, n_spk=9)})
+    assert comps == [] and "not evaluated on the same speakers" in notes[0]
+    comps, notes = compare_worst_cases({"a": _system(rng, 1.0), "b": _system(rng, 1.0, seed=4)})
+    assert comps == [] and "another seed" in notes[0]
+    t = Trials(np.r_[rng.normal(1, 1, 30), rng.normal(0, 1, 300)], np.r_[np.ones(30), np.zeros(300)].astype(bool))
+    trial = secrecy_test([TrialInput("f", "scores", t)], n_perm=19, n_boot=10)
+    comps, notes = compare_worst_cases({"a": _system(rng, 1.0), "f": trial})
+    assert comps == [] and "speaker relabelling" in notes[0]
