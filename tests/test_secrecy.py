@@ -536,3 +536,19 @@ def test_audit_no_verdict_skips_the_test_and_says_so(tmp_path):
     doc = json.loads((out / "report.json").read_text())
     assert doc["verdicts"] == {} and "skipped" in doc["verdicts_not_decided"]["sys"]
     assert doc["sections"][0]["id"] == "verdict"
+
+
+def test_fallback_to_trial_relabelling_names_the_probe():
+    """A probe that is a target of two models cannot keep its target in its row: the note names it."""
+    rng = np.random.default_rng(22)
+    enroll, test, lab = [], [], []
+    for p in range(30):
+        for m in range(6):
+            enroll.append(f"m{m}")
+            test.append(f"p{p}")
+            lab.append(m == p % 6 or (p == 7 and m == 5))
+    t = Trials(rng.standard_normal(len(lab)), np.array(lab), np.array(enroll), np.array(test), source="key")
+    v = score_verdict(t, "k", n_perm=19, n_boot=5)
+    assert v.test.scheme == "trial"
+    assert "probe 'p7' is a target of 2 models" in v.test.scheme_note
+    assert any("probe 'p7'" in w for w in v.warnings)

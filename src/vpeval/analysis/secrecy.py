@@ -371,6 +371,7 @@ class _TrialPrep:
     group_rows: np.ndarray | None = None  # ... in test-key-sorted canonical positions
     unit: np.ndarray | None = None  # bootstrap unit index of each trial, canonical order
     unit_names: np.ndarray | None = None
+    fallback: str = ""  # why a finer relabelling scheme could not be used
 
 
 def _canonical_order(t: Trials) -> np.ndarray:
@@ -483,6 +484,9 @@ def _probe_design(p: _TrialPrep) -> bool:
     gid = np.cumsum(new) - 1
     n_t = np.bincount(gid[p.is_tar[gorder]], minlength=starts.size)
     if (n_t > 1).any():
+        g = int(np.flatnonzero(n_t > 1)[0])
+        p.fallback = (f"{t.source}: probe {str(kg[starts[g]])!r} is a target of {int(n_t[g])} models, so its "
+                      "target cannot be moved within its row")
         return False
     has = n_t == 1
     p.group_start, p.group_size, p.group_rows = starts[has], sizes[has], gorder
@@ -726,8 +730,13 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                 raise VpevalError("trials of a family with 1-to-N members need a complete design (every probe "
                                   "scored against every evaluation speaker's model)")
             scheme = "probe" if all(i.trials.test is not None for i in trials) else "trial"
+    scheme_reason = ""
+    if scheme != "speaker" and S is not None:
+        scheme_reason = ("the speakers are known but not every probe of an evaluation speaker is scored exactly "
+                         "once against every evaluation speaker's model")
     if scheme == "probe" and not all(_probe_design(p) for p in preps):
         scheme = "trial"
+        scheme_reason = next(p.fallback for p in preps if p.fallback)
     rng = np.random.default_rng(seed)
     sig = _speaker_perms(rng, S.size, n_perm) if scheme == "speaker" else None
     rng_trial = np.random.default_rng([seed, 1])
@@ -853,7 +862,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         n_units = int(S.size)
     protection = _protection(pooled_cols, pooled_meta, pooled_preps, lid_obs, scheme, S, n_boot, seed,
                              t_stats, l_stats)
-    return SecrecyTest(scheme, _SCHEME_NOTES[scheme], n_perm, seed, float(alpha), p_family,
+    return SecrecyTest(scheme, _SCHEME_NOTES[scheme] + (f" ({scheme_reason})" if scheme_reason else ""), n_perm, seed, float(alpha), p_family,
                        bool(p_family <= alpha and can_reject), members, worst, thresholds, exposed, n_units,
                        null_max, float(log10_distinct), bool(can_reject), protection,
                        np.where(np.isfinite(boot_max), boot_max, np.nan), boot_units)
