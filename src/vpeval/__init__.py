@@ -45,6 +45,11 @@ _SOURCES = {
         "get_backend",
     ),
     "calibration.fusion": ("LinearFusion",),
+    "analysis": ("secrecy_test", "SecrecyTest", "TrialInput", "OneToNInput"),
+    "analysis.audit": ("AuditResult", "audit"),
+    "analysis.comparison": ("compare_worst_cases",),
+    "analysis.families": ("score_verdict", "one_to_n_verdict"),
+    "analysis.verdict": ("Verdict", "decide"),
     "metrics": (
         "act_dcf", "cllr", "closest_eer", "d_ece", "det_curve", "eer", "interp_eer", "linkability", "min_cllr",
         "min_dcf",
@@ -108,6 +113,9 @@ __all__ = [
     "Backend", "BackendError", "CosineBackend", "CentredCosineBackend", "LDABackend", "PLDABackend", "ASNorm",
     "get_backend", "LinearFusion", "Attacker", "make_attackers", "fuse_attackers", "attacker_class",
     "check_disjoint",
+    # the audit as data and the verdict (analysis)
+    "audit", "AuditResult", "secrecy_test", "SecrecyTest", "TrialInput", "OneToNInput", "score_verdict",
+    "one_to_n_verdict", "Verdict", "decide", "compare_worst_cases",
     # errors
     "VpevalError", "InputFileError", "InvalidScoresError", "SeparableScoresError", "VpevalWarning",
 ]

@@ -22,7 +22,7 @@ from .compare import AttackData
 from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
 from .protocols import make_protocol
 
-__all__ = ["REPORT_TYPES", "GROUP_TYPES", "SystemAudit", "field_attackers", "audit_system", "run_audits",
+__all__ = ["REPORT_TYPES", "GROUP_TYPES", "SystemAudit", "field_attackers", "audit_system", "run_audits", "attackers_json",
            "comparison_inputs"]
 
 
@@ -220,6 +220,17 @@ def comparison_inputs(results: dict[str, SystemAudit], types=("oa", "aa")) -> di
                 out[system].setdefault(t, {})[attacker] = AttackData(
                     by_type[t], res.probe_speakers[attacker][t], res.matrices[attacker].get(t) if ok else None,
                     link.lid.lid if ok else None)
+    return out
+
+
+def attackers_json(results: dict[str, SystemAudit]) -> dict:
+    """The top-level ``attackers`` object of report.json: name -> {extractor, backend, trained_on,
+    training_speakers[, members, fusion]}; names are prefixed ``<system> / `` when several systems are audited."""
+    multi = len(results) > 1
+    out = {}
+    for system, res in results.items():
+        for name, att in res.attackers.items():
+            out[f"{system} / {name}" if multi else name] = dict(att.describe(), system=system)
     return out
 
 

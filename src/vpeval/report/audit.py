@@ -1,9 +1,9 @@
 """The audit report of an anonymizer from speaker embeddings: every trial type for every attacker.
 
-This is what ``vpeval demo`` runs on the bundled example and what ``vpeval audit`` runs on user
-embeddings. The analyses run in :mod:`vpeval.pipeline.audit` (:func:`~vpeval.pipeline.audit.run_audits`); this
-module reads their results (strongest attackers, verdicts, aggregates) and lays them out; it adds no numbers of
-its own.
+This is what ``vpeval demo`` runs on the bundled example and what ``vpeval audit`` runs on user embeddings. The
+audit is data: the analyses run in :mod:`vpeval.pipeline.audit`, the decisions (verdicts, strongest attackers,
+aggregates, comparisons) in :mod:`vpeval.analysis.audit`, which returns an
+:class:`~vpeval.analysis.audit.AuditResult`; :func:`render_audit` lays it out and adds no numbers of its own.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from ..pipeline.audit import (  # noqa: F401
     field_attackers,
     run_audits,
 )
-from ..pipeline.compare import compare_systems
+from ..pipeline.audit import attackers_json  # noqa: F401  (re-exported, where it was first defined)
 from ..pipeline.groups import DEFAULT_GROUP_BY
-from ..analysis.comparison import compare_worst_cases
-from ..analysis.families import VERDICT_TYPES as _VERDICT_TYPES, audit_verdicts
+from ..analysis.audit import (  # noqa: F401  (re-exported, where they were first defined)
+    ATTACK_TYPES, OAAA_COMPRESSION_FLAG, VERDICT_TYPES, AuditResult, aggregate_over_attackers, audit,
+    strongest_attackers,
+)
 from ..analysis.verdict import DEFAULT_BUDGET_BITS
 from ..backends import BACKENDS
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
@@ -44,52 +46,10 @@ from .units import LN2, nats_to_bits
 from .verdict import verdict_section
 from ..plots.displays import legend_label
 
-__all__ = ["audit_embeddings", "audit_systems", "audit_system", "SystemAudit", "aggregate_over_attackers", "REPORT_TYPES",
+__all__ = ["audit_embeddings", "audit_systems", "render_audit", "audit_system", "SystemAudit",
+           "aggregate_over_attackers", "REPORT_TYPES",
            "GROUP_TYPES", "field_attackers", "run_audits",
            "scorecard_rows"]
-
-
-#: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
-#: speakers scored as more alike than the original voices).
-OAAA_COMPRESSION_FLAG = 0.60
-
-
-def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict]:
-    """Mean and worst case over attackers of each trial type's EERs and eps_max.
-
-    The worst case is the attacker most favourable to the privacy adversary: the lowest EER for attack types
-    (ideal 50 %) and the highest EER for pseudo-identity consistency/distinctness (ideal 0 %: a high EER
-    there means the anonymizer fails its own goal); for oaaa the attacker whose interpolated EER is farthest
-    from 50 % in either direction; eps_max is always the largest. Reference types (oo) report
-    the best attacker (lowest EER), i.e. the attackers' capability.
-    """
-    out: dict[str, dict] = {}
-    types = {t for by in data.values() for t in by}
-    for t in [t for t in TRIAL_TYPES if t in types]:
-        rows = [by[t] for by in data.values() if t in by]
-        target = TRIAL_TYPES[t].target_eer
-        eer = [r["eer_rocch"] for r in rows]
-        interp = [r["eer_interp"] for r in rows]
-        if t == "oaaa":  # a departure from 50 % either way is a finding: pick the farthest (interp EER)
-            far = max(range(len(rows)), key=lambda i: abs(interp[i] - 0.5))
-            worst = lambda v, _i=far: v[_i]  # noqa: E731
-        else:
-            worst = max if target == 0.0 else min
-        out[t] = {
-            "target_eer": target,
-            "n_attackers": len(rows),
-            "eer_rocch_mean": sum(eer) / len(eer),
-            "eer_rocch_worst": worst(eer),
-            "eer_interp_mean": sum(interp) / len(interp),
-            "eer_interp_worst": worst(interp),
-            "eps_max_nats_worst": max(r["eps_max_nats"] for r in rows),
-            "eps_max_attacker": [a for a, by in data.items() if t in by][
-                max(range(len(rows)), key=lambda i: rows[i]["eps_max_nats"])],
-            "worst_attacker": [a for a, by in data.items() if t in by][eer.index(worst(eer))],
-        }
-        if t == "oaaa":
-            out[t]["compression_flag"] = max(interp) > OAAA_COMPRESSION_FLAG
-    return out
 
 
 def _non_leak_verdict(trial_type: str) -> str | None:
@@ -112,59 +72,8 @@ def _eer_evidence(assessments, trial_type: str) -> tuple[str, str]:
     return "", ""
 
 
-#: Trial types whose strongest attacker the summary names (privacy attacks; ideal EER 50 %).
-ATTACK_TYPES = ("oa", "aa", "oaoa")
-
-
-def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
-    """Per attack trial type: the attacker with the lowest ROCCH-EER, the highest eps_max and the highest ALID,
-    and the best plain (untrained) cosine attacker for comparison.
-
-    Returns ``{type: {"eer": {"attacker", "class", "eer_rocch"}, "eps_max": {"attacker", "eps_max_nats"},
-    "alid": {"attacker", "alid_bits"} or None, "cosine": {"attacker", "eer_rocch"} or None, "sentence": str}}``.
-    Ties are broken by attacker name (sorted), so the choice does not depend on the order attackers were fielded.
-    """
-    out = {}
-    for t in ATTACK_TYPES:
-        rows = {a: by[t] for a, by in res.type_metrics.items() if t in by}
-        if not rows:
-            continue
-        names = sorted(rows)
-        best = min(names, key=lambda a: rows[a]["eer_rocch"])
-        eps = max(names, key=lambda a: rows[a]["eps_max_nats"])
-        alids = {a: res.linkage[a][t].lid.summary.alid for a in names
-                 if t in res.linkage.get(a, {}) and not isinstance(res.linkage[a][t], Exception)}
-        alid = max(sorted(alids), key=lambda a: alids[a]) if alids else None
-        plain = [a for a in names if res.attackers[a].backend == "cosine" and res.attackers[a].trained_on == "none"]
-        cos = min(plain, key=lambda a: rows[a]["eer_rocch"]) if plain else None
-        cls = attacker_class(res.attackers[best].trained_on, t)
-        e_best = 100 * rows[best]["eer_rocch"]
-        sentence = (f"{t}: the strongest attacker is {best} ({cls}), ROCCH-EER {e_best:.3g} %")
-        if cos is not None and cos != best:
-            e_cos = 100 * rows[cos]["eer_rocch"]
-            sentence += (f", while the plain cosine attacker {cos} reads {e_cos:.3g} %: reporting the cosine attacker "
-                         f"alone would overstate privacy by {e_cos - e_best:.3g} EER points")
-        elif cos == best:
-            sentence += "; no trained back-end beats the plain cosine attacker here"
-        sentence += f". Largest eps_max: {eps} ({nats_to_bits(rows[eps]['eps_max_nats']):.3g} bits)"
-        if alid is not None:
-            sentence += f"; largest ALID: {alid} ({alids[alid]:.3g} bits)"
-        out[t] = {
-            "eer": {"attacker": best, "class": cls, "eer_rocch": rows[best]["eer_rocch"]},
-            "eps_max": {"attacker": eps, "eps_max_nats": rows[eps]["eps_max_nats"]},
-            "alid": None if alid is None else {"attacker": alid, "alid_bits": alids[alid]},
-            "cosine": None if cos is None else {"attacker": cos, "eer_rocch": rows[cos]["eer_rocch"]},
-            "sentence": sentence + ".",
-        }
-    return out
-
-
 def _assessment(res: "SystemAudit", group: str, key: str):
     return next((a for a in res.assessments.get(group, []) if a.key == key), None)
-
-
-#: Trial types the verdict is decided on (oaoa only stands in for oa when oa was not computed).
-VERDICT_TYPES = _VERDICT_TYPES
 
 
 def scorecard_rows(verdicts: dict[str, dict]) -> list[list]:
@@ -215,17 +124,6 @@ def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
     sec.data = {"attackers": attackers_json(results), "notes": {system: list(res.notes)
                                                                 for system, res in results.items()}}
     return sec
-
-
-def attackers_json(results: dict[str, "SystemAudit"]) -> dict:
-    """The top-level ``attackers`` object of report.json: name -> {extractor, backend, trained_on,
-    training_speakers[, members, fusion]}; names are prefixed ``<system> / `` when several systems are audited."""
-    multi = len(results) > 1
-    out = {}
-    for system, res in results.items():
-        for name, att in res.attackers.items():
-            out[f"{system} / {name}" if multi else name] = dict(att.describe(), system=system)
-    return out
 
 
 def _chance_verdict(res: "SystemAudit", attacker: str, trial_type: str, key: str = "eer_rocch") -> str:
@@ -565,40 +463,40 @@ def audit_systems(
         if len(set(safe)) != len(safe):
             raise VpevalError(f"{kind} names {names} are not distinct once made file-name safe "
                               f"({safe}); rename them")
-    results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
-                         seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
-                         group_by=group_by, progress=progress, client=client)
-    report = Report(title, options={"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
-                                    "systems": {s: list(a) for s, a in systems.items()},
-                                    "backends": list(backends), "asnorm": bool(asnorm), "fusion": bool(fusion)})
-    report.extra["attackers"] = attackers_json(results)
-    tests: dict = {}  # each decided system's perfect-secrecy test, for the paired worst-case comparison
-    if verdict_perm is None:  # --no-verdict
-        verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
-    else:
-        if progress:
-            progress("the verdict: family-wise perfect-secrecy test over every attacker")
-        verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                             budget_bits=budget_bits, tests=tests)
-    report.options.update({"verdict_perm": verdict_perm, "budget_bits": budget_bits, "alpha": alpha})
+    result = audit(systems, train=train, types=types, seed=seed, metadata=metadata, attributes=attributes,
+                   n_boot=n_boot, n_perm=n_perm, backends=backends, asnorm=asnorm, fusion=fusion, group_by=group_by,
+                   compare=compare, client=client, verdict_perm=verdict_perm, budget_bits=budget_bits, alpha=alpha,
+                   utility=utility, pitch=pitch, progress=progress)
+    return render_audit(result, title=title, dataset=dataset, split=split)
+
+
+def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: str = "", split: str = "") -> Report:
+    """Lay out an :class:`~vpeval.analysis.audit.AuditResult` as the audit report (sections, tables, figures);
+    ``dataset`` and ``split`` fill the VoicePrivacy-style rows of the groups section."""
+    results, o = result.systems, result.options
+    systems = o["systems"]
+    seed, n_boot = o["seed"], o["n_boot"]
+    report = Report(title, options={k: o[k] for k in ("trial_types", "seed", "n_boot", "n_perm", "systems",
+                                                       "backends", "asnorm", "fusion")})
+    data = result.to_dict()
+    report.extra["attackers"] = data["attackers"]
+    verdicts, undecided = result.verdicts, result.undecided
+    report.options.update({k: o[k] for k in ("verdict_perm", "budget_bits", "alpha")})
     report.extra["verdicts"] = verdicts
     if undecided:
         report.extra["verdicts_not_decided"] = undecided
     report.add(verdict_section(verdicts, scorecard_rows(verdicts), {s: len(r.type_metrics) for s, r in
                                                                      results.items()}, undecided=undecided))
     # the answers next: which system protects better (paired), and per group; then the long evidence
-    if compare and len(results) > 1:
-        comparisons, notes = compare_worst_cases(tests)  # the verdict's own replicates, re-selected in each
-        more, more_notes = compare_systems(comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot, seed=seed)
-        comparisons, notes = comparisons + more, notes + more_notes
-        report.extra["comparisons"] = [c.to_dict() for c in comparisons]
-        report.add(comparisons_section(comparisons, notes, n_boot=n_boot, seed=seed))
-    if group_by is not None:
+    if "comparisons" in data:
+        report.extra["comparisons"] = data["comparisons"]
+        report.add(comparisons_section(result.comparisons, result.comparison_notes, n_boot=n_boot, seed=seed))
+    if o["group_by"] is not None:
         report.add(groups_section(results, dataset=dataset, split=split)).folded = True
     report.add(_summary_section(results))
     report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results))
-    utility = utility or {}
+    utility, pitch = result.utility, result.pitch
     if utility:
         report.add(_privacy_utility_section(results, utility))
     pre_sys = (lambda s: f"{s} / ") if len(systems) > 1 else (lambda s: "")

@@ -1,0 +1,240 @@
+"""The audit as data: every attacker of every system computed (:mod:`vpeval.pipeline.audit`), then decided here
+(the verdicts, the strongest attackers, the aggregates over attackers and the paired comparisons), returned as one
+:class:`AuditResult` without writing anything. :mod:`vpeval.report.audit` only renders it, and ``report.json``
+serialises it (:meth:`AuditResult.to_dict` is its top-level ``attackers``, ``verdicts``,
+``verdicts_not_decided`` and ``comparisons``).
+
+>>> import vpeval                                                     # doctest: +SKIP
+>>> res = vpeval.audit({"sysA": {"mfcc": vpeval.read_embeddings("sysA/embeddings_mfcc.npz")}})  # doctest: +SKIP
+>>> res.verdicts["sysA"]["verdict"], res.verdicts["sysA"]["worst_case"]["value_bits"]          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..backends import BACKENDS
+from ..pipeline import TRIAL_TYPES
+from ..pipeline.attackers import attacker_class
+from ..pipeline.audit import REPORT_TYPES, SystemAudit, attackers_json, comparison_inputs, run_audits
+from ..pipeline.compare import compare_systems
+from ..pipeline.groups import DEFAULT_GROUP_BY
+from .comparison import compare_worst_cases
+from .families import audit_verdicts
+from .verdict import DEFAULT_BUDGET_BITS
+
+__all__ = ["AuditResult", "audit", "aggregate_over_attackers", "strongest_attackers", "ATTACK_TYPES",
+           "OAAA_COMPRESSION_FLAG", "VERDICT_TYPES"]
+
+_LN2 = math.log(2.0)
+
+#: Trial types the verdict is decided on and the paired comparison runs on (oaoa only stands in for oa when oa
+#: was not computed).
+VERDICT_TYPES = ("oa", "aa")
+
+
+@dataclass
+class AuditResult:
+    """One audit as data: what was computed per system and what was decided from it.
+
+    Attributes
+    ----------
+    systems : dict system -> SystemAudit
+        Every attacker's trials, metrics, 1-to-N analyses, assessments and profiles
+        (:class:`vpeval.pipeline.audit.SystemAudit`).
+    verdicts : dict system -> dict
+        The verdicts (:meth:`vpeval.analysis.verdict.Verdict.to_dict` plus ``strongest_attacker``, ``trial_type``
+        and ``scorecard``; :func:`vpeval.analysis.families.audit_verdicts`).
+    undecided : dict system -> str
+        Systems without a verdict and why (``--no-verdict``, too few speakers, ...).
+    tests : dict system -> SecrecyTest
+        Each decided system's perfect-secrecy test.
+    comparisons : list of Comparison
+        With two or more systems: the verdicts' worst cases first (:func:`vpeval.analysis.comparison
+        .compare_worst_cases`), then the per-type headline metrics (:func:`vpeval.pipeline.compare_systems`).
+    comparison_notes : list of str
+        Pairs or types not compared and why.
+    options : dict
+        The options the audit ran with.
+    utility, pitch : dict system -> result
+        Word error rates and pitch correlations given to :func:`audit` (rendered beside the system).
+    """
+
+    systems: dict
+    verdicts: dict
+    undecided: dict
+    tests: dict
+    comparisons: list
+    comparison_notes: list
+    options: dict
+    utility: dict = field(default_factory=dict)
+    pitch: dict = field(default_factory=dict)
+
+    @property
+    def attackers(self) -> dict:
+        """The top-level ``attackers`` object of report.json (:func:`vpeval.pipeline.audit.attackers_json`)."""
+        return attackers_json(self.systems)
+
+    def to_dict(self) -> dict:
+        """The decided part in report.json's form: ``attackers``, ``verdicts``, ``verdicts_not_decided`` (only when
+        some system has no verdict) and ``comparisons`` (only with two or more systems compared)."""
+        out = {"attackers": self.attackers, "verdicts": self.verdicts}
+        if self.undecided:
+            out["verdicts_not_decided"] = dict(self.undecided)
+        if self.options.get("compare") and len(self.systems) > 1:
+            out["comparisons"] = [c.to_dict() for c in self.comparisons]
+        return out
+
+
+def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed: int = 0,
+          metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
+          backends=BACKENDS, asnorm: bool = False, fusion: bool = True, group_by: str | None = DEFAULT_GROUP_BY,
+          compare: bool = True, client=None, verdict_perm: int | None = 999,
+          budget_bits: float = DEFAULT_BUDGET_BITS, alpha: float = 0.05, utility: dict | None = None,
+          pitch: dict | None = None, progress: Callable[[str], None] | None = None) -> AuditResult:
+    """Audit one or more anonymization systems from speaker embeddings and decide: nothing is written.
+
+    Parameters
+    ----------
+    systems : dict system name -> (dict attacker name -> EmbeddingSet)
+        Each embedding set holds ``original`` and ``anonymized`` rows of the same utterances (one per
+        extractor).
+    train, types, seed, metadata, attributes, n_boot, n_perm, backends, asnorm, fusion, group_by, client, progress
+        As in :func:`vpeval.pipeline.audit.run_audits`: training speakers per system, trial types, the seed of
+        every random step, utterance metadata, soft-biometric attributes, bootstrap replicates and chance
+        permutations, back-ends, AS-norm, fusion, the group column, a Dask client, a progress callback.
+    compare : bool
+        With two or more systems, the paired comparisons.
+    verdict_perm : int or None
+        Relabellings of the verdict's perfect-secrecy test; None skips the verdict (``undecided`` says so).
+    budget_bits, alpha : float
+        Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
+    utility, pitch : dict system -> result, optional
+        Word error rates and pitch correlations computed elsewhere, kept with the result for the report.
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    VpevalError
+        Bad options (seed, ``verdict_perm``, budget, ...), training embeddings for an unknown system, and the
+        errors of the analyses (naming the system); a system whose data cannot be tested for the verdict is
+        listed in ``undecided`` instead.
+    """
+    results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
+                         seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
+                         group_by=group_by, progress=progress, client=client)
+    tests: dict = {}
+    if verdict_perm is None:  # --no-verdict
+        verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
+    else:
+        if progress:
+            progress("the verdict: family-wise perfect-secrecy test over every attacker")
+        verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                                             budget_bits=budget_bits, tests=tests)
+    comparisons, notes = [], []
+    if compare and len(results) > 1:
+        comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each
+        more, more_notes = compare_systems(comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot, seed=seed)
+        comparisons, notes = comparisons + more, notes + more_notes
+    options = {"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
+               "systems": {s: list(a) for s, a in systems.items()}, "backends": list(backends),
+               "asnorm": bool(asnorm), "fusion": bool(fusion), "verdict_perm": verdict_perm,
+               "budget_bits": budget_bits, "alpha": alpha, "compare": bool(compare), "group_by": group_by}
+    return AuditResult(results, verdicts, undecided, tests, comparisons, notes, options, dict(utility or {}),
+                       dict(pitch or {}))
+
+
+#: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
+#: speakers scored as more alike than the original voices).
+OAAA_COMPRESSION_FLAG = 0.60
+
+
+def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict]:
+    """Mean and worst case over attackers of each trial type's EERs and eps_max.
+
+    The worst case is the attacker most favourable to the privacy adversary: the lowest EER for attack types
+    (ideal 50 %) and the highest EER for pseudo-identity consistency/distinctness (ideal 0 %: a high EER
+    there means the anonymizer fails its own goal); for oaaa the attacker whose interpolated EER is farthest
+    from 50 % in either direction; eps_max is always the largest. Reference types (oo) report
+    the best attacker (lowest EER), i.e. the attackers' capability.
+    """
+    out: dict[str, dict] = {}
+    types = {t for by in data.values() for t in by}
+    for t in [t for t in TRIAL_TYPES if t in types]:
+        rows = [by[t] for by in data.values() if t in by]
+        target = TRIAL_TYPES[t].target_eer
+        eer = [r["eer_rocch"] for r in rows]
+        interp = [r["eer_interp"] for r in rows]
+        if t == "oaaa":  # a departure from 50 % either way is a finding: pick the farthest (interp EER)
+            far = max(range(len(rows)), key=lambda i: abs(interp[i] - 0.5))
+            worst = lambda v, _i=far: v[_i]  # noqa: E731
+        else:
+            worst = max if target == 0.0 else min
+        out[t] = {
+            "target_eer": target,
+            "n_attackers": len(rows),
+            "eer_rocch_mean": sum(eer) / len(eer),
+            "eer_rocch_worst": worst(eer),
+            "eer_interp_mean": sum(interp) / len(interp),
+            "eer_interp_worst": worst(interp),
+            "eps_max_nats_worst": max(r["eps_max_nats"] for r in rows),
+            "eps_max_attacker": [a for a, by in data.items() if t in by][
+                max(range(len(rows)), key=lambda i: rows[i]["eps_max_nats"])],
+            "worst_attacker": [a for a, by in data.items() if t in by][eer.index(worst(eer))],
+        }
+        if t == "oaaa":
+            out[t]["compression_flag"] = max(interp) > OAAA_COMPRESSION_FLAG
+    return out
+
+
+
+#: Trial types whose strongest attacker the summary names (privacy attacks; ideal EER 50 %).
+ATTACK_TYPES = ("oa", "aa", "oaoa")
+
+
+def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
+    """Per attack trial type: the attacker with the lowest ROCCH-EER, the highest eps_max and the highest ALID,
+    and the best plain (untrained) cosine attacker for comparison.
+
+    Returns ``{type: {"eer": {"attacker", "class", "eer_rocch"}, "eps_max": {"attacker", "eps_max_nats"},
+    "alid": {"attacker", "alid_bits"} or None, "cosine": {"attacker", "eer_rocch"} or None, "sentence": str}}``.
+    Ties are broken by attacker name (sorted), so the choice does not depend on the order attackers were fielded.
+    """
+    out = {}
+    for t in ATTACK_TYPES:
+        rows = {a: by[t] for a, by in res.type_metrics.items() if t in by}
+        if not rows:
+            continue
+        names = sorted(rows)
+        best = min(names, key=lambda a: rows[a]["eer_rocch"])
+        eps = max(names, key=lambda a: rows[a]["eps_max_nats"])
+        alids = {a: res.linkage[a][t].lid.summary.alid for a in names
+                 if t in res.linkage.get(a, {}) and not isinstance(res.linkage[a][t], Exception)}
+        alid = max(sorted(alids), key=lambda a: alids[a]) if alids else None
+        plain = [a for a in names if res.attackers[a].backend == "cosine" and res.attackers[a].trained_on == "none"]
+        cos = min(plain, key=lambda a: rows[a]["eer_rocch"]) if plain else None
+        cls = attacker_class(res.attackers[best].trained_on, t)
+        e_best = 100 * rows[best]["eer_rocch"]
+        sentence = (f"{t}: the strongest attacker is {best} ({cls}), ROCCH-EER {e_best:.3g} %")
+        if cos is not None and cos != best:
+            e_cos = 100 * rows[cos]["eer_rocch"]
+            sentence += (f", while the plain cosine attacker {cos} reads {e_cos:.3g} %: reporting the cosine attacker "
+                         f"alone would overstate privacy by {e_cos - e_best:.3g} EER points")
+        elif cos == best:
+            sentence += "; no trained back-end beats the plain cosine attacker here"
+        sentence += f". Largest eps_max: {eps} ({rows[eps]['eps_max_nats'] / _LN2:.3g} bits)"
+        if alid is not None:
+            sentence += f"; largest ALID: {alid} ({alids[alid]:.3g} bits)"
+        out[t] = {
+            "eer": {"attacker": best, "class": cls, "eer_rocch": rows[best]["eer_rocch"]},
+            "eps_max": {"attacker": eps, "eps_max_nats": rows[eps]["eps_max_nats"]},
+            "alid": None if alid is None else {"attacker": alid, "alid_bits": alids[alid]},
+            "cosine": None if cos is None else {"attacker": cos, "eer_rocch": rows[cos]["eer_rocch"]},
+            "sentence": sentence + ".",
+        }
+    return out
