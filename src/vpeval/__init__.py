@@ -4,7 +4,7 @@ The public API is re-exported here; the implementations live in the layer packag
 (:mod:`vpeval.io`, :mod:`vpeval.calibration`, :mod:`vpeval.metrics`, :mod:`vpeval.report`).
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 import importlib
 

@@ -17,7 +17,7 @@ from typer.core import TyperCommand
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from .. import __version__
+from .._version import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .common import (

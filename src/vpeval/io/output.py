@@ -40,7 +40,7 @@ import socket
 import stat
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from ..errors import VpevalError
 
 __all__ = [

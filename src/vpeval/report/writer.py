@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from ..io.output import OutputExistsError, claim_folder, sha256_file
 from .document import Figure, Paragraph, Report, Table, safe_filename
 
