@@ -30,9 +30,9 @@ from functools import partial
 import numpy as np
 from scipy.special import expit
 
-from ..calibration.logistic import add_slope_ridge, newton_minimize
-from ..errors import InvalidScoresError, SeparableScoresError
-from .identification import (
+from ...calibration.logistic import add_slope_ridge, newton_minimize
+from ...errors import InvalidScoresError, SeparableScoresError
+from ..identification import (
     RankCounts,
     _as_matrix,
     _as_true_index,
@@ -46,7 +46,7 @@ from .identification import (
     _rank_block,
     _recount_rows,
 )
-from .moment_kernel import compiled_accumulate
+from ..moment_kernel import compiled_accumulate
 
 __all__ = [
     "znorm_rows",
@@ -1364,7 +1364,7 @@ def linkage_analysis(
     on that Dask cluster (see :func:`lid_pipeline`); the results are identical. Raises what those functions
     raise.
     """
-    from .identification import closed_set_linkability, identification_rates
+    from ..identification import closed_set_linkability, identification_rates
 
     lid_res = lid_pipeline(
         dev_scores, eval_scores, dev_true_index, eval_true_index, chunk_rows=chunk_rows, client=client,

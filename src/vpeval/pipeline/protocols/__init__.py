@@ -121,9 +121,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import VpevalError
-from ..io.embeddings import EmbeddingSet
-from ..io.trials import Trials
+from ...errors import VpevalError
+from ...io.embeddings import EmbeddingSet
+from ...io.trials import Trials
 
 __all__ = [
     "ProtocolError",
@@ -654,7 +654,7 @@ def one_to_n(
     if client is None:
         scores = score_rows(probes, models, backend)
     else:
-        from .cluster import score_matrix
+        from ..cluster import score_matrix
 
         scores = client.compute(score_matrix(probes, models, backend=backend, client=client)).result()
     true_index = np.searchsorted(speakers, probe_spk).astype(np.int64)
@@ -777,7 +777,7 @@ def build_trials(
 
 
 def _check_backend(backend) -> None:
-    from ..backends import Backend
+    from ...backends import Backend
 
     if backend is not None and not isinstance(backend, Backend):
         raise ProtocolError(f"backend must be a fitted vpeval.backends.Backend or None (cosine), got {backend!r}; "
@@ -822,7 +822,7 @@ def check_metadata(es: EmbeddingSet, metadata, *, source: str = "<metadata>") ->
         A missing column, a repeated key, an embedding utterance absent from the metadata, or a speaker id
         that differs between metadata and embeddings.
     """
-    from ..errors import InputFileError
+    from ...errors import InputFileError
 
     need = ["utterance_id", "speaker_id"]
     missing = [c for c in need if c not in metadata.columns]
