@@ -232,7 +232,7 @@ def sbls(p_attr_value: float, p_assoc_value: float, p_subgroup_value: float, *, 
 
 
 def subgroup_leakage(y_true, scores, classes, groups) -> dict[str, float]:
-    """``L_g`` for one attribute (module docstring): chance-normalised AUC of each subgroup's members.
+    """``L_g`` for one attribute (:mod:`vpeval.metrics.attributes`): chance-normalised AUC of each subgroup's members.
 
     Parameters
     ----------

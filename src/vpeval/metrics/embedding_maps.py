@@ -135,7 +135,7 @@ def _cca_directions(Tx: np.ndarray, Ty: np.ndarray, k: int) -> tuple[np.ndarray,
 
 def cca_fit(X, Y, *, n_components: int = 10, n_components_pca: int | None = None,
             ridge: float = 1e-3) -> CCAModel:
-    """Fit CCA by SVD of the cross-covariance of PCA-reduced, ridge-whitened views (module docstring).
+    """Fit CCA by SVD of the cross-covariance of PCA-reduced, ridge-whitened views (:mod:`~vpeval.metrics.embedding`).
 
     Parameters
     ----------
@@ -180,7 +180,7 @@ def _columnwise_corr(U: np.ndarray, V: np.ndarray) -> np.ndarray:
 
 
 def cca_heldout(X_train, Y_train, X_test, Y_test, **kwargs) -> np.ndarray:
-    """Held-out canonical correlations, one per component in training order (module docstring, step 5).
+    """Held-out canonical correlations, one per component in training order (:mod:`~vpeval.metrics.embedding`, step 5).
 
     ``kwargs`` go to :func:`cca_fit`. A component that is constant on the held-out pairs gets correlation 0.
     Returns an array of shape ``(n_components,)``, values in [-1, 1].

@@ -24,13 +24,13 @@ summaries), :mod:`.pipeline` (:func:`lid_pipeline`: calibration fitted on a deve
 cross-fitting, then LID), :mod:`.histogram` (the pipeline's one scan into moment histograms),
 :mod:`.binned_fit` (Newton on the histograms with Taylor bounds), :mod:`.streaming_fit` (the exact
 streaming fit it falls back to), :mod:`.analysis` (:func:`linkage_analysis`, everything at once). Every
-public name is importable from this package.
+public name is importable from this package. A module switch is set where it is read, so that setting it
+acts: the numba threshold is :data:`vpeval.metrics.linkage.histogram.JIT_MIN_SCORES`.
 """
 
 from __future__ import annotations
 
 from .analysis import LinkageAnalysis, linkage_analysis
-from .histogram import JIT_MIN_SCORES
 from .pipeline import DEFAULT_REGULARIZATION, LIDPipelineResult, lid_pipeline
 from .posterior import lid, softmax_posteriors, znorm_rows
 from .summary import LIDSummary, lid_ccdf, lid_summary

@@ -217,10 +217,10 @@ def lid_pipeline(
     z-normalises every row and adds its z-scores into moment histograms, one per (probe fold, enrolled
     speaker's fold) x (target, non-target): bin width ``h = 2**-9`` z-units, per bin the count and the sums
     of ``d**j`` (j = 1..4, ``d`` the offset from the bin centre in units of ``h``); with numba installed and
-    at least :data:`JIT_MIN_SCORES` (2**26) scores, in one compiled loop, else with NumPy
-    passes and ``np.bincount``, bit-identical either way. Each fold's training set
-    is a sum of these histograms, and Newton's method runs on the bins alone (:func:`_fit_binned`: the loss,
-    gradient and Hessian sums are Taylor series around each bin centre; their remainder is bounded and
+    at least :data:`~vpeval.metrics.linkage.histogram.JIT_MIN_SCORES` (2**26) scores, in one compiled loop,
+    else with NumPy passes and ``np.bincount``, bit-identical either way. Each fold's training set is a sum
+    of these histograms, and Newton's method runs on the bins alone (:func:`_fit_binned`: the loss, gradient
+    and Hessian sums are Taylor series around each bin centre; their remainder is bounded and
     checked after convergence, so the parameters equal the exact full-data fit to about 1e-11 relative).
     The second scan applies each probe's fold calibration, the softmax and LID, and counts ranks. The exact
     streaming Newton passes over the matrix (about ten per fit, each recomputing the z-scores block by block)

@@ -148,7 +148,7 @@ def make_protocol(es: EmbeddingSet, enroll_utterances=None) -> Protocol:
         Only the (utterance id, speaker id) pairs are used, over all conditions.
     enroll_utterances : iterable of str, optional
         Explicit enrollment utterances; every other utterance becomes a probe. Default: the per-speaker
-        split of the module docstring (sorted ids, first ``ceil(n/2)`` enroll; single-utterance speakers
+        split of the package docstring (sorted ids, first ``ceil(n/2)`` enroll; single-utterance speakers
         are cohort).
 
     Returns

@@ -17,7 +17,7 @@ __all__ = ["TrialType", "TRIAL_TYPES", "build_trials"]
 
 @dataclass(frozen=True)
 class TrialType:
-    """Definition of one trial type (see the module docstring for the exact pairs).
+    """Definition of one trial type (see the package docstring of :mod:`vpeval.pipeline.protocols` for the exact pairs).
 
     Attributes
     ----------
@@ -76,7 +76,7 @@ def build_trials(
     backend=None,
     client=None,
 ) -> dict[str, Trials]:
-    """Build scored trials of the requested types (definitions in the module docstring).
+    """Build scored trials of the requested types (definitions in the package docstring).
 
     Parameters
     ----------
