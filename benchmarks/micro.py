@@ -57,7 +57,7 @@ def main():
     import pyarrow as pa
 
     from vpeval.io import _fast
-    from vpeval.metrics.linkage import _znorm_block
+    from vpeval.metrics.linkage.posterior import _znorm_block
 
     x = np.random.default_rng(0).normal(size=(52, 5000))
     out = np.empty_like(x)

@@ -329,7 +329,7 @@ def bench_linkage(n_probes: int, n_spk: int, pipeline: bool, repeat_pipeline: in
             target=2, input_bytes=x.nbytes)
     if not pipeline:
         return
-    import vpeval.metrics.linkage as linkage
+    import vpeval.metrics.linkage.histogram as histogram
     from vpeval.metrics.moment_kernel import compiled_accumulate
 
     n_rep = max(1, repeat_pipeline)
@@ -341,14 +341,14 @@ def bench_linkage(n_probes: int, n_spk: int, pipeline: bool, repeat_pipeline: in
             note=f"{n_rep} interleaved run(s); moment binning " + ("compiled (numba)" if jit else
                                                                     "NumPy (numba not installed)"))
     if jit:
-        saved = linkage.JIT_MIN_SCORES
-        linkage.JIT_MIN_SCORES = float("inf")  # the NumPy bincount path, as without numba
+        saved = histogram.JIT_MIN_SCORES
+        histogram.JIT_MIN_SCORES = float("inf")  # the NumPy bincount path, as without numba
         try:
             measure("linkage", f"`lid_pipeline` as above, without numba (NumPy binning), {size}",
                     lambda: lid_pipeline(None, x, None, ti, n_folds=5), exp, "np.exp pass",
                     input_bytes=x.nbytes, repeat=n_rep, memory=n_rep > 0, note=f"{n_rep} interleaved run(s)")
         finally:
-            linkage.JIT_MIN_SCORES = saved
+            histogram.JIT_MIN_SCORES = saved
 
 
 # ---------------------------------------------------------------------------------------------- others

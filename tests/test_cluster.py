@@ -23,7 +23,7 @@ from vpeval.cli.main import app  # noqa: E402
 from vpeval.embed import MfccStatsExtractor, embed_folder  # noqa: E402
 from vpeval.errors import InputFileError  # noqa: E402
 from vpeval.io.embeddings import read_embeddings  # noqa: E402
-from vpeval.metrics import identification  # noqa: E402
+from vpeval import rowscan  # noqa: E402
 from vpeval.metrics.linkage import lid, linkage_analysis  # noqa: E402
 from vpeval.pipeline import cluster as cl  # noqa: E402
 from vpeval.pipeline.protocols import score_rows  # noqa: E402
@@ -234,8 +234,8 @@ def test_lid_and_scattered_numpy_matrices_on_the_cluster(client, monkeypatch):
     llr = 4.0 * score_rows(probes, models)
     llr[3, 5] = np.inf  # the careful path: one +inf in a row
     x1, r1 = lid(llr, ti, return_rank_counts=True, chunk_rows=17)
-    monkeypatch.setattr(identification, "CLUSTER_MIN_BYTES", 0)  # scatter even this small matrix
-    monkeypatch.setattr(identification, "DASK_BLOCK_BYTES", 100 * 60 * 8)  # several blocks
+    monkeypatch.setattr(rowscan, "CLUSTER_MIN_BYTES", 0)  # scatter even this small matrix
+    monkeypatch.setattr(rowscan, "DASK_BLOCK_BYTES", 100 * 60 * 8)  # several blocks
     x2, r2 = lid(llr, ti, return_rank_counts=True, chunk_rows=17, client=client)
     assert np.array_equal(x1, x2) and np.array_equal(r1.n_greater, r2.n_greater)
     assert np.array_equal(r1.n_tied, r2.n_tied)
@@ -250,20 +250,21 @@ def test_lid_pipeline_histograms_from_scattered_blocks_equal_in_memory(client, m
     """The calibration's moment histograms: canonical chunks cut by the cluster's blocks and pieces are
     completed on the client, so every fitted number and LID equals the in-memory run exactly."""
     from vpeval.metrics import linkage
+    from vpeval.metrics.linkage import histogram
 
     probes, models, ti = _synthetic(450, 60, 16, seed=12)
     s = np.round(score_rows(probes, models), 1)  # few distinct z-scores: many per bin, so sums depend on order
-    monkeypatch.setattr(linkage, "_canonical_rows", lambda n_cols: 25)  # chunks of 25 rows, whole and cut
+    monkeypatch.setattr(histogram, "_canonical_rows", lambda n_cols: 25)  # chunks of 25 rows, whole and cut
     ref = linkage.lid_pipeline(None, s, None, ti, n_folds=3, chunk_rows=17)
-    monkeypatch.setattr(identification, "CLUSTER_MIN_BYTES", 0)
-    monkeypatch.setattr(identification, "DASK_BLOCK_BYTES", 100 * 60 * 8)  # blocks of 85 rows, pieces of 17
+    monkeypatch.setattr(rowscan, "CLUSTER_MIN_BYTES", 0)
+    monkeypatch.setattr(rowscan, "DASK_BLOCK_BYTES", 100 * 60 * 8)  # blocks of 85 rows, pieces of 17
     got = linkage.lid_pipeline(None, s, None, ti, n_folds=3, chunk_rows=17, client=client)
     for name in ("slope", "intercept", "lid", "p_true", "fold"):
         assert np.array_equal(getattr(got, name), getattr(ref, name)), name
 
 
 def test_linkage_and_trials_cli_on_the_cluster(scheduler, tmp_path, monkeypatch):
-    monkeypatch.setattr(identification, "CLUSTER_MIN_BYTES", 0)
+    monkeypatch.setattr(rowscan, "CLUSTER_MIN_BYTES", 0)
     emb = ROOT / "examples" / "librispeech-mini" / "embeddings_mfcc.npz"
     outs = {}
     for tag, extra in (("one", []), ("many", ["--scheduler", scheduler])):

@@ -8,7 +8,9 @@ import dask.array as da
 import numpy as np
 import pytest
 
-import vpeval.metrics.linkage as linkage
+import vpeval.metrics.linkage.binned_fit as binned_fit
+import vpeval.metrics.linkage.histogram as histogram
+import vpeval.metrics.linkage.pipeline as pipeline
 from oracles import logistic_llr_fit
 from vpeval.errors import SeparableScoresError
 from vpeval.metrics.linkage import lid, lid_pipeline, znorm_rows
@@ -44,12 +46,12 @@ def _check_against_oracle(S, ti, r, regularization=None):
 
 
 def _with_legacy(fn):
-    old = linkage._HISTOGRAM_FIT
-    linkage._HISTOGRAM_FIT = False
+    old = pipeline._HISTOGRAM_FIT
+    pipeline._HISTOGRAM_FIT = False
     try:
         return fn()
     finally:
-        linkage._HISTOGRAM_FIT = old
+        pipeline._HISTOGRAM_FIT = old
 
 
 @pytest.mark.parametrize("seed,n,N,gap", [(0, 60, 8, 1.0), (1, 300, 37, 2.0), (2, 150, 400, 3.0), (3, 500, 20, 0.3)])
@@ -96,23 +98,23 @@ def test_steep_slopes_fall_back_to_the_exact_fit(monkeypatch):
     """A slope so steep that the bins' Taylor bound fails (or a tolerance of 0) runs the exact fit."""
     S, ti = _matrix(8, 200, 15, gap=12.0)
     calls = []
-    orig = linkage._fit_calibration
+    orig = pipeline._fit_calibration
 
     def counted(*a, **k):
         calls.append(1)
         return orig(*a, **k)
 
-    monkeypatch.setattr(linkage, "_fit_calibration", counted)
+    monkeypatch.setattr(pipeline, "_fit_calibration", counted)
     r = lid_pipeline(None, S, None, ti, n_folds=3, separable="regularize", regularization=1e-7)
     _check_against_oracle(S, ti, r, regularization=1e-7)
     n_steep = len(calls)
-    monkeypatch.setattr(linkage, "_BINNED_TOL", 0.0)
+    monkeypatch.setattr(binned_fit, "_BINNED_TOL", 0.0)
     calls.clear()
     S2, ti2 = _matrix(9, 100, 12)
     r2 = lid_pipeline(None, S2, None, ti2, n_folds=3)
     assert len(calls) == 3  # every fold fell back
     _check_against_oracle(S2, ti2, r2)
-    monkeypatch.setattr(linkage, "_BINNED_TOL", 1e-11)
+    monkeypatch.setattr(binned_fit, "_BINNED_TOL", 1e-11)
     calls.clear()
     lid_pipeline(None, S2, None, ti2, n_folds=3)
     assert calls == []  # ordinary slopes never need it
@@ -136,13 +138,13 @@ def _same_row_values(values, target_value, n, N):
 def test_separability_decided_exactly_when_extremes_share_a_bin(monkeypatch):
     """Target and non-target extremes within one bin width: the exact fit decides (and names the ranges)."""
     calls = []
-    orig = linkage._fit_calibration
+    orig = pipeline._fit_calibration
 
     def counted(*a, **k):
         calls.append(1)
         return orig(*a, **k)
 
-    monkeypatch.setattr(linkage, "_fit_calibration", counted)
+    monkeypatch.setattr(pipeline, "_fit_calibration", counted)
     eps = 1e-9  # far below a bin width: both values fall in one bin
     values = [0.0, 1.0, 2.5, 3.0, 3.0 + eps, -1.0]
     # targets just above every non-target: separable
@@ -168,7 +170,7 @@ def test_row_order_and_piece_invariance(monkeypatch):
     p = lid_pipeline(None, S[perm], None, ti[perm], n_folds=4, speaker_ids=ids)
     assert np.allclose(p.slope, r.slope, rtol=1e-12) and np.allclose(p.lid, r.lid[perm], atol=1e-12)
     # small canonical chunks: pieces of a dask array (7 rows) cut them, the caller completes them: identical
-    monkeypatch.setattr(linkage, "_canonical_rows", lambda n_cols: 10)
+    monkeypatch.setattr(histogram, "_canonical_rows", lambda n_cols: 10)
     a = lid_pipeline(None, S, None, ti, n_folds=4, speaker_ids=ids)
     b = lid_pipeline(None, da.from_array(S, chunks=(7, -1)), None, ti, n_folds=4, speaker_ids=ids)
     c = lid_pipeline(None, S, None, ti, n_folds=4, speaker_ids=ids, chunk_rows=3)
@@ -184,13 +186,13 @@ def test_bin_series_within_the_stated_bound(alpha):
     rng = np.random.default_rng(int(alpha * 10))
     z = np.concatenate([rng.normal(size=(1, 20000)), rng.normal(3, 1, size=(1, 20000))], axis=1)
     beta = -1.3
-    k_lo, hist, _, _ = linkage._bin_chunk(z, np.array([0]), np.array([0]), np.zeros(z.shape[1], np.int64), 1, 1)
+    k_lo, hist, _, _ = histogram._bin_chunk(z, np.array([0]), np.array([0]), np.zeros(z.shape[1], np.int64), 1, 1)
     z = znorm_rows(z)  # the scores it binned
     mom = hist.sum(axis=1)  # the target group holds one score: add it back, all scores together
-    h = linkage._BIN_WIDTH
+    h = histogram._BIN_WIDTH
     centre = h * (k_lo + np.arange(mom.shape[1]) + 0.5)
-    M = linkage._N_MOMENTS
-    D = linkage._sigmoid_derivatives(alpha * centre + beta, M)
+    M = histogram._N_MOMENTS
+    D = binned_fit._sigmoid_derivatives(alpha * centre + beta, M)
     e = abs(alpha) * h / 2
     for m in (0, 1):
         series = sum(
@@ -202,7 +204,7 @@ def test_bin_series_within_the_stated_bound(alpha):
         # the per-bin bound of _fit_binned: K (s t)(centre) exp(e) e**k / k! times sum over the bin of |z|**m
         eta = alpha * centre + beta
         st = 1 / (1 + np.exp(-eta)) / (1 + np.exp(eta)) * math.exp(e)
-        bound = linkage._sigmoid_ratio_sup(M - m) * e ** (M - m) / math.factorial(M - m) * float(
+        bound = binned_fit._sigmoid_ratio_sup(M - m) * e ** (M - m) / math.factorial(M - m) * float(
             np.dot(st, mom[0] * (np.abs(centre) + h / 2) ** m))
         assert abs(series - direct) <= bound + 1e-14 * float(np.sum(np.abs(z) ** m))  # + rounding of the sums
         # and one order fewer is visibly worse for steep slopes (the moments are used)
@@ -226,16 +228,16 @@ def test_too_wide_a_z_range_streams_exactly(monkeypatch):
     """More bins than _MAX_BINS: no histogram is kept, every fold is fitted by the exact streaming passes."""
     S, ti = _matrix(13, 120, 12)
     calls = []
-    orig = linkage._fit_calibration
+    orig = pipeline._fit_calibration
 
     def counted(*a, **k):
         calls.append(1)
         return orig(*a, **k)
 
-    monkeypatch.setattr(linkage, "_fit_calibration", counted)
+    monkeypatch.setattr(pipeline, "_fit_calibration", counted)
     ref = lid_pipeline(None, S, None, ti, n_folds=3)
     assert calls == []
-    monkeypatch.setattr(linkage, "_MAX_BINS", 100)
+    monkeypatch.setattr(histogram, "_MAX_BINS", 100)
     r = lid_pipeline(None, S, None, ti, n_folds=3)
     assert len(calls) == 3
     assert np.allclose(r.slope, ref.slope, rtol=1e-12)
@@ -245,19 +247,19 @@ def test_too_wide_a_z_range_streams_exactly(monkeypatch):
 def test_moment_histograms_do_not_depend_on_the_pieces(monkeypatch):
     """Sums are formed per canonical chunk (cut chunks completed by the caller) and added in row order: the
     histograms are bit-identical whatever pieces the matrix is scanned in."""
-    monkeypatch.setattr(linkage, "_canonical_rows", lambda n_cols: 10)
+    monkeypatch.setattr(histogram, "_canonical_rows", lambda n_cols: 10)
     rng = np.random.default_rng(14)
     n, N = 60, 3000  # about 10 scores per bin and chunk: the order of the sums shows in the last bits
     S = rng.normal(size=(n, N))
     ti = rng.integers(0, N, n)
     rg, cg = np.zeros(n, np.int64), np.zeros(N, np.int64)
-    ref = linkage._moment_histogram(S, ti, n, N, 10, rg, cg, 1, 1, "S")
+    ref = histogram._moment_histogram(S, ti, n, N, 10, rg, cg, 1, 1, "S")
     for arr, rows in ((da.from_array(S, chunks=(7, -1)), 10), (da.from_array(S, chunks=(13, -1)), 4)):
-        got = linkage._moment_histogram(arr, ti, n, N, rows, rg, cg, 1, 1, "S")
+        got = histogram._moment_histogram(arr, ti, n, N, rows, rg, cg, 1, 1, "S")
         assert got.k_lo == ref.k_lo and np.array_equal(got.hist, ref.hist)
         assert np.array_equal(got.t_lo, ref.t_lo) and np.array_equal(got.t_hi, ref.t_hi)
     # the same scores summed piece by piece (not per chunk) differ in the last bits: the test can tell
-    pieces = linkage._MomentHistogram(1, 1)
+    pieces = histogram._MomentHistogram(1, 1)
     for s in range(0, n, 7):
-        pieces.add(linkage._bin_chunk(S[s : s + 7], ti[s : s + 7], rg[s : s + 7], cg, 1, 1))
+        pieces.add(histogram._bin_chunk(S[s : s + 7], ti[s : s + 7], rg[s : s + 7], cg, 1, 1))
     assert not np.array_equal(pieces.hist, ref.hist)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import vpeval.metrics.linkage as linkage
+import vpeval.metrics.linkage.histogram as histogram
 import vpeval.metrics.moment_kernel as mk
 from vpeval.metrics.linkage import lid_pipeline
 
@@ -27,16 +27,16 @@ def _chunk(seed, n, N, scale):
 
 def _plain_python(monkeypatch):
     """Make _bin_chunk's use_jit path run the loop uncompiled (its exact arithmetic, without numba)."""
-    monkeypatch.setattr(linkage, "compiled_accumulate", lambda: mk.accumulate_moments)
+    monkeypatch.setattr(histogram, "compiled_accumulate", lambda: mk.accumulate_moments)
 
 
 @pytest.mark.parametrize("n,N,n_rgrp,n_cgrp", [(7, 40, 1, 1), (9, 61, 3, 4), (12, 33, 5, 6)])
 def test_plain_loop_equals_the_bincount_path_bit_for_bit(monkeypatch, n, N, n_rgrp, n_cgrp):
     S, ti = _chunk(n * N, n, N, 3.7)
     rg, cg = _groups(n + N, n, N, n_rgrp, n_cgrp)
-    ref = linkage._bin_chunk(S, ti, rg, cg, n_rgrp, n_cgrp)
+    ref = histogram._bin_chunk(S, ti, rg, cg, n_rgrp, n_cgrp)
     _plain_python(monkeypatch)
-    got = linkage._bin_chunk(S, ti, rg, cg, n_rgrp, n_cgrp, use_jit=True)
+    got = histogram._bin_chunk(S, ti, rg, cg, n_rgrp, n_cgrp, use_jit=True)
     assert got[0] == ref[0]
     assert got[1].shape == ref[1].shape and np.array_equal(got[1], ref[1])
     assert np.array_equal(got[2], ref[2]) and np.array_equal(got[3], ref[3])
@@ -51,13 +51,13 @@ def test_plain_loop_equals_the_bincount_path_bit_for_bit(monkeypatch, n, N, n_rg
 def test_plain_loop_equals_bincount_property(n, N, seed, scale):
     S, ti = _chunk(seed, n, N, scale)
     rg, cg = _groups(seed + 1, n, N, 2, 3)
-    ref = linkage._bin_chunk(S, ti, rg, cg, 2, 3)
-    orig = linkage.compiled_accumulate
-    linkage.compiled_accumulate = lambda: mk.accumulate_moments
+    ref = histogram._bin_chunk(S, ti, rg, cg, 2, 3)
+    orig = histogram.compiled_accumulate
+    histogram.compiled_accumulate = lambda: mk.accumulate_moments
     try:
-        got = linkage._bin_chunk(S, ti, rg, cg, 2, 3, use_jit=True)
+        got = histogram._bin_chunk(S, ti, rg, cg, 2, 3, use_jit=True)
     finally:
-        linkage.compiled_accumulate = orig
+        histogram.compiled_accumulate = orig
     assert got[0] == ref[0] and np.array_equal(got[1], ref[1])
 
 
@@ -66,8 +66,8 @@ def test_compiled_loop_equals_the_bincount_path():
     assert mk.compiled_accumulate() is not None
     S, ti = _chunk(3, 40, 700, 1.0)
     rg, cg = _groups(4, 40, 700, 5, 6)
-    ref = linkage._bin_chunk(S, ti, rg, cg, 5, 6)
-    got = linkage._bin_chunk(S, ti, rg, cg, 5, 6, use_jit=True)
+    ref = histogram._bin_chunk(S, ti, rg, cg, 5, 6)
+    got = histogram._bin_chunk(S, ti, rg, cg, 5, 6, use_jit=True)
     assert got[0] == ref[0] and np.array_equal(got[1], ref[1])
 
 
@@ -78,7 +78,7 @@ def test_lid_pipeline_is_the_same_with_and_without_the_compiled_loop(monkeypatch
     S = rng.normal(size=(n, N))
     ti = rng.integers(0, N, n)
     S[np.arange(n), ti] += 1.5
-    monkeypatch.setattr(linkage, "JIT_MIN_SCORES", 10**18)
+    monkeypatch.setattr(histogram, "JIT_MIN_SCORES", 10**18)
     ref = lid_pipeline(None, S, None, ti, n_folds=5)
     calls = []
     real = mk.compiled_accumulate()
@@ -87,8 +87,8 @@ def test_lid_pipeline_is_the_same_with_and_without_the_compiled_loop(monkeypatch
         calls.append(1)
         return real(*a)
 
-    monkeypatch.setattr(linkage, "JIT_MIN_SCORES", 0)
-    monkeypatch.setattr(linkage, "compiled_accumulate", lambda: counted)
+    monkeypatch.setattr(histogram, "JIT_MIN_SCORES", 0)
+    monkeypatch.setattr(histogram, "compiled_accumulate", lambda: counted)
     got = lid_pipeline(None, S, None, ti, n_folds=5)
     assert calls  # the compiled loop did the binning
     assert np.array_equal(got.slope, ref.slope) and np.array_equal(got.intercept, ref.intercept)

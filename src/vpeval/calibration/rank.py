@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import VpevalError
+from ..ranks import rank_histogram
 
 __all__ = ["rank_llr", "RankCalibrator", "validate_gamma"]
 
@@ -124,7 +125,7 @@ class RankCalibrator:
     The rank plays the part of the score: :meth:`fit` takes the ranks of the target entries (the true
     speaker's rank in each probe's row, ``1..N``) and builds ``gamma`` as their histogram;
     :meth:`from_gamma` takes ``gamma`` directly (e.g. smoothed), :meth:`from_scores` computes it from a
-    probe x speaker score matrix with :func:`vpeval.metrics.identification.rank_histogram` and its tie rule.
+    probe x speaker score matrix with :func:`vpeval.ranks.rank_histogram` and its tie rule.
     :meth:`transform` maps any ranks ``1..N`` to ``rank_llr(gamma)[rank - 1]``.
 
     Parameters
@@ -166,12 +167,10 @@ class RankCalibrator:
     def from_scores(cls, score_matrix, true_index, ties: str = "fractional") -> "RankCalibrator":
         """A calibrator whose ``gamma`` is the rank histogram of a probe x speaker score matrix.
 
-        ``gamma`` comes from :func:`vpeval.metrics.identification.rank_histogram` with the given tie rule
+        ``gamma`` comes from :func:`vpeval.ranks.rank_histogram` with the given tie rule
         (``"fractional"``: a probe tied with others spreads its mass uniformly over the tied ranks;
         ``"optimistic"`` / ``"pessimistic"``: best / worst tied rank).
         """
-        from ..metrics.identification import rank_histogram
-
         return cls.from_gamma(rank_histogram(score_matrix, true_index, ties=ties))
 
     def _ranks(self, ranks, name, n):

@@ -86,6 +86,11 @@ Attribute attacker
 trained on *original* speech of speakers disjoint from the evaluation speakers and applied frozen to the
 evaluation utterances (original and anonymized). Class scores from any other classifier can be passed to
 :func:`attribute_leakage` / :func:`soft_biometric_leakage` instead.
+
+Modules: the parts and their checks are in :mod:`vpeval.metrics.attribute_parts`, the permutation
+alignment in :mod:`vpeval.metrics.attribute_alignment`, the attacker in :mod:`vpeval.metrics.attribute_attacker`;
+this module holds the per-attribute bundle and SBLS over several attributes, and re-exports every public name
+of the family.
 """
 
 from __future__ import annotations
@@ -93,13 +98,26 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import itertools
-
 import numpy as np
-from scipy.optimize import linear_sum_assignment
-from scipy.stats import rankdata
 
-from ..errors import VpevalError
+from .attribute_alignment import EXACT_SEARCH_MAX_K, Alignment, auc_matrix, best_alignment, recall_matrix
+from .attribute_attacker import AttributeAttacker
+from .attribute_parts import (
+    AttributeLeakageError,
+    _classes,
+    _labels,
+    _scores,
+    check_weights,
+    confusion_matrix,
+    mutual_information,
+    one_vs_rest_auc,
+    p_assoc,
+    p_attr,
+    p_attr_labels,
+    p_subgroup,
+    sbls,
+    subgroup_leakage,
+)
 
 __all__ = [
     "AttributeLeakageError",
@@ -127,436 +145,6 @@ __all__ = [
     "AttributeAttacker",
 ]
 
-
-class AttributeLeakageError(VpevalError):
-    """Bad labels, class scores, weights or subgroups for the soft-biometric leakage metrics."""
-
-
-# ------------------------------------------------------------------------------------------- validation
-
-
-def _labels(y, name: str = "y_true") -> np.ndarray:
-    arr = np.asarray(y)
-    if arr.ndim != 1 or arr.size == 0:
-        raise AttributeLeakageError(f"{name}: expected a non-empty 1-D array of labels, got shape {arr.shape}")
-    arr = arr.astype(str)
-    if (np.char.str_len(arr) == 0).any():
-        i = int(np.flatnonzero(np.char.str_len(arr) == 0)[0])
-        raise AttributeLeakageError(f"{name}: empty label at index {i}")
-    return arr
-
-
-def _classes(classes, y: np.ndarray) -> np.ndarray:
-    cls = np.unique(y) if classes is None else np.asarray(classes).astype(str)
-    if cls.ndim != 1 or np.unique(cls).size != cls.size:
-        raise AttributeLeakageError(f"classes must be distinct labels, got {cls.tolist()}")
-    if cls.size < 2:
-        raise AttributeLeakageError(f"an attribute needs at least 2 classes, got {cls.tolist()}")
-    unknown = np.setdiff1d(y, cls)
-    if unknown.size:
-        raise AttributeLeakageError(
-            f"label {str(unknown[0])!r} is not one of the classes {cls.tolist()} (the attacker cannot answer it)")
-    return cls
-
-
-def _scores(scores, n: int, k: int) -> np.ndarray:
-    try:
-        s = np.asarray(scores, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise AttributeLeakageError(f"scores: expected numbers ({exc})") from None
-    if s.shape != (n, k):
-        raise AttributeLeakageError(f"scores: expected shape ({n}, {k}) (utterances x classes), got {s.shape}")
-    if np.isnan(s).any():
-        raise AttributeLeakageError("scores contain NaN")
-    return s
-
-
-def _auc(pos: np.ndarray, neg: np.ndarray) -> float:
-    """Mann-Whitney AUC with mid-ranks: P(pos > neg) + P(pos == neg) / 2."""
-    r = rankdata(np.concatenate([pos, neg]))
-    return float((r[: pos.size].sum() - pos.size * (pos.size + 1) / 2) / (pos.size * neg.size))
-
-
-# ---------------------------------------------------------------------------------------------- parts
-
-
-def one_vs_rest_auc(y_true, scores, classes=None) -> dict[str, float]:
-    """One-vs-rest ROC AUC of each class's score (ties count 1/2).
-
-    Parameters
-    ----------
-    y_true : array_like of str, shape (n,)
-    scores : array_like of float, shape (n, K)
-        Column ``k`` scores class ``classes[k]`` (higher = more likely); probabilities, logits or any score.
-    classes : array_like of str, shape (K,), optional
-        Column labels (default: the sorted distinct labels of ``y_true``).
-
-    Returns
-    -------
-    dict class -> AUC in [0, 1]
-        Classes absent from ``y_true`` (no positives) or present in every row (no negatives) are left out.
-
-    Raises
-    ------
-    AttributeLeakageError
-        Shape mismatch, NaN, fewer than 2 classes, labels outside ``classes``.
-
-    Examples
-    --------
-    >>> one_vs_rest_auc(["F", "F", "M", "M"], [[.9, .1], [.6, .4], [.4, .6], [.6, .4]])
-    {'F': 0.875, 'M': 0.875}
-    """
-    y = _labels(y_true)
-    cls = _classes(classes, y)
-    s = _scores(scores, y.size, cls.size)
-    out = {}
-    for k, c in enumerate(cls.tolist()):
-        pos = y == c
-        if pos.any() and (~pos).any():
-            out[c] = _auc(s[pos, k], s[~pos, k])
-    return out
-
-
-def confusion_matrix(y_true, y_pred, classes) -> np.ndarray:
-    """Counts ``C[i, j]`` = #{true ``classes[i]``, predicted ``classes[j]``}; shape (K, K), int64."""
-    y = _labels(y_true)
-    p = _labels(y_pred, "y_pred")
-    if p.shape != y.shape:
-        raise AttributeLeakageError(f"y_pred has shape {p.shape}, y_true {y.shape}")
-    cls = _classes(classes, y)
-    _classes(cls, p)
-    index = {c: i for i, c in enumerate(cls.tolist())}
-    C = np.zeros((cls.size, cls.size), dtype=np.int64)
-    np.add.at(C, (np.array([index[v] for v in y.tolist()]), np.array([index[v] for v in p.tolist()])), 1)
-    return C
-
-
-def mutual_information(confusion, base: float = 2.0) -> float:
-    """Plug-in mutual information ``I(A; Â)`` of a confusion matrix of counts.
-
-    ``I = sum_ij p_ij log(p_ij / (p_i. p_.j))`` with ``p = C / sum(C)`` and ``0 log 0 = 0``; ``base`` 2 gives
-    bits, ``math.e`` nats.
-
-    Raises
-    ------
-    AttributeLeakageError
-        Not a 2-D array of non-negative finite counts with a positive total, or ``base <= 1``.
-
-    Examples
-    --------
-    >>> mutual_information([[5, 0], [0, 5]])
-    1.0
-    >>> mutual_information([[2, 2], [2, 2]])
-    0.0
-    """
-    C = np.asarray(confusion, dtype=np.float64)
-    if C.ndim != 2 or not np.isfinite(C).all() or (C < 0).any() or not C.sum() > 0:
-        raise AttributeLeakageError("confusion must be a 2-D array of non-negative counts with a positive total")
-    if not base > 1:
-        raise AttributeLeakageError(f"base must be > 1, got {base!r}")
-    P = C / C.sum()
-    pi, pj = P.sum(axis=1, keepdims=True), P.sum(axis=0, keepdims=True)
-    nz = P > 0
-    outer = (pi * pj)[nz]  # > 0 wherever P > 0
-    mi = float(np.sum(P[nz] * np.log(P[nz] / outer)) / math.log(base))
-    return max(mi, 0.0)
-
-
-def p_attr(mauc) -> float:
-    """``1 - mean_a max(0, mAUC_a - 0.5) / 0.5`` over attributes (one mAUC per attribute).
-
-    >>> p_attr([1.0]), p_attr([0.5]), p_attr([0.3]), p_attr([0.75, 1.0])
-    (0.0, 1.0, 1.0, 0.25)
-    """
-    m = np.atleast_1d(np.asarray(mauc, dtype=np.float64))
-    if m.size == 0 or np.isnan(m).any() or (m < 0).any() or (m > 1).any():
-        raise AttributeLeakageError(f"mAUC values must be in [0, 1], got {m.tolist()}")
-    return float(1.0 - np.mean(np.maximum(0.0, m - 0.5) / 0.5))
-
-
-def p_assoc(nmi) -> float:
-    """``1 - mean_a I(A_a; Â_a) / log K_a`` (normalised mutual informations, one per attribute, in [0, 1]).
-
-    >>> p_assoc([1.0]), p_assoc([0.0])
-    (0.0, 1.0)
-    """
-    v = np.atleast_1d(np.asarray(nmi, dtype=np.float64))
-    if v.size == 0 or np.isnan(v).any() or (v < 0).any() or (v > 1 + 1e-12).any():
-        raise AttributeLeakageError(f"normalised MI values must be in [0, 1], got {v.tolist()}")
-    return float(1.0 - np.mean(np.minimum(v, 1.0)))
-
-
-def p_subgroup(leakage, omega: float = 0.7) -> float:
-    """``omega (1 - max_g L_g) + (1 - omega) min_g(1 - L_g) / max_g(1 - L_g)``; 0/0 (all ``L_g = 1``) -> ratio 1.
-
-    Parameters
-    ----------
-    leakage : array_like or dict of float in [0, 1]
-        ``L_g`` per subgroup.
-    omega : float in [0, 1]
-
-    Examples
-    --------
-    >>> p_subgroup([0.0, 0.0]), round(p_subgroup([1.0, 1.0]), 12), round(p_subgroup([0.2, 0.6]), 12)
-    (1.0, 0.3, 0.43)
-    """
-    vals = np.asarray(list(leakage.values()) if isinstance(leakage, dict) else leakage, dtype=np.float64)
-    vals = np.atleast_1d(vals)
-    if vals.size == 0 or np.isnan(vals).any() or (vals < 0).any() or (vals > 1).any():
-        raise AttributeLeakageError(f"subgroup leakages must be in [0, 1], got {vals.tolist()}")
-    if not 0.0 <= omega <= 1.0:
-        raise AttributeLeakageError(f"omega must be in [0, 1], got {omega!r}")
-    keep = 1.0 - vals
-    ratio = 1.0 if keep.max() == 0 else keep.min() / keep.max()
-    return float(omega * (1.0 - vals.max()) + (1.0 - omega) * ratio)
-
-
-def check_weights(alpha: float, beta: float, gamma: float, tol: float = 1e-9) -> None:
-    """Raise :class:`AttributeLeakageError` unless the weights are in [0, 1] and sum to 1 (within ``tol``)."""
-    w = (alpha, beta, gamma)
-    if any(not (0.0 <= x <= 1.0) for x in w):
-        raise AttributeLeakageError(f"SBLS weights must each be in [0, 1], got alpha, beta, gamma = {w}")
-    if abs(sum(w) - 1.0) > tol:
-        raise AttributeLeakageError(
-            f"SBLS weights must sum to 1, got alpha + beta + gamma = {alpha} + {beta} + {gamma} = {sum(w):.12g}")
-
-
-def sbls(p_attr_value: float, p_assoc_value: float, p_subgroup_value: float, *, alpha: float = 0.4,
-         beta: float = 0.4, gamma: float = 0.2) -> float:
-    """``alpha P_attr + beta P_assoc + gamma P_subgroup`` (weights checked by :func:`check_weights`).
-
-    >>> sbls(1.0, 1.0, 1.0), sbls(0.0, 0.0, 0.3)
-    (1.0, 0.06)
-    """
-    check_weights(alpha, beta, gamma)
-    return float(alpha * p_attr_value + beta * p_assoc_value + gamma * p_subgroup_value)
-
-
-def subgroup_leakage(y_true, scores, classes, groups) -> dict[str, float]:
-    """``L_g`` for one attribute (module docstring): chance-normalised AUC of each subgroup's members.
-
-    Parameters
-    ----------
-    y_true : array_like of str, shape (n,)
-    scores : array_like, shape (n, K)
-    classes : array_like of str, shape (K,)
-    groups : array_like of str, shape (n,)
-        Subgroup of each utterance.
-
-    Returns
-    -------
-    dict subgroup -> L_g in [0, 1]
-        A subgroup whose classes have no negatives anywhere (cannot happen with >= 2 classes present) is
-        left out.
-
-    Examples
-    --------
-    >>> subgroup_leakage(["F", "F", "M", "M"], [[1, 0], [1, 0], [0, 1], [0, 1]], ["F", "M"], ["F", "F", "M", "M"])
-    {'F': 1.0, 'M': 1.0}
-    """
-    y = _labels(y_true)
-    cls = _classes(classes, y)
-    s = _scores(scores, y.size, cls.size)
-    g = _labels(groups, "groups")
-    if g.shape != y.shape:
-        raise AttributeLeakageError(f"groups has shape {g.shape}, y_true {y.shape}")
-    out = {}
-    for grp in np.unique(g).tolist():
-        in_g = g == grp
-        aucs = []
-        for k, c in enumerate(cls.tolist()):
-            pos = in_g & (y == c)
-            neg = y != c
-            if pos.any() and neg.any():
-                aucs.append(_auc(s[pos, k], s[neg, k]))
-        if aucs:
-            out[grp] = float(max(0.0, np.mean(aucs) - 0.5) / 0.5)
-    return out
-
-
-# ------------------------------------------------------------------------------------------- alignment
-
-#: Largest number of classes for which :func:`best_alignment` tries every permutation (7! = 5040).
-EXACT_SEARCH_MAX_K = 7
-_TIE_TOL = 1e-12
-
-
-def auc_matrix(y_true, scores, classes=None) -> np.ndarray:
-    """One-vs-rest AUC of every score column for every true class: the matrix the alignment maximises over.
-
-    Parameters
-    ----------
-    y_true : array_like of str, shape (n,)
-    scores : array_like of float, shape (n, K)
-    classes : array_like of str, shape (K,), optional
-        Column labels (default: sorted distinct labels of ``y_true``).
-
-    Returns
-    -------
-    ndarray, shape (K, K)
-        ``A[c, j]`` = AUC (ties 1/2) of column ``j`` with the utterances of true class ``classes[c]`` as
-        positives and every other utterance as negatives. Row ``c`` is NaN when that class has no positive or
-        no negative utterance. The diagonal is :func:`one_vs_rest_auc`.
-
-    Examples
-    --------
-    >>> auc_matrix(["F", "F", "M", "M"], [[0, 1], [0, 1], [1, 0], [1, 0]])
-    array([[0., 1.],
-           [1., 0.]])
-    """
-    y = _labels(y_true)
-    cls = _classes(classes, y)
-    s = _scores(scores, y.size, cls.size)
-    A = np.full((cls.size, cls.size), np.nan)
-    for c, lab in enumerate(cls.tolist()):
-        pos = y == lab
-        if pos.any() and (~pos).any():
-            A[c] = [_auc(s[pos, j], s[~pos, j]) for j in range(cls.size)]
-    return A
-
-
-def recall_matrix(y_true, y_pred, classes) -> np.ndarray:
-    """``R[c, j] = #{true classes[c], predicted classes[j]} / #{true classes[c]}``; NaN rows for absent classes.
-
-    The mean of the diagonal over the non-NaN rows is the macro balanced accuracy.
-
-    >>> recall_matrix(["a", "a", "b"], ["b", "a", "a"], ["a", "b"])
-    array([[0.5, 0.5],
-           [1. , 0. ]])
-    """
-    C = confusion_matrix(y_true, y_pred, classes).astype(np.float64)
-    n = C.sum(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, C / np.where(n > 0, n, 1), np.nan)
-
-
-@dataclass(frozen=True)
-class Alignment:
-    """Label permutation chosen by :func:`best_alignment`.
-
-    Attributes
-    ----------
-    classes : list of str
-        Class (and column) labels in score-column order.
-    columns : tuple of int
-        ``columns[c]`` = index of the score column (or predicted label) used for class ``classes[c]``.
-    value : float
-        Mean over the scored rows of ``M[c, columns[c]]`` (``mAUC*`` or ``BA*``).
-    identity_value : float
-        The same mean for the identity (the unaligned reading).
-    method : str
-        ``"exact search"`` (every permutation) or ``"hungarian"`` (:func:`scipy.optimize.linear_sum_assignment`).
-    """
-
-    classes: list
-    columns: tuple
-    value: float
-    identity_value: float
-    method: str
-
-    @property
-    def is_identity(self) -> bool:
-        return self.columns == tuple(range(len(self.classes)))
-
-    @property
-    def mapping(self) -> dict:
-        """True class -> label of the score column used for it."""
-        return {c: self.classes[j] for c, j in zip(self.classes, self.columns)}
-
-    def describe(self) -> str:
-        """``"identity"`` or the moved classes, e.g. ``"F<-M, M<-F"`` (class <- column used for it)."""
-        if self.is_identity:
-            return "identity"
-        return ", ".join(f"{c}<-{d}" for c, d in self.mapping.items() if c != d)
-
-    def to_dict(self) -> dict:
-        return {"mapping": self.mapping, "identity": self.is_identity, "value": self.value,
-                "identity_value": self.identity_value, "method": self.method}
-
-
-def best_alignment(M, classes=None, *, method: str = "auto") -> Alignment:
-    """Bijection class -> column maximising the mean of ``M[c, pi(c)]`` over the rows without NaN.
-
-    Parameters
-    ----------
-    M : array_like, shape (K, K)
-        Per-class score of each column: :func:`auc_matrix` (soft scores) or :func:`recall_matrix` (labels).
-        NaN rows (classes absent from the evaluation data) do not count; their columns are assigned last.
-    classes : list of str, optional
-        Labels (default ``"0" .. "K-1"``).
-    method : {"auto", "exact", "hungarian"}
-        ``"auto"``: exact search for ``K <=`` :data:`EXACT_SEARCH_MAX_K`, Hungarian beyond. Both reach the
-        same maximum; they may choose different permutations when several tie.
-
-    Returns
-    -------
-    Alignment
-        Ties (within 1e-12) go to the identity, then to the lexicographically first permutation (exact
-        search) or the solver's answer (Hungarian).
-
-    Raises
-    ------
-    AttributeLeakageError
-        ``M`` not square, no row without NaN, unknown ``method``.
-
-    Examples
-    --------
-    >>> a = best_alignment([[0.0, 1.0], [1.0, 0.0]], ["F", "M"])
-    >>> a.mapping, a.value, a.identity_value
-    ({'F': 'M', 'M': 'F'}, 1.0, 0.0)
-    """
-    M = np.asarray(M, dtype=np.float64)
-    if M.ndim != 2 or M.shape[0] != M.shape[1] or M.shape[0] < 1:
-        raise AttributeLeakageError(f"alignment: expected a square (K, K) matrix, got shape {M.shape}")
-    K = M.shape[0]
-    cls = [str(i) for i in range(K)] if classes is None else [str(c) for c in classes]
-    if len(cls) != K:
-        raise AttributeLeakageError(f"alignment: {len(cls)} class labels for a {K} x {K} matrix")
-    if method not in ("auto", "exact", "hungarian"):
-        raise AttributeLeakageError(f"alignment method must be 'auto', 'exact' or 'hungarian', got {method!r}")
-    rows = np.flatnonzero(~np.isnan(M).any(axis=1))
-    if rows.size == 0:
-        raise AttributeLeakageError("alignment: no class has evaluation utterances")
-    identity = float(M[rows, rows].mean())
-    if method == "exact" or (method == "auto" and K <= EXACT_SEARCH_MAX_K):
-        perms = np.array(list(itertools.permutations(range(K))), dtype=np.intp)  # identity first
-        vals = M[rows[None, :], perms[:, rows]].mean(axis=1)
-        best = int(np.flatnonzero(vals >= vals.max() - _TIE_TOL)[0])
-        cols, name = tuple(int(j) for j in perms[best]), "exact search"
-    else:
-        r, c = linear_sum_assignment(M[rows], maximize=True)
-        cols_arr = np.full(K, -1, dtype=np.intp)
-        cols_arr[rows[r]] = c
-        free = np.setdiff1d(np.arange(K), c)
-        cols_arr[cols_arr < 0] = free  # absent classes take the unused columns in order
-        cols, name = tuple(int(j) for j in cols_arr), "hungarian"
-        if identity >= float(M[rows, cols_arr[rows]].mean()) - _TIE_TOL:
-            cols = tuple(range(K))
-    value = float(M[rows, np.asarray(cols)[rows]].mean())
-    return Alignment(cls, cols, value, identity, name)
-
-
-def p_attr_labels(balanced_accuracy, n_classes) -> float:
-    """Hard-prediction ``P_attr = 1 - mean_a max(0, BA_a - 1/K_a) / (1 - 1/K_a)`` (chance level ``1/K_a``).
-
-    Parameters
-    ----------
-    balanced_accuracy : array_like of float in [0, 1]
-        Macro balanced accuracy of the (aligned) predictions, one per attribute.
-    n_classes : array_like of int >= 2
-        ``K_a`` per attribute.
-
-    >>> p_attr_labels([1.0], [3]), p_attr_labels([1 / 3], [3]), p_attr_labels([0.75], [2])
-    (0.0, 1.0, 0.5)
-    """
-    b = np.atleast_1d(np.asarray(balanced_accuracy, dtype=np.float64))
-    k = np.atleast_1d(np.asarray(n_classes, dtype=np.float64))
-    if b.size == 0 or b.shape != k.shape or np.isnan(b).any() or (b < 0).any() or (b > 1 + 1e-12).any():
-        raise AttributeLeakageError(f"balanced accuracies must be in [0, 1], one per attribute, got {b.tolist()}")
-    if (k < 2).any():
-        raise AttributeLeakageError(f"every attribute needs at least 2 classes, got {k.tolist()}")
-    chance = 1.0 / k
-    return float(1.0 - np.mean(np.maximum(0.0, np.minimum(b, 1.0) - chance) / (1.0 - chance)))
 
 
 # ---------------------------------------------------------------------------------------------- bundle
@@ -648,6 +236,36 @@ def _leakage_from(value: float, chance: float) -> float:
     return float(max(0.0, value - chance) / (1.0 - chance))
 
 
+def _relabelled(p: np.ndarray, cls: np.ndarray, alignment: Alignment) -> np.ndarray:
+    """Hard predictions ``p`` (labels in ``cls``) relabelled by ``alignment``: predicted column j stands for
+    the class whose aligned column is j."""
+    inv = np.empty(cls.size, dtype=np.intp)
+    inv[np.asarray(alignment.columns)] = np.arange(cls.size)  # predicted column j -> class it stands for
+    index = {c: i for i, c in enumerate(cls.tolist())}
+    return cls[inv[np.array([index[v] for v in p.tolist()])]]
+
+
+def _leakage_result(name, variant, y, cls, al, auc, auc_raw, pred, pred_raw) -> AttributeLeakage:
+    """The :class:`AttributeLeakage` of one attribute from its per-class AUCs and its decisions, aligned
+    (``auc``, ``pred``) and raw (``auc_raw``, ``pred_raw``); the leakage is taken from mAUC (chance 0.5) for
+    ``variant="scores"``, from the balanced accuracy (chance 1/K) for ``"labels"``."""
+    C, mi, nmi, ba = _decision_stats(y, pred, cls)
+    _, _, nmi_raw, ba_raw = _decision_stats(y, pred_raw, cls)
+    mauc, mauc_raw = float(np.mean(list(auc.values()))), float(np.mean(list(auc_raw.values())))
+    if variant == "scores":
+        leakage, leakage_raw = _leakage_from(mauc, 0.5), _leakage_from(mauc_raw, 0.5)
+    else:
+        chance = 1.0 / cls.size
+        leakage, leakage_raw = _leakage_from(ba, chance), _leakage_from(ba_raw, chance)
+    return AttributeLeakage(
+        name=name, classes=cls.tolist(), auc=auc, mauc=mauc, confusion=C, mi_bits=mi, nmi=nmi,
+        accuracy=float(np.trace(C) / C.sum()), balanced_accuracy=ba, n=int(y.size),
+        skipped_classes=[c for c in cls.tolist() if c not in auc], variant=variant, alignment=al,
+        auc_unaligned=auc_raw, mauc_unaligned=mauc_raw, nmi_unaligned=nmi_raw, balanced_accuracy_unaligned=ba_raw,
+        leakage=leakage, leakage_unaligned=leakage_raw,
+    )
+
+
 def attribute_leakage(y_true, scores, classes=None, *, name: str = "attribute",
                       alignment_method: str = "auto") -> AttributeLeakage:
     """Aligned AUCs, confusion matrix and mutual information of one attribute's class scores.
@@ -693,16 +311,7 @@ def attribute_leakage(y_true, scores, classes=None, *, name: str = "attribute",
     auc = {cls[c]: float(A[c, cols[c]]) for c in idx}
     auc_raw = {cls[c]: float(A[c, c]) for c in idx}
     pred = cls[np.argmax(s[:, cols], axis=1)]
-    C, mi, nmi, ba = _decision_stats(y, pred, cls)
-    _, _, nmi_raw, ba_raw = _decision_stats(y, cls[np.argmax(s, axis=1)], cls)
-    mauc, mauc_raw = float(np.mean(list(auc.values()))), float(np.mean(list(auc_raw.values())))
-    return AttributeLeakage(
-        name=name, classes=cls.tolist(), auc=auc, mauc=mauc, confusion=C, mi_bits=mi, nmi=nmi,
-        accuracy=float(np.trace(C) / C.sum()), balanced_accuracy=ba, n=int(y.size),
-        skipped_classes=[c for c in cls.tolist() if c not in auc], variant="scores", alignment=al,
-        auc_unaligned=auc_raw, mauc_unaligned=mauc_raw, nmi_unaligned=nmi_raw, balanced_accuracy_unaligned=ba_raw,
-        leakage=_leakage_from(mauc, 0.5), leakage_unaligned=_leakage_from(mauc_raw, 0.5),
-    )
+    return _leakage_result(name, "scores", y, cls, al, auc, auc_raw, pred, cls[np.argmax(s, axis=1)])
 
 
 def attribute_leakage_labels(y_true, y_pred, classes=None, *, name: str = "attribute",
@@ -740,25 +349,12 @@ def attribute_leakage_labels(y_true, y_pred, classes=None, *, name: str = "attri
     _classes(cls, p)
     R = recall_matrix(y, p, cls)
     al = best_alignment(R, cls.tolist(), method=alignment_method)
-    inv = np.empty(cls.size, dtype=np.intp)
-    inv[np.asarray(al.columns)] = np.arange(cls.size)  # predicted column j -> class it stands for
-    index = {c: i for i, c in enumerate(cls.tolist())}
-    pred = cls[inv[np.array([index[v] for v in p.tolist()])]]
-    C, mi, nmi, ba = _decision_stats(y, pred, cls)
-    _, _, nmi_raw, ba_raw = _decision_stats(y, p, cls)
+    pred = _relabelled(p, cls, al)
     auc = one_vs_rest_auc(y, _onehot(pred, cls), cls)
     auc_raw = one_vs_rest_auc(y, _onehot(p, cls), cls)
     if not auc:
         raise AttributeLeakageError(f"{name}: no class has both positive and negative evaluation utterances")
-    chance = 1.0 / cls.size
-    return AttributeLeakage(
-        name=name, classes=cls.tolist(), auc=auc, mauc=float(np.mean(list(auc.values()))), confusion=C,
-        mi_bits=mi, nmi=nmi, accuracy=float(np.trace(C) / C.sum()), balanced_accuracy=ba, n=int(y.size),
-        skipped_classes=[c for c in cls.tolist() if c not in auc], variant="labels", alignment=al,
-        auc_unaligned=auc_raw, mauc_unaligned=float(np.mean(list(auc_raw.values()))), nmi_unaligned=nmi_raw,
-        balanced_accuracy_unaligned=ba_raw, leakage=_leakage_from(ba, chance),
-        leakage_unaligned=_leakage_from(ba_raw, chance),
-    )
+    return _leakage_result(name, "labels", y, cls, al, auc, auc_raw, pred, p)
 
 
 @dataclass
@@ -852,11 +448,7 @@ def _sbls_core(y_true, preds, classes, variant, subgroups, subgroup_name, alpha,
             r = attribute_leakage_labels(y, preds[a], classes.get(a), name=a, alignment_method=alignment_method)
             cls = np.asarray(r.classes)
             p = _labels(preds[a], "y_pred")
-            inv = np.empty(cls.size, dtype=np.intp)
-            inv[np.asarray(r.alignment.columns)] = np.arange(cls.size)
-            index = {c: i for i, c in enumerate(cls.tolist())}
-            pi = np.array([index[v] for v in p.tolist()])
-            aligned[a], raw[a] = _onehot(cls[inv[pi]], cls), _onehot(p, cls)
+            aligned[a], raw[a] = _onehot(_relabelled(p, cls, r.alignment), cls), _onehot(p, cls)
         res[a], ys[a] = r, y
     if subgroups is None:
         groups = ys[names[0]]
@@ -970,73 +562,3 @@ def soft_biometric_leakage_labels(
     """
     return _sbls_core(y_true, y_pred, classes, "labels", subgroups, subgroup_name, alpha, beta, gamma, omega,
                       alignment_method)
-
-
-# --------------------------------------------------------------------------------------------- attacker
-
-
-class AttributeAttacker:
-    """Logistic-regression attribute classifier on embeddings (scikit-learn), trained once and frozen.
-
-    Pipeline: L2-normalise each embedding, standardise each dimension (training mean and std), then
-    :class:`sklearn.linear_model.LogisticRegression` (lbfgs, multinomial for K > 2, L2 penalty ``C``).
-
-    Parameters
-    ----------
-    C : float, default 0.1
-        Inverse L2 penalty. A moderate penalty because the training set of the bundled example (251
-        utterances) is about as large as the embedding dimension (256), where an unpenalised fit separates
-        the training data and extrapolates poorly.
-    max_iter : int
-
-    Attributes
-    ----------
-    classes_ : ndarray of str
-        Column order of :meth:`predict_scores` (sorted labels).
-
-    Notes
-    -----
-    Training rows are put in a canonical order (by label, then embedding values) before fitting, so the fit
-    does not depend on row order. Requires scikit-learn.
-    """
-
-    def __init__(self, C: float = 0.1, max_iter: int = 5000):
-        try:
-            ok = bool(np.isfinite(C) and C > 0)
-        except TypeError:
-            ok = False
-        if not ok:
-            raise AttributeLeakageError(f"C (inverse L2 penalty) must be a positive finite number, got {C!r}")
-        self.C = C
-        self.max_iter = max_iter
-
-    def fit(self, X, y) -> "AttributeAttacker":
-        """Fit on embeddings ``X`` (n, d) with labels ``y`` (n,); at least 2 classes."""
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.pipeline import make_pipeline
-        from sklearn.preprocessing import Normalizer, StandardScaler
-
-        X = np.asarray(X, dtype=np.float64)
-        y = _labels(y, "training labels")
-        if X.ndim != 2 or X.shape[0] != y.size:
-            raise AttributeLeakageError(f"training embeddings have shape {X.shape}, labels {y.shape}")
-        if not np.isfinite(X).all():
-            raise AttributeLeakageError("training embeddings contain NaN or inf")
-        if np.unique(y).size < 2:
-            raise AttributeLeakageError(f"the attacker needs at least 2 training classes, got {np.unique(y).tolist()}")
-        order = np.lexsort([X[:, j] for j in range(X.shape[1] - 1, -1, -1)] + [y])
-        self.model_ = make_pipeline(Normalizer(), StandardScaler(),
-                                    LogisticRegression(C=self.C, max_iter=self.max_iter))
-        self.model_.fit(X[order], y[order])
-        self.classes_ = np.asarray(self.model_.classes_).astype(str)
-        self.n_train_ = int(y.size)
-        return self
-
-    def predict_scores(self, X) -> np.ndarray:
-        """Class posteriors (n, K) under the training prior, columns in ``classes_`` order."""
-        if not hasattr(self, "model_"):
-            raise AttributeLeakageError("AttributeAttacker is not fitted; call fit(X, y) first")
-        X = np.asarray(X, dtype=np.float64)
-        if not np.isfinite(X).all():
-            raise AttributeLeakageError("embeddings contain NaN or inf")
-        return self.model_.predict_proba(X)

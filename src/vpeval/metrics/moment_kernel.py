@@ -16,7 +16,7 @@ variable ``VPEVAL_JIT=0`` to use the NumPy path anyway.
 The compiled function is cached by numba on disk (``cache=True``: beside this file or in numba's user cache
 folder; no cache when neither is writable). The first use in a process imports numba (about 0.4 s) and
 compiles or loads it, so :func:`vpeval.metrics.linkage.lid_pipeline` uses it only for matrices of at least
-:data:`vpeval.metrics.linkage.JIT_MIN_SCORES` (2**26, about 67 million) scores.
+:data:`vpeval.metrics.linkage.histogram.JIT_MIN_SCORES` (2**26, about 67 million) scores.
 """
 
 from __future__ import annotations

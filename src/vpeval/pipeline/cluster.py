@@ -256,8 +256,8 @@ def score_matrix(probes, models, *, backend=None, client):
 
     The probe rows and the models are persisted on the workers once (the back-end travels with each task);
     each block of
-    :func:`vpeval.pipeline.protocols.score_block_rows` probe rows is one task computing exactly what
-    :func:`vpeval.pipeline.protocols.score_rows` computes for that block, so the numbers are identical to the
+    :func:`vpeval.pipeline.scoring.score_block_rows` probe rows is one task computing exactly what
+    :func:`vpeval.pipeline.scoring.score_rows` computes for that block, so the numbers are identical to the
     in-memory matrix. Nothing of the size of the matrix is ever held by the client: pass the result to
     :func:`vpeval.metrics.linkage.linkage_analysis` / :func:`~vpeval.metrics.linkage.lid_pipeline` with
     the same ``client`` (or ``.persist()`` it first to compute it once instead of once per scan).
@@ -279,7 +279,7 @@ def score_matrix(probes, models, *, backend=None, client):
     import dask.array as da
     import numpy as np
 
-    from .protocols import score_block_rows
+    from .scoring import score_block_rows
 
     probes, models = np.asarray(probes), np.asarray(models)
     step = score_block_rows(models.shape[0])
@@ -293,6 +293,6 @@ def score_matrix(probes, models, *, backend=None, client):
 
 
 def _score_task(probe_block, models, backend=None):
-    from .protocols import score_block
+    from .scoring import score_block
 
     return score_block(probe_block, models, backend)

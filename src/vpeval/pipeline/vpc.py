@@ -29,7 +29,8 @@ from ..errors import InputFileError, VpevalError
 from ..io.embeddings import EmbeddingSet
 from ..io.kaldi_data import VPCTrial
 from ..io.trials import Trials
-from .protocols import ProtocolError, _group_means, _labels, _row_index, _unit_rows
+from .protocols import ProtocolError
+from .protocols.models import _group_means, _labels, _row_index, _unit_rows
 
 __all__ = ["VPC_TYPES", "vpc_protocol", "build_vpc_trials"]
 

@@ -1,0 +1,142 @@
+r"""Trial protocols built from speaker embeddings.
+
+This package turns an :class:`~vpeval.io.embeddings.EmbeddingSet` holding the original and the anonymized
+version of the same utterances into scored verification trials (:class:`~vpeval.io.trials.Trials`) and into
+1-to-N score matrices (:class:`OneToN`) for linkage/identification metrics. The full specification, with the
+reasoning behind each choice, is ``docs/protocols.md``; this docstring is its exact summary.
+
+The code is split by what it does: :mod:`.split` (the enrollment/probe split, the metadata check),
+:mod:`.models` (speaker models and 1-to-N score matrices), :mod:`.trials` (the trial types and
+:func:`build_trials`); the block-wise matrix products are :mod:`vpeval.pipeline.scoring`. Every public name
+is importable from this package.
+
+Conditions
+----------
+Every embedding row has a condition label. The letter ``o`` stands for the label of original speech
+(``"original"`` by default) and ``a`` for anonymized speech (``"anonymized"``); both labels can be renamed with
+the ``original=`` / ``anonymized=`` arguments. Any other label in the set is an error (select the rows you
+want first): nothing is dropped silently. The original and the anonymized version of an utterance share the
+utterance id.
+
+Split (:class:`Protocol`)
+-------------------------
+The split is a property of the *utterance ids*, shared by both conditions, so an anonymized probe's original
+twin is never in an enrollment model either.
+
+* Default (:func:`make_protocol` without ``enroll_utterances``): for each speaker, take the distinct utterance
+  ids found in any condition and sort them as Python strings (code-point order). A speaker with ``n >= 2``
+  utterances enrolls the first ``ceil(n / 2)`` of them and uses the remaining ``floor(n / 2)`` as probes
+  (10 -> 5 + 5, 3 -> 2 + 1, 2 -> 1 + 1). A speaker with a single utterance is a *cohort* speaker: it is
+  enrolled (model from that utterance) and never probed.
+* Explicit: ``enroll_utterances`` lists the enrollment utterances; every other utterance is a probe. A
+  speaker whose utterances are all listed is a cohort speaker; a speaker with probes but no listed
+  enrollment utterance is an error (its probes would have no true model).
+
+The split depends only on the set of (utterance id, speaker id) pairs, never on row order.
+
+Notation: ``S`` the evaluation speakers (those with >= 1 probe), ``K = |S|``; ``C`` the cohort speakers,
+``K_C = |C|``; ``M = K + K_C`` the enrolled speakers; ``m_s`` the number of probe utterances of speaker ``s``
+and ``P = sum_s m_s`` the number of probes.
+
+Scoring
+-------
+* Every embedding is L2-normalised (a zero vector is an error).
+* Enrollment model of speaker ``s`` in condition ``c``: the mean of the normalised condition-``c`` embeddings
+  of its enrollment utterances (summed in sorted utterance-id order), normalised again.
+* Probe: one utterance, normalised.
+* Score: cosine similarity = dot product of the unit vectors, one float64 matrix product
+  ``probes @ models.T``; higher means "more likely the same speaker". With ``backend=`` (a fitted
+  :class:`vpeval.backends.Backend`, e.g. PLDA trained on other speakers) the same unit model and unit probe
+  are scored by the back-end instead (speaker-level enrollment, as in the VoicePrivacy evaluation).
+
+Trial types (``TRIAL_TYPES``)
+-----------------------------
+``oo``/``oa``/``aa`` are the VoicePrivacy conditions (ignorant attacker ``oa``, lazy-informed ``aa``); the
+four-letter types and ``cross-profile`` name the trial types of the multi-dimensional evaluation of speaker
+de-identification (Seo et al., arXiv:2508.14012). The pair definitions are vpeval's own (see
+``docs/protocols.md`` for the reasoning).
+
+``xy`` means enrollment in condition ``x``, probes in condition ``y``. With ``cohort_impostors=True`` (the
+default) the models are those of all ``M`` enrolled speakers; with ``False`` only the ``K`` evaluation
+speakers (write ``M' = M`` or ``M' = K`` accordingly).
+
+=============  ======  =================================================  =====================  ===========
+type           enr/pr  pairs                                              targets / non-targets  target EER
+=============  ======  =================================================  =====================  ===========
+oo             o / o   every probe vs every model; target iff same spk    P / P(M'-1)            reference
+oa             o / a   same pairs as oo (ignorant attacker, VPC)          P / P(M'-1)            50 %
+aa             a / a   same pairs as oo (lazy-informed attacker, VPC)     P / P(M'-1)            50 %
+oaoa           o / a   identical pairs and scores to ``oa`` (attack)      P / P(M'-1)            50 %
+oaoo           o / o   identical pairs and scores to ``oo`` (reference)   P / P(M'-1)            reference
+oaaa           a / a   different-speaker pairs only, see below            P(M'-1) / P(M'-1)      50 %
+aaaa           a / a   identical pairs and scores to ``aa`` (consistency) P / P(M'-1)            0 %
+cross-profile  a / a   model vs probe-profile, see below                  K / K(M'-1)            0 %
+=============  ======  =================================================  =====================  ===========
+
+* ``oaoa`` / ``oaoo`` / ``aaaa`` repeat ``oa`` / ``oo`` / ``aa`` under the names of the multi-dimensional
+  evaluation, because a report reads them against a different target value (``aa`` is a privacy attack whose
+  ideal is 50 %; ``aaaa`` asks whether the anonymizer keeps one consistent pseudo-speaker per speaker, ideal
+  0 %). Their scores are computed once.
+* ``oaaa`` (distinguishability) compares the *different-speaker* pairs ``(model of s, probe of t)``,
+  ``s != t``, of ``aa`` with the very same pairs in ``oo``. There are no same-speaker pairs in it. Label
+  ``target`` marks the original-condition reference pair, ``nontarget`` the anonymized pair; keys carry the
+  condition as a suffix (``1688@o``, ``1688-142285-0005@a``) so that every (enroll, test) key is unique. With
+  the usual rule "accept as target iff score >= t", the EER is 50 % when anonymized different-speaker scores
+  are distributed like the original ones (the anonymizer keeps speakers as distinguishable as they were);
+  well above 50 % means anonymized voices of different speakers are *more* similar to each other than the
+  originals were (identity-space compression); below 50 % means they are spread further apart. Use an EER
+  that can exceed 50 % (the step-curve EER): the ROCCH-EER never does and would hide compression.
+* ``cross-profile`` (pseudo-identity distinctness): the enrollment side is the anonymized model of each of
+  the ``M'`` speakers (from enrollment utterances); the test side is the anonymized *profile* of each
+  evaluation speaker ``t``: the normalised mean of its normalised anonymized probe embeddings. The test key
+  is the speaker id ``t``. Target iff the two speakers are the same. EER 0 % means every speaker's
+  pseudo-identity is consistent with itself and distinct from every other speaker's.
+
+Cohort models come from a single utterance and are noisier than multi-utterance models; with
+``cohort_impostors=False`` verification non-targets use evaluation speakers' models only (the 1-to-N matrix
+always has all ``M`` columns).
+
+No probe utterance (in either condition) is ever part of an enrollment model or of a model it is scored
+against, because enrollment and probe utterance ids are disjoint by construction. Trials are ordered
+probe-major (probes sorted by (speaker id, utterance id), models by speaker id); ``oaaa`` lists all
+reference trials first, then the anonymized ones in the same order.
+
+Examples
+--------
+>>> import numpy as np
+>>> from vpeval.io.embeddings import EmbeddingSet
+>>> utt = ["a-1", "a-2", "b-1", "b-2", "c-1"] * 2
+>>> spk = ["A", "A", "B", "B", "C"] * 2
+>>> cond = ["original"] * 5 + ["anonymized"] * 5
+>>> emb = np.array([[1, 0], [1, .1], [0, 1], [.1, 1], [1, 1]] * 2, dtype=float)
+>>> es = EmbeddingSet(emb, utt, spk, cond, "toy")
+>>> p = make_protocol(es)
+>>> p.evaluation_speakers.tolist(), p.cohort_speakers.tolist()
+(['A', 'B'], ['C'])
+>>> trials = build_trials(es, ["oo", "cross-profile"], protocol=p)
+>>> len(trials["oo"]), int(trials["oo"].is_target.sum())
+(6, 2)
+>>> float(trials["oo"].scores[0]) == float(np.dot([1, 0], [1, .1]) / np.hypot(1, .1))
+True
+"""
+
+from __future__ import annotations
+
+from ..scoring import SCORE_BLOCK_ROWS, score_block, score_block_rows, score_rows
+from .models import OneToN, one_to_n, speaker_models
+from .split import Protocol, ProtocolError, check_metadata, make_protocol
+from .trials import TRIAL_TYPES, TrialType, build_trials
+
+__all__ = [
+    "ProtocolError",
+    "TrialType",
+    "TRIAL_TYPES",
+    "Protocol",
+    "make_protocol",
+    "OneToN",
+    "speaker_models",
+    "one_to_n",
+    "build_trials",
+    "check_metadata",
+]
+

@@ -1,0 +1,196 @@
+"""The trial types (:data:`TRIAL_TYPES`) and the scored verification trials built from them
+(:func:`build_trials`); the exact pairs of every type are in the docstring of :mod:`vpeval.pipeline.protocols`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...io.embeddings import EmbeddingSet
+from ...io.trials import Trials
+from .models import OneToN, _check_backend, _labels, one_to_n, speaker_models
+from .split import Protocol, ProtocolError, make_protocol
+
+__all__ = ["TrialType", "TRIAL_TYPES", "build_trials"]
+
+
+@dataclass(frozen=True)
+class TrialType:
+    """Definition of one trial type (see the package docstring of :mod:`vpeval.pipeline.protocols` for the exact pairs).
+
+    Attributes
+    ----------
+    name : str
+    enroll, test : {"o", "a"}
+        Condition of the enrollment and of the test side.
+    target_eer : float or None
+        The EER an ideal anonymizer reaches (0.5 for attacks, 0.0 for consistency and distinctness);
+        ``None`` for the original-speech references, where a low EER only shows the attacker is capable.
+    description : str
+    """
+
+    name: str
+    enroll: str
+    test: str
+    target_eer: float | None
+    description: str
+
+
+TRIAL_TYPES: dict[str, TrialType] = {
+    t.name: t
+    for t in (
+        TrialType("oo", "o", "o", None, "original enrollment vs original probes: the attacker's capability"),
+        TrialType("oa", "o", "a", 0.5, "original enrollment vs anonymized probes: ignorant attacker (VPC)"),
+        TrialType("aa", "a", "a", 0.5, "anonymized enrollment vs anonymized probes: lazy-informed attacker (VPC)"),
+        TrialType("oaoa", "o", "a", 0.5, "attack: original enrollment vs anonymized probes (pairs of oa)"),
+        TrialType("oaoo", "o", "o", None, "reference identifiability: original vs original (pairs of oo)"),
+        TrialType(
+            "oaaa", "a", "a", 0.5,
+            "distinguishability: anonymized different-speaker pairs (nontarget) vs the same pairs in original "
+            "speech (target); > 50 % = identity-space compression",
+        ),
+        TrialType(
+            "aaaa", "a", "a", 0.0,
+            "pseudo-identity consistency: anonymized enrollment vs anonymized probes (pairs of aa)",
+        ),
+        TrialType(
+            "cross-profile", "a", "a", 0.0,
+            "pseudo-identity distinctness: anonymized model of each speaker vs anonymized probe profile "
+            "of each evaluation speaker",
+        ),
+    )
+}
+
+_SAME_AS = {"oaoa": "oa", "oaoo": "oo", "aaaa": "aa"}
+
+
+def build_trials(
+    es: EmbeddingSet,
+    types=None,
+    *,
+    protocol: Protocol | None = None,
+    cohort_impostors: bool = True,
+    original: str = "original",
+    anonymized: str = "anonymized",
+    backend=None,
+    client=None,
+) -> dict[str, Trials]:
+    """Build scored trials of the requested types (definitions in the package docstring).
+
+    Parameters
+    ----------
+    es : EmbeddingSet
+    types : iterable of str, optional
+        Names from :data:`TRIAL_TYPES`; default all of them, in that order.
+    protocol : Protocol, optional
+        Default :func:`make_protocol` of ``es``.
+    cohort_impostors : bool
+        Whether cohort speakers' models are impostor models (``M' = M``) or left out (``M' = K``).
+    original, anonymized : str
+        Condition labels that ``o`` and ``a`` stand for.
+    backend : vpeval.backends.Backend, optional
+        A fitted back-end that scores every pair; default cosine similarity (see :func:`one_to_n`).
+    client : distributed.Client, optional
+        Compute the 1-to-N score matrices on this Dask cluster (see :func:`one_to_n`); same trials.
+
+    Returns
+    -------
+    dict of str to Trials
+        One entry per requested type, in the requested order. ``source`` is the type name; ``meta`` holds
+        ``type``, ``enroll_condition``, ``test_condition`` (labels), ``extractor``, ``target_eer``,
+        ``cohort_impostors``, ``n_speakers`` (K), ``n_cohort`` (K_C), ``n_probes`` (P), and
+        ``target_label`` (what ``is_target`` means for this type).
+
+    Raises
+    ------
+    ProtocolError
+        Unknown type, a repeated type, missing conditions or embeddings, a type that needs more speakers
+        than the split has (``oaaa`` and every non-target need ``M' >= 2``).
+    """
+    _check_backend(backend)
+    names = list(TRIAL_TYPES) if types is None else [str(t) for t in types]
+    if not names:
+        raise ProtocolError("no trial types requested")
+    for t in names:
+        if t not in TRIAL_TYPES:
+            raise ProtocolError(f"unknown trial type {str(t)!r}; expected one of {', '.join(TRIAL_TYPES)}")
+    if len(set(names)) != len(names):
+        raise ProtocolError("a trial type is requested more than once")
+    needed = [c for t in names for c in (TRIAL_TYPES[t].enroll, TRIAL_TYPES[t].test)]
+    if "oaaa" in names:
+        needed.append("o")
+    lab = _labels(es, original, anonymized, needed)
+    protocol = make_protocol(es) if protocol is None else protocol
+    if protocol.evaluation_speakers.size == 0:
+        raise ProtocolError("protocol has no probe utterances (every speaker is cohort)")
+    cols = None if cohort_impostors else protocol.evaluation_speakers
+    n_models = protocol.speakers.size if cohort_impostors else protocol.evaluation_speakers.size
+    if n_models < 2:
+        raise ProtocolError(
+            f"only {n_models} model speaker(s): every trial type needs at least two (non-target trials are "
+            "pairs of different speakers)" + ("" if cohort_impostors else "; cohort impostors are switched off"))
+
+    cache: dict[tuple[str, str], OneToN] = {}
+
+    def matrix(e, p):
+        if (e, p) not in cache:
+            cache[(e, p)] = one_to_n(es, protocol, enroll=e, probe=p, original=original, anonymized=anonymized,
+                                     backend=backend, client=client)
+        return cache[(e, p)]
+
+    base_meta = dict(
+        extractor=es.extractor,
+        backend="cosine" if backend is None else backend.name,
+        cohort_impostors=bool(cohort_impostors),
+        n_speakers=int(protocol.evaluation_speakers.size),
+        n_cohort=int(protocol.cohort_speakers.size),
+        n_probes=int((~protocol.is_enroll).sum()),
+    )
+    out: dict[str, Trials] = {}
+    for name in names:
+        tt = TRIAL_TYPES[name]
+        meta = dict(
+            base_meta, type=name, enroll_condition=lab[tt.enroll], test_condition=lab[tt.test],
+            target_eer=tt.target_eer,
+        )
+        if name == "oaaa":
+            meta["reference_condition"] = lab["o"]
+            meta["target_label"] = "target = original-speech reference pair, nontarget = anonymized pair; " \
+                "all pairs are different-speaker pairs"
+            ref = matrix("o", "o").to_trials(columns=cols)
+            ano = matrix("a", "a").to_trials(columns=cols)
+            keep = ~ref.is_target
+            ref, ano = ref.select(keep), ano.select(keep)
+            out[name] = Trials(
+                np.concatenate([ref.scores, ano.scores]),
+                np.r_[np.ones(len(ref), bool), np.zeros(len(ano), bool)],
+                np.concatenate([np.char.add(ref.enroll, "@o"), np.char.add(ano.enroll, "@a")]),
+                np.concatenate([np.char.add(ref.test, "@o"), np.char.add(ano.test, "@a")]),
+                name, meta,
+            )
+        elif name == "cross-profile":
+            meta["target_label"] = "target = same speaker (model vs own probe profile)"
+            out[name] = _cross_profile(es, protocol, lab["a"], cols, meta, backend)
+        else:
+            meta["target_label"] = "target = probe spoken by the model's speaker"
+            if name in _SAME_AS:
+                meta["same_pairs_as"] = _SAME_AS[name]
+            out[name] = matrix(tt.enroll, tt.test).to_trials(columns=cols, source=name, meta=meta)
+    return out
+
+
+def _cross_profile(es, protocol, label, cols, meta, backend=None) -> Trials:
+    speakers, models = speaker_models(es, protocol, label, use="enroll")
+    profile_spk, profiles = speaker_models(es, protocol, label, use="probe")
+    if cols is not None:
+        keep = np.isin(speakers, cols)
+        speakers, models = speakers[keep], models[keep]
+    scores = profiles @ models.T if backend is None else backend.score(models, profiles).T
+    is_tar = profile_spk[:, None] == speakers[None, :]
+    k, m = scores.shape
+    return Trials(
+        scores.reshape(-1), is_tar.reshape(-1), np.tile(speakers, k), np.repeat(profile_spk, m),
+        "cross-profile", meta,
+    )
+
