@@ -467,3 +467,16 @@ def test_report_text_takes_speaker_counts_from_the_data(n_eval, n_distractors):
     text = linkage_section({"anonymized": res}).blocks[0].text
     assert f"N = {N}: the {n_eval} evaluation speakers the probes come from and {n_distractors} distractor" in text
     assert "10" not in text
+
+
+def test_cross_fitting_with_two_speakers_and_no_distractor_says_what_is_missing():
+    """Two enrolled speakers: holding one out leaves each training probe only its own column (no non-target)."""
+    from vpeval.errors import InvalidScoresError
+    from vpeval.metrics.linkage import lid_pipeline
+
+    s = np.array([[1.0, 0.2], [0.1, 0.9], [0.8, 0.3], [0.2, 0.7]])
+    with pytest.raises(InvalidScoresError, match="enroll at least 3 speakers .distractors count. or give a development"):
+        lid_pipeline(None, s, eval_true_index=np.array([0, 1, 0, 1]))
+    # one distractor column is enough
+    s3 = np.c_[s, [0.0, 0.1, 0.2, 0.3]]
+    assert np.isfinite(lid_pipeline(None, s3, eval_true_index=np.array([0, 1, 0, 1]), separable="regularize").lid).all()

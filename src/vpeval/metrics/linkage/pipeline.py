@@ -291,6 +291,13 @@ def lid_pipeline(
         for c, f in spk_fold.items():
             col_fold[c] = f
         fold = col_fold[ti]
+        # a training probe's non-targets are the columns outside the held-out fold other than its own
+        outside = np.array([np.count_nonzero(col_fold != f) for f in range(k_folds)])
+        if (outside < 2).any():
+            raise InvalidScoresError(
+                f"cross-fitting with {present.size} probed speakers among {n_cols} enrolled leaves no non-target "
+                "trial to fit the LID calibration on (with one fold held out, a training probe's only column is "
+                "its own speaker's); enroll at least 3 speakers (distractors count) or give a development matrix")
         slopes, intercepts, regs = np.empty(k_folds), np.empty(k_folds), np.zeros(k_folds, bool)
         binned = _HISTOGRAM_FIT and not strict_znorm
         if binned:
