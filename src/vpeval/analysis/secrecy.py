@@ -562,30 +562,34 @@ def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
     return _d_ece_slots(mult.astype(np.float64), sn, f // K, R, K, n)
 
 
-def _d_ece_slots(st: np.ndarray, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) -> np.ndarray:
-    """D_ECE (bits) per row from the non-empty slots of all rows (targets ``st``, non-targets ``sn``, row ids
-    ascending): one isotonic fit with row ``r`` shifted by ``2 r``, bins re-counted from the slot counts."""
+def _d_ece_slots(st, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) -> np.ndarray:
+    """D_ECE (bits) per row from the non-empty slots of all rows (targets ``st``, or None for one target per
+    slot; non-targets ``sn``; row ids ascending): one isotonic fit with row ``r`` shifted by ``2 r``, bins
+    re-counted from the slot counts (differences of their cumulative sums: exact for these integer counts)."""
     from scipy.optimize import isotonic_regression
 
     from ..metrics.zebra import _expected_ece_tar_nats
 
-    w = st + sn
-    y = st / w
+    size = sn.size
+    ct = np.arange(size + 1, dtype=np.float64) if st is None else _cumsum0(st)
+    cn = _cumsum0(sn)
+    y = 1.0 / (1.0 + sn) if st is None else st / (st + sn)
     # a unit whose proportion exceeds the next one's (same row) ends in the same PAV block (adjacent violators
     # are always pooled): pool these runs before the fit, which then sees about half as many units
-    new = np.empty(y.size, dtype=bool)
+    new = np.empty(size, dtype=bool)
     new[0] = True
     np.less_equal(y[:-1], y[1:], out=new[1:])
     new[1:] |= row[1:] != row[:-1]
     g = np.flatnonzero(new)
-    if g.size < y.size:
-        st, sn, row = _segment_sums(st, g), _segment_sums(sn, g), row[g]
-        w = st + sn
-        y = st / w
-    y += 2.0 * row
-    starts = np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)
-    bt, bn = _segment_sums(st, starts), _segment_sums(sn, starts)
-    brow = row[starts]
+    e = ct[np.r_[g, size]]
+    pt = e[1:] - e[:-1]
+    e = cn[np.r_[g, size]]
+    w = pt + (e[1:] - e[:-1])
+    y = pt / w + 2.0 * row[g]
+    s0 = g[np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)]
+    e = np.r_[s0, size]
+    bt, bn = np.diff(ct[e]), np.diff(cn[e])
+    brow = row[s0]
     with np.errstate(divide="ignore"):
         llr = (np.log(bt) - np.log(bn)) - (math.log(K) - math.log(n - K))
     et = np.where(bt > 0, bt * _expected_ece_tar_nats(np.where(bt > 0, llr, 0.0)), 0.0) / K
@@ -593,15 +597,12 @@ def _d_ece_slots(st: np.ndarray, sn: np.ndarray, row: np.ndarray, R: int, K: int
     return (0.5 - np.bincount(brow, weights=et + en, minlength=R)) / _LN2
 
 
-def _segment_sums(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Sums of ``x`` over the segments beginning at ``starts`` (ascending, ``starts[0] = 0``), from one cumulative
-    sum: exact (and equal to ``np.add.reduceat``) for the integer-valued counts used here (totals < 2**53), and
-    several times faster than ``reduceat``."""
+def _cumsum0(x: np.ndarray) -> np.ndarray:
+    """``[0, cumsum(x)]`` in float64 (exact for integer counts with totals below 2**53)."""
     c = np.empty(x.size + 1)
     c[0] = 0.0
     np.cumsum(x, out=c[1:])
-    e = c[np.r_[starts, x.size]]
-    return e[1:] - e[:-1]
+    return c
 
 
 def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
@@ -612,7 +613,7 @@ def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
     sn[:, :-1] -= 1.0
     np.subtract(n - 1, tb[:, -1], out=sn[:, -1])
     row = np.repeat(np.arange(R), K)
-    return _d_ece_slots(np.ones(R * K), sn.reshape(-1), row, R, K, n)
+    return _d_ece_slots(None, sn.reshape(-1), row, R, K, n)
 
 
 def _lid_rows(z: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -944,10 +945,11 @@ def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int) -> np.ndarray:
         d = rng.integers(n, size=n)
         w = np.bincount(d, minlength=n)
         np.cumsum(w, out=cw[1:])
-        wt = w[tpos].astype(np.float64)
-        top = p.block[d.max()]  # the highest block of positive weight
+        wt = w[tpos]
+        top = p.block[int(np.searchsorted(cw, n)) - 1]  # the highest block of positive weight
         lo, hi = np.searchsorted(tb, [top, top + 1])
-        out[r] = _eps_max_at_targets(wt[None], cw[start].astype(np.float64)[None], n_w,
-                                     np.array([float(cw[p.cum[top + 1]] - cw[p.cum[top]])]),
-                                     np.array([wt[lo:hi].sum()]))[0]
+        drawn = np.flatnonzero(wt)  # targets of weight 0 are absent (their candidates are dominated)
+        out[r] = _eps_max_at_targets(wt[drawn].astype(np.float64)[None], cw[start[drawn]].astype(np.float64)[None],
+                                     n_w, np.array([float(cw[p.cum[top + 1]] - cw[p.cum[top]])]),
+                                     np.array([float(wt[lo:hi].sum())]))[0]
     return out

@@ -207,19 +207,37 @@ def _eps_max_at_targets(wt, n_pre, n_w, top_size, top_tar) -> np.ndarray:
     (R,): weight of the highest block of positive weight and of its targets. NaN for a row without targets or
     without non-targets. The min-max formulas of the module docstring, as in :func:`eps_max_from_block_counts`.
     """
+    wt = np.asarray(wt, dtype=np.float64)
+    n_pre = np.asarray(n_pre, dtype=np.float64)
     k_w = wt.sum(axis=1)
     t_suf = np.cumsum(wt[:, ::-1], axis=1)[:, ::-1]
-    t_pre = t_suf[:, :1] - t_suf  # targets strictly before j (0 at j = 0)
-    n_suf = n_w[:, None] - n_pre
+    n_suf = np.subtract(n_w[:, None], n_pre)
+    buf = np.empty_like(t_suf)
+    # an empty suffix (n_suf = 0, only at the end of a row: weight-0 targets at the top) or an empty prefix
+    # (n_pre = 0, only at the start) is no candidate: those rows are masked, the rest run in place
+    e_suf = np.flatnonzero(n_suf[:, -1] <= 0) if n_suf.size else np.zeros(0, dtype=np.int64)
+    e_pre = np.flatnonzero(n_pre[:, 0] <= 0) if n_pre.size else np.zeros(0, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ok_s, ok_p = n_suf > 0, n_pre > 0
-        m1 = np.where(ok_s, t_suf / n_suf, -np.inf).max(axis=1, initial=-np.inf)
-        m2 = np.where(ok_s, (t_suf + 1.0) / (n_suf + 2.0), -np.inf).max(axis=1, initial=-np.inf)
+        np.divide(t_suf, n_suf, out=buf)
+        if e_suf.size:
+            buf[e_suf] = np.where(n_suf[e_suf] > 0, buf[e_suf], -np.inf)
+        m1 = buf.max(axis=1, initial=-np.inf)
+        np.divide(t_suf + 1.0, np.add(n_suf, 2.0, out=n_suf), out=buf)
+        if e_suf.size:
+            buf[e_suf] = np.where(n_suf[e_suf] > 2.0, buf[e_suf], -np.inf)
+        m2 = buf.max(axis=1, initial=-np.inf)
+        np.subtract(t_suf[:, :1].copy(), t_suf, out=t_suf)  # now t_pre: targets strictly before j (0 at j = 0)
+        np.divide(t_suf, n_pre, out=buf)
+        if e_pre.size:
+            buf[e_pre] = np.where(n_pre[e_pre] > 0, buf[e_pre], np.inf)
+        q1 = buf.min(axis=1, initial=np.inf)
+        np.divide(t_suf + 1.0, n_pre + 2.0, out=buf)
+        if e_pre.size:
+            buf[e_pre] = np.where(n_pre[e_pre] > 0, buf[e_pre], np.inf)
+        q2 = buf.min(axis=1, initial=np.inf)
         m1 = np.maximum(m1, (k_w + 1.0) / (n_w + 2.0))
         m2 = np.maximum(m2, (k_w + 2.0) / (n_w + 4.0))
         m2 = np.where(top_tar > 0, m2, np.maximum(m2, 1.0 / (top_size + 2.0)))
-        q1 = np.where(ok_p, t_pre / n_pre, np.inf).min(axis=1, initial=np.inf)
-        q2 = np.where(ok_p, (t_pre + 1.0) / (n_pre + 2.0), np.inf).min(axis=1, initial=np.inf)
         q1 = np.minimum(np.minimum(q1, k_w / n_w), (k_w + 1.0) / (n_w + 2.0))
         q2 = np.minimum(np.minimum(q2, (k_w + 1.0) / (n_w + 2.0)), (k_w + 2.0) / (n_w + 4.0))
         f_top, f_bot = np.minimum(m1, m2), np.maximum(q1, q2)
