@@ -106,8 +106,8 @@ CEILING_TOLERANCE_BITS = 0.01
 MAX_N_PERM = 100_000
 #: Knots of the LID slope's interpolation in T_z (:func:`vpeval.stats.one_to_n._null_lids`).
 LID_SLOPE_GRID = 33
-#: Relabellings are evaluated in chunks of about this many target entries (rows x targets): small enough for
-#: the (rows, K) temporaries to stay in the CPU cache (4x faster than 4 Mi-entry chunks at K = 1e5).
+#: Relabellings are evaluated in chunks of about this many target entries (rows x targets, at least one row):
+#: small enough for the (rows, K) temporaries to stay in the CPU cache.
 _CHUNK_TARGETS = 1 << 17
 SCHEMES = ("speaker", "probe", "trial")
 #: Statistics that are worst cases (log2 evidence factors) and so decide the magnitude against the budget.
