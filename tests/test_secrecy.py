@@ -117,6 +117,59 @@ def test_vectorised_d_ece_equals_one_pav_fit_per_row(data, seed, untied):
         np.testing.assert_allclose(S._d_ece_rows(p, tb), S._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("n,k", [(6, 2), (7, 6), (5, 1), (4, 4)])
+def test_k_of_n_draws_every_subset_equally_often(n, k):
+    """The O(k) draw of a relabelling's targets (geometric skips, rejection, removal) is a uniform k-subset:
+    every subset's count over 30,000 seeded draws is within a chi-square bound (p = 0.001) of uniform."""
+    from scipy.stats import chi2
+
+    rng = np.random.default_rng(11)
+    counts = {}
+    for _ in range(30_000):
+        pos = S._k_of_n_sorted(rng, n, k)
+        assert pos.size == k and np.all(np.diff(pos) > 0) and 0 <= pos[0] and pos[-1] < n
+        counts[tuple(pos.tolist())] = counts.get(tuple(pos.tolist()), 0) + 1
+    c = math.comb(n, k)
+    assert len(counts) == c
+    e = 30_000 / c
+    stat = sum((v - e) ** 2 / e for v in counts.values())
+    assert c == 1 or stat < chi2.ppf(0.999, c - 1)
+
+
+def test_k_of_n_draws_large_sizes_uniformly_by_position():
+    rng = np.random.default_rng(12)
+    n, k = 10_000, 3_000
+    hits = np.zeros(n)
+    for _ in range(200):
+        pos = S._k_of_n_sorted(rng, n, k)
+        assert pos.size == k and np.all(np.diff(pos) > 0)
+        hits[pos] += 1
+    # inclusion probability k / n everywhere: the 10 deciles of positions each get a tenth of the draws
+    dec = hits.reshape(10, -1).sum(axis=1) / hits.sum()
+    np.testing.assert_allclose(dec, 0.1, atol=0.004)
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks_and_targets(), st.integers(0, 2 ** 31))
+def test_trial_bootstrap_kernel_equals_the_weighted_block_counts(data, seed):
+    """The O(K) trial-bootstrap eps_max equals eps_max_from_block_counts of the same draws' block counts."""
+    size, pos = data
+    blk = np.repeat(np.arange(size.size), size)
+    n = blk.size
+    is_tar = np.zeros(n, dtype=bool)
+    is_tar[pos] = True
+    p = S._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], is_tar, int(is_tar.sum()),
+                     bool((size == 1).all()))
+    got = S._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 5)
+    rng = np.random.default_rng(seed)
+    ref = []
+    for _ in range(5):
+        w = np.bincount(rng.integers(n, size=n), minlength=n).astype(float)
+        ref.append(eps_max_from_block_counts(np.bincount(blk, weights=w * is_tar, minlength=size.size)[None],
+                                             np.bincount(blk, weights=w, minlength=size.size)[None])[0])
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
 def test_order_statistic_indexes_exactly():
     x = np.arange(1.0, 201.0)
     # (1 - 0.95) / 2 is 0.025000000000000022: the 5th of 200, not the 6th (numpy's inverted_cdf gives 6)

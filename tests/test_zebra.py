@@ -218,3 +218,16 @@ def test_zebra_result_counts_and_dict():
     assert d["eps_max"] == pytest.approx(math.log(9 / 8), rel=1e-13)
     assert d["eps_max_bits"] == pytest.approx(math.log2(9 / 8), rel=1e-13)
     assert d["eps_max_log10"] == pytest.approx(math.log10(9 / 8), rel=1e-13)
+
+
+def test_ece_profile_of_few_distinct_llrs_equals_the_plain_means():
+    """Large inputs with few distinct LLRs (PAV output) are evaluated once per distinct value, weighted by its
+    count: the same profile as the plain per-trial means, to rounding."""
+    rng = np.random.default_rng(4)
+    tar = rng.choice([-1.5, 0.0, 0.7, 2.5, np.inf], size=3000)
+    non = rng.choice([-np.inf, -2.0, -0.3, 0.7], size=5000)
+    plo = np.linspace(-7, 7, 29)
+    p = 1 / (1 + np.exp(-plo))
+    ref = [(pi * np.logaddexp(0.0, -(tar + lo)).mean() + (1 - pi) * np.logaddexp(0.0, non + lo).mean()) / math.log(2)
+           for lo, pi in zip(plo, p)]
+    np.testing.assert_allclose(ece_profile(tar, non, plo), ref, rtol=1e-13, atol=1e-15)

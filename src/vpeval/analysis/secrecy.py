@@ -90,7 +90,7 @@ from ..errors import FewPermutationsWarning, VpevalError
 from ..io.trials import Trials
 from ..stats.results import order_statistic
 from .worst_case import (
-    eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks, eps_max_unit_weighted,
+    _eps_max_at_targets, eps_max_ceiling_nats, eps_max_from_target_blocks, eps_max_unit_weighted,
     pooled_extremes, resolution_trials,
 )
 
@@ -107,6 +107,9 @@ CEILING_TOLERANCE_BITS = 0.01
 MAX_N_PERM = 100_000
 #: Knots of the LID slope's interpolation in T_z (:func:`vpeval.stats.one_to_n._null_lids`).
 LID_SLOPE_GRID = 33
+#: Relabellings are evaluated in chunks of about this many target entries (rows x targets, at least one row):
+#: small enough for the (rows, K) temporaries to stay in the CPU cache.
+_CHUNK_TARGETS = 1 << 17
 SCHEMES = ("speaker", "probe", "trial")
 #: Statistics that are worst cases (log2 evidence factors) and so decide the magnitude against the budget.
 WORST_CASE_STATISTICS = ("eps_max", "lid_max")
@@ -528,10 +531,36 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, rng_trial, rows: slice
         if scheme == "probe":
             u = rng_trial.random(p.group_start.size)
             pos = p.group_rows[p.group_start + np.minimum((u * p.group_size).astype(np.int64), p.group_size - 1)]
+            out[i] = np.sort(p.block[pos])
         else:
-            pos = rng_trial.choice(p.block.size, size=p.n_tar, replace=False)
-        out[i] = np.sort(p.block[pos])
+            pos = _k_of_n_sorted(rng_trial, p.block.size, p.n_tar)  # ascending positions
+            out[i] = pos if p.untied else p.block[pos]
     return out
+
+
+def _k_of_n_sorted(rng, n: int, k: int) -> np.ndarray:
+    """A uniformly random ``k``-subset of ``0 .. n-1``, ascending, in O(k) (``0 < k <= n``).
+
+    Every position is kept independently with probability ``q`` (geometric skips between kept positions, so
+    they come out sorted); conditional on their number ``m``, the kept positions are a uniform ``m``-subset. A
+    draw with ``m < k`` is rejected and redrawn (``q`` puts ``k`` about 4 standard deviations below the mean of
+    ``m``, so this is rare); from ``m >= k`` a uniform ``m - k``-subset is removed, leaving a uniform
+    ``k``-subset (exact: rejection on ``m`` keeps the conditional uniformity). Replaces
+    ``Generator.choice(n, k, replace=False)`` followed by a sort (a partial shuffle of ``arange(n)``, O(n)).
+    """
+    q = min(1.0, (k + 4.0 * math.sqrt(k) + 10.0) / n)
+    size = int(n * q + 6.0 * math.sqrt(n * q * (1.0 - q)) + 16.0)
+    while True:
+        pos = np.cumsum(rng.geometric(q, size=size)) - 1
+        while pos[-1] < n - 1:  # not yet past the end: more skips (rare)
+            pos = np.concatenate([pos, pos[-1] + np.cumsum(rng.geometric(q, size=size))])
+        m = int(np.searchsorted(pos, n))
+        if m >= k:
+            break
+    pos = pos[:m]
+    if m > k:
+        pos = np.delete(pos, rng.choice(m, m - k, replace=False))
+    return pos
 
 
 def _d_ece_rows_loop(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
@@ -550,51 +579,65 @@ def _d_ece_rows_loop(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
 def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
     """D_ECE (bits, plain PAV) of every labelling (row of ``tb``) with one isotonic fit for all rows.
 
-    Each row becomes ``2K + 1`` slots (runs of target-free blocks collapsed, :func:`vpeval.stats.trial_bootstrap.
-    _collapsed_blocks`); row ``r``'s proportions are shifted by ``2 r``, so no pool can cross into another row
-    (every value of row ``r + 1`` exceeds every value of row ``r``) and one call of scipy's isotonic regression
-    fits all rows. Bins are re-counted from the integer slot counts, as in :func:`vpeval.blocks.pav_bins`.
+    Each row becomes one *unit* per distinct block holding targets: the block's targets and non-targets pooled
+    with the run of target-free blocks above it, up to the next block holding targets (or the top). PAV always
+    pools a slot with a following slot of lower proportion (adjacent violators end in one block), and a
+    target-free run (proportion 0) is lower than any slot holding a target, so the fit over the units is the
+    fit over the ``2K + 1`` slots of :func:`vpeval.stats.trial_bootstrap._collapsed_blocks`. The run below
+    the lowest target block is left out: it is a PAV block of its own with no targets (LLR ``-inf``), whose
+    contribution to D_ECE is exactly 0. Row ``r``'s proportions are shifted by ``2 r``, so no pool can cross
+    into another row (every value of row ``r + 1`` exceeds every value of row ``r``) and one call of scipy's
+    isotonic regression fits all rows. Bins are re-counted from the integer unit counts, as in
+    :func:`vpeval.blocks.pav_bins`.
     """
     R, K = tb.shape
     n = int(p.cum[-1])
-    size = np.diff(p.cum)
     if p.untied:  # no tied scores: each target is a block of its own, only the gaps between them vary
         return _d_ece_untied(tb, n, R, K)
-    first = np.ones((R, K), dtype=bool)
-    first[:, 1:] = tb[:, 1:] != tb[:, :-1]
-    # multiplicity of each first occurrence: distance to the next first occurrence in the row
-    idx = np.where(first, np.arange(K)[None, :], K)
-    nxt = np.minimum.accumulate(np.concatenate([idx[:, 1:], np.full((R, 1), K)], axis=1)[:, ::-1], axis=1)[:, ::-1]
-    mult = np.where(first, nxt - np.arange(K)[None, :], 0)
-    slot_t = np.zeros((R, 2 * K + 1), dtype=np.int64)
-    slot_n = np.zeros((R, 2 * K + 1), dtype=np.int64)
-    slot_t[:, 1::2] = mult
-    slot_n[:, 1::2] = np.where(first, size[tb] - mult, 0)
-    # gaps: non-targets strictly between consecutive distinct target blocks (0 for a repeated block)
-    lower = np.concatenate([np.zeros((R, 1), dtype=np.int64), p.cum[tb + 1]], axis=1)  # end of previous block
-    upper = np.concatenate([p.cum[tb], np.full((R, 1), n)], axis=1)
-    gap = upper - lower
-    gap[:, 1:-1] = np.where(first[:, 1:], gap[:, 1:-1], 0)
-    slot_n[:, 0::2] = np.maximum(gap, 0)
-    w = (slot_t + slot_n).reshape(-1)
-    keep = w > 0
-    row = np.repeat(np.arange(R), 2 * K + 1)[keep]
-    st, sn = slot_t.reshape(-1)[keep], slot_n.reshape(-1)[keep]
-    return _d_ece_slots(st.astype(np.float64), sn.astype(np.float64), row, R, K, n)
+    flat = tb.reshape(-1)
+    first = np.empty(R * K, dtype=bool)
+    first[0] = True
+    np.not_equal(flat[1:], flat[:-1], out=first[1:])
+    first[::K] = True  # every row starts a unit
+    f = np.flatnonzero(first)
+    mult = np.diff(np.r_[f, R * K])  # targets of each distinct (row, block)
+    b = flat[f]
+    last = np.empty(f.size, dtype=bool)  # the unit is its row's highest
+    last[-1] = True
+    np.not_equal(f[1:] // K, f[:-1] // K, out=last[:-1])
+    upper = np.where(last, n, p.cum[np.r_[b[1:], 0]])  # start of the next target block of the row (or n)
+    sn = (upper - p.cum[b] - mult).astype(np.float64)
+    return _d_ece_slots(mult.astype(np.float64), sn, f // K, R, K, n)
 
 
-def _d_ece_slots(st: np.ndarray, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) -> np.ndarray:
-    """D_ECE (bits) per row from the non-empty slots of all rows (targets ``st``, non-targets ``sn``, row ids
-    ascending): one isotonic fit with row ``r`` shifted by ``2 r``, bins re-counted from the slot counts."""
+def _d_ece_slots(st, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) -> np.ndarray:
+    """D_ECE (bits) per row from the non-empty slots of all rows (targets ``st``, or None for one target per
+    slot; non-targets ``sn``; row ids ascending): one isotonic fit with row ``r`` shifted by ``2 r``, bins
+    re-counted from the slot counts (differences of their cumulative sums: exact for these integer counts)."""
     from scipy.optimize import isotonic_regression
 
     from ..metrics.zebra import _expected_ece_tar_nats
 
-    w = st + sn
-    y = st / w + 2.0 * row
-    starts = np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)
-    bt, bn = np.add.reduceat(st, starts), np.add.reduceat(sn, starts)
-    brow = row[starts]
+    size = sn.size
+    ct = np.arange(size + 1, dtype=np.float64) if st is None else _cumsum0(st)
+    cn = _cumsum0(sn)
+    y = 1.0 / (1.0 + sn) if st is None else st / (st + sn)
+    # a unit whose proportion exceeds the next one's (same row) ends in the same PAV block (adjacent violators
+    # are always pooled): pool these runs before the fit, which then sees about half as many units
+    new = np.empty(size, dtype=bool)
+    new[0] = True
+    np.less_equal(y[:-1], y[1:], out=new[1:])
+    new[1:] |= row[1:] != row[:-1]
+    g = np.flatnonzero(new)
+    e = ct[np.r_[g, size]]
+    pt = e[1:] - e[:-1]
+    e = cn[np.r_[g, size]]
+    w = pt + (e[1:] - e[:-1])
+    y = pt / w + 2.0 * row[g]
+    s0 = g[np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)]
+    e = np.r_[s0, size]
+    bt, bn = np.diff(ct[e]), np.diff(cn[e])
+    brow = row[s0]
     with np.errstate(divide="ignore"):
         llr = (np.log(bt) - np.log(bn)) - (math.log(K) - math.log(n - K))
     et = np.where(bt > 0, bt * _expected_ece_tar_nats(np.where(bt > 0, llr, 0.0)), 0.0) / K
@@ -602,20 +645,23 @@ def _d_ece_slots(st: np.ndarray, sn: np.ndarray, row: np.ndarray, R: int, K: int
     return (0.5 - np.bincount(brow, weights=et + en, minlength=R)) / _LN2
 
 
+def _cumsum0(x: np.ndarray) -> np.ndarray:
+    """``[0, cumsum(x)]`` in float64 (exact for integer counts with totals below 2**53)."""
+    c = np.empty(x.size + 1)
+    c[0] = 0.0
+    np.cumsum(x, out=c[1:])
+    return c
+
+
 def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
-    """:func:`_d_ece_rows` when every block holds one trial: target slots (1, 0), gaps of non-targets."""
-    gap = np.empty((R, K + 1), dtype=np.int64)
-    gap[:, 0] = tb[:, 0]
-    np.subtract(tb[:, 1:], tb[:, :-1] + 1, out=gap[:, 1:-1])
-    gap[:, -1] = n - 1 - tb[:, -1]
-    w = np.ones((R, 2 * K + 1), dtype=np.float64)
-    w[:, 0::2] = gap
-    st = np.zeros((R, 2 * K + 1), dtype=np.float64)
-    st[:, 1::2] = 1.0
-    keep = (w > 0).reshape(-1)
-    row = np.repeat(np.arange(R), 2 * K + 1)[keep]
-    st, w = st.reshape(-1)[keep], w.reshape(-1)[keep]
-    return _d_ece_slots(st, w - st, row, R, K, n)  # a slot is pure: a target, or a gap of non-targets
+    """:func:`_d_ece_rows` when every block holds one trial: a unit is a target and the non-targets above it, up
+    to the next target (or the top)."""
+    sn = np.empty((R, K), dtype=np.float64)
+    np.subtract(tb[:, 1:], tb[:, :-1], out=sn[:, :-1])
+    sn[:, :-1] -= 1.0
+    np.subtract(n - 1, tb[:, -1], out=sn[:, -1])
+    row = np.repeat(np.arange(R), K)
+    return _d_ece_slots(None, sn.reshape(-1), row, R, K, n)
 
 
 def _lid_rows(z: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -749,15 +795,17 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     for p in preps:
         eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
         rows_needed = n_perm + 1
-        chunk = max(1, min(rows_needed, (1 << 22) // max(1, p.n_tar)))
+        chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
         eps, dec, pooled = [], [], []
+        cum_f = p.cum.astype(np.float64)
         m_res = resolution_trials(p.block.size)
         new_block, new_cum = pooled_extremes(p.cum, m_res)
+        new_cum_f = new_cum.astype(np.float64)
         for lo in range(0, rows_needed, chunk):
             tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
             if "eps_max" in t_stats:
-                eps.append(eps_max_from_target_blocks(tb, p.cum) / _LN2)
-                pooled.append(eps_max_from_target_blocks(new_block[tb], new_cum) / _LN2)
+                eps.append(eps_max_from_target_blocks(tb, cum_f) / _LN2)
+                pooled.append(eps_max_from_target_blocks(new_block[tb], new_cum_f) / _LN2)
             if "d_ece" in t_stats:
                 dec.append(_d_ece_rows(p, tb))
         if eps:
@@ -940,7 +988,6 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
     reps = np.full(n_boot, -np.inf)
     if "eps_max" in t_stats:
         for p in preps:
-            B = p.cum.size - 1
             if names is not None:
                 pos = {s: k for k, s in enumerate(names)}
                 src = p.inp.probe_speaker if scheme == "speaker" else p.inp.trials.test
@@ -950,12 +997,7 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
                     v = eps_max_unit_weighted(unit, p.block, p.is_tar, W[lo:lo + step]) / _LN2
                     reps[lo:lo + step] = np.fmax(reps[lo:lo + step], v)
             else:
-                n = p.block.size
-                for r in range(n_boot):
-                    w = np.bincount(rng.integers(n, size=n), minlength=n).astype(np.float64)
-                    nt = np.bincount(p.block, weights=w * p.is_tar, minlength=B)
-                    na = np.bincount(p.block, weights=w, minlength=B)
-                    reps[r] = np.fmax(reps[r], eps_max_from_block_counts(nt[None], na[None])[0] / _LN2)
+                reps = np.fmax(reps, _trial_bootstrap_eps_max(p, rng, n_boot) / _LN2)
     if "lid_max" in l_stats and names is not None:
         pos = {s: k for k, s in enumerate(names)}
         for _, lid, pspk in lid_obs:
@@ -965,3 +1007,29 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
             reps = np.fmax(reps, np.where(W > 0, gmax[None, :], -np.inf).max(axis=1))
     n_units = len(names) if names is not None else int(preps[0].block.size)
     return reps, n_units, tuple(names or ())
+
+
+def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int) -> np.ndarray:
+    """eps_max (nats) of ``n_boot`` trial-bootstrap replicates (``n`` trials drawn with replacement), O(n)
+    per replicate for the draw and O(K) for eps_max: the candidates of the min-max formulas at the blocks
+    holding targets and the highest drawn block alone (:mod:`vpeval.analysis.worst_case`); the same values as
+    :func:`~vpeval.analysis.worst_case.eps_max_from_block_counts` of the weighted block counts."""
+    n = p.block.size
+    tpos = np.flatnonzero(p.is_tar)
+    tb = p.block[tpos]
+    start = p.cum[tb]  # first canonical position of each target's block
+    out = np.empty(n_boot)
+    n_w = np.array([float(n)])
+    cw = np.zeros(n + 1, dtype=np.int64)
+    for r in range(n_boot):
+        d = rng.integers(n, size=n)
+        w = np.bincount(d, minlength=n)
+        np.cumsum(w, out=cw[1:])
+        wt = w[tpos]
+        top = p.block[int(np.searchsorted(cw, n)) - 1]  # the highest block of positive weight
+        lo, hi = np.searchsorted(tb, [top, top + 1])
+        drawn = np.flatnonzero(wt)  # targets of weight 0 are absent (their candidates are dominated)
+        out[r] = _eps_max_at_targets(wt[drawn].astype(np.float64)[None], cw[start[drawn]].astype(np.float64)[None],
+                                     n_w, np.array([float(cw[p.cum[top + 1]] - cw[p.cum[top]])]),
+                                     np.array([float(wt[lo:hi].sum())]))[0]
+    return out

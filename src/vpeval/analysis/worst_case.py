@@ -49,8 +49,9 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
     tb : ndarray of int, shape (R, K)
         Per labelling (row), the tie-block index of each of its ``K`` targets, sorted ascending along the row
         (a block holding several targets appears several times).
-    cum : ndarray of int, shape (B + 1,)
-        ``[0, cumsum(block sizes)]`` of the ``B`` tie blocks (ascending scores); ``cum[-1] = n`` trials.
+    cum : ndarray of int or float64, shape (B + 1,)
+        ``[0, cumsum(block sizes)]`` of the ``B`` tie blocks (ascending scores); ``cum[-1] = n`` trials. Passing
+        it as float64 (exact up to 2**53) saves a conversion of the gathered values per call.
 
     Returns
     -------
@@ -65,20 +66,29 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
     B = cum.size - 1
     nn = n - K
     j = np.arange(K, dtype=np.float64)
-    before = cum[tb].astype(np.float64)  # trials in blocks below each target's block
-    # suffixes starting at a target's block: T = K - j (a repeated block only adds smaller candidates)
-    t_suf, n_suf = K - j[None, :], n - before
-    m1 = np.maximum((t_suf / n_suf).max(axis=1), (K + 1.0) / (n + 2.0))
-    m2 = np.maximum(((t_suf + 1.0) / (n_suf + 2.0)).max(axis=1), (K + 2.0) / (n + 4.0))
-    last_free = tb[:, -1] < B - 1  # the highest block holds no target: the suffix of that block alone
-    m2 = np.where(last_free, np.maximum(m2, 1.0 / (cum[B] - cum[B - 1] + 2.0)), m2)
-    f_top = np.minimum(m1, m2)
-    # prefixes ending just below a target's block: T = j, N = before (only when that prefix is not empty; a
-    # target-free lowest block is the j = 0 candidate's part)
+    # trials in blocks below each target's block (float cum: one gather, no conversion pass)
+    before = tb.astype(np.float64) if B == n else np.take(cum, tb).astype(np.float64, copy=False)  # B == n: untied
+    buf = np.empty((R, K))
     with np.errstate(divide="ignore", invalid="ignore"):
-        q1 = np.where(before > 0, j[None, :] / before, np.inf).min(axis=1)
-        q2 = np.where(before > 0, (j[None, :] + 1.0) / (before + 2.0), np.inf).min(axis=1)
-    q1 = np.minimum(np.minimum(q1, K / n), (K + 1.0) / (n + 2.0))
+        # suffixes starting at a target's block: T = K - j (a repeated block only adds smaller candidates)
+        n_suf = np.subtract(n, before)
+        m1 = np.maximum(np.divide(K - j, n_suf, out=buf).max(axis=1), (K + 1.0) / (n + 2.0))
+        n_suf += 2.0
+        m2 = np.maximum(np.divide(K + 1.0 - j, n_suf, out=buf).max(axis=1), (K + 2.0) / (n + 4.0))
+        last_free = tb[:, -1] < B - 1  # the highest block holds no target: the suffix of that block alone
+        m2 = np.where(last_free, np.maximum(m2, 1.0 / (cum[B] - cum[B - 1] + 2.0)), m2)
+        f_top = np.minimum(m1, m2)
+        # prefixes ending just below a target's block: T = j, N = before (only when that prefix is not empty; a
+        # target-free lowest block is the j = 0 candidate's part). An empty prefix (before = 0) gives j / 0 = inf
+        # or 0 / 0 = NaN (ignored by fmin) and, for the Laplace candidate, is excluded below.
+        q1 = np.fmin.reduce(np.divide(j, before, out=buf), axis=1)
+        before += 2.0
+        q2 = np.divide(j + 1.0, before, out=buf)
+        low = np.flatnonzero(tb[:, 0] == 0)  # empty prefixes exist only where a target is in the lowest block
+        if low.size:
+            q2[low] = np.where(before[low] > 2.0, q2[low], np.inf)
+        q2 = q2.min(axis=1)
+    q1 = np.fmin(np.fmin(q1, K / n), (K + 1.0) / (n + 2.0))
     q2 = np.minimum(np.minimum(q2, (K + 1.0) / (n + 2.0)), (K + 2.0) / (n + 4.0))
     f_bot = np.maximum(q1, q2)
     return np.maximum(np.abs(_llr(f_top, K, nn)), np.abs(_llr(f_bot, K, nn)))
@@ -169,11 +179,7 @@ def eps_max_unit_weighted(unit: np.ndarray, block: np.ndarray, is_tar: np.ndarra
     n_u = np.bincount(unit, minlength=U).astype(np.float64)
     n_w = W @ n_u
     wt = W[:, tu]  # (R, K) target weights, ascending blocks
-    k_w = wt.sum(axis=1)
-    t_suf = np.cumsum(wt[:, ::-1], axis=1)[:, ::-1]
-    t_pre = t_suf[:, :1] - t_suf  # targets strictly before j (0 at j = 0)
     n_pre = W @ below
-    n_suf = n_w[:, None] - n_pre
     # the highest non-empty block of each resample, its weight and whether it holds a weighted target
     top_u = np.full(U, -1, dtype=np.int64)
     np.maximum.at(top_u, unit, block)
@@ -190,15 +196,48 @@ def eps_max_unit_weighted(unit: np.ndarray, block: np.ndarray, is_tar: np.ndarra
     at = np.clip(np.searchsorted(cands, top), 0, max(cands.size - 1, 0))
     top_size = (W * cnt[at]).sum(axis=1)
     top_tar = (W * tcnt[at]).sum(axis=1)
+    return _eps_max_at_targets(wt, n_pre, n_w, top_size, top_tar)
+
+
+def _eps_max_at_targets(wt, n_pre, n_w, top_size, top_tar) -> np.ndarray:
+    """eps_max (nats, Laplace PAV) of weighted labellings from the candidates at the blocks holding targets.
+
+    ``wt`` (R, K): weight of each target (ascending blocks, any weight >= 0); ``n_pre`` (R, K): weight of the
+    trials in blocks strictly below each target's block; ``n_w`` (R,): total weight; ``top_size``, ``top_tar``
+    (R,): weight of the highest block of positive weight and of its targets. NaN for a row without targets or
+    without non-targets. The min-max formulas of the module docstring, as in :func:`eps_max_from_block_counts`.
+    """
+    wt = np.asarray(wt, dtype=np.float64)
+    n_pre = np.asarray(n_pre, dtype=np.float64)
+    k_w = wt.sum(axis=1)
+    t_suf = np.cumsum(wt[:, ::-1], axis=1)[:, ::-1]
+    n_suf = np.subtract(n_w[:, None], n_pre)
+    buf = np.empty_like(t_suf)
+    # an empty suffix (n_suf = 0, only at the end of a row: weight-0 targets at the top) or an empty prefix
+    # (n_pre = 0, only at the start) is no candidate: those rows are masked, the rest run in place
+    e_suf = np.flatnonzero(n_suf[:, -1] <= 0) if n_suf.size else np.zeros(0, dtype=np.int64)
+    e_pre = np.flatnonzero(n_pre[:, 0] <= 0) if n_pre.size else np.zeros(0, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ok_s, ok_p = n_suf > 0, n_pre > 0
-        m1 = np.where(ok_s, t_suf / n_suf, -np.inf).max(axis=1, initial=-np.inf)
-        m2 = np.where(ok_s, (t_suf + 1.0) / (n_suf + 2.0), -np.inf).max(axis=1, initial=-np.inf)
+        np.divide(t_suf, n_suf, out=buf)
+        if e_suf.size:
+            buf[e_suf] = np.where(n_suf[e_suf] > 0, buf[e_suf], -np.inf)
+        m1 = buf.max(axis=1, initial=-np.inf)
+        np.divide(t_suf + 1.0, np.add(n_suf, 2.0, out=n_suf), out=buf)
+        if e_suf.size:
+            buf[e_suf] = np.where(n_suf[e_suf] > 2.0, buf[e_suf], -np.inf)
+        m2 = buf.max(axis=1, initial=-np.inf)
+        np.subtract(t_suf[:, :1].copy(), t_suf, out=t_suf)  # now t_pre: targets strictly before j (0 at j = 0)
+        np.divide(t_suf, n_pre, out=buf)
+        if e_pre.size:
+            buf[e_pre] = np.where(n_pre[e_pre] > 0, buf[e_pre], np.inf)
+        q1 = buf.min(axis=1, initial=np.inf)
+        np.divide(t_suf + 1.0, n_pre + 2.0, out=buf)
+        if e_pre.size:
+            buf[e_pre] = np.where(n_pre[e_pre] > 0, buf[e_pre], np.inf)
+        q2 = buf.min(axis=1, initial=np.inf)
         m1 = np.maximum(m1, (k_w + 1.0) / (n_w + 2.0))
         m2 = np.maximum(m2, (k_w + 2.0) / (n_w + 4.0))
         m2 = np.where(top_tar > 0, m2, np.maximum(m2, 1.0 / (top_size + 2.0)))
-        q1 = np.where(ok_p, t_pre / n_pre, np.inf).min(axis=1, initial=np.inf)
-        q2 = np.where(ok_p, (t_pre + 1.0) / (n_pre + 2.0), np.inf).min(axis=1, initial=np.inf)
         q1 = np.minimum(np.minimum(q1, k_w / n_w), (k_w + 1.0) / (n_w + 2.0))
         q2 = np.minimum(np.minimum(q2, (k_w + 1.0) / (n_w + 2.0)), (k_w + 2.0) / (n_w + 4.0))
         f_top, f_bot = np.minimum(m1, m2), np.maximum(q1, q2)

@@ -164,11 +164,27 @@ def ece_profile(tar_llr, non_llr, plo) -> np.ndarray:
     if not np.isfinite(plo).all():
         raise InvalidScoresError("plo must be finite prior log-odds")
     p = 1.0 / (1.0 + np.exp(-plo))
+    # calibrated LLRs (PAV) take few distinct values: evaluate each distinct value once, weighted by its count
+    # (1e7 PAV LLRs at 141 priors: 0.2 s instead of 25 s); equal to the plain means up to rounding
+    (tv, tw), (nv, nw) = _distinct_weighted(tar_llr), _distinct_weighted(non_llr)
     out = np.empty_like(plo)
     for i, (lo, pi) in enumerate(zip(plo, p)):
-        out[i] = (pi * np.logaddexp(0.0, -(tar_llr + lo)).mean()
-                  + (1 - pi) * np.logaddexp(0.0, non_llr + lo).mean()) / _LN2
+        out[i] = (pi * _weighted_mean(np.logaddexp(0.0, -(tv + lo)), tw)
+                  + (1 - pi) * _weighted_mean(np.logaddexp(0.0, nv + lo), nw)) / _LN2
     return out
+
+
+def _distinct_weighted(x: np.ndarray):
+    """``(values, counts)`` of ``x`` when it has at most a quarter as many distinct values as entries, else
+    ``(x, None)`` (the sort then costs more than it saves)."""
+    if x.size < 1024:
+        return x, None
+    u, c = np.unique(x, return_counts=True)
+    return (u, c.astype(np.float64)) if 4 * u.size <= x.size else (x, None)
+
+
+def _weighted_mean(v: np.ndarray, w) -> float:
+    return float(v.mean()) if w is None else float(np.dot(v, w) / w.sum())
 
 
 @dataclass(frozen=True)
