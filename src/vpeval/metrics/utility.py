@@ -426,12 +426,14 @@ def pitch_correlation(f0_original, f0_anonymized, *, max_length_difference: int 
         return float("nan")
     x = x - x.mean()
     y = y - y.mean()
-    sx, sy = float(np.sqrt(x @ x)), float(np.sqrt(y @ y))
-    if sx == 0 or sy == 0:
+    sxx, syy = float(x @ x), float(y @ y)
+    if sxx == 0 or syy == 0:
         warnings.warn("pitch correlation undefined: a contour is constant over the frames voiced in both",
                       UndefinedPitchCorrelationWarning, stacklevel=2)
         return float("nan")
-    return float(np.clip((x @ y) / (sx * sy), -1.0, 1.0))
+    # sqrt(sxx * syy), not sqrt(sxx) * sqrt(syy): for identical contours sqrt(fl(v * v)) == v exactly, so the
+    # correlation of a contour with itself is exactly 1 (the product of two rounded roots can miss it by an ulp)
+    return float(np.clip((x @ y) / np.sqrt(sxx * syy), -1.0, 1.0))
 
 
 @dataclass(frozen=True)
