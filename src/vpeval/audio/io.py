@@ -242,13 +242,13 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
     Notes
     -----
     For a Kaldi data folder the items follow ``wav.scp`` (sorted by utterance id) and ``relative_path`` is
-    ``wav/<utterance id><suffix of the source file>``, the layout :func:`vpeval.anonymize.anonymize_folder`
+    ``wav/<utterance id><suffix of the source file>``, the layout :func:`vpeval.audio.anonymize.anonymize_folder`
     writes.
     """
     folder = Path(folder)
     if not folder.is_dir():
         raise InputFileError(folder, None, "audio folder does not exist")
-    from .kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder, relative_audio_path
+    from ..io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder, relative_audio_path
 
     if is_kaldi_data_folder(folder):
         if metadata is not None:

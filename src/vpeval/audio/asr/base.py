@@ -6,8 +6,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..errors import VpevalError
-from ..io.audio import SAMPLE_RATE, _track, read_audio, scan_audio_folder
+from ...errors import VpevalError
+from ..io import SAMPLE_RATE, _track, read_audio, scan_audio_folder
 
 __all__ = ["ASRBackend", "ASRUnavailableError", "transcribe_folder"]
 
@@ -75,7 +75,7 @@ class ASRBackend(ABC):
 def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False) -> dict[str, str]:
     """Transcribe every utterance of an audio folder.
 
-    Audio follows the rules of :mod:`vpeval.io.audio` (16 kHz mono FLAC/WAV, recursive, utterance id =
+    Audio follows the rules of :mod:`vpeval.audio.io` (16 kHz mono FLAC/WAV, recursive, utterance id =
     file stem); speaker ids are not needed here, so stems without a ``-`` are accepted.
 
     Parameters
@@ -98,8 +98,8 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False) -> di
     # Every file gets a dummy speaker so that stems without '-' are accepted.
     from pathlib import Path
 
-    from ..io.audio import AUDIO_EXTENSIONS
-    from ..io.kaldi_data import is_kaldi_data_folder
+    from ..io import AUDIO_EXTENSIONS
+    from ...io.kaldi_data import is_kaldi_data_folder
 
     folder = Path(folder)
     stems = {}

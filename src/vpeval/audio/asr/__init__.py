@@ -2,7 +2,7 @@
 
 :class:`ASRBackend` is the interface (``transcribe(waveform, sr) -> str``); :class:`FasterWhisperBackend`
 is the real offline backend (optional extra ``vpeval[asr]``).  Transcript files are read and written by
-:mod:`vpeval.asr.transcripts`.
+:mod:`vpeval.audio.asr.transcripts`.
 """
 
 from .base import ASRBackend, ASRUnavailableError, transcribe_folder

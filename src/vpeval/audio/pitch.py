@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import VpevalError
+from ..errors import VpevalError
 
 __all__ = ["f0_contour", "FRAME_PERIOD_MS", "F0_RANGE"]
 

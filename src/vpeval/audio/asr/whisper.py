@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import VpevalError
+from ...errors import VpevalError
 from .base import ASRBackend, ASRUnavailableError
 
 __all__ = ["FasterWhisperBackend", "whisper_base_dir", "cache_dir"]

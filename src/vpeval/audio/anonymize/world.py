@@ -1,4 +1,4 @@
-"""Two more signal-processing anonymizers beside McAdams (:mod:`vpeval.anonymize`); waveforms in, waveforms out.
+"""Two more signal-processing anonymizers beside McAdams (:mod:`.mcadams_coefficient`); waveforms in, waveforms out.
 
 ``vtln`` — F0 scaling plus frequency warping of the spectral envelope (VoiceMask / vocal-tract-length style)
     Qian et al., "VoiceMask: Anonymize and Sanitize Voice Input on Mobile Devices", arXiv:1711.11460, 2017
@@ -25,7 +25,7 @@
     ``vtln`` (WORLD envelope warping). Output scaled as above.
 
 Parameters are drawn per speaker or per utterance with :func:`draw_parameter` (the same stable hash as
-:func:`vpeval.anonymize.draw_alpha`), so they never depend on file order.
+:func:`vpeval.audio.anonymize.draw_alpha`), so they never depend on file order.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import hashlib
 
 import numpy as np
 
-from .errors import VpevalError
+from ...errors import VpevalError
 
 __all__ = ["vtln", "resample_shift", "bilinear_warp", "draw_parameter", "VTLN_WARP_RANGE", "VTLN_F0_RANGE",
            "RESAMPLE_RANGE"]
@@ -134,7 +134,7 @@ def vtln(waveform, warp: float, f0_ratio: float, *, sr: int = 16000, frame_perio
     ImportError
         pyworld missing (extra ``vocoder``).
     """
-    from .pitch import F0_RANGE, _pyworld
+    from ..pitch import F0_RANGE, _pyworld
 
     x = _check(waveform)
     if not (np.isfinite(warp) and -1 < warp < 1):
@@ -175,7 +175,7 @@ def resample_shift(waveform, ratio: float, *, sr: int = 16000) -> np.ndarray:
     VpevalError
         Bad waveform or ``ratio <= 0``.
     """
-    from .io.audio import _require
+    from ..io import _require
 
     x = _check(waveform)
     if not (np.isfinite(ratio) and ratio > 0):

@@ -33,7 +33,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import VpevalError
+from ...errors import VpevalError
 from .base import Extractor, ExtractorUnavailableError
 
 __all__ = ["ResemblyzerExtractor", "INSTALL_HINT", "preprocess"]

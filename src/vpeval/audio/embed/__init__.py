@@ -9,7 +9,7 @@ Two extractors:
 ``resemblyzer``  ``ResemblyzerExtractor``    256  the ``embed`` extra (torch, resemblyzer)
 =============== ======================= ====== =============================================
 
-``vpeval.embed.resemblyzer`` imports torch and resemblyzer only when an extractor is created.
+``vpeval.audio.embed.resemblyzer`` imports torch and resemblyzer only when an extractor is created.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def get_extractor(name: str) -> Extractor:
     >>> get_extractor("mfcc")
     MfccStatsExtractor(name='mfcc-stats', dim=40)
     """
-    from ..errors import VpevalError
+    from ...errors import VpevalError
 
     if name == "mfcc":
         return MfccStatsExtractor()

@@ -38,8 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import VpevalError
-from .io.audio import SAMPLE_RATE, _require, _track, read_audio, scan_audio_folder, write_audio
+from ...errors import VpevalError
+from ..io import SAMPLE_RATE, _require, _track, read_audio, scan_audio_folder, write_audio
 
 __all__ = [
     "mcadams",
@@ -293,12 +293,12 @@ def draw_alpha(seed: int, key: str, low: float = ALPHA_RANGE[0], high: float = A
 
 
 METHODS = ("mcadams", "vtln", "resample")
-"""Anonymizers of :func:`anonymize_folder`: McAdams (here) and the two of :mod:`vpeval.anonymize_world`."""
+"""Anonymizers of :func:`anonymize_folder`: McAdams (here) and the two of :mod:`vpeval.audio.anonymize.world`."""
 
 
 def _world_parameters(method: str, seed: int, key: str) -> dict:
     """Drawn parameters of ``vtln`` / ``resample`` for one key (speaker or utterance id)."""
-    from .anonymize_world import RESAMPLE_RANGE, VTLN_F0_RANGE, VTLN_WARP_RANGE, draw_parameter
+    from .world import RESAMPLE_RANGE, VTLN_F0_RANGE, VTLN_WARP_RANGE, draw_parameter
 
     def log_uniform(u, lo, hi):
         return float(np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo))))
@@ -331,7 +331,7 @@ def _anonymize_file(job):
     if method == "mcadams":
         y = mcadams(x, par["alpha"])
     else:
-        from .anonymize_world import resample_shift, vtln
+        from .world import resample_shift, vtln
 
         y = vtln(x, **par) if method == "vtln" else resample_shift(x, **par)
     rel = it.relative_path.with_suffix("." + audio_format)
@@ -348,7 +348,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     Parameters
     ----------
     in_dir, out_dir : str or Path
-        Input folder (read with :func:`vpeval.io.audio.scan_audio_folder`: 16 kHz mono FLAC/WAV,
+        Input folder (read with :func:`vpeval.audio.io.scan_audio_folder`: 16 kHz mono FLAC/WAV,
         speaker = first ``-`` field of the file name or from ``metadata``) and output folder (created;
         must not be the input folder or inside it).
     alpha : float or {"utterance", "speaker"}, default 0.8
@@ -358,18 +358,18 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         Seed of the draws.
     alpha_range : (float, float), default (0.5, 0.9)
     metadata : str, Path, dict or None
-        Utterance -> speaker mapping (see :func:`~vpeval.io.audio.scan_audio_folder`).
+        Utterance -> speaker mapping (see :func:`~vpeval.audio.io.scan_audio_folder`).
     audio_format : {"flac", "wav"}
         Output format (16-bit PCM, 16 kHz).
     quiet : bool
         No progress bar (it goes to stderr otherwise).
     method : {"mcadams", "vtln", "resample"}, default "mcadams"
-        ``vtln`` (F0 ratio + bilinear envelope warping, :func:`vpeval.anonymize_world.vtln`) and ``resample``
-        (frequency ratio, :func:`vpeval.anonymize_world.resample_shift`) draw their parameters per speaker or
+        ``vtln`` (F0 ratio + bilinear envelope warping, :func:`vpeval.audio.anonymize.vtln`) and ``resample``
+        (frequency ratio, :func:`vpeval.audio.anonymize.resample_shift`) draw their parameters per speaker or
         per utterance (``alpha`` = ``"speaker"`` / ``"utterance"``, with ``seed``): ``warp`` with
-        ``|warp|`` uniform in :data:`~vpeval.anonymize_world.VTLN_WARP_RANGE` and a random sign,
-        ``f0_ratio`` log-uniform in :data:`~vpeval.anonymize_world.VTLN_F0_RANGE`, ``ratio`` log-uniform in
-        :data:`~vpeval.anonymize_world.RESAMPLE_RANGE` outside [1/1.07, 1.07].
+        ``|warp|`` uniform in :data:`~vpeval.audio.anonymize.VTLN_WARP_RANGE` and a random sign,
+        ``f0_ratio`` log-uniform in :data:`~vpeval.audio.anonymize.VTLN_F0_RANGE`, ``ratio`` log-uniform in
+        :data:`~vpeval.audio.anonymize.RESAMPLE_RANGE` outside [1/1.07, 1.07].
     client : distributed.Client, optional
         Anonymize on this Dask cluster (:mod:`vpeval.pipeline.cluster`), a few utterances per task; the
         workers must see ``in_dir`` and ``out_dir`` (shared storage). The files are the same as without a
@@ -390,7 +390,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     Raises
     ------
     InputFileError
-        Any problem with an input file (named), see :func:`~vpeval.io.audio.read_audio`.
+        Any problem with an input file (named), see :func:`~vpeval.audio.io.read_audio`.
     VpevalError
         Bad ``alpha``/``seed``/format, or ``out_dir`` inside ``in_dir``.
     """
@@ -430,7 +430,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         import dataclasses
         import os
 
-        from .pipeline.cluster import map_items
+        from ...pipeline.cluster import map_items
 
         # absolute paths: a worker's working folder is not ours
         out_abs = Path(os.path.abspath(out_dir))
@@ -452,7 +452,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
 def _carry_kaldi_folder(in_dir: Path, out_dir: Path, df) -> None:
     """If ``in_dir`` is a Kaldi data folder, make ``out_dir`` one too: a new ``wav.scp`` pointing at the
     anonymized files, ``utt2spk``/``spk2utt``/``spk2gender``/``text`` carried over."""
-    from .io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder, write_kaldi_data_folder
+    from ...io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder, write_kaldi_data_folder
 
     if not is_kaldi_data_folder(in_dir):
         return

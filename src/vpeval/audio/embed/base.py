@@ -7,9 +7,9 @@ from abc import ABC, abstractmethod
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..errors import InputFileError, VpevalError
-from ..io.audio import SAMPLE_RATE, _track, read_audio, scan_audio_folder
-from ..io.embeddings import EmbeddingSet
+from ...errors import InputFileError, VpevalError
+from ..io import SAMPLE_RATE, _track, read_audio, scan_audio_folder
+from ...io.embeddings import EmbeddingSet
 
 __all__ = ["Extractor", "ExtractorUnavailableError", "embed_folder"]
 
@@ -98,7 +98,7 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
     Parameters
     ----------
     folder : str or Path
-        Audio folder, read with :func:`vpeval.io.audio.scan_audio_folder` (16 kHz mono FLAC/WAV,
+        Audio folder, read with :func:`vpeval.audio.io.scan_audio_folder` (16 kHz mono FLAC/WAV,
         searched recursively; speaker = first ``-`` field of the file name, or from ``metadata``).
     extractor : Extractor
     condition : str, default "original"
@@ -131,7 +131,7 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
     if client is not None:
         from functools import partial
 
-        from ..pipeline.cluster import map_items
+        from ...pipeline.cluster import map_items
 
         import os
 

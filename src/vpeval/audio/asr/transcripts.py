@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import InputFileError
+from ...errors import InputFileError
 
 __all__ = ["read_transcripts", "write_transcripts"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import VpevalError
-from ..io.audio import _require
+from ...errors import VpevalError
+from ..io import _require
 from .base import Extractor
 
 __all__ = ["MfccStatsExtractor"]
