@@ -11,7 +11,7 @@ pytest.importorskip("pyworld")
 pytest.importorskip("librosa")
 
 from vpeval.audio.anonymize import anonymize_folder, bilinear_warp, resample_shift, vtln  # noqa: E402
-from vpeval.audio.anonymize.mcadams_coefficient import _world_parameters  # noqa: E402
+from vpeval.audio.anonymize.folder import _world_parameters  # noqa: E402
 from vpeval.audio.io import read_audio, write_audio  # noqa: E402
 from vpeval.audio.pitch import f0_contour  # noqa: E402
 from vpeval.errors import VpevalError  # noqa: E402
