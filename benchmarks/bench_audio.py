@@ -30,9 +30,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from vpeval.anonymize import mcadams  # noqa: E402
-from vpeval.embed import ExtractorUnavailableError, MfccStatsExtractor  # noqa: E402
-from vpeval.io.audio import read_audio  # noqa: E402
+from vpeval.audio.anonymize import mcadams  # noqa: E402
+from vpeval.audio.embed import ExtractorUnavailableError, MfccStatsExtractor  # noqa: E402
+from vpeval.audio.io import read_audio  # noqa: E402
 
 
 def load(data: Path, n: int):
@@ -71,7 +71,7 @@ def main() -> None:
     ext = MfccStatsExtractor()
     print(f"mfcc-stats extractor:         {rtf(ext.embed, xs):8.1f} x real time")
     try:
-        from vpeval.embed.resemblyzer import ResemblyzerExtractor
+        from vpeval.audio.embed.resemblyzer import ResemblyzerExtractor
 
         for th in (int(t) for t in args.threads.split(",")):
             rz = ResemblyzerExtractor(threads=th)

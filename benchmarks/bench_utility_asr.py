@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from vpeval.asr import FasterWhisperBackend  # noqa: E402
-from vpeval.io.audio import SAMPLE_RATE, read_audio  # noqa: E402
+from vpeval.audio.asr import FasterWhisperBackend  # noqa: E402
+from vpeval.audio.io import SAMPLE_RATE, read_audio  # noqa: E402
 
 LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
 MINI = ROOT.parent / "shared" / "data" / "librispeech-mini" / "test-other"

@@ -47,8 +47,8 @@ def _cpu_seconds():
 
 
 def audio_part():
-    from vpeval.anonymize import anonymize_folder
-    from vpeval.embed import MfccStatsExtractor, embed_folder
+    from vpeval.audio.anonymize import anonymize_folder
+    from vpeval.audio.embed import MfccStatsExtractor, embed_folder
     from vpeval.pipeline.cluster import cluster
 
     tmp = Path(tempfile.mkdtemp(prefix="vpeval-bench-cluster-"))

@@ -461,9 +461,9 @@ def bench_audio():
     if not files:
         print("[audio] skipped: no audio under ../shared", file=sys.stderr)
         return
-    from vpeval.anonymize import mcadams
-    from vpeval.embed import MfccStatsExtractor
-    from vpeval.io.audio import read_audio
+    from vpeval.audio.anonymize import mcadams
+    from vpeval.audio.embed import MfccStatsExtractor
+    from vpeval.audio.io import read_audio
 
     xs = [read_audio(f) for f in files]
     dur = sum(x.size for x in xs) / 16000
@@ -477,7 +477,7 @@ def bench_audio():
                 memory=False, repeat=3)
     r.note = f"{dur / r.t_op:.0f}x real time"
     try:
-        from vpeval.embed import get_extractor
+        from vpeval.audio.embed import get_extractor
 
         res = get_extractor("resemblyzer")
         res.embed(xs[0], 16000)

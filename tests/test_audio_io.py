@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from vpeval.errors import InputFileError, VpevalError
-from vpeval.io.audio import (
+from vpeval.audio.io import (
     AudioItem,
     read_audio,
     read_speaker_metadata,
     scan_audio_folder,
     write_audio,
 )
+from vpeval.errors import InputFileError, VpevalError
 
 
 def tone(n=4000, f0=150.0, seed=0):

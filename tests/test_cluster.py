@@ -20,7 +20,7 @@ da = pytest.importorskip("dask.array")
 
 from conftest import ROOT, SHARED  # noqa: E402
 from vpeval.cli.main import app  # noqa: E402
-from vpeval.embed import MfccStatsExtractor, embed_folder  # noqa: E402
+from vpeval.audio.embed import MfccStatsExtractor, embed_folder  # noqa: E402
 from vpeval.errors import InputFileError  # noqa: E402
 from vpeval.io.embeddings import read_embeddings  # noqa: E402
 from vpeval import rowscan  # noqa: E402
@@ -101,7 +101,7 @@ def test_embedding_rows_bit_for_bit_in_float64(client, audio):
 
 def test_resemblyzer_on_the_cluster_weights_loaded_once_per_worker(client, audio, tmp_path):
     pytest.importorskip("resemblyzer")
-    from vpeval.embed.resemblyzer import ResemblyzerExtractor
+    from vpeval.audio.embed.resemblyzer import ResemblyzerExtractor
 
     ext = ResemblyzerExtractor()
     assert len(pickle.dumps(ext)) < 1000  # travels as its configuration, not with the encoder's weights
@@ -114,7 +114,7 @@ def test_resemblyzer_on_the_cluster_weights_loaded_once_per_worker(client, audio
     assert a.embeddings.tobytes() == b.embeddings.tobytes()
 
     def encoders():
-        from vpeval.embed import resemblyzer
+        from vpeval.audio.embed import resemblyzer
 
         return len(resemblyzer._encoders)
 
@@ -135,7 +135,7 @@ def test_a_failing_utterance_is_named_and_leaves_no_output(scheduler, audio, tmp
 
 
 def test_into_an_existing_folder_files_are_replaced_and_others_kept(client, audio, tmp_path):
-    from vpeval.anonymize import anonymize_folder
+    from vpeval.audio.anonymize import anonymize_folder
 
     out = tmp_path / "out"
     out.mkdir()

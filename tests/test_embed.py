@@ -12,9 +12,8 @@ import typer
 from typer.testing import CliRunner
 
 from vpeval import rocch_eer
-from vpeval.anonymize import draw_alpha, mcadams
-from vpeval.cli.audio import register
-from vpeval.embed import (
+from vpeval.audio.anonymize import draw_alpha, mcadams
+from vpeval.audio.embed import (
     EXTRACTORS,
     Extractor,
     ExtractorUnavailableError,
@@ -22,8 +21,9 @@ from vpeval.embed import (
     embed_folder,
     get_extractor,
 )
+from vpeval.audio.io import read_audio
+from vpeval.cli.audio import register
 from vpeval.errors import InputFileError, VpevalError
-from vpeval.io.audio import read_audio
 from conftest import SHARED
 from vpeval.io.embeddings import read_embeddings
 
@@ -116,7 +116,7 @@ def test_registry():
 
 
 def test_resemblyzer_missing_gives_install_steps(monkeypatch):
-    import vpeval.embed.resemblyzer as rz
+    import vpeval.audio.embed.resemblyzer as rz
 
     monkeypatch.setitem(sys.modules, "resemblyzer", None)  # makes `import resemblyzer` fail
     with pytest.raises(ExtractorUnavailableError) as ei:
@@ -129,7 +129,7 @@ def test_resemblyzer_missing_gives_install_steps(monkeypatch):
 
 def test_resemblyzer_synthetic_shape_determinism_and_silence():
     pytest.importorskip("resemblyzer")
-    from vpeval.embed.resemblyzer import ResemblyzerExtractor
+    from vpeval.audio.embed.resemblyzer import ResemblyzerExtractor
 
     ext = ResemblyzerExtractor()
     assert ext.dim == 256 and ext.name == "resemblyzer-ge2e"
@@ -279,7 +279,7 @@ def test_real_speech_preprocessing_matches_resemblyzer():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         import resemblyzer
-    from vpeval.embed.resemblyzer import preprocess
+    from vpeval.audio.embed.resemblyzer import preprocess
 
     for f in files[::3]:
         x = read_audio(f)

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vpeval.anonymize import draw_alpha
+from vpeval.audio.anonymize import draw_alpha
 from conftest import SHARED
 from vpeval.io.embeddings import read_embeddings
 
@@ -96,7 +96,7 @@ SYSTEM_PARAMS = {"vtln": ["warp", "f0_ratio"], "resample": ["ratio"]}
 def test_committed_further_systems(system):
     """vtln/ and resample/: the same evaluation and training rows as McAdams, their own anonymized rows and
     parameters (drawn per speaker from seed 2024)."""
-    from vpeval.anonymize import _world_parameters
+    from vpeval.audio.anonymize.folder import _world_parameters
 
     d = EXAMPLE / system
     params = SYSTEM_PARAMS[system]

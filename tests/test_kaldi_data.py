@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vpeval.errors import InputFileError, VpevalError
-from vpeval.io.audio import scan_audio_folder, write_audio
+from vpeval.audio.io import scan_audio_folder, write_audio
 from vpeval.io.kaldi_data import (
     is_kaldi_data_folder, kaldi_metadata_table, read_kaldi_data_folder, write_kaldi_data_folder,
 )

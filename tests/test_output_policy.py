@@ -61,7 +61,7 @@ def inputs(tmp_path_factory):
 
 def _fake_asr(monkeypatch):
     """utility --save-hyp without a speech recogniser: a fixed transcript per utterance."""
-    import vpeval.asr as asr
+    import vpeval.audio.asr as asr
 
     class Fake:
         def __init__(self, *a, **k):

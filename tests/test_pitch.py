@@ -12,7 +12,7 @@ from vpeval.errors import UndefinedPitchCorrelationWarning, VpevalError
 from vpeval.metrics.utility import pitch_correlation, pitch_correlations
 
 pytest.importorskip("pyworld")
-from vpeval.pitch import f0_contour  # noqa: E402
+from vpeval.audio.pitch import f0_contour  # noqa: E402
 
 
 def test_hand_value():
@@ -109,7 +109,7 @@ def test_utility_cli_pitch_on_folders_and_kaldi_reference(tmp_path):
 
     from vpeval.cli.main import app
     from vpeval.cli.utility import _references
-    from vpeval.io.audio import write_audio
+    from vpeval.audio.io import write_audio
 
     for name, scale in (("orig", 1.0), ("anon", 1.5)):
         write_audio(tmp_path / name / "u1.wav", _sweep(lambda t: scale * (100 + 100 * t)))
@@ -160,7 +160,7 @@ def test_audit_adds_the_pitch_section(tmp_path):
     if not (example / "embeddings_mfcc.npz").is_file():
         pytest.skip("bundled example missing")
     for name, scale in (("orig", 1.0), ("anon", 1.25)):
-        write = __import__("vpeval.io.audio", fromlist=["write_audio"]).write_audio
+        write = __import__("vpeval.audio.io", fromlist=["write_audio"]).write_audio
         write(tmp_path / name / "u1.wav", _sweep(lambda t: scale * (100 + 100 * t)))
     sysdir = tmp_path / "sys"
     sysdir.mkdir()

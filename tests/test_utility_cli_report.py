@@ -53,7 +53,7 @@ def test_cli_hyp_files_json_equals_library(files):
     # B: u1 empty (2 deletions), u3 one substitution + one insertion -> 4 edits / 9 reference words
     b = out["conditions"]["B"]
     assert (b["deletions"], b["substitutions"], b["insertions"], b["n_ref"]) == (2, 1, 1, 9)
-    from vpeval.asr import read_transcripts
+    from vpeval.audio.asr import read_transcripts
 
     assert b["wer"] == pytest.approx(wer(read_transcripts(ref), read_transcripts(h2)).wer)
     assert out["asr"] is None

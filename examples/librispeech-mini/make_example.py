@@ -11,11 +11,11 @@ DATA_DIR defaults to ``../../../shared/data/librispeech-mini`` (relative to this
 Steps (the same library calls as ``vpeval anonymize DATA_DIR ANON --alpha speaker --seed 2024`` and
 ``vpeval embed ... --extractor X --condition original|anonymized --append``):
 
-1. McAdams anonymization (:func:`vpeval.anonymize.anonymize_folder`) of every utterance, alpha drawn per
-   speaker uniformly in [0.5, 0.9) from seed 2024 (:func:`vpeval.anonymize.draw_alpha`, key = speaker id),
+1. McAdams anonymization (:func:`vpeval.audio.anonymize.anonymize_folder`) of every utterance, alpha drawn per
+   speaker uniformly in [0.5, 0.9) from seed 2024 (:func:`vpeval.audio.anonymize.draw_alpha`, key = speaker id),
    written as 16-bit FLAC to a temporary folder (deleted at the end; no audio is kept);
 2. embeddings of the original and the anonymized audio with each extractor
-   (:func:`vpeval.embed.embed_folder`), saved as ``embeddings_<extractor>.npz`` (float32, both
+   (:func:`vpeval.audio.embed.embed_folder`), saved as ``embeddings_<extractor>.npz`` (float32, both
    conditions in one file, original rows first, each block sorted by utterance id);
 3. ``metadata.csv`` (utterance_id,speaker_id,condition,subset,sex,duration_s,alpha; alpha empty for
    original rows), ``alpha_per_speaker.csv`` and ``provenance.json`` (versions, seed, timings);
@@ -31,8 +31,8 @@ Steps (the same library calls as ``vpeval anonymize DATA_DIR ANON --alpha speake
    distractors / cohort impostors.
 
 5. two more anonymization systems (``--systems``, default both): ``vtln`` (WORLD F0 ratio + bilinear
-   spectral-envelope warping, :func:`vpeval.anonymize_world.vtln`) and ``resample`` (phase vocoder +
-   resampling, :func:`vpeval.anonymize_world.resample_shift`), parameters drawn per speaker from the same
+   spectral-envelope warping, :func:`vpeval.audio.anonymize.vtln`) and ``resample`` (phase vocoder +
+   resampling, :func:`vpeval.audio.anonymize.resample_shift`), parameters drawn per speaker from the same
    seed (``anonymize_folder(..., method=..., alpha="speaker", seed=2024)``). Each goes to its own subfolder
    ``<system>/`` laid out like this folder for ``vpeval audit``: ``embeddings_<extractor>.npz`` (the same
    original rows as above, then that system's anonymized rows), ``metadata.csv`` (the parameter columns
@@ -126,7 +126,7 @@ def cut_segments(src: Path, dest: Path) -> list[tuple[str, str, float, float]]:
 
     Returns ``(segment id, source utterance id, start s, duration s)`` rows.
     """
-    from vpeval.io.audio import read_audio, write_audio
+    from vpeval.audio.io import read_audio, write_audio
 
     n = int(SEGMENT_S * 16000)
     rows = []
@@ -184,8 +184,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
 
-    from vpeval.anonymize import anonymize_folder
-    from vpeval.embed import embed_folder, get_extractor
+    from vpeval.audio.anonymize import anonymize_folder
+    from vpeval.audio.embed import embed_folder, get_extractor
     from vpeval.io.embeddings import write_embeddings
 
     data, out = Path(args.data), Path(args.out)
@@ -312,11 +312,11 @@ def main(argv=None) -> int:
         "training_segments": len(seg_rows["original"]),
         "segment_s": SEGMENT_S,
         "audio_s": round(audio_s, 3),
-        "anonymizer": {"method": "McAdams (vpeval.anonymize.mcadams)", "alpha": "per speaker",
+        "anonymizer": {"method": "McAdams (vpeval.audio.anonymize.mcadams)", "alpha": "per speaker",
                        "alpha_range": list(ALPHA_RANGE), "seed": SEED},
         "systems": {
             "mcadams": "main folder",
-            **{x: {"folder": f"{x}/", "method": f"vpeval.anonymize.anonymize_folder(method={x!r})",
+            **{x: {"folder": f"{x}/", "method": f"vpeval.audio.anonymize.anonymize_folder(method={x!r})",
                    "parameters": list(SYSTEMS[x]), "drawn": "per speaker", "seed": SEED} for x in systems},
         },
         "extractors": extractors,

@@ -13,6 +13,7 @@ __all__ = [
     "InvalidScoresError",
     "SeparableScoresError",
     "VpevalWarning",
+    "VpevalDeprecationWarning",
     "DegenerateInputWarning",
     "FewPermutationsWarning",
 ]
@@ -60,6 +61,11 @@ class SeparableScoresError(VpevalError):
 
 class VpevalWarning(UserWarning):
     """Base class of vpeval's warnings."""
+
+
+class VpevalDeprecationWarning(VpevalWarning, DeprecationWarning):
+    """A deprecated import path or name was used; the message says what replaces it. A
+    :class:`DeprecationWarning` too, so Python's default filters show it only for code run as ``__main__``."""
 
 
 class DegenerateInputWarning(VpevalWarning):

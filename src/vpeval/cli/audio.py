@@ -61,7 +61,7 @@ def anonymize_cmd(
     Writes the anonymized files and OUT_DIR/anonymization.csv
     (utterance_id,speaker_id,alpha,duration_s,output; vtln: warp,f0_ratio and resample: ratio instead of alpha).
     """
-    from ..anonymize import anonymize_folder
+    from ..audio.anonymize import anonymize_folder
     from ..io.output import claim_folder
 
     if alpha in ("speaker", "utterance"):
@@ -130,7 +130,7 @@ def embed_cmd(
     The file holds embeddings, utterance_id, speaker_id, condition and extractor (see
     vpeval.io.embeddings); run twice with --append to keep original and anonymized rows in one file.
     """
-    from ..embed import embed_folder, get_extractor
+    from ..audio.embed import embed_folder, get_extractor
     from ..io.embeddings import read_embeddings, write_embeddings
     from ..io.output import OutputExistsError, claim_file
 

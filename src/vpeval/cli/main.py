@@ -339,7 +339,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
     for folder, name in systems:
         tdir = folder / "transcripts"
         if (tdir / "ref.txt").is_file():
-            from ..asr.transcripts import read_transcripts
+            from ..audio.asr.transcripts import read_transcripts
             from ..metrics.utility import wer
 
             ref = read_transcripts(tdir / "ref.txt")

@@ -87,7 +87,7 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
     ) -> None:
-        from ..asr import ASRUnavailableError, read_transcripts
+        from ..audio.asr import ASRUnavailableError, read_transcripts
         from ..io.output import claim_folder
         from ..metrics.utility import wer
 
@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
         if semantic:
             if len(hyps) < 2:
                 raise VpevalError("--semantic needs at least two conditions (e.g. --audio and --anonymized)")
-            from ..asr.semantic import MiniLMEncoder
+            from ..audio.asr.semantic import MiniLMEncoder
             from ..metrics.utility import transcript_similarity
 
             baseline = "original" if "original" in hyps else next(iter(hyps))
@@ -171,12 +171,12 @@ def register(app: typer.Typer) -> None:
 
 def _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_size, quiet):
     """Transcribe the audio ``folders`` (with --save-hyp into the claimed folder); (ASR settings, hypotheses)."""
-    from ..asr import ASRUnavailableError, transcribe_folder, write_transcripts
+    from ..audio.asr import ASRUnavailableError, transcribe_folder, write_transcripts
 
     if not folders:
         return None, hyps
     try:
-        from ..asr import FasterWhisperBackend
+        from ..audio.asr import FasterWhisperBackend
 
         backend = FasterWhisperBackend(model_dir, compute_type=compute_type, cpu_threads=threads,
                                        beam_size=beam_size)
@@ -191,7 +191,7 @@ def _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_siz
 
 def _references(ref, audio, anonymized):
     """(name, transcripts) from --ref, else from the 'text' of a Kaldi data folder; (None, None) if none."""
-    from ..asr import read_transcripts
+    from ..audio.asr import read_transcripts
     from ..io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder
 
     if ref is not None:
@@ -204,9 +204,9 @@ def _references(ref, audio, anonymized):
 
 def _pitch(audio: Path, anonymized: Path, quiet: bool):
     """rho_F0 of every utterance of ``audio`` against the same utterance id in ``anonymized``."""
-    from ..io.audio import _track, read_audio, scan_audio_folder
+    from ..audio.io import _track, read_audio, scan_audio_folder
     from ..metrics.utility import pitch_correlations
-    from ..pitch import f0_contour
+    from ..audio.pitch import f0_contour
 
     def contours(folder, label):
         items = scan_audio_folder(folder, metadata=None if _kaldi(folder) else _any_speaker(folder))
@@ -227,7 +227,7 @@ def _kaldi(folder: Path) -> bool:
 
 def _any_speaker(folder: Path) -> dict:
     # pitch needs no speaker ids: every file gets a dummy one, so stems without '-' are accepted
-    from ..io.audio import AUDIO_EXTENSIONS
+    from ..audio.io import AUDIO_EXTENSIONS
 
     return {p.stem: "-" for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS} \
         if folder.is_dir() else {}

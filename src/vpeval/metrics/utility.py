@@ -300,7 +300,7 @@ def transcript_similarity(texts_a, texts_b, encode: Callable[[list[str]], object
     For each utterance, ``cos(e_a, e_b) = e_a . e_b / (|e_a| |e_b|)`` with ``e = encode(text)``, computed
     in float64 (the embeddings are normalised here, whatever the encoder returns).  1 = same direction
     (same meaning for a good encoder), about 0 = unrelated.  With all-MiniLM-L6-v2
-    (:class:`vpeval.asr.semantic.MiniLMEncoder`; Reimers & Gurevych, "Sentence-BERT", EMNLP 2019) two
+    (:class:`vpeval.audio.asr.semantic.MiniLMEncoder`; Reimers & Gurevych, "Sentence-BERT", EMNLP 2019) two
     spellings of one sentence score above 0.9 and unrelated sentences below 0.2.
 
     Parameters
@@ -368,7 +368,7 @@ def pitch_correlation(f0_original, f0_anonymized, *, max_length_difference: int 
     Parameters
     ----------
     f0_original, f0_anonymized : array_like of shape (n_frames,)
-        F0 in Hz per frame on the same frame grid (e.g. :func:`vpeval.pitch.f0_contour`), 0 for unvoiced
+        F0 in Hz per frame on the same frame grid (e.g. :func:`vpeval.audio.pitch.f0_contour`), 0 for unvoiced
         frames. Contours may differ in length by at most ``max_length_difference`` frames (resynthesis can
         add or drop a frame at the end); frame ``i`` is compared with frame ``i`` over the common length.
     max_length_difference : int, default 2

@@ -14,7 +14,7 @@ when no cluster is given. With a :class:`distributed.Client` they run on its wor
 Model weights are never shipped from the client: what a task carries is the *configuration* of a model
 (e.g. an extractor pickles to its constructor arguments), and the worker process builds the model on first
 use and keeps it in a module-level cache keyed by that configuration (see
-:class:`vpeval.embed.resemblyzer.ResemblyzerExtractor`), so each worker loads it once.
+:class:`vpeval.audio.embed.resemblyzer.ResemblyzerExtractor`), so each worker loads it once.
 
 Results do not depend on the cluster: every per-utterance computation is deterministic given the utterance
 and the seed (random draws are keyed by seed and utterance or speaker id, never by worker or order), and
@@ -211,7 +211,7 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
     ItemError
         Any other exception, with the item's name and the original message.
     """
-    from ..io.audio import _track
+    from ..audio.io import _track
 
     items = list(items)
     names = [str(it) for it in items] if names is None else [str(n) for n in names]

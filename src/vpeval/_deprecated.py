@@ -1,0 +1,98 @@
+"""Old import paths of moved modules: each old module is a deprecation alias of its new home.
+
+An alias module is two lines, ``from vpeval._deprecated import alias_module`` and ``alias_module(__name__)``;
+:data:`MOVED` says where its names went. On import the alias warns once (:class:`VpevalDeprecationWarning`,
+attributed to the importing line), binds its documented public names (``__all__``) to the very objects of the
+new modules (so ``isinstance``, pickles and ``is`` comparisons behave as before), and forwards any other
+attribute lookup (private helpers, module constants) to the new modules, first match wins.
+
+Nothing inside vpeval imports an alias (``tests/test_moved_paths.py`` checks).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+
+from .errors import VpevalDeprecationWarning
+
+__all__ = ["MOVED", "alias_module"]
+
+#: old module -> (new modules its names come from, the first being the one to import from now; the old
+#: module's public names).
+MOVED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "vpeval.io.audio": (
+        ("vpeval.audio.io",),
+        ("SAMPLE_RATE", "AUDIO_EXTENSIONS", "AudioItem", "read_audio", "write_audio", "scan_audio_folder",
+         "read_speaker_metadata"),
+    ),
+    "vpeval.pitch": (("vpeval.audio.pitch",), ("f0_contour", "FRAME_PERIOD_MS", "F0_RANGE")),
+    "vpeval.anonymize": (
+        ("vpeval.audio.anonymize", "vpeval.audio.anonymize.mcadams_coefficient", "vpeval.audio.anonymize.folder"),
+        ("mcadams", "mcadams_pole_angles", "draw_alpha", "anonymize_folder", "DEFAULT_ALPHA", "ALPHA_RANGE"),
+    ),
+    "vpeval.anonymize_world": (
+        ("vpeval.audio.anonymize", "vpeval.audio.anonymize.world", "vpeval.audio.anonymize.resample",
+         "vpeval.audio.anonymize.base"),
+        ("vtln", "resample_shift", "bilinear_warp", "draw_parameter", "VTLN_WARP_RANGE", "VTLN_F0_RANGE",
+         "RESAMPLE_RANGE"),
+    ),
+    "vpeval.embed": (
+        ("vpeval.audio.embed",),
+        ("Extractor", "ExtractorUnavailableError", "MfccStatsExtractor", "EXTRACTORS", "get_extractor",
+         "embed_folder"),
+    ),
+    "vpeval.embed.base": (("vpeval.audio.embed.base",), ("Extractor", "ExtractorUnavailableError", "embed_folder")),
+    "vpeval.embed.mfcc": (("vpeval.audio.embed.mfcc",), ("MfccStatsExtractor",)),
+    "vpeval.embed.resemblyzer": (
+        ("vpeval.audio.embed.resemblyzer",), ("ResemblyzerExtractor", "INSTALL_HINT", "preprocess"),
+    ),
+    "vpeval.asr": (
+        ("vpeval.audio.asr",),
+        ("ASRBackend", "ASRUnavailableError", "FasterWhisperBackend", "cache_dir", "read_transcripts",
+         "transcribe_folder", "whisper_base_dir", "write_transcripts"),
+    ),
+    "vpeval.asr.base": (("vpeval.audio.asr.base",), ("ASRBackend", "ASRUnavailableError", "transcribe_folder")),
+    "vpeval.asr.semantic": (("vpeval.audio.asr.semantic",), ("MiniLMEncoder",)),
+    "vpeval.asr.transcripts": (("vpeval.audio.asr.transcripts",), ("read_transcripts", "write_transcripts")),
+    "vpeval.asr.whisper": (
+        ("vpeval.audio.asr.whisper",), ("FasterWhisperBackend", "whisper_base_dir", "cache_dir"),
+    ),
+}
+
+
+def alias_module(name: str) -> None:
+    """Turn the module ``name`` (being imported) into a deprecation alias of its new modules in :data:`MOVED`.
+
+    Warns with :class:`~vpeval.errors.VpevalDeprecationWarning` pointing at the line that imported the old
+    path (import machinery frames are skipped by :mod:`warnings`).
+
+    Raises
+    ------
+    KeyError
+        ``name`` is not in :data:`MOVED` (a programming error in vpeval itself).
+    """
+    sources, public = MOVED[name]
+    modules = [importlib.import_module(s) for s in sources]
+    namespace = vars(sys.modules[name])
+
+    def find(attr: str):
+        for m in modules:
+            try:
+                return getattr(m, attr)
+            except AttributeError:
+                pass
+        raise AttributeError(f"module {name!r} has no attribute {attr!r}")
+
+    def __getattr__(attr: str):  # PEP 562: names other than the public ones, looked up when asked for
+        return find(attr)
+
+    def __dir__():
+        return sorted(set(namespace) | {a for m in modules for a in dir(m) if not a.startswith("__")})
+
+    namespace.update({p: find(p) for p in public})
+    namespace.update(__all__=list(public), __getattr__=__getattr__, __dir__=__dir__)
+    # stacklevel 3: past this function and the alias module's body, to the line that imported the old path
+    warnings.warn(f"{name} is deprecated and will be removed; import from {sources[0]} instead",
+                  VpevalDeprecationWarning, stacklevel=3)

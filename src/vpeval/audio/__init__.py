@@ -1,0 +1,15 @@
+"""Everything that starts from audio: reading, anonymizers, speaker-embedding extractors, speech recognition, F0.
+
+=============================== ==========================================================================
+:mod:`vpeval.audio.io`           reading and writing 16 kHz mono FLAC/WAV, listing an audio folder's utterances
+:mod:`vpeval.audio.anonymize`    signal-processing anonymizers, one module per method, and the folder driver
+:mod:`vpeval.audio.embed`        speaker-embedding extractors (MFCC statistics, resemblyzer) and folder extraction
+:mod:`vpeval.audio.asr`          speech recognition (faster-whisper), transcript files, sentence embeddings
+:mod:`vpeval.audio.pitch`        F0 contours (WORLD DIO + StoneMask)
+=============================== ==========================================================================
+
+Importing this package loads none of them; each imports its audio libraries (librosa, soundfile, pyworld,
+torch) only when a function needs them. These modules lived at ``vpeval.io.audio``, ``vpeval.anonymize``,
+``vpeval.anonymize_world``, ``vpeval.embed``, ``vpeval.asr`` and ``vpeval.pitch`` before; those paths still
+import, with a :class:`~vpeval.errors.VpevalDeprecationWarning`.
+"""

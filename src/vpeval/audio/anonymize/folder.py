@@ -1,0 +1,188 @@
+"""Anonymize every utterance of an audio folder (or a Kaldi data folder) with one of the anonymizers.
+
+:func:`anonymize_folder` draws the parameters per speaker or per utterance from a seed (stable hashes of the
+seed and the speaker or utterance id, never of file order or worker), runs the anonymizer on each file, in
+this process or on a Dask cluster, writes the audio mirroring the input layout and returns the table of
+parameters. The command ``vpeval anonymize`` calls it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import VpevalError
+from ..io import SAMPLE_RATE, _track, read_audio, scan_audio_folder, write_audio
+from .base import draw_parameter
+from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, _check_alpha, draw_alpha, mcadams
+from .resample import RESAMPLE_RANGE, resample_shift
+from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, vtln
+
+__all__ = ["anonymize_folder", "METHODS"]
+
+METHODS = ("mcadams", "vtln", "resample")
+"""Anonymizers of :func:`anonymize_folder`: :mod:`~vpeval.audio.anonymize.mcadams_coefficient`,
+:mod:`~vpeval.audio.anonymize.world` (``vtln``) and :mod:`~vpeval.audio.anonymize.resample`."""
+
+
+def _world_parameters(method: str, seed: int, key: str) -> dict:
+    """Drawn parameters of ``vtln`` / ``resample`` for one key (speaker or utterance id)."""
+    def log_uniform(u, lo, hi):
+        return float(np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo))))
+
+    if method == "vtln":
+        lo, hi = VTLN_WARP_RANGE
+        mag = lo + draw_parameter(seed, key, "vtln-warp") * (hi - lo)
+        sign = 1.0 if draw_parameter(seed, key, "vtln-sign") < 0.5 else -1.0
+        return {"warp": sign * mag, "f0_ratio": log_uniform(draw_parameter(seed, key, "vtln-f0"), *VTLN_F0_RANGE)}
+    # resample: log-uniform on [lo, 1/1.07] U [1.07, hi], so the shift is never negligible
+    lo, hi = RESAMPLE_RANGE
+    u = draw_parameter(seed, key, "resample-ratio")
+    a, b = np.log(lo), np.log(hi)
+    gap = np.log(1.07)
+    span = (-gap - a) + (b - gap)
+    v = a + u * span
+    if v > -gap:
+        v += 2 * gap
+    return {"ratio": float(np.exp(v))}
+
+
+_PARAMETER_COLUMNS = {"mcadams": ["alpha"], "vtln": ["warp", "f0_ratio"], "resample": ["ratio"]}
+
+
+def _anonymize_file(job):
+    """Read, anonymize and write one utterance: ``job = (item, method, parameters, out_root, audio_format)``;
+    returns its table row. Module level, so a Dask worker can run it."""
+    it, method, par, out_root, audio_format = job
+    x = read_audio(it.path)
+    if method == "mcadams":
+        y = mcadams(x, par["alpha"])
+    else:
+        y = vtln(x, **par) if method == "vtln" else resample_shift(x, **par)
+    rel = it.relative_path.with_suffix("." + audio_format)
+    write_audio(Path(out_root) / rel, y)
+    return (it.utterance_id, it.speaker_id, *[par[n] for n in _PARAMETER_COLUMNS[method]], x.size / SAMPLE_RATE,
+            rel.as_posix())
+
+
+def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None = None,
+                     alpha_range=ALPHA_RANGE, metadata=None, audio_format: str = "flac",
+                     quiet: bool = False, method: str = "mcadams", client=None):
+    """Anonymize every utterance of an audio folder with :func:`mcadams`, mirroring the folder layout.
+
+    Parameters
+    ----------
+    in_dir, out_dir : str or Path
+        Input folder (read with :func:`vpeval.audio.io.scan_audio_folder`: 16 kHz mono FLAC/WAV,
+        speaker = first ``-`` field of the file name or from ``metadata``) and output folder (created;
+        must not be the input folder or inside it).
+    alpha : float or {"utterance", "speaker"}, default 0.8
+        A fixed coefficient, or draw one per utterance / per speaker with :func:`draw_alpha`
+        (key = utterance id / speaker id) in ``alpha_range``; drawing needs ``seed``.
+    seed : int, optional
+        Seed of the draws.
+    alpha_range : (float, float), default (0.5, 0.9)
+    metadata : str, Path, dict or None
+        Utterance -> speaker mapping (see :func:`~vpeval.audio.io.scan_audio_folder`).
+    audio_format : {"flac", "wav"}
+        Output format (16-bit PCM, 16 kHz).
+    quiet : bool
+        No progress bar (it goes to stderr otherwise).
+    method : {"mcadams", "vtln", "resample"}, default "mcadams"
+        ``vtln`` (F0 ratio + bilinear envelope warping, :func:`vpeval.audio.anonymize.vtln`) and ``resample``
+        (frequency ratio, :func:`vpeval.audio.anonymize.resample_shift`) draw their parameters per speaker or
+        per utterance (``alpha`` = ``"speaker"`` / ``"utterance"``, with ``seed``): ``warp`` with
+        ``|warp|`` uniform in :data:`~vpeval.audio.anonymize.VTLN_WARP_RANGE` and a random sign,
+        ``f0_ratio`` log-uniform in :data:`~vpeval.audio.anonymize.VTLN_F0_RANGE`, ``ratio`` log-uniform in
+        :data:`~vpeval.audio.anonymize.RESAMPLE_RANGE` outside [1/1.07, 1.07].
+    client : distributed.Client, optional
+        Anonymize on this Dask cluster (:mod:`vpeval.pipeline.cluster`), a few utterances per task; the
+        workers must see ``in_dir`` and ``out_dir`` (shared storage). The files are the same as without a
+        client (parameters are drawn per utterance/speaker key, never per worker). ``vpeval anonymize`` writes
+        into its claimed temporary folder (:mod:`vpeval.io.output`), so a failure leaves no partial output.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per utterance, sorted by utterance id: ``utterance_id, speaker_id, alpha, duration_s,
+        output`` (output path relative to ``out_dir``); for ``vtln`` the parameter columns are ``warp,
+        f0_ratio`` and for ``resample`` ``ratio`` instead of ``alpha``.  The same table is written to
+        ``out_dir/anonymization.csv``.  When ``in_dir`` is a Kaldi data folder (``wav.scp``), ``out_dir``
+        becomes one too: the audio goes to ``out_dir/wav/<utterance id>.<format>``, a new ``wav.scp`` points
+        at it (paths relative to ``out_dir``) and ``utt2spk``, ``spk2utt``, ``spk2gender`` and ``text`` are
+        carried over, so the next command takes ``out_dir`` unchanged.
+
+    Raises
+    ------
+    InputFileError
+        Any problem with an input file (named), see :func:`~vpeval.audio.io.read_audio`.
+    VpevalError
+        Bad ``alpha``/``seed``/format, or ``out_dir`` inside ``in_dir``.
+    """
+    import pandas as pd
+
+    in_dir, out_dir = Path(in_dir), Path(out_dir)
+    if audio_format not in ("flac", "wav"):
+        raise VpevalError(f"audio_format must be 'flac' or 'wav', got {audio_format!r}")
+    if method not in METHODS:
+        raise VpevalError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if method != "mcadams":
+        if not (isinstance(alpha, str) and alpha in ("utterance", "speaker")) or seed is None:
+            raise VpevalError(f"method {method!r} draws its parameters: give alpha='speaker' or 'utterance' and a seed")
+        mode = alpha
+    elif isinstance(alpha, str) and alpha in ("utterance", "speaker"):
+        if seed is None:
+            raise VpevalError(f"alpha drawn per {alpha} needs a seed")
+        low, high = (float(v) for v in alpha_range)
+        draw_alpha(seed, "", low, high)  # validates range and seed
+        mode = alpha
+    else:
+        fixed = _check_alpha(alpha)
+        mode = "fixed"
+    items = scan_audio_folder(in_dir, metadata=metadata)
+    ri, ro = in_dir.resolve(), out_dir.resolve()
+    if ro == ri or ri in ro.parents:
+        raise VpevalError(f"output folder {out_dir} must not be the input folder or inside it")
+
+    def parameters(it) -> dict:
+        key = it.speaker_id if mode == "speaker" else it.utterance_id
+        if method != "mcadams":
+            return _world_parameters(method, seed, key)
+        return {"alpha": fixed if mode == "fixed" else draw_alpha(seed, key, low, high)}
+
+    description = "McAdams" if method == "mcadams" else method
+    if client is not None:
+        import dataclasses
+        import os
+
+        from ...pipeline.cluster import map_items
+
+        # absolute paths: a worker's working folder is not ours
+        out_abs = Path(os.path.abspath(out_dir))
+        out_abs.mkdir(parents=True, exist_ok=True)
+        jobs = [(dataclasses.replace(it, path=Path(os.path.abspath(it.path))), method, parameters(it), out_abs,
+                 audio_format) for it in items]
+        rows = map_items(client, _anonymize_file, jobs, names=[job[0].path for job in jobs],
+                         description=description, quiet=quiet)
+    else:
+        rows = [_anonymize_file((it, method, parameters(it), out_dir, audio_format))
+                for it in _track(items, total=len(items), description=description, quiet=quiet)]
+    df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", *_PARAMETER_COLUMNS[method], "duration_s",
+                                     "output"])
+    df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")
+    _carry_kaldi_folder(in_dir, out_dir, df)
+    return df
+
+
+def _carry_kaldi_folder(in_dir: Path, out_dir: Path, df) -> None:
+    """If ``in_dir`` is a Kaldi data folder, make ``out_dir`` one too: a new ``wav.scp`` pointing at the
+    anonymized files, ``utt2spk``/``spk2utt``/``spk2gender``/``text`` carried over."""
+    from ...io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder, write_kaldi_data_folder
+
+    if not is_kaldi_data_folder(in_dir):
+        return
+    data = read_kaldi_data_folder(in_dir, check_files=False)
+    wav = {u: out_dir / o for u, o in zip(df["utterance_id"], df["output"])}
+    write_kaldi_data_folder(out_dir, wav, data.utt2spk, sex=data.sex, text=data.text)
+

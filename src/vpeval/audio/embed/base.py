@@ -1,0 +1,151 @@
+"""The extractor interface and batch extraction over an audio folder."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ...errors import InputFileError, VpevalError
+from ..io import SAMPLE_RATE, _track, read_audio, scan_audio_folder
+from ...io.embeddings import EmbeddingSet
+
+__all__ = ["Extractor", "ExtractorUnavailableError", "embed_folder"]
+
+
+class ExtractorUnavailableError(ImportError):
+    """An extractor's optional dependencies are not installed (the message says how to install them)."""
+
+
+class Extractor(ABC):
+    """A speaker-embedding extractor: one fixed-length vector per utterance.
+
+    Subclasses set :attr:`name` (stored in embedding files) and :attr:`dim` and implement
+    :meth:`_embed`; :meth:`embed` validates the input first.  Extractors are deterministic: the same
+    waveform gives the same vector, bit for bit on any machine with the same library versions (BLAS runs
+    single-threaded during :meth:`_embed`, so the thread count cannot change the last bit).
+
+    Attributes
+    ----------
+    name : str
+        Identifier stored in embedding files (e.g. ``mfcc-stats``, ``resemblyzer-ge2e``).
+    dim : int
+        Embedding dimension.
+    """
+
+    name: str = "abstract"
+    dim: int = 0
+
+    def embed(self, waveform, sr: int = SAMPLE_RATE) -> np.ndarray:
+        """Embed one utterance.
+
+        Parameters
+        ----------
+        waveform : array_like of shape (n_samples,)
+            Mono samples, float in [-1, 1].
+        sr : int
+            Sampling rate in Hz; must be 16000.
+
+        Returns
+        -------
+        ndarray of shape (dim,), float64
+
+        Raises
+        ------
+        VpevalError
+            Wrong rate, empty / non-1-D / non-finite input, or an utterance the extractor cannot embed
+            (e.g. no speech found).
+        """
+        if int(sr) != SAMPLE_RATE:
+            raise VpevalError(f"{self.name}: sampling rate {sr} Hz; expected {SAMPLE_RATE} Hz")
+        x = np.asarray(waveform, dtype=np.float64)
+        if x.ndim != 1 or x.size == 0:
+            raise VpevalError(f"{self.name}: expected a non-empty 1-D waveform, got shape {x.shape}")
+        if not np.isfinite(x).all():
+            raise VpevalError(f"{self.name}: waveform contains NaN or infinite samples")
+        # BLAS single-threaded: a matrix product's last bit can depend on the number of BLAS threads, so this
+        # gives the same vector on any machine, in one process or on any Dask worker (0.3 ms per call)
+        with threadpool_limits(limits=1, user_api="blas"):
+            e = np.asarray(self._embed(x), dtype=np.float64)
+        if e.shape != (self.dim,) or not np.isfinite(e).all():
+            raise VpevalError(f"{self.name}: extractor returned a bad embedding (shape {e.shape})")
+        return e
+
+    @abstractmethod
+    def _embed(self, x: np.ndarray) -> np.ndarray:
+        """Embed a validated float64 16 kHz waveform."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
+
+
+def _embed_file(extractor: Extractor, path) -> np.ndarray:
+    """Read and embed one file; an utterance the extractor cannot embed raises InputFileError naming it."""
+    x = read_audio(path)
+    try:
+        return extractor.embed(x, SAMPLE_RATE)
+    except InputFileError:
+        raise
+    except VpevalError as exc:
+        raise InputFileError(path, None, str(exc)) from None
+
+
+def embed_folder(folder, extractor: Extractor, *, condition: str = "original", metadata=None,
+                 quiet: bool = False, client=None) -> EmbeddingSet:
+    """Embed every utterance of an audio folder.
+
+    Parameters
+    ----------
+    folder : str or Path
+        Audio folder, read with :func:`vpeval.audio.io.scan_audio_folder` (16 kHz mono FLAC/WAV,
+        searched recursively; speaker = first ``-`` field of the file name, or from ``metadata``).
+    extractor : Extractor
+    condition : str, default "original"
+        Label stored with every row (``original`` or ``anonymized``).
+    metadata : str, Path, dict or None
+        Utterance -> speaker mapping.
+    quiet : bool
+        No progress bar (it goes to stderr otherwise).
+    client : distributed.Client, optional
+        Embed on this Dask cluster (:mod:`vpeval.pipeline.cluster`), a few utterances per task; the workers
+        must see ``folder``. The extractor travels as its configuration and each worker builds (and, for
+        model-based extractors, loads the weights of) it once. The rows are bit for bit those of the
+        single-process run.
+
+    Returns
+    -------
+    EmbeddingSet
+        Rows sorted by utterance id (independent of file-system order), ``extractor`` = ``extractor.name``.
+
+    Raises
+    ------
+    InputFileError
+        An unreadable or non-16 kHz file, an utterance without a speaker, or an utterance the extractor
+        cannot embed, named by its path.
+    """
+    if not isinstance(condition, str) or not condition:
+        raise VpevalError(f"condition must be a non-empty string, got {condition!r}")
+    items = scan_audio_folder(folder, metadata=metadata)
+    rows = np.empty((len(items), extractor.dim))
+    if client is not None:
+        from functools import partial
+
+        from ...pipeline.cluster import map_items
+
+        import os
+
+        paths = [os.path.abspath(it.path) for it in items]  # a worker's working folder is not ours
+        for i, e in enumerate(map_items(client, partial(_embed_file, extractor), paths, names=paths,
+                                        description=f"{extractor.name}", quiet=quiet)):
+            rows[i] = e
+    else:
+        for i, it in enumerate(_track(items, total=len(items), description=f"{extractor.name}", quiet=quiet)):
+            rows[i] = _embed_file(extractor, it.path)
+    return EmbeddingSet(
+        rows,
+        np.array([it.utterance_id for it in items]),
+        np.array([it.speaker_id for it in items]),
+        np.full(len(items), condition),
+        extractor.name,
+    )

@@ -1,0 +1,329 @@
+"""Reading and writing speech audio, and listing the utterances of an audio folder.
+
+Conventions (the same for every command that reads audio):
+
+- **Formats**: FLAC and WAV (any PCM or float subtype libsndfile reads), mono.  Files with more than one
+  channel are refused (which channel holds the speaker cannot be guessed).
+- **Sampling rate**: 16 kHz only.  A file at any other rate is **refused** with an
+  :class:`~vpeval.errors.InputFileError` naming the file and its rate; it is never resampled silently,
+  because the choice of resampler changes the embeddings.  Resample beforehand, e.g.
+  ``sox in.wav -r 16000 out.wav``.
+- **Samples** are returned as float64 in [-1, 1] (libsndfile's scaling of integer PCM).
+- **Utterance id** = the file name without its extension (the stem), e.g. ``1688-142285-0000``.  Stems
+  must be unique within a folder (searched recursively).
+- **Speaker id** = the first ``-``-separated field of the stem (LibriSpeech/VoxCeleb-style names:
+  ``1688-142285-0000`` -> ``1688``), unless a metadata CSV with the columns ``utterance_id,speaker_id``
+  is given, which then decides for every utterance.  A stem without ``-`` has no speaker field and,
+  without metadata, is an error; so is an utterance missing from the metadata.
+- **Unreadable files** raise :class:`~vpeval.errors.InputFileError` naming the file.
+- **Kaldi data folders**: a folder holding ``wav.scp`` is read as a Kaldi data folder instead
+  (:mod:`vpeval.io.kaldi_data`): utterance ids and audio paths from ``wav.scp``, speakers from ``utt2spk``;
+  no metadata CSV is taken then.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputFileError
+
+__all__ = [
+    "SAMPLE_RATE",
+    "AUDIO_EXTENSIONS",
+    "AudioItem",
+    "read_audio",
+    "write_audio",
+    "scan_audio_folder",
+    "read_speaker_metadata",
+]
+
+SAMPLE_RATE = 16000
+"""The only sampling rate vpeval reads and writes (Hz)."""
+
+AUDIO_EXTENSIONS = (".flac", ".wav")
+"""File extensions (lower case) listed by :func:`scan_audio_folder`."""
+
+
+@dataclass(frozen=True)
+class AudioItem:
+    """One utterance of an audio folder.
+
+    Attributes
+    ----------
+    path : Path
+        The audio file.
+    utterance_id : str
+        File stem.
+    speaker_id : str
+        From the stem's first ``-`` field or the metadata CSV.
+    relative_path : Path
+        ``path`` relative to the scanned folder (used to mirror the folder layout on output).
+    """
+
+    path: Path
+    utterance_id: str
+    speaker_id: str
+    relative_path: Path
+
+
+def read_audio(path, *, sr: int = SAMPLE_RATE) -> np.ndarray:
+    """Read a mono 16 kHz FLAC/WAV file as float64 samples in [-1, 1].
+
+    Parameters
+    ----------
+    path : str or Path
+        The audio file.
+    sr : int, default 16000
+        The required sampling rate in Hz; any other rate is refused (no resampling).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    InputFileError
+        The file does not exist, libsndfile cannot decode it, it has more than one channel, its sampling
+        rate is not ``sr``, it has no samples, or it contains non-finite samples (float WAV).
+    """
+    sf = _require("soundfile")
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, None, "audio file does not exist")
+    try:
+        with sf.SoundFile(str(path)) as f:
+            rate, channels = f.samplerate, f.channels
+            if channels != 1:
+                raise InputFileError(path, None, f"has {channels} channels; expected mono audio")
+            if rate != sr:
+                raise InputFileError(
+                    path, None,
+                    f"sampling rate is {rate} Hz; vpeval requires {sr} Hz and does not resample "
+                    f"(resample first, e.g. `sox in.wav -r {sr} out.wav`)",
+                )
+            data = f.read(dtype="float64", always_2d=False)
+    except InputFileError:
+        raise
+    except (RuntimeError, OSError, ValueError, TypeError) as exc:  # sf.LibsndfileError is a RuntimeError
+        raise InputFileError(path, None, f"cannot be read as FLAC/WAV audio ({exc})") from None
+    data = np.asarray(data, dtype=np.float64).reshape(-1)
+    if data.size == 0:
+        raise InputFileError(path, None, "audio file has no samples")
+    if not np.isfinite(data).all():
+        raise InputFileError(path, None, "audio contains NaN or infinite samples")
+    return data
+
+
+def write_audio(path, waveform, *, sr: int = SAMPLE_RATE) -> None:
+    """Write mono float samples as 16-bit PCM FLAC or WAV (chosen by the file extension).
+
+    Samples must lie in [-1, 1]; values outside would be clipped by the 16-bit conversion, so they are
+    refused instead.  Parent folders are created.
+
+    Raises
+    ------
+    InputFileError
+        Unknown extension (only ``.flac`` and ``.wav``), samples outside [-1, 1] or non-finite.
+    """
+    sf = _require("soundfile")
+
+    path = Path(path)
+    ext = path.suffix.lower()
+    if ext not in AUDIO_EXTENSIONS:
+        raise InputFileError(path, None, f"unknown audio extension {path.suffix!r}; use .flac or .wav")
+    wav = np.asarray(waveform, dtype=np.float64)
+    if wav.ndim != 1 or wav.size == 0:
+        raise InputFileError(path, None, f"expected a non-empty 1-D waveform, got shape {wav.shape}")
+    if not np.isfinite(wav).all():
+        raise InputFileError(path, None, "waveform contains NaN or infinite samples")
+    peak = float(np.max(np.abs(wav)))
+    if peak > 1.0:
+        raise InputFileError(path, None, f"waveform peak {peak:.4f} exceeds 1.0 and would clip")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sf.write(str(path), wav, sr, subtype="PCM_16", format=ext[1:].upper())
+
+
+def read_speaker_metadata(path) -> dict[str, str]:
+    """Read a CSV with (at least) the columns ``utterance_id,speaker_id``.
+
+    Returns
+    -------
+    dict
+        utterance id -> speaker id.
+
+    Raises
+    ------
+    InputFileError
+        Missing file or columns, an empty id (with its line number), or an utterance listed twice with
+        different speakers.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputFileError(path, None, "metadata file does not exist")
+    out: dict[str, str] = {}
+    first_line: dict[str, int] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        cols = reader.fieldnames or []
+        missing = [c for c in ("utterance_id", "speaker_id") if c not in cols]
+        if missing:
+            raise InputFileError(path, 1, f"missing column(s) {missing}; expected utterance_id,speaker_id")
+        for row in reader:
+            line = reader.line_num
+            utt = (row.get("utterance_id") or "").strip()
+            spk = (row.get("speaker_id") or "").strip()
+            if not utt:
+                raise InputFileError(path, line, "empty utterance_id")
+            if not spk:
+                raise InputFileError(path, line, f"utterance {utt!r} has an empty speaker_id")
+            if utt in out and out[utt] != spk:
+                raise InputFileError(
+                    path, line,
+                    f"utterance {utt!r} has speaker {spk!r} here but {out[utt]!r} on line {first_line[utt]}",
+                )
+            out.setdefault(utt, spk)
+            first_line.setdefault(utt, line)
+    return out
+
+
+def _walk_files(folder: Path) -> list[Path]:
+    """Every file below ``folder``, following symbolically linked folders (each real folder once, so a link
+    to an ancestor cannot loop); a dangling symbolic link is an error naming it."""
+    out: list[Path] = []
+    seen: set[str] = set()
+    for root, dirs, names in os.walk(folder, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs.sort()
+        for n in sorted(names):
+            p = Path(root) / n
+            if p.is_symlink() and not p.exists():
+                raise InputFileError(p, None, f"dangling symbolic link (its target {os.readlink(p)} does not "
+                                     "exist)")
+            if p.is_file():
+                out.append(p)
+    return out
+
+
+def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
+    """List the FLAC/WAV utterances below ``folder`` (recursively), sorted by utterance id.
+
+    Parameters
+    ----------
+    folder : str or Path
+    metadata : str, Path, dict or None
+        A CSV path (columns ``utterance_id,speaker_id``) or a ready mapping utterance id -> speaker id.
+        Without it the speaker id is the stem's first ``-``-separated field.
+
+    Returns
+    -------
+    list of AudioItem
+        Sorted by utterance id, so results never depend on the file system's listing order.
+
+    Raises
+    ------
+    InputFileError
+        The folder does not exist or holds no ``.flac``/``.wav`` file; a dangling symbolic link below it
+        (symbolically linked folders are followed); two files share a stem; an utterance has no speaker (stem
+        without ``-`` and no metadata, or absent from the metadata). For a Kaldi data folder (``wav.scp``
+        present): every error of :func:`vpeval.io.kaldi_data.read_kaldi_data_folder`, and ``metadata`` given
+        (speakers come from ``utt2spk``).
+
+    Notes
+    -----
+    For a Kaldi data folder the items follow ``wav.scp`` (sorted by utterance id) and ``relative_path`` is
+    ``wav/<utterance id><suffix of the source file>``, the layout :func:`vpeval.audio.anonymize.anonymize_folder`
+    writes.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputFileError(folder, None, "audio folder does not exist")
+    from ..io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder, relative_audio_path
+
+    if is_kaldi_data_folder(folder):
+        if metadata is not None:
+            raise InputFileError(folder, None, "is a Kaldi data folder (wav.scp): speakers come from its utt2spk; "
+                                 "do not give a metadata CSV")
+        data = read_kaldi_data_folder(folder)
+        return [AudioItem(p, u, data.utt2spk[u], relative_audio_path(u, p)) for u, p in data.wav.items()]
+    if metadata is None:
+        mapping = None
+        meta_name = None
+    elif isinstance(metadata, dict):
+        mapping = {str(k): str(v) for k, v in metadata.items()}
+        meta_name = "<metadata>"
+    else:
+        mapping = read_speaker_metadata(metadata)
+        meta_name = str(metadata)
+    files = sorted(p for p in _walk_files(folder) if p.suffix.lower() in AUDIO_EXTENSIONS)
+    if not files:
+        raise InputFileError(folder, None, f"no audio files ({', '.join(AUDIO_EXTENSIONS)}) found")
+    seen: dict[str, Path] = {}
+    items = []
+    for p in files:
+        utt = p.stem
+        if utt in seen:
+            raise InputFileError(p, None, f"utterance id {utt!r} is also used by {seen[utt]}")
+        seen[utt] = p
+        if mapping is not None:
+            spk = mapping.get(utt)
+            if not spk:
+                raise InputFileError(p, None, f"utterance {utt!r} has no speaker in the metadata {meta_name}")
+        else:
+            fields = utt.split("-")
+            if len(fields) < 2 or not fields[0]:
+                raise InputFileError(
+                    p, None,
+                    f"cannot tell the speaker of utterance {utt!r}: expected a file name "
+                    "'<speaker>-<rest>' or a metadata CSV with utterance_id,speaker_id",
+                )
+            spk = fields[0]
+        items.append(AudioItem(p, utt, spk, p.relative_to(folder)))
+    items.sort(key=lambda it: it.utterance_id)
+    return items
+
+
+def _require(module: str):
+    """Import an audio library, or raise ImportError saying which extra provides it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"vpeval's audio functions need {module!r}: pip install 'vpeval[audio]' "
+            f"(librosa and soundfile) ({exc})"
+        ) from None
+
+
+def _track(iterable, *, total: int, description: str, quiet: bool):
+    """Iterate with a rich progress bar on stderr (nothing when ``quiet`` is true)."""
+    if quiet:
+        yield from iterable
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(file=sys.stderr)
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as progress:
+        task = progress.add_task(description, total=total)
+        for x in iterable:
+            yield x
+            progress.advance(task)
