@@ -53,7 +53,7 @@ OLD_PATHS = {
 OLD_OTHER = {
     "vpeval.anonymize": ("vpeval.audio.anonymize.mcadams_coefficient", ["_stable_lpc", "_check_alpha"]),
     "vpeval.anonymize_world": ("vpeval.audio.anonymize.base", ["_check", "_level"]),
-    "vpeval.io.audio": ("vpeval.audio.io", ["_require", "_track"]),
+    "vpeval.io.audio": ("vpeval.audio.io", ["_require"]),
     "vpeval.pitch": ("vpeval.audio.pitch", ["_pyworld"]),
 }
 

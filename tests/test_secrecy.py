@@ -13,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vpeval.analysis import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
+from vpeval.analysis import relabel as RL
+from vpeval.analysis import resample as RS
 from vpeval.analysis import secrecy as S
 from vpeval.analysis.families import one_to_n_verdict, score_verdict
 from vpeval.analysis.verdict import LEAKS, PARTIAL, decide
@@ -110,11 +112,11 @@ def test_vectorised_d_ece_equals_one_pav_fit_per_row(data, seed, untied):
     k = int(rng.integers(1, n))
     blk = np.repeat(np.arange(size.size), size)
     tb = np.array([np.sort(blk[rng.choice(n, k, replace=False)]) for _ in range(4)])
-    p = S._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], None, k, bool((size == 1).all()))
-    np.testing.assert_allclose(S._d_ece_rows(p, tb), S._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
+    p = RL._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], None, k, bool((size == 1).all()))
+    np.testing.assert_allclose(RL._d_ece_rows(p, tb), RL._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
     if p.untied:  # the general path agrees with the untied fast path too
         p.untied = False
-        np.testing.assert_allclose(S._d_ece_rows(p, tb), S._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(RL._d_ece_rows(p, tb), RL._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("n,k", [(6, 2), (7, 6), (5, 1), (4, 4)])
@@ -126,7 +128,7 @@ def test_k_of_n_draws_every_subset_equally_often(n, k):
     rng = np.random.default_rng(11)
     counts = {}
     for _ in range(30_000):
-        pos = S._k_of_n_sorted(rng, n, k)
+        pos = RL._k_of_n_sorted(rng, n, k)
         assert pos.size == k and np.all(np.diff(pos) > 0) and 0 <= pos[0] and pos[-1] < n
         counts[tuple(pos.tolist())] = counts.get(tuple(pos.tolist()), 0) + 1
     c = math.comb(n, k)
@@ -141,7 +143,7 @@ def test_k_of_n_draws_large_sizes_uniformly_by_position():
     n, k = 10_000, 3_000
     hits = np.zeros(n)
     for _ in range(200):
-        pos = S._k_of_n_sorted(rng, n, k)
+        pos = RL._k_of_n_sorted(rng, n, k)
         assert pos.size == k and np.all(np.diff(pos) > 0)
         hits[pos] += 1
     # inclusion probability k / n everywhere: the 10 deciles of positions each get a tenth of the draws
@@ -158,9 +160,9 @@ def test_trial_bootstrap_kernel_equals_the_weighted_block_counts(data, seed):
     n = blk.size
     is_tar = np.zeros(n, dtype=bool)
     is_tar[pos] = True
-    p = S._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], is_tar, int(is_tar.sum()),
+    p = RL._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], is_tar, int(is_tar.sum()),
                      bool((size == 1).all()))
-    got = S._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 5)
+    got = RS._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 5)
     rng = np.random.default_rng(seed)
     ref = []
     for _ in range(5):
@@ -228,11 +230,11 @@ def test_speaker_scheme_on_a_complete_design_and_observed_row_first():
 
 def test_speaker_relabelling_moves_all_probes_of_a_speaker_together():
     tr, _ = design(np.random.default_rng(1), n_spk=4, n_probe=3, n_att=1, one_to_n=False)
-    p = S._prep_trials(tr[0])
-    Sx = S._evaluation_speakers(tr, [])
-    assert S._speaker_design(p, Sx)
+    p = RL._prep_trials(tr[0])
+    Sx = RL._evaluation_speakers(tr, [])
+    assert RL._speaker_design(p, Sx)
     sig = np.array([[1, 0, 3, 2]])
-    tb = S._trial_target_blocks(p, "speaker", sig, None, slice(0, 1))
+    tb = RL._trial_target_blocks(p, "speaker", sig, None, slice(0, 1))
     # model m gets identity sig[m]: the fake targets are (model 1, probes of s0), (model 0, probes of s1), ...
     ms = np.asarray(tr[0].model_speaker)[p.order]
     pspk = np.asarray(tr[0].probe_speaker)[p.order]

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -304,26 +303,3 @@ def _require(module: str):
             f"vpeval's audio functions need {module!r}: pip install 'vpeval[audio]' "
             f"(librosa and soundfile) ({exc})"
         ) from None
-
-
-def _track(iterable, *, total: int, description: str, quiet: bool):
-    """Iterate with a rich progress bar on stderr (nothing when ``quiet`` is true)."""
-    if quiet:
-        yield from iterable
-        return
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    console = Console(file=sys.stderr)
-    with Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    ) as progress:
-        task = progress.add_task(description, total=total)
-        for x in iterable:
-            yield x
-            progress.advance(task)

@@ -211,7 +211,7 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
     ItemError
         Any other exception, with the item's name and the original message.
     """
-    from ..audio.io import _track
+    from ..progress import track
 
     items = list(items)
     names = [str(it) for it in items] if names is None else [str(n) for n in names]
@@ -246,7 +246,7 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
         finally:
             client.cancel([f for f in futures if not f.done()])
 
-    for _ in _track(done_items(), total=len(items), description=description, quiet=quiet):
+    for _ in track(done_items(), total=len(items), description=description, quiet=quiet):
         pass
     return results
 

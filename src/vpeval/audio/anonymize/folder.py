@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import VpevalError
-from ..io import SAMPLE_RATE, _track, read_audio, scan_audio_folder, write_audio
+from ...progress import track
+from ..io import SAMPLE_RATE, read_audio, scan_audio_folder, write_audio
 from .base import draw_parameter
 from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, _check_alpha, draw_alpha, mcadams
 from .resample import RESAMPLE_RANGE, resample_shift
@@ -167,7 +168,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
                          description=description, quiet=quiet)
     else:
         rows = [_anonymize_file((it, method, parameters(it), out_dir, audio_format))
-                for it in _track(items, total=len(items), description=description, quiet=quiet)]
+                for it in track(items, total=len(items), description=description, quiet=quiet)]
     df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", *_PARAMETER_COLUMNS[method], "duration_s",
                                      "output"])
     df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")

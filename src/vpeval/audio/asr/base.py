@@ -7,7 +7,8 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ...errors import VpevalError
-from ..io import SAMPLE_RATE, _track, read_audio, scan_audio_folder
+from ...progress import track
+from ..io import SAMPLE_RATE, read_audio, scan_audio_folder
 
 __all__ = ["ASRBackend", "ASRUnavailableError", "transcribe_folder"]
 
@@ -107,6 +108,6 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False) -> di
         stems = {p.stem: "-" for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS}
     items = scan_audio_folder(folder, metadata=stems or None)
     out: dict[str, str] = {}
-    for it in _track(items, total=len(items), description=f"transcribing {folder.name}", quiet=quiet):
+    for it in track(items, total=len(items), description=f"transcribing {folder.name}", quiet=quiet):
         out[it.utterance_id] = backend.transcribe(read_audio(it.path), SAMPLE_RATE)
     return out

@@ -8,7 +8,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ...errors import InputFileError, VpevalError
-from ..io import SAMPLE_RATE, _track, read_audio, scan_audio_folder
+from ...progress import track
+from ..io import SAMPLE_RATE, read_audio, scan_audio_folder
 from ...io.embeddings import EmbeddingSet
 
 __all__ = ["Extractor", "ExtractorUnavailableError", "embed_folder"]
@@ -140,7 +141,7 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
                                         description=f"{extractor.name}", quiet=quiet)):
             rows[i] = e
     else:
-        for i, it in enumerate(_track(items, total=len(items), description=f"{extractor.name}", quiet=quiet)):
+        for i, it in enumerate(track(items, total=len(items), description=f"{extractor.name}", quiet=quiet)):
             rows[i] = _embed_file(extractor, it.path)
     return EmbeddingSet(
         rows,

@@ -1,0 +1,336 @@
+"""The permutation engine's per-member work (internal to :mod:`vpeval.analysis.secrecy`): each member's trials
+sorted once into tie blocks in a canonical order, the relabelling schemes' designs (speaker, probe, trial), the
+tie blocks of every relabelling's targets, and D_ECE and LID of many relabellings at once."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import VpevalError
+from ..io.trials import Trials
+from .members import OneToNInput, TrialInput
+
+_LN2 = math.log(2.0)
+#: Knots of the LID slope's interpolation in T_z (:func:`vpeval.stats.one_to_n._null_lids`).
+LID_SLOPE_GRID = 33
+#: Relabellings are evaluated in chunks of about this many target entries (rows x targets, at least one row):
+#: small enough for the (rows, K) temporaries to stay in the CPU cache.
+_CHUNK_TARGETS = 1 << 17
+
+
+@dataclass
+class _TrialPrep:
+    inp: TrialInput
+    order: np.ndarray  # trials in canonical order (score, then keys)
+    block: np.ndarray  # tie block of each trial in canonical order
+    cum: np.ndarray  # [0, cumsum(block sizes)]
+    is_tar: np.ndarray  # canonical order
+    n_tar: int
+    untied: bool = False  # every tie block holds one trial
+    pair_block: np.ndarray | None = None  # speaker scheme: blocks of the trials grouped by (model, probe) pair
+    pair_count: np.ndarray | None = None
+    pair_start: np.ndarray | None = None
+    model_idx: np.ndarray | None = None  # index in S or -1, canonical order
+    probe_idx: np.ndarray | None = None
+    group_start: np.ndarray | None = None  # probe scheme: per test key holding a target, first trial ...
+    group_size: np.ndarray | None = None
+    group_rows: np.ndarray | None = None  # ... in test-key-sorted canonical positions
+    unit: np.ndarray | None = None  # bootstrap unit index of each trial, canonical order
+    unit_names: np.ndarray | None = None
+    fallback: str = ""  # why a finer relabelling scheme could not be used
+
+
+def _canonical_order(t: Trials) -> np.ndarray:
+    keys = [t.scores]
+    if t.test is not None:
+        keys.insert(0, t.test)
+    if t.enroll is not None:
+        keys.insert(0, t.enroll)
+    return np.lexsort(keys)  # last key (score) primary
+
+
+def _prep_trials(inp: TrialInput) -> _TrialPrep:
+    t = inp.trials
+    if len(t) == 0:
+        raise VpevalError(f"{t.source}: no trials")
+    if np.isnan(t.scores).any():
+        raise VpevalError(f"{t.source}: scores contain NaN")
+    order = _canonical_order(t)
+    s = t.scores[order]
+    new = np.empty(s.size, dtype=bool)
+    new[0] = True
+    np.not_equal(s[1:], s[:-1], out=new[1:])
+    block = np.cumsum(new) - 1
+    cum = np.r_[np.flatnonzero(new), s.size]
+    is_tar = t.is_target[order]
+    k = int(is_tar.sum())
+    if not 0 < k < s.size:
+        raise VpevalError(f"{t.source}: needs at least one target and one non-target trial")
+    return _TrialPrep(inp, order, block, cum, is_tar, k, bool(cum.size - 1 == s.size))
+
+
+def _choose_scheme(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> str:
+    if trials and all(i.model_speaker is not None and i.probe_speaker is not None for i in trials):
+        return "speaker"
+    if trials and not one_to_n and all(i.trials.test is not None for i in trials):
+        return "probe"
+    if not trials:
+        return "speaker"
+    if one_to_n:
+        raise VpevalError("1-to-N members need trials with known speakers in the same family")
+    return "trial"
+
+
+def _evaluation_speakers(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> np.ndarray:
+    sets = []
+    for i in trials:
+        sets.append(set(np.unique(i.probe_speaker)) & set(np.unique(i.model_speaker)))
+    for i in one_to_n:
+        m = i.matrix
+        sets.append(set(np.unique(np.asarray(m.probe_speaker, dtype=str))))
+    S = sets[0]
+    for other in sets[1:]:
+        if other != S:
+            raise VpevalError("the members of one family have different evaluation speakers (probe speakers that "
+                              "are enrolled); test them as separate systems")
+    if len(S) < 2:
+        raise VpevalError(f"the perfect-secrecy test needs at least 2 evaluation speakers, got {len(S)}")
+    return np.array(sorted(S), dtype=str)
+
+
+def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
+    """Index model/probe speakers into S; True iff the design is complete (every probe of a speaker in S has
+    exactly one trial against every model in S) and labels agree with the speakers."""
+    inp, t = p.inp, p.inp.trials
+    ms = np.asarray(inp.model_speaker, dtype=str)[p.order]
+    ps = np.asarray(inp.probe_speaker, dtype=str)[p.order]
+    if ms.shape != (len(t),) or ps.shape != (len(t),):
+        raise VpevalError(f"{t.source}: model_speaker and probe_speaker need one entry per trial")
+    bad = np.flatnonzero(p.is_tar != (ms == ps))
+    if bad.size:
+        i = p.order[bad[0]]
+        raise VpevalError(f"{t.source}: trial {i} is labelled {'target' if t.is_target[i] else 'nontarget'} but "
+                          f"its model speaker {ms[bad[0]]!r} and probe speaker {ps[bad[0]]!r} say otherwise")
+    pos = {s: k for k, s in enumerate(S.tolist())}
+    p.model_idx = np.array([pos.get(s, -1) for s in ms.tolist()], dtype=np.int64)
+    p.probe_idx = np.array([pos.get(s, -1) for s in ps.tolist()], dtype=np.int64)
+    inside = (p.model_idx >= 0) & (p.probe_idx >= 0)
+    probe_key = t.test[p.order] if t.test is not None else None
+    if probe_key is None:
+        return False
+    _, pk = np.unique(probe_key[inside], return_inverse=True)
+    pairs = pk.reshape(-1) * S.size + p.model_idx[inside]
+    n_pairs = np.unique(pairs).size
+    n_probes = int(pk.max()) + 1 if pk.size else 0
+    if pairs.size != n_pairs or n_pairs != n_probes * S.size:
+        return False
+    # every trial of a probe in S must be with the probe's model set complete; targets only inside S
+    if not bool((p.is_tar <= inside).all()):
+        return False
+    # the trials of each (model, probe speaker) pair, for the O(K) gather of a relabelling's targets
+    pos = np.flatnonzero(inside)
+    code = p.model_idx[pos] * S.size + p.probe_idx[pos]
+    o = np.argsort(code, kind="stable")
+    p.pair_block = p.block[pos[o]]
+    p.pair_count = np.bincount(code, minlength=S.size * S.size)
+    p.pair_start = np.r_[0, np.cumsum(p.pair_count)[:-1]]
+    return True
+
+
+def _probe_design(p: _TrialPrep) -> bool:
+    t = p.inp.trials
+    keys = t.test[p.order]
+    gorder = np.lexsort((np.arange(keys.size), keys))  # canonical positions grouped by test key
+    kg = keys[gorder]
+    new = np.empty(kg.size, dtype=bool)
+    new[0] = True
+    np.not_equal(kg[1:], kg[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    sizes = np.diff(np.r_[starts, kg.size])
+    gid = np.cumsum(new) - 1
+    n_t = np.bincount(gid[p.is_tar[gorder]], minlength=starts.size)
+    if (n_t > 1).any():
+        g = int(np.flatnonzero(n_t > 1)[0])
+        p.fallback = (f"{t.source}: probe {str(kg[starts[g]])!r} is a target of {int(n_t[g])} models, so its "
+                      "target cannot be moved within its row")
+        return False
+    has = n_t == 1
+    p.group_start, p.group_size, p.group_rows = starts[has], sizes[has], gorder
+    return True
+
+
+# ----------------------------------------------------------------------------------------- relabellings
+
+
+def _speaker_perms(rng, n_s: int, n_perm: int) -> np.ndarray:
+    """(n_perm + 1, |S|): row 0 the identity, then uniform permutations; ``sig[r, m]`` = identity of model m."""
+    sig = np.empty((n_perm + 1, n_s), dtype=np.int64)
+    sig[0] = np.arange(n_s)
+    for r in range(1, n_perm + 1):
+        sig[r] = rng.permutation(n_s)
+    return sig
+
+
+def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, rng_trial, rows: slice) -> np.ndarray:
+    """Sorted tie blocks of the targets of relabellings ``rows`` (row 0 = observed), shape (R, K)."""
+    R = rows.stop - rows.start
+    if scheme == "speaker":
+        # model m gets identity sig[m]: its trials with probes of that speaker are the targets; gather their
+        # blocks pair by pair (O(K) per relabelling), then sort each row
+        s = sig[rows]
+        n_s = s.shape[1]
+        codes = (np.arange(n_s)[None, :] * n_s + s).reshape(-1)
+        lengths = p.pair_count[codes]
+        starts = p.pair_start[codes]
+        total = int(lengths.sum())
+        offsets = np.cumsum(lengths) - lengths
+        idx = np.repeat(starts - offsets, lengths) + np.arange(total)
+        return np.sort(p.pair_block[idx].reshape(R, p.n_tar), axis=1)
+    out = np.empty((R, p.n_tar), dtype=np.int64)
+    for i, r in enumerate(range(rows.start, rows.stop)):
+        if r == 0:
+            out[i] = p.block[p.is_tar]
+            continue
+        if scheme == "probe":
+            u = rng_trial.random(p.group_start.size)
+            pos = p.group_rows[p.group_start + np.minimum((u * p.group_size).astype(np.int64), p.group_size - 1)]
+            out[i] = np.sort(p.block[pos])
+        else:
+            pos = _k_of_n_sorted(rng_trial, p.block.size, p.n_tar)  # ascending positions
+            out[i] = pos if p.untied else p.block[pos]
+    return out
+
+
+def _k_of_n_sorted(rng, n: int, k: int) -> np.ndarray:
+    """A uniformly random ``k``-subset of ``0 .. n-1``, ascending, in O(k) (``0 < k <= n``).
+
+    Every position is kept independently with probability ``q`` (geometric skips between kept positions, so
+    they come out sorted); conditional on their number ``m``, the kept positions are a uniform ``m``-subset. A
+    draw with ``m < k`` is rejected and redrawn (``q`` puts ``k`` about 4 standard deviations below the mean of
+    ``m``, so this is rare); from ``m >= k`` a uniform ``m - k``-subset is removed, leaving a uniform
+    ``k``-subset (exact: rejection on ``m`` keeps the conditional uniformity). Replaces
+    ``Generator.choice(n, k, replace=False)`` followed by a sort (a partial shuffle of ``arange(n)``, O(n)).
+    """
+    q = min(1.0, (k + 4.0 * math.sqrt(k) + 10.0) / n)
+    size = int(n * q + 6.0 * math.sqrt(n * q * (1.0 - q)) + 16.0)
+    while True:
+        pos = np.cumsum(rng.geometric(q, size=size)) - 1
+        while pos[-1] < n - 1:  # not yet past the end: more skips (rare)
+            pos = np.concatenate([pos, pos[-1] + np.cumsum(rng.geometric(q, size=size))])
+        m = int(np.searchsorted(pos, n))
+        if m >= k:
+            break
+    pos = pos[:m]
+    if m > k:
+        pos = np.delete(pos, rng.choice(m, m - k, replace=False))
+    return pos
+
+
+def _d_ece_rows_loop(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
+    """D_ECE (bits) of each labelling, one PAV fit per row (the slow, obvious oracle of :func:`_d_ece_rows`)."""
+    from ..stats.metrics import BlockEval, _d_ece_blocks
+    from ..stats.trial_bootstrap import _collapsed_blocks
+
+    size = np.diff(p.cum)
+    out = np.empty(tb.shape[0])
+    for i, row in enumerate(tb):
+        u, c = np.unique(row, return_counts=True)
+        out[i] = _d_ece_blocks(BlockEval(_collapsed_blocks(u, c, size, p.cum)))
+    return out
+
+
+def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
+    """D_ECE (bits, plain PAV) of every labelling (row of ``tb``) with one isotonic fit for all rows.
+
+    Each row becomes one *unit* per distinct block holding targets: the block's targets and non-targets pooled
+    with the run of target-free blocks above it, up to the next block holding targets (or the top). PAV always
+    pools a slot with a following slot of lower proportion (adjacent violators end in one block), and a
+    target-free run (proportion 0) is lower than any slot holding a target, so the fit over the units is the
+    fit over the ``2K + 1`` slots of :func:`vpeval.stats.trial_bootstrap._collapsed_blocks`. The run below
+    the lowest target block is left out: it is a PAV block of its own with no targets (LLR ``-inf``), whose
+    contribution to D_ECE is exactly 0. Row ``r``'s proportions are shifted by ``2 r``, so no pool can cross
+    into another row (every value of row ``r + 1`` exceeds every value of row ``r``) and one call of scipy's
+    isotonic regression fits all rows. Bins are re-counted from the integer unit counts, as in
+    :func:`vpeval.blocks.pav_bins`.
+    """
+    R, K = tb.shape
+    n = int(p.cum[-1])
+    if p.untied:  # no tied scores: each target is a block of its own, only the gaps between them vary
+        return _d_ece_untied(tb, n, R, K)
+    flat = tb.reshape(-1)
+    first = np.empty(R * K, dtype=bool)
+    first[0] = True
+    np.not_equal(flat[1:], flat[:-1], out=first[1:])
+    first[::K] = True  # every row starts a unit
+    f = np.flatnonzero(first)
+    mult = np.diff(np.r_[f, R * K])  # targets of each distinct (row, block)
+    b = flat[f]
+    last = np.empty(f.size, dtype=bool)  # the unit is its row's highest
+    last[-1] = True
+    np.not_equal(f[1:] // K, f[:-1] // K, out=last[:-1])
+    upper = np.where(last, n, p.cum[np.r_[b[1:], 0]])  # start of the next target block of the row (or n)
+    sn = (upper - p.cum[b] - mult).astype(np.float64)
+    return _d_ece_slots(mult.astype(np.float64), sn, f // K, R, K, n)
+
+
+def _d_ece_slots(st, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) -> np.ndarray:
+    """D_ECE (bits) per row from the non-empty slots of all rows (targets ``st``, or None for one target per
+    slot; non-targets ``sn``; row ids ascending): one isotonic fit with row ``r`` shifted by ``2 r``, bins
+    re-counted from the slot counts (differences of their cumulative sums: exact for these integer counts)."""
+    from scipy.optimize import isotonic_regression
+
+    from ..metrics.zebra import _expected_ece_tar_nats
+
+    size = sn.size
+    ct = np.arange(size + 1, dtype=np.float64) if st is None else _cumsum0(st)
+    cn = _cumsum0(sn)
+    y = 1.0 / (1.0 + sn) if st is None else st / (st + sn)
+    # a unit whose proportion exceeds the next one's (same row) ends in the same PAV block (adjacent violators
+    # are always pooled): pool these runs before the fit, which then sees about half as many units
+    new = np.empty(size, dtype=bool)
+    new[0] = True
+    np.less_equal(y[:-1], y[1:], out=new[1:])
+    new[1:] |= row[1:] != row[:-1]
+    g = np.flatnonzero(new)
+    e = ct[np.r_[g, size]]
+    pt = e[1:] - e[:-1]
+    e = cn[np.r_[g, size]]
+    w = pt + (e[1:] - e[:-1])
+    y = pt / w + 2.0 * row[g]
+    s0 = g[np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)]
+    e = np.r_[s0, size]
+    bt, bn = np.diff(ct[e]), np.diff(cn[e])
+    brow = row[s0]
+    with np.errstate(divide="ignore"):
+        llr = (np.log(bt) - np.log(bn)) - (math.log(K) - math.log(n - K))
+    et = np.where(bt > 0, bt * _expected_ece_tar_nats(np.where(bt > 0, llr, 0.0)), 0.0) / K
+    en = np.where(bn > 0, bn * _expected_ece_tar_nats(np.where(bn > 0, -llr, 0.0)), 0.0) / (n - K)
+    return (0.5 - np.bincount(brow, weights=et + en, minlength=R)) / _LN2
+
+
+def _cumsum0(x: np.ndarray) -> np.ndarray:
+    """``[0, cumsum(x)]`` in float64 (exact for integer counts with totals below 2**53)."""
+    c = np.empty(x.size + 1)
+    c[0] = 0.0
+    np.cumsum(x, out=c[1:])
+    return c
+
+
+def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
+    """:func:`_d_ece_rows` when every block holds one trial: a unit is a target and the non-targets above it, up
+    to the next target (or the top)."""
+    sn = np.empty((R, K), dtype=np.float64)
+    np.subtract(tb[:, 1:], tb[:, :-1], out=sn[:, :-1])
+    sn[:, :-1] -= 1.0
+    np.subtract(n - 1, tb[:, -1], out=sn[:, -1])
+    row = np.repeat(np.arange(R), K)
+    return _d_ece_slots(None, sn.reshape(-1), row, R, K, n)
+
+
+def _lid_rows(z: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    from ..stats.one_to_n import _null_lids
+
+    return _null_lids(z, cols, grid=LID_SLOPE_GRID)
