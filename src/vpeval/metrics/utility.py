@@ -85,6 +85,12 @@ class WordErrors:
                 "wer": self.wer}
 
 
+def _summed(count: str) -> property:
+    """A read-only property: the sum of the integer ``count`` of every WordErrors in ``self.utterances``."""
+    return property(lambda self: sum(getattr(u, count) for u in self.utterances),
+                    doc=f"Sum of the per-utterance ``{count}`` (an int).")
+
+
 @dataclass(frozen=True)
 class WERResult:
     """Per-utterance counts and corpus-level WER of one system/condition.
@@ -100,25 +106,11 @@ class WERResult:
     utterances: tuple[WordErrors, ...]
     normalizer: str
 
-    @property
-    def n_ref(self) -> int:
-        return sum(u.n_ref for u in self.utterances)
-
-    @property
-    def substitutions(self) -> int:
-        return sum(u.substitutions for u in self.utterances)
-
-    @property
-    def deletions(self) -> int:
-        return sum(u.deletions for u in self.utterances)
-
-    @property
-    def insertions(self) -> int:
-        return sum(u.insertions for u in self.utterances)
-
-    @property
-    def hits(self) -> int:
-        return sum(u.hits for u in self.utterances)
+    n_ref = _summed("n_ref")
+    substitutions = _summed("substitutions")
+    deletions = _summed("deletions")
+    insertions = _summed("insertions")
+    hits = _summed("hits")
 
     @property
     def errors(self) -> int:
