@@ -14,6 +14,7 @@ from vpeval.io.audio import (
     scan_audio_folder,
     write_audio,
 )
+from input_errors import expect_input_error
 
 
 def tone(n=4000, f0=150.0, seed=0):
@@ -153,15 +154,11 @@ def test_scan_metadata_overrides_and_missing_speaker(tmp_path):
 
 def test_metadata_errors_with_line_numbers(tmp_path):
     meta = tmp_path / "meta.csv"
-    meta.write_text("utterance_id,speaker_id\naa,S1\nbb,\n")
-    with pytest.raises(InputFileError, match=r"meta\.csv:3: utterance 'bb' has an empty speaker_id"):
-        read_speaker_metadata(meta)
-    meta.write_text("utterance,speaker_id\naa,S1\n")
-    with pytest.raises(InputFileError, match=r"meta\.csv:1: missing column"):
-        read_speaker_metadata(meta)
-    meta.write_text("utterance_id,speaker_id\naa,S1\nbb,S2\naa,S9\n")
-    with pytest.raises(InputFileError, match=r"meta\.csv:4: .*'S9'.*'S1' on line 2"):
-        read_speaker_metadata(meta)
+    expect_input_error(read_speaker_metadata, meta, "utterance_id,speaker_id\naa,S1\nbb,\n",
+                       r"meta\.csv:3: utterance 'bb' has an empty speaker_id")
+    expect_input_error(read_speaker_metadata, meta, "utterance,speaker_id\naa,S1\n", r"meta\.csv:1: missing column")
+    expect_input_error(read_speaker_metadata, meta, "utterance_id,speaker_id\naa,S1\nbb,S2\naa,S9\n",
+                       r"meta\.csv:4: .*'S9'.*'S1' on line 2")
     with pytest.raises(InputFileError, match="does not exist"):
         read_speaker_metadata(tmp_path / "none.csv")
 
