@@ -247,7 +247,8 @@ def score_input_options(func):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        given = ScoreInputOptions(**{name: kwargs.pop(name) for name in names})
+        # typer passes every option by keyword; an option left out of a direct call takes its default
+        given = ScoreInputOptions(**{name: kwargs.pop(name) for name in names if name in kwargs})
         return func(*args, score_input=given, **kwargs)
 
     wrapper.__signature__ = sig.replace(parameters=params)
