@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from vpeval.stats.results import order_statistic
 from vpeval.cli.main import app
-from vpeval.errors import InputFileError
 from vpeval.io.speaker_groups import read_speaker_groups
 from vpeval.io.trials import Trials
 from vpeval.metrics.verification import rocch_eer
