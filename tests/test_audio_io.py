@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import soundfile as sf
+from input_errors import expect_input_error  # tests/input_errors.py
 
 from vpeval.errors import InputFileError, VpevalError
 from vpeval.io.audio import (
@@ -14,7 +15,6 @@ from vpeval.io.audio import (
     scan_audio_folder,
     write_audio,
 )
-from input_errors import expect_input_error
 
 
 def tone(n=4000, f0=150.0, seed=0):
