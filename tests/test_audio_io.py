@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import soundfile as sf
+from input_errors import expect_input_error  # tests/input_errors.py
 
 from vpeval.audio.io import (
     AudioItem,
@@ -153,15 +154,11 @@ def test_scan_metadata_overrides_and_missing_speaker(tmp_path):
 
 def test_metadata_errors_with_line_numbers(tmp_path):
     meta = tmp_path / "meta.csv"
-    meta.write_text("utterance_id,speaker_id\naa,S1\nbb,\n")
-    with pytest.raises(InputFileError, match=r"meta\.csv:3: utterance 'bb' has an empty speaker_id"):
-        read_speaker_metadata(meta)
-    meta.write_text("utterance,speaker_id\naa,S1\n")
-    with pytest.raises(InputFileError, match=r"meta\.csv:1: missing column"):
-        read_speaker_metadata(meta)
-    meta.write_text("utterance_id,speaker_id\naa,S1\nbb,S2\naa,S9\n")
-    with pytest.raises(InputFileError, match=r"meta\.csv:4: .*'S9'.*'S1' on line 2"):
-        read_speaker_metadata(meta)
+    expect_input_error(read_speaker_metadata, meta, "utterance_id,speaker_id\naa,S1\nbb,\n",
+                       r"meta\.csv:3: utterance 'bb' has an empty speaker_id")
+    expect_input_error(read_speaker_metadata, meta, "utterance,speaker_id\naa,S1\n", r"meta\.csv:1: missing column")
+    expect_input_error(read_speaker_metadata, meta, "utterance_id,speaker_id\naa,S1\nbb,S2\naa,S9\n",
+                       r"meta\.csv:4: .*'S9'.*'S1' on line 2")
     with pytest.raises(InputFileError, match="does not exist"):
         read_speaker_metadata(tmp_path / "none.csv")
 

@@ -9,6 +9,7 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
+from vpeval.cli.common import ScoreInputOptions, score_input_options
 from vpeval.cli.main import app
 
 COMMANDS = sorted(get_command(app).commands)
@@ -48,6 +49,24 @@ def test_score_commands_share_one_key_option():
         key = next(p for p in cmds[name].params if p.name == "key")
         assert key.opts == ["--key"] and key.param_type_name == "option", name
         assert "--key" in CliRunner().invoke(app, [name, "--help"]).output
+
+
+def test_score_commands_list_the_input_options_together_and_pass_them_on():
+    """score_input_options: the eight input options stand together, in one order, in every score command, and
+    the values reach the command as one ScoreInputOptions (omitted ones at their defaults)."""
+    names = ["key", "label_col", "score_col", "target", "nontarget", "ignore", "sep", "lower_is_target"]
+    cmds = get_command(app).commands
+    for name in ("verify", "report", "disclosure"):
+        params = [p.name for p in cmds[name].params]
+        i = params.index("key")
+        assert params[i:i + len(names)] == names, name
+
+    @score_input_options
+    def command(path: str, score_input: ScoreInputOptions = ScoreInputOptions(), flag: bool = False):
+        return path, score_input, flag
+
+    assert command("x", sep=",", target=["t"], flag=True) == ("x", ScoreInputOptions(sep=",", target=["t"]), True)
+    assert command("x") == ("x", ScoreInputOptions(), False)
 
 
 def test_three_column_file_hint_names_the_cli_options(tmp_path):

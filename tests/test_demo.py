@@ -2,6 +2,7 @@
 
 import json
 import math
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -10,6 +11,20 @@ from vpeval.cli.main import app
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "librispeech-mini"
+
+
+def _need_example():
+    """Skip the calling test when the bundled example's embeddings are absent."""
+    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
+        pytest.skip("bundled example missing")
+
+
+def _mfcc_system(folder):
+    """``folder`` made a one-extractor system folder: the example's MFCC embeddings copied into it."""
+    _need_example()
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy(EXAMPLE / "embeddings_mfcc.npz", folder)
+    return folder
 
 
 @pytest.fixture(scope="module")
@@ -107,13 +122,7 @@ def test_demo_shows_per_sex_rows(demo_report):
 
 
 def test_audit_two_systems_side_by_side(tmp_path):
-    import shutil
-
-    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
-        pytest.skip("bundled example missing")
-    a = tmp_path / "sysA"
-    a.mkdir()
-    shutil.copy(EXAMPLE / "embeddings_mfcc.npz", a)
+    a = _mfcc_system(tmp_path / "sysA")
     out = tmp_path / "rep"
     r = CliRunner().invoke(app, ["audit", f"A={a}", f"<b>B</b>={a}", "-o", str(out), "--json"])
     assert r.exit_code == 0, r.output
@@ -150,15 +159,11 @@ def test_same_seed_same_report(demo_report, tmp_path):
 
 
 def test_audit_with_transcripts_adds_utility(tmp_path):
-    import shutil
-
-    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
-        pytest.skip("bundled example missing")
+    _need_example()
     pytest.importorskip("jiwer")
     pytest.importorskip("whisper_normalizer")
-    a = tmp_path / "sys"
-    (a / "transcripts").mkdir(parents=True)
-    shutil.copy(EXAMPLE / "embeddings_mfcc.npz", a)
+    a = _mfcc_system(tmp_path / "sys")
+    (a / "transcripts").mkdir()
     (a / "transcripts" / "ref.txt").write_text("u1 the cat sat on the mat\nu2 hello world\n")
     (a / "transcripts" / "original.txt").write_text("u1 the cat sat on the mat\nu2 hello world\n")
     (a / "transcripts" / "anonymized.txt").write_text("u1 the cat sat on a mat\nu2 hello\n")
@@ -188,8 +193,7 @@ def _small_system(tmp_path, n_eval, keep_cohort):
 
 @pytest.mark.parametrize("n_eval, keep_cohort", [(2, False), (1, True)])
 def test_audit_small_data_reports_what_cannot_be_computed(tmp_path, n_eval, keep_cohort):
-    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
-        pytest.skip("bundled example missing")
+    _need_example()
     d = _small_system(tmp_path, n_eval, keep_cohort)
     out = tmp_path / "rep"
     r = CliRunner().invoke(app, ["audit", str(d), "-o", str(out), "-q"])
@@ -212,13 +216,7 @@ def test_force_keeps_foreign_files_in_a_report_folder(tmp_path):
 
 
 def test_audit_names_that_collide_when_made_safe(tmp_path):
-    if not sorted(EXAMPLE.glob("embeddings_*.npz")):
-        pytest.skip("bundled example missing")
-    import shutil
-
-    a = tmp_path / "a"
-    a.mkdir()
-    shutil.copy(EXAMPLE / "embeddings_mfcc.npz", a)
+    a = _mfcc_system(tmp_path / "a")
     r = CliRunner().invoke(app, ["audit", f"a b={a}", f"a_b={a}", "-o", str(tmp_path / "r")])
     assert r.exit_code == 2 and "file-name safe" in r.output
 

@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from vpeval.stats.results import order_statistic
 from vpeval.cli.main import app
-from vpeval.errors import InputFileError
 from vpeval.io.speaker_groups import read_speaker_groups
 from vpeval.io.trials import Trials
 from vpeval.metrics.verification import rocch_eer
@@ -28,6 +27,7 @@ from vpeval.pipeline import (
 )
 from vpeval.pipeline.protocols import OneToN
 from vpeval.stats import bootstrap, draw_speakers, EER_ROCCH
+from input_errors import expect_input_error
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
 
@@ -128,15 +128,9 @@ def test_read_speaker_groups(tmp_path):
     p = tmp_path / "spk2gender"
     p.write_text("1272 m\n1462 f\n")
     assert read_speaker_groups(p) == {"1272": "m", "1462": "f"}
-    p.write_text("1272 m\n1462\n")
-    with pytest.raises(InputFileError, match=r"spk2gender:2:.*2 fields"):
-        read_speaker_groups(p)
-    p.write_text("1272 m\n1272 f\n")
-    with pytest.raises(InputFileError, match=r"spk2gender:2:.*second time \(first on line 1\)"):
-        read_speaker_groups(p)
-    p.write_text("")
-    with pytest.raises(InputFileError, match="no 'speaker group' line"):
-        read_speaker_groups(p)
+    expect_input_error(read_speaker_groups, p, "1272 m\n1462\n", r"spk2gender:2:.*2 fields")
+    expect_input_error(read_speaker_groups, p, "1272 m\n1272 f\n", r"spk2gender:2:.*second time \(first on line 1\)")
+    expect_input_error(read_speaker_groups, p, "", "no 'speaker group' line")
 
 
 def _kaldi_input(tmp_path, rng):

@@ -185,14 +185,19 @@ matrices = st.integers(1, 12).flatmap(
 )
 
 
+def _drawn_case(mat, rnd):
+    """``(S, ti, N)`` of a drawn ``matrices`` example: the rows as a float matrix and a true column per row
+    drawn from ``rnd``."""
+    rows, N = mat
+    return np.array(rows, dtype=float), np.array([rnd.randrange(N) for _ in rows]), N
+
+
 @settings(max_examples=60, deadline=None)
 @given(matrices, st.randoms(use_true_random=False))
 def test_order_invariance(mat, rnd):
-    rows, N = mat
-    S = np.array(rows, dtype=float)
-    ti = np.array([rnd.randrange(N) for _ in rows])
+    S, ti, N = _drawn_case(mat, rnd)
     col = np.array(rnd.sample(range(N), N))  # new column j holds old column col[j]
-    row = np.array(rnd.sample(range(len(rows)), len(rows)))
+    row = np.array(rnd.sample(range(len(S)), len(S)))
     inv = np.argsort(col)
     S2 = S[row][:, col]
     ti2 = inv[ti[row]]
@@ -204,9 +209,7 @@ def test_order_invariance(mat, rnd):
 @settings(max_examples=40, deadline=None)
 @given(matrices, st.randoms(use_true_random=False))
 def test_monotone_transform_and_duplication_invariance(mat, rnd):
-    rows, N = mat
-    S = np.array(rows, dtype=float)
-    ti = np.array([rnd.randrange(N) for _ in rows])
+    S, ti, N = _drawn_case(mat, rnd)
     for ties in TIES:
         base = cmc(S, ti, ties)
         assert np.array_equal(cmc(np.exp(S) * 3.0 - 1.0, ti, ties), base)
@@ -216,9 +219,7 @@ def test_monotone_transform_and_duplication_invariance(mat, rnd):
 @settings(max_examples=40, deadline=None)
 @given(matrices, st.randoms(use_true_random=False))
 def test_histogram_is_a_distribution(mat, rnd):
-    rows, N = mat
-    S = np.array(rows, dtype=float)
-    ti = np.array([rnd.randrange(N) for _ in rows])
+    S, ti, N = _drawn_case(mat, rnd)
     for ties in TIES:
         g = rank_histogram(S, ti, ties)
         assert g.shape == (N,) and (g >= 0).all() and g.sum() == pytest.approx(1.0, abs=1e-12)

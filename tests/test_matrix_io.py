@@ -10,6 +10,7 @@ import pytest
 
 from vpeval.errors import InputFileError
 from vpeval.io.matrix import ScoreMatrix, read_kaldi_score_matrix, read_score_matrix, score_matrix_from_table
+from input_errors import expect_input_error
 
 SPK = ["s1", "s2", "s3"]
 
@@ -114,15 +115,10 @@ def test_inconsistent_trial_speaker(tmp_path):
 
 def test_header_and_empty_errors(tmp_path):
     p = tmp_path / "h.csv"
-    p.write_text("enroll,trial_spk,trial_id,score\na,a,u,0.1\n")
-    with pytest.raises(InputFileError, match=r"h\.csv:1: header lacks column\(s\) \['enroll_spk'\]"):
-        read_score_matrix(p)
-    p.write_text("")
-    with pytest.raises(InputFileError, match="empty file"):
-        read_score_matrix(p)
-    p.write_text("enroll_spk,trial_spk,trial_id,score\n")
-    with pytest.raises(InputFileError, match="no score rows"):
-        read_score_matrix(p)
+    expect_input_error(read_score_matrix, p, "enroll,trial_spk,trial_id,score\na,a,u,0.1\n",
+                       r"h\.csv:1: header lacks column\(s\) \['enroll_spk'\]")
+    expect_input_error(read_score_matrix, p, "", "empty file")
+    expect_input_error(read_score_matrix, p, "enroll_spk,trial_spk,trial_id,score\n", "no score rows")
     with pytest.raises(InputFileError, match="does not exist"):
         read_score_matrix(tmp_path / "nope.csv")
     df = long_table()

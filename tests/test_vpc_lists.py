@@ -13,6 +13,7 @@ from vpeval.io.embeddings import EmbeddingSet, read_embeddings
 from vpeval.io.kaldi_data import VPCTrial, read_kaldi_data_folder, read_vpc_enrolls, read_vpc_trials
 from vpeval.io.readers import read_trials_scores
 from vpeval.pipeline.vpc import build_vpc_trials
+from input_errors import expect_input_error
 
 runner = CliRunner()
 
@@ -151,17 +152,11 @@ def test_list_readers(tmp_path):
     p = tmp_path / "enrolls"
     p.write_text("a1\nb1\n")
     assert read_vpc_enrolls(p) == {"a1": 1, "b1": 2}
-    p.write_text("a1\na1\n")
-    with pytest.raises(InputFileError, match="again"):
-        read_vpc_enrolls(p)
+    expect_input_error(read_vpc_enrolls, p, "a1\na1\n", "again")
     with pytest.raises(InputFileError, match="enrolls:1"):
         build_vpc_trials(_es(), {"zz": 1}, [VPCTrial("t", 1, "A", "a2", True)], enrolls_source=str(p))
     t = tmp_path / "trials"
-    t.write_text("A a2 target\nB a2 maybe\n")
-    with pytest.raises(InputFileError, match="trials:2"):
-        read_vpc_trials(t)
-    t.write_text("A a2 target\nA a2 target\n")
-    with pytest.raises(InputFileError, match="trials:2"):
-        read_vpc_trials(t)
+    expect_input_error(read_vpc_trials, t, "A a2 target\nB a2 maybe\n", "trials:2")
+    expect_input_error(read_vpc_trials, t, "A a2 target\nA a2 target\n", "trials:2")
     t.write_text("A a2 target\nB a2 nontarget\n")
     assert [(x.line, x.enroll_speaker, x.is_target) for x in read_vpc_trials(t)] == [(1, "A", True), (2, "B", False)]

@@ -139,20 +139,28 @@ def cut_segments(src: Path, dest: Path) -> list[tuple[str, str, float, float]]:
     return rows
 
 
-def write_system_tables(out: Path, table, params, speakers: dict, train_spk: set, segments) -> None:
-    """metadata.csv, parameters_per_speaker.csv and train/metadata.csv of a further system (step 5)."""
-    cols = ["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", *params]
-    fmt = lambda row, cond: [f"{getattr(row, p):.6f}" if cond == "anonymized" else "" for p in params]  # noqa: E731
-    with open(out / "metadata.csv", "w", newline="") as fh:
+def write_metadata(path: Path, table, params, speakers: dict, train_spk: set) -> None:
+    """metadata.csv of the evaluation utterances of one anonymizer: a row per utterance and condition
+    (all original rows, then all anonymized ones, in ``table``'s order), the training speakers left out.
+    The anonymizer's per-utterance ``params`` (columns of ``table``) fill the anonymized rows with 6 decimals
+    and stay empty on the original ones."""
+    with open(path, "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(cols)
+        w.writerow(["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", *params])
         for cond in ("original", "anonymized"):
             for row in table.itertuples():
                 if row.speaker_id in train_spk:
                     continue
                 sp = speakers[row.speaker_id]
+                vals = [f"{getattr(row, p):.6f}" if cond == "anonymized" else "" for p in params]
                 w.writerow([row.utterance_id, row.speaker_id, cond, sp["librispeech_subset"], sp["sex"],
-                            f"{row.duration_s:.4f}", *fmt(row, cond)])
+                            f"{row.duration_s:.4f}", *vals])
+
+
+def write_system_tables(out: Path, table, params, speakers: dict, train_spk: set, segments) -> None:
+    """metadata.csv, parameters_per_speaker.csv and train/metadata.csv of a further system (step 5)."""
+    cols = ["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", *params]
+    write_metadata(out / "metadata.csv", table, params, speakers, train_spk)
     per_spk = table.groupby("speaker_id").first()
     with open(out / "parameters_per_speaker.csv", "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
@@ -272,16 +280,7 @@ def main(argv=None) -> int:
                     w.writerow([seg, sp["speaker_id"], cond, sp["librispeech_subset"], sp["sex"], f"{dur:.4f}",
                                 f"{alpha_of[sp['speaker_id']]:.6f}" if cond == "anonymized" else "", src,
                                 f"{start:.4f}"])
-    with open(out / "metadata.csv", "w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", "alpha"])
-        for cond in ("original", "anonymized"):
-            for row in table.itertuples():
-                if row.speaker_id in train_spk:
-                    continue
-                sp = speakers[row.speaker_id]
-                w.writerow([row.utterance_id, row.speaker_id, cond, sp["librispeech_subset"], sp["sex"],
-                            f"{row.duration_s:.4f}", f"{row.alpha:.6f}" if cond == "anonymized" else ""])
+    write_metadata(out / "metadata.csv", table, ["alpha"], speakers, train_spk)
     per_spk = table.groupby("speaker_id")["alpha"].first()
     with open(out / "alpha_per_speaker.csv", "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")

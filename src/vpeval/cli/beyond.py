@@ -8,8 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import InputFileError
-from .common import echo_json, handle_errors
+from .common import echo_json, handle_errors, read_metadata_csv
 
 __all__ = ["register"]
 
@@ -43,17 +42,6 @@ Voice distinctiveness: DeID and G_VD (VoicePrivacy 2020/2022) from voice similar
 LLRs (cosine scores; PAV with Laplace smoothing by default), over the speakers with several utterances.
 DeID 1 = de-identified, 0 = as identifiable as the original; G_VD 0 dB = distinctiveness preserved.
 """
-
-
-def _read_metadata(path: Path):
-    import pandas as pd
-
-    if not path.exists():
-        raise InputFileError(path, None, "file does not exist")
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise InputFileError(path, None, f"not a readable CSV file ({exc})") from None
 
 
 def _read_list(path: Optional[Path]):
@@ -137,7 +125,7 @@ def register(app: typer.Typer) -> None:
         check_weights(alpha, beta, gamma)
         es = read_embeddings(embeddings)
         audit = analyse_attributes(
-            es, _read_metadata(metadata), attribute, subgroup=subgroup, train_speakers=_read_list(train_speakers),
+            es, read_metadata_csv(metadata), attribute, subgroup=subgroup, train_speakers=_read_list(train_speakers),
             eval_speakers=_read_list(eval_speakers), C=c, alpha=alpha, beta=beta, gamma=gamma, omega=omega,
             variant="labels" if hard_labels else "scores", source=str(metadata))
         if json_out:

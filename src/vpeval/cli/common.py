@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -156,6 +158,101 @@ def split_name(spec: str) -> tuple[str | None, str]:
         name, path = spec.split("=", 1)
         return display_name(name), path
     return None, spec
+
+
+def split_comma_list(values) -> list[str]:
+    """Items of a repeatable option whose values may also be comma-separated, in order.
+
+    ``["a,b", " c ,", "d"]`` -> ``["a", "b", "c", "d"]``: each value is split at commas, items are stripped
+    of white space and empty ones dropped (duplicates are kept; the caller decides whether they are an error).
+    """
+    out = []
+    for v in values:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+def read_metadata_csv(path: Path):
+    """A metadata CSV as a pandas DataFrame of strings (empty cells stay ``""``, never NaN).
+
+    Raises
+    ------
+    InputFileError
+        The file does not exist or is not a readable CSV file.
+    """
+    import pandas as pd
+
+    if not path.exists():
+        raise InputFileError(path, None, "file does not exist")
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise InputFileError(path, None, f"not a readable CSV file ({exc})") from None
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreInputOptions:
+    """The score-input options of a command, as given on its command line (see :data:`FORMATS_HELP`).
+
+    :func:`score_input_options` makes a typer command take them; :meth:`load` reads one input with them.
+    """
+
+    key: Optional[str] = None
+    label_col: Optional[str] = None
+    score_col: Optional[str] = None
+    target: Optional[List[str]] = None
+    nontarget: Optional[List[str]] = None
+    ignore: Optional[List[str]] = None
+    sep: Optional[str] = None
+    lower_is_target: bool = False
+
+    def load(self, path: str, key: Optional[str] = None) -> Trials:
+        """:func:`load_trials` of ``path`` with these options; ``key`` (when given) in place of ``self.key``."""
+        return load_trials(path, self.key if key is None else key, self.label_col, self.score_col, self.target,
+                           self.nontarget, self.ignore, self.sep, self.lower_is_target)
+
+
+# (parameter name, type, typer option) of each field of ScoreInputOptions, in the order --help lists them
+_SCORE_INPUT_PARAMS = (
+    ("key", Optional[str], KeyOpt),
+    ("label_col", Optional[str], LabelCol),
+    ("score_col", Optional[str], ScoreCol),
+    ("target", Optional[List[str]], TargetOpt),
+    ("nontarget", Optional[List[str]], NonOpt),
+    ("ignore", Optional[List[str]], IgnoreOpt),
+    ("sep", Optional[str], SepOpt),
+    ("lower_is_target", bool, LowerOpt),
+)
+
+
+def score_input_options(func):
+    """Decorator: give a typer command the score-input options (--key ... --lower-is-target).
+
+    ``func`` declares one parameter ``score_input: ScoreInputOptions``; in the command's signature (what
+    typer reads) it is replaced, at its place, by the eight options of :data:`_SCORE_INPUT_PARAMS`, and the
+    values given on the command line reach ``func`` gathered into one :class:`ScoreInputOptions`. So every
+    score command spells, documents and passes these options the same way.
+    """
+    sig = inspect.signature(func, eval_str=True)
+    names = [name for name, _, _ in _SCORE_INPUT_PARAMS]
+    params = []
+    for p in sig.parameters.values():
+        if p.name == "score_input":
+            params += [inspect.Parameter(name, p.kind, default=opt, annotation=ann)
+                       for name, ann, opt in _SCORE_INPUT_PARAMS]
+        else:
+            params.append(p)
+    if len(params) != len(sig.parameters) + len(names) - 1:
+        raise TypeError(f"{func.__name__} must take one parameter named 'score_input'")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        # typer passes every option by keyword; an option left out of a direct call takes its default
+        given = ScoreInputOptions(**{name: kwargs.pop(name) for name in names if name in kwargs})
+        return func(*args, score_input=given, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=params)
+    return wrapper
 
 
 def load_trials(

@@ -11,8 +11,7 @@ import typer
 
 from ..errors import VpevalError
 from .common import (
-    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LowerOpt, NonOpt, ScoreCol, SepOpt, TargetOpt, echo_json, handle_errors,
-    load_trials,
+    FORMATS_HELP, ScoreInputOptions, echo_json, handle_errors, score_input_options, split_comma_list,
 )
 
 __all__ = ["register", "disclosure_command", "rank_disclosure_command", "simulate_command", "disclosure_section", "simulation_comparison"]
@@ -28,9 +27,7 @@ def _parse_estimators(values: Optional[List[str]]):
 
     if not values:
         return DEFAULT_ESTIMATORS
-    out = []
-    for v in values:
-        out.extend(x.strip() for x in v.split(",") if x.strip())
+    out = split_comma_list(values)
     for name in out:
         if name not in ESTIMATORS:
             raise VpevalError(f"unknown LLR estimator {name!r}; known: {', '.join(ESTIMATORS)}")
@@ -86,23 +83,17 @@ def _print_table(result, title):
         console.print(line, highlight=False, markup=False)
 
 
+@score_input_options
 def disclosure_command(
     scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
-    key: Optional[str] = KeyOpt,
+    score_input: ScoreInputOptions = ScoreInputOptions(),
     estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
-    label_col: Optional[str] = LabelCol,
-    score_col: Optional[str] = ScoreCol,
-    target: Optional[List[str]] = TargetOpt,
-    nontarget: Optional[List[str]] = NonOpt,
-    ignore: Optional[List[str]] = IgnoreOpt,
-    sep: Optional[str] = SepOpt,
-    lower_is_target: bool = LowerOpt,
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ):
     from ..disclosure import worst_case_disclosure
 
     est = _parse_estimators(estimators)
-    t = load_trials(scores, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
+    t = score_input.load(scores)
     res = worst_case_disclosure(t.tar, t.non, est)
     if json_out:
         echo_json({"input": t.source, "disclosure": res.to_dict()})

@@ -21,9 +21,9 @@ from .._version import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .common import (
-    FORMATS_HELP, IgnoreOpt, KeyOpt, LabelCol, LLROpt, LowerOpt, NonOpt, PTargetOpt, SchedulerOpt, ScoreCol,
-    SepOpt, InputSnapshot, TargetOpt, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
-    execution, handle_errors, load_trials, split_name, SplitOpt, VpcTableOpt, BudgetOpt, VerdictPermOpt, AlphaOpt,
+    FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options,
+    InputSnapshot, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
+    execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, VerdictPermOpt, AlphaOpt,
     NoVerdictOpt, ScorePermOpt, print_verdicts, verdict_options, verdict_or_reason,
 )
 
@@ -54,16 +54,10 @@ def _root(ctx: typer.Context, version: bool = typer.Option(False, "--version", c
 @app.command(help="Verification and privacy-ZEBRA metrics of one score input, as a table or JSON.\n"
              + FORMATS_HELP)
 @handle_errors
+@score_input_options
 def verify(
     scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
-    key: Optional[str] = KeyOpt,
-    label_col: Optional[str] = LabelCol,
-    score_col: Optional[str] = ScoreCol,
-    target: Optional[List[str]] = TargetOpt,
-    nontarget: Optional[List[str]] = NonOpt,
-    ignore: Optional[List[str]] = IgnoreOpt,
-    sep: Optional[str] = SepOpt,
-    lower_is_target: bool = LowerOpt,
+    score_input: ScoreInputOptions = ScoreInputOptions(),
     p_target: List[float] = PTargetOpt,
     llr: bool = LLROpt,
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
@@ -74,7 +68,7 @@ def verify(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
 ):
     vopts = None if no_verdict else verdict_options(budget_bits, n_perm, alpha)
-    t = load_trials(scores, key, label_col, score_col, target, nontarget, ignore, sep, lower_is_target)
+    t = score_input.load(scores)
     source, tar, non = t.source, t.tar, t.non
     verdicts, undecided = {}, {}
     if vopts is not None:
@@ -113,19 +107,13 @@ def verify(
 @app.command(help="Write report.json and report.html (with DET and ECE plots) for one or more score "
              "inputs, each given as PATH or NAME=PATH.\n" + FORMATS_HELP)
 @handle_errors
+@score_input_options
 def report(
     inputs: List[str] = typer.Argument(..., help="Score inputs, each PATH or NAME=PATH."),
     out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", help="Output folder (must not exist or be "
                              "empty, unless --force)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
-    key: Optional[str] = KeyOpt,
-    label_col: Optional[str] = LabelCol,
-    score_col: Optional[str] = ScoreCol,
-    target: Optional[List[str]] = TargetOpt,
-    nontarget: Optional[List[str]] = NonOpt,
-    ignore: Optional[List[str]] = IgnoreOpt,
-    sep: Optional[str] = SepOpt,
-    lower_is_target: bool = LowerOpt,
+    score_input: ScoreInputOptions = ScoreInputOptions(),
     p_target: List[float] = PTargetOpt,
     llr: bool = LLROpt,
     title: str = typer.Option("vpeval privacy report", "--title"),
@@ -147,6 +135,7 @@ def report(
     from ..report.disclosure import disclosure_section
     from ..report.writer import render_report
 
+    key, lower_is_target = score_input.key, score_input.lower_is_target
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
     protect = [split_name(i)[1] for i in inputs] + ([key] if key else []) + ([str(groups)] if groups else [])
@@ -160,8 +149,7 @@ def report(
         for spec in inputs:
             name, path = split_name(spec)
             try:
-                t = load_trials(snap.path(path), key and snap.path(key), label_col, score_col, target, nontarget,
-                                ignore, sep, lower_is_target)
+                t = score_input.load(snap.path(path), key and snap.path(key))
             except VpevalError as exc:
                 raise snap.rename(exc) from None
             name = name or display_name(Path(path).stem or Path(path).name)

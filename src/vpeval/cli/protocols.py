@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .common import SchedulerOpt, WorkersOpt, execution, handle_errors
+from .common import SchedulerOpt, WorkersOpt, execution, handle_errors, read_metadata_csv, split_comma_list
 
 from ..errors import InputFileError, VpevalError
 
@@ -32,24 +32,10 @@ def _read_enroll_list(path: Path) -> list[str]:
     return read_id_list(path, "utterance id")
 
 
-def _read_metadata(path: Path):
-    import pandas as pd
-
-    if not path.exists():
-        raise InputFileError(path, None, "file does not exist")
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise InputFileError(path, None, f"not a readable CSV file ({exc})") from None
-
-
 def _parse_types(types: Optional[List[str]]):
     if not types:
         return None
-    out = []
-    for t in types:
-        out.extend(x.strip() for x in t.split(",") if x.strip())
-    return out
+    return split_comma_list(types)
 
 
 def trials_command(
@@ -166,7 +152,7 @@ def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
 
     if metadata is not None:
-        check_metadata(es, _read_metadata(metadata), source=str(metadata))
+        check_metadata(es, read_metadata_csv(metadata), source=str(metadata))
     if vpc_trials is not None:
         from ..io.kaldi_data import read_vpc_enrolls, read_vpc_trials
         from ..pipeline.vpc import VPC_TYPES, build_vpc_trials, vpc_protocol

@@ -323,6 +323,25 @@ def _parquet_columns(path: Path) -> list[str]:
     return list(pq.read_schema(path).names)
 
 
+def _read_parquet_table(path: Path):
+    """A Parquet file as a pandas DataFrame, its header checked for a column name given twice.
+
+    Raises
+    ------
+    InputFileError
+        A duplicate column name, or a file pyarrow cannot read (it raises several types for bad files).
+    """
+    import pandas as pd
+
+    try:
+        _no_duplicate_columns(path, None, _parquet_columns(path))
+        return pd.read_parquet(path)
+    except InputFileError:
+        raise
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
+
+
 def _plain_array(col, kinds: str) -> bool:
     """A 1-D NumPy array of one of the dtype kinds (str ids, real scores), used as it is."""
     return isinstance(col, np.ndarray) and col.ndim == 1 and col.dtype.kind in kinds
@@ -350,13 +369,7 @@ def read_score_matrix(path, *, drop_unenrolled: bool = False) -> ScoreMatrix:
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
     if path.suffix.lower() in (".parquet", ".pq"):
-        try:
-            _no_duplicate_columns(path, None, _parquet_columns(path))
-            df = pd.read_parquet(path)
-        except InputFileError:
-            raise
-        except Exception as exc:  # pyarrow raises several types for corrupt files
-            raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
+        df = _read_parquet_table(path)
         _check_parquet_scores(path, df)
         return score_matrix_from_table(df, drop_unenrolled=drop_unenrolled, source=str(path), line_base=None)
     fast = _fast_long_csv(path)

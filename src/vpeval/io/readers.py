@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import InputFileError
 from . import _fast
-from .matrix import _exact_in_float64, _no_duplicate_columns, _parquet_columns
+from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table
 from .trials import Trials
 
 __all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any", "read_id_list"]
@@ -467,13 +467,7 @@ def _fast_columns(path, sep, named, cols, tset, nset, iset, with_keys, higher_is
 def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target) -> Trials:
     import pandas as pd
 
-    try:
-        _no_duplicate_columns(path, None, _parquet_columns(path))
-        df = pd.read_parquet(path)
-    except InputFileError:
-        raise
-    except Exception as exc:  # pyarrow raises several types for bad files
-        raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
+    df = _read_parquet_table(path)
     cols = [label_col, score_col] + list(key_cols or ())
     missing = [c for c in cols if c not in df.columns]
     if missing:

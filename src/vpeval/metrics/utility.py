@@ -44,8 +44,30 @@ class EmptyReferenceError(VpevalError):
     """A reference transcript is empty (after normalisation), so its WER is undefined (N = 0)."""
 
 
+class _EditCounts:
+    """``errors`` and ``wer`` from the counts ``n_ref``, ``hits``, ``substitutions``, ``deletions`` and
+    ``insertions`` (of one utterance, or summed over a corpus), shared by WordErrors and WERResult."""
+
+    __slots__ = ()
+
+    @property
+    def errors(self) -> int:
+        """S + D + I (the word-level Levenshtein distance, summed over the utterances of a WERResult)."""
+        return self.substitutions + self.deletions + self.insertions
+
+    @property
+    def wer(self) -> float:
+        """(S + D + I) / N, a proportion (may exceed 1); of a WERResult, the corpus WER: the sum of edits over
+        the sum of reference words."""
+        return self.errors / self.n_ref
+
+    def _counts_dict(self) -> dict:
+        return {"n_ref": self.n_ref, "hits": self.hits, "substitutions": self.substitutions,
+                "deletions": self.deletions, "insertions": self.insertions, "errors": self.errors}
+
+
 @dataclass(frozen=True)
-class WordErrors:
+class WordErrors(_EditCounts):
     """Word alignment counts of one utterance.
 
     Attributes
@@ -68,25 +90,19 @@ class WordErrors:
     deletions: int
     insertions: int
 
-    @property
-    def errors(self) -> int:
-        """S + D + I (the word-level Levenshtein distance)."""
-        return self.substitutions + self.deletions + self.insertions
-
-    @property
-    def wer(self) -> float:
-        """(S + D + I) / N, a proportion (may exceed 1)."""
-        return self.errors / self.n_ref
-
     def to_dict(self) -> dict:
         return {"utterance_id": self.utterance_id, "reference": self.reference, "hypothesis": self.hypothesis,
-                "n_ref": self.n_ref, "hits": self.hits, "substitutions": self.substitutions,
-                "deletions": self.deletions, "insertions": self.insertions, "errors": self.errors,
-                "wer": self.wer}
+                **self._counts_dict(), "wer": self.wer}
+
+
+def _summed(count: str) -> property:
+    """A read-only property: the sum of the integer ``count`` of every WordErrors in ``self.utterances``."""
+    return property(lambda self: sum(getattr(u, count) for u in self.utterances),
+                    doc=f"Sum of the per-utterance ``{count}`` (an int).")
 
 
 @dataclass(frozen=True)
-class WERResult:
+class WERResult(_EditCounts):
     """Per-utterance counts and corpus-level WER of one system/condition.
 
     Attributes
@@ -100,34 +116,11 @@ class WERResult:
     utterances: tuple[WordErrors, ...]
     normalizer: str
 
-    @property
-    def n_ref(self) -> int:
-        return sum(u.n_ref for u in self.utterances)
-
-    @property
-    def substitutions(self) -> int:
-        return sum(u.substitutions for u in self.utterances)
-
-    @property
-    def deletions(self) -> int:
-        return sum(u.deletions for u in self.utterances)
-
-    @property
-    def insertions(self) -> int:
-        return sum(u.insertions for u in self.utterances)
-
-    @property
-    def hits(self) -> int:
-        return sum(u.hits for u in self.utterances)
-
-    @property
-    def errors(self) -> int:
-        return self.substitutions + self.deletions + self.insertions
-
-    @property
-    def wer(self) -> float:
-        """Corpus WER: sum of edits / sum of reference words (a proportion)."""
-        return self.errors / self.n_ref
+    n_ref = _summed("n_ref")
+    substitutions = _summed("substitutions")
+    deletions = _summed("deletions")
+    insertions = _summed("insertions")
+    hits = _summed("hits")
 
     @property
     def mean_utterance_wer(self) -> float:
@@ -136,9 +129,8 @@ class WERResult:
 
     def to_dict(self) -> dict:
         return {"wer": self.wer, "mean_utterance_wer": self.mean_utterance_wer, "n_utterances": len(self.utterances),
-                "n_ref": self.n_ref, "hits": self.hits, "substitutions": self.substitutions,
-                "deletions": self.deletions, "insertions": self.insertions, "errors": self.errors,
-                "normalizer": self.normalizer, "utterances": [u.to_dict() for u in self.utterances]}
+                **self._counts_dict(), "normalizer": self.normalizer,
+                "utterances": [u.to_dict() for u in self.utterances]}
 
 
 def _jiwer():
