@@ -141,6 +141,13 @@ def _trials_key(t: Trials) -> tuple:
             t.enroll is None, t.test is None)
 
 
+def _content_of(t: Trials) -> tuple:
+    """The arrays :func:`~vpeval.stats.assess_trials` reads (scores, labels, keys), without names: its results
+    (intervals, chance floors, verdicts) depend on nothing else, given the probe speakers and the directions."""
+    return (content_key(t.scores, t.is_target, *(x for x in (t.enroll, t.test) if x is not None)),
+            t.enroll is None, t.test is None)
+
+
 def _matrix_key(m) -> tuple:
     return ("one-to-n", m.enroll_condition, m.probe_condition, m.extractor,
             content_key(m.scores, m.true_index, m.probe_id, m.probe_speaker, m.enrolled_speaker))
@@ -192,8 +199,10 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
         probe_spk[name], mats[name] = {}, matrices
         for tname, t in trials[name].items():
             probe_spk[name][tname] = trial_speakers(t, protocol)
+            # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
+            leak = tuple(sorted(leak_for_trial_type(tname).items()))
             assessments[f"{name} / {tname}"] = _cached(
-                cache, ("assess", tname, seed, n_boot, n_perm, _trials_key(t), content_key(probe_spk[name][tname])),
+                cache, ("assess", leak, seed, n_boot, n_perm, _content_of(t), content_key(probe_spk[name][tname])),
                 lambda t=t, tname=tname: assess_trials(
                     t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
                     n_perm=n_perm))
