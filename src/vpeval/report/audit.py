@@ -163,7 +163,8 @@ def featured_attackers(res: "SystemAudit", verdict: dict | None = None) -> list[
     each attack trial type (:func:`strongest_attackers`) and the verdict's deciding attacker, sorted by name.
 
     Every other attacker keeps its tables (and every number in report.json); its figures are left out, and the
-    summary's combined figure draws the DET and CMC curves of all attackers of the system on one page.
+    summary's combined figure draws the DET and CMC curves of all attackers of the system on one page. Empty
+    when no attack trial type was computed (then every attacker's figures are drawn).
     """
     names = {st["eer"]["attacker"] for st in strongest_attackers(res).values()}
     if verdict and verdict.get("strongest_attacker") in res.attackers:
@@ -613,7 +614,9 @@ def audit_systems(
     Report
         ``report.extra["attackers"]`` describes every attacker (see :func:`attackers_json`). Sections: summary (per system x attacker x trial type, and aggregated over attackers), EER against
         disclosure, then per system: verification and privacy-ZEBRA and 1-to-N linkage per attacker,
-        embedding structure, voice distinctiveness, soft-biometric leakage.
+        embedding structure, voice distinctiveness, soft-biometric leakage. Per-attacker figures are drawn for the
+        strongest attackers of each system only (:func:`featured_attackers`); the summary draws the DET and CMC
+        curves of every attacker in one figure per system.
     """
     for kind, names in [("system", list(systems))] + [(f"attacker of {s}", list(a)) for s, a in systems.items()]:
         safe = [safe_filename(n) for n in names]
@@ -680,7 +683,7 @@ def audit_systems(
 
         def per_attacker(sec, attacker, _feat=feat, _system=system if multi else ""):
             # figures only for the strongest attackers; the others keep their tables (issue 27: 299 PNGs)
-            return sec if attacker in _feat else _without_figures(sec, _feat, _system)
+            return sec if not _feat or attacker in _feat else _without_figures(sec, _feat, _system)
         for attacker, by_type in res.trials.items():
             report.add(per_attacker(verification_section(
                 by_type, section_id=f"{sid}verification-{attacker}",
