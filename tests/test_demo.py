@@ -96,6 +96,31 @@ def test_html_has_every_section_and_plot(demo_report):
     assert pngs and all(p in html for p in pngs)
 
 
+def test_figures_only_for_strongest_attackers(demo_report):
+    """Issue 22/27: per-attacker figures are drawn for each system's strongest attackers only (lowest ROCCH-EER
+    per attack type, and the verdict's deciding attacker); every other attacker keeps its tables and says where
+    its curves are; the summary draws one combined DET/CMC figure per system. Every drawn PNG is linked."""
+    from vpeval.report.document import safe_filename
+
+    out, doc = demo_report
+    html = (out / "report.html").read_text()
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert all(p in html for p in pngs) and len(pngs) < 80
+    summary = _section(doc, "summary")["data"]["systems"]
+    for system, data in summary.items():
+        featured = {st["eer"]["attacker"] for st in data["strongest"].values()}
+        featured.add(doc["verdicts"][system]["strongest_attacker"])
+        assert f"summary_all_attackers_{system}.png" in pngs
+        for attacker in data["attackers"]:
+            for kind in ("verification", "linkage"):
+                sid = safe_filename(f"{system}-{kind}-{attacker}")
+                start = html.index(f'<section id="{sid}">')
+                block = html[start:html.index("</section>", start)]
+                assert ("<img" in block) == (attacker in featured), sid
+                assert ("Figures are drawn for the strongest attackers" in block) == (attacker not in featured)
+                assert "<table" in block  # the numbers stay for every attacker
+
+
 def test_demo_shows_per_sex_rows(demo_report):
     """Every attacker's oo/oa/aa results per sex of the enrollment speaker (the VoicePrivacy f/m split)."""
     import csv

@@ -194,7 +194,8 @@ class Attacker:
 
 def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
                    backends=BACKENDS, conditions=("original", "anonymized"), asnorm: bool = False,
-                   top_k: int = 200, original: str = "original", anonymized: str = "anonymized") -> list[Attacker]:
+                   top_k: int = 200, original: str = "original", anonymized: str = "anonymized",
+                   fits: dict | None = None) -> list[Attacker]:
     """Fit every (extractor, back-end, training condition) attacker.
 
     Parameters
@@ -214,6 +215,10 @@ def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet]
         named ``<backend>+asnorm``.
     top_k : int
         AS-norm cohort size.
+    fits : dict, optional
+        A cache of fitted back-ends shared between calls (e.g. the systems of one audit): a back-end already
+        fitted on identical training rows (same embeddings, speakers, settings) is reused, not refitted. The
+        fit is deterministic, so results are the same with or without it.
 
     Returns
     -------
@@ -244,6 +249,15 @@ def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet]
     for name, tr in train.items():
         check_disjoint(tr, list(sets.values()))
     out = []
+
+    def fit(b, wrap, tr):
+        if fits is None:
+            return get_backend(b, asnorm=wrap, top_k=top_k).fit(tr.embeddings, tr.speaker_id)
+        key = (b, wrap, top_k, content_key(tr.embeddings, tr.speaker_id))
+        if key not in fits:
+            fits[key] = get_backend(b, asnorm=wrap, top_k=top_k).fit(tr.embeddings, tr.speaker_id)
+        return fits[key]
+
     for ext, es in sets.items():
         for b in backends:
             variants = [False, True] if asnorm else [False]
@@ -252,7 +266,7 @@ def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet]
                 if asnorm and ext in train:
                     for cond in conditions:
                         tr = training_condition(train[ext], cond, original=original, anonymized=anonymized)
-                        model = get_backend(b, asnorm=True, top_k=top_k).fit(tr.embeddings, tr.speaker_id)
+                        model = fit(b, True, tr)
                         out.append(Attacker(f"{ext}/{model.name}/{cond}", ext, model.name, cond,
                                             model.n_training_speakers_, es, model))
                 continue
@@ -261,13 +275,25 @@ def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet]
             for cond in conditions:
                 tr = training_condition(train[ext], cond, original=original, anonymized=anonymized)
                 for wrap in variants:
-                    model = get_backend(b, asnorm=wrap, top_k=top_k).fit(tr.embeddings, tr.speaker_id)
+                    model = fit(b, wrap, tr)
                     out.append(Attacker(f"{ext}/{model.name}/{cond}", ext, model.name, cond,
                                         model.n_training_speakers_, es, model))
     if not out:
         raise ProtocolError(f"no attacker can be fielded: back-end(s) {', '.join(backends)} must be trained, and no "
                             "training embeddings were given (a train/ folder beside the evaluation embeddings)")
     return out
+
+
+def content_key(*arrays) -> tuple:
+    """A hashable key of the contents of arrays (dtype, shape and bytes, SHA-256): equal keys, equal inputs."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(a.tobytes())
+    return (h.hexdigest(),)
 
 
 def _fold_of(speakers: np.ndarray, folds: int, seed: int) -> dict[str, int]:

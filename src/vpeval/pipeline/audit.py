@@ -7,7 +7,7 @@ comparison of systems. :mod:`vpeval.report.audit` only renders the results (:cla
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..backends import BACKENDS
 from ..errors import VpevalError
@@ -17,7 +17,7 @@ from ..metrics.linkage import LinkageAnalysis
 from ..metrics.summary import verification_summary
 from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
 from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
-from .attackers import Attacker, fuse_attackers, make_attackers
+from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
 from .compare import AttackData
 from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
 from .protocols import make_protocol
@@ -75,16 +75,20 @@ class SystemAudit:
 
 def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
                     backends=BACKENDS, asnorm: bool = False, fusion: bool = True, seed: int = 0,
-                    progress: Callable[[str], None] | None = None) -> tuple[list[Attacker], list[str]]:
+                    progress: Callable[[str], None] | None = None,
+                    cache: dict | None = None) -> tuple[list[Attacker], list[str]]:
     """Every attacker of :func:`~vpeval.pipeline.make_attackers`, plus one fusion per training condition.
 
     A fusion fuses the condition's trained attackers (all extractors, AS-norm variants excluded); it is skipped
     with a note when fewer than two such attackers exist or they cannot be fused (returned as ``notes``).
+    ``cache``: a dict shared by the systems of one audit; a back-end or fusion already fitted on identical
+    training rows (e.g. those trained on original speech, the same for every system) is reused, not refitted.
     """
     say = progress or (lambda msg: None)
     if train:
         say("training the attackers' back-ends")
-    attackers = make_attackers(sets, train, backends=backends, asnorm=asnorm)
+    attackers = make_attackers(sets, train, backends=backends, asnorm=asnorm,
+                               fits=None if cache is None else cache.setdefault("fits", {}))
     notes = []
     untrained = sorted(set(sets) - set(train or {}))
     trained = [b for b in backends if b != "cosine"]
@@ -100,28 +104,73 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
                 continue
             say(f"fusion of the attackers trained on {cond} speech")
             try:
-                attackers.append(fuse_attackers(members, train, seed=seed))
+                key = _fusion_key(members, train, cond)
+                fused = _cached(None if key is None else cache, ("fusion", cond, seed, key),
+                                lambda: fuse_attackers(members, train, seed=seed))
+                # the fitted weights are shared; the members (and so the evaluation embeddings) are this system's
+                attackers.append(replace(fused, members=list(members)))
             except VpevalError as exc:
                 notes.append(f"fusion/{cond} not fielded: {exc}")
     return attackers, notes
+
+
+def _cached(cache: dict | None, key, compute):
+    """``compute()``, memoised in ``cache`` under ``key`` (no cache: always computed). Every analysis cached
+    here is a deterministic function of its key's inputs, so a cached result is the one it would recompute."""
+    if cache is None:
+        return compute()
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def _fusion_key(members, train, cond) -> tuple | None:
+    """What a fusion's fit depends on: its members (name, fitted model) and their training rows in ``cond``.
+    Members are fitted models from the shared cache, so the same object means the same fit."""
+    try:
+        rows = [training_condition(train[m.extractor], cond) for m in members]
+    except (KeyError, VpevalError):
+        return None  # fuse_attackers raises the error; nothing to share
+    return tuple((m.name, id(m.model), content_key(r.embeddings, r.speaker_id, r.utterance_id))
+                 for m, r in zip(members, rows))
+
+
+def _trials_key(t: Trials) -> tuple:
+    return ("trials", t.source, tuple(sorted((k, str(v)) for k, v in t.meta.items())),
+            content_key(t.scores, t.is_target, *(x for x in (t.enroll, t.test) if x is not None)),
+            t.enroll is None, t.test is None)
+
+
+def _content_of(t: Trials) -> tuple:
+    """The arrays :func:`~vpeval.stats.assess_trials` reads (scores, labels, keys), without names: its results
+    (intervals, chance floors, verdicts) depend on nothing else, given the probe speakers and the directions."""
+    return (content_key(t.scores, t.is_target, *(x for x in (t.enroll, t.test) if x is not None)),
+            t.enroll is None, t.test is None)
+
+
+def _matrix_key(m) -> tuple:
+    return ("one-to-n", m.enroll_condition, m.probe_condition, m.extractor,
+            content_key(m.scores, m.true_index, m.probe_id, m.probe_speaker, m.enrolled_speaker))
 
 
 def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet] | None = None,
                  backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                  metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                  progress: Callable[[str], None] | None = None, attackers=None,
-                 group_by: str | None = DEFAULT_GROUP_BY, client=None) -> SystemAudit:
+                 group_by: str | None = DEFAULT_GROUP_BY, client=None, cache: dict | None = None) -> SystemAudit:
     """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
     metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
     soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
     when already fielded (then ``train``, ``backends``, ``asnorm`` and ``fusion`` are not used). ``group_by``: the
     metadata column whose groups every oo/oa/aa row is broken down by (:func:`vpeval.pipeline.group_breakdown`;
     skipped with a note when the metadata lacks it). ``client``: a ``distributed.Client`` that computes the
-    trials' score matrices and the 1-to-N linkage scans (same results)."""
+    trials' score matrices and the 1-to-N linkage scans (same results). ``cache``: a dict shared by the systems
+    of one audit (see :func:`field_attackers`); analyses of identical trials or score matrices (e.g. the oo trials
+    of an attacker that never sees anonymized speech, the same for every system) are computed once."""
     say = progress or (lambda msg: None)
     if attackers is None:
         attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
-                                    progress=progress)
+                                    progress=progress, cache=cache)
     attackers, notes = attackers
     trials, metrics, linkage = {}, {}, {}
     structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
@@ -143,15 +192,20 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
         matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
                     for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
         # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
-        linkage[name] = {k: _attempt(lambda m=m: analyse_one_to_n(m, seed=seed, client=client))
+        linkage[name] = {k: _cached(cache, ("linkage", seed, _matrix_key(m)),
+                                    lambda m=m: _attempt(lambda: analyse_one_to_n(m, seed=seed, client=client)))
                          for k, m in matrices.items()}
         say(f"bootstrap intervals and chance floors: {name}")
         probe_spk[name], mats[name] = {}, matrices
         for tname, t in trials[name].items():
             probe_spk[name][tname] = trial_speakers(t, protocol)
-            assessments[f"{name} / {tname}"] = assess_trials(
-                t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
-                n_perm=n_perm)
+            # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
+            leak = tuple(sorted(leak_for_trial_type(tname).items()))
+            assessments[f"{name} / {tname}"] = _cached(
+                cache, ("assess", leak, seed, n_boot, n_perm, _content_of(t), content_key(probe_spk[name][tname])),
+                lambda t=t, tname=tname: assess_trials(
+                    t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
+                    n_perm=n_perm))
         if spk_groups is not None:
             say(f"per-{group_by} breakdown: {name}")
             try:
@@ -161,16 +215,21 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                         continue
                     link = linkage[name].get(tname)
                     ok = link is not None and not isinstance(link, Exception)
-                    by_group[name][tname] = group_breakdown(
+                    key = ("groups", tname, seed, n_boot, group_by, tuple(sorted(spk_groups.items())),
+                           _trials_key(trials[name][tname]), content_key(probe_spk[name][tname]),
+                           _matrix_key(matrices[tname]) if ok else None)
+                    by_group[name][tname] = _cached(cache, key, lambda tname=tname, link=link, ok=ok: group_breakdown(
                         trials[name][tname], spk_groups, probe_speakers=probe_spk[name][tname],
                         one_to_n=matrices.get(tname) if ok else None, lid=link.lid if ok else None,
-                        n_boot=n_boot, seed=seed, source=f"the {group_by!r} column of the metadata")
+                        n_boot=n_boot, seed=seed, source=f"the {group_by!r} column of the metadata"))
             except GroupsError as exc:  # e.g. a speaker without a value: said in the section, not fatal
                 spk_groups, by_group, group_note = None, {}, f"no per-{group_by} breakdown: {exc}"
         for k, m in matrices.items():
             if not isinstance(linkage[name][k], Exception):
-                assessments[f"{name} / {k} 1-to-N"] = assess_one_to_n(m, linkage[name][k].lid, seed=seed,
-                                                                      n_boot=n_boot, n_perm=n_perm)
+                assessments[f"{name} / {k} 1-to-N"] = _cached(
+                    cache, ("assess-1-to-N", seed, n_boot, n_perm, _matrix_key(m)),
+                    lambda m=m, k=k: assess_one_to_n(m, linkage[name][k].lid, seed=seed, n_boot=n_boot,
+                                                     n_perm=n_perm))
         if "oa" in trials[name] and not isinstance(linkage[name]["oa"], Exception):
             profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
                                                        lid=linkage[name]["oa"].lid, metadata=_speaker_table(metadata))
@@ -255,15 +314,15 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
     if unknown:
         raise VpevalError(f"training embeddings for unknown system {unknown[0]!r}")
     metadata = metadata or {}
-    results = {}
+    results, cache = {}, {}  # fits and analyses shared by the systems (identical inputs computed once)
     for name, sets in systems.items():
         try:
             attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm, fusion=fusion,
-                                        seed=seed, progress=progress)
+                                        seed=seed, progress=progress, cache=cache)
         except VpevalError as exc:  # say which system's (training) data it is
             raise VpevalError(f"system {name!r}: {exc}") from None
         results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
                                      metadata=metadata.get(name), attributes=attributes, n_boot=n_boot,
-                                     n_perm=n_perm, group_by=group_by, client=client,
+                                     n_perm=n_perm, group_by=group_by, client=client, cache=cache,
                                      progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
     return results

@@ -72,6 +72,63 @@ def _eer_evidence(assessments, trial_type: str) -> tuple[str, str]:
     return "", ""
 
 
+def featured_attackers(res: "SystemAudit", verdict: dict | None = None) -> list[str]:
+    """The attackers of one system whose per-attacker figures the report draws: the strongest by ROCCH-EER on
+    each attack trial type (:func:`strongest_attackers`) and the verdict's deciding attacker, sorted by name.
+
+    Every other attacker keeps its tables (and every number in report.json); its figures are left out, and the
+    summary's combined figure draws the DET and CMC curves of all attackers of the system on one page. Empty
+    when no attack trial type was computed (then every attacker's figures are drawn).
+    """
+    names = {st["eer"]["attacker"] for st in strongest_attackers(res).values()}
+    if verdict and verdict.get("strongest_attacker") in res.attackers:
+        names.add(verdict["strongest_attacker"])
+    return sorted(names)
+
+
+def _without_figures(sec: Section, featured: list[str], system: str = "") -> Section:
+    """``sec`` with its figures replaced by a note naming the attackers whose figures are drawn."""
+    if any(isinstance(b, Figure) for b in sec.blocks):
+        sec.blocks = [b for b in sec.blocks if not isinstance(b, Figure)]
+        sec.blocks.append(Paragraph(
+            f"Figures are drawn for the strongest attackers {'of ' + system + ' ' if system else ''}only "
+            f"({', '.join(featured)}), and the summary draws the DET and CMC curves of every attacker together; "
+            "this attacker's numbers are in the tables above and in report.json.", kind="note"))
+    return sec
+
+
+#: Trial types of the summary's combined figure (one column each).
+COMBINED_TYPES = ("oa", "aa")
+
+
+def _draw_all_attackers(fig, res: "SystemAudit", featured: list[str]) -> None:
+    """DET (top row) and CMC (bottom row) of every attacker of one system, one column per trial type of
+    :data:`COMBINED_TYPES`; the featured attackers are drawn thicker."""
+    from ..plots import CMCDisplay, DETDisplay
+    from ..plots.displays import det_floor
+
+    types = [t for t in COMBINED_TYPES if any(t in by for by in res.trials.values())]
+    names = list(res.trials)
+    style = {a: {"color": f"C{i % 10}", "ls": ("-", "--", "-.", ":")[(i // 10) % 4],
+                 "lw": 2.2 if a in featured else 1.0} for i, a in enumerate(names)}
+    for j, t in enumerate(types):
+        ax = fig.add_subplot(2, len(types), 1 + j)
+        shown = [(a, DETDisplay.from_scores(by[t].tar, by[t].non, label=a)) for a, by in res.trials.items()
+                 if t in by]
+        floor = min(det_floor(d.pfa, d.pmiss) for _, d in shown)
+        for a, d in shown:
+            d.plot(ax, floor=floor, **style[a])
+        ax.set_title(f"DET, {t}", fontsize=9)
+        ax.legend(fontsize=6, loc="upper right")
+        ax = fig.add_subplot(2, len(types), 1 + len(types) + j)
+        for a, by_cond in res.linkage.items():
+            link = by_cond.get(t)
+            if link is not None and not isinstance(link, Exception):
+                CMCDisplay(link.identification.cmc, label=a).plot(ax, **style[a])
+        ax.set_title(f"CMC, {t} (dotted: chance)", fontsize=9)
+        ax.legend(fontsize=6, loc="lower right")
+
+
 def _assessment(res: "SystemAudit", group: str, key: str):
     return next((a for a in res.assessments.get(group, []) if a.key == key), None)
 
@@ -456,7 +513,9 @@ def audit_systems(
     Report
         ``report.extra["attackers"]`` describes every attacker (see :func:`attackers_json`). Sections: summary (per system x attacker x trial type, and aggregated over attackers), EER against
         disclosure, then per system: verification and privacy-ZEBRA and 1-to-N linkage per attacker,
-        embedding structure, voice distinctiveness, soft-biometric leakage.
+        embedding structure, voice distinctiveness, soft-biometric leakage. Per-attacker figures are drawn for the
+        strongest attackers of each system only (:func:`featured_attackers`); the summary draws the DET and CMC
+        curves of every attacker in one figure per system.
     """
     for kind, names in [("system", list(systems))] + [(f"attacker of {s}", list(a)) for s, a in systems.items()]:
         safe = [safe_filename(n) for n in names]
@@ -493,7 +552,17 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         report.add(comparisons_section(result.comparisons, result.comparison_notes, n_boot=n_boot, seed=seed))
     if o["group_by"] is not None:
         report.add(groups_section(results, dataset=dataset, split=split)).folded = True
-    report.add(_summary_section(results))
+    featured = {system: featured_attackers(res, verdicts.get(system)) for system, res in results.items()}
+    summary = report.add(_summary_section(results))
+    for system, res in results.items():
+        if any(t in by for by in res.trials.values() for t in COMBINED_TYPES):
+            pre_s = f"{system}: " if len(results) > 1 else ""
+            summary.blocks.append(Figure(
+                f"all_attackers_{system}", lambda fig, _r=res, _f=featured[system]: _draw_all_attackers(fig, _r, _f),
+                f"{pre_s}DET curves (top) and CMC (bottom) of every attacker, on "
+                f"{' and '.join(t for t in COMBINED_TYPES)} trials; thick lines: the strongest attackers "
+                f"({', '.join(featured[system])}), whose own sections below also draw their figures.",
+                size=(11.0, 10.0)))
     report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results))
     utility, pitch = result.utility, result.pitch
@@ -512,19 +581,26 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     for system, res in results.items():
         pre = f"{system} / " if multi else ""
         sid = f"{safe_filename(system)}-" if multi else ""
+        feat = featured[system]
+
+        def per_attacker(sec, attacker, _feat=feat, _system=system if multi else ""):
+            # figures only for the strongest attackers; the others keep their tables (issue 27: 299 PNGs)
+            return sec if not _feat or attacker in _feat else _without_figures(sec, _feat, _system)
         for attacker, by_type in res.trials.items():
-            report.add(verification_section(by_type, section_id=f"{sid}verification-{attacker}",
-                                            title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}")
-                       ).folded = True
+            report.add(per_attacker(verification_section(
+                by_type, section_id=f"{sid}verification-{attacker}",
+                title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}"), attacker)).folded = True
         for attacker, by_type in res.trials.items():
             if "oa" in by_type:
                 t = by_type["oa"]
-                report.add(disclosure_section(
+                report.add(per_attacker(disclosure_section(
                     t.tar, t.non, section_id=f"{sid}disclosure-{attacker}",
-                    title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0]).folded = True
+                    title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0], attacker)
+                           ).folded = True
         for attacker, by_cond in res.linkage.items():
-            report.add(_optional_section(linkage_section, by_cond, f"{sid}linkage-{attacker}",
-                                         f"1-to-N linkage: {pre}attacker {attacker}")).folded = True
+            report.add(per_attacker(_optional_section(linkage_section, by_cond, f"{sid}linkage-{attacker}",
+                                                      f"1-to-N linkage: {pre}attacker {attacker}"), attacker)
+                       ).folded = True
             ok = {k: v.identification.gamma for k, v in by_cond.items() if not isinstance(v, Exception)}
             if ok:
                 probes = {k: v.identification.n_probes for k, v in by_cond.items() if not isinstance(v, Exception)}

@@ -1,0 +1,66 @@
+"""Wall time and peak memory of `vpeval demo`, measured interleaved for two source trees (e.g. before/after).
+
+    python benchmarks/demo_time.py --src new=src --src old=/tmp/demo-old/src --runs 3 [-- --no-verdict]
+
+Each run is a fresh process, ``/usr/bin/time -v python -m vpeval.cli.main demo -o TMP -q [extra]``, with
+``PYTHONPATH`` set to the given tree; the trees take turns (new, old, new, old, ...). Printed per run: wall
+seconds, peak RSS (MiB) and the 1-minute load average before and after (``/proc/loadavg``), then the medians.
+The machine is shared, so compare only runs of the same invocation, read with their load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+
+def _load() -> float:
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def run_once(src: str, extra: list[str]) -> tuple[float, float]:
+    out = tempfile.mkdtemp(prefix="vpeval-demo-time-")
+    shutil.rmtree(out)
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+    cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "vpeval.cli.main", "demo", "-o", out, "-q", *extra]
+    try:
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{src}: demo failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", r.stderr)
+    h, m, s = wall.groups()
+    seconds = 3600 * int(h or 0) + 60 * int(m) + float(s)
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1)) / 1024
+    return seconds, rss
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--src", action="append", required=True, help="NAME=PATH of a source tree (repeatable)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("extra", nargs="*", help="extra demo options (after --)")
+    a = ap.parse_args(argv)
+    trees = [s.split("=", 1) for s in a.src]
+    times: dict[str, list[float]] = {n: [] for n, _ in trees}
+    for k in range(a.runs):
+        for name, path in trees:
+            before = _load()
+            sec, rss = run_once(path, a.extra)
+            times[name].append(sec)
+            print(f"run {k + 1} {name}: {sec:.1f} s, peak RSS {rss:.0f} MiB, load {before:.2f} -> {_load():.2f}",
+                  flush=True)
+    for name, ts in times.items():
+        print(f"{name}: median {statistics.median(ts):.1f} s over {len(ts)} runs ({', '.join(f'{t:.1f}' for t in ts)})")
+
+
+if __name__ == "__main__":
+    main()
