@@ -15,7 +15,7 @@ __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_
 
 _CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
 VERDICT_HEADER = ["system", "verdict", "worst case (bits)", "90 % interval (bits)", "noise floor (bits)",
-                  "pooled bound (bits)", "budget (bits)", "p family-wise", "decided by", "exposed speakers", "lowest EER (%)"]
+                  "pooled bound (bits)", "p family-wise", "decided by", "exposed speakers", "lowest EER (%)"]
 
 
 def _speakers(v: dict) -> str:
@@ -39,7 +39,7 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
         avg = v.get("average")
         rows.append([
             system, v["verdict"], w["value_bits"], f"{w['ci_low_bits']:.3g} to {w['ci_high_bits']:.3g}",
-            w["floor_bits"], _pooled(v), v["budget_bits"], v["p_value_familywise"],
+            w["floor_bits"], _pooled(v), v["p_value_familywise"],
             f"{w['attacker']} ({w['trial_type']}, {w['statistic']})" + (" at ceiling" if w["at_ceiling"] else ""),
             _speakers(v), float("nan") if avg is None else 100 * avg["eer_rocch"],
         ])
@@ -55,6 +55,7 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
     multi = len(verdicts) + len(undecided or {}) > 1
     sec = Section("verdict", "Verdict: does the anonymizer hide who is speaking?")
     if verdicts:  # the numbers of every system first (one row each), then each system's sentence
+        budgets = sorted({v["budget_bits"] for v in verdicts.values()})
         sec.blocks.append(Table(
             VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
             caption="Worst case: the largest eps_max or LID_max (bits) over every attacker; 90 % interval: "
@@ -62,7 +63,8 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
                     "noise floor: what the strongest "
                     "attacker reaches by chance (95th percentile under perfect secrecy); pooled bound: the larger of the "
                     "upper bound and the noise floor of the worst case at a resolution of sqrt(n) trials (the "
-                    "sqrt(n) highest and lowest scores pooled), which 'protects' needs within the budget; "
+                    "sqrt(n) highest and lowest scores pooled), which 'protects' needs within the budget ("
+                    + " / ".join(f"{b:.3g}" for b in budgets) + " bits); "
                     "p family-wise over every "
                     "attacker, trial type and statistic; lowest EER: the average, evidence only (ideal 50 %)",
             cell_classes=_CLASSES))
