@@ -208,13 +208,14 @@ def _plot(results, path: str, alpha: float) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.4))
-    names = [r["condition"] for r in results]
+    fig, (ax1, ax3, ax2) = plt.subplots(1, 3, figsize=(12, 3.6))
+    names = [f"{r['condition']} ({r.get('speakers', '?')} spk)" for r in results]
+    null = [r["condition"] == "null" for r in results]
     x = np.arange(len(names))
     rate = np.array([r["rejected"] for r in results])
     lo = np.array([r["rejected_ci"][0] for r in results])
     hi = np.array([r["rejected_ci"][1] for r in results])
-    ax1.bar(x, 100 * rate, color=["grey" if n == "null" else "C0" for n in names])
+    ax1.bar(x, 100 * rate, color=["grey" if n else "C0" for n in null])
     ax1.errorbar(x, 100 * rate, yerr=[100 * (rate - lo), 100 * (hi - rate)], fmt="none", color="k", capsize=3)
     ax1.axhline(100 * alpha, ls=":", color="r", label=f"alpha = {100 * alpha:g} %")
     ax1.set_xticks(x, names, rotation=30, ha="right", fontsize=8)
@@ -222,6 +223,11 @@ def _plot(results, path: str, alpha: float) -> None:
     ax1.set_ylim(0, 105)
     ax1.legend(fontsize=8)
     ax1.set_title("size (null) and power", fontsize=9)
+    ax3.bar(x, [100 * r["words"]["protects"] for r in results], color=["grey" if n else "C3" for n in null])
+    ax3.set_xticks(x, names, rotation=30, ha="right", fontsize=8)
+    ax3.set_ylabel("verdict 'protects' (%)")
+    ax3.set_ylim(0, 105)
+    ax3.set_title("'protects' (grey: perfectly secret; red: leaking)", fontsize=9)
     ax2.bar(x, [100 * r["coverage_90"] for r in results], color="C2")
     ax2.axhline(90, ls=":", color="k", label="nominal 90 %")
     ax2.set_xticks(x, names, rotation=30, ha="right", fontsize=8)
