@@ -229,7 +229,7 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
     elif pb.upper <= b + tol and not test.exposed:
         verdict = PROTECTS
         reason = (f"perfect secrecy is not rejected ({_p(test)}), no speaker is exposed, and {res} stays within "
-                  f"{_budget(b)}: its upper bound is {_bits(pb.ci_high)} and its noise floor {_bits(pb.floor)}")
+                  f"{_budget(b)} (pooled upper bound {_bits(pb.ci_high)}, pooled noise floor {_bits(pb.floor)})")
     else:
         verdict = INCONCLUSIVE
         if test.exposed:
@@ -238,7 +238,7 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
         else:
             more = _more_units(test.n_units, pb.upper, b)
             reason = (f"perfect secrecy is not rejected ({_p(test)}), but the data cannot rule out {res} above "
-                      f"{_budget(b)}: its upper bound is {_bits(pb.ci_high)} and its noise floor {_bits(pb.floor)}; about "
+                      f"{_budget(b)} (pooled upper bound {_bits(pb.ci_high)}, pooled noise floor {_bits(pb.floor)}); about "
                       f"{more:,} more {_UNIT_WORDS[test.scheme]} (if the bound shrinks as n^(-1/4)) would decide it")
     if pb.floor > b + tol and verdict != INCONCLUSIVE:
         warnings.append(f"at this sample size the noise floor of {res} ({_bits(pb.floor)}: what the strongest "

@@ -402,17 +402,24 @@ def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
 
 
 def _print_comparisons(console: Console, comparisons: list) -> None:
-    """One line per pair of systems and attack type: the paired comparison of the strongest attacker's EER."""
+    """One line per pair of systems: the paired comparison of the verdicts' worst cases (bits), then per attack
+    type of the strongest attacker's EER (EER points)."""
+    worst = [c for c in comparisons if c["metric"] == "worst_case"]
     eer = [c for c in comparisons if c["metric"] == "eer_rocch"]
-    if not eer:
+    if not eer and not worst:
         return
-    console.print("[bold]Paired comparison[/bold] (lowest ROCCH-EER over shared attackers, A - B in EER points, "
-                  "95 % paired speaker bootstrap; eps_max and ALID in the report):")
+    console.print("[bold]Paired comparison[/bold] (A - B with its 95 % paired speaker-bootstrap interval; a lower "
+                  "worst case or a higher EER protects better; eps_max and ALID per type in the report):")
+    for c in worst:
+        d, lo, hi = (c[k] + 0.0 for k in ("diff_bits", "ci_low_bits", "ci_high_bits"))
+        console.print(escape(f"  {c['system_a']} - {c['system_b']} (verdict's worst case, bits): {d:+.3g} "
+                             f"[{lo:+.3g}, {hi:+.3g}]: {c['reading'].split(': ', 1)[-1]}"), overflow="fold")
     for c in eer:
         # + 0.0 turns -0.0 (e.g. 100 * -0.0) into 0.0, so a null difference does not print as "-0"
         d, lo, hi = (100 * c[k] + 0.0 for k in ("diff_fraction", "ci_low_fraction", "ci_high_fraction"))
-        console.print(escape(f"  {c['system_a']} - {c['system_b']} ({c['trial_type']}): {d:+.3g} [{lo:+.3g}, "
-                             f"{hi:+.3g}]: {c['reading'].split(': ', 1)[-1]}"), overflow="fold")
+        console.print(escape(f"  {c['system_a']} - {c['system_b']} ({c['trial_type']}, lowest ROCCH-EER, EER "
+                             f"points): {d:+.3g} [{lo:+.3g}, {hi:+.3g}]: {c['reading'].split(': ', 1)[-1]}"),
+                      overflow="fold")
 
 
 def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = None) -> None:

@@ -61,10 +61,9 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
             caption="Worst case: the largest eps_max or LID_max (bits) over every attacker; 90 % interval: "
                     "bootstrap over speakers (probes or trials when the input has none) re-selecting the strongest attacker; "
                     "noise floor: what the strongest "
-                    "attacker reaches by chance (95th percentile under perfect secrecy); pooled bound: the larger of the "
-                    "upper bound and the noise floor of the worst case at a resolution of sqrt(n) trials (the "
-                    "sqrt(n) highest and lowest scores pooled), which 'protects' needs within the budget ("
-                    + " / ".join(f"{b:.3g}" for b in budgets) + " bits); "
+                    "attacker reaches by chance (95th percentile under perfect secrecy); pooled bound: what 'protects' "
+                    "needs within the budget (" + " / ".join(f"{b:.3g}" for b in budgets) + " bits), the worst "
+                    "case at a resolution of sqrt(n) trials (rule below); "
                     "p family-wise over every "
                     "attacker, trial type and statistic; lowest EER: the average, evidence only (ideal 50 %)",
             cell_classes=_CLASSES))
