@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import one_of
 from .errors import InvalidScoresError
 from .rowscan import _as_matrix, _as_true_index, _check_nan, _chunk_rows, _iter_blocks
 
@@ -87,9 +88,7 @@ def _recount_rows(x, t, rows, g, e, start, name):
 
 
 def _check_ties(ties: str) -> str:
-    if ties not in TIE_RULES:
-        raise InvalidScoresError(f"ties must be one of {TIE_RULES}, got {ties!r}")
-    return ties
+    return one_of(ties, "ties", TIE_RULES)
 
 
 @dataclass(frozen=True)
