@@ -17,6 +17,19 @@ Parameters
 ----------
 tar, non : array_like of shape (n_tar,), (n_non,)
     Target and non-target scores.""",
+    # the inputs of the rank summaries of vpeval.ranks (a score matrix, or its RankCounts)
+    "parameters_rank_matrix": """\
+Parameters
+----------
+score_matrix : array_like or dask.array of shape (n_probes, N), or RankCounts
+true_index : array_like of int, shape (n_probes,) (None with RankCounts)
+ties : {"fractional", "optimistic", "pessimistic"}
+chunk_rows : int, optional""",
+    "raises_rank_matrix": """\
+Raises
+------
+InvalidScoresError
+    As :func:`rank_counts`; unknown tie rule.""",
     # what as_tar_non refuses (vpeval._checks)
     "raises_empty_nan": """\
 Raises
