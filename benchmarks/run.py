@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -215,17 +216,26 @@ def _pyarrow_read(*paths):
     return read
 
 
-def bench_reading(n_lines: int, tmp: Path, repeat_cli: int):
-    from vpeval.io.readers import read_score_label, read_trials_scores
-
+@contextmanager
+def _score_label_file(n_lines: int, tmp: Path):
+    """A scratch folder below ``tmp`` holding ``scores.txt``, ``n_lines`` `score label` lines drawn from seed 10,
+    removed on exit: yields (folder, file, the count as "1e6", the generator to draw further files from)."""
     rng = np.random.default_rng(10)
     d = Path(tempfile.mkdtemp(prefix="vpeval-bench-", dir=tmp))
     try:
         sl = d / "scores.txt"
         _write_score_label(sl, n_lines, rng)
+        yield d, sl, f"{n_lines:.0e}".replace("+0", "").replace("+", ""), rng
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def bench_reading(n_lines: int, tmp: Path, repeat_cli: int):
+    from vpeval.io.readers import read_score_label, read_trials_scores
+
+    with _score_label_file(n_lines, tmp) as (d, sl, n, rng):
         floor = _pyarrow_read(sl)
         mb = sl.stat().st_size / 2**20
-        n = f"{n_lines:.0e}".replace("+0", "").replace("+", "")
         measure("reading", f"read_score_label, {n} lines ({mb:.0f} MB)", lambda: read_score_label(sl), floor,
                 "pyarrow.csv.read_csv", memory=False)
         measure_cli("reading", f"`vpeval verify FILE --json`, {n}-line score label file (process, end to end)",
@@ -241,26 +251,17 @@ def bench_reading(n_lines: int, tmp: Path, repeat_cli: int):
         measure_cli("reading", f"`vpeval verify SCORES --key KEY --json`, {n} Kaldi trials (process)",
                     ["verify", str(sc), "--key", str(key), "--json"], floor,
                     "pyarrow.csv.read_csv of both files (in-process)", target=20, repeat=repeat_cli)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def bench_report(n_lines: int, tmp: Path, repeat_cli: int):
     """``vpeval report`` on a ``score label`` file, verdict included (issue 22: within 60x the pyarrow read)."""
-    rng = np.random.default_rng(10)
-    d = Path(tempfile.mkdtemp(prefix="vpeval-bench-", dir=tmp))
-    try:
-        sl = d / "scores.txt"
-        _write_score_label(sl, n_lines, rng)
-        n = f"{n_lines:.0e}".replace("+0", "").replace("+", "")
+    with _score_label_file(n_lines, tmp) as (d, sl, n, _):
         out = d / "report"
         measure_cli("report", f"`vpeval report FILE`, {n}-line score label file, verdict included (process, end "
                     "to end)", ["report", str(sl), "-o", str(out), "-q", "--force"], _pyarrow_read(sl),
                     "pyarrow.csv.read_csv (in-process)", target=60, repeat=repeat_cli,
                     note="bootstrap intervals, chance floors, plots and the verdict's test (199 relabellings "
                          "above 2e6 trials, 200 bootstrap replicates)")
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------- verification

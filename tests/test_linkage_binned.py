@@ -94,9 +94,9 @@ def test_dev_mode_and_regularized_fits():
     _check_against_oracle(S, ti, r, regularization=1e-2)
 
 
-def test_steep_slopes_fall_back_to_the_exact_fit(monkeypatch):
-    """A slope so steep that the bins' Taylor bound fails (or a tolerance of 0) runs the exact fit."""
-    S, ti = _matrix(8, 200, 15, gap=12.0)
+@pytest.fixture
+def exact_fits(monkeypatch):
+    """The calls to the exact logistic fit (pipeline._fit_calibration) while the test runs, one entry a call."""
     calls = []
     orig = pipeline._fit_calibration
 
@@ -105,6 +105,13 @@ def test_steep_slopes_fall_back_to_the_exact_fit(monkeypatch):
         return orig(*a, **k)
 
     monkeypatch.setattr(pipeline, "_fit_calibration", counted)
+    return calls
+
+
+def test_steep_slopes_fall_back_to_the_exact_fit(monkeypatch, exact_fits):
+    """A slope so steep that the bins' Taylor bound fails (or a tolerance of 0) runs the exact fit."""
+    calls = exact_fits
+    S, ti = _matrix(8, 200, 15, gap=12.0)
     r = lid_pipeline(None, S, None, ti, n_folds=3, separable="regularize", regularization=1e-7)
     _check_against_oracle(S, ti, r, regularization=1e-7)
     n_steep = len(calls)
@@ -135,16 +142,9 @@ def _same_row_values(values, target_value, n, N):
     return S, ti
 
 
-def test_separability_decided_exactly_when_extremes_share_a_bin(monkeypatch):
+def test_separability_decided_exactly_when_extremes_share_a_bin(exact_fits):
     """Target and non-target extremes within one bin width: the exact fit decides (and names the ranges)."""
-    calls = []
-    orig = pipeline._fit_calibration
-
-    def counted(*a, **k):
-        calls.append(1)
-        return orig(*a, **k)
-
-    monkeypatch.setattr(pipeline, "_fit_calibration", counted)
+    calls = exact_fits
     eps = 1e-9  # far below a bin width: both values fall in one bin
     values = [0.0, 1.0, 2.5, 3.0, 3.0 + eps, -1.0]
     # targets just above every non-target: separable
@@ -224,17 +224,10 @@ def test_lid_uses_each_folds_calibration():
         assert np.allclose(r.lid[idx], lid(r.slope[f] * z[idx] + r.intercept[f], ti[idx]), atol=1e-12)
 
 
-def test_too_wide_a_z_range_streams_exactly(monkeypatch):
+def test_too_wide_a_z_range_streams_exactly(monkeypatch, exact_fits):
     """More bins than _MAX_BINS: no histogram is kept, every fold is fitted by the exact streaming passes."""
+    calls = exact_fits
     S, ti = _matrix(13, 120, 12)
-    calls = []
-    orig = pipeline._fit_calibration
-
-    def counted(*a, **k):
-        calls.append(1)
-        return orig(*a, **k)
-
-    monkeypatch.setattr(pipeline, "_fit_calibration", counted)
     ref = lid_pipeline(None, S, None, ti, n_folds=3)
     assert calls == []
     monkeypatch.setattr(histogram, "_MAX_BINS", 100)

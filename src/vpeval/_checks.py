@@ -51,6 +51,14 @@ def as_scores(x, name: str, *, allow_inf: bool = True) -> np.ndarray:
     return arr
 
 
+def one_of(value, name: str, choices: tuple, error: type[Exception] = InvalidScoresError):
+    """Return ``value`` if it is one of ``choices``, else raise ``error``: "{name} must be one of {choices}, got
+    {value!r}"."""
+    if value not in choices:
+        raise error(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
 def as_tar_non(tar, non, *, allow_inf: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Validate a (target, non-target) pair of score arrays."""
     return as_scores(tar, "tar", allow_inf=allow_inf), as_scores(non, "non", allow_inf=allow_inf)

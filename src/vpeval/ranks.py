@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import one_of
+from ._docs import fill_doc
 from .errors import InvalidScoresError
 from .rowscan import _as_matrix, _as_true_index, _check_nan, _chunk_rows, _iter_blocks
 
@@ -87,9 +89,7 @@ def _recount_rows(x, t, rows, g, e, start, name):
 
 
 def _check_ties(ties: str) -> str:
-    if ties not in TIE_RULES:
-        raise InvalidScoresError(f"ties must be one of {TIE_RULES}, got {ties!r}")
-    return ties
+    return one_of(ties, "ties", TIE_RULES)
 
 
 @dataclass(frozen=True)
@@ -233,6 +233,7 @@ def true_speaker_rank(score_matrix, true_index, ties: str = "fractional", *, chu
     return _counts(score_matrix, true_index, chunk_rows).ranks(ties)
 
 
+@fill_doc
 def rank_histogram(score_matrix, true_index, ties: str = "fractional", *, chunk_rows=None) -> np.ndarray:
     """Rank histogram gamma of the true speaker (similarity-rank distribution).
 
@@ -245,21 +246,13 @@ def rank_histogram(score_matrix, true_index, ties: str = "fractional", *, chunk_
     ranks. Feed it to the rank-disclosure metrics (per-rank disclosure ``log2(N gamma_k)`` bits) or to
     :func:`closed_set_linkability`.
 
-    Parameters
-    ----------
-    score_matrix : array_like or dask.array of shape (n_probes, N), or RankCounts
-    true_index : array_like of int, shape (n_probes,) (None with RankCounts)
-    ties : {"fractional", "optimistic", "pessimistic"}
-    chunk_rows : int, optional
+    {parameters_rank_matrix}
 
     Returns
     -------
     gamma : ndarray of shape (N,), float64, non-negative, sums to 1 (up to rounding).
 
-    Raises
-    ------
-    InvalidScoresError
-        As :func:`rank_counts`; unknown tie rule.
+    {raises_rank_matrix}
 
     Examples
     --------
@@ -271,6 +264,7 @@ def rank_histogram(score_matrix, true_index, ties: str = "fractional", *, chunk_
     return _counts(score_matrix, true_index, chunk_rows).histogram(ties)
 
 
+@fill_doc
 def cmc(score_matrix, true_index, ties: str = "fractional", *, chunk_rows=None) -> np.ndarray:
     """Cumulative match characteristic: identification rate at ranks 1..N.
 
@@ -279,21 +273,13 @@ def cmc(score_matrix, true_index, ties: str = "fractional", *, chunk_rows=None) 
     an uninformative attacker is ``k/N``. Ties follow ``ties`` (module docstring); ``"fractional"`` equals
     the expected rate when ties are broken uniformly at random.
 
-    Parameters
-    ----------
-    score_matrix : array_like or dask.array of shape (n_probes, N), or RankCounts
-    true_index : array_like of int, shape (n_probes,) (None with RankCounts)
-    ties : {"fractional", "optimistic", "pessimistic"}
-    chunk_rows : int, optional
+    {parameters_rank_matrix}
 
     Returns
     -------
     ndarray of shape (N,), float64 in [0, 1], non-decreasing, last value 1.
 
-    Raises
-    ------
-    InvalidScoresError
-        As :func:`rank_counts`; unknown tie rule.
+    {raises_rank_matrix}
 
     Examples
     --------

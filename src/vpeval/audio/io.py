@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputFileError
+from ..errors import InputFileError, VpevalError
 
 __all__ = [
     "SAMPLE_RATE",
@@ -70,6 +70,24 @@ class AudioItem:
     speaker_id: str
     relative_path: Path
 
+
+def checked_waveform(waveform, sr, owner: str) -> np.ndarray:
+    """A waveform handed to a speaker extractor or speech recogniser, as a float64 array.
+
+    Raises
+    ------
+    VpevalError
+        Prefixed ``owner: ``: ``sr`` is not :data:`SAMPLE_RATE` (vpeval never resamples silently), or the
+        waveform is empty, not 1-D, or holds NaN or infinite samples.
+    """
+    if int(sr) != SAMPLE_RATE:
+        raise VpevalError(f"{owner}: sampling rate {sr} Hz; expected {SAMPLE_RATE} Hz")
+    x = np.asarray(waveform, dtype=np.float64)
+    if x.ndim != 1 or x.size == 0:
+        raise VpevalError(f"{owner}: expected a non-empty 1-D waveform, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise VpevalError(f"{owner}: waveform contains NaN or infinite samples")
+    return x
 
 def read_audio(path, *, sr: int = SAMPLE_RATE) -> np.ndarray:
     """Read a mono 16 kHz FLAC/WAV file as float64 samples in [-1, 1].

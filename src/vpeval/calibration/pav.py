@@ -10,12 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_tar_non
+from .._docs import fill_doc
 from ..blocks import pav_block_llr, pav_trial_llrs, tie_blocks
 from .base import ScoreCalibrator
 
 __all__ = ["pav_llr", "PAVCalibrator"]
 
 
+@fill_doc
 def pav_llr(tar, non, laplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """PAV LLRs (nats) of every target and non-target trial.
 
@@ -34,10 +36,7 @@ def pav_llr(tar, non, laplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
         ``Nn`` are the real (not pseudo) counts. Without smoothing, bins holding one class only give
         ``+-inf``; with smoothing every LLR is finite.
 
-    Raises
-    ------
-    InvalidScoresError
-        Empty arrays or NaN.
+    {raises_empty_nan}
 
     Notes
     -----

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_tar_non
+from .._docs import fill_doc
 from ..blocks import pav_bins, tie_blocks
 from .base import ScoreCalibrator
 
@@ -37,6 +38,7 @@ def _succession_block_llr(b):
     return np.repeat(llr, sizes), step_start, llr
 
 
+@fill_doc
 def pav_llr_succession(tar, non) -> tuple[np.ndarray, np.ndarray]:
     """PAV LLRs (nats) with the per-bin rule of succession (worst-case paper's smoothing convention).
 
@@ -58,10 +60,7 @@ def pav_llr_succession(tar, non) -> tuple[np.ndarray, np.ndarray]:
     tar_llr, non_llr : ndarray of shape (n_tar,), (n_non,)
         Always finite.
 
-    Raises
-    ------
-    InvalidScoresError
-        Empty arrays or NaN.
+    {raises_empty_nan}
 
     Notes
     -----

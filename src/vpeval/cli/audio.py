@@ -24,6 +24,12 @@ _AUDIO_RULES = (
 )
 
 
+# Options of both audio-folder commands (anonymize, embed).
+_MetadataOpt = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id.")
+_ProgressQuietOpt = typer.Option(False, "--quiet", "-q", help="No progress bar.")
+_JsonSummaryOpt = typer.Option(False, "--json", help="Print a JSON summary on stdout.")
+
+
 def _fail(exc: BaseException) -> None:
     from ..io.output import OutputError
 
@@ -42,7 +48,7 @@ def anonymize_cmd(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for drawn alphas (required with speaker/utterance)."),
     alpha_min: float = typer.Option(0.5, "--alpha-min", help="Lower end of the drawn alpha range."),
     alpha_max: float = typer.Option(0.9, "--alpha-max", help="Upper end of the drawn alpha range."),
-    metadata: Optional[Path] = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id."),
+    metadata: Optional[Path] = _MetadataOpt,
     audio_format: str = typer.Option("flac", "--format", help="Output format: flac or wav (16-bit PCM)."),
     force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval anonymize` output folder "
                                "(proved by its manifest) as a whole."),
@@ -51,8 +57,8 @@ def anonymize_cmd(
         help="mcadams (VoicePrivacy B2), vtln (WORLD: F0 ratio + bilinear spectral-envelope warping, VoiceMask "
              "style) or resample (phase vocoder + resampling: F0 and formants scaled together). vtln and resample "
              "draw their parameters: give --alpha speaker|utterance and --seed (extra 'vocoder' for vtln)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    quiet: bool = _ProgressQuietOpt,
+    as_json: bool = _JsonSummaryOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
 ) -> None:
@@ -110,7 +116,7 @@ def embed_cmd(
     output: Path = typer.Option(..., "--output", "-o", help="Embeddings file to write (.npz)."),
     extractor: str = typer.Option("mfcc", "--extractor", "-e", help="mfcc (model-free, 40-dim) or resemblyzer (GE2E, 256-dim; needs the embed extra)."),
     condition: str = typer.Option("original", "--condition", "-c", help="Condition label stored with the rows: original or anonymized."),
-    metadata: Optional[Path] = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id."),
+    metadata: Optional[Path] = _MetadataOpt,
     append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT written by `vpeval embed` "
                                "(proved by its manifest); without --append or --force an existing OUTPUT is "
@@ -120,8 +126,8 @@ def embed_cmd(
         help="Kaldi data folder input only: write its utterance metadata (utterance_id,speaker_id,condition and "
              "sex from spk2gender) to this CSV, e.g. SYSTEM/metadata.csv for `vpeval audit`; with --append the "
              "rows are added to an existing file."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary on stdout."),
+    quiet: bool = _ProgressQuietOpt,
+    as_json: bool = _JsonSummaryOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
 ) -> None:

@@ -111,6 +111,15 @@ def _finish(scores, labels, enroll, test, source, higher_is_target) -> Trials:
                   meta={"higher_is_target": bool(higher_is_target)})
 
 
+def _all_in(trials: dict, other: dict, path, line_word: str, what: str) -> None:
+    """Raise InputFileError at ``path``: "{n} {what}, e.g. (enroll test, {line_word} N), ..." naming the first
+    trials of ``trials`` (``(enroll, test) -> (value, line)``) that ``other`` lacks; nothing if none."""
+    absent = [k for k in trials if k not in other]
+    if absent:
+        show = ", ".join(f"({e} {t}, {line_word} {trials[(e, t)][1]})" for e, t in absent[:_SHOW])
+        raise InputFileError(path, None, f"{len(absent)} {what}, e.g. {show}")
+
+
 def read_trials_scores(key_path, scores_path, *, higher_is_target: bool = True) -> Trials:
     """Read a Kaldi/VoicePrivacy key and a score file and join them on the (enroll, test) pair.
 
@@ -162,20 +171,8 @@ def _exact_trials_scores(key_path, scores_path, higher_is_target) -> Trials:
         scores[(e, t)] = (v, ln)
     if not key:
         raise InputFileError(key_path, None, "no trials in key file")
-    missing = [k for k in key if k not in scores]
-    if missing:
-        show = ", ".join(f"({e} {t}, key line {key[(e, t)][1]})" for e, t in missing[:_SHOW])
-        raise InputFileError(
-            scores_path, None,
-            f"{len(missing)} of {len(key)} key trials have no score, e.g. {show}",
-        )
-    extra = [k for k in scores if k not in key]
-    if extra:
-        show = ", ".join(f"({e} {t}, line {scores[(e, t)][1]})" for e, t in extra[:_SHOW])
-        raise InputFileError(
-            scores_path, None,
-            f"{len(extra)} scored trials are not in the key {key_path}, e.g. {show}",
-        )
+    _all_in(key, scores, scores_path, "key line", f"of {len(key)} key trials have no score")
+    _all_in(scores, key, scores_path, "line", f"scored trials are not in the key {key_path}")
     pairs = list(key)
     return _finish(
         [scores[p][0] for p in pairs], [key[p][0] for p in pairs],

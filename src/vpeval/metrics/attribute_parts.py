@@ -58,6 +58,18 @@ def _classes(classes, y: np.ndarray) -> np.ndarray:
     return cls
 
 
+def _label_pair(y_true, y_pred, classes) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """True and predicted labels of one attribute, checked (same shape, every label one of the classes), with
+    the classes (default: the sorted distinct true labels): ``(y, p, cls)``, arrays of str."""
+    y = _labels(y_true)
+    p = _labels(y_pred, "y_pred")
+    if p.shape != y.shape:
+        raise AttributeLeakageError(f"y_pred has shape {p.shape}, y_true {y.shape}")
+    cls = _classes(classes, y)
+    _classes(cls, p)
+    return y, p, cls
+
+
 def _scores(scores, n: int, k: int) -> np.ndarray:
     try:
         s = np.asarray(scores, dtype=np.float64)
@@ -118,12 +130,7 @@ def one_vs_rest_auc(y_true, scores, classes=None) -> dict[str, float]:
 
 def confusion_matrix(y_true, y_pred, classes) -> np.ndarray:
     """Counts ``C[i, j]`` = #{true ``classes[i]``, predicted ``classes[j]``}; shape (K, K), int64."""
-    y = _labels(y_true)
-    p = _labels(y_pred, "y_pred")
-    if p.shape != y.shape:
-        raise AttributeLeakageError(f"y_pred has shape {p.shape}, y_true {y.shape}")
-    cls = _classes(classes, y)
-    _classes(cls, p)
+    y, p, cls = _label_pair(y_true, y_pred, classes)
     index = {c: i for i, c in enumerate(cls.tolist())}
     C = np.zeros((cls.size, cls.size), dtype=np.int64)
     np.add.at(C, (np.array([index[v] for v in y.tolist()]), np.array([index[v] for v in p.tolist()])), 1)

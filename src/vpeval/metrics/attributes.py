@@ -100,11 +100,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import attribute_parts as _parts
 from .attribute_alignment import EXACT_SEARCH_MAX_K, Alignment, auc_matrix, best_alignment, recall_matrix
 from .attribute_attacker import AttributeAttacker
 from .attribute_parts import (
     AttributeLeakageError,
     _classes,
+    _label_pair,
     _labels,
     _scores,
     check_weights,
@@ -120,17 +122,7 @@ from .attribute_parts import (
 )
 
 __all__ = [
-    "AttributeLeakageError",
-    "one_vs_rest_auc",
-    "confusion_matrix",
-    "mutual_information",
-    "p_attr",
-    "p_attr_labels",
-    "p_assoc",
-    "p_subgroup",
-    "sbls",
-    "check_weights",
-    "subgroup_leakage",
+    *_parts.__all__,  # the parts and their checks, re-exported
     "EXACT_SEARCH_MAX_K",
     "Alignment",
     "auc_matrix",
@@ -341,12 +333,7 @@ def attribute_leakage_labels(y_true, y_pred, classes=None, *, name: str = "attri
     >>> r.balanced_accuracy_unaligned, r.balanced_accuracy, r.leakage, r.alignment.describe()
     (0.0, 1.0, 1.0, 'a<-b, b<-c, c<-a')
     """
-    y = _labels(y_true)
-    p = _labels(y_pred, "y_pred")
-    if p.shape != y.shape:
-        raise AttributeLeakageError(f"y_pred has shape {p.shape}, y_true {y.shape}")
-    cls = _classes(classes, y)
-    _classes(cls, p)
+    y, p, cls = _label_pair(y_true, y_pred, classes)
     R = recall_matrix(y, p, cls)
     al = best_alignment(R, cls.tolist(), method=alignment_method)
     pred = _relabelled(p, cls, al)

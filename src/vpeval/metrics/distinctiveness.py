@@ -89,6 +89,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
+from .._checks import one_of
 from ..calibration import LogisticCalibrator, PAVCalibrator
 from ..errors import DegenerateInputWarning, VpevalError
 
@@ -369,14 +370,12 @@ def voice_distinctiveness(
     The result does not depend on the row order: speakers are sorted and every entry is a mean over a set of
     pairs; the calibrators are order-invariant.
     """
-    if calibration not in CALIBRATIONS:
-        raise DistinctivenessError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    one_of(calibration, "calibration", CALIBRATIONS, DistinctivenessError)
     if fit_on not in ("each", "oo"):
         raise DistinctivenessError(f"fit_on must be 'each' or 'oo', got {fit_on!r}")
     if entry not in ("sigmoid", "llr"):
         raise DistinctivenessError(f"entry must be 'sigmoid' or 'llr', got {entry!r}")
-    if pairs not in PAIR_COUNTS:
-        raise DistinctivenessError(f"pairs must be one of {PAIR_COUNTS}, got {pairs!r}")
+    one_of(pairs, "pairs", PAIR_COUNTS, DistinctivenessError)
     try:
         O = np.asarray(original, dtype=np.float64)
         A = np.asarray(anonymized, dtype=np.float64)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import as_real, as_tar_non
+from .._docs import fill_doc
 from ..errors import InvalidScoresError
 from ..blocks import TieBlocks, bin_llr, operating_points, pav_bins, sorted_pair, tie_blocks
 
@@ -63,13 +64,11 @@ class DETCurve:
     thresholds: np.ndarray
 
 
+@fill_doc
 def det_curve(tar, non) -> DETCurve:
     """Miss and false-alarm rates at every distinct threshold (the step DET curve).
 
-    Parameters
-    ----------
-    tar, non : array_like of shape (n_tar,), (n_non,)
-        Target and non-target scores.
+    {parameters_tar_non}
 
     Returns
     -------
@@ -78,10 +77,7 @@ def det_curve(tar, non) -> DETCurve:
         ``+inf`` (NaN, "above every score", when a score is ``+inf``: see :class:`DETCurve`). Tied scores form
         one threshold.
 
-    Raises
-    ------
-    InvalidScoresError
-        Empty arrays or NaN.
+    {raises_empty_nan}
 
     Notes
     -----
@@ -120,13 +116,11 @@ def _interp_eer(pmiss: np.ndarray, pfa: np.ndarray) -> float:
     return float(pmiss[j - 1] + lam * (pmiss[j] - pmiss[j - 1]))
 
 
+@fill_doc
 def interp_eer(tar, non) -> float:
     """Interpolated step-curve EER: where the straight-line-joined DET operating points cross pfa = pmiss.
 
-    Parameters
-    ----------
-    tar, non : array_like of shape (n_tar,), (n_non,)
-        Target and non-target scores.
+    {parameters_tar_non}
 
     Returns
     -------
@@ -173,23 +167,18 @@ def _closest_eer(b: TieBlocks, chunk: int = 1 << 16) -> float:
     return (best[0] * nn + best[1] * nt) / (2 * nt * nn)
 
 
+@fill_doc
 def closest_eer(tar, non) -> float:
     """Closest-point EER: the mean of pmiss and pfa at the threshold where they are closest.
 
-    Parameters
-    ----------
-    tar, non : array_like of shape (n_tar,), (n_non,)
-        Target and non-target scores.
+    {parameters_tar_non}
 
     Returns
     -------
     float
         EER as a fraction in [0, 1] (reversed scores can give more than 0.5; they are never flipped).
 
-    Raises
-    ------
-    InvalidScoresError
-        Empty arrays or NaN.
+    {raises_empty_nan}
 
     Notes
     -----
@@ -255,13 +244,11 @@ def rocch(tar, non) -> tuple[np.ndarray, np.ndarray]:
     return _rocch_points(tie_blocks(tar, non))
 
 
+@fill_doc
 def rocch_eer(tar, non) -> float:
     """ROCCH-EER: the equal error rate of the ROC convex hull (BOSARIS definition).
 
-    Parameters
-    ----------
-    tar, non : array_like of shape (n_tar,), (n_non,)
-        Target and non-target scores.
+    {parameters_tar_non}
 
     Returns
     -------
@@ -269,10 +256,7 @@ def rocch_eer(tar, non) -> float:
         EER as a fraction in [0, 0.5]. It never exceeds 0.5: the hull always contains the chance diagonal
         (random guessing), so reversed scores give 0.5, not more.
 
-    Raises
-    ------
-    InvalidScoresError
-        Empty arrays or NaN.
+    {raises_empty_nan}
 
     Notes
     -----
@@ -291,13 +275,11 @@ def rocch_eer(tar, non) -> float:
     return _rocch_eer(*rocch(tar, non))
 
 
+@fill_doc
 def eer(tar, non, method: str = "rocch") -> float:
     """Equal error rate, with the definition named.
 
-    Parameters
-    ----------
-    tar, non : array_like of shape (n_tar,), (n_non,)
-        Target and non-target scores.
+    {parameters_tar_non}
     method : {"rocch", "interp", "closest"}
         ``"rocch"``: :func:`rocch_eer` (BOSARIS ROC convex hull; default, <= 0.5).
         ``"interp"``: :func:`interp_eer` (crossing of the straight-line-joined step DET points; may exceed
@@ -438,6 +420,7 @@ def act_dcf(tar_llr, non_llr, p_target: float, c_miss: float = 1.0, c_fa: float 
     return float(_normalised_dcf(pmiss, pfa, p_target, c_miss, c_fa))
 
 
+@fill_doc
 def cllr(tar_llr, non_llr) -> float:
     """Log-likelihood-ratio cost Cllr, in bits.
 
@@ -453,10 +436,7 @@ def cllr(tar_llr, non_llr) -> float:
         ``softplus(x) = ln(1 + e^x)`` computed stably (``logaddexp(0, x)``). 0 for perfect, 1 for LLRs that
         are all 0, ``inf`` when a target has ``llr = -inf`` or a non-target ``+inf``.
 
-    Raises
-    ------
-    InvalidScoresError
-        Empty arrays or NaN.
+    {raises_empty_nan}
 
     Notes
     -----

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import as_real, as_tar_non
+from .._docs import fill_doc
 from ..errors import InvalidScoresError
 from ..blocks import bin_llr, pav_bin_llr, pav_block_llr, tie_blocks
 
@@ -216,6 +217,7 @@ class ZebraResult:
         return dict(self.__dict__)
 
 
+@fill_doc
 def zebra(tar, non) -> ZebraResult:
     """privacy-ZEBRA: expected and worst-case disclosure with its categorical tag.
 
@@ -231,10 +233,7 @@ def zebra(tar, non) -> ZebraResult:
         Laplace-smoothed PAV LLRs of all trials (finite by construction), with bits and log10 beside it, and
         the tag of :func:`zebra_tag`.
 
-    Raises
-    ------
-    InvalidScoresError
-        Empty arrays or NaN.
+    {raises_empty_nan}
 
     Notes
     -----

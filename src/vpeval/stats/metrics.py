@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .._checks import one_of
 from ..errors import VpevalError
 from ..io.trials import Trials
 from ..blocks import TieBlocks, bin_llr, operating_points, pav_bins, pav_block_llr
@@ -56,9 +57,7 @@ class StatsError(VpevalError):
 
 
 def _check_leak(leak: str) -> str:
-    if leak not in LEAK_DIRECTIONS:
-        raise StatsError(f"leak must be one of {LEAK_DIRECTIONS}, got {leak!r}")
-    return leak
+    return one_of(leak, "leak", LEAK_DIRECTIONS, StatsError)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import one_of
 from ..io.trials import Trials
 from ..blocks import TieBlocks
 from .metrics import (
@@ -112,8 +113,7 @@ def trial_speakers(trials: Trials, speaker_of=None, *, side: str = "test") -> np
 
 def _groups(trials: Trials, unit: str, groups) -> tuple[np.ndarray, np.ndarray, str]:
     """(unit index per trial, sorted unit names, description)."""
-    if unit not in _UNITS:
-        raise StatsError(f"unit must be one of {_UNITS}, got {unit!r}")
+    one_of(unit, "unit", _UNITS, StatsError)
     n = len(trials)
     if groups is not None:
         if unit != "speaker":

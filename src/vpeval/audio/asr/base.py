@@ -6,9 +6,8 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ...errors import VpevalError
 from ...progress import track
-from ..io import SAMPLE_RATE, read_audio, scan_audio_folder
+from ..io import SAMPLE_RATE, checked_waveform, read_audio, scan_audio_folder
 
 __all__ = ["ASRBackend", "ASRUnavailableError", "transcribe_folder"]
 
@@ -53,13 +52,7 @@ class ASRBackend(ABC):
         VpevalError
             Wrong rate, or an empty, non-1-D or non-finite waveform.
         """
-        if int(sr) != SAMPLE_RATE:
-            raise VpevalError(f"{self.name}: sampling rate {sr} Hz; expected {SAMPLE_RATE} Hz")
-        x = np.asarray(waveform, dtype=np.float64)
-        if x.ndim != 1 or x.size == 0:
-            raise VpevalError(f"{self.name}: expected a non-empty 1-D waveform, got shape {x.shape}")
-        if not np.isfinite(x).all():
-            raise VpevalError(f"{self.name}: waveform contains NaN or infinite samples")
+        x = checked_waveform(waveform, sr, self.name)
         text = self._transcribe(x)
         if not isinstance(text, str):
             raise TypeError(f"{self.name}: backend returned {type(text).__name__}, expected str")

@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 
 from ...errors import InputFileError, VpevalError
 from ...progress import track
-from ..io import SAMPLE_RATE, read_audio, scan_audio_folder
+from ..io import SAMPLE_RATE, checked_waveform, read_audio, scan_audio_folder
 from ...io.embeddings import EmbeddingSet
 
 __all__ = ["Extractor", "ExtractorUnavailableError", "embed_folder"]
@@ -58,13 +58,7 @@ class Extractor(ABC):
             Wrong rate, empty / non-1-D / non-finite input, or an utterance the extractor cannot embed
             (e.g. no speech found).
         """
-        if int(sr) != SAMPLE_RATE:
-            raise VpevalError(f"{self.name}: sampling rate {sr} Hz; expected {SAMPLE_RATE} Hz")
-        x = np.asarray(waveform, dtype=np.float64)
-        if x.ndim != 1 or x.size == 0:
-            raise VpevalError(f"{self.name}: expected a non-empty 1-D waveform, got shape {x.shape}")
-        if not np.isfinite(x).all():
-            raise VpevalError(f"{self.name}: waveform contains NaN or infinite samples")
+        x = checked_waveform(waveform, sr, self.name)
         # BLAS single-threaded: a matrix product's last bit can depend on the number of BLAS threads, so this
         # gives the same vector on any machine, in one process or on any Dask worker (0.3 ms per call)
         with threadpool_limits(limits=1, user_api="blas"):
