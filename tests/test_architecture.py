@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "vpeval"
 #: Layer of every top-level piece of the package (docs/architecture.md): a module may import its own layer and
 #: the layers below, never one above.
 LAYERS = {
-    "_version": 0, "errors": 0, "_checks": 0, "_docs": 0, "_deprecated": 0, "progress": 0, "text": 0, "blocks": 0, "rowscan": 0, "ranks": 0,
+    "_version": 0, "errors": 0, "_checks": 0, "_docs": 0, "_deprecated": 0, "progress": 0, "text": 0, "blocks": 0,
+    "rowscan": 0, "ranks": 0,
     "metrics": 1, "calibration": 1, "disclosure": 1, "simulate": 1, "backends": 1,
     "io": 2, "plots": 2,
     "stats": 3,
