@@ -57,3 +57,12 @@ def test_unpairable_systems_are_noted_not_compared():
     trial = secrecy_test([TrialInput("f", "scores", t)], n_perm=19, n_boot=10)
     comps, notes = compare_worst_cases({"a": _system(rng, 1.0), "f": trial})
     assert comps == [] and "speaker relabelling" in notes[0]
+
+
+def test_level_is_checked():
+    from vpeval.errors import VpevalError
+
+    t = _system(np.random.default_rng(4), 1.0)
+    for bad in (-1, 0, 1, 2, float("nan"), "0.9"):
+        with pytest.raises(VpevalError, match="level"):
+            compare_worst_cases({"x": t, "y": t}, level=bad)

@@ -607,3 +607,30 @@ def test_fallback_to_trial_relabelling_names_the_probe():
     assert v.test.scheme == "trial"
     assert "probe 'p7' is a target of 2 models" in v.test.scheme_note
     assert any("probe 'p7'" in w for w in v.warnings)
+
+
+def test_tied_score_label_input_gives_the_same_verdict_in_any_line_order():
+    """Score label files have no keys: tied trials are ordered by label, so the bootstrap draws the same labels
+    whatever the file order (found by a breaker: sorted and unsorted files gave 'leaks' and 'partial')."""
+    rng = np.random.default_rng(23)
+    s = np.round(np.r_[rng.normal(1.5, 1, 60), rng.normal(0, 1, 440)], 1)
+    lab = np.r_[np.ones(60, bool), np.zeros(440, bool)]
+    out = []
+    for order in (np.arange(500), np.argsort(s, kind="stable"), rng.permutation(500)):
+        v = score_verdict(Trials(s[order], lab[order]), "t", n_perm=99, n_boot=50)
+        out.append(json.dumps(v.to_dict(), sort_keys=True, default=float))
+    assert out[0] == out[1] == out[2]
+
+
+def test_pooled_eps_max_needs_an_integer_resolution():
+    from vpeval.analysis.worst_case import eps_max_pooled_nats
+
+    for bad in (2.5, "2", 0, -1, True, float("nan")):
+        with pytest.raises(ValueError, match="m must be"):
+            eps_max_pooled_nats([1.0, 2.0], [0.0, 0.5], bad)
+
+
+def test_a_huge_budget_is_said_without_overflow():
+    t = Trials(np.r_[np.arange(20.0), np.arange(20.0) - 30], np.r_[np.ones(20), np.zeros(20)].astype(bool))
+    v = score_verdict(t, "t", n_perm=99, n_boot=20, budget_bits=5000.0)
+    assert "2^5000" in v.reason

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..errors import VpevalError
 from ..pipeline.compare import HEADLINE_METRICS, Comparison, comparison_reading
 from ..stats.results import order_statistic
 from .secrecy import SecrecyTest
@@ -62,6 +63,11 @@ def compare_worst_cases(tests: Mapping[str, SecrecyTest], *, level: float = 0.95
     level : float in (0, 1)
         Level of the percentile interval of ``A - B`` (bits).
 
+    Raises
+    ------
+    VpevalError
+        ``level`` outside (0, 1).
+
     Returns
     -------
     (comparisons, notes)
@@ -88,6 +94,8 @@ def compare_worst_cases(tests: Mapping[str, SecrecyTest], *, level: float = 0.95
     >>> c.better, notes
     ('private', [])
     """
+    if not (isinstance(level, (int, float)) and 0.0 < level < 1.0):
+        raise VpevalError(f"level must be in (0, 1), got {level!r}")
     names = list(tests)
     out, notes = [], []
     for i, a in enumerate(names):

@@ -44,7 +44,9 @@ class _TrialPrep:
 
 
 def _canonical_order(t: Trials) -> np.ndarray:
-    keys = [t.scores]
+    """Trials by score, then keys, then label: tied trials of a key-less input (score label files) are ordered
+    by label, so the order (and every draw made over it) depends on the input only as a set."""
+    keys = [t.is_target, t.scores]
     if t.test is not None:
         keys.insert(0, t.test)
     if t.enroll is not None:

@@ -180,7 +180,8 @@ def _resolution(pb: ProtectionBound) -> str:
 
 
 def _budget(b: float) -> str:
-    return f"the budget of {_bits(b)} (a likelihood ratio of {2 ** b:.3g})"
+    lr = f"{2 ** b:.3g}" if b < 1000 else f"2^{b:.4g}"  # 2 ** 1024 overflows a float
+    return f"the budget of {_bits(b)} (a likelihood ratio of {lr})"
 
 
 def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:

@@ -324,7 +324,7 @@ def eps_max_pooled_nats(tar: np.ndarray, non: np.ndarray, m: int | None = None) 
     Raises
     ------
     ValueError
-        An empty class, NaN scores or ``m < 1``.
+        An empty class, NaN scores, or ``m`` not an integer >= 1.
 
     Examples
     --------
@@ -342,6 +342,8 @@ def eps_max_pooled_nats(tar: np.ndarray, non: np.ndarray, m: int | None = None) 
     if np.isnan(s).any():
         raise ValueError("scores contain NaN")
     n = s.size
+    if m is not None and (isinstance(m, bool) or not isinstance(m, (int, np.integer))):
+        raise ValueError(f"m must be an integer >= 1, got {m!r}")
     m = resolution_trials(n) if m is None else int(m)
     o = np.argsort(s, kind="stable")
     ss = s[o]
