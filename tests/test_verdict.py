@@ -189,3 +189,13 @@ def test_the_pooled_bound_is_in_the_json():
 def test_a_tiny_budget_does_not_overflow():
     v = decide(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=1.0), budget_bits=1e-200)
     assert v.verdict == INCONCLUSIVE and v.more_units == 10 ** 12
+
+
+def test_no_protects_from_too_few_bootstrap_replicates():
+    import dataclasses
+
+    t = _with(test_(p=0.5, lo=0.0, value=1.0, hi=1.0, floor=1.0), protection=_pooled(1.0, 1.0))
+    assert decide(t).verdict == PROTECTS
+    few = _with(t, worst=dataclasses.replace(t.worst, n_boot=5))
+    v = decide(few)
+    assert v.verdict == INCONCLUSIVE and "5 bootstrap replicates" in v.reason

@@ -22,7 +22,8 @@ secrecy). With the budget ``b`` (bits, ``--budget-bits``):
     or speakers) and when no attacker could show more than the budget even at perfect separation (the family's
     ceiling is ``<= b``).
 ``protects``
-    not rejected, no speaker exposed, and ``max(U_m, F_m) <= b``.
+    not rejected, no speaker exposed, and ``max(U_m, F_m) <= b`` (``U_m`` from at least
+    :data:`MIN_BOOT_PROTECTS` bootstrap replicates, else ``inconclusive``).
 
 Why ``protects`` reads a pooled worst case (:class:`~vpeval.analysis.secrecy.ProtectionBound`): no finite
 data can rule out a large LLR on a single trial, and privacy-ZEBRA's Laplace-PAV eps_max cannot even rule it out
@@ -161,6 +162,8 @@ def _p(test: SecrecyTest) -> str:
     return f"p = {test.p_value:.3g}"
 
 
+#: Fewest bootstrap replicates whose 95th percentile is not simply their maximum ('protects' needs that bound).
+MIN_BOOT_PROTECTS = 20
 #: Relative tolerance of the budget comparisons (bits from different float paths).
 _TOL = 1e-9
 
@@ -221,12 +224,17 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
         reason = (f"the test cannot reject perfect secrecy at alpha {test.alpha:g} with these data: "
                   + (f"{test.n_perm} relabellings reach p >= {1 / (test.n_perm + 1):.3g}"
                      if 1.0 / (test.n_perm + 1) > test.alpha else
-                     f"only about {10 ** test.log10_distinct:.3g} distinct relabellings exist (too few speakers)"))
+                     f"only about {10 ** test.log10_distinct:.3g} distinct relabellings exist (too few "
+                     f"{_UNIT_WORDS[test.scheme]})"))
     elif w.family_ceiling <= b + tol:
         verdict = INCONCLUSIVE
         reason = (f"perfect secrecy is not rejected ({_p(test)}), but with these trial counts no attacker can show "
                   f"more than {_bits(w.family_ceiling)} (perfect separation), at or below {_budget(b)}: the data "
                   "cannot tell whether the budget is kept")
+    elif w.n_boot < MIN_BOOT_PROTECTS:
+        verdict = INCONCLUSIVE
+        reason = (f"perfect secrecy is not rejected ({_p(test)}), but {w.n_boot} bootstrap replicates cannot give "
+                  f"the upper bound 'protects' needs (at least {MIN_BOOT_PROTECTS}: the 95th percentile)")
     elif pb.upper <= b + tol and not test.exposed:
         verdict = PROTECTS
         reason = (f"perfect secrecy is not rejected ({_p(test)}), no speaker is exposed, and {res} stays within "
