@@ -634,3 +634,16 @@ def test_a_huge_budget_is_said_without_overflow():
     t = Trials(np.r_[np.arange(20.0), np.arange(20.0) - 30], np.r_[np.ones(20), np.zeros(20)].astype(bool))
     v = score_verdict(t, "t", n_perm=99, n_boot=20, budget_bits=5000.0)
     assert "2^5000" in v.reason
+
+
+def test_few_speakers_are_relabelled_exhaustively_and_the_p_value_is_exact():
+    """4 speakers: 24 relabellings listed once; p is a multiple of 1/24 and the same for every seed."""
+    tr, _ = design(np.random.default_rng(24), n_spk=4, n_probe=3, n_att=1, leak=2.0, one_to_n=False)
+    ps = set()
+    for seed in range(4):
+        r = secrecy_test(tr, n_perm=999, n_boot=20, seed=seed)
+        assert r.n_perm == 23 and "all 24 relabellings listed once (exact)" in r.scheme_note
+        assert round(r.p_value * 24, 9) == int(round(r.p_value * 24))
+        ps.add(r.p_value)
+    assert len(ps) == 1
+    assert secrecy_test(tr, n_perm=19, n_boot=20).n_perm == 19  # 24 > 20: sampled as before

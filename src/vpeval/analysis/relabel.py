@@ -168,7 +168,14 @@ def _probe_design(p: _TrialPrep) -> bool:
 
 
 def _speaker_perms(rng, n_s: int, n_perm: int) -> np.ndarray:
-    """(n_perm + 1, |S|): row 0 the identity, then uniform permutations; ``sig[r, m]`` = identity of model m."""
+    """(n_perm + 1, |S|): row 0 the identity, then uniform permutations; ``sig[r, m]`` = identity of model m.
+
+    When ``|S|! <= n_perm + 1`` every permutation is listed once instead (``|S|!`` rows, the identity first):
+    the permutation distribution is then exact and the p-values do not depend on the seed."""
+    if math.factorial(n_s) <= n_perm + 1:
+        import itertools
+
+        return np.array(list(itertools.permutations(range(n_s))), dtype=np.int64).reshape(-1, n_s)
     sig = np.empty((n_perm + 1, n_s), dtype=np.int64)
     sig[0] = np.arange(n_s)
     for r in range(1, n_perm + 1):

@@ -355,7 +355,9 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     one_to_n : sequence of OneToNInput
         1-to-N matrices per attacker and condition (need speakers; :class:`vpeval.pipeline.OneToN`).
     n_perm : int >= 19
-        Relabellings (the same for every member). The smallest reachable p-value is ``1 / (n_perm + 1)``.
+        Relabellings (the same for every member). The smallest reachable p-value is ``1 / (n_perm + 1)``. With
+        speaker relabelling and ``|S|! <= n_perm + 1`` every permutation is listed once instead (the result's
+        ``n_perm`` is then ``|S|! - 1``): exact, and independent of ``seed``.
     n_boot : int >= 1
         Speaker-bootstrap replicates of the worst case (re-selected per replicate).
     seed : int >= 0
@@ -415,6 +417,9 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         scheme_reason = next(p.fallback for p in preps if p.fallback)
     rng = np.random.default_rng(seed)
     sig = _speaker_perms(rng, S.size, n_perm) if scheme == "speaker" else None
+    exact = sig is not None and sig.shape[0] < n_perm + 1
+    if exact:  # every permutation of the evaluation speakers listed once: an exact test
+        n_perm = sig.shape[0] - 1
     rng_trial = np.random.default_rng([seed, 1])
 
     # ---- null statistics: columns = members x statistics, row 0 = observed
@@ -532,15 +537,19 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     can_reject = 1.0 / (n_perm + 1) <= alpha and log10_distinct >= math.log10(1.0 / alpha)
     if not can_reject:
         warnings.warn(f"the perfect-secrecy test cannot reject at alpha = {alpha:g}: "
-                      + (f"{n_perm} relabellings reach p >= {1 / (n_perm + 1):.3g}" if 1.0 / (n_perm + 1) > alpha
-                         else f"only about {10 ** log10_distinct:.3g} distinct relabellings exist")
+                      + (f"only about {10 ** log10_distinct:.3g} distinct relabellings exist"
+                         if log10_distinct < math.log10(1.0 / alpha) else
+                         f"{n_perm} relabellings reach p >= {1 / (n_perm + 1):.3g}")
                       + "; the verdict cannot be 'leaks', 'partial' or 'protects'", FewPermutationsWarning,
                       stacklevel=2)
     if scheme == "speaker":
         n_units = int(S.size)
     protection = _protection(pooled_cols, pooled_meta, pooled_preps, lid_obs, scheme, S, n_boot, seed,
                              t_stats, l_stats)
-    return SecrecyTest(scheme, _SCHEME_NOTES[scheme] + (f" ({scheme_reason})" if scheme_reason else ""), n_perm, seed, float(alpha), p_family,
+    note = _SCHEME_NOTES[scheme] + (f" ({scheme_reason})" if scheme_reason else "")
+    if exact:
+        note += f"; all {n_perm + 1} relabellings listed once (exact)"
+    return SecrecyTest(scheme, note, n_perm, seed, float(alpha), p_family,
                        bool(p_family <= alpha and can_reject), members, worst, thresholds, exposed, n_units,
                        null_max, float(log10_distinct), bool(can_reject), protection,
                        np.where(np.isfinite(boot_max), boot_max, np.nan), boot_units)

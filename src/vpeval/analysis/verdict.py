@@ -222,10 +222,9 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
     elif not test.can_reject:
         verdict = INCONCLUSIVE
         reason = (f"the test cannot reject perfect secrecy at alpha {test.alpha:g} with these data: "
-                  + (f"{test.n_perm} relabellings reach p >= {1 / (test.n_perm + 1):.3g}"
-                     if 1.0 / (test.n_perm + 1) > test.alpha else
-                     f"only about {10 ** test.log10_distinct:.3g} distinct relabellings exist (too few "
-                     f"{_UNIT_WORDS[test.scheme]})"))
+                  + (f"only about {10 ** test.log10_distinct:.3g} distinct relabellings exist (too few "
+                     f"{_UNIT_WORDS[test.scheme]})" if test.log10_distinct < math.log10(1.0 / test.alpha) else
+                     f"{test.n_perm} relabellings reach p >= {1 / (test.n_perm + 1):.3g}"))
     elif w.family_ceiling <= b + tol:
         verdict = INCONCLUSIVE
         reason = (f"perfect secrecy is not rejected ({_p(test)}), but with these trial counts no attacker can show "
