@@ -200,8 +200,11 @@ class ProtectionBound:
     highest and lowest of its ``n`` trials pooled into one block each
     (:func:`~vpeval.analysis.worst_case.eps_max_pooled_nats`); a 1-to-N member enters with its LID_max. Unlike
     eps_max, whose noise floor does not fall below ``log2(2 Nn / Nt)`` bits at any sample size when targets are
-    a small share, the pooled worst case's floor under perfect secrecy falls towards 0 as the data grow, so
-    "the data rule out disclosure above the budget" becomes reachable with enough speakers.
+    a small share, the pooled worst case's floor under perfect secrecy falls towards 0 as the data grow at a fixed
+    share of targets, so "the data rule out disclosure above the budget" becomes reachable with enough trials.
+    Where the share itself falls (every probe scored against every one of ``M`` models: ``1 / M``), a pooled block
+    holds about ``sqrt(P / M)`` targets however many speakers are added, and the floor falls only slowly
+    (``docs/verdict_calibration.md``).
 
     ``value``: the observed family maximum and who reaches it (``resolution``: that member's ``m``, trials;
     1 for LID_max); ``floor``: the 95th percentile of the family maximum over the relabellings; ``ci_high``:

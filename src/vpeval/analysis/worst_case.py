@@ -248,8 +248,9 @@ def _eps_max_at_targets(wt, n_pre, n_w, top_size, top_tar) -> np.ndarray:
 def resolution_trials(n: int) -> int:
     """The resolution ``m = ceil(sqrt(n))`` (trials) of the pooled worst case of ``n`` trials.
 
-    ``m`` grows with ``n`` so that the pooled eps_max's noise floor under perfect secrecy falls towards 0 (a
-    block of ``m`` trials estimates its LLR to about ``1 / sqrt(m pi (1 - pi))`` nats), while ``m / n`` falls
+    ``m`` grows with ``n`` so that, at a fixed target share ``pi``, the pooled eps_max's noise floor under perfect
+    secrecy falls towards 0 (a block of ``m`` trials estimates its LLR to about ``1 / sqrt(m pi (1 - pi))``
+    nats; where ``pi`` itself falls as ``1 / n`` grows, it does not), while ``m / n`` falls
     to 0 so that disclosure over any fixed share of the trials is eventually measured in full.
 
     >>> resolution_trials(5550), resolution_trials(1), resolution_trials(100)
@@ -306,7 +307,7 @@ def eps_max_pooled_nats(tar: np.ndarray, non: np.ndarray, m: int | None = None) 
     :func:`pooled_extremes`: the largest ``|LLR|`` the attacker's scores show for any trial when its most
     extreme evidence is averaged over at least ``m`` trials (default :func:`resolution_trials`, ``ceil(sqrt n)``).
     With ``m = 1`` it is privacy-ZEBRA's eps_max. Unlike that one, its value under perfect secrecy falls towards
-    0 as the trials grow at any share of targets (privacy-ZEBRA's Laplace pseudo-block carries the LLR
+    0 as the trials grow at a fixed share of targets (privacy-ZEBRA's Laplace pseudo-block carries the LLR
     ``ln(Nn / Nt)``, so a single target at the top reads ``log2(2 Nn / Nt)`` bits however many trials there are).
     Ties are pooled whole; the result depends on the scores only through their order.
 
