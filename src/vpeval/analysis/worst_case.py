@@ -253,6 +253,11 @@ def resolution_trials(n: int) -> int:
     nats; where ``pi`` itself falls as ``1 / n`` grows, it does not), while ``m / n`` falls
     to 0 so that disclosure over any fixed share of the trials is eventually measured in full.
 
+    Raises
+    ------
+    ValueError
+        ``n < 1``.
+
     >>> resolution_trials(5550), resolution_trials(1), resolution_trials(100)
     (75, 1, 10)
     """
