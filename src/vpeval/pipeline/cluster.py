@@ -338,6 +338,7 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
         raise VpevalError(f"names: expected {len(items)} names, got {len(names)}")
     if not items:
         return []
+    hint = _memory_hint(client)  # now: once a worker has died, its memory limit is no longer listed
     bs = _default_batch(len(items), n_workers(client)) if batch_size is None else int(batch_size)
     if bs < 1:
         raise VpevalError(f"batch_size must be >= 1, got {batch_size!r}")
@@ -361,11 +362,19 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
                     no_worker_since = _check_cluster(client, no_worker_since, len(items) - state["done"],
                                                      len(items))
                     continue
+                except distributed.CancelledError:  # every pending task cancelled: the scheduler is gone
+                    first = names[min(where[f.key] for f in pending)]
+                    left = len(items) - state["done"]
+                    more = f" and {left - 1} more" if left > 1 else ""
+                    raise SchedulerLostError(
+                        f"{first}: the connection to the Dask scheduler was lost while this file{more} waited "
+                        f"({state['done']} of {len(items)} items were done); nothing was written; check that the "
+                        "scheduler is running and re-run") from None
                 no_worker_since = None
                 for fut in sorted(finished, key=lambda f: where[f.key]):
                     pending.discard(fut)
                     s = where[fut.key]
-                    res = _result(client, distributed, fut, names[s : s + bs], state["done"], len(items))
+                    res = _result(client, distributed, fut, names[s : s + bs], state["done"], len(items), hint)
                     fut.release()  # a finished task is never recomputed (and never writes again) after a worker dies
                     if res[0] == "error":
                         _, i, name, msg, is_input = res
@@ -398,7 +407,7 @@ def _memory_hint(client) -> str:
             "a larger --memory-limit), or a library crashed on this file")
 
 
-def _result(client, distributed, fut, batch_names, n_done: int, n_items: int):
+def _result(client, distributed, fut, batch_names, n_done: int, n_items: int, hint: str):
     """``fut.result()`` with the cluster's failures turned into ClusterError naming the item."""
     try:
         return fut.result()
@@ -408,7 +417,7 @@ def _result(client, distributed, fut, batch_names, n_done: int, n_items: int):
                 f"{batch_names[0]}: a Dask worker died while processing one of the {len(batch_names)} files "
                 f"{', '.join(batch_names)}")
         raise WorkerDiedError(f"{what} ({exc.allowed_failures + 1} workers tried and died; {n_done} of {n_items} "
-                              f"items were done); {_memory_hint(client)}") from None
+                              f"items were done); {hint}") from None
     except distributed.CancelledError:
         raise SchedulerLostError(
             f"{batch_names[0]}: the Dask cluster cancelled this file's task, most often because the connection to "
