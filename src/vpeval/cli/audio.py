@@ -32,9 +32,9 @@ _JsonSummaryOpt = typer.Option(False, "--json", help="Print a JSON summary on st
 
 def _fail(exc: BaseException) -> None:
     from ..io.output import OutputError
+    from .common import fail
 
-    typer.echo(f"vpeval: error: {exc}", err=True)
-    raise typer.Exit(code=3 if isinstance(exc, OutputError) else 2)
+    fail(str(exc), 3 if isinstance(exc, OutputError) else 2)
 
 
 def anonymize_cmd(
