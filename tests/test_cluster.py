@@ -393,3 +393,18 @@ def test_more_workers_than_cores_are_refused(audio, tmp_path):
     code, text = _run(["embed", audio, "-o", tmp_path / "e.npz", "--workers", too_many, "-q"])
     assert code == 2 and f"--workers {too_many}: this machine has {cl._cores()} cores" in text
     assert not (tmp_path / "e.npz").exists()
+
+
+def test_a_full_disk_on_a_worker_reaches_the_client_as_the_oserror(client):
+    """Re-raised as OSError with its errno and file (the output claim then exits 3 naming the output), not as
+    an ItemError traceback."""
+    import errno
+
+    def full(item):
+        if item == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", "/out/.o.vpeval-tmp-1/x.flac")
+        return item
+
+    with pytest.raises(OSError) as e:
+        cl.map_items(client, full, [1, 2, 3], batch_size=1, quiet=True)
+    assert e.value.errno == errno.ENOSPC and e.value.filename == "/out/.o.vpeval-tmp-1/x.flac"

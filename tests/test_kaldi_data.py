@@ -219,3 +219,10 @@ def test_anonymize_force_never_replaces_the_folder_holding_its_input_audio(tmp_p
     assert r.exit_code == 3, r.output
     assert f"{d2 / 'wav.scp'}:2" in r.output and "a2.flac" in r.output
     assert (out / "wav" / "a2.flac").read_bytes() == before
+
+
+def test_cr_only_line_ends_are_named_as_such(tmp_path, audio):
+    d = _folder(tmp_path, **{"wav.scp": "a1 ../audio/a1.wav\ra2 ../audio/a2.wav\r", "utt2spk": "a1 A\na2 A\n"})
+    with pytest.raises(InputFileError, match=r"wav.scp:1: a carriage return \(CR\) inside the line.*CR-only") as e:
+        read_kaldi_data_folder(d)
+    assert "does not exist" not in str(e.value)
