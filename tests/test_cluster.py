@@ -408,3 +408,15 @@ def test_a_full_disk_on_a_worker_reaches_the_client_as_the_oserror(client):
     with pytest.raises(OSError) as e:
         cl.map_items(client, full, [1, 2, 3], batch_size=1, quiet=True)
     assert e.value.errno == errno.ENOSPC and e.value.filename == "/out/.o.vpeval-tmp-1/x.flac"
+
+
+def test_a_worker_death_in_any_computation_of_a_cluster_block_is_a_cluster_error():
+    """Outside map_items (the 1-to-N scans compute dask arrays), a dead worker is an error too, not a traceback."""
+    import os
+
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with pytest.raises(cl.WorkerDiedError, match="a Dask worker died during the computation .*out of memory"):
+            with cl.cluster(workers=1) as c:
+                c.submit(os._exit, 1, pure=False).result()

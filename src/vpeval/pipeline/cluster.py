@@ -146,7 +146,7 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
         finally:
             os.environ.clear()
             os.environ.update(saved)
-        with local, distributed.Client(local) as client:
+        with local, distributed.Client(local) as client, _cluster_failures(distributed, client):
             yield client
         return
     _probe(scheduler, timeout)
@@ -159,9 +159,25 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
                 f"--scheduler {scheduler}: no worker joined the scheduler within {timeout:g} s ({exc}); start "
                 f"workers with `dask worker {scheduler}`"
             ) from None
-        yield client
+        with _cluster_failures(distributed, client):
+            yield client
     finally:
         client.close()
+
+
+@contextlib.contextmanager
+def _cluster_failures(distributed, client):
+    """Failures of the cluster itself inside a ``cluster()`` block (e.g. in a dask-array computation of the
+    1-to-N scans, which has no per-file items) as :class:`ClusterError`, never a traceback."""
+    hint = _memory_hint(client)
+    try:
+        yield
+    except distributed.KilledWorker as exc:
+        raise WorkerDiedError(f"a Dask worker died during the computation ({exc.allowed_failures + 1} workers tried "
+                              f"the same task and died); {hint.replace(' on this file', '')}") from None
+    except distributed.CancelledError:
+        raise SchedulerLostError("the Dask cluster cancelled the computation, most often because the connection to "
+                                 "the scheduler was lost; check that the scheduler is running and re-run") from None
 
 
 def _cores() -> int:
