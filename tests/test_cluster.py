@@ -304,7 +304,7 @@ def test_a_worker_dying_on_a_file_is_an_error_naming_that_file():
         import time
 
         if item == "b":
-            time.sleep(0.2)  # some work on the file (the worker's note of the item it started travels meanwhile)
+            time.sleep(0.5)  # some work on the file (the worker's note of the item it started travels meanwhile)
             os._exit(1)  # what an out-of-memory kill or a crashing library does to the worker process
         return item
 

@@ -343,8 +343,24 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
     InputFileError
         ``func`` raised a :class:`~vpeval.errors.VpevalError` for an item: the error names the item's file.
         The remaining tasks are cancelled.
+    OSError
+        ``func`` raised an OSError (a full disk, a missing folder): re-raised with its errno and file name, so
+        that an output claim (:mod:`vpeval.io.output`) reports it as an output error naming the output.
+    WorkerDiedError
+        A worker process died while running an item (Dask's retries included): the message names the file
+        being processed (from an event the worker sends when it starts each item; all the files of the task
+        when that event did not arrive) and the memory each worker had.
+    SchedulerLostError
+        The connection to the scheduler was lost (the tasks were cancelled).
+    NoWorkersError
+        No worker at all for :data:`NO_WORKER_TIMEOUT` seconds while items were waiting.
     ItemError
         Any other exception, with the item's name and the original message.
+
+    Notes
+    -----
+    A finished task's result is released as soon as it is collected, so a later worker death never makes
+    Dask recompute it (a recomputed ``anonymize`` task would write again).
     """
     from ..progress import track
 
