@@ -377,3 +377,24 @@ def test_a_late_task_never_recreates_a_removed_temporary_folder(inputs, tmp_path
     with pytest.raises(OSError):
         _anonymize_file((it, "mcadams", {"alpha": 0.8}, gone, "flac"))
     assert not gone.exists() and _leftovers(tmp_path) == []
+
+
+def test_a_full_disk_names_the_output_being_written_of_two(inputs, tmp_path, monkeypatch):
+    """embed --metadata-out holds two claims: the error names the file whose write failed, not the other."""
+    import errno
+
+    from vpeval.io import embeddings
+
+    def full(path, es, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(embeddings, "write_embeddings", full)
+    d = tmp_path / "data"
+    d.mkdir()
+    (d / "wav.scp").write_text(f"11-1-0000 {inputs / 'audio' / '11-1-0000.flac'}\n")
+    (d / "utt2spk").write_text("11-1-0000 11\n")
+    e, m = tmp_path / "e.npz", tmp_path / "m.csv"
+    r = CliRunner().invoke(app, ["embed", str(d), "-o", str(e), "-q", "--metadata-out", str(m)])
+    assert r.exit_code == 3, r.output
+    assert f"{e}: cannot write the output (No space left on device)" in r.output and str(m) not in r.output
+    assert not e.exists() and not m.exists() and _leftovers(tmp_path) == []

@@ -426,14 +426,15 @@ class OutputClaim:
 
     @staticmethod
     def _is_write_error(exc: OSError, tmp) -> bool:
-        """A refusal of the output's file system: the disk is full, or a path in the temporary folder failed."""
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS):
-            return True
+        """A refusal of this output's file system: a path in its temporary folder failed, or (when the error
+        names no file, e.g. a write to an open file) the disk is full or read-only. An error naming another
+        file (an input, the temporary folder of another output of the same command) is left as it is."""
+        names = [n for n in (exc.filename, getattr(exc, "filename2", None)) if n is not None]
+        if not names:
+            return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
         if tmp is None:
             return False
-        for name in (exc.filename, getattr(exc, "filename2", None)):
-            if name is None:
-                continue
+        for name in names:
             try:
                 p = Path(os.fsdecode(name)).absolute()
             except (TypeError, ValueError):
