@@ -403,7 +403,8 @@ class OutputClaim:
         """
         if self._tmp is not None:
             tmp, self._tmp = self._tmp, None
-            doomed = tmp.parent / f".{self.target.name}.vpeval-old-{secrets.token_hex(6)}"
+            # still a vpeval-tmp- name with its owner file: left behind by a kill, the next run removes it
+            doomed = tmp.parent / f".{self.target.name}.vpeval-tmp-{secrets.token_hex(6)}-removed"
             try:
                 os.rename(tmp, doomed)
             except OSError:
