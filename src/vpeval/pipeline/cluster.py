@@ -212,8 +212,8 @@ def _probe(scheduler: str, timeout: float) -> None:
     host, _, port = scheduler[len("tcp://"):].rpartition(":")
     try:
         port = int(port)
-    except ValueError:
-        raise ClusterError(f"--scheduler {scheduler!r}: expected a scheduler address such as tcp://host:8786") from None
+    except ValueError:  # no port (distributed's default applies): the bounded start below still covers it
+        return
     try:
         sock = socket.create_connection((host.strip("[]"), port), timeout=timeout)
     except OSError as exc:
