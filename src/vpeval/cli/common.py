@@ -117,8 +117,13 @@ def install_warning_hook(ctx) -> None:
     ctx.call_on_close(restore)
 
 
+_NUMPY_SCALAR = re.compile(r"\bnp\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
+
+
 def fail(msg: str, code: int = EXIT_INPUT):
-    typer.echo(f"vpeval: error: {msg}", err=True)
+    # a NumPy scalar's repr (np.float64(nan)) shown as the number it is (nan)
+    text = _NUMPY_SCALAR.sub(r"\1", str(msg))
+    typer.echo(f"vpeval: error: {text}", err=True)
     raise typer.Exit(code)
 
 
@@ -153,10 +158,16 @@ def display_name(text: str) -> str:
 
 
 def split_name(spec: str) -> tuple[str | None, str]:
-    """``NAME=PATH`` -> (NAME, PATH); a plain path -> (None, PATH)."""
+    """``NAME=PATH`` -> (NAME, PATH); a plain path -> (None, PATH).
+
+    The name may contain ``=`` itself: the split is at the last ``=`` after which an existing path follows
+    (``v=2=scores.txt`` -> ``("v=2", "scores.txt")``), else at the first ``=`` (the path is then reported as
+    missing).
+    """
     if "=" in spec and not Path(spec).exists():
-        name, path = spec.split("=", 1)
-        return display_name(name), path
+        cuts = [i for i, c in enumerate(spec) if c == "="]
+        at = next((i for i in reversed(cuts) if Path(spec[i + 1:]).exists()), cuts[0])
+        return display_name(spec[:at]), spec[at + 1:]
     return None, spec
 
 

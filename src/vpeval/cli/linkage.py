@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -37,6 +39,29 @@ def _read(path: Path, key: Optional[Path], drop_unenrolled: bool):
         sm = read_score_matrix(path, drop_unenrolled=drop_unenrolled)
     require_finite_scores(sm, path, key, "LID (z-normalised rows)")
     return sm
+
+
+@contextlib.contextmanager
+def _named_inputs(table: Path, sm, dev: Optional[Path], dsm):
+    """Errors of the library name its arguments (``eval_scores: probe row 3 ...``): shown with the files and
+    the probe's trial id instead."""
+    try:
+        yield
+    except VpevalError as exc:
+        text = str(exc)
+        for arg, path, m in (("eval_scores", table, sm), ("dev_scores", dev, dsm)):
+            if path is not None and text.startswith(f"{arg}:"):
+                rest = text[len(arg) + 1:]
+                rest = re.sub(r"\brow (\d+)\b", lambda g: _row(m, int(g.group(1))), rest, count=1)
+                cls = type(exc) if type(exc).__init__ is VpevalError.__init__ else VpevalError
+                raise cls(f"{path}:{rest}") from None
+        raise
+
+
+def _row(m, i: int) -> str:
+    if 0 <= i < len(m.probe_id):
+        return f"row {i} (trial {m.probe_id[i]})"
+    return f"row {i}"
 
 
 def _fmt(v, digits=4) -> str:
@@ -90,7 +115,7 @@ def register(app: typer.Typer) -> None:
         on_cluster = execution(scheduler, workers)  # options checked before reading
         sm = _read(table, key, drop_unenrolled)
         dsm = _read(dev, dev_key, drop_unenrolled) if dev is not None else None
-        with on_cluster as client:
+        with on_cluster as client, _named_inputs(table, sm, dev, dsm):
             res = linkage_analysis(
                 sm.scores,
                 sm.true_index,
