@@ -63,9 +63,14 @@ class VpevalWarning(UserWarning):
     """Base class of vpeval's warnings."""
 
 
-class VpevalDeprecationWarning(VpevalWarning, DeprecationWarning):
-    """A deprecated import path or name was used; the message says what replaces it. A
-    :class:`DeprecationWarning` too, so Python's default filters show it only for code run as ``__main__``."""
+class VpevalDeprecationWarning(VpevalWarning, FutureWarning):
+    """A deprecated import path or name was used; the message says what replaces it.
+
+    A :class:`FutureWarning`, not a :class:`DeprecationWarning`: Python's default filters hide a
+    ``DeprecationWarning`` outside ``__main__`` (a library, a notebook helper, a script importing a module that
+    imports the old path), and the people who must change their imports are the users of such code, so the
+    warning is shown under the default filters wherever it is raised (the convention of :mod:`warnings` for
+    deprecations aimed at end users)."""
 
 
 class DegenerateInputWarning(VpevalWarning):
