@@ -218,3 +218,14 @@ def test_summary_llrs_equal_pav_llr():
     s = {m.key: m.value for m in metrics}
     assert s["linkability"] == vpeval.linkability(tar, non)
     assert s["d_ece"] == pytest.approx(vpeval.d_ece(tar, non), abs=1e-14)
+
+
+def test_report_refuses_scores_near_the_float64_limit_naming_the_file(tmp_path):
+    """Scores near +-1e308 made the report's plot axis -inf..inf and exit 2 with 'scores: contains NaN'."""
+    rng = np.random.default_rng(0)
+    lines = "".join(f"{float(v)!r} {int(i % 4 == 0)}\n" for i, v in enumerate(rng.uniform(-1, 1, 40) * 1e308))
+    p = _score_label(tmp_path, "huge.txt", lines)
+    r = runner.invoke(app, ["report", str(p), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 2, r.output
+    assert f"vpeval: error: {p}: " in r.stderr and "finite, but beyond the span" in r.stderr, r.stderr
+    assert "NaN" not in r.stderr and not (tmp_path / "out").exists()

@@ -223,3 +223,26 @@ def test_fuzz_kaldi_matrix_reader_only_raises_input_errors(tmp_path, lines, sep)
         assert str(k) in str(exc) or str(s) in str(exc)
         return
     assert not np.isnan(sm.scores).any()
+
+
+@pytest.mark.parametrize("big", ["1.7e308", "-9.18e307", "1.0000001e300"])
+def test_finite_scores_beyond_1e300_are_refused_in_every_format(tmp_path, big):
+    """A finite score near the float64 limit: its span, a plot's padded axis and sums overflow (vpeval report
+    exited 2 with 'contains NaN' after the plot's axis became -inf..inf); refused on reading, naming the file,
+    the value and what is wrong. +-inf and +-1e300 stay valid."""
+    sl = tmp_path / "s.txt"
+    sl.write_text(f"0.5 1\n{big} 0\n0.1 0\n")
+    key, sc = tmp_path / "key", tmp_path / "scores"
+    key.write_text("a x target\na y nontarget\na z nontarget\n")
+    sc.write_text(f"a x 0.5\na y {big}\na z 0.1\n")
+    for read, where in ((lambda: vpeval.read_score_label(sl), str(sl)),
+                        (lambda: vpeval.read_trials_scores(key, sc), f"{key} + {sc}"),
+                        (lambda: read_columns(sl, label_col=1, score_col=0, target="1", nontarget="0"), str(sl))):
+        with pytest.raises(InputFileError, match=r"beyond \+-1e\+300") as e:
+            read()
+        msg = str(e.value)
+        assert msg.startswith(where + ":") and repr(float(big)) in msg and "trial 2" in msg, msg
+        assert "finite, but beyond the span" in msg and "rescale" in msg, msg
+    sl.write_text("1e300 1\n-1e300 0\ninf 1\n-inf 0\n")
+    t = vpeval.read_score_label(sl)
+    assert t.scores.tolist() == [1e300, -1e300, np.inf, -np.inf]

@@ -23,7 +23,8 @@ EXIT_OUTPUT = 3  # the output cannot be written: exists (without --force), anoth
 
 FORMATS_HELP = """
 Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error,
-+-inf is a valid score, e.g. a calibrated LLR; a number that overflows or underflows is an error):
++-inf is a valid score, e.g. a calibrated LLR; a number that overflows or underflows is an error, and so is a
+finite score beyond +-1e300, whose span float64 cannot compute on):
 
 \b
   SCORES with --key KEY      Kaldi/VoicePrivacy: KEY lines `enroll test target|nontarget`,

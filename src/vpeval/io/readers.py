@@ -13,7 +13,8 @@ generic columns
     with named columns.
 
 Rules: labels are case-sensitive (``Target`` is an error); lines may end in LF or CRLF; blank lines are
-skipped; every other line must parse. Scores are float64, NaN is an error, ``inf`` is allowed. Errors are
+skipped; every other line must parse. Scores are float64, NaN is an error, ``inf`` is allowed, a finite score
+beyond +-1e300 (:data:`MAX_FINITE_SCORE`) is an error (no float64 headroom is left for its span). Errors are
 :class:`~vpeval.errors.InputFileError` with ``path:line:``. ``higher_is_target=False`` negates the scores so
 that everything downstream sees higher = more target-like.
 """
@@ -98,9 +99,35 @@ def _fields(path, lineno, line, n, what) -> list[str]:
     return f
 
 
+#: The largest magnitude of a finite score read from a file. Beyond it the computations on the scores stop
+#: being representable in float64 (max 1.8e308): a span max - min, a plot's padded axis, a sum of the scores
+#: of up to 1e8 trials. 1e300 leaves that headroom; every scale-free result is tested up to this scale
+#: (tests/test_scale_invariance.py). +-inf stays a valid score.
+MAX_FINITE_SCORE = 1e300
+
+
+def _check_magnitude(s: np.ndarray, source) -> None:
+    """Raise InputFileError when a finite score of ``s`` is beyond +-:data:`MAX_FINITE_SCORE` (naming the
+    first such trial, its value and the file's finite range)."""
+    if not s.size:
+        return
+    with np.errstate(invalid="ignore"):
+        big = np.isfinite(s) & (np.abs(s) > MAX_FINITE_SCORE)
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        fin = s[np.isfinite(s)]
+        raise InputFileError(
+            source, None,
+            f"{int(big.sum())} finite score(s) beyond +-{MAX_FINITE_SCORE:g}, e.g. {s[i]!r} (trial {i + 1}; the "
+            f"finite scores span {fin.min()!r} to {fin.max()!r}): finite, but beyond the span float64 can "
+            "compute on (differences, padded plot axes and sums overflow near 1.8e308); rescale the scores "
+            "(every result but score-domain thresholds is invariant to a positive scale)")
+
+
 def _finish(scores, labels, enroll, test, source, higher_is_target) -> Trials:
     s = np.asarray(scores, dtype=np.float64)
     t = np.asarray(labels, dtype=bool)
+    _check_magnitude(s, source)
     if not t.any():
         raise InputFileError(source, None, "no target trials; both classes are needed")
     if t.all():
