@@ -16,6 +16,7 @@ __all__ = [
     "VpevalDeprecationWarning",
     "DegenerateInputWarning",
     "FewPermutationsWarning",
+    "RepeatedTrialsWarning",
 ]
 
 
@@ -80,6 +81,13 @@ class DegenerateInputWarning(VpevalWarning):
 class FewPermutationsWarning(VpevalWarning):
     """Too few permutations: the smallest reachable p-value ``1 / (n_perm + 1)`` is above the level at which
     a verdict is drawn, so no result can ever be called a leak (or above baseline)."""
+
+
+class RepeatedTrialsWarning(VpevalWarning):
+    """A score file without trial ids (``score label``, or columns without ``key_cols``) repeats a (score,
+    label) pair. Accepted, each line being a trial: without ids, distinct trials that score alike (rounded
+    scores, a quantised back-end) look the same as a line or a file given twice by mistake, which vpeval cannot
+    tell apart. Files with ids refuse a repeated (enroll, test) pair instead."""
 
 
 class UndefinedPitchCorrelationWarning(VpevalWarning):

@@ -29,7 +29,8 @@ finite score beyond +-1e300, whose span float64 cannot compute on):
 \b
   SCORES with --key KEY      Kaldi/VoicePrivacy: KEY lines `enroll test target|nontarget`,
                              SCORES lines `enroll test score`, joined on the (enroll, test) pair.
-  SCORES alone               `score label` lines, label 1 = target, 0 = non-target.
+  SCORES alone               `score label` lines, label 1 = target, 0 = non-target (no trial ids:
+                             a repeated line is another trial, with a warning giving the count).
   SCORES with --label-col/--score-col
                              any whitespace (or --sep ',') file or .parquet table; columns by 0-based
                              index or header name; --target/--nontarget/--ignore give the label mapping
