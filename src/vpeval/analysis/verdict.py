@@ -229,16 +229,16 @@ def _more_words(test: SecrecyTest, pb: ProtectionBound, x: float, b: float, what
     S, P, M = cross
     p = P / S
     more = _more_speakers_crossed(S, P, M, x, b)
-    design = (f"every probe here meets every one of the {M:,} models (a target share of 1/{M:,}), so a pooled "
-              f"block holds about {math.sqrt(P / M):.2g} targets and at most sqrt({p:.3g}) = {math.sqrt(p):.2g} "
-              "(the probes per speaker) however many speakers of this design are added")
+    design = (f"every probe here meets every one of the {M:,} models, so a pooled block holds about "
+              f"{math.sqrt(P / M):.2g} targets, and at most sqrt({p:.3g} probes per speaker) = {math.sqrt(p):.2g} "
+              "however many speakers are added")
     if more is None:
         probes = p * min(x / b, 1e3) ** 4
         return None, (f"more {units} alone would not decide it ({design}: the {what} would stay above the budget "
                       f"even if it shrank as that count^(-1/2)); at that rate about {math.ceil(probes):,} probes per "
                       "speaker, with these speakers and models,")
-    return more, (f"at least about {more:,} more {units} with {p:.3g} probes each ({design}; the count assumes "
-                  f"the {what} shrinks as that count^(-1/2), and it falls more slowly with so few targets)")
+    return more, (f"at least about {more:,} more {units} with {p:.3g} probes each ({design}; counted as if the "
+                  f"{what} shrank as that count^(-1/2), faster than it does with so few targets)")
 
 
 def _resolution(pb: ProtectionBound) -> str:
