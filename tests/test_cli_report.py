@@ -272,3 +272,14 @@ def test_messages_show_numpy_numbers_as_numbers(capsys):
     with pytest.raises(typer.Exit):
         fail("a got np.float64(nan), b np.int64(3), c np.float32(0.5)")
     assert capsys.readouterr().err == "vpeval: error: a got nan, b 3, c 0.5\n"
+
+
+def test_report_refuses_scores_near_the_float64_limit_naming_the_file(tmp_path):
+    """Scores near +-1e308 made the report's plot axis -inf..inf and exit 2 with 'scores: contains NaN'."""
+    rng = np.random.default_rng(0)
+    lines = "".join(f"{float(v)!r} {int(i % 4 == 0)}\n" for i, v in enumerate(rng.uniform(-1, 1, 40) * 1e308))
+    p = _score_label(tmp_path, "huge.txt", lines)
+    r = runner.invoke(app, ["report", str(p), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 2, r.output
+    assert f"vpeval: error: {p}: " in r.stderr and "finite, but beyond the span" in r.stderr, r.stderr
+    assert "NaN" not in r.stderr and not (tmp_path / "out").exists()

@@ -16,6 +16,7 @@ __all__ = [
     "VpevalDeprecationWarning",
     "DegenerateInputWarning",
     "FewPermutationsWarning",
+    "RepeatedTrialsWarning",
 ]
 
 
@@ -63,9 +64,14 @@ class VpevalWarning(UserWarning):
     """Base class of vpeval's warnings."""
 
 
-class VpevalDeprecationWarning(VpevalWarning, DeprecationWarning):
-    """A deprecated import path or name was used; the message says what replaces it. A
-    :class:`DeprecationWarning` too, so Python's default filters show it only for code run as ``__main__``."""
+class VpevalDeprecationWarning(VpevalWarning, FutureWarning):
+    """A deprecated import path or name was used; the message says what replaces it.
+
+    A :class:`FutureWarning`, not a :class:`DeprecationWarning`: Python's default filters hide a
+    ``DeprecationWarning`` outside ``__main__`` (a library, a notebook helper, a script importing a module that
+    imports the old path), and the people who must change their imports are the users of such code, so the
+    warning is shown under the default filters wherever it is raised (the convention of :mod:`warnings` for
+    deprecations aimed at end users)."""
 
 
 class DegenerateInputWarning(VpevalWarning):
@@ -75,6 +81,13 @@ class DegenerateInputWarning(VpevalWarning):
 class FewPermutationsWarning(VpevalWarning):
     """Too few permutations: the smallest reachable p-value ``1 / (n_perm + 1)`` is above the level at which
     a verdict is drawn, so no result can ever be called a leak (or above baseline)."""
+
+
+class RepeatedTrialsWarning(VpevalWarning):
+    """A score file without trial ids (``score label``, or columns without ``key_cols``) repeats a (score,
+    label) pair. Accepted, each line being a trial: without ids, distinct trials that score alike (rounded
+    scores, a quantised back-end) look the same as a line or a file given twice by mistake, which vpeval cannot
+    tell apart. Files with ids refuse a repeated (enroll, test) pair instead."""
 
 
 class UndefinedPitchCorrelationWarning(VpevalWarning):

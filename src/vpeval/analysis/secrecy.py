@@ -210,7 +210,9 @@ class ProtectionBound:
     1 for LID_max); ``floor``: the 95th percentile of the family maximum over the relabellings; ``ci_high``:
     the 95th percentile of the bootstrap of the family maximum (strongest attacker re-selected per replicate,
     the same replicates as :class:`WorstCase`'s interval; score regions of the pooled blocks fixed at the
-    observed data's).
+    observed data's). ``design``: that member's ``{trials, targets, probes, models}`` (distinct test and enroll
+    ids), from which the verdict tells whether more speakers can shrink the bound; None for LID_max or trials
+    without ids.
     """
 
     value: float
@@ -220,6 +222,7 @@ class ProtectionBound:
     resolution: int
     floor: float
     ci_high: float
+    design: dict | None = None
 
     @property
     def upper(self) -> float:
@@ -229,7 +232,7 @@ class ProtectionBound:
     def to_dict(self) -> dict:
         return {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
                 "trial_type": self.trial_type, "resolution_trials": self.resolution, "floor_bits": self.floor,
-                "ci_high_bits": self.ci_high, "upper_bits": self.upper}
+                "ci_high_bits": self.ci_high, "upper_bits": self.upper, "design": self.design}
 
 
 @dataclass(frozen=True)
@@ -563,8 +566,14 @@ def _protection(cols, meta, pooled_boot) -> ProtectionBound:
     j = min(range(P.shape[1]), key=lambda k: (-P[0, k], meta[k][2], meta[k][0], meta[k][1]))
     reps = pooled_boot[np.isfinite(pooled_boot)] if np.isfinite(pooled_boot).any() else pooled_boot
     a, tt, st, m = meta[j]
+    design = None
+    if st == "eps_max_pooled":
+        t = next(p for p in pooled_preps if (p.inp.attacker, p.inp.trial_type) == (a, tt)).inp.trials
+        if t.enroll is not None and t.test is not None:
+            design = {"trials": len(t), "targets": int(t.is_target.sum()), "probes": int(np.unique(t.test).size),
+                      "models": int(np.unique(t.enroll).size)}
     return ProtectionBound(float(P[0, j]), st, a, tt, int(m), _exact_q(P[1:].max(axis=1), 0.95),
-                           _exact_q(reps, 0.95))
+                           _exact_q(reps, 0.95), design)
 
 
 def _log10_distinct(scheme: str, S, preps) -> float:

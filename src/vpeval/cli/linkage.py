@@ -108,7 +108,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from ..metrics.linkage import linkage_analysis
 
-        vopts = None if no_verdict else verdict_options(budget_bits, n_perm, alpha)
+        vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict (see its help)
+        if no_verdict:
+            vopts = None
 
         if dev_key is not None and dev is None:
             raise VpevalError("--dev-key needs --dev")

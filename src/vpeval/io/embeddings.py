@@ -69,6 +69,16 @@ class EmbeddingSet:
     def __len__(self) -> int:
         return self.embeddings.shape[0]
 
+    def __repr__(self) -> str:
+        """One line whatever the size: extractor, utterances x dimension, speakers, rows per condition (sorted by
+        name, the first 5; the same for any row order). The arrays are the attributes."""
+        n, d = self.embeddings.shape
+        names, counts = np.unique(self.condition, return_counts=True)
+        shown = ", ".join(f"{c!r}: {k}" for c, k in zip(names[:5].tolist(), counts[:5].tolist()))
+        more = f", ... {names.size - 5} more" if names.size > 5 else ""
+        return (f"EmbeddingSet(extractor={self.extractor!r}, {n} utterances x {d} dimensions, "
+                f"{np.unique(self.speaker_id).size} speakers, conditions {{{shown}{more}}})")
+
     def select(self, mask) -> "EmbeddingSet":
         """Rows where the boolean ``mask`` is true, as a new set."""
         mask = np.asarray(mask, dtype=bool)
