@@ -655,3 +655,26 @@ def test_few_speakers_are_relabelled_exhaustively_and_the_p_value_is_exact():
         ps.add(r.p_value)
     assert len(ps) == 1
     assert secrecy_test(tr, n_perm=19, n_boot=20).n_perm == 19  # 24 > 20: sampled as before
+
+
+@pytest.mark.parametrize("n,k", [(5, 2), (6, 1), (7, 3)])
+def test_trial_relabelling_lists_every_target_subset_once_when_few(n, k):
+    """C(n, K) <= n_perm + 1: every K-subset is a relabelling once, so the p-value is the exact permutation
+    p-value (counted here by brute force over the subsets) and does not depend on the seed."""
+    rng = np.random.default_rng(n * 10 + k)
+    scores = rng.normal(size=n)
+    lab = np.zeros(n, dtype=bool)
+    lab[rng.choice(n, k, replace=False)] = True
+    inp = [TrialInput("a", "scores", Trials(scores, lab))]
+    tests = [secrecy_test(inp, n_perm=199, n_boot=20, seed=s, statistics=("eps_max",)) for s in (0, 1, 7)]
+    c = math.comb(n, k)
+    assert {t.n_perm for t in tests} == {c - 1}
+    assert len({t.p_value for t in tests}) == 1 and "(exact)" in tests[0].scheme_note
+    # brute force: eps_max (Laplace PAV) of every labelling with K targets, compared with the observed
+    order = np.argsort(scores, kind="stable")
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n)
+    obs = eps_max_from_target_blocks(np.sort(ranks[lab])[None], np.arange(n + 1))[0]
+    allv = [eps_max_from_target_blocks(np.array([sub]), np.arange(n + 1))[0]
+            for sub in itertools.combinations(range(n), k)]
+    assert tests[0].p_value == pytest.approx(sum(v >= obs - 1e-12 for v in allv) / c)

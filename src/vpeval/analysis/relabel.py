@@ -41,6 +41,7 @@ class _TrialPrep:
     unit: np.ndarray | None = None  # bootstrap unit index of each trial, canonical order
     unit_names: np.ndarray | None = None
     fallback: str = ""  # why a finer relabelling scheme could not be used
+    subsets: np.ndarray | None = None  # trial scheme, exact: every target subset once, row 0 observed
 
 
 def _canonical_order(t: Trials) -> np.ndarray:
@@ -216,7 +217,10 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, rng_trial, rows: slice
             pos = p.group_rows[p.group_start + np.minimum((u * p.group_size).astype(np.int64), p.group_size - 1)]
             out[i] = np.sort(p.block[pos])
         else:
-            pos = _k_of_n_sorted(rng_trial, p.block.size, p.n_tar)  # ascending positions
+            if p.subsets is not None:  # every k-subset listed once (an exact test)
+                pos = p.subsets[r]
+            else:
+                pos = _k_of_n_sorted(rng_trial, p.block.size, p.n_tar)  # ascending positions
             out[i] = pos if p.untied else p.block[pos]
     return out
 

@@ -93,6 +93,7 @@ from .relabel import (
     _CHUNK_TARGETS, LID_SLOPE_GRID, _choose_scheme, _d_ece_rows, _evaluation_speakers, _lid_rows, _prep_trials,
     _probe_design, _speaker_design, _speaker_perms, _trial_target_blocks, index_in,
 )
+from .enumerate import all_k_subsets, n_k_subsets
 from .resample import _bootstrap_worst
 from .worst_case import eps_max_ceiling_nats, eps_max_from_target_blocks, pooled_extremes, resolution_trials
 
@@ -363,7 +364,9 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     n_perm : int >= 19
         Relabellings (the same for every member). The smallest reachable p-value is ``1 / (n_perm + 1)``. With
         speaker relabelling and ``|S|! <= n_perm + 1`` every permutation is listed once instead (the result's
-        ``n_perm`` is then ``|S|! - 1``): exact, and independent of ``seed``.
+        ``n_perm`` is then ``|S|! - 1``), and likewise with trial relabelling and ``C(n, K) <= n_perm + 1``
+        target subsets (members of equal ``n`` and ``K``; ``n_perm`` is then ``C(n, K) - 1``): exact, and
+        independent of ``seed``.
     n_boot : int >= 1
         Speaker-bootstrap replicates of the worst case (re-selected per replicate).
     seed : int >= 0
@@ -426,6 +429,13 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     exact = sig is not None and sig.shape[0] < n_perm + 1
     if exact:  # every permutation of the evaluation speakers listed once: an exact test
         n_perm = sig.shape[0] - 1
+    if scheme == "trial" and len({(p.block.size, p.n_tar) for p in preps}) == 1:
+        n_all, k_all = preps[0].block.size, preps[0].n_tar
+        if n_k_subsets(n_all, k_all) <= n_perm + 1:  # every target subset listed once: an exact test
+            for p in preps:
+                p.subsets = all_k_subsets(n_all, k_all, first=np.flatnonzero(p.is_tar))
+            n_perm = preps[0].subsets.shape[0] - 1
+            exact = True
     rng_trial = np.random.default_rng([seed, 1])
 
     # ---- null statistics: columns = members x statistics, row 0 = observed
@@ -549,7 +559,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                       stacklevel=2)
     if scheme == "speaker":
         n_units = int(S.size)
-    protection = _protection(pooled_cols, pooled_meta, pooled_boot)
+    protection = _protection(pooled_cols, pooled_meta, pooled_boot, preps)
     note = _SCHEME_NOTES[scheme] + (f" ({scheme_reason})" if scheme_reason else "")
     if exact:
         note += f"; all {n_perm + 1} relabellings listed once (exact)"
@@ -559,7 +569,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                        np.where(np.isfinite(boot_max), boot_max, np.nan), boot_units)
 
 
-def _protection(cols, meta, pooled_boot) -> ProtectionBound:
+def _protection(cols, meta, pooled_boot, preps) -> ProtectionBound:
     """The family's pooled worst case, its floor over the relabellings and its bootstrap upper bound (from the
     replicates of the worst case's interval: the same unit or trial draws, on the pooled blocks)."""
     P = np.column_stack(cols)
@@ -568,7 +578,7 @@ def _protection(cols, meta, pooled_boot) -> ProtectionBound:
     a, tt, st, m = meta[j]
     design = None
     if st == "eps_max_pooled":
-        t = next(p for p in pooled_preps if (p.inp.attacker, p.inp.trial_type) == (a, tt)).inp.trials
+        t = next(p for p in preps if (p.inp.attacker, p.inp.trial_type) == (a, tt)).inp.trials
         if t.enroll is not None and t.test is not None:
             design = {"trials": len(t), "targets": int(t.is_target.sum()), "probes": int(np.unique(t.test).size),
                       "models": int(np.unique(t.enroll).size)}
