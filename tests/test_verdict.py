@@ -17,7 +17,7 @@ from vpeval.report.document import Paragraph, Table
 from vpeval.report.verdict import verdict_section
 
 
-def test_(p=0.01, value=5.0, lo=4.0, hi=6.0, floor=2.0, ceiling=12.0, scheme="speaker", n_units=10,
+def test_(p=0.01, value=5.0, lo=4.0, hi=6.0, floor=2.0, ceiling=12.0, scheme="speaker", n_units=40,
           exposed=(), eer=0.4):
     """A SecrecyTest with the given numbers (bits), one eps_max member."""
     rejected = p <= 0.05
@@ -79,7 +79,8 @@ def test_budget_is_an_option_and_checked():
 
 def test_sentence_leads_with_worst_case_then_average_and_names_speakers():
     ex = [ExposedSpeaker(f"spk{i}", 9.0, 2.0, "eps_max", "x/plda", "aa") for i in range(7)]
-    v = decide(test_(p=0.001, value=12.0, lo=11.0, hi=12.0, ceiling=12.0, exposed=ex, eer=0.45, floor=2.0))
+    v = decide(test_(p=0.001, value=12.0, lo=11.0, hi=12.0, ceiling=12.0, exposed=ex, eer=0.45, floor=2.0,
+                     n_units=10))
     s = v.sentence
     assert s.startswith("Worst case 12 bits (eps_max, attacker x/plda, aa; 90 % interval 11 to 12 bits, noise "
                         "floor 2 bits, at the ceiling of 12 bits for these trial counts: at least this much)")
@@ -240,10 +241,26 @@ def test_more_speakers_with_distractors_counted_from_the_design():
 
 def test_other_designs_keep_the_n_quarter_law():
     # not every probe against every model (some trials missing), or no speakers as units: the old count
-    for t in (_crossed(hi=4.5, floor=1.0, trials=50 * 111 - 7), _crossed(hi=4.5, floor=1.0, scheme="probe")):
+    for t in (_crossed(hi=4.5, floor=1.0, trials=50 * 111 - 7, S=40), _crossed(hi=4.5, floor=1.0, scheme="probe")):
         v = decide(t)
-        assert v.more_units == math.ceil(10 * (4.5 / DEFAULT_BUDGET_BITS) ** 4) - 10 == 24, v.reason
+        n = t.n_units
+        assert v.more_units == math.ceil(n * (4.5 / DEFAULT_BUDGET_BITS) ** 4) - n, v.reason
         assert "(if the bound shrinks as n^(-1/4))" in v.reason
+    # with fewer than 2 / alpha speakers the count is at least what 'protects' needs (40 at alpha 5 %)
+    v = decide(_crossed(hi=4.5, floor=1.0, trials=50 * 111 - 7))
+    assert v.more_units == max(24, 40 - 10) == 30 and "needs at least 40" in v.reason, v.reason
+
+
+@pytest.mark.parametrize("S, expected", [(39, INCONCLUSIVE), (40, PROTECTS)])
+def test_protects_needs_two_over_alpha_speakers_under_speaker_relabelling(S, expected):
+    """A leak confined to one speaker is kept in place by 1/S of the speaker relabellings: with fewer than
+    2 / alpha speakers 'protects' is withheld even when everything else is within the budget."""
+    v = decide(test_(p=0.5, lo=0.0, value=0.5, hi=1.0, floor=1.0, n_units=S))
+    assert v.verdict == expected
+    if expected == INCONCLUSIVE:
+        assert v.more_units == 1 and "cannot be told from chance" in v.reason and "needs at least 40" in v.reason
+    # probe and trial relabelling move every target on its own: no such condition
+    assert decide(test_(p=0.5, lo=0.0, value=0.5, hi=1.0, floor=1.0, n_units=S, scheme="probe")).verdict == PROTECTS
 
 
 def test_the_floor_warning_of_a_decided_verdict_reads_the_design_too():
@@ -268,3 +285,16 @@ def test_the_design_of_the_pooled_bound_is_measured_on_its_member():
     r2 = secrecy_test(tr2, [], n_perm=99, n_boot=20)  # no 1-to-N member: the pooled bound is eps_max's
     assert r2.protection.statistic == "eps_max_pooled"
     assert r2.protection.design == {"trials": 180, "targets": 18, "probes": 18, "models": 10}
+
+
+def test_a_speaker_exposed_above_the_budget_makes_a_rejected_system_leak():
+    """A leak confined to a few speakers: the speaker bootstrap's lower bound stays low (replicates without the
+    speaker), but the exposed speaker's own worst case is above the budget and the family-wise threshold."""
+    above = [ExposedSpeaker("spk3", 9.3, 3.5, "eps_max", "x/plda", "aa")]
+    v = decide(test_(p=0.001, lo=1.0, hi=9.5, value=9.3, exposed=above))
+    assert v.verdict == LEAKS and "spk3" in v.reason and "exposed above it" in v.reason, v.reason
+    # exposed, but its worst case within the budget (a threshold below the budget): still 'partial'
+    within = [ExposedSpeaker("spk3", 3.0, 2.5, "eps_max", "x/plda", "aa")]
+    assert decide(test_(p=0.001, lo=1.0, hi=9.5, value=9.3, exposed=within)).verdict == PARTIAL
+    # not rejected: exposure alone never makes 'leaks'
+    assert decide(test_(p=0.5, lo=1.0, hi=9.5, value=9.3, exposed=above)).verdict == INCONCLUSIVE

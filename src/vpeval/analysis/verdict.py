@@ -9,10 +9,14 @@ every bootstrap replicate) and its noise floor ``F`` (95th percentile of the fam
 secrecy). With the budget ``b`` (bits, ``--budget-bits``):
 
 ``leaks``
-    perfect secrecy rejected family-wise, and ``L > b``: with 95 % confidence the strongest attacker's worst
-    case exceeds the budget.
+    perfect secrecy rejected family-wise, and ``L > b`` (with 95 % confidence the strongest attacker's worst
+    case exceeds the budget) or a speaker is exposed above the budget (its own worst case exceeds both ``b``
+    and the family-wise threshold of its statistic: a leak confined to a few speakers, which the speaker
+    bootstrap's ``L`` cannot show, since a replicate misses a given speaker with probability
+    ``(1 - 1/S)^S``, about 37 %).
 ``partial``
-    rejected, but ``L <= b``: the scores do carry identity, within (or not surely beyond) the budget.
+    rejected, but ``L <= b`` and no speaker exposed above the budget: the scores do carry identity, within (or
+    not surely beyond) the budget.
 ``inconclusive``
     not rejected, but the data cannot rule out disclosure above the budget: the *pooled* worst case's bound
     ``max(U_m, F_m)`` exceeds ``b`` or a speaker is exposed (below). The verdict says about how many more
@@ -24,7 +28,9 @@ secrecy). With the budget ``b`` (bits, ``--budget-bits``):
     ceiling is ``<= b``).
 ``protects``
     not rejected, no speaker exposed, and ``max(U_m, F_m) <= b`` (``U_m`` from at least
-    :data:`MIN_BOOT_PROTECTS` bootstrap replicates, else ``inconclusive``).
+    :data:`MIN_BOOT_PROTECTS` bootstrap replicates, else ``inconclusive``); with speaker relabelling also at
+    least :func:`min_speakers_protects` (``2 / alpha``, 40 at 5 %) evaluation speakers, since with fewer a leak
+    confined to one speaker cannot be told from chance.
 
 Why ``protects`` reads a pooled worst case (:class:`~vpeval.analysis.secrecy.ProtectionBound`): no finite
 data can rule out a large LLR on a single trial, and privacy-ZEBRA's Laplace-PAV eps_max cannot even rule it out
@@ -38,7 +44,7 @@ falls towards 0 as the trials grow at a fixed share of targets, and ``m / n`` fa
 fixed share of the trials is eventually measured in full: ``protects`` is reachable with enough trials. In audits,
 where every probe meets every one of ``M`` models, the target share is ``1 / M`` and a pooled block holds about
 ``sqrt(P / M)`` targets however many speakers are added: there the floor falls only slowly (measured in
-``docs/verdict_calibration.md``: ``protects`` in 7 % of perfectly secret audits at 10 and at 40 speakers). So
+``docs/verdict_calibration.md``: ``protects`` in 7.5 % of perfectly secret audits at 40 speakers). So
 there the "more speakers" count of an ``inconclusive`` verdict comes from the design: adding speakers (each with
 the ``p = P / S`` probes per speaker seen, and enrolled) raises a pooled block's targets ``k`` only towards
 ``sqrt(p)``; if the bound would stay above the budget even when shrinking as ``k^(-1/2)``, the verdict says that
@@ -67,7 +73,7 @@ from ..errors import VpevalError
 from .secrecy import ProtectionBound, SecrecyTest
 
 __all__ = ["PROTECTS", "INCONCLUSIVE", "PARTIAL", "LEAKS", "VERDICTS", "DEFAULT_BUDGET_BITS", "VERDICT_RULE",
-           "Verdict", "decide", "check_budget", "exposed_names"]
+           "Verdict", "decide", "check_budget", "exposed_names", "min_speakers_protects"]
 
 PROTECTS = "protects"
 INCONCLUSIVE = "inconclusive"
@@ -91,11 +97,14 @@ VERDICT_RULE = (
     "replicate, and its noise floor (what the strongest attacker reaches by chance at this sample size). The "
     "disclosure budget (default 3.32 bits = a likelihood ratio of 10, privacy-ZEBRA's tag A; --budget-bits) is "
     "the most evidence about any trial the audit tolerates. 'leaks': perfect secrecy rejected and the interval's "
-    "lower end above the budget; 'partial': rejected, lower end within the budget; 'inconclusive': not "
+    "lower end above the budget, or a speaker exposed above it (its own worst case beyond both the budget and "
+    "what chance gives family-wise); 'partial': rejected, neither; 'inconclusive': not "
     "rejected, and disclosure above the budget is not ruled out; 'protects': not rejected, no speaker exposed, "
     "and the worst case at a resolution of sqrt(n) trials (eps_max with the sqrt(n) highest and lowest scores "
     "pooled, since no data can rule out a large LLR on one trial; LID_max as it is) has its upper bound and "
-    "noise floor within the budget. At alpha = 5 %, about 1 in 20 "
+    "noise floor within the budget; where speakers are relabelled, 'protects' also needs at least 2 / alpha "
+    "evaluation speakers (40 at 5 %), since with fewer a leak confined to one speaker cannot be told from "
+    "chance. At alpha = 5 %, about 1 in 20 "
     "perfectly secret inputs is still rejected (that is what the level means; measured: 4 % of 200 simulated "
     "audits). The EER is an average and decides nothing."
 )
@@ -241,6 +250,31 @@ def _more_words(test: SecrecyTest, pb: ProtectionBound, x: float, b: float, what
                   f"{what} shrank as that count^(-1/2), faster than it does with so few targets)")
 
 
+def min_speakers_protects(alpha: float) -> int:
+    """Fewest evaluation speakers with which speaker relabelling can support ``protects``: ``ceil(2 / alpha)``
+    (40 at alpha = 5 %).
+
+    Speaker relabelling (the null of an audit) keeps any one speaker's model-probe pairing in place in ``1 / S``
+    of the relabellings, and those relabellings show that speaker's leak too: a leak confined to one speaker
+    gives a family-wise p-value near ``1 / S`` or above, however strong it is, so with ``S <= 1 / alpha`` the
+    test cannot reject it, and the pooled bound (a block of ``sqrt(n)`` trials holds more than one speaker's
+    targets) can dilute it under the budget. Measured (``docs/verdict_calibration.md``, one speaker's target
+    scores raised by 12 standard deviations): rejected in 42.5 % of 40 audits at 10 speakers, 72.5 % at 20 (one
+    of them called ``protects`` under the rule without this condition), 100 % at 40. ``2 / alpha`` is where the
+    measured rejection reached 100 %; below it ``protects`` is withheld (``inconclusive``, naming how many more
+    speakers are needed).
+
+    >>> min_speakers_protects(0.05), min_speakers_protects(0.01)
+    (40, 200)
+    """
+    return int(math.ceil(2.0 / alpha - 1e-9))
+
+
+def _few_speakers(S: int, need: int) -> str:
+    return (f"with {S} evaluation speakers a leak confined to one speaker cannot be told from chance (1/{S} of the "
+            f"speaker relabellings keep its pairing in place), so 'protects' needs at least {need} (2 / alpha)")
+
+
 def _resolution(pb: ProtectionBound) -> str:
     """What the pooled worst case is, in words."""
     if pb.statistic == "lid_max":
@@ -278,14 +312,23 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
     if pb is None:  # a hand-made test without the pooled statistics: the worst case itself
         pb = ProtectionBound(w.value, w.statistic, w.attacker, w.trial_type, 1, w.floor, w.ci_high)
     tol = _TOL * max(1.0, b)  # bit values from different float paths: an LR of exactly 10 is not "above" 10
+    need = min_speakers_protects(test.alpha)
+    few = test.scheme == "speaker" and test.n_units < need  # a one-speaker leak cannot be told from chance
     more = None
     warnings = []
     res = _resolution(pb)
     if test.rejected:
-        verdict = LEAKS if w.ci_low > b + tol else PARTIAL
+        over = [e for e in test.exposed if e.value > b + tol]  # each above its family-wise threshold too
+        verdict = LEAKS if w.ci_low > b + tol or over else PARTIAL
         reason = (f"perfect secrecy is rejected family-wise ({_p(test)}; alpha {test.alpha:g}) and the worst "
                   f"case's lower bound {_bits(w.ci_low)} is "
-                  + ("above " if verdict == LEAKS else "within ") + _budget(b))
+                  + ("above " if w.ci_low > b + tol else "within ") + _budget(b))
+        if over:
+            reason += ((", but " if w.ci_low <= b + tol else "; ")
+                       + f"{len(over)} {_UNIT_WORDS[test.scheme]} ({exposed_names(over)}) are exposed above it: "
+                       "each one's worst case exceeds both the budget and what the strongest attacker reaches by "
+                       "chance family-wise (a speaker bootstrap misses a given speaker in about 37 % of its "
+                       "replicates, so its lower bound cannot show a leak confined to a few speakers)")
     elif not test.can_reject:
         verdict = INCONCLUSIVE
         reason = (f"the test cannot reject perfect secrecy at alpha {test.alpha:g} with these data: "
@@ -301,7 +344,7 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
         verdict = INCONCLUSIVE
         reason = (f"perfect secrecy is not rejected ({_p(test)}), but {w.n_boot} bootstrap replicates cannot give "
                   f"the upper bound 'protects' needs (at least {MIN_BOOT_PROTECTS}: the 95th percentile)")
-    elif pb.upper <= b + tol and not test.exposed:
+    elif pb.upper <= b + tol and not test.exposed and not few:
         verdict = PROTECTS
         reason = (f"perfect secrecy is not rejected ({_p(test)}), no speaker is exposed, and {res} stays within "
                   f"{_budget(b)} (pooled upper bound {_bits(pb.ci_high)}, pooled noise floor {_bits(pb.floor)})")
@@ -310,11 +353,21 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
         if test.exposed:
             reason = (f"perfect secrecy is not rejected ({_p(test)}), but {len(test.exposed)} "
                       f"{_UNIT_WORDS[test.scheme]} are exposed, so disclosure above {_budget(b)} is not ruled out")
+        elif pb.upper <= b + tol:  # within the budget: only the number of speakers stands in the way
+            more = need - test.n_units
+            reason = (f"perfect secrecy is not rejected ({_p(test)}) and {res} stays within {_budget(b)} (pooled "
+                      f"upper bound {_bits(pb.ci_high)}, pooled noise floor {_bits(pb.floor)}), but "
+                      f"{_few_speakers(test.n_units, need)}; at least {more:,} more evaluation speakers would "
+                      "decide it")
         else:
             more, words = _more_words(test, pb, pb.upper, b, "bound")
             reason = (f"perfect secrecy is not rejected ({_p(test)}), but the data cannot rule out {res} above "
                       f"{_budget(b)} (pooled upper bound {_bits(pb.ci_high)}, pooled noise floor {_bits(pb.floor)}); "
                       f"{words} would decide it")
+            if few:
+                reason += f"; and {_few_speakers(test.n_units, need)}"
+                if more is not None:
+                    more = max(more, need - test.n_units)
     if pb.floor > b + tol and verdict != INCONCLUSIVE:
         warnings.append(f"at this sample size the noise floor of {res} ({_bits(pb.floor)}: what the strongest "
                         f"attacker reaches by chance) exceeds {_budget(b)}, so 'protects' cannot be reached here; "
