@@ -194,7 +194,8 @@ def test_folder_per_speaker_alpha_independent_of_which_files_exist(tmp_path):
         np.testing.assert_array_equal(read_audio(tmp_path / "o1" / f"{utt}.flac"), read_audio(tmp_path / "o2" / f"{utt}.flac"))
     # manifest
     man = pd.read_csv(tmp_path / "o1" / "anonymization.csv", dtype={"speaker_id": str})
-    assert list(man.columns) == ["utterance_id", "speaker_id", "alpha", "duration_s", "output"]
+    assert list(man.columns) == ["utterance_id", "speaker_id", "alpha", "duration_s", "output",
+                                "input_rate_hz", "output_rate_hz"]
     np.testing.assert_allclose(man.alpha, df.alpha, rtol=1e-9)
 
 

@@ -322,7 +322,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
             for es in loaded[name].values():  # every embedding row must be described, with the same speaker
                 check_metadata(es, metadata[name], source=str(folder / "metadata.csv"))
         inputs += [{"name": f"{name}/{f.relative_to(folder).with_suffix('').as_posix()}", "path": str(f),
-                    "sha256": sha256_file(f)} for f in files]
+                    "sha256": sha256_file(f), **_input_rates(f)} for f in files]
     utility = {}
     for folder, name in systems:
         tdir = folder / "transcripts"
@@ -357,6 +357,20 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         status.update("writing the report")
         render_report(rep, dest)
     return rep
+
+
+def _input_rates(path: Path) -> dict:
+    """``{"input_rates_hz": {"8000": rows, ...}}`` of an embeddings file that records the sampling rates of its
+    audio (``vpeval embed``; 0 = not known), else ``{}``."""
+    import numpy as np
+
+    if path.suffix != ".npz":
+        return {}
+    with np.load(path, allow_pickle=False) as z:
+        if "input_rate_hz" not in z:
+            return {}
+        rates, counts = np.unique(z["input_rate_hz"], return_counts=True)
+    return {"input_rates_hz": {str(int(r)): int(n) for r, n in zip(rates, counts)}}
 
 
 def _audit_verdict_kwargs(verdict: dict | None) -> dict:
@@ -553,6 +567,45 @@ def _backends(names: list[str]):
     if len(set(names)) != len(names):
         raise VpevalError("--backend: a back-end is given more than once")
     return list(names) or None
+
+
+@app.command(help="Show which optional pieces (audio, neural encoder, ASR, sentence embeddings, vocoder, browser "
+             "test, cluster, compiled kernel) are installed, with versions and the torch build (CPU or CUDA), and "
+             "the command that adds each missing one (run from a clone of the repository). Imports each piece; "
+             "downloads nothing.")
+@handle_errors
+def doctor(json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON on stdout.")):
+    import platform
+    from importlib import metadata
+
+    from ..doctor import check_pieces
+
+    found = check_pieces()
+    if json_out:
+        echo_json({"vpeval_version": __version__, "python": platform.python_version(),
+                   "pieces": [f.to_dict() for f in found]})
+        return
+    core = []
+    for dist in ("numpy", "scipy", "pandas", "scikit-learn", "matplotlib"):
+        try:
+            core.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            core.append(f"{dist} missing")
+    typer.echo(f"vpeval {__version__}, Python {platform.python_version()}; core: {', '.join(core)}")
+    for f in found:
+        p = f.piece
+        if f.installed:
+            typer.echo(f"[installed] {p.name}: {', '.join(f'{k} {v}' for k, v in f.versions.items())}")
+        else:
+            typer.echo(f"[missing]   {p.name}: {'; '.join(f.missing)}")
+        typer.echo(f"            adds: {p.adds}")
+        if f.detail:
+            typer.echo(f"            {f.detail}")
+        if not f.installed:
+            typer.echo(f"            install ({p.size}): {p.command}")
+    n = sum(not f.installed for f in found)
+    typer.echo(f"{len(found) - n} of {len(found)} optional pieces installed" + (
+        "; the commands run from a clone of the repository (README, 'Install')" if n else ""))
 
 
 def _register_families() -> None:
