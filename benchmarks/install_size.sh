@@ -47,7 +47,7 @@ measure() {  # name, then the install commands as one string run in the venv
 
 if [ "$pieces" = 1 ]; then
   python3 -m venv "$work/venv-base"
-  (. "$work/venv-base/bin/activate" && pip install -q -e .)
+  (. "$work/venv-base/bin/activate" && pip install -q -e .) >/dev/null 2>&1
   "$work/venv-base/bin/vpeval" doctor --json >"$work/pieces.json"
   for piece in audio asr semantic vocoder cluster fast; do
     cmd="$(python3 -c "import json,sys; print(next(p['command'] for p in json.load(open(sys.argv[1]))['pieces'] \

@@ -248,7 +248,7 @@ def test_cli_anonymize(tmp_path, app):
 def test_cli_anonymize_errors_exit_2_without_traceback(tmp_path, app):
     src = make_folder(tmp_path / "in", SPEC)
     sf.write(str(src / "55-1-0000.flac"), harmonic(), 8000)
-    r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "out"), "--quiet"])
+    r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "out"), "--quiet", "--strict-rate"])
     assert r.exit_code == 2 and "55-1-0000.flac" in r.output and "8000 Hz" in r.output
     assert "Traceback" not in r.output
     r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "out"), "--alpha", "big"])

@@ -11,7 +11,7 @@ from types import ModuleType, SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-import vpeval.doctor as doctor
+import vpeval.cli.doctor as doctor
 from vpeval.cli.main import app
 
 README = Path(__file__).resolve().parents[1] / "README.md"

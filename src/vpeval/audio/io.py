@@ -81,11 +81,13 @@ def checked_waveform(waveform, sr, owner: str) -> np.ndarray:
     Raises
     ------
     VpevalError
-        Prefixed ``owner: ``: ``sr`` is not :data:`SAMPLE_RATE` (vpeval never resamples silently), or the
-        waveform is empty, not 1-D, or holds NaN or infinite samples.
+        Prefixed ``owner: ``: ``sr`` is not :data:`SAMPLE_RATE` (an array handed over in memory is never
+        resampled silently: :func:`resample` does it; files are resampled on read), or the waveform is empty,
+        not 1-D, or holds NaN or infinite samples.
     """
     if int(sr) != SAMPLE_RATE:
-        raise VpevalError(f"{owner}: sampling rate {sr} Hz; expected {SAMPLE_RATE} Hz")
+        raise VpevalError(f"{owner}: sampling rate {sr} Hz; expected {SAMPLE_RATE} Hz (vpeval.audio.io.resample("
+                          f"x, {sr}, {SAMPLE_RATE}) converts it)")
     x = np.asarray(waveform, dtype=np.float64)
     if x.ndim != 1 or x.size == 0:
         raise VpevalError(f"{owner}: expected a non-empty 1-D waveform, got shape {x.shape}")

@@ -569,49 +569,10 @@ def _backends(names: list[str]):
     return list(names) or None
 
 
-@app.command(help="Show which optional pieces (audio, neural encoder, ASR, sentence embeddings, vocoder, browser "
-             "test, cluster, compiled kernel) are installed, with versions and the torch build (CPU or CUDA), and "
-             "the command that adds each missing one (run from a clone of the repository). Imports each piece; "
-             "downloads nothing.")
-@handle_errors
-def doctor(json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON on stdout.")):
-    import platform
-    from importlib import metadata
-
-    from ..doctor import check_pieces
-
-    found = check_pieces()
-    if json_out:
-        echo_json({"vpeval_version": __version__, "python": platform.python_version(),
-                   "pieces": [f.to_dict() for f in found]})
-        return
-    core = []
-    for dist in ("numpy", "scipy", "pandas", "scikit-learn", "matplotlib"):
-        try:
-            core.append(f"{dist} {metadata.version(dist)}")
-        except metadata.PackageNotFoundError:
-            core.append(f"{dist} missing")
-    typer.echo(f"vpeval {__version__}, Python {platform.python_version()}; core: {', '.join(core)}")
-    for f in found:
-        p = f.piece
-        if f.installed:
-            typer.echo(f"[installed] {p.name}: {', '.join(f'{k} {v}' for k, v in f.versions.items())}")
-        else:
-            typer.echo(f"[missing]   {p.name}: {'; '.join(f.missing)}")
-        typer.echo(f"            adds: {p.adds}")
-        if f.detail:
-            typer.echo(f"            {f.detail}")
-        if not f.installed:
-            typer.echo(f"            install ({p.size}): {p.command}")
-    n = sum(not f.installed for f in found)
-    typer.echo(f"{len(found) - n} of {len(found)} optional pieces installed" + (
-        "; the commands run from a clone of the repository (README, 'Install')" if n else ""))
-
-
 def _register_families() -> None:
-    from . import audio, beyond, disclosure, linkage, protocols, utility
+    from . import audio, beyond, disclosure, doctor, linkage, protocols, utility
 
-    for module in (audio, protocols, disclosure, linkage, beyond, utility):
+    for module in (audio, protocols, disclosure, linkage, beyond, utility, doctor):
         module.register(app)
     _argument_metavars()
 

@@ -1,4 +1,4 @@
-"""Which optional pieces of vpeval are installed, and the command that adds each missing one (``vpeval doctor``).
+"""``vpeval doctor``: which optional pieces of vpeval are installed, and the command that adds each missing one.
 
 vpeval's core (metrics, reports, the demo) needs only its default dependencies. Audio, the neural speaker
 encoder, speech recognition, the WORLD vocoder, the browser test of the report and the Dask cluster are
@@ -9,12 +9,18 @@ what each piece needs, in this process, and reports versions or the error; nothi
 from __future__ import annotations
 
 import importlib
+import platform
 import shutil
 import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
 
-__all__ = ["PIECES", "Piece", "PieceStatus", "check_pieces", "torch_build"]
+import typer
+
+from .._version import __version__
+from .common import echo_json, handle_errors
+
+__all__ = ["PIECES", "Piece", "PieceStatus", "check_pieces", "torch_build", "register"]
 
 #: The PyTorch project's index of CPU-only wheels.
 CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -196,3 +202,43 @@ def check_pieces(pieces=PIECES) -> list[PieceStatus]:
                 missing.append(f"{prog.replace('|', ' or ')} (not on PATH)")
         out.append(PieceStatus(p, not missing, versions, missing, detail))
     return out
+
+
+_HELP = ("Show which optional pieces (audio, neural encoder, ASR, sentence embeddings, vocoder, browser test, "
+         "cluster, compiled kernel) are installed, with versions and the torch build (CPU or CUDA), and the command "
+         "that adds each missing one (run from a clone of the repository). Imports each piece; downloads nothing.")
+
+
+def doctor_cmd(json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON on stdout.")):
+    """``vpeval doctor``: print :func:`check_pieces` as text (or JSON with ``--json``); exit code 0."""
+    found = check_pieces()
+    if json_out:
+        echo_json({"vpeval_version": __version__, "python": platform.python_version(),
+                   "pieces": [f.to_dict() for f in found]})
+        return
+    core = []
+    for dist in ("numpy", "scipy", "pandas", "scikit-learn", "matplotlib"):
+        try:
+            core.append(f"{dist} {metadata.version(dist)}")
+        except metadata.PackageNotFoundError:
+            core.append(f"{dist} missing")
+    typer.echo(f"vpeval {__version__}, Python {platform.python_version()}; core: {', '.join(core)}")
+    for f in found:
+        p = f.piece
+        if f.installed:
+            typer.echo(f"[installed] {p.name}: {', '.join(f'{k} {v}' for k, v in f.versions.items())}")
+        else:
+            typer.echo(f"[missing]   {p.name}: {'; '.join(f.missing)}")
+        typer.echo(f"            adds: {p.adds}")
+        if f.detail:
+            typer.echo(f"            {f.detail}")
+        if not f.installed:
+            typer.echo(f"            install ({p.size}): {p.command}")
+    n = sum(not f.installed for f in found)
+    typer.echo(f"{len(found) - n} of {len(found)} optional pieces installed" + (
+        "; the commands run from a clone of the repository (README, 'Install')" if n else ""))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``doctor`` command to ``app``."""
+    app.command("doctor", help=_HELP)(handle_errors(doctor_cmd))
