@@ -101,7 +101,8 @@ class PieceStatus:
     versions : dict
         Distribution name -> version of the modules that imported (``?`` when it has no metadata).
     missing : list of str
-        ``module: error`` for each module that failed to import, ``program (not on PATH)`` for each program.
+        ``module (not installed)`` for each module that is absent, ``module: error`` for one that failed to
+        import otherwise, ``program (not on PATH)`` for each program not found.
     detail : str
         Further facts (the torch build for pieces that use torch).
     """
@@ -191,8 +192,11 @@ def check_pieces(pieces=PIECES) -> list[PieceStatus]:
             try:
                 m = _import_module(mod)
             except Exception as exc:  # any failure to import means the piece cannot be used
-                first = (str(exc).strip().splitlines() or [""])[0]
-                missing.append(f"{mod}: {type(exc).__name__}: {first}"[:200])
+                if isinstance(exc, ModuleNotFoundError) and exc.name == mod:
+                    missing.append(f"{mod} (not installed)")
+                else:  # installed but broken: say how
+                    first = (str(exc).strip().splitlines() or [""])[0]
+                    missing.append(f"{mod}: {type(exc).__name__}: {first}"[:200])
                 continue
             versions[dist or mod] = _version(m, dist)
             if mod == "torch":
