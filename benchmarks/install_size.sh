@@ -64,8 +64,8 @@ if p['name'] == sys.argv[2]))" "$work/pieces.json" "$piece")"
       "$(python3 -c "print($t1 - $t0)")" "$load0" "$(cut -d' ' -f1 /proc/loadavg)" "$cmd"
     rm -rf "$venv"
   done
-  printf 'browser   +%5s MB (dpkg Installed-Size of chromium chromium-common chromium-sandbox chromium-driver)\n' \
-    "$(( $(dpkg-query -W -f='${Installed-Size}\n' chromium chromium-common chromium-sandbox chromium-driver \
+  printf 'browser   +%5s MB (dpkg Installed-Size of chromium chromium-common chromium-driver)\n' \
+    "$(( $(dpkg-query -W -f='${Installed-Size}\n' chromium chromium-common chromium-driver \
           2>/dev/null | paste -sd+ | bc) / 1024 ))"
   exit 0
 fi

