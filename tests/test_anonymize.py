@@ -194,7 +194,8 @@ def test_folder_per_speaker_alpha_independent_of_which_files_exist(tmp_path):
         np.testing.assert_array_equal(read_audio(tmp_path / "o1" / f"{utt}.flac"), read_audio(tmp_path / "o2" / f"{utt}.flac"))
     # manifest
     man = pd.read_csv(tmp_path / "o1" / "anonymization.csv", dtype={"speaker_id": str})
-    assert list(man.columns) == ["utterance_id", "speaker_id", "alpha", "duration_s", "output"]
+    assert list(man.columns) == ["utterance_id", "speaker_id", "alpha", "duration_s", "output",
+                                "input_rate_hz", "output_rate_hz"]
     np.testing.assert_allclose(man.alpha, df.alpha, rtol=1e-9)
 
 
@@ -247,7 +248,7 @@ def test_cli_anonymize(tmp_path, app):
 def test_cli_anonymize_errors_exit_2_without_traceback(tmp_path, app):
     src = make_folder(tmp_path / "in", SPEC)
     sf.write(str(src / "55-1-0000.flac"), harmonic(), 8000)
-    r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "out"), "--quiet"])
+    r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "out"), "--quiet", "--strict-rate"])
     assert r.exit_code == 2 and "55-1-0000.flac" in r.output and "8000 Hz" in r.output
     assert "Traceback" not in r.output
     r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "out"), "--alpha", "big"])

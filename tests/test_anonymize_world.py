@@ -85,7 +85,8 @@ def test_folder_and_cli(tmp_path, method, cols):
     for u, f0 in (("a-1", 120.0), ("a-2", 130.0), ("b-1", 210.0)):
         write_audio(tmp_path / "in" / f"{u}.wav", _vowel(f0=f0, seconds=0.5))
     df = anonymize_folder(tmp_path / "in", tmp_path / "out", alpha="speaker", seed=5, method=method, quiet=True)
-    assert list(df.columns) == ["utterance_id", "speaker_id", *cols, "duration_s", "output"]
+    assert list(df.columns) == ["utterance_id", "speaker_id", *cols, "duration_s", "output",
+                                  "input_rate_hz", "output_rate_hz"]
     # per speaker: a-1 and a-2 share their parameters
     assert df.loc[0, cols].tolist() == df.loc[1, cols].tolist() != df.loc[2, cols].tolist()
     table = pd.read_csv(tmp_path / "out" / "anonymization.csv")

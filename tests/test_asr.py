@@ -47,11 +47,15 @@ def test_transcribe_folder_sorted_and_stems_without_dash(tmp_path):
     assert out == {"alpha": "quiet", "zeta": "loud"}
 
 
-def test_transcribe_folder_refuses_other_rates_and_missing_folders(tmp_path):
+def test_transcribe_folder_resamples_other_rates_or_refuses_them_strictly(tmp_path):
     sf = pytest.importorskip("soundfile")
-    sf.write(tmp_path / "a.wav", np.zeros(800), 8000, subtype="PCM_16")
+    sf.write(tmp_path / "a.wav", np.full(800, 0.5), 8000, subtype="PCM_16")
+    assert transcribe_folder(tmp_path, EnergyBackend(), quiet=True) == {"a": "loud"}
     with pytest.raises(InputFileError, match="8000 Hz"):
-        transcribe_folder(tmp_path, EnergyBackend(), quiet=True)
+        transcribe_folder(tmp_path, EnergyBackend(), quiet=True, strict_rate=True)
+
+
+def test_transcribe_folder_refuses_missing_folders(tmp_path):
     with pytest.raises(InputFileError, match="does not exist"):
         transcribe_folder(tmp_path / "nope", EnergyBackend(), quiet=True)
     empty = tmp_path / "empty"

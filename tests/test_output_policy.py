@@ -375,7 +375,7 @@ def test_a_late_task_never_recreates_a_removed_temporary_folder(inputs, tmp_path
     gone = c.path
     c.abort()
     with pytest.raises(OSError):
-        _anonymize_file((it, "mcadams", {"alpha": 0.8}, gone, "flac"))
+        _anonymize_file((it, "mcadams", {"alpha": 0.8}, gone, "flac", False, None, None))
     assert not gone.exists() and _leftovers(tmp_path) == []
 
 

@@ -1,7 +1,7 @@
 """Everything that starts from audio: reading, anonymizers, speaker-embedding extractors, speech recognition, F0.
 
 =============================== ==========================================================================
-:mod:`vpeval.audio.io`           reading and writing 16 kHz mono FLAC/WAV, listing an audio folder's utterances
+:mod:`vpeval.audio.io`           reading mono FLAC/WAV at any rate as 16 kHz, writing, listing a folder's utterances
 :mod:`vpeval.audio.anonymize`    signal-processing anonymizers, one module per method, and the folder driver
 :mod:`vpeval.audio.embed`        speaker-embedding extractors (MFCC statistics, resemblyzer) and folder extraction
 :mod:`vpeval.audio.asr`          speech recognition (faster-whisper), transcript files, sentence embeddings

@@ -3,11 +3,13 @@
 Conventions (the same for every command that reads audio):
 
 - **Formats**: FLAC and WAV (any PCM or float subtype libsndfile reads), mono.  Files with more than one
-  channel are refused (which channel holds the speaker cannot be guessed).
-- **Sampling rate**: 16 kHz only.  A file at any other rate is **refused** with an
-  :class:`~vpeval.errors.InputFileError` naming the file and its rate; it is never resampled silently,
-  because the choice of resampler changes the embeddings.  Resample beforehand, e.g.
-  ``sox in.wav -r 16000 out.wav``.
+  channel are refused (which channel holds the speaker cannot be guessed) unless a channel is chosen
+  (``channel=``, ``--channel``: 0 is the first, the left of a stereo file).
+- **Sampling rate**: vpeval works at 16 kHz (:data:`SAMPLE_RATE`).  A file at another rate is resampled to
+  16 kHz on read with soxr (the resampler librosa uses by default; quality ``HQ``, linear phase), and the
+  file's own rate is kept: in ``anonymization.csv`` (``input_rate_hz``), in the embedding files
+  (``input_rate_hz``) and in the audit report's inputs.  ``strict_rate=True`` (``--strict-rate``) refuses such
+  a file instead, with an :class:`~vpeval.errors.InputFileError` naming the file and its rate.
 - **Samples** are returned as float64 in [-1, 1] (libsndfile's scaling of integer PCM).
 - **Utterance id** = the file name without its extension (the stem), e.g. ``1688-142285-0000``.  Stems
   must be unique within a folder (searched recursively).
@@ -38,13 +40,15 @@ __all__ = [
     "AUDIO_EXTENSIONS",
     "AudioItem",
     "read_audio",
+    "read_audio_rate",
+    "resample",
     "write_audio",
     "scan_audio_folder",
     "read_speaker_metadata",
 ]
 
 SAMPLE_RATE = 16000
-"""The only sampling rate vpeval reads and writes (Hz)."""
+"""The sampling rate vpeval works at (Hz): audio at another rate is resampled to it on read."""
 
 AUDIO_EXTENSIONS = (".flac", ".wav")
 """File extensions (lower case) listed by :func:`scan_audio_folder`."""
@@ -78,11 +82,13 @@ def checked_waveform(waveform, sr, owner: str) -> np.ndarray:
     Raises
     ------
     VpevalError
-        Prefixed ``owner: ``: ``sr`` is not :data:`SAMPLE_RATE` (vpeval never resamples silently), or the
-        waveform is empty, not 1-D, or holds NaN or infinite samples.
+        Prefixed ``owner: ``: ``sr`` is not :data:`SAMPLE_RATE` (an array handed over in memory is never
+        resampled silently: :func:`resample` does it; files are resampled on read), or the waveform is empty,
+        not 1-D, or holds NaN or infinite samples.
     """
     if int(sr) != SAMPLE_RATE:
-        raise VpevalError(f"{owner}: sampling rate {sr} Hz; expected {SAMPLE_RATE} Hz")
+        raise VpevalError(f"{owner}: sampling rate {sr} Hz; expected {SAMPLE_RATE} Hz (vpeval.audio.io.resample("
+                          f"x, {sr}, {SAMPLE_RATE}) converts it)")
     x = np.asarray(waveform, dtype=np.float64)
     if x.ndim != 1 or x.size == 0:
         raise VpevalError(f"{owner}: expected a non-empty 1-D waveform, got shape {x.shape}")
@@ -90,57 +96,135 @@ def checked_waveform(waveform, sr, owner: str) -> np.ndarray:
         raise VpevalError(f"{owner}: waveform contains NaN or infinite samples")
     return x
 
-def read_audio(path, *, sr: int = SAMPLE_RATE) -> np.ndarray:
-    """Read a mono 16 kHz FLAC/WAV file as float64 samples in [-1, 1].
+def resample(waveform, rate_in: int, rate_out: int) -> np.ndarray:
+    """Resample a mono waveform from ``rate_in`` to ``rate_out`` Hz with soxr (quality ``HQ``, linear phase).
+
+    soxr is the resampler librosa uses by default (``res_type="soxr_hq"``): a band-limited polyphase filter
+    whose pass band keeps 95 % of the lower Nyquist frequency, with at least 100 dB of stop-band attenuation.
+    The result has ``round(n * rate_out / rate_in)`` samples; equal rates return a float64 copy.
+
+    Parameters
+    ----------
+    waveform : array_like of shape (n_samples,)
+    rate_in, rate_out : int
+        Sampling rates in Hz, positive.
+
+    Returns
+    -------
+    ndarray of shape (round(n_samples * rate_out / rate_in),), float64
+
+    Raises
+    ------
+    VpevalError
+        A rate that is not a positive integer, or a waveform that is not 1-D.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.sin(2 * np.pi * 440 * np.arange(8000) / 8000)
+    >>> resample(x, 8000, 16000).shape
+    (16000,)
+    """
+    for name, r in (("rate_in", rate_in), ("rate_out", rate_out)):
+        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r <= 0:
+            raise VpevalError(f"{name} must be a positive integer (Hz), got {r!r}")
+    x = np.asarray(waveform, dtype=np.float64)
+    if x.ndim != 1:
+        raise VpevalError(f"resample: expected a 1-D waveform, got shape {x.shape}")
+    if int(rate_in) == int(rate_out):
+        return x.copy()
+    soxr = _require("soxr")
+    return np.asarray(soxr.resample(x, int(rate_in), int(rate_out), quality="HQ"), dtype=np.float64)
+
+
+def read_audio(path, *, sr: int = SAMPLE_RATE, strict_rate: bool = False, channel: int | None = None) -> np.ndarray:
+    """Read a FLAC/WAV file as float64 samples in [-1, 1] at ``sr`` Hz (resampled on read if needed).
 
     Parameters
     ----------
     path : str or Path
         The audio file.
     sr : int, default 16000
-        The required sampling rate in Hz; any other rate is refused (no resampling).
+        The sampling rate in Hz of the returned samples.  A file at another rate is resampled
+        (:func:`resample`) unless ``strict_rate``.
+    strict_rate : bool, default False
+        Refuse a file whose rate is not ``sr`` instead of resampling it.
+    channel : int, optional
+        Of a file with several channels, the one to read (0 = first); without it such a file is refused.
 
     Returns
     -------
     ndarray of shape (n_samples,), float64
+        ``n_samples`` is the file's length converted to ``sr`` (:func:`resample`).
 
     Raises
     ------
     InputFileError
-        The file does not exist, libsndfile cannot decode it, it has more than one channel, its sampling
-        rate is not ``sr``, it has no samples, or it contains non-finite samples (float WAV).
+        The file does not exist, libsndfile cannot decode it, it has more than one channel and no ``channel``
+        is chosen (or the chosen one does not exist), its rate is not ``sr`` and ``strict_rate`` is set, it
+        has no samples, or it contains non-finite samples (float WAV).
+    """
+    return read_audio_rate(path, sr=sr, strict_rate=strict_rate, channel=channel)[0]
+
+
+def read_audio_rate(path, *, sr: int = SAMPLE_RATE, strict_rate: bool = False,
+                    channel: int | None = None) -> tuple[np.ndarray, int]:
+    """:func:`read_audio`, also returning the file's own sampling rate.
+
+    Returns
+    -------
+    waveform : ndarray of shape (n_samples,), float64
+        At ``sr`` Hz.
+    file_rate : int
+        The file's sampling rate in Hz (``sr`` when it was not resampled).
+
+    Raises
+    ------
+    InputFileError
+        As :func:`read_audio`.
     """
     sf = _require("soundfile")
 
     path = Path(path)
     if not path.is_file():
         raise InputFileError(path, None, "audio file does not exist")
+    if channel is not None and (isinstance(channel, bool) or not isinstance(channel, (int, np.integer))
+                                or channel < 0):
+        raise InputFileError(path, None, f"channel must be a non-negative integer (0 = first), got {channel!r}")
     try:
         with sf.SoundFile(str(path)) as f:
-            rate, channels = f.samplerate, f.channels
-            if channels != 1:
-                raise InputFileError(path, None, f"has {channels} channels; expected mono audio")
-            if rate != sr:
+            rate, channels = int(f.samplerate), f.channels
+            if channels != 1 and channel is None:
+                raise InputFileError(path, None, f"has {channels} channels; expected mono audio (or choose "
+                                     "one: --channel N, 0 = first)")
+            if channel is not None and channel >= channels:
+                raise InputFileError(path, None, f"has {channels} channel(s); channel {channel} does not exist "
+                                     "(0 = first)")
+            if rate != sr and strict_rate:
                 raise InputFileError(
                     path, None,
-                    f"sampling rate is {rate} Hz; vpeval requires {sr} Hz and does not resample "
-                    f"(resample first, e.g. `sox in.wav -r {sr} out.wav`)",
+                    f"sampling rate is {rate} Hz; {sr} Hz required (--strict-rate: not resampled; without it "
+                    f"vpeval resamples on read)",
                 )
-            data = f.read(dtype="float64", always_2d=False)
+            data = f.read(dtype="float64", always_2d=True)
     except InputFileError:
         raise
     except (RuntimeError, OSError, ValueError, TypeError) as exc:  # sf.LibsndfileError is a RuntimeError
         raise InputFileError(path, None, f"cannot be read as FLAC/WAV audio ({exc})") from None
-    data = np.asarray(data, dtype=np.float64).reshape(-1)
+    data = np.ascontiguousarray(data[:, 0 if channel is None else channel], dtype=np.float64)
     if data.size == 0:
         raise InputFileError(path, None, "audio file has no samples")
     if not np.isfinite(data).all():
         raise InputFileError(path, None, "audio contains NaN or infinite samples")
-    return data
+    if rate != sr:
+        data = resample(data, rate, int(sr))
+        if data.size == 0:
+            raise InputFileError(path, None, f"audio file is too short to resample from {rate} to {sr} Hz")
+    return data, rate
 
 
 def write_audio(path, waveform, *, sr: int = SAMPLE_RATE, parents: bool = True) -> None:
-    """Write mono float samples as 16-bit PCM FLAC or WAV (chosen by the file extension).
+    """Write mono float samples as 16-bit PCM FLAC or WAV (chosen by the file extension) at ``sr`` Hz.
 
     Samples must lie in [-1, 1]; values outside would be clipped by the 16-bit conversion, so they are
     refused instead.  Parent folders are created (with ``parents=False`` the parent folder must exist).
@@ -328,5 +412,5 @@ def _require(module: str):
     except ImportError as exc:
         raise ImportError(
             f"vpeval's audio functions need {module!r}: pip install 'vpeval[audio]' "
-            f"(librosa and soundfile) ({exc})"
+            f"(librosa, soundfile and soxr) ({exc})"
         ) from None

@@ -15,7 +15,10 @@ from .common import SchedulerOpt, WorkersOpt, execution
 __all__ = ["register"]
 
 _AUDIO_RULES = (
-    "Audio: 16 kHz mono FLAC/WAV below the folder (recursive); other rates are refused, not resampled. "
+    "Audio: mono FLAC/WAV below the folder (recursive), at any sampling rate: vpeval works at 16 kHz and "
+    "resamples other rates on read (soxr, as librosa), recording each file's own rate (anonymization.csv "
+    "input_rate_hz, the embedding file's input_rate_hz, the audit report's inputs); --strict-rate refuses them "
+    "instead. Files with several channels are refused unless --channel N picks one (0 = first). "
     "Utterance id = file name without extension; speaker id = its first '-'-separated field "
     "(1688-142285-0000 -> 1688) unless --metadata CSV (columns utterance_id,speaker_id) is given. "
     "A Kaldi data folder (with wav.scp) is read instead as wav.scp (plain file paths, relative to the folder; "
@@ -28,6 +31,19 @@ _AUDIO_RULES = (
 _MetadataOpt = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id.")
 _ProgressQuietOpt = typer.Option(False, "--quiet", "-q", help="No progress bar.")
 _JsonSummaryOpt = typer.Option(False, "--json", help="Print a JSON summary on stdout.")
+_StrictRateOpt = typer.Option(False, "--strict-rate", help="Refuse audio that is not at 16 kHz instead of "
+                              "resampling it on read.")
+_ChannelOpt = typer.Option(None, "--channel", min=0, help="Of files with several channels, read this one "
+                           "(0 = first, the left); without it such files are refused.")
+
+
+def _rates_text(counts: dict) -> str:
+    """' (resampled to 16 kHz on read: 20 at 8000 Hz)' for rates other than 16 kHz, else ''."""
+    other = {r: n for r, n in counts.items() if int(r) != 16000}
+    if not other:
+        return ""
+    return " (resampled to 16 kHz on read: " + ", ".join(f"{n} at {r} Hz" for r, n in sorted(
+        other.items(), key=lambda kv: int(kv[0]))) + ")"
 
 
 def _fail(exc: BaseException) -> None:
@@ -57,6 +73,11 @@ def anonymize_cmd(
         help="mcadams (VoicePrivacy B2), vtln (WORLD: F0 ratio + bilinear spectral-envelope warping, VoiceMask "
              "style) or resample (phase vocoder + resampling: F0 and formants scaled together). vtln and resample "
              "draw their parameters: give --alpha speaker|utterance and --seed (extra 'vocoder' for vtln)."),
+    strict_rate: bool = _StrictRateOpt,
+    channel: Optional[int] = _ChannelOpt,
+    rate: Optional[int] = typer.Option(
+        None, "--rate", help="Sampling rate (Hz) of the written files; default: each input file's own rate. The "
+                             "anonymizers run at 16 kHz, so output above 16 kHz holds nothing above 8 kHz."),
     quiet: bool = _ProgressQuietOpt,
     as_json: bool = _JsonSummaryOpt,
     scheduler: Optional[str] = SchedulerOpt,
@@ -65,7 +86,8 @@ def anonymize_cmd(
     """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2) or --method.
 
     Writes the anonymized files and OUT_DIR/anonymization.csv
-    (utterance_id,speaker_id,alpha,duration_s,output; vtln: warp,f0_ratio and resample: ratio instead of alpha).
+    (utterance_id,speaker_id,alpha,duration_s,output,input_rate_hz,output_rate_hz; vtln: warp,f0_ratio and
+    resample: ratio instead of alpha).
     """
     from ..audio.anonymize import anonymize_folder
     from ..io.output import claim_folder
@@ -89,7 +111,8 @@ def anonymize_cmd(
                 execution(scheduler, workers) as client:
             df = anonymize_folder(
                 in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
-                audio_format=audio_format, quiet=quiet, client=client, method=method,
+                audio_format=audio_format, quiet=quiet, client=client, method=method, strict_rate=strict_rate,
+                channel=channel, out_rate=rate,
             )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
@@ -103,14 +126,16 @@ def anonymize_cmd(
         **({"alpha_min_used": float(df["alpha"].min()), "alpha_max_used": float(df["alpha"].max())}
            if method == "mcadams" else {}),
         "manifest": str(out_dir / "anonymization.csv"),
+        "input_rates_hz": {str(r): int(n) for r, n in sorted(df["input_rate_hz"].value_counts().items())},
+        "output_rates_hz": {str(r): int(n) for r, n in sorted(df["output_rate_hz"].value_counts().items())},
     }
     if as_json:
         typer.echo(json.dumps(summary))
     else:
         typer.echo(
             f"anonymized {summary['utterances']} utterances of {summary['speakers']} speakers "
-            f"({summary['duration_s']:.1f} s) into {out_dir} ({method}); parameters in the manifest "
-            f"{summary['manifest']}"
+            f"({summary['duration_s']:.1f} s) into {out_dir} ({method}){_rates_text(summary['input_rates_hz'])}; "
+            f"parameters in the manifest {summary['manifest']}"
         )
 
 
@@ -149,6 +174,8 @@ def embed_cmd(
         help="Kaldi data folder input only: write its utterance metadata (utterance_id,speaker_id,condition and "
              "sex from spk2gender) to this CSV, e.g. SYSTEM/metadata.csv for `vpeval audit`; with --append the "
              "rows are added to an existing file."),
+    strict_rate: bool = _StrictRateOpt,
+    channel: Optional[int] = _ChannelOpt,
     quiet: bool = _ProgressQuietOpt,
     as_json: bool = _JsonSummaryOpt,
     scheduler: Optional[str] = SchedulerOpt,
@@ -159,6 +186,8 @@ def embed_cmd(
     The file holds embeddings, utterance_id, speaker_id, condition and extractor (see
     vpeval.io.embeddings); run twice with --append to keep original and anonymized rows in one file.
     """
+    import numpy as np
+
     from ..audio.embed import embed_folder, get_extractor
     from ..io.embeddings import read_embeddings, write_embeddings
     from ..io.output import OutputExistsError, claim_file
@@ -182,7 +211,9 @@ def embed_cmd(
                 (claim_file(metadata_out, command="embed --metadata-out", force=force, append=append,
                             protect=[audio_dir, output]) if metadata_out is not None else nullcontext()) as mclaim:
             with execution(scheduler, workers) as client:
-                es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client)
+                es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client,
+                                  strict_rate=strict_rate, channel=channel)
+            new_rates = {str(r): int(n) for r, n in zip(*np.unique(es.input_rate_hz, return_counts=True))}
             if append and output.exists():
                 es = read_embeddings(output).concat(es, name=output)
             write_embeddings(claim.path, es)
@@ -198,12 +229,14 @@ def embed_cmd(
         "dim": int(es.embeddings.shape[1]),
         "rows": len(es),
         "conditions": {c: int((es.condition == c).sum()) for c in sorted(set(es.condition.tolist()))},
+        "input_rates_hz": new_rates,
     }
     if as_json:
         typer.echo(json.dumps(summary))
     else:
         typer.echo(
             f"wrote {summary['rows']} {summary['extractor']} embeddings ({summary['dim']}-dim) to {output}"
+            f"{_rates_text(new_rates)}"
         )
 
 

@@ -324,7 +324,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
             for es in loaded[name].values():  # every embedding row must be described, with the same speaker
                 check_metadata(es, metadata[name], source=str(folder / "metadata.csv"))
         inputs += [{"name": f"{name}/{f.relative_to(folder).with_suffix('').as_posix()}", "path": str(f),
-                    "sha256": sha256_file(f)} for f in files]
+                    "sha256": sha256_file(f), **_input_rates(f)} for f in files]
     utility = {}
     for folder, name in systems:
         tdir = folder / "transcripts"
@@ -359,6 +359,20 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         status.update("writing the report")
         render_report(rep, dest)
     return rep
+
+
+def _input_rates(path: Path) -> dict:
+    """``{"input_rates_hz": {"8000": rows, ...}}`` of an embeddings file that records the sampling rates of its
+    audio (``vpeval embed``; 0 = not known), else ``{}``."""
+    import numpy as np
+
+    if path.suffix != ".npz":
+        return {}
+    with np.load(path, allow_pickle=False) as z:
+        if "input_rate_hz" not in z:
+            return {}
+        rates, counts = np.unique(z["input_rate_hz"], return_counts=True)
+    return {"input_rates_hz": {str(int(r)): int(n) for r, n in zip(rates, counts)}}
 
 
 def _audit_verdict_kwargs(verdict: dict | None) -> dict:
@@ -558,9 +572,9 @@ def _backends(names: list[str]):
 
 
 def _register_families() -> None:
-    from . import audio, beyond, disclosure, linkage, protocols, utility
+    from . import audio, beyond, disclosure, doctor, linkage, protocols, utility
 
-    for module in (audio, protocols, disclosure, linkage, beyond, utility):
+    for module in (audio, protocols, disclosure, linkage, beyond, utility, doctor):
         module.register(app)
     _argument_metavars()
 

@@ -28,8 +28,8 @@ Transcript files (--ref, --hyp), UTF-8, blank lines skipped:
   Sphinx/CMU:         <s> <words...> </s> (<utterance_id>)
   Detected per file: Sphinx when every line ends in '(<id>)', else Kaldi.
 
-Audio: 16 kHz mono FLAC/WAV below the folder (recursive), utterance id = file name without extension;
-other rates are refused, not resampled. Every condition must cover exactly the utterances of --ref.
+Audio: mono FLAC/WAV below the folder (recursive), utterance id = file name without extension; other
+rates than 16 kHz are resampled to it on read (soxr). Every condition must cover exactly the utterances of --ref.
 
 Both texts are normalised with Whisper's English normaliser (--normalizer none: compare as written). Corpus
 WER = sum of substitutions, deletions and insertions over all utterances / sum of reference words (not the

@@ -10,6 +10,9 @@ utterance_id   str          shape (n,), utterance identifier (e.g. ``1688-142285
 speaker_id     str          shape (n,), speaker identifier
 condition      str          shape (n,), ``original`` or ``anonymized`` (any label is kept)
 extractor      str          shape (), name of the extractor (e.g. ``mfcc-stats``)
+input_rate_hz  int64        shape (n,), optional: sampling rate (Hz) of each row's audio file as read,
+                            before vpeval resampled it to 16 kHz; 0 = not known (rows joined
+                            from a file without it)
 ============== ============ ==========================================================
 
 ``(utterance_id, condition)`` is the key: the original and the anonymized version of one utterance share the
@@ -42,6 +45,9 @@ class EmbeddingSet:
     embeddings : ndarray of shape (n, d), float64
     utterance_id, speaker_id, condition : ndarray of shape (n,), str
     extractor : str
+    input_rate_hz : ndarray of shape (n,), int64, or None
+        Sampling rate of each row's audio file before it was resampled to 16 kHz (0 = not known); None when
+        the embeddings came without it.
     """
 
     embeddings: np.ndarray
@@ -49,6 +55,7 @@ class EmbeddingSet:
     speaker_id: np.ndarray
     condition: np.ndarray
     extractor: str = "unknown"
+    input_rate_hz: np.ndarray | None = None
 
     def __post_init__(self):
         x = self.extractor
@@ -64,6 +71,11 @@ class EmbeddingSet:
         object.__setattr__(self, "embeddings", emb)
         for name in ("utterance_id", "speaker_id", "condition"):
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=str))
+        if self.input_rate_hz is not None:
+            r = np.asarray(self.input_rate_hz)
+            if r.dtype.kind not in "iu":
+                raise InputFileError("<EmbeddingSet>", None, f"input_rate_hz must hold integers, got dtype {r.dtype}")
+            object.__setattr__(self, "input_rate_hz", r.astype(np.int64))
         _validate(self, "<EmbeddingSet>")
 
     def __len__(self) -> int:
@@ -88,6 +100,7 @@ class EmbeddingSet:
             self.speaker_id[mask],
             self.condition[mask],
             self.extractor,
+            None if self.input_rate_hz is None else self.input_rate_hz[mask],
         )
 
     def concat(self, other: "EmbeddingSet", *, name=None) -> "EmbeddingSet":
@@ -121,7 +134,10 @@ class EmbeddingSet:
                              ("utterance_id", np.concatenate([self.utterance_id, other.utterance_id])),
                              ("speaker_id", np.concatenate([self.speaker_id, other.speaker_id])),
                              ("condition", np.concatenate([self.condition, other.condition])),
-                             ("extractor", self.extractor)):
+                             ("extractor", self.extractor),
+                             ("input_rate_hz", None if self.input_rate_hz is None and other.input_rate_hz is None
+                              else np.concatenate([np.zeros(len(s), np.int64) if s.input_rate_hz is None
+                                                   else s.input_rate_hz for s in (self, other)]))):
             object.__setattr__(joined, field, value)
         _validate(joined, where)
         return joined
@@ -141,6 +157,13 @@ def _validate(es: EmbeddingSet, path) -> None:
         empty = np.flatnonzero(np.char.str_len(arr) == 0)
         if empty.size:
             raise InputFileError(path, None, f"row {int(empty[0])}: empty {name}")
+    if es.input_rate_hz is not None:
+        if es.input_rate_hz.shape != (n,):
+            raise InputFileError(path, None, f"input_rate_hz has shape {es.input_rate_hz.shape}, expected ({n},) "
+                                 "to match the embeddings")
+        if (es.input_rate_hz < 0).any():
+            raise InputFileError(path, None, f"row {int(np.flatnonzero(es.input_rate_hz < 0)[0])}: negative "
+                                 "input_rate_hz")
     bad = ~np.isfinite(emb).all(axis=1)
     if bad.any():
         rows = np.flatnonzero(bad)
@@ -194,6 +217,7 @@ def read_embeddings(path) -> EmbeddingSet:
             speaker_id=np.asarray(df["speaker_id"].astype(str), dtype=str),
             condition=np.asarray(df["condition"].astype(str), dtype=str),
             extractor=str(df.attrs.get("extractor", "unknown")),
+            input_rate_hz=None,
         )
     else:
         try:
@@ -230,7 +254,13 @@ def read_embeddings(path) -> EmbeddingSet:
                     speaker_id=z["speaker_id"].astype(str),
                     condition=z["condition"].astype(str),
                     extractor=extractor,
+                    input_rate_hz=None,
                 )
+                if "input_rate_hz" in z:
+                    if z["input_rate_hz"].dtype.kind not in "iu":
+                        raise InputFileError(path, None, "input_rate_hz must hold integers, got dtype "
+                                             f"{z['input_rate_hz'].dtype}")
+                    fields["input_rate_hz"] = z["input_rate_hz"].astype(np.int64)
         except InputFileError:
             raise
         except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
@@ -267,5 +297,6 @@ def write_embeddings(path, es: EmbeddingSet, *, dtype=np.float32) -> None:
         speaker_id=es.speaker_id,
         condition=es.condition,
         extractor=np.array(es.extractor),
+        **({} if es.input_rate_hz is None else {"input_rate_hz": es.input_rate_hz.astype(np.int64)}),
     )
     os.replace(tmp, path)

@@ -153,12 +153,28 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
         '<section id="reproducibility"><h2>Reproducibility</h2>'
         f"<p>vpeval {e(__version__)}; report schema {SCHEMA_VERSION}; generated {e(generated_at)}.</p>"
         f'<div class="scroll"><table><thead><tr><th>input</th><th>path</th><th>sha256</th></tr></thead>'
-        f"<tbody>{inputs}</tbody></table></div>"
+        f"<tbody>{inputs}</tbody></table></div>{_rates_note(report.inputs)}"
         f"<p class=\"note\">Options: {e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></section>"
     )
     out.append("<footer>Written by vpeval. Every number has its unit: error rates in percent, disclosure in bits "
                "on this page; report.json keeps machine units named in each field.</footer></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _rates_note(inputs: list) -> str:
+    """The sampling rates of the audio behind the embedding inputs that record them (``input_rates_hz``), as
+    an HTML note; '' when none does."""
+    parts = []
+    for i in inputs:
+        rates = i.get("input_rates_hz")
+        if rates:
+            parts.append(f"{i.get('name', '')}: " + ", ".join(
+                f"{'unknown rate' if int(r) == 0 else f'{int(r)} Hz'} ({n} rows)"
+                for r, n in sorted(rates.items(), key=lambda kv: int(kv[0]))))
+    if not parts:
+        return ""
+    return ("<p class=\"note\">Sampling rates of the embedded audio (vpeval works at 16 kHz; files at other rates "
+            "were resampled to it on read): " + html.escape("; ".join(parts)) + ".</p>")
 
 
 def _render_figures(report: Report, folder: Path) -> dict[int, str]:

@@ -14,8 +14,8 @@ import numpy as np
 
 from ...errors import VpevalError
 from ...progress import track
-from ..io import SAMPLE_RATE, read_audio, scan_audio_folder, write_audio
-from .base import draw_parameter
+from ..io import SAMPLE_RATE, read_audio_rate, resample, scan_audio_folder, write_audio
+from .base import _PCM16_MAX, draw_parameter
 from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, _check_alpha, draw_alpha, mcadams
 from .resample import RESAMPLE_RANGE, resample_shift
 from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, vtln
@@ -53,14 +53,23 @@ _PARAMETER_COLUMNS = {"mcadams": ["alpha"], "vtln": ["warp", "f0_ratio"], "resam
 
 
 def _anonymize_file(job):
-    """Read, anonymize and write one utterance: ``job = (item, method, parameters, out_root, audio_format)``;
-    returns its table row. Module level, so a Dask worker can run it."""
-    it, method, par, out_root, audio_format = job
-    x = read_audio(it.path)
+    """Read, anonymize and write one utterance: ``job = (item, method, parameters, out_root, audio_format,
+    strict_rate, channel, out_rate)``; returns its table row. Module level, so a Dask worker can run it.
+
+    The anonymizer runs at 16 kHz (the file is resampled on read if needed); the output is resampled to
+    ``out_rate`` (None: the file's own rate) and, if that lifts its peak above 16-bit PCM, scaled down to it."""
+    it, method, par, out_root, audio_format, strict_rate, channel, out_rate = job
+    x, rate = read_audio_rate(it.path, strict_rate=strict_rate, channel=channel)
     if method == "mcadams":
         y = mcadams(x, par["alpha"])
     else:
         y = vtln(x, **par) if method == "vtln" else resample_shift(x, **par)
+    target = rate if out_rate is None else int(out_rate)
+    if target != SAMPLE_RATE:
+        y = resample(y, SAMPLE_RATE, target)
+        peak = float(np.max(np.abs(y)))
+        if peak > _PCM16_MAX:
+            y = y * (_PCM16_MAX / peak)
     rel = it.relative_path.with_suffix("." + audio_format)
     # the sub-folders are made below ``out_root`` but never ``out_root`` itself: a task still running after the
     # run failed (or was installed) must not re-create the removed temporary folder (docs/output.md)
@@ -71,20 +80,21 @@ def _anonymize_file(job):
             folder.mkdir()
         except FileExistsError:
             pass
-    write_audio(Path(out_root) / rel, y, parents=False)
+    write_audio(Path(out_root) / rel, y, sr=target, parents=False)
     return (it.utterance_id, it.speaker_id, *[par[n] for n in _PARAMETER_COLUMNS[method]], x.size / SAMPLE_RATE,
-            rel.as_posix())
+            rel.as_posix(), rate, target)
 
 
 def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None = None,
                      alpha_range=ALPHA_RANGE, metadata=None, audio_format: str = "flac",
-                     quiet: bool = False, method: str = "mcadams", client=None):
+                     quiet: bool = False, method: str = "mcadams", client=None, strict_rate: bool = False,
+                     channel: int | None = None, out_rate: int | None = None):
     """Anonymize every utterance of an audio folder with :func:`mcadams`, mirroring the folder layout.
 
     Parameters
     ----------
     in_dir, out_dir : str or Path
-        Input folder (read with :func:`vpeval.audio.io.scan_audio_folder`: 16 kHz mono FLAC/WAV,
+        Input folder (read with :func:`vpeval.audio.io.scan_audio_folder`: mono FLAC/WAV at any rate,
         speaker = first ``-`` field of the file name or from ``metadata``) and output folder (created;
         must not be the input folder or inside it).
     alpha : float or {"utterance", "speaker"}, default 0.8
@@ -96,7 +106,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     metadata : str, Path, dict or None
         Utterance -> speaker mapping (see :func:`~vpeval.audio.io.scan_audio_folder`).
     audio_format : {"flac", "wav"}
-        Output format (16-bit PCM, 16 kHz).
+        Output format (16-bit PCM, at ``out_rate``).
     quiet : bool
         No progress bar (it goes to stderr otherwise).
     method : {"mcadams", "vtln", "resample"}, default "mcadams"
@@ -111,13 +121,22 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         workers must see ``in_dir`` and ``out_dir`` (shared storage). The files are the same as without a
         client (parameters are drawn per utterance/speaker key, never per worker). ``vpeval anonymize`` writes
         into its claimed temporary folder (:mod:`vpeval.io.output`), so a failure leaves no partial output.
+    strict_rate : bool, default False
+        Refuse an input file that is not at 16 kHz; without it such a file is resampled to 16 kHz on read
+        (:func:`vpeval.audio.io.read_audio`).  The anonymizers always run at 16 kHz.
+    channel : int, optional
+        The channel to anonymize of files with several (0 = first); without it such files are refused.
+    out_rate : int, optional
+        Sampling rate (Hz) of the written files; by default each file's own rate (an 8 kHz input gives an
+        8 kHz output).  Output above 16 kHz holds nothing above 8 kHz (the anonymizers run at 16 kHz).
 
     Returns
     -------
     pandas.DataFrame
         One row per utterance, sorted by utterance id: ``utterance_id, speaker_id, alpha, duration_s,
-        output`` (output path relative to ``out_dir``); for ``vtln`` the parameter columns are ``warp,
-        f0_ratio`` and for ``resample`` ``ratio`` instead of ``alpha``.  The same table is written to
+        output, input_rate_hz, output_rate_hz`` (output path relative to ``out_dir``; the input file's own
+        sampling rate and the written one, Hz); for ``vtln`` the parameter columns are ``warp, f0_ratio``
+        and for ``resample`` ``ratio`` instead of ``alpha``.  The same table is written to
         ``out_dir/anonymization.csv``.  When ``in_dir`` is a Kaldi data folder (``wav.scp``), ``out_dir``
         becomes one too: the audio goes to ``out_dir/wav/<utterance id>.<format>``, a new ``wav.scp`` points
         at it (paths relative to ``out_dir``) and ``utt2spk``, ``spk2utt``, ``spk2gender`` and ``text`` are
@@ -128,7 +147,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     InputFileError
         Any problem with an input file (named), see :func:`~vpeval.audio.io.read_audio`.
     VpevalError
-        Bad ``alpha``/``seed``/format, or ``out_dir`` inside ``in_dir``.
+        Bad ``alpha``/``seed``/format/``out_rate``, or ``out_dir`` inside ``in_dir``.
     """
     import pandas as pd
 
@@ -137,6 +156,9 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         raise VpevalError(f"audio_format must be 'flac' or 'wav', got {audio_format!r}")
     if method not in METHODS:
         raise VpevalError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    if out_rate is not None and (isinstance(out_rate, bool) or not isinstance(out_rate, (int, np.integer))
+                                 or not 1000 <= out_rate <= 384000):
+        raise VpevalError(f"out_rate must be an integer number of Hz in [1000, 384000], got {out_rate!r}")
     if method != "mcadams":
         if not (isinstance(alpha, str) and alpha in ("utterance", "speaker")) or seed is None:
             raise VpevalError(f"method {method!r} draws its parameters: give alpha='speaker' or 'utterance' and a seed")
@@ -172,14 +194,14 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         # absolute paths: a worker's working folder is not ours
         out_abs = Path(os.path.abspath(out_dir))
         jobs = [(dataclasses.replace(it, path=Path(os.path.abspath(it.path))), method, parameters(it), out_abs,
-                 audio_format) for it in items]
+                 audio_format, strict_rate, channel, out_rate) for it in items]
         rows = map_items(client, _anonymize_file, jobs, names=[job[0].path for job in jobs],
                          description=description, quiet=quiet)
     else:
-        rows = [_anonymize_file((it, method, parameters(it), out_dir, audio_format))
+        rows = [_anonymize_file((it, method, parameters(it), out_dir, audio_format, strict_rate, channel, out_rate))
                 for it in track(items, total=len(items), description=description, quiet=quiet)]
     df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", *_PARAMETER_COLUMNS[method], "duration_s",
-                                     "output"])
+                                     "output", "input_rate_hz", "output_rate_hz"])
     df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")
     _carry_kaldi_folder(in_dir, out_dir, df)
     return df

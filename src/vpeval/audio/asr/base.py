@@ -66,11 +66,12 @@ class ASRBackend(ABC):
         return f"{type(self).__name__}(name={self.name!r})"
 
 
-def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False) -> dict[str, str]:
+def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False,
+                      strict_rate: bool = False) -> dict[str, str]:
     """Transcribe every utterance of an audio folder.
 
-    Audio follows the rules of :mod:`vpeval.audio.io` (16 kHz mono FLAC/WAV, recursive, utterance id =
-    file stem); speaker ids are not needed here, so stems without a ``-`` are accepted.
+    Audio follows the rules of :mod:`vpeval.audio.io` (mono FLAC/WAV, recursive, resampled to 16 kHz on read,
+    utterance id = file stem); speaker ids are not needed here, so stems without a ``-`` are accepted.
 
     Parameters
     ----------
@@ -78,6 +79,8 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False) -> di
     backend : ASRBackend
     quiet : bool
         No progress bar on stderr.
+    strict_rate : bool, default False
+        Refuse files not at 16 kHz instead of resampling them.
 
     Returns
     -------
@@ -87,7 +90,7 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False) -> di
     Raises
     ------
     InputFileError
-        Missing folder, no audio, duplicate stems, unreadable or non-16 kHz files.
+        Missing folder, no audio, duplicate stems, unreadable files, files not at 16 kHz with ``strict_rate``.
     """
     # Every file gets a dummy speaker so that stems without '-' are accepted.
     from pathlib import Path
@@ -102,5 +105,5 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False) -> di
     items = scan_audio_folder(folder, metadata=stems or None)
     out: dict[str, str] = {}
     for it in track(items, total=len(items), description=f"transcribing {folder.name}", quiet=quiet):
-        out[it.utterance_id] = backend.transcribe(read_audio(it.path), SAMPLE_RATE)
+        out[it.utterance_id] = backend.transcribe(read_audio(it.path, strict_rate=strict_rate), SAMPLE_RATE)
     return out

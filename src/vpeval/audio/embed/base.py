@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 
 from ...errors import InputFileError, VpevalError
 from ...progress import track
-from ..io import SAMPLE_RATE, checked_waveform, read_audio, scan_audio_folder
+from ..io import SAMPLE_RATE, checked_waveform, read_audio_rate, scan_audio_folder
 from ...io.embeddings import EmbeddingSet
 
 __all__ = ["Extractor", "ExtractorUnavailableError", "embed_folder"]
@@ -75,11 +75,13 @@ class Extractor(ABC):
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
 
 
-def _embed_file(extractor: Extractor, path) -> np.ndarray:
-    """Read and embed one file; an utterance the extractor cannot embed raises InputFileError naming it."""
-    x = read_audio(path)
+def _embed_file(extractor: Extractor, path, strict_rate: bool = False,
+                channel: int | None = None) -> tuple[np.ndarray, int]:
+    """Read (resampled to 16 kHz unless ``strict_rate``) and embed one file: (embedding, the file's own rate);
+    an utterance the extractor cannot embed raises InputFileError naming it."""
+    x, rate = read_audio_rate(path, strict_rate=strict_rate, channel=channel)
     try:
-        return extractor.embed(x, SAMPLE_RATE)
+        return extractor.embed(x, SAMPLE_RATE), rate
     except InputFileError:
         raise
     except VpevalError as exc:
@@ -87,14 +89,16 @@ def _embed_file(extractor: Extractor, path) -> np.ndarray:
 
 
 def embed_folder(folder, extractor: Extractor, *, condition: str = "original", metadata=None,
-                 quiet: bool = False, client=None) -> EmbeddingSet:
+                 quiet: bool = False, client=None, strict_rate: bool = False,
+                 channel: int | None = None) -> EmbeddingSet:
     """Embed every utterance of an audio folder.
 
     Parameters
     ----------
     folder : str or Path
-        Audio folder, read with :func:`vpeval.audio.io.scan_audio_folder` (16 kHz mono FLAC/WAV,
-        searched recursively; speaker = first ``-`` field of the file name, or from ``metadata``).
+        Audio folder, read with :func:`vpeval.audio.io.scan_audio_folder` (mono FLAC/WAV, searched
+        recursively; speaker = first ``-`` field of the file name, or from ``metadata``).  Files at another
+        rate than 16 kHz are resampled to it on read (:func:`vpeval.audio.io.read_audio`).
     extractor : Extractor
     condition : str, default "original"
         Label stored with every row (``original`` or ``anonymized``).
@@ -107,22 +111,29 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
         must see ``folder``. The extractor travels as its configuration and each worker builds (and, for
         model-based extractors, loads the weights of) it once. The rows are bit for bit those of the
         single-process run.
+    strict_rate : bool, default False
+        Refuse files that are not at 16 kHz instead of resampling them.
+    channel : int, optional
+        The channel to embed of files with several (0 = first); without it such files are refused.
 
     Returns
     -------
     EmbeddingSet
-        Rows sorted by utterance id (independent of file-system order), ``extractor`` = ``extractor.name``.
+        Rows sorted by utterance id (independent of file-system order), ``extractor`` = ``extractor.name``,
+        ``input_rate_hz`` = each file's own sampling rate.
 
     Raises
     ------
     InputFileError
-        An unreadable or non-16 kHz file, an utterance without a speaker, or an utterance the extractor
-        cannot embed, named by its path.
+        An unreadable file, a file with several channels and no ``channel``, a file not at 16 kHz with
+        ``strict_rate``, an utterance without a speaker, or an utterance the extractor cannot embed, named by
+        its path.
     """
     if not isinstance(condition, str) or not condition:
         raise VpevalError(f"condition must be a non-empty string, got {condition!r}")
     items = scan_audio_folder(folder, metadata=metadata)
     rows = np.empty((len(items), extractor.dim))
+    rates = np.empty(len(items), dtype=np.int64)
     if client is not None:
         from functools import partial
 
@@ -131,16 +142,18 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
         import os
 
         paths = [os.path.abspath(it.path) for it in items]  # a worker's working folder is not ours
-        for i, e in enumerate(map_items(client, partial(_embed_file, extractor), paths, names=paths,
-                                        description=f"{extractor.name}", quiet=quiet)):
-            rows[i] = e
+        for i, (e, r) in enumerate(map_items(client, partial(_embed_file, extractor, strict_rate=strict_rate,
+                                                             channel=channel), paths, names=paths,
+                                             description=f"{extractor.name}", quiet=quiet)):
+            rows[i], rates[i] = e, r
     else:
         for i, it in enumerate(track(items, total=len(items), description=f"{extractor.name}", quiet=quiet)):
-            rows[i] = _embed_file(extractor, it.path)
+            rows[i], rates[i] = _embed_file(extractor, it.path, strict_rate, channel)
     return EmbeddingSet(
         rows,
         np.array([it.utterance_id for it in items]),
         np.array([it.speaker_id for it in items]),
         np.full(len(items), condition),
         extractor.name,
+        input_rate_hz=rates,
     )
