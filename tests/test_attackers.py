@@ -170,3 +170,32 @@ def test_api_misuse_gets_clear_errors(data):
     zero = EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor)
     with pytest.raises(ProtocolError, match=f"utterance '{tr.utterance_id[bad_row]}' \\(anonymized\\) is the zero"):
         make_attackers({"ext-a": sets["ext-a"]}, {"ext-a": zero}, backends=["plda"])
+
+
+def test_fusion_reports_actual_cllr_where_applied_and_fold_spread(data):
+    from vpeval.metrics.verification import cllr
+    from vpeval.pipeline.audit import audit_system
+    from vpeval.report.audit import _fused_calibration_rows
+
+    sets, train = data
+    atts = make_attackers(sets, train, backends=["lda", "plda"], conditions=["anonymized"])
+    fused = fuse_attackers(atts, train, seed=0)
+    d = fused.describe()["fusion"]
+    assert d["learnt_on_trials"] == "aa"
+    assert len(d["fold_weights"]) == 2 and all(set(fw) == set(d["weights"]) for fw in d["fold_weights"] if fw)
+    fitted = [fw for fw in d["fold_weights"] if fw is not None]
+    if len(fitted) == 2:
+        for m in d["weights"]:
+            assert d["weight_spread"][m] == pytest.approx(abs(fitted[0][m] - fitted[1][m]))
+    res = audit_system(sets, attackers=(atts + [fused], []), types=("oa", "aa"), n_boot=20, n_perm=20,
+                       group_by=None)
+    tm = res.type_metrics
+    for t in ("oa", "aa"):
+        tr = res.trials["fusion/anonymized"][t]
+        assert tm["fusion/anonymized"][t]["actual_cllr_bits"] == pytest.approx(cllr(tr.tar, tr.non), rel=1e-12)
+        assert tm["fusion/anonymized"][t]["llr_learnt_on"] == "aa"
+        assert "actual_cllr_bits" not in tm[atts[0].name][t]  # a back-end's scores are not LLRs
+    rows = {r[1]: r for r in _fused_calibration_rows({"s": res})}
+    assert set(rows) == {"oa", "aa"}
+    assert "weights learnt on aa trials applied to oa" in rows["oa"][-1]
+    assert "applied to" not in rows["aa"][-1]

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..backends import BACKENDS, Backend, get_backend
 from ..calibration.fusion import LinearFusion
+from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
@@ -325,7 +326,9 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
     Returns
     -------
     Attacker
-        ``name = "fusion/<trained_on>"``, ``model`` the fitted :class:`LinearFusion` (weights per member).
+        ``name = "fusion/<trained_on>"``, ``model`` the fitted :class:`LinearFusion` (weights per member), with
+        ``trial_type`` the trials its weights are learnt on (``"oo"`` or ``"aa"``) and ``fold_weights_`` the
+        weights refitted on each fold's held-out trials alone (their spread is in ``describe()``).
 
     Raises
     ------
@@ -376,6 +379,18 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
                 labels.append(t.is_target)
     scores = np.column_stack([np.concatenate(c) for c in columns])
     is_tar = np.concatenate(labels)
-    fusion = LinearFusion(p_target=p_target, names=[m.name for m in members]).fit(scores[is_tar], scores[~is_tar])
+    names = [m.name for m in members]
+    fusion = LinearFusion(p_target=p_target, names=names).fit(scores[is_tar], scores[~is_tar])
+    fusion.trial_type = letter
+    # fold sensitivity: the weights learnt on each fold's held-out trials alone
+    fold_weights, start = [], 0
+    for lab in labels:
+        part, y = scores[start:start + lab.size], lab
+        start += lab.size
+        try:
+            fold_weights.append(LinearFusion(p_target=p_target, names=names).fit(part[y], part[~y]).weights_)
+        except VpevalError:  # separable or degenerate fold: no finite weights from it alone
+            fold_weights.append(None)
+    fusion.fold_weights_ = fold_weights
     return Attacker(f"fusion/{cond}", "fusion", "fusion", cond, max(m.training_speakers for m in members),
                     None, fusion, list(members))
