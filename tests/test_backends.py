@@ -292,3 +292,48 @@ def test_clone_keeps_settings_and_refits_identically(make):
     twin = fitted.clone()
     assert type(twin) is type(fitted) and twin.describe()["training_speakers"] == 0
     np.testing.assert_array_equal(twin.fit(x, spk).score(centres, x), fitted.score(centres, x))
+
+
+# ------------------------------------------------------------------------------------------ rounding-level inputs
+
+
+def test_centred_cosine_refuses_an_input_at_the_training_mean_up_to_rounding():
+    # issue 28: fitted on 40 identical rows [3, 4], the enrollment [3, 4] is the mean up to rounding residue
+    b = CentredCosineBackend().fit(np.tile([3.0, 4.0], (40, 1)), np.repeat(["a", "b"], 20))
+    with pytest.raises(BackendError, match="enrollment row 0 equals the training mean up to rounding"):
+        b.score([[3.0, 4.0]], [[1.0, 0.0]])
+    with pytest.raises(BackendError, match="test row 1 equals the training mean"):
+        b.score([[1.0, 0.0]], [[0.0, 1.0], [6.0, 8.0]])
+    # away from the mean m = (0.6, 0.8): cos((0.4, -0.8), (-0.6, 0.2)) = -0.4 / sqrt(0.8 * 0.4)
+    assert b.score([[1.0, 0.0]], [[0.0, 1.0]])[0, 0] == pytest.approx(-0.4 / math.sqrt(0.32))
+
+
+@pytest.mark.parametrize("noise", [1e-15, 1e-14])
+@pytest.mark.parametrize("make", [PLDABackend, LDABackend, lambda: PLDABackend(lda_dim=3)])
+def test_trained_backends_refuse_one_vector_plus_rounding_noise(make, noise):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=6) * 3.0 + noise * rng.normal(size=(40, 6))
+    spk = np.repeat([f"spk{i}" for i in range(8)], 5)
+    with pytest.raises(BackendError, match=r"'spk0'.*one vector up to rounding"):
+        make().fit(x, spk)
+    # the same at another magnitude (scale-aware: unit rows) and a real spread is fitted
+    with pytest.raises(BackendError, match="one vector up to rounding"):
+        make().fit(x * 1e-200, spk)
+    make().fit(x + 0.3 * rng.normal(size=x.shape), spk)
+
+
+def test_float32_rounding_counts_for_float32_input():
+    rng = np.random.default_rng(1)
+    x = (rng.normal(size=8) + 1e-9 * rng.normal(size=(30, 8))).astype(np.float32)
+    spk = np.repeat([f"s{i}" for i in range(6)], 5)
+    with pytest.raises(BackendError, match="one vector up to rounding"):
+        PLDABackend().fit(x, spk)
+    # in float64 the same 1e-9 spread is far above rounding
+    PLDABackend().fit(x.astype(np.float64) + 1e-9 * rng.normal(size=(30, 8)), spk)
+
+
+def test_within_speaker_rounding_names_speakers():
+    x, spk, centres = clusters(n_spk=5, per=4)
+    same = np.repeat(centres, 4, axis=0) + 1e-17 * np.arange(20)[:, None]
+    with pytest.raises(BackendError, match=r"no within-speaker variation \(each of the 5 speakers.*'s00'"):
+        PLDABackend().fit(same, spk)

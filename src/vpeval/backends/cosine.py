@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, BackendError, unit_rows, within_variation
+from .base import Backend, BackendError, check_spread, unit_rows, within_variation
 
 __all__ = ["CosineBackend", "CentredCosineBackend", "LDABackend"]
 
@@ -58,7 +58,9 @@ class CentredCosineBackend(Backend):
     Raises
     ------
     BackendError
-        (at scoring) an input equal to the training mean, which has no direction after centring.
+        (at scoring) an input equal to the training mean up to rounding (distance at most
+        :func:`~vpeval.backends.base.rounding_level` of the training data after unit-length scaling), which has
+        no direction after centring; the message names the row.
 
     Examples
     --------
@@ -75,6 +77,15 @@ class CentredCosineBackend(Backend):
         self.mean_ = x.mean(axis=0)
 
     def _score(self, e, t):
+        tol = self.rounding_
+        for what, a in (("enrollment", e), ("test", t)):
+            norm = np.sqrt(((a - self.mean_) ** 2).sum(axis=1))
+            bad = np.flatnonzero(~(norm > tol))
+            if bad.size:
+                raise BackendError(
+                    f"centred cosine: {what} row {int(bad[0])} equals the training mean up to rounding (distance "
+                    f"{norm[bad[0]]:.3g} after unit-length scaling, rounding level {tol:.3g}); it has no direction "
+                    "after centring")
         return _cosine(e - self.mean_, t - self.mean_, "centred")
 
 
@@ -133,6 +144,7 @@ class LDABackend(Backend):
             raise BackendError(f"LDA + cosine needs at least 2 output dimensions, i.e. at least 3 training speakers "
                                f"and 2 embedding dimensions (got {np.unique(spk).size} speakers, dimension "
                                f"{x.shape[1]}): in one dimension every cosine is +1 or -1")
+        check_spread(x, spk, self.rounding_, "LDA")
         if within_variation(x, spk) < 1e-10:
             raise BackendError("LDA: the training speakers' embeddings have no within-speaker variation (each "
                                "speaker's embeddings are identical up to rounding); the discriminant directions "

@@ -41,7 +41,9 @@ Front end (the convention of the Kaldi x-vector recipe and of speechbrain's PLDA
 Espy-Wilson, "Analysis of i-vector length normalization", Interspeech 2011): each row scaled to unit length;
 optionally projected by LDA to ``lda_dim`` dimensions (scikit-learn, as the Kaldi recipe does to 200);
 centred on the training mean; whitened with the training total covariance (directions whose variance is
-below ``1e-10`` times the largest are dropped: they carry no information in the training data); scaled to
+below ``1e-10`` times the largest, or whose standard deviation is at the rounding level of unit rows of the
+input's dtype, :func:`~vpeval.backends.base.rounding_level`, are dropped: they carry no information in the
+training data); scaled to
 length ``sqrt(k)`` (``k`` the whitened dimension, as Kaldi's ``ivector-normalize-length``). PLDA is trained
 on the training rows after this front end, and scores rows after the same front end.
 
@@ -55,7 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, BackendError, speaker_means, unit_rows
+from .base import Backend, BackendError, check_spread, speaker_means, unit_rows
 
 __all__ = ["PLDABackend", "two_covariance_em", "two_covariance_llr", "simultaneous_diagonalization", "scoring_terms"]
 
@@ -263,6 +265,7 @@ class PLDABackend(Backend):
     def _fit(self, x, spk):
         if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, (int, np.integer)) or self.n_iter < 0:
             raise BackendError(f"plda n_iter must be an integer >= 0, got {self.n_iter!r}")
+        check_spread(x, spk, self.rounding_, "PLDA")
         self.lda_ = None
         if self.lda_dim is not None:
             from .cosine import LDABackend
@@ -275,7 +278,15 @@ class PLDABackend(Backend):
         self.mean_ = x.mean(axis=0)
         xc = x - self.mean_
         vals, vecs = np.linalg.eigh(xc.T @ xc / xc.shape[0])
-        keep = vals > 1e-10 * vals[-1]
+        # directions whose spread is below 1e-10 of the largest, or at the rounding level of unit rows, carry
+        # no information: whitening them would blow rounding residue up to unit variance
+        # (after LDA, rounding residue of the unit rows reaches direction v amplified by |scalings v|)
+        gain = (1.0 if self.lda_ is None else
+                np.sqrt(((self.lda_.scalings_[:, :x.shape[1]] @ vecs) ** 2).sum(axis=0)))
+        keep = (vals > 1e-10 * vals[-1]) & (np.sqrt(np.clip(vals, 0.0, None)) > self.rounding_ * gain)
+        if not keep.any():
+            raise BackendError("PLDA training: every direction of the training embeddings has a spread at rounding "
+                               f"level ({np.sqrt(max(vals[-1], 0.0)):.3g}); there is nothing to learn from them")
         self.whiten_ = vecs[:, keep] / np.sqrt(vals[keep])
         z = xc @ self.whiten_
         z = np.sqrt(z.shape[1]) * unit_rows(z, "whitened training embedding")
