@@ -199,3 +199,22 @@ def test_fusion_reports_actual_cllr_where_applied_and_fold_spread(data):
     assert set(rows) == {"oa", "aa"}
     assert "weights learnt on aa trials applied to oa" in rows["oa"][-1]
     assert "applied to" not in rows["aa"][-1]
+
+
+def test_asnorm_cap_is_said_in_the_report_and_json(data):
+    from vpeval.pipeline.audit import SystemAudit
+    from vpeval.report.audit import _asnorm_cap_notes
+
+    sets, train = data
+    atts = make_attackers({"ext-a": sets["ext-a"]}, {"ext-a": train["ext-a"]}, backends=["plda"], asnorm=True,
+                          top_k=200, conditions=["original"])
+    res = SystemAudit({}, {}, {}, attackers={a.name: a for a in atts})
+    capped = next(a for a in atts if a.backend == "plda+asnorm")
+    st = capped.describe()["settings"]
+    assert (st["asnorm_top_k"], st["asnorm_top_k_requested"], st["asnorm_cohort"]) == (30, 200, 30)
+    notes = _asnorm_cap_notes(res)
+    assert notes == [f"{capped.name}: AS-norm top-k 30, not the requested 200: the cohort has only 30 training "
+                     "speakers, so every cohort score is used (plain symmetric S-norm over the whole cohort)"]
+    atts = make_attackers({"ext-a": sets["ext-a"]}, {"ext-a": train["ext-a"]}, backends=["plda"], asnorm=True,
+                          top_k=10, conditions=["original"])
+    assert _asnorm_cap_notes(SystemAudit({}, {}, {}, attackers={a.name: a for a in atts})) == []

@@ -17,7 +17,11 @@ import numpy as np
 from ..errors import VpevalError
 
 __all__ = ["Backend", "BackendError", "unit_rows", "check_training", "speaker_means", "within_variation",
-           "rounding_level", "check_spread"]
+           "rounding_level", "check_spread", "FEW_SPEAKERS", "warn_few_speakers"]
+
+#: Below this many training speakers (PLDA) or cohort speakers (AS-norm) a back-end warns
+#: (:class:`~vpeval.errors.FewTrainingSpeakersWarning`): its between-speaker statistics rest on too few speakers.
+FEW_SPEAKERS = 10
 
 
 class BackendError(VpevalError):
@@ -101,6 +105,19 @@ def check_spread(x: np.ndarray, spk: np.ndarray, tol: float, who: str) -> None:
             f"{flat.size} speakers with several embeddings, first {', '.join(repr(str(s)) for s in flat[:3])}, "
             f"has them identical up to rounding: largest distance from the speaker's mean "
             f"{spread[repeated].max():.3g}, rounding level {tol:.3g})")
+
+
+def warn_few_speakers(n: int, what: str) -> None:
+    """Warn (:class:`~vpeval.errors.FewTrainingSpeakersWarning`) when ``n < FEW_SPEAKERS``; ``what`` names the
+    statistic and the back-end, e.g. ``"PLDA between-speaker covariance"``."""
+    if n < FEW_SPEAKERS:
+        import warnings
+
+        from ..errors import FewTrainingSpeakersWarning
+
+        warnings.warn(f"{what} estimated from {n} speaker(s) (fewer than {FEW_SPEAKERS}): the scores rest on too "
+                      "few speakers to be reliable; give more training speakers", FewTrainingSpeakersWarning,
+                      stacklevel=4)
 
 
 def speaker_means(x: np.ndarray, spk: np.ndarray):
@@ -223,6 +240,34 @@ class Backend:
         if e.shape[1] != t.shape[1]:
             raise BackendError(f"enrollment dimension {e.shape[1]} != test dimension {t.shape[1]}")
         return self._score(e, t)
+
+    def score_enrollments(self, enrollments, test) -> np.ndarray:
+        """Score models of several enrollment embeddings each against every test row.
+
+        The model of each enrollment is the normalised mean of its normalised rows (the protocols' speaker
+        models, ``docs/protocols.md``), scored by :meth:`score`; :class:`~vpeval.backends.PLDABackend` with
+        ``enrollment="by-model"`` replaces this by the PLDA LLR of ``n`` embeddings.
+
+        Parameters
+        ----------
+        enrollments : sequence of array-like, each shape (n_i, d), n_i >= 1
+        test : array-like, shape (n_test, d)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_models, n_test)
+
+        Raises
+        ------
+        BackendError
+            An empty enrollment, and the errors of :meth:`score`.
+        """
+        groups = [np.asarray(g, dtype=np.float64) for g in enrollments]
+        if not groups or any(g.ndim != 2 or g.shape[0] == 0 for g in groups):
+            raise BackendError("every enrollment needs at least one embedding (a 2-D array (n_i, d), n_i >= 1)")
+        models = np.vstack([unit_rows(unit_rows(g, "enrollment embedding").mean(axis=0)[None, :],
+                                      "enrollment mean") for g in groups])
+        return self.score(models, test)
 
     def clone(self) -> "Backend":
         """A new, unfitted back-end with the same settings."""

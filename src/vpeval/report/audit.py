@@ -174,7 +174,7 @@ def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
                     name, m, w[m], min((fw[m] for fw in folds), default=nan),
                     max((fw[m] for fw in folds), default=nan)] for m in d["members"]]
                 fused.append(([system] if multi else []) + [name, "(intercept)", d["fusion"]["intercept"], nan, nan])
-        for note in res.notes:
+        for note in res.notes + _asnorm_cap_notes(res):
             sec.blocks.append(Paragraph((f"{system}: " if multi else "") + note, kind="note"))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(lead + ["attacker", "extractor", "back-end", "trained on", "training speakers",
@@ -189,6 +189,19 @@ def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
     sec.data = {"attackers": attackers_json(results), "notes": {system: list(res.notes)
                                                                 for system, res in results.items()}}
     return sec
+
+
+def _asnorm_cap_notes(res: "SystemAudit") -> list[str]:
+    """One note per AS-norm attacker whose requested top-k exceeds its cohort (the cap applies)."""
+    notes = []
+    for name, att in res.attackers.items():
+        st = att.describe().get("settings", {})
+        req, used = st.get("asnorm_top_k_requested"), st.get("asnorm_top_k")
+        if req is not None and used is not None and used < req:
+            notes.append(f"{name}: AS-norm top-k {used}, not the requested {req}: the cohort has only {used} "
+                         "training speakers, so every cohort score is used (plain symmetric S-norm over the "
+                         "whole cohort)")
+    return notes
 
 
 def _fused_calibration_rows(results: dict[str, "SystemAudit"]) -> list[list]:
