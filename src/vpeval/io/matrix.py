@@ -235,6 +235,12 @@ def score_matrix_from_table(
         i = int(np.flatnonzero(bad)[0])
         where.fail(i, f"score {_q(raw_at(i))} is not a number (NaN is not allowed); "
               f"{int(bad.sum())} such row(s)")
+    from .readers import inexact_integer
+
+    for i in np.flatnonzero(np.isfinite(score) & (np.abs(score) >= 2.0 ** 53)):  # text integers float64 rounds
+        if isinstance(raw_at(i), str) and inexact_integer(raw_at(i), float(score[i])):
+            where.fail(int(i), f"score {_q(raw_at(i))} is an integer beyond 2**53, which float64 cannot hold "
+                               "exactly; rescale the scores")
 
     speakers, e_code = np.unique(ids["enroll_spk"], return_inverse=True)
     probes, t_code, first_row = _unique_first(ids["trial_id"])
@@ -468,6 +474,17 @@ def _exact_in_float64(source, values: np.ndarray, name: str) -> None:
                                  "scores are read as float64")
 
 
+def _refuse_inexact_integers(path, tokens, values: np.ndarray, lines) -> None:
+    """Refuse score tokens that are integers beyond 2**53 (float64 rounds them), naming the file and line."""
+    from .readers import inexact_integer
+
+    for i in np.flatnonzero(np.isfinite(values) & (np.abs(values) >= 2.0 ** 53)):
+        if inexact_integer(str(tokens[i]), float(values[i])):
+            raise InputFileError(path, int(lines[i]), f"score {str(tokens[i])!r} is an integer beyond 2**53, which "
+                                 f"float64 cannot hold exactly (it would be read as {values[i]:.17g}); rescale the "
+                                 "scores")
+
+
 def require_finite_scores(sm: ScoreMatrix, path, key=None, what: str = "this analysis") -> None:
     """Raise an error naming the file and line of the first infinite score of ``sm`` (if any).
 
@@ -600,6 +617,7 @@ def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = Fa
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
         raise InputFileError(scores_path, int(sline[i]), "score is NaN")
+    _refuse_inexact_integers(scores_path, sval, scores, sline)
 
     # Key duplicates, then the probe speaker from the target pairs.
     kkey = np.char.add(np.char.add(ke, "\x1f"), kt)
