@@ -418,3 +418,16 @@ def test_few_training_speakers_warn_and_asnorm_reports_its_cap():
         warnings.simplefilter("error", FewTrainingSpeakersWarning)
         d = ASNorm(PLDABackend(), top_k=5).fit(x3, spk3).describe()
     assert (d["asnorm_top_k"], d["asnorm_top_k_requested"], d["asnorm_cohort"]) == (5, 5, 12)
+
+
+def test_lda_reports_the_dimension_it_really_projects_to():
+    # issue 28: rank-3 data reported 40 (here 49) components in attacker.json while projecting to 3
+    rng = np.random.default_rng(0)
+    spk = np.repeat([f"s{i:02d}" for i in range(50)], 6)
+    x = rng.normal(size=(300, 3)) @ rng.normal(size=(3, 60))
+    b = LDABackend().fit(x, spk)
+    assert b.n_components_ == b.lda_.transform(x[:2]).shape[1] < 49
+    assert b.describe()["n_components"] == b.n_components_ and b.describe()["n_components_requested"] is None
+    x2, spk2, _ = clusters(n_spk=6, per=5, d=8)
+    b2 = LDABackend(n_components=3).fit(x2, spk2)
+    assert b2.n_components_ == 3 == b2.describe()["n_components_requested"]
