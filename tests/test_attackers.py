@@ -218,3 +218,23 @@ def test_asnorm_cap_is_said_in_the_report_and_json(data):
     atts = make_attackers({"ext-a": sets["ext-a"]}, {"ext-a": train["ext-a"]}, backends=["plda"], asnorm=True,
                           top_k=10, conditions=["original"])
     assert _asnorm_cap_notes(SystemAudit({}, {}, {}, attackers={a.name: a for a in atts})) == []
+
+
+def test_evaluation_embeddings_copied_into_training_are_detected(data):
+    sets, train = data
+    tr, es = train["ext-a"], sets["ext-a"]
+    emb = tr.embeddings.copy()
+    emb[5] = es.embeddings[7]                                   # a copy under a training speaker's id
+    copied = EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor)
+    with pytest.raises(ProtocolError, match=rf"1 training embedding\(s\) of 'ext-a' are identical to evaluation "
+                                            rf"embeddings \(first: training utterance '{tr.utterance_id[5]}'.*"
+                                            rf"'{es.utterance_id[7]}'"):
+        check_disjoint(copied, es)
+    with pytest.raises(ProtocolError, match="identical to evaluation"):
+        make_attackers({"ext-a": es}, {"ext-a": copied}, backends=["plda"])
+    # a copy that went through float32 storage is found too; a near-copy (real noise) is not a copy
+    emb[5] = es.embeddings[7].astype(np.float32)
+    with pytest.raises(ProtocolError, match="identical to evaluation"):
+        check_disjoint(EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor), es)
+    emb[5] = es.embeddings[7] + 1e-3
+    check_disjoint(EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor), es)

@@ -76,7 +76,10 @@ def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -
     Raises
     ------
     ProtocolError
-        Listing the number of shared speakers and the first (sorted) shared ids.
+        Listing the number of shared speakers and the first (sorted) shared ids; or a training embedding
+        identical to an evaluation embedding of the same dimension (compared after rounding to float32, so a
+        copy stored in either precision is found), whatever its speaker id: evaluation utterances copied into
+        the training data under new ids. The message names the first such pair of utterances.
     """
     sets = [evaluation] if isinstance(evaluation, EmbeddingSet) else list(evaluation)
     eval_spk = np.unique(np.concatenate([e.speaker_id for e in sets]))
@@ -86,6 +89,31 @@ def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -
         raise ProtocolError(
             f"{shared.size} {what} speaker(s) of {str(train.extractor)!r} are also evaluation speakers (targets, "
             f"enrollment or distractors); training speakers must be disjoint from them (first shared: {first})")
+    _check_no_copied_rows(train, [e for e in sets if e.embeddings.shape[1] == train.embeddings.shape[1]], what)
+
+
+def _row_keys(x: np.ndarray) -> np.ndarray:
+    """One bytes key per row: the row rounded to float32 (-0.0 as 0.0), so copies through either precision match."""
+    r = np.ascontiguousarray(np.asarray(x, dtype=np.float32) + np.float32(0.0))
+    return r.view(np.dtype((np.void, r.dtype.itemsize * r.shape[1]))).ravel()
+
+
+def _check_no_copied_rows(train: EmbeddingSet, sets, what: str) -> None:
+    if not sets or train.embeddings.shape[0] == 0:
+        return
+    tkeys = _row_keys(train.embeddings)
+    for es in sets:
+        ekeys = _row_keys(es.embeddings)
+        hit = np.isin(tkeys, ekeys)
+        if hit.any():
+            i = int(np.flatnonzero(hit)[0])
+            j = int(np.flatnonzero(ekeys == tkeys[i])[0])
+            raise ProtocolError(
+                f"{int(hit.sum())} {what} embedding(s) of {str(train.extractor)!r} are identical to evaluation "
+                f"embeddings (first: {what} utterance {str(train.utterance_id[i])!r} of speaker "
+                f"{str(train.speaker_id[i])!r} equals evaluation utterance {str(es.utterance_id[j])!r} of speaker "
+                f"{str(es.speaker_id[j])!r}, {str(es.condition[j])}): evaluation speech copied into the training "
+                "data under other ids; training speakers must be disjoint from the evaluation side")
 
 
 def training_condition(train: EmbeddingSet, trained_on: str, *, original="original", anonymized="anonymized"):
