@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import InputFileError
 from . import _fast
-from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table
+from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table, _inexact_integer
 from .trials import Trials
 
 __all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any", "read_id_list"]
@@ -73,24 +73,13 @@ def _lines(path) -> Iterator[tuple[int, str]]:
 _NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.IGNORECASE)
 
 
-# An integer written without a point or an exponent: beyond 2**53 float64 would round it (as Parquet's integer
-# columns, such scores are refused rather than silently changed).
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-
-
-def inexact_integer(token: str, value: float) -> bool:
-    """Whether ``token`` is an integer beyond 2**53 in magnitude, which float64 (``value``) cannot hold exactly."""
-    token = token.strip()
-    return abs(value) >= 2.0 ** 53 and bool(_INTEGER.fullmatch(token)) and abs(int(token)) > 2 ** 53
-
-
 def _score(path, lineno, token) -> float:
     if token.lower() in ("nan", "+nan", "-nan"):
         raise InputFileError(path, lineno, "score is NaN; every trial needs a numeric score")
     if not _NUMBER.fullmatch(token):
         raise InputFileError(path, lineno, f"score {token!r} is not a number")
     v = float(token)
-    if inexact_integer(token, v):
+    if _inexact_integer(token, v):
         raise InputFileError(path, lineno, f"score {token!r} is an integer beyond 2**53, which float64 cannot hold "
                                            f"exactly (it would be read as {v:.17g}); rescale the scores")
     if math.isinf(v) and "inf" not in token.lower():
