@@ -100,7 +100,7 @@ def run_condition(condition: str, args) -> dict:
     for r in range(args.runs):
         rng = np.random.default_rng([args.seed, r, sum(map(ord, condition))])
         trials, one_to_n = simulate_family(rng, condition, args.speakers, args.distractors, args.attackers,
-                                           shift=args.shift)
+                                           n_probe=args.probes, shift=args.shift)
         test = secrecy_test(trials, one_to_n, n_perm=args.n_perm, n_boot=args.n_boot, seed=r, alpha=args.alpha)
         v = decide(test, args.budget_bits)
         w = test.worst
@@ -128,6 +128,7 @@ def main(argv=None) -> int:
     ap.add_argument("--power-speakers", type=int, default=20,
                     help="evaluation speakers of the selective-failure conditions (5 %% of 20 is one speaker)")
     ap.add_argument("--distractors", type=int, default=101)
+    ap.add_argument("--probes", type=int, default=5, help="probes (target trials) per speaker (demo: 5)")
     ap.add_argument("--attackers", type=int, default=16)
     ap.add_argument("--shift", type=float, default=4.0)
     ap.add_argument("--alpha", type=float, default=0.05)
@@ -161,11 +162,12 @@ def main(argv=None) -> int:
         args.speakers = int(n) if n else (args.power_speakers if c.startswith("selective-") else base_speakers)
         res = run_condition(c, args)
         res["speakers"] = args.speakers
+        res["probes"] = args.probes
         results.append(res)
         print(json.dumps(res), file=sys.stderr, flush=True)
     args.speakers = base_speakers
     head = (f"{args.runs} runs per condition, {args.attackers} attackers x (oa, aa) x (eps_max, D_ECE, LID_max, "
-            f"ALID), {args.distractors} distractors, 5 probes per speaker, n_perm {args.n_perm}, n_boot "
+            f"ALID), {args.distractors} distractors, {args.probes} probes per speaker, n_perm {args.n_perm}, n_boot "
             f"{args.n_boot}, alpha {args.alpha}, budget {args.budget_bits:.3g} bits, shift {args.shift}, seed "
             f"{args.seed}; {time.time() - t0:.0f} s on {platform.machine()} (python {platform.python_version()}), "
             f"load {load0:.1f} -> {os.getloadavg()[0]:.1f}")
@@ -183,14 +185,14 @@ def _render(results, setups, args, argv) -> None:
         print(f"<!-- python benchmarks/verdict_calibration.py {' '.join(argv or sys.argv[1:])} -->")
         for head in setups:
             print(head + "\n")
-        print("| condition | speakers | rejected (95 % CI) | leaks | partial | inconclusive | protects | "
+        print("| condition | speakers | probes per speaker | rejected (95 % CI) | leaks | partial | inconclusive | protects | "
               "median worst case (bits) | median noise floor (bits) | median pooled bound (bits) | "
               "90 % interval coverage | median lowest EER |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in results:
             w = r["words"]
             lo, hi = r["rejected_ci"]
-            print(f"| {r['condition']} | {r['speakers']} | {100 * r['rejected']:.1f} % ({100 * lo:.1f}-{100 * hi:.1f}) "
+            print(f"| {r['condition']} | {r['speakers']} | {r.get('probes', 5)} | {100 * r['rejected']:.1f} % ({100 * lo:.1f}-{100 * hi:.1f}) "
                   f"| {100 * w['leaks']:.1f} % | {100 * w['partial']:.1f} % | {100 * w['inconclusive']:.1f} % | "
                   f"{100 * w['protects']:.1f} % | {r['median_worst_bits']:.2f} | {r['median_floor_bits']:.2f} | "
                   f"{r.get('median_pooled_bound_bits', float('nan')):.2f} | "
@@ -209,7 +211,8 @@ def _plot(results, path: str, alpha: float) -> None:
     import matplotlib.pyplot as plt
 
     fig, (ax1, ax3, ax2) = plt.subplots(1, 3, figsize=(12, 3.6))
-    names = [f"{r['condition']} ({r.get('speakers', '?')} spk)" for r in results]
+    names = [f"{r['condition']} ({r.get('speakers', '?')} spk"
+             + (f", {r['probes']} probes)" if r.get("probes", 5) != 5 else ")") for r in results]
     null = [r["condition"] == "null" for r in results]
     x = np.arange(len(names))
     rate = np.array([r["rejected"] for r in results])

@@ -240,3 +240,13 @@ def test_audit_prints_verdict_and_scorecard_without_cutting_names(tmp_path):
     assert v["strongest_attacker"] in text  # the sentence wraps at spaces, so the name stays whole
     assert "scorecard" in text and "highest ALID (bits)" in text
     assert "…" not in text  # rich's ellipsis: nothing is cut at 80 columns, long cells fold instead
+
+
+def test_a_singular_plda_training_tells_the_command_line_user_what_to_do(tmp_path):
+    """The advice names a command-line choice, not only a Python-only setting (issue 28)."""
+    write_embeddings(tmp_path / "ev.npz", synthetic(8, 4, 8, "ext-a", seed=0))
+    write_embeddings(tmp_path / "tr.npz", synthetic(3, 2, 8, "ext-a", seed=10, start=100))
+    r = CliRunner().invoke(_app(), ["attack", str(tmp_path / "ev.npz"), "--train", str(tmp_path / "tr.npz"),
+                                    "--backend", "plda", "-o", str(tmp_path / "o"), "--types", "oa"])
+    assert r.exit_code == 2 and "within-speaker covariance is singular" in r.output
+    assert "--backend lda or centred-cosine" in r.output

@@ -117,3 +117,26 @@ def test_warnings_are_one_line_and_silenced_by_quiet(tmp_path, monkeypatch):
         r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "b"), "-q"])
         assert r.exit_code == 0 and r.output == ""
     assert warnings.showwarning is before  # restored when the command ends
+
+
+@pytest.mark.parametrize("command", ["verify", "report", "linkage", "audit", "demo"])
+@pytest.mark.parametrize("bad, word", [(["--budget-bits", "-1"], "budget"), (["--budget-bits", "nan"], "budget"),
+                                       (["--n-perm", "5"], "--n-perm"), (["--alpha", "0.9"], "--alpha")])
+def test_no_verdict_checks_every_verdict_option_alike(tmp_path, command, bad, word):
+    """--no-verdict skipped the --budget-bits check of verify, report and linkage but not the range checks of
+    --n-perm and --alpha, nor any check in audit and demo: now every verdict option is checked, in every
+    command, with or without --no-verdict (and its help says so), before any input is read or output made."""
+    from vpeval.cli.main import app
+
+    f = tmp_path / "s.txt"
+    f.write_text("0.9 1\n0.8 1\n0.3 1\n0.1 0\n0.4 0\n0.2 0\n")
+    out = tmp_path / "out"
+    args = {"verify": [str(f)], "report": [str(f), "-o", str(out)], "linkage": [str(tmp_path / "missing.csv")],
+            "audit": [str(tmp_path / "missing"), "-o", str(out)], "demo": ["-o", str(out)]}[command]
+    for extra in ([], ["--no-verdict"]):
+        r = CliRunner().invoke(app, [command, *args, *bad, *extra])
+        assert r.exit_code == 2, (extra, r.output)
+        assert word in r.output and "missing" not in r.output, (extra, r.output)
+        assert not out.exists()
+    h = CliRunner().invoke(app, [command, "--help"], terminal_width=200).output
+    assert "still checked" in " ".join(h.replace("│", " ").split()), h

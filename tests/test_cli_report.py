@@ -218,3 +218,68 @@ def test_summary_llrs_equal_pav_llr():
     s = {m.key: m.value for m in metrics}
     assert s["linkability"] == vpeval.linkability(tar, non)
     assert s["d_ece"] == pytest.approx(vpeval.d_ece(tar, non), abs=1e-14)
+
+
+def test_control_characters_of_names_are_shown_escaped_in_the_html(tmp_path):
+    """Escaped visibly, never written raw (a terminal escape, a right-to-left override) nor dropped (issue 28)."""
+    p = _score_label(tmp_path)
+    out = tmp_path / "r"
+    r = runner.invoke(app, ["report", f"a\x1b[31mb={p}", f"c\u202ed={p}", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    html = (out / "report.html").read_text()
+    assert "\x1b" not in html and "\u202e" not in html
+    assert "a\\x1b[31mb" in html and "c\\u202ed" in html
+
+
+def test_non_latin_names_are_distinct_systems(tmp_path):
+    p = _score_label(tmp_path)
+    out = tmp_path / "r"
+    r = runner.invoke(app, ["report", f"系统={p}", f"中文={p}", f"Система={p}", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    html = (out / "report.html").read_text()
+    assert all(n in html for n in ("系统", "中文", "Система"))
+
+
+def test_a_system_name_may_contain_an_equals_sign(tmp_path):
+    p = _score_label(tmp_path)
+    out = tmp_path / "r"
+    r = runner.invoke(app, ["report", f"alpha=0.8={p}", f"alpha=0.9={p}", "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    systems = _section(json.loads((out / "report.json").read_text()), "verification")["data"]["systems"]
+    assert set(systems) == {"alpha=0.8", "alpha=0.9"}
+
+
+def test_a_prior_next_to_one_is_never_shown_as_one_and_counts_are_integers(tmp_path):
+    p = _score_label(tmp_path)
+    r = runner.invoke(app, ["verify", str(p), "--json", "--p-target", "0.9999999999999999", "--p-target", "0.01"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)["metrics"]
+    assert "min_dcf_1" not in d and d["min_dcf_0.9999999999999999"]["name"] == "minDCF (P_tar=0.9999999999999999)"
+    assert "min_dcf_0.01" in d  # ordinary priors keep their short names
+    assert d["n_tar"]["value"] == 3 and isinstance(d["n_tar"]["value"], int) and '"value": 3,' in r.stdout
+
+
+def test_messages_show_numpy_numbers_as_numbers(capsys):
+    import typer
+
+    from vpeval._checks import as_real
+    from vpeval.cli.common import fail
+    from vpeval.errors import VpevalError
+
+    with pytest.raises(VpevalError) as e:
+        as_real(np.float64("nan"), "p_target")
+    assert str(e.value) == "p_target must be a finite number, got nan"
+    with pytest.raises(typer.Exit):
+        fail("a got np.float64(nan), b np.int64(3), c np.float32(0.5)")
+    assert capsys.readouterr().err == "vpeval: error: a got nan, b 3, c 0.5\n"
+
+
+def test_report_refuses_scores_near_the_float64_limit_naming_the_file(tmp_path):
+    """Scores near +-1e308 made the report's plot axis -inf..inf and exit 2 with 'scores: contains NaN'."""
+    rng = np.random.default_rng(0)
+    lines = "".join(f"{float(v)!r} {int(i % 4 == 0)}\n" for i, v in enumerate(rng.uniform(-1, 1, 40) * 1e308))
+    p = _score_label(tmp_path, "huge.txt", lines)
+    r = runner.invoke(app, ["report", str(p), "-o", str(tmp_path / "out")])
+    assert r.exit_code == 2, r.output
+    assert f"vpeval: error: {p}: " in r.stderr and "finite, but beyond the span" in r.stderr, r.stderr
+    assert "NaN" not in r.stderr and not (tmp_path / "out").exists()

@@ -21,7 +21,7 @@ da = pytest.importorskip("dask.array")
 from conftest import ROOT, SHARED  # noqa: E402
 from vpeval.cli.main import app  # noqa: E402
 from vpeval.audio.embed import MfccStatsExtractor, embed_folder  # noqa: E402
-from vpeval.errors import InputFileError  # noqa: E402
+from vpeval.errors import InputFileError, VpevalError  # noqa: E402
 from vpeval.io.embeddings import read_embeddings  # noqa: E402
 from vpeval import rowscan  # noqa: E402
 from vpeval.metrics.linkage import lid, linkage_analysis  # noqa: E402
@@ -291,3 +291,132 @@ def test_one_to_n_of_the_example_on_the_cluster_is_bit_for_bit(client):
     t1, t2 = build_trials(es, ["oa", "aaaa"]), build_trials(es, ["oa", "aaaa"], client=client)
     for k in t1:
         assert t1[k].tar.tobytes() == t2[k].tar.tobytes() and t1[k].non.tobytes() == t2[k].non.tobytes()
+
+
+# --- failures of the cluster itself: errors naming the file, never a hang (issue 28) ---------------------------
+
+
+def test_a_worker_dying_on_a_file_is_an_error_naming_that_file():
+    import dask
+
+    def crash_on_b(item):
+        import os
+        import time
+
+        if item == "b":
+            time.sleep(0.5)  # some work on the file (the worker's note of the item it started travels meanwhile)
+            os._exit(1)  # what an out-of-memory kill or a crashing library does to the worker process
+        return item
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1, host="127.0.0.1",
+                                     dashboard_address=None, silence_logs=50) as local, \
+            distributed.Client(local) as c:
+        names = ["/data/a.flac", "/data/b.flac", "/data/c.flac"]
+        with pytest.raises(cl.WorkerDiedError) as e:
+            cl.map_items(c, crash_on_b, ["a", "b", "c"], names=names, batch_size=3, quiet=True)
+    msg = str(e.value)
+    assert msg.startswith("/data/b.flac: a Dask worker died while processing this file"), msg
+    assert "out of memory" in msg and "GiB" in msg and "KilledWorker" not in msg and "_run_batch" not in msg
+    assert isinstance(e.value, VpevalError)  # the CLI exits 2 with this message
+
+
+def test_no_worker_while_items_wait_is_an_error_not_a_hang(monkeypatch):
+    import time
+
+    monkeypatch.setattr(cl, "NO_WORKER_TIMEOUT", 1.0)
+    with distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address=None,
+                                  silence_logs=50) as bare, distributed.Client(bare) as c:
+        t = time.monotonic()
+        with pytest.raises(cl.NoWorkersError, match="no worker for 1 s while 2 of 2 items were waiting"):
+            cl.map_items(c, str, [1, 2], quiet=True)
+        assert time.monotonic() - t < 10
+
+
+def test_a_lost_scheduler_is_an_error_not_a_hang(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    dask_cmd = Path(sys.executable).parent / "dask"
+    if not dask_cmd.exists():
+        pytest.skip("the dask command is not installed beside this Python")
+    sched_file = tmp_path / "scheduler.json"
+    sched = subprocess.Popen([dask_cmd, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                              "--scheduler-file", sched_file], stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        for _ in range(300):
+            if sched_file.exists() and sched_file.stat().st_size:
+                break
+            time.sleep(0.1)
+        time.sleep(0.3)
+        address = json.loads(sched_file.read_text())["address"]
+        worker = subprocess.Popen([dask_cmd, "worker", address, "--nthreads", "1", "--no-nanny"],
+                                  stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+        with distributed.Client(address, timeout=20) as c:
+            c.wait_for_workers(1, timeout=30)
+            threading.Timer(1.0, sched.kill).start()
+            t = time.monotonic()
+            with pytest.raises(cl.SchedulerLostError, match="connection to the Dask scheduler was lost"):
+                cl.map_items(c, time.sleep, [0.5] * 20, names=[f"f{i}.flac" for i in range(20)], batch_size=1,
+                             quiet=True)
+            assert time.monotonic() - t < 30
+    finally:
+        for p in (worker, sched):
+            if p is not None:
+                p.kill()
+                p.wait()
+
+
+def test_a_scheduler_address_that_speaks_http_is_refused_at_once():
+    import http.server
+    import threading
+    import time
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        t = time.monotonic()
+        with pytest.raises(cl.ClusterError, match="not a Dask scheduler"):
+            with cl.cluster(scheduler=f"tcp://127.0.0.1:{server.server_address[1]}", timeout=1.0):
+                pass
+        assert time.monotonic() - t < 5
+    finally:
+        server.shutdown()
+
+
+def test_more_workers_than_cores_are_refused(audio, tmp_path):
+    too_many = cl._cores() + 1
+    code, text = _run(["embed", audio, "-o", tmp_path / "e.npz", "--workers", too_many, "-q"])
+    assert code == 2 and f"--workers {too_many}: this machine has {cl._cores()} cores" in text
+    assert not (tmp_path / "e.npz").exists()
+
+
+def test_a_full_disk_on_a_worker_reaches_the_client_as_the_oserror(client):
+    """Re-raised as OSError with its errno and file (the output claim then exits 3 naming the output), not as
+    an ItemError traceback."""
+    import errno
+
+    def full(item):
+        if item == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", "/out/.o.vpeval-tmp-1/x.flac")
+        return item
+
+    with pytest.raises(OSError) as e:
+        cl.map_items(client, full, [1, 2, 3], batch_size=1, quiet=True)
+    assert e.value.errno == errno.ENOSPC and e.value.filename == "/out/.o.vpeval-tmp-1/x.flac"
+
+
+def test_a_worker_death_in_any_computation_of_a_cluster_block_is_a_cluster_error():
+    """Outside map_items (the 1-to-N scans compute dask arrays), a dead worker is an error too, not a traceback."""
+    import os
+
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with pytest.raises(cl.WorkerDiedError, match="a Dask worker died during the computation .*out of memory"):
+            with cl.cluster(workers=1) as c:
+                c.submit(os._exit, 1, pure=False).result()

@@ -5,6 +5,7 @@ import matplotlib
 matplotlib.use("Agg", force=True)
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
 from vpeval.io.trials import Trials  # noqa: E402
@@ -67,5 +68,35 @@ def test_coinciding_curves_get_distinct_styles():
         assert aa.get_linestyle() != aaaa.get_linestyle()
         assert aa.get_color() != aaaa.get_color()
         np.testing.assert_allclose(aa.get_xydata(), aaaa.get_xydata())
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("n", [3, 60])
+def test_the_det_legend_shows_every_system_inside_the_figure(n):
+    """60 systems: every legend entry is drawn inside the saved figure (22 were cut off; issue 28)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    import vpeval
+    from vpeval.report.verification import _draw_det
+
+    rng = np.random.default_rng(0)
+    systems = {f"system number {i:02d}": vpeval.Trials(np.r_[rng.normal(1, 1, 20), rng.normal(0, 1, 20)],
+                                                       np.r_[np.ones(20, bool), np.zeros(20, bool)])
+               for i in range(n)}
+    fig = plt.figure(figsize=(6.0, 6.0), dpi=100)
+    try:
+        _draw_det(fig, systems)
+        fig.tight_layout()  # as the report writer does
+        fig.canvas.draw()
+        box = fig.bbox
+        texts = fig.axes[0].get_legend().get_texts()
+        assert len(texts) == n
+        for t in texts:
+            e = t.get_window_extent()
+            assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1, t.get_text()
     finally:
         plt.close(fig)

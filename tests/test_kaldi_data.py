@@ -171,3 +171,58 @@ def test_cli_refuses_a_piped_data_folder_and_metadata_out_without_one(tmp_path, 
     r = CliRunner().invoke(app, ["embed", str(audio), "-o", str(tmp_path / "e.npz"), "-q",
                                  "--metadata-out", str(tmp_path / "m.csv")])
     assert r.exit_code == 2 and "Kaldi data folder" in r.output
+
+
+def _cli(*args):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def test_embed_append_metadata_out_keeps_the_earlier_rows_and_refuses_duplicates(tmp_path, audio):
+    """Two data folders of original speech appended in turn: the CSV keeps both, as the .npz does (issue 28)."""
+    d1 = _folder(tmp_path, **{"wav.scp": "a1 ../audio/a1.wav\na2 ../audio/a2.wav\n", "utt2spk": "a1 A\na2 A\n"})
+    d2 = tmp_path / "data2"
+    d2.mkdir()
+    (d2 / "wav.scp").write_text("b1 ../audio/b1.wav\n")
+    (d2 / "utt2spk").write_text("b1 B\n")
+    e, m = tmp_path / "e.npz", tmp_path / "m.csv"
+    for d in (d1, d2):
+        r = _cli("embed", d, "-o", e, "-q", "--metadata-out", m, "--append")
+        assert r.exit_code == 0, r.output
+    import pandas as pd
+
+    from vpeval.io.embeddings import read_embeddings
+
+    table = pd.read_csv(m, dtype=str)
+    assert table["utterance_id"].tolist() == ["a1", "a2", "b1"] == read_embeddings(e).utterance_id.tolist()
+    before = (e.read_bytes(), m.read_bytes())
+    r = _cli("embed", d2, "-o", e, "-q", "--metadata-out", m, "--append")
+    assert r.exit_code == 2 and str(e) in r.output and "'b1'" in r.output and "<EmbeddingSet>" not in r.output
+    assert (e.read_bytes(), m.read_bytes()) == before
+
+
+def test_anonymize_force_never_replaces_the_folder_holding_its_input_audio(tmp_path, audio):
+    """An earlier output whose files are this run's input (through wav.scp) is never replaced (issue 28)."""
+    d1 = _folder(tmp_path, **{"wav.scp": "a1 ../audio/a1.wav\na2 ../audio/a2.wav\n", "utt2spk": "a1 A\na2 A\n"})
+    out = tmp_path / "anon"
+    r = _cli("anonymize", d1, out, "-q")
+    assert r.exit_code == 0, r.output
+    d2 = tmp_path / "data2"
+    d2.mkdir()
+    (d2 / "wav.scp").write_text(f"b1 {audio / 'b1.wav'}\na2 {out / 'wav' / 'a2.flac'}\n")
+    (d2 / "utt2spk").write_text("b1 B\na2 A\n")
+    before = (out / "wav" / "a2.flac").read_bytes()
+    r = _cli("anonymize", d2, out, "-q", "--force")
+    assert r.exit_code == 3, r.output
+    assert f"{d2 / 'wav.scp'}:2" in r.output and "a2.flac" in r.output
+    assert (out / "wav" / "a2.flac").read_bytes() == before
+
+
+def test_cr_only_line_ends_are_named_as_such(tmp_path, audio):
+    d = _folder(tmp_path, **{"wav.scp": "a1 ../audio/a1.wav\ra2 ../audio/a2.wav\r", "utt2spk": "a1 A\na2 A\n"})
+    with pytest.raises(InputFileError, match=r"wav.scp:1: a carriage return \(CR\) inside the line.*CR-only") as e:
+        read_kaldi_data_folder(d)
+    assert "does not exist" not in str(e.value)

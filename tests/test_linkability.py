@@ -157,6 +157,20 @@ def test_near_float_limits_falls_back_to_a_scaled_histogram():
     assert math.isfinite(_lk(tar, non))
 
 
+@pytest.mark.parametrize("c", [1e306, 1e307, 4e307, 8e307])
+def test_a_huge_but_finite_range_is_scale_free(c):
+    """hi - lo finite but n_trials * bin width overflows (densities were 0: linkability 0.98 or 0 instead of
+    about 0.5 for scores scaled to 1e307 and 4e307)."""
+    rng = np.random.default_rng(1)
+    tar, non = rng.normal(1.5, 1, 60), rng.normal(0, 1, 600)
+    m = max(np.abs(tar).max(), np.abs(non).max())
+    tar, non = tar / m, non / m
+    with np.errstate(over="raise", under="raise"):
+        v = _lk(tar * c, non * c)
+    assert v == pytest.approx(_lk(tar, non), abs=1e-9)
+    assert 0.3 < v < 0.8
+
+
 def test_tiny_score_range_uses_the_scaled_histogram():
     """A range of 1e-300: densities count / (n width) would overflow; the value is that of the scores
     multiplied by 2**1000 (exact), with no overflow."""

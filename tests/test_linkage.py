@@ -502,3 +502,22 @@ def test_cross_fitting_with_two_speakers_and_no_distractor_says_what_is_missing(
     # one distractor column is enough
     s3 = np.c_[s, [0.0, 0.1, 0.2, 0.3]]
     assert np.isfinite(lid_pipeline(None, s3, eval_true_index=np.array([0, 1, 0, 1]), separable="regularize").lid).all()
+
+
+def test_cli_errors_name_the_table_and_the_trial_not_the_argument(tmp_path):
+    """`eval_scores: ... row 0` named the library's argument; the CLI names the file and the probe (issue 28)."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    rng = np.random.default_rng(1)
+    rows = ["enroll_spk,trial_spk,trial_id,score"]
+    for s in "ABCD":
+        for j in range(3):
+            rows += [f"{e},{s},{s}{j},{0.5 if (s, j) == ('B', 1) else round(float(rng.random()), 3)}" for e in "ABCD"]
+    table = tmp_path / "lt.csv"
+    table.write_text("\n".join(rows) + "\n")
+    r = CliRunner().invoke(app, ["linkage", str(table), "--no-verdict", "--folds", "2"])
+    assert r.exit_code == 2
+    assert f"{table}: 1 probe row(s) have the same score for every speaker" in r.output and "(trial B1)" in r.output
+    assert "eval_scores" not in r.output

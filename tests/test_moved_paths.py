@@ -124,14 +124,40 @@ def test_old_path_still_reaches_names_outside_all(old):
         assert mod.METHODS is METHODS and mod._world_parameters is _world_parameters
 
 
-def test_the_warning_is_a_deprecation_warning_pointing_at_the_importing_line(tmp_path):
-    assert issubclass(VpevalDeprecationWarning, DeprecationWarning)
+def _default_filters_env(tmp_path):
+    """The environment of a user's fresh interpreter: Python's default warning filters (no -W, no
+    PYTHONWARNINGS, no pytest filters), vpeval and ``tmp_path`` importable."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONWARNINGS", "PYTHONDEVMODE")}
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC.parent), str(tmp_path)])
+    return env
+
+
+def test_the_warning_is_a_future_warning_pointing_at_the_importing_line(tmp_path):
+    # a FutureWarning: shown by Python's default filters; a DeprecationWarning would be hidden outside __main__
+    assert issubclass(VpevalDeprecationWarning, FutureWarning)
+    assert not issubclass(VpevalDeprecationWarning, DeprecationWarning)
     assert issubclass(VpevalDeprecationWarning, VpevalWarning)
     script = tmp_path / "user_script.py"
     script.write_text("import sys\nsys.path.insert(0, %r)\nimport vpeval.pitch\n" % str(SRC.parent))
-    # run as __main__: Python's default filters show a DeprecationWarning raised there
-    err = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stderr
+    err = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
+                         env=_default_filters_env(tmp_path)).stderr
     assert f"{script}:3: VpevalDeprecationWarning: vpeval.pitch is deprecated" in err, err
+
+
+@pytest.mark.parametrize("statement", ["from vpeval import anonymize", "import vpeval.anonymize",
+                                       "import vpeval.embed"])
+def test_the_warning_is_shown_by_default_outside_main(tmp_path, statement):
+    """The old path imported by a module that is not ``__main__`` (a user's library, a notebook helper), under
+    the default filters: the warning is printed, once, naming that module's line (not vpeval's lazy
+    ``__getattr__`` nor importlib)."""
+    (tmp_path / "users_library.py").write_text(f"x = 1\n{statement}\n")
+    script = tmp_path / "main.py"
+    script.write_text("import users_library\nimport users_library\n")
+    err = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
+                         env=_default_filters_env(tmp_path)).stderr
+    where = f"{tmp_path / 'users_library.py'}:2: VpevalDeprecationWarning: "
+    assert err.count("VpevalDeprecationWarning") == 1 and where in err, err
+    assert statement.split()[-1] in err and "importlib" not in err and "__init__" not in err, err
 
 
 @pytest.mark.parametrize("module", sorted(NEW_PUBLIC))

@@ -4,6 +4,7 @@ writers, symlinked outputs written through, stale temporaries of dead runs remov
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -306,3 +307,94 @@ def test_claims_exclude_each_other_in_process(tmp_path):
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [MANIFEST_NAME, "y.txt"]
     with pytest.raises(OutputExistsError, match="not `vpeval trials`"):
         claim_folder(tmp_path / "o", command="trials", force=True)
+
+
+def _full_disk(monkeypatch):
+    """Every file the command opens for writing in its temporary folder fails with ENOSPC (a full disk)."""
+    import builtins
+    import errno
+    import io
+
+    real = io.open
+
+    def full(file, mode="r", *a, **k):
+        name = os.fsdecode(file) if isinstance(file, (str, bytes, os.PathLike)) else ""
+        if any(c in mode for c in "wax") and ".vpeval-tmp-" in name and not name.endswith(".vpeval-owner"):
+            raise OSError(errno.ENOSPC, "No space left on device", name)
+        return real(file, mode, *a, **k)
+
+    monkeypatch.setattr(io, "open", full)
+    monkeypatch.setattr(builtins, "open", full)
+
+
+@pytest.mark.parametrize("name", ["report", "trials", "simulate", "anonymize", "embed"])
+def test_a_full_disk_exits_3_naming_the_output_and_leaves_nothing(name, inputs, tmp_path, monkeypatch):
+    if name == "embed":
+        pytest.importorskip("librosa")
+    out = _out(tmp_path, name)
+    args = COMMANDS[name][0](inputs, out)
+    _full_disk(monkeypatch)
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 3, r.output
+    assert f"{out}: cannot " in r.output and "(No space left on device)" in r.output and "vpeval-tmp" not in r.output
+    assert not out.exists() and _leftovers(tmp_path) == []
+
+
+def test_ownership_is_kept_until_the_install(tmp_path, monkeypatch):
+    """A run killed while the manifest is written (it hashes every file) leaves a temporary folder that the
+    next run recognises as stale (its owner file is still there); the installed output holds no owner file."""
+    import vpeval.io.output as output
+
+    seen = []
+    real = output._manifest_doc
+
+    def spy(command, base, files):
+        seen.append((base / ".vpeval-owner").is_file())
+        assert ".vpeval-owner" not in files
+        return real(command, base, files)
+
+    monkeypatch.setattr(output, "_manifest_doc", spy)
+    with claim_folder(tmp_path / "o", command="report") as c:
+        (c.path / "a.txt").write_text("1")
+    with claim_file(tmp_path / "f.txt", command="report") as c:
+        c.path.write_text("1")
+    assert seen == [True, True]
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [MANIFEST_NAME, "a.txt"]
+    assert verify_manifest(tmp_path / "o", ("report",)) is None
+
+
+def test_a_late_task_never_recreates_a_removed_temporary_folder(inputs, tmp_path):
+    """A cluster task still running after its run failed (or was installed) writes below the temporary folder
+    by its old path: it must fail, not re-create the folder (which no later run would remove)."""
+    from vpeval.audio.anonymize.folder import _anonymize_file
+    from vpeval.audio.io import scan_audio_folder
+
+    it = scan_audio_folder(inputs / "audio")[0]
+    it = dataclasses.replace(it, relative_path=Path("sub") / it.relative_path)
+    c = claim_folder(tmp_path / "o", command="anonymize")
+    gone = c.path
+    c.abort()
+    with pytest.raises(OSError):
+        _anonymize_file((it, "mcadams", {"alpha": 0.8}, gone, "flac"))
+    assert not gone.exists() and _leftovers(tmp_path) == []
+
+
+def test_a_full_disk_names_the_output_being_written_of_two(inputs, tmp_path, monkeypatch):
+    """embed --metadata-out holds two claims: the error names the file whose write failed, not the other."""
+    import errno
+
+    from vpeval.io import embeddings
+
+    def full(path, es, **k):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(embeddings, "write_embeddings", full)
+    d = tmp_path / "data"
+    d.mkdir()
+    (d / "wav.scp").write_text(f"11-1-0000 {inputs / 'audio' / '11-1-0000.flac'}\n")
+    (d / "utt2spk").write_text("11-1-0000 11\n")
+    e, m = tmp_path / "e.npz", tmp_path / "m.csv"
+    r = CliRunner().invoke(app, ["embed", str(d), "-o", str(e), "-q", "--metadata-out", str(m)])
+    assert r.exit_code == 3, r.output
+    assert f"{e}: cannot write the output (No space left on device)" in r.output and str(m) not in r.output
+    assert not e.exists() and not m.exists() and _leftovers(tmp_path) == []

@@ -651,3 +651,19 @@ def test_speaker_of_and_one_to_n_select():
     assert np.array_equal(sub.scores, m.scores[[0, 1, 4, 5]])
     with pytest.raises(ProtocolError, match="shape"):
         m.select([True, False])
+
+
+def test_embedding_set_repr_is_one_short_line_whatever_the_size():
+    """print(EmbeddingSet) dumped every array (the dataclass repr); now a summary, the same for any row order."""
+    rng = np.random.default_rng(0)
+    n, d = 3000, 192
+    spk = np.array([f"s{i % 37}" for i in range(n)])
+    cond = np.where(np.arange(n) % 3 == 0, "original", "anonymized")
+    es = EmbeddingSet(rng.normal(size=(n, d)), [f"u{i}" for i in range(n)], spk, cond, "ecapa")
+    want = ("EmbeddingSet(extractor='ecapa', 3000 utterances x 192 dimensions, 37 speakers, "
+            "conditions {'anonymized': 2000, 'original': 1000})")
+    assert repr(es) == str(es) == want
+    assert repr(permuted(es, rng.permutation(n))) == want
+    many = EmbeddingSet(np.zeros((7, 2)), list("abcdefg"), list("xxxyyyz"), list("gfedcba"))
+    assert repr(many) == ("EmbeddingSet(extractor='unknown', 7 utterances x 2 dimensions, 3 speakers, conditions "
+                          "{'a': 1, 'b': 1, 'c': 1, 'd': 1, 'e': 1, ... 2 more})")

@@ -19,7 +19,7 @@ from vpeval.analysis import secrecy as S
 from vpeval.analysis.families import one_to_n_verdict, score_verdict
 from vpeval.analysis.verdict import LEAKS, PARTIAL, decide
 from vpeval.analysis.worst_case import (
-    eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks,
+    eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks, pooled_extremes,
 )
 from vpeval.blocks import TieBlocks
 from vpeval.errors import VpevalError
@@ -154,7 +154,8 @@ def test_k_of_n_draws_large_sizes_uniformly_by_position():
 @settings(max_examples=60, deadline=None)
 @given(blocks_and_targets(), st.integers(0, 2 ** 31))
 def test_trial_bootstrap_kernel_equals_the_weighted_block_counts(data, seed):
-    """The O(K) trial-bootstrap eps_max equals eps_max_from_block_counts of the same draws' block counts."""
+    """The O(K) trial-bootstrap eps_max equals eps_max_from_block_counts of the same draws' block counts, plain and
+    pooled (the pooled worst case of the same replicates)."""
     size, pos = data
     blk = np.repeat(np.arange(size.size), size)
     n = blk.size
@@ -162,14 +163,21 @@ def test_trial_bootstrap_kernel_equals_the_weighted_block_counts(data, seed):
     is_tar[pos] = True
     p = RL._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], is_tar, int(is_tar.sum()),
                      bool((size == 1).all()))
-    got = RS._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 5)
+    m = int(np.random.default_rng(seed).integers(1, n + 1))  # any pooling, m = 1 (none) to all trials
+    nblk, ncum = pooled_extremes(np.r_[0, np.cumsum(size)], m)
+    got, got_pooled = RS._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 5, (nblk, ncum))
+    assert RS._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 5)[1] is None
     rng = np.random.default_rng(seed)
-    ref = []
+    ref, ref_pooled = [], []
+    pb = nblk[blk]
     for _ in range(5):
         w = np.bincount(rng.integers(n, size=n), minlength=n).astype(float)
         ref.append(eps_max_from_block_counts(np.bincount(blk, weights=w * is_tar, minlength=size.size)[None],
                                              np.bincount(blk, weights=w, minlength=size.size)[None])[0])
+        ref_pooled.append(eps_max_from_block_counts(np.bincount(pb, weights=w * is_tar)[None],
+                                                    np.bincount(pb, weights=w)[None])[0])
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(got_pooled, ref_pooled, rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
 def test_order_statistic_indexes_exactly():
@@ -647,3 +655,26 @@ def test_few_speakers_are_relabelled_exhaustively_and_the_p_value_is_exact():
         ps.add(r.p_value)
     assert len(ps) == 1
     assert secrecy_test(tr, n_perm=19, n_boot=20).n_perm == 19  # 24 > 20: sampled as before
+
+
+@pytest.mark.parametrize("n,k", [(5, 2), (6, 1), (7, 3)])
+def test_trial_relabelling_lists_every_target_subset_once_when_few(n, k):
+    """C(n, K) <= n_perm + 1: every K-subset is a relabelling once, so the p-value is the exact permutation
+    p-value (counted here by brute force over the subsets) and does not depend on the seed."""
+    rng = np.random.default_rng(n * 10 + k)
+    scores = rng.normal(size=n)
+    lab = np.zeros(n, dtype=bool)
+    lab[rng.choice(n, k, replace=False)] = True
+    inp = [TrialInput("a", "scores", Trials(scores, lab))]
+    tests = [secrecy_test(inp, n_perm=199, n_boot=20, seed=s, statistics=("eps_max",)) for s in (0, 1, 7)]
+    c = math.comb(n, k)
+    assert {t.n_perm for t in tests} == {c - 1}
+    assert len({t.p_value for t in tests}) == 1 and "(exact)" in tests[0].scheme_note
+    # brute force: eps_max (Laplace PAV) of every labelling with K targets, compared with the observed
+    order = np.argsort(scores, kind="stable")
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n)
+    obs = eps_max_from_target_blocks(np.sort(ranks[lab])[None], np.arange(n + 1))[0]
+    allv = [eps_max_from_target_blocks(np.array([sub]), np.arange(n + 1))[0]
+            for sub in itertools.combinations(range(n), k)]
+    assert tests[0].p_value == pytest.approx(sum(v >= obs - 1e-12 for v in allv) / c)

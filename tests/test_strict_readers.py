@@ -264,3 +264,73 @@ def test_fuzz_kaldi_matrix_reader_only_raises_input_errors(tmp_path, lines, sep)
         assert str(k) in str(exc) or str(s) in str(exc)
         return
     assert not np.isnan(sm.scores).any()
+
+
+@pytest.mark.parametrize("big", ["1.7e308", "-9.18e307", "1.0000001e300"])
+def test_finite_scores_beyond_1e300_are_refused_in_every_format(tmp_path, big):
+    """A finite score near the float64 limit: its span, a plot's padded axis and sums overflow (vpeval report
+    exited 2 with 'contains NaN' after the plot's axis became -inf..inf); refused on reading, naming the file,
+    the value and what is wrong. +-inf and +-1e300 stay valid."""
+    sl = tmp_path / "s.txt"
+    sl.write_text(f"0.5 1\n{big} 0\n0.1 0\n")
+    key, sc = tmp_path / "key", tmp_path / "scores"
+    key.write_text("a x target\na y nontarget\na z nontarget\n")
+    sc.write_text(f"a x 0.5\na y {big}\na z 0.1\n")
+    for read, where in ((lambda: vpeval.read_score_label(sl), str(sl)),
+                        (lambda: vpeval.read_trials_scores(key, sc), f"{key} + {sc}"),
+                        (lambda: read_columns(sl, label_col=1, score_col=0, target="1", nontarget="0"), str(sl))):
+        with pytest.raises(InputFileError, match=r"beyond \+-1e\+300") as e:
+            read()
+        msg = str(e.value)
+        assert msg.startswith(where + ":") and repr(float(big)) in msg and "trial 2" in msg, msg
+        assert "finite, but beyond the span" in msg and "rescale" in msg, msg
+    sl.write_text("1e300 1\n-1e300 0\ninf 1\n-inf 0\n")
+    t = vpeval.read_score_label(sl)
+    assert t.scores.tolist() == [1e300, -1e300, np.inf, -np.inf]
+
+
+def test_repeated_lines_without_ids_are_kept_with_a_warning_naming_the_file_and_count(tmp_path):
+    """A score label file has no trial ids: repeated lines may be distinct trials (kept, every line a trial),
+    but vpeval says so (RepeatedTrialsWarning: file, count, most repeated pair), where they passed silently.
+    Files with ids refuse a repeated pair (checked elsewhere); the same score with the other label is no
+    repeat."""
+    import warnings
+
+    from vpeval.errors import RepeatedTrialsWarning
+
+    p = tmp_path / "s.txt"
+    p.write_text("0.5 1\n0.5 1\n0.2 0\n0.1 0\n0.2 0\n0.2 0\n0.5 0\n-0.0 0\n0.0 0\n")
+    crlf = tmp_path / "crlf.txt"  # BOM + CRLF: read by the exact line reader rather than the bulk one
+    crlf.write_bytes(b"\xef\xbb\xbf" + p.read_bytes().replace(b"\n", b"\r\n"))
+    for path, read in ((p, lambda q: vpeval.read_score_label(q)),
+                       (crlf, lambda q: vpeval.read_score_label(q)),
+                       (p, lambda q: vpeval.read_score_label(q, higher_is_target=False)),
+                       (p, lambda q: read_columns(q, label_col=1, score_col=0, target="1", nontarget="0"))):
+        with pytest.warns(RepeatedTrialsWarning) as rec:
+            t = read(path)
+        assert len(t) == 9 and len(rec) == 1
+        msg = str(rec[0].message)
+        assert msg.startswith(f"{path}: 4 of 9 trials repeat the score and label of an earlier line (3 distinct"), msg
+        assert "score 0.2 with label non-target, 3 times" in msg, msg
+        assert rec[0].filename == __file__  # attributed to the caller's line
+    p.write_text("0.5 1\n0.5 0\n0.2 0\n0.1 0\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(vpeval.read_score_label(p)) == 4
+        assert len(read_columns(p, label_col=1, score_col=0, target="1", nontarget="0")) == 4
+    p.write_text("a x 0.5 1\nb x 0.5 1\na y 0.2 0\nb y 0.2 0\n")  # with ids: distinct trials, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(read_columns(p, label_col=3, score_col=2, target="1", nontarget="0", key_cols=(0, 1))) == 4
+
+
+def test_repeated_lines_warning_in_the_cli(tmp_path):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    p = tmp_path / "s.txt"
+    p.write_text("0.9 1\n0.9 1\n0.3 1\n0.1 0\n0.4 0\n0.2 0\n")
+    r = CliRunner().invoke(app, ["verify", str(p), "--no-verdict"])
+    assert r.exit_code == 0, r.output
+    assert f"vpeval: warning: {p}: 1 of 6 trials repeat the score and label" in r.stderr, r.stderr

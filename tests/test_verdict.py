@@ -183,7 +183,7 @@ def test_the_pooled_bound_is_in_the_json():
     d = decide(_with(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=1.0), protection=_pooled(2.0, 1.0))).to_dict()
     assert d["test"]["protection"] == {"value_bits": 1.0, "statistic": "eps_max_pooled", "attacker": "x/plda",
                                        "trial_type": "aa", "resolution_trials": 75, "floor_bits": 1.0,
-                                       "ci_high_bits": 2.0, "upper_bits": 2.0}
+                                       "ci_high_bits": 2.0, "upper_bits": 2.0, "design": None}
 
 
 def test_a_tiny_budget_does_not_overflow():
@@ -199,3 +199,72 @@ def test_no_protects_from_too_few_bootstrap_replicates():
     few = _with(t, worst=dataclasses.replace(t.worst, n_boot=5))
     v = decide(few)
     assert v.verdict == INCONCLUSIVE and "5 bootstrap replicates" in v.reason
+
+
+# --------------------------------------------------- 'more speakers' where every probe meets every model
+
+
+def _crossed(hi, floor, S=10, P=50, M=111, p=0.5, lo=0.0, scheme="speaker", trials=None):
+    """A test whose pooled bound comes from a member scoring P probes against M models (one target each)."""
+    pb = ProtectionBound(1.0, "eps_max_pooled", "x/plda", "aa", 75, floor, hi,
+                         {"trials": P * M if trials is None else trials, "targets": P, "probes": P, "models": M})
+    return _with(test_(p=p, lo=lo, value=5.0, hi=8.0, floor=7.8, n_units=S, scheme=scheme), protection=pb)
+
+
+def test_more_speakers_alone_cannot_decide_when_every_speaker_is_a_model():
+    """10 speakers, 5 probes each, the 10 speakers the only models: a pooled block holds sqrt(P / M) = sqrt(5)
+    targets whatever the number of speakers, so adding speakers of this design changes nothing. The n^(-1/4)
+    count claimed 11 more speakers would decide it (bound 4 bits vs 3.32: (4 / 3.32)^4 = 2.10 x 10 speakers)."""
+    v = decide(_crossed(hi=4.0, floor=1.0, S=10, P=50, M=10))
+    assert v.verdict == INCONCLUSIVE and v.more_units is None, v.reason
+    assert "more evaluation speakers alone would not" in v.reason and "every one of the 10 models" in v.reason, v.reason
+    # p (U / b)^4 = 5 x (4 / log2 10)^4 = 10.5 probes per speaker would raise k enough (at the k^(-1/2) rate)
+    assert "at that rate about 11 probes per speaker, with these speakers and models, would decide it" in v.reason
+    assert v.to_dict()["more_units_needed"] is None
+
+
+def test_more_speakers_with_distractors_counted_from_the_design():
+    """The demo's design, 10 speakers x 5 probes against 111 models (101 distractors), bound 4.5 bits: the
+    targets per pooled block must grow (4.5 / 3.32)^2 = 1.84 times, i.e. P'/M' = (50/111) 3.37 = 1.517;
+    5 S' / (S' + 101) = 1.517 gives S' = 43.98: 34 more speakers (the n^(-1/4) count said 24)."""
+    r = (50 / 111) * (4.5 / DEFAULT_BUDGET_BITS) ** 4
+    assert math.ceil(r * 101 / (5 - r)) - 10 == 34  # the hand computation above
+    v = decide(_crossed(hi=4.5, floor=1.0))
+    assert v.verdict == INCONCLUSIVE and v.more_units == 34, v.reason
+    assert "at least about 34 more evaluation speakers with 5 probes each" in v.reason, v.reason
+    assert "faster than it does with so few targets" in v.reason
+    # 6.6 bits: 5 S' / (S' + 101) would have to reach 7.0 > 5 probes per speaker: no number of speakers can
+    v = decide(_crossed(hi=6.6, floor=1.0))
+    assert v.more_units is None and "alone would not" in v.reason, v.reason
+
+
+def test_other_designs_keep_the_n_quarter_law():
+    # not every probe against every model (some trials missing), or no speakers as units: the old count
+    for t in (_crossed(hi=4.5, floor=1.0, trials=50 * 111 - 7), _crossed(hi=4.5, floor=1.0, scheme="probe")):
+        v = decide(t)
+        assert v.more_units == math.ceil(10 * (4.5 / DEFAULT_BUDGET_BITS) ** 4) - 10 == 24, v.reason
+        assert "(if the bound shrinks as n^(-1/4))" in v.reason
+
+
+def test_the_floor_warning_of_a_decided_verdict_reads_the_design_too():
+    v = decide(_crossed(hi=1.0, floor=6.6, p=0.001, lo=5.0))
+    assert v.verdict == LEAKS
+    w = next(w for w in v.warnings if "'protects' cannot be reached here" in w)
+    assert "more evaluation speakers alone would not" in w and "floor would stay above" in w, w
+
+
+def test_the_design_of_the_pooled_bound_is_measured_on_its_member():
+    from vpeval.analysis import secrecy_test
+    from test_secrecy import design
+
+    tr, mats = design(np.random.default_rng(0), n_spk=6, n_probe=3, n_dis=4)
+    r = secrecy_test(tr, mats, n_perm=99, n_boot=20)
+    d = r.protection.to_dict()["design"]
+    if r.protection.statistic == "eps_max_pooled":
+        assert d == {"trials": 18 * 10, "targets": 18, "probes": 18, "models": 10}
+    else:
+        assert d is None
+    tr2, _ = design(np.random.default_rng(0), n_spk=6, n_probe=3, n_dis=4)
+    r2 = secrecy_test(tr2, [], n_perm=99, n_boot=20)  # no 1-to-N member: the pooled bound is eps_max's
+    assert r2.protection.statistic == "eps_max_pooled"
+    assert r2.protection.design == {"trials": 180, "targets": 18, "probes": 18, "models": 10}

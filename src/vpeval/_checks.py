@@ -67,13 +67,19 @@ def as_tar_non(tar, non, *, allow_inf: bool = True) -> tuple[np.ndarray, np.ndar
 def as_real(v, name: str, *, low: float | None = None, high: float | None = None, open_low=True,
             open_high=True, finite: bool = True) -> float:
     """A real-number parameter: no bools or strings, finite unless told, inside the given bounds."""
+    shown = shown_value(v)
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise InvalidScoresError(f"{name} must be a real number, got {v!r}")
+        raise InvalidScoresError(f"{name} must be a real number, got {shown}")
     f = float(v)
     if math.isnan(f) or (finite and math.isinf(f)):
-        raise InvalidScoresError(f"{name} must be a finite number, got {v!r}")
+        raise InvalidScoresError(f"{name} must be a finite number, got {shown}")
     if low is not None and (f < low or (open_low and f == low)):
-        raise InvalidScoresError(f"{name} must be {'>' if open_low else '>='} {low:g}, got {v!r}")
+        raise InvalidScoresError(f"{name} must be {'>' if open_low else '>='} {low:g}, got {shown}")
     if high is not None and (f > high or (open_high and f == high)):
-        raise InvalidScoresError(f"{name} must be {'<' if open_high else '<='} {high:g}, got {v!r}")
+        raise InvalidScoresError(f"{name} must be {'<' if open_high else '<='} {high:g}, got {shown}")
     return f
+
+
+def shown_value(v) -> str:
+    """``repr`` of a value for a message, NumPy scalars as the Python number (``nan``, not ``np.float64(nan)``)."""
+    return repr(v.item()) if isinstance(v, np.generic) else repr(v)

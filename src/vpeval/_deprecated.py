@@ -1,10 +1,11 @@
 """Old import paths of moved modules: each old module is a deprecation alias of its new home.
 
 An alias module is two lines, ``from vpeval._deprecated import alias_module`` and ``alias_module(__name__)``;
-:data:`MOVED` says where its names went. On import the alias warns once (:class:`VpevalDeprecationWarning`,
-attributed to the importing line), binds its documented public names (``__all__``) to the very objects of the
-new modules (so ``isinstance``, pickles and ``is`` comparisons behave as before), and forwards any other
-attribute lookup (private helpers, module constants) to the new modules, first match wins.
+:data:`MOVED` says where its names went. On import the alias warns once (:class:`VpevalDeprecationWarning`, a
+:class:`FutureWarning`, so shown under Python's default filters; attributed to the importing line), binds its
+documented public names (``__all__``) to the very objects of the new modules (so ``isinstance``, pickles and
+``is`` comparisons behave as before), and forwards any other attribute lookup (private helpers, module
+constants) to the new modules, first match wins.
 
 Nothing inside vpeval imports an alias (``tests/test_moved_paths.py`` checks).
 """
@@ -12,6 +13,7 @@ Nothing inside vpeval imports an alias (``tests/test_moved_paths.py`` checks).
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import warnings
 
@@ -66,7 +68,7 @@ def alias_module(name: str) -> None:
     """Turn the module ``name`` (being imported) into a deprecation alias of its new modules in :data:`MOVED`.
 
     Warns with :class:`~vpeval.errors.VpevalDeprecationWarning` pointing at the line that imported the old
-    path (import machinery frames are skipped by :mod:`warnings`).
+    path (frames of vpeval and of the import machinery are skipped).
 
     Raises
     ------
@@ -93,6 +95,33 @@ def alias_module(name: str) -> None:
 
     namespace.update({p: find(p) for p in public})
     namespace.update(__all__=list(public), __getattr__=__getattr__, __dir__=__dir__)
-    # stacklevel 3: past this function and the alias module's body, to the line that imported the old path
-    warnings.warn(f"{name} is deprecated and will be removed; import from {sources[0]} instead",
-                  VpevalDeprecationWarning, stacklevel=3)
+    _warn_at_importer(f"{name} is deprecated and will be removed; import from {sources[0]} instead")
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _outside_user_code(filename: str) -> bool:
+    """True for a frame of vpeval itself or of the import machinery (``importlib``, frozen or not)."""
+    if filename.startswith("<frozen importlib"):
+        return True
+    path = os.path.abspath(filename)
+    return (path.startswith(_PACKAGE_DIR + os.sep)
+            or os.path.dirname(path) == os.path.dirname(os.path.abspath(importlib.__file__)))
+
+
+def _warn_at_importer(message: str) -> None:
+    """Warn with :class:`VpevalDeprecationWarning` attributed to the first frame outside vpeval and the import
+    machinery: the user's line that imported the old path, whether directly (``import vpeval.pitch``) or
+    through the package's lazy attributes (``from vpeval import anonymize`` runs ``vpeval.__getattr__`` and
+    :func:`importlib.import_module`, which a fixed ``stacklevel`` would name instead)."""
+    frame = sys._getframe(1)
+    while frame is not None and _outside_user_code(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:  # imported from vpeval itself or by the interpreter: no user line to name
+        warnings.warn(message, VpevalDeprecationWarning, stacklevel=2)
+        return
+    g = frame.f_globals
+    warnings.warn_explicit(message, VpevalDeprecationWarning, frame.f_code.co_filename, frame.f_lineno,
+                           module=g.get("__name__", "<string>"), registry=g.setdefault("__warningregistry__", {}),
+                           module_globals=g)

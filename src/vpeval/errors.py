@@ -17,6 +17,7 @@ __all__ = [
     "DegenerateInputWarning",
     "FewPermutationsWarning",
     "FewTrainingSpeakersWarning",
+    "RepeatedTrialsWarning",
 ]
 
 
@@ -64,9 +65,14 @@ class VpevalWarning(UserWarning):
     """Base class of vpeval's warnings."""
 
 
-class VpevalDeprecationWarning(VpevalWarning, DeprecationWarning):
-    """A deprecated import path or name was used; the message says what replaces it. A
-    :class:`DeprecationWarning` too, so Python's default filters show it only for code run as ``__main__``."""
+class VpevalDeprecationWarning(VpevalWarning, FutureWarning):
+    """A deprecated import path or name was used; the message says what replaces it.
+
+    A :class:`FutureWarning`, not a :class:`DeprecationWarning`: Python's default filters hide a
+    ``DeprecationWarning`` outside ``__main__`` (a library, a notebook helper, a script importing a module that
+    imports the old path), and the people who must change their imports are the users of such code, so the
+    warning is shown under the default filters wherever it is raised (the convention of :mod:`warnings` for
+    deprecations aimed at end users)."""
 
 
 class DegenerateInputWarning(VpevalWarning):
@@ -82,6 +88,13 @@ class FewTrainingSpeakersWarning(VpevalWarning):
     """A back-end's statistics rest on very few speakers (PLDA fitted on fewer than 10 training speakers, an
     AS-norm cohort of fewer than 10): legal, but its scores are unreliable; the message names the back-end and
     the count."""
+
+
+class RepeatedTrialsWarning(VpevalWarning):
+    """A score file without trial ids (``score label``, or columns without ``key_cols``) repeats a (score,
+    label) pair. Accepted, each line being a trial: without ids, distinct trials that score alike (rounded
+    scores, a quantised back-end) look the same as a line or a file given twice by mistake, which vpeval cannot
+    tell apart. Files with ids refuse a repeated (enroll, test) pair instead."""
 
 
 class UndefinedPitchCorrelationWarning(VpevalWarning):

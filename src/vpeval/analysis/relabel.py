@@ -41,6 +41,7 @@ class _TrialPrep:
     unit: np.ndarray | None = None  # bootstrap unit index of each trial, canonical order
     unit_names: np.ndarray | None = None
     fallback: str = ""  # why a finer relabelling scheme could not be used
+    subsets: np.ndarray | None = None  # trial scheme, exact: every target subset once, row 0 observed
 
 
 def _canonical_order(t: Trials) -> np.ndarray:
@@ -103,6 +104,15 @@ def _evaluation_speakers(trials: list[TrialInput], one_to_n: list[OneToNInput]) 
     return np.array(sorted(S), dtype=str)
 
 
+def index_in(names: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Index of every entry of ``values`` in the sorted, distinct string array ``names`` (-1 where absent),
+    by binary search over the distinct values (no Python loop over the entries)."""
+    u, inv = np.unique(np.asarray(values, dtype=str), return_inverse=True)
+    at = np.clip(np.searchsorted(names, u), 0, max(names.size - 1, 0))
+    hit = names[at] == u if names.size else np.zeros(u.size, dtype=bool)
+    return np.where(hit, at, -1).astype(np.int64)[inv.reshape(-1)]
+
+
 def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
     """Index model/probe speakers into S; True iff the design is complete (every probe of a speaker in S has
     exactly one trial against every model in S) and labels agree with the speakers."""
@@ -116,9 +126,8 @@ def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
         i = p.order[bad[0]]
         raise VpevalError(f"{t.source}: trial {i} is labelled {'target' if t.is_target[i] else 'nontarget'} but "
                           f"its model speaker {ms[bad[0]]!r} and probe speaker {ps[bad[0]]!r} say otherwise")
-    pos = {s: k for k, s in enumerate(S.tolist())}
-    p.model_idx = np.array([pos.get(s, -1) for s in ms.tolist()], dtype=np.int64)
-    p.probe_idx = np.array([pos.get(s, -1) for s in ps.tolist()], dtype=np.int64)
+    p.model_idx = index_in(S, ms)
+    p.probe_idx = index_in(S, ps)
     inside = (p.model_idx >= 0) & (p.probe_idx >= 0)
     probe_key = t.test[p.order] if t.test is not None else None
     if probe_key is None:
@@ -208,7 +217,10 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, rng_trial, rows: slice
             pos = p.group_rows[p.group_start + np.minimum((u * p.group_size).astype(np.int64), p.group_size - 1)]
             out[i] = np.sort(p.block[pos])
         else:
-            pos = _k_of_n_sorted(rng_trial, p.block.size, p.n_tar)  # ascending positions
+            if p.subsets is not None:  # every k-subset listed once (an exact test)
+                pos = p.subsets[r]
+            else:
+                pos = _k_of_n_sorted(rng_trial, p.block.size, p.n_tar)  # ascending positions
             out[i] = pos if p.untied else p.block[pos]
     return out
 

@@ -8,60 +8,80 @@ import math
 
 import numpy as np
 
-from .relabel import _TrialPrep
+from .relabel import _TrialPrep, index_in
 from .worst_case import _eps_max_at_targets, eps_max_unit_weighted
 
 _LN2 = math.log(2.0)
 
 
-def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
+def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, pooled=None):
     """Replicates of the family maximum of the worst-case statistics, re-selected per replicate (-inf where a
-    replicate has no member with both classes), the number of units and the sorted unit names."""
+    replicate has no member with both classes), the number of units, the sorted unit names, and the replicates
+    of the pooled family maximum from the same draws (``pooled``: per member, the pooled blocks
+    ``(new_block, new_cum)`` of :func:`~vpeval.analysis.worst_case.pooled_extremes`; None when not given)."""
     rng = np.random.default_rng([seed, 2])
     if scheme == "speaker":
-        names = sorted(set().union(*[set(np.asarray(p.inp.probe_speaker, dtype=str).tolist()) for p in preps],
-                                   *[set(pspk.tolist()) for _, _, pspk in lid_obs]))
+        names = sorted(set().union(*[set(np.unique(np.asarray(p.inp.probe_speaker, dtype=str)).tolist())
+                                     for p in preps], *[set(np.unique(pspk).tolist()) for _, _, pspk in lid_obs]))
     elif scheme == "probe":
-        names = sorted(set().union(*[set(p.inp.trials.test.tolist()) for p in preps]))
+        names = sorted(set().union(*[set(np.unique(p.inp.trials.test).tolist()) for p in preps]))
     else:
         names = None
     if names is not None:
         U = len(names)
         W = rng.multinomial(U, np.full(U, 1.0 / U), size=n_boot).astype(np.float64)
+        names_arr = np.array(names, dtype=str)
     reps = np.full(n_boot, -np.inf)
+    preps_pooled = np.full(n_boot, -np.inf)
     if "eps_max" in t_stats:
-        for p in preps:
+        for i, p in enumerate(preps):
+            nb_nc = pooled[i] if pooled is not None else None
             if names is not None:
-                pos = {s: k for k, s in enumerate(names)}
                 src = p.inp.probe_speaker if scheme == "speaker" else p.inp.trials.test
-                unit = np.array([pos[s] for s in np.asarray(src, dtype=str)[p.order].tolist()], dtype=np.int64)
+                unit = index_in(names_arr, np.asarray(src, dtype=str)[p.order])
                 step = max(1, (1 << 22) // max(p.n_tar, U, 1))
+                pblock = None if nb_nc is None else nb_nc[0][p.block]
                 for lo in range(0, n_boot, step):  # O(K) per replicate: candidates at the target blocks only
-                    v = eps_max_unit_weighted(unit, p.block, p.is_tar, W[lo:lo + step]) / _LN2
-                    reps[lo:lo + step] = np.fmax(reps[lo:lo + step], v)
+                    sl = slice(lo, lo + step)
+                    v = eps_max_unit_weighted(unit, p.block, p.is_tar, W[sl]) / _LN2
+                    reps[sl] = np.fmax(reps[sl], v)
+                    if pblock is not None:
+                        v = eps_max_unit_weighted(unit, pblock, p.is_tar, W[sl]) / _LN2
+                        preps_pooled[sl] = np.fmax(preps_pooled[sl], v)
             else:
-                reps = np.fmax(reps, _trial_bootstrap_eps_max(p, rng, n_boot) / _LN2)
+                plain, pooled_v = _trial_bootstrap_eps_max(p, rng, n_boot, nb_nc)
+                reps = np.fmax(reps, plain / _LN2)
+                if pooled_v is not None:
+                    preps_pooled = np.fmax(preps_pooled, pooled_v / _LN2)
     if "lid_max" in l_stats and names is not None:
-        pos = {s: k for k, s in enumerate(names)}
         for _, lid, pspk in lid_obs:
-            g = np.array([pos[s] for s in pspk.tolist()], dtype=np.int64)
+            g = index_in(names_arr, pspk)
             gmax = np.full(len(names), -np.inf)
             np.maximum.at(gmax, g, lid)
-            reps = np.fmax(reps, np.where(W > 0, gmax[None, :], -np.inf).max(axis=1))
+            v = np.where(W > 0, gmax[None, :], -np.inf).max(axis=1)
+            reps = np.fmax(reps, v)
+            preps_pooled = np.fmax(preps_pooled, v)  # LID_max is its own pooled statistic (m = 1)
     n_units = len(names) if names is not None else int(preps[0].block.size)
-    return reps, n_units, tuple(names or ())
+    return reps, n_units, tuple(names or ()), (preps_pooled if pooled is not None else None)
 
 
-def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int) -> np.ndarray:
+def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
     """eps_max (nats) of ``n_boot`` trial-bootstrap replicates (``n`` trials drawn with replacement), O(n)
     per replicate for the draw and O(K) for eps_max: the candidates of the min-max formulas at the blocks
     holding targets and the highest drawn block alone (:mod:`vpeval.analysis.worst_case`); the same values as
-    :func:`~vpeval.analysis.worst_case.eps_max_from_block_counts` of the weighted block counts."""
+    :func:`~vpeval.analysis.worst_case.eps_max_from_block_counts` of the weighted block counts. With ``pooled
+    = (new_block, new_cum)`` (:func:`~vpeval.analysis.worst_case.pooled_extremes`) also the pooled eps_max of
+    the same replicates (else None): ``(plain, pooled)``."""
     n = p.block.size
     tpos = np.flatnonzero(p.is_tar)
     tb = p.block[tpos]
     start = p.cum[tb]  # first canonical position of each target's block
     out = np.empty(n_boot)
+    out_p = np.empty(n_boot) if pooled is not None else None
+    if pooled is not None:
+        nblk, ncum = pooled
+        ptb = nblk[tb]
+        pstart = ncum[ptb]
     n_w = np.array([float(n)])
     cw = np.zeros(n + 1, dtype=np.int64)
     for r in range(n_boot):
@@ -72,7 +92,14 @@ def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int) -> np.ndarray:
         top = p.block[int(np.searchsorted(cw, n)) - 1]  # the highest block of positive weight
         lo, hi = np.searchsorted(tb, [top, top + 1])
         drawn = np.flatnonzero(wt)  # targets of weight 0 are absent (their candidates are dominated)
-        out[r] = _eps_max_at_targets(wt[drawn].astype(np.float64)[None], cw[start[drawn]].astype(np.float64)[None],
-                                     n_w, np.array([float(cw[p.cum[top + 1]] - cw[p.cum[top]])]),
+        wtd = wt[drawn].astype(np.float64)[None]
+        out[r] = _eps_max_at_targets(wtd, cw[start[drawn]].astype(np.float64)[None], n_w,
+                                     np.array([float(cw[p.cum[top + 1]] - cw[p.cum[top]])]),
                                      np.array([float(wt[lo:hi].sum())]))[0]
-    return out
+        if pooled is not None:
+            ptop = nblk[top]  # the pooled block holding the highest drawn block is the highest drawn pooled one
+            lo, hi = np.searchsorted(ptb, [ptop, ptop + 1])
+            out_p[r] = _eps_max_at_targets(wtd, cw[pstart[drawn]].astype(np.float64)[None], n_w,
+                                           np.array([float(cw[ncum[ptop + 1]] - cw[ncum[ptop]])]),
+                                           np.array([float(wt[lo:hi].sum())]))[0]
+    return out, out_p

@@ -91,8 +91,9 @@ from ..stats.results import order_statistic
 from .members import OneToNInput, TrialInput, speakers_from_keys
 from .relabel import (
     _CHUNK_TARGETS, LID_SLOPE_GRID, _choose_scheme, _d_ece_rows, _evaluation_speakers, _lid_rows, _prep_trials,
-    _probe_design, _speaker_design, _speaker_perms, _trial_target_blocks,
+    _probe_design, _speaker_design, _speaker_perms, _trial_target_blocks, index_in,
 )
+from .enumerate import all_k_subsets, n_k_subsets
 from .resample import _bootstrap_worst
 from .worst_case import eps_max_ceiling_nats, eps_max_from_target_blocks, pooled_extremes, resolution_trials
 
@@ -210,7 +211,9 @@ class ProtectionBound:
     1 for LID_max); ``floor``: the 95th percentile of the family maximum over the relabellings; ``ci_high``:
     the 95th percentile of the bootstrap of the family maximum (strongest attacker re-selected per replicate,
     the same replicates as :class:`WorstCase`'s interval; score regions of the pooled blocks fixed at the
-    observed data's).
+    observed data's). ``design``: that member's ``{trials, targets, probes, models}`` (distinct test and enroll
+    ids), from which the verdict tells whether more speakers can shrink the bound; None for LID_max or trials
+    without ids.
     """
 
     value: float
@@ -220,6 +223,7 @@ class ProtectionBound:
     resolution: int
     floor: float
     ci_high: float
+    design: dict | None = None
 
     @property
     def upper(self) -> float:
@@ -229,7 +233,7 @@ class ProtectionBound:
     def to_dict(self) -> dict:
         return {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
                 "trial_type": self.trial_type, "resolution_trials": self.resolution, "floor_bits": self.floor,
-                "ci_high_bits": self.ci_high, "upper_bits": self.upper}
+                "ci_high_bits": self.ci_high, "upper_bits": self.upper, "design": self.design}
 
 
 @dataclass(frozen=True)
@@ -360,7 +364,9 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     n_perm : int >= 19
         Relabellings (the same for every member). The smallest reachable p-value is ``1 / (n_perm + 1)``. With
         speaker relabelling and ``|S|! <= n_perm + 1`` every permutation is listed once instead (the result's
-        ``n_perm`` is then ``|S|! - 1``): exact, and independent of ``seed``.
+        ``n_perm`` is then ``|S|! - 1``), and likewise with trial relabelling and ``C(n, K) <= n_perm + 1``
+        target subsets (members of equal ``n`` and ``K``; ``n_perm`` is then ``C(n, K) - 1``): exact, and
+        independent of ``seed``.
     n_boot : int >= 1
         Speaker-bootstrap replicates of the worst case (re-selected per replicate).
     seed : int >= 0
@@ -423,11 +429,19 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     exact = sig is not None and sig.shape[0] < n_perm + 1
     if exact:  # every permutation of the evaluation speakers listed once: an exact test
         n_perm = sig.shape[0] - 1
+    if scheme == "trial" and len({(p.block.size, p.n_tar) for p in preps}) == 1:
+        n_all, k_all = preps[0].block.size, preps[0].n_tar
+        if n_k_subsets(n_all, k_all) <= n_perm + 1:  # every target subset listed once: an exact test
+            for p in preps:
+                p.subsets = all_k_subsets(n_all, k_all, first=np.flatnonzero(p.is_tar))
+            n_perm = preps[0].subsets.shape[0] - 1
+            exact = True
     rng_trial = np.random.default_rng([seed, 1])
 
     # ---- null statistics: columns = members x statistics, row 0 = observed
     cols, meta = [], []
-    pooled_cols, pooled_meta, pooled_preps = [], [], []  # the pooled worst case ('protects', ProtectionBound)
+    pooled_cols, pooled_meta = [], []  # the pooled worst case ('protects', ProtectionBound)
+    pooled_blocks = []  # per member: its pooled tie blocks (new_block, new_cum)
     from ..metrics.verification import rocch_eer
 
     for p in preps:
@@ -439,6 +453,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         m_res = resolution_trials(p.block.size)
         new_block, new_cum = pooled_extremes(p.cum, m_res)
         new_cum_f = new_cum.astype(np.float64)
+        pooled_blocks.append((new_block, new_cum))
         for lo in range(0, rows_needed, chunk):
             tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
             if "eps_max" in t_stats:
@@ -451,9 +466,6 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
             meta.append((p.inp.attacker, p.inp.trial_type, "eps_max", eer))
             pooled_cols.append(np.concatenate(pooled))
             pooled_meta.append((p.inp.attacker, p.inp.trial_type, "eps_max_pooled", m_res))
-            pooled_preps.append(dataclasses.replace(
-                p, block=new_block[p.block], cum=new_cum, untied=bool(new_cum.size - 1 == p.block.size),
-                pair_block=None if p.pair_block is None else new_block[p.pair_block]))
         if dec:
             cols.append(np.concatenate(dec))
             meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
@@ -472,9 +484,8 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
             raise VpevalError(f"1-to-N matrix of {i.attacker} ({i.trial_type}): evaluation speaker {missing[0]!r} "
                               "is not enrolled")
         col_s = np.array([col_of[s] for s in S.tolist()], dtype=np.int64)
-        pos = {s: k for k, s in enumerate(S.tolist())}
         pspk = np.asarray(m.probe_speaker, dtype=str)[order]
-        pidx = np.array([pos[s] for s in pspk.tolist()], dtype=np.int64)
+        pidx = index_in(S, pspk)
         inv = np.argsort(sig, axis=1)  # inv[r, p] = model given identity p
         L = _lid_rows(z, col_s[inv[:, pidx]])  # all labellings at once: the slope grid sees them all
         lid_obs.append((i, L[0], pspk))
@@ -515,7 +526,8 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     exposed = _exposed(preps, lid_obs, thresholds, scheme)
 
     # ---- bootstrap of the re-selected family maximum
-    boot_max, n_units, boot_units = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
+    boot_max, n_units, boot_units, pooled_boot = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats,
+                                                                  l_stats, pooled_blocks)
     reps = boot_max[np.isfinite(boot_max)] if np.isfinite(boot_max).any() else boot_max
     a, tt, st, _ = meta[best]
 
@@ -547,8 +559,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                       stacklevel=2)
     if scheme == "speaker":
         n_units = int(S.size)
-    protection = _protection(pooled_cols, pooled_meta, pooled_preps, lid_obs, scheme, S, n_boot, seed,
-                             t_stats, l_stats)
+    protection = _protection(pooled_cols, pooled_meta, pooled_boot, preps)
     note = _SCHEME_NOTES[scheme] + (f" ({scheme_reason})" if scheme_reason else "")
     if exact:
         note += f"; all {n_perm + 1} relabellings listed once (exact)"
@@ -558,16 +569,21 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                        np.where(np.isfinite(boot_max), boot_max, np.nan), boot_units)
 
 
-def _protection(cols, meta, pooled_preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats) -> ProtectionBound:
-    """The family's pooled worst case, its floor over the relabellings and its bootstrap upper bound."""
+def _protection(cols, meta, pooled_boot, preps) -> ProtectionBound:
+    """The family's pooled worst case, its floor over the relabellings and its bootstrap upper bound (from the
+    replicates of the worst case's interval: the same unit or trial draws, on the pooled blocks)."""
     P = np.column_stack(cols)
     j = min(range(P.shape[1]), key=lambda k: (-P[0, k], meta[k][2], meta[k][0], meta[k][1]))
-    # the same unit draws as the worst case's interval (same seed), on the pooled blocks
-    reps, _, _ = _bootstrap_worst(pooled_preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats)
-    reps = reps[np.isfinite(reps)] if np.isfinite(reps).any() else reps
+    reps = pooled_boot[np.isfinite(pooled_boot)] if np.isfinite(pooled_boot).any() else pooled_boot
     a, tt, st, m = meta[j]
+    design = None
+    if st == "eps_max_pooled":
+        t = next(p for p in preps if (p.inp.attacker, p.inp.trial_type) == (a, tt)).inp.trials
+        if t.enroll is not None and t.test is not None:
+            design = {"trials": len(t), "targets": int(t.is_target.sum()), "probes": int(np.unique(t.test).size),
+                      "models": int(np.unique(t.enroll).size)}
     return ProtectionBound(float(P[0, j]), st, a, tt, int(m), _exact_q(P[1:].max(axis=1), 0.95),
-                           _exact_q(reps, 0.95))
+                           _exact_q(reps, 0.95), design)
 
 
 def _log10_distinct(scheme: str, S, preps) -> float:

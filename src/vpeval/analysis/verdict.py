@@ -18,7 +18,8 @@ secrecy). With the budget ``b`` (bits, ``--budget-bits``):
     ``max(U_m, F_m)`` exceeds ``b`` or a speaker is exposed (below). The verdict says about how many more
     resampling units (speakers) would bring the bound under the budget if it shrinks as ``n^(-1/4)`` (the
     resolution ``m`` grows as ``sqrt(n)``, and a block of ``m`` trials estimates its LLR to about
-    ``1/sqrt(m)``). Also ``inconclusive`` when the test cannot reject at ``alpha`` at all (too few relabellings
+    ``1/sqrt(m)``); where every probe meets every model it computes the count from the design instead, or says
+    that more speakers alone will not decide it (below). Also ``inconclusive`` when the test cannot reject at ``alpha`` at all (too few relabellings
     or speakers) and when no attacker could show more than the budget even at perfect separation (the family's
     ceiling is ``<= b``).
 ``protects``
@@ -37,8 +38,12 @@ falls towards 0 as the trials grow at a fixed share of targets, and ``m / n`` fa
 fixed share of the trials is eventually measured in full: ``protects`` is reachable with enough trials. In audits,
 where every probe meets every one of ``M`` models, the target share is ``1 / M`` and a pooled block holds about
 ``sqrt(P / M)`` targets however many speakers are added: there the floor falls only slowly (measured in
-``docs/verdict_calibration.md``: ``protects`` in 7 % of perfectly secret audits at 10 and at 40 speakers), and
-the "more speakers" count of an ``inconclusive`` verdict, which assumes ``n^(-1/4)``, is optimistic.
+``docs/verdict_calibration.md``: ``protects`` in 7 % of perfectly secret audits at 10 and at 40 speakers). So
+there the "more speakers" count of an ``inconclusive`` verdict comes from the design: adding speakers (each with
+the ``p = P / S`` probes per speaker seen, and enrolled) raises a pooled block's targets ``k`` only towards
+``sqrt(p)``; if the bound would stay above the budget even when shrinking as ``k^(-1/2)``, the verdict says that
+more speakers alone will not decide it and how many probes per speaker would, else it gives the count as a lower
+bound (with one or two targets per block the bound falls more slowly than ``k^(-1/2)``).
 Disclosure confined to fewer than ``m`` trials is what the exposed speakers and the test itself (which reads
 the unpooled eps_max) are there for: either blocks ``protects``.
 
@@ -122,7 +127,9 @@ class Verdict:
     average : dict or None
         The lowest ROCCH-EER over the verification members ``{attacker, trial_type, eer_rocch}`` (evidence).
     more_units : int or None
-        ``inconclusive`` only: about how many more resampling units (speakers) would decide it.
+        ``inconclusive`` only: about how many more resampling units (speakers) would decide it; where every probe
+        meets every model (an audit's design) a lower bound computed from the design, and None when more
+        speakers alone cannot decide it (the reason then says how many probes per speaker would).
     warnings : list of str
     """
 
@@ -176,6 +183,62 @@ def _more_units(n: int, upper: float, b: float) -> int:
     """Units to add so that ``upper`` shrinks to ``b`` if it scales as ``n^(-1/4)`` (capped at 10**12)."""
     ratio = min(upper / b, 1e3)
     return int(max(1, min(10 ** 12, math.ceil(n * ratio ** 4) - n)))
+
+
+def _crossed(test: SecrecyTest, pb: ProtectionBound) -> tuple[int, int, int] | None:
+    """``(S, P, M)``: evaluation speakers, probes and models when the pooled bound's member scores every probe
+    against every model with one target each (an audit's design: target share ``1 / M``), speakers being the
+    units and every speaker a model; else None (then the share does not fall as speakers are added)."""
+    d = pb.design
+    if test.scheme != "speaker" or not d or pb.statistic != "eps_max_pooled":
+        return None
+    S, P, M = int(test.n_units), int(d["probes"]), int(d["models"])
+    if d["trials"] != P * M or d["targets"] != P or not 1 <= S <= M:
+        return None
+    return S, P, M
+
+
+def _more_speakers_crossed(S: int, P: int, M: int, upper: float, b: float) -> int | None:
+    """Speakers to add to a crossed design (:func:`_crossed`) so that ``upper`` shrinks to ``b``, each with the
+    ``P / S`` probes per speaker seen and enrolled as a model (the ``M - S`` other models kept), if the bound
+    shrinks as ``k^(-1/2)`` in the targets ``k`` of a pooled block; None when no number of speakers can.
+
+    A pooled block of ``m = sqrt(n)`` of the ``n = P M`` trials holds ``k = m / M = sqrt(P / M)`` targets under
+    perfect secrecy. At a fixed target share ``k`` grows as ``n^(1/2)``, which is :func:`_more_units`' law
+    ``n^(-1/4)``; here ``P' / M' = p S' / (S' + D)`` (``p = P / S`` probes per speaker, ``D = M - S``) stays
+    below ``p`` however many speakers are added, so ``k`` stays below ``sqrt(p)``. The law ``k^(-1/2)`` (a block
+    of ``k`` targets estimates its LLR to about ``1 / sqrt(k)``) holds for many targets per block; with the one
+    or two of an audit the measured bound falls more slowly (``docs/verdict_calibration.md``), so the count is a
+    lower bound.
+    """
+    p, D = P / S, M - S
+    r = (P / M) * min(upper / b, 1e3) ** 4  # the P' / M' that brings the bound to b
+    if r >= p:
+        return None
+    return int(max(1, min(10 ** 12, math.ceil(r * D / (p - r)) - S)))
+
+
+def _more_words(test: SecrecyTest, pb: ProtectionBound, x: float, b: float, what: str) -> tuple[int | None, str]:
+    """(the count, the words) for how many more units would bring ``what`` (``x`` bits) within the budget; the
+    words are followed by 'would decide it' or 'would be needed'."""
+    units = _UNIT_WORDS[test.scheme]
+    cross = _crossed(test, pb)
+    if cross is None:
+        more = _more_units(test.n_units, x, b)
+        return more, f"about {more:,} more {units} (if the {what} shrinks as n^(-1/4))"
+    S, P, M = cross
+    p = P / S
+    more = _more_speakers_crossed(S, P, M, x, b)
+    design = (f"every probe here meets every one of the {M:,} models, so a pooled block holds about "
+              f"{math.sqrt(P / M):.2g} targets, and at most sqrt({p:.3g} probes per speaker) = {math.sqrt(p):.2g} "
+              "however many speakers are added")
+    if more is None:
+        probes = p * min(x / b, 1e3) ** 4
+        return None, (f"more {units} alone would not decide it ({design}: the {what} would stay above the budget "
+                      f"even if it shrank as that count^(-1/2)); at that rate about {math.ceil(probes):,} probes per "
+                      "speaker, with these speakers and models,")
+    return more, (f"at least about {more:,} more {units} with {p:.3g} probes each ({design}; counted as if the "
+                  f"{what} shrank as that count^(-1/2), faster than it does with so few targets)")
 
 
 def _resolution(pb: ProtectionBound) -> str:
@@ -248,15 +311,14 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
             reason = (f"perfect secrecy is not rejected ({_p(test)}), but {len(test.exposed)} "
                       f"{_UNIT_WORDS[test.scheme]} are exposed, so disclosure above {_budget(b)} is not ruled out")
         else:
-            more = _more_units(test.n_units, pb.upper, b)
+            more, words = _more_words(test, pb, pb.upper, b, "bound")
             reason = (f"perfect secrecy is not rejected ({_p(test)}), but the data cannot rule out {res} above "
-                      f"{_budget(b)} (pooled upper bound {_bits(pb.ci_high)}, pooled noise floor {_bits(pb.floor)}); about "
-                      f"{more:,} more {_UNIT_WORDS[test.scheme]} (if the bound shrinks as n^(-1/4)) would decide it")
+                      f"{_budget(b)} (pooled upper bound {_bits(pb.ci_high)}, pooled noise floor {_bits(pb.floor)}); "
+                      f"{words} would decide it")
     if pb.floor > b + tol and verdict != INCONCLUSIVE:
         warnings.append(f"at this sample size the noise floor of {res} ({_bits(pb.floor)}: what the strongest "
                         f"attacker reaches by chance) exceeds {_budget(b)}, so 'protects' cannot be reached here; "
-                        f"about {_more_units(test.n_units, pb.floor, b):,} more {_UNIT_WORDS[test.scheme]} would "
-                        "be needed (if the floor shrinks as n^(-1/4))")
+                        f"{_more_words(test, pb, pb.floor, b, 'floor')[1]} would be needed")
     if w.at_ceiling:
         warnings.append(f"the worst case {_bits(w.value)} sits at the most {w.statistic} can show with these "
                         f"trial counts ({_bits(w.ceiling)}): read it as 'at least this much'")

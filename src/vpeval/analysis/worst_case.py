@@ -171,11 +171,12 @@ def eps_max_unit_weighted(unit: np.ndarray, block: np.ndarray, is_tar: np.ndarra
     tpos = np.flatnonzero(is_tar)
     tb, tu = block[tpos], unit[tpos]
     K = tpos.size
-    # below[u, j]: trials of unit u in blocks below target j's block
-    below = np.empty((U, K), dtype=np.float64)
-    for u in range(U):
-        bu = block[unit == u]  # ascending
-        below[u] = np.searchsorted(bu, tb, side="left")
+    # below[u, j]: trials of unit u in blocks below target j's block. The trials (by block) fall into K + 1
+    # segments cut at the first trial of each target's block; count units per segment, then cumulate.
+    cut = np.searchsorted(block, tb, side="left")
+    seg = np.searchsorted(cut, np.arange(block.size), side="right")  # segment of each trial, 0 .. K
+    per_seg = np.bincount(seg * U + unit, minlength=(K + 1) * U).reshape(K + 1, U)
+    below = np.cumsum(per_seg[:K], axis=0).T.astype(np.float64)
     n_u = np.bincount(unit, minlength=U).astype(np.float64)
     n_w = W @ n_u
     wt = W[:, tu]  # (R, K) target weights, ascending blocks

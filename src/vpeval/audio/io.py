@@ -24,6 +24,7 @@ Conventions (the same for every command that reads audio):
 from __future__ import annotations
 
 import csv
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,16 +139,18 @@ def read_audio(path, *, sr: int = SAMPLE_RATE) -> np.ndarray:
     return data
 
 
-def write_audio(path, waveform, *, sr: int = SAMPLE_RATE) -> None:
+def write_audio(path, waveform, *, sr: int = SAMPLE_RATE, parents: bool = True) -> None:
     """Write mono float samples as 16-bit PCM FLAC or WAV (chosen by the file extension).
 
     Samples must lie in [-1, 1]; values outside would be clipped by the 16-bit conversion, so they are
-    refused instead.  Parent folders are created.
+    refused instead.  Parent folders are created (with ``parents=False`` the parent folder must exist).
 
     Raises
     ------
     InputFileError
         Unknown extension (only ``.flac`` and ``.wav``), samples outside [-1, 1] or non-finite.
+    OSError
+        The file system refuses (a full disk, a missing parent folder with ``parents=False``), naming the file.
     """
     sf = _require("soundfile")
 
@@ -163,8 +166,14 @@ def write_audio(path, waveform, *, sr: int = SAMPLE_RATE) -> None:
     peak = float(np.max(np.abs(wav)))
     if peak > 1.0:
         raise InputFileError(path, None, f"waveform peak {peak:.4f} exceeds 1.0 and would clip")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sf.write(str(path), wav, sr, subtype="PCM_16", format=ext[1:].upper())
+    if parents:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    # encoded in memory, then written by Python: a full disk or a removed folder is an OSError naming the file
+    # (libsndfile would report it as a bare "System error")
+    buf = io.BytesIO()
+    sf.write(buf, wav, sr, subtype="PCM_16", format=ext[1:].upper())
+    with open(path, "wb") as f:
+        f.write(buf.getbuffer())
 
 
 def read_speaker_metadata(path) -> dict[str, str]:

@@ -145,7 +145,8 @@ def two_covariance_em(x, speaker_ids, *, n_iter: int = 10):
         raise BackendError(
             f"PLDA training: the within-speaker covariance is singular ({n - counts.size} within-speaker degrees "
             f"of freedom for {k} dimensions, or directions in which no speaker varies): give more embeddings per "
-            "training speaker or reduce the dimension (Python: PLDABackend(lda_dim=...))")
+            "training speaker, or reduce the dimension (in Python: PLDABackend(lda_dim=...)); on the command line, "
+            "where no such option exists, attack with --backend lda or centred-cosine instead")
     mu = means.mean(axis=0)
     sb = np.cov(means, rowvar=False, bias=True).reshape(k, k)
     sizes = np.unique(counts)

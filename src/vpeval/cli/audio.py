@@ -32,9 +32,9 @@ _JsonSummaryOpt = typer.Option(False, "--json", help="Print a JSON summary on st
 
 def _fail(exc: BaseException) -> None:
     from ..io.output import OutputError
+    from .common import fail
 
-    typer.echo(f"vpeval: error: {exc}", err=True)
-    raise typer.Exit(code=3 if isinstance(exc, OutputError) else 2)
+    fail(str(exc), 3 if isinstance(exc, OutputError) else 2)
 
 
 def anonymize_cmd(
@@ -81,8 +81,11 @@ def anonymize_cmd(
         ri, ro = in_dir.resolve(), out_dir.resolve()
         if ro == ri or ri in ro.parents:
             raise VpevalError(f"output folder {out_dir} must not be the input folder or inside it")
+        protect = [in_dir, *([metadata] if metadata is not None else [])]
+        if force:
+            _refuse_replacing_inputs(in_dir, out_dir)
         # written into the claim's temporary folder and installed whole (see vpeval.io.output)
-        with claim_folder(out_dir, command="anonymize", force=force, protect=[in_dir]) as claim, \
+        with claim_folder(out_dir, command="anonymize", force=force, protect=protect) as claim, \
                 execution(scheduler, workers) as client:
             df = anonymize_folder(
                 in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
@@ -109,6 +112,26 @@ def anonymize_cmd(
             f"({summary['duration_s']:.1f} s) into {out_dir} ({method}); parameters in the manifest "
             f"{summary['manifest']}"
         )
+
+
+def _refuse_replacing_inputs(in_dir: Path, out_dir: Path) -> None:
+    """``--force`` never replaces an output holding this run's input audio: a Kaldi data folder's ``wav.scp``
+    may point into an earlier output (OutputExistsError naming the wav.scp line)."""
+    import os
+
+    from ..io.kaldi_data import is_kaldi_data_folder, read_kaldi_data_folder
+    from ..io.output import OutputExistsError
+
+    if not is_kaldi_data_folder(in_dir):
+        return
+    target = Path(os.path.realpath(out_dir))
+    data = read_kaldi_data_folder(in_dir, check_files=False)
+    for utt in sorted(data.wav, key=lambda u: data.wav_line[u]):
+        p = Path(os.path.realpath(data.wav[utt]))
+        if p == target or target in p.parents:
+            raise OutputExistsError(
+                f"{out_dir}: holds {data.wav[utt]}, the input audio of utterance {utt!r} "
+                f"({in_dir / 'wav.scp'}:{data.wav_line[utt]}); --force will not replace it; choose another folder")
 
 
 def embed_cmd(
@@ -161,7 +184,7 @@ def embed_cmd(
             with execution(scheduler, workers) as client:
                 es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client)
             if append and output.exists():
-                es = read_embeddings(output).concat(es)
+                es = read_embeddings(output).concat(es, name=output)
             write_embeddings(claim.path, es)
             if mclaim is not None:
                 _write_kaldi_metadata(audio_dir, condition, metadata_out, mclaim.path, append)
@@ -186,8 +209,8 @@ def embed_cmd(
 
 def _write_kaldi_metadata(audio_dir: Path, condition: str, path: Path, dest: Path, append: bool) -> None:
     """The utterance metadata of the Kaldi data folder ``audio_dir`` (with sex from spk2gender), written to the
-    claimed ``dest`` for the output ``path``; with ``append`` the rows of an existing ``path`` for other
-    conditions are kept."""
+    claimed ``dest`` for the output ``path``; with ``append`` the rows of an existing ``path`` are kept and the
+    new ones added after them, as in the .npz (an utterance already there in the same condition is refused)."""
     import pandas as pd
 
     from ..io.kaldi_data import kaldi_metadata_table, read_kaldi_data_folder
@@ -198,7 +221,11 @@ def _write_kaldi_metadata(audio_dir: Path, condition: str, path: Path, dest: Pat
         if list(old.columns) != list(table.columns):
             raise VpevalError(f"{path}: columns {list(old.columns)} differ from {list(table.columns)}; "
                               "cannot append")
-        old = old[old["condition"] != condition]  # re-embedding a condition replaces its rows
+        seen = set(zip(old["utterance_id"], old["condition"]))
+        dup = [u for u in table["utterance_id"] if (u, condition) in seen]
+        if dup:
+            raise VpevalError(f"{path}: utterance {dup[0]!r} is already listed in condition {condition!r} "
+                              f"({len(dup)} of the new rows are); --append adds rows, it never replaces them")
         table = pd.concat([old, table], ignore_index=True)
     table.to_csv(dest, index=False)
 

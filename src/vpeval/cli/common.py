@@ -23,12 +23,14 @@ EXIT_OUTPUT = 3  # the output cannot be written: exists (without --force), anoth
 
 FORMATS_HELP = """
 Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error,
-+-inf is a valid score, e.g. a calibrated LLR; a number that overflows or underflows is an error):
++-inf is a valid score, e.g. a calibrated LLR; a number that overflows or underflows is an error, and so is a
+finite score beyond +-1e300, whose span float64 cannot compute on):
 
 \b
   SCORES with --key KEY      Kaldi/VoicePrivacy: KEY lines `enroll test target|nontarget`,
                              SCORES lines `enroll test score`, joined on the (enroll, test) pair.
-  SCORES alone               `score label` lines, label 1 = target, 0 = non-target.
+  SCORES alone               `score label` lines, label 1 = target, 0 = non-target (no trial ids:
+                             a repeated line is another trial, with a warning giving the count).
   SCORES with --label-col/--score-col
                              any whitespace (or --sep ',') file or .parquet table; columns by 0-based
                              index or header name; --target/--nontarget/--ignore give the label mapping
@@ -117,8 +119,13 @@ def install_warning_hook(ctx) -> None:
     ctx.call_on_close(restore)
 
 
+_NUMPY_SCALAR = re.compile(r"\bnp\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
+
+
 def fail(msg: str, code: int = EXIT_INPUT):
-    typer.echo(f"vpeval: error: {msg}", err=True)
+    # a NumPy scalar's repr (np.float64(nan)) shown as the number it is (nan)
+    text = _NUMPY_SCALAR.sub(r"\1", str(msg))
+    typer.echo(f"vpeval: error: {text}", err=True)
     raise typer.Exit(code)
 
 
@@ -153,10 +160,16 @@ def display_name(text: str) -> str:
 
 
 def split_name(spec: str) -> tuple[str | None, str]:
-    """``NAME=PATH`` -> (NAME, PATH); a plain path -> (None, PATH)."""
+    """``NAME=PATH`` -> (NAME, PATH); a plain path -> (None, PATH).
+
+    The name may contain ``=`` itself: the split is at the last ``=`` after which an existing path follows
+    (``v=2=scores.txt`` -> ``("v=2", "scores.txt")``), else at the first ``=`` (the path is then reported as
+    missing).
+    """
     if "=" in spec and not Path(spec).exists():
-        name, path = spec.split("=", 1)
-        return display_name(name), path
+        cuts = [i for i, c in enumerate(spec) if c == "="]
+        at = next((i for i in reversed(cuts) if Path(spec[i + 1:]).exists()), cuts[0])
+        return display_name(spec[:at]), spec[at + 1:]
     return None, spec
 
 
@@ -382,11 +395,16 @@ ScorePermOpt = typer.Option(
     "1/(n+1)); default 999, or 199 for inputs above 2,000,000 trials (each relabelling of a score label file "
     "costs a pass over its trials).")
 AlphaOpt = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Family-wise level of the verdict's test.")
-NoVerdictOpt = typer.Option(False, "--no-verdict", help="Skip the verdict (its permutation test).")
+NoVerdictOpt = typer.Option(False, "--no-verdict", help="Skip the verdict (its permutation test). --budget-bits, "
+                            "--n-perm and --alpha are still checked (a value out of range is an error, as without "
+                            "--no-verdict) but not used.")
 
 
 def verdict_options(budget_bits, n_perm: int, alpha: float) -> dict:
-    """The keyword arguments of the verdict functions (vpeval.analysis.families) from the CLI options."""
+    """The keyword arguments of the verdict functions (vpeval.analysis.families) from the CLI options.
+
+    Every command calls it, with or without --no-verdict, before reading any input: the verdict's options are
+    checked alike whether or not they are used (typer checks --n-perm's and --alpha's ranges in any case)."""
     from ..analysis.verdict import DEFAULT_BUDGET_BITS, check_budget
 
     return {"budget_bits": DEFAULT_BUDGET_BITS if budget_bits is None else check_budget(budget_bits),

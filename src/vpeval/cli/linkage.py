@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+import re
 from pathlib import Path
 from typing import Optional
 
@@ -69,6 +71,29 @@ def _check_dev_apart(sm, dsm, table: Path, dev: Path) -> None:
                       "recordings", DegenerateInputWarning, stacklevel=2)
 
 
+@contextlib.contextmanager
+def _named_inputs(table: Path, sm, dev: Optional[Path], dsm):
+    """Errors of the library name its arguments (``eval_scores: probe row 3 ...``): shown with the files and
+    the probe's trial id instead."""
+    try:
+        yield
+    except VpevalError as exc:
+        text = str(exc)
+        for arg, path, m in (("eval_scores", table, sm), ("dev_scores", dev, dsm)):
+            if path is not None and text.startswith(f"{arg}:"):
+                rest = text[len(arg) + 1:]
+                rest = re.sub(r"\brow (\d+)\b", lambda g: _row(m, int(g.group(1))), rest, count=1)
+                cls = type(exc) if type(exc).__init__ is VpevalError.__init__ else VpevalError
+                raise cls(f"{path}:{rest}") from None
+        raise
+
+
+def _row(m, i: int) -> str:
+    if 0 <= i < len(m.probe_id):
+        return f"row {i} (trial {m.probe_id[i]})"
+    return f"row {i}"
+
+
 def _fmt(v, digits=4) -> str:
     if v is None:
         return "-"
@@ -113,7 +138,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from ..metrics.linkage import linkage_analysis
 
-        vopts = None if no_verdict else verdict_options(budget_bits, n_perm, alpha)
+        vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict (see its help)
+        if no_verdict:
+            vopts = None
 
         if dev_key is not None and dev is None:
             raise VpevalError("--dev-key needs --dev")
@@ -122,7 +149,7 @@ def register(app: typer.Typer) -> None:
         dsm = _read(dev, dev_key, drop_unenrolled) if dev is not None else None
         if dsm is not None:
             _check_dev_apart(sm, dsm, table, dev)
-        with on_cluster as client:
+        with on_cluster as client, _named_inputs(table, sm, dev, dsm):
             res = linkage_analysis(
                 sm.scores,
                 sm.true_index,

@@ -67,7 +67,9 @@ def verify(
     no_verdict: bool = NoVerdictOpt,
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
 ):
-    vopts = None if no_verdict else verdict_options(budget_bits, n_perm, alpha)
+    vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict (see its help)
+    if no_verdict:
+        vopts = None
     t = score_input.load(scores)
     source, tar, non = t.source, t.tar, t.non
     verdicts, undecided = {}, {}
@@ -136,6 +138,7 @@ def report(
     from ..report.writer import render_report
 
     key, lower_is_target = score_input.key, score_input.lower_is_target
+    vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict (see its help)
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
     protect = [split_name(i)[1] for i in inputs] + ([key] if key else []) + ([str(groups)] if groups else [])
@@ -166,7 +169,6 @@ def report(
             from ..analysis.families import score_verdict
             from ..report.verdict import verdict_section
 
-            vopts = verdict_options(budget_bits, n_perm, alpha)
             rep.options.update({"verdict_perm": "auto" if n_perm is None else n_perm,
                                 "budget_bits": vopts["budget_bits"], "alpha": alpha, "seed": seed})
             verdicts, undecided = {}, {}

@@ -69,6 +69,16 @@ class EmbeddingSet:
     def __len__(self) -> int:
         return self.embeddings.shape[0]
 
+    def __repr__(self) -> str:
+        """One line whatever the size: extractor, utterances x dimension, speakers, rows per condition (sorted by
+        name, the first 5; the same for any row order). The arrays are the attributes."""
+        n, d = self.embeddings.shape
+        names, counts = np.unique(self.condition, return_counts=True)
+        shown = ", ".join(f"{c!r}: {k}" for c, k in zip(names[:5].tolist(), counts[:5].tolist()))
+        more = f", ... {names.size - 5} more" if names.size > 5 else ""
+        return (f"EmbeddingSet(extractor={self.extractor!r}, {n} utterances x {d} dimensions, "
+                f"{np.unique(self.speaker_id).size} speakers, conditions {{{shown}{more}}})")
+
     def select(self, mask) -> "EmbeddingSet":
         """Rows where the boolean ``mask`` is true, as a new set."""
         mask = np.asarray(mask, dtype=bool)
@@ -80,25 +90,41 @@ class EmbeddingSet:
             self.extractor,
         )
 
-    def concat(self, other: "EmbeddingSet") -> "EmbeddingSet":
-        """Rows of ``self`` followed by those of ``other`` (same dimension and extractor required)."""
+    def concat(self, other: "EmbeddingSet", *, name=None) -> "EmbeddingSet":
+        """Rows of ``self`` followed by those of ``other`` (same dimension and extractor required).
+
+        Parameters
+        ----------
+        other : EmbeddingSet
+        name : str or Path, optional
+            The file the rows are being added to (e.g. ``embed --append``'s output), named in errors instead
+            of ``<EmbeddingSet>``.
+
+        Raises
+        ------
+        InputFileError
+            Another extractor or dimension, or an (utterance, condition) key present in both.
+        """
+        where = "<EmbeddingSet>" if name is None else str(name)
         if other.extractor != self.extractor:
             raise InputFileError(
-                "<EmbeddingSet>", None,
+                where, None,
                 f"cannot join embeddings of extractor {other.extractor!r} to {self.extractor!r}",
             )
         if other.embeddings.shape[1] != self.embeddings.shape[1]:
             raise InputFileError(
-                "<EmbeddingSet>", None,
+                where, None,
                 f"cannot join embeddings of dimension {other.embeddings.shape[1]} to {self.embeddings.shape[1]}",
             )
-        return EmbeddingSet(
-            np.vstack([self.embeddings, other.embeddings]),
-            np.concatenate([self.utterance_id, other.utterance_id]),
-            np.concatenate([self.speaker_id, other.speaker_id]),
-            np.concatenate([self.condition, other.condition]),
-            self.extractor,
-        )
+        joined = EmbeddingSet.__new__(EmbeddingSet)
+        for field, value in (("embeddings", np.vstack([self.embeddings, other.embeddings])),
+                             ("utterance_id", np.concatenate([self.utterance_id, other.utterance_id])),
+                             ("speaker_id", np.concatenate([self.speaker_id, other.speaker_id])),
+                             ("condition", np.concatenate([self.condition, other.condition])),
+                             ("extractor", self.extractor)):
+            object.__setattr__(joined, field, value)
+        _validate(joined, where)
+        return joined
 
 
 def _validate(es: EmbeddingSet, path) -> None:

@@ -120,6 +120,9 @@ def _lines(path: Path):
         lines.pop()
     for i, line in enumerate(lines, start=1):
         line = line.rstrip("\r")
+        if "\r" in line:  # CR-only line ends would glue every record into one line and its path
+            raise InputFileError(path, i, "a carriage return (CR) inside the line: the file has CR-only (classic "
+                                          "Mac) line ends; convert them to LF, e.g. tr '\\r' '\\n'")
         if not line.strip():
             raise InputFileError(path, i, "blank line (Kaldi data files have one record on every line)")
         yield i, line

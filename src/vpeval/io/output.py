@@ -194,7 +194,7 @@ def verify_manifest(target, accepts, *, is_file: bool = False) -> str | None:
         return "no vpeval manifest (.vpeval-manifest.json) records it as an earlier output"
     if doc.get("command") not in accepts:
         return f"its manifest names `vpeval {doc.get('command')}`, not {_names(accepts)}"
-    files, other = _files_below(target, skip=(MANIFEST_NAME,))
+    files, other = _files_below(target, skip=(MANIFEST_NAME, _OWNER))  # an owner file left by a kill after install
     if other:
         return f"it holds {other[0]!r}, which is not a regular file written by vpeval"
     return _check_listed(target, doc, files)
@@ -342,7 +342,8 @@ class OutputClaim:
         """Write the manifest and install the output atomically; returns the path the user gave."""
         tmp = self._tmp
         try:
-            os.unlink(tmp / _OWNER)
+            # the owner file stays until the rename: a run killed while the manifest hashes the files leaves a
+            # temporary folder that the next run recognises as stale and removes
             self._check_existing()  # still absent, or still an earlier output of ours
             if self.is_file:
                 self._commit_file(tmp)
@@ -358,7 +359,7 @@ class OutputClaim:
         return self.shown
 
     def _commit_folder(self, tmp: Path) -> None:
-        files, other = _files_below(tmp)
+        files, other = _files_below(tmp, skip=(_OWNER,))
         if other:
             raise OutputError(f"{self.shown}: the command wrote {other[0]!r}, which is not a regular file")
         (tmp / MANIFEST_NAME).write_text(json.dumps(_manifest_doc(self.command, tmp, files), indent=2) + "\n",
@@ -376,6 +377,10 @@ class OutputClaim:
         else:
             os.rename(tmp, t)  # over an absent or empty folder: atomic
         self._tmp = None
+        try:
+            os.unlink(t / _OWNER)
+        except OSError:
+            pass
 
     def _commit_file(self, tmp: Path) -> None:
         f = tmp / self.target.name
@@ -391,10 +396,20 @@ class OutputClaim:
         self._tmp = None
 
     def abort(self) -> None:
-        """Remove everything temporary and release the lock; the earlier state is untouched."""
+        """Remove everything temporary and release the lock; the earlier state is untouched.
+
+        The temporary folder is renamed aside before it is deleted, so a task still running somewhere (a
+        cluster worker) cannot write into it any more: its paths no longer exist.
+        """
         if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
+            tmp, self._tmp = self._tmp, None
+            # still a vpeval-tmp- name with its owner file: left behind by a kill, the next run removes it
+            doomed = tmp.parent / f".{self.target.name}.vpeval-tmp-{secrets.token_hex(6)}-removed"
+            try:
+                os.rename(tmp, doomed)
+            except OSError:
+                doomed = tmp
+            shutil.rmtree(doomed, ignore_errors=True)
         self._unlock()
 
     def __enter__(self) -> "OutputClaim":
@@ -403,8 +418,31 @@ class OutputClaim:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.commit()
-        else:
-            self.abort()
+            return
+        tmp = self._tmp
+        self.abort()
+        if isinstance(exc, OSError) and not isinstance(exc, OutputError) and self._is_write_error(exc, tmp):
+            raise OutputError(f"{self.shown}: cannot write the output ({exc.strerror or exc}); nothing was "
+                              "installed and the earlier state is unchanged") from None
+
+    @staticmethod
+    def _is_write_error(exc: OSError, tmp) -> bool:
+        """A refusal of this output's file system: a path in its temporary folder failed, or (when the error
+        names no file, e.g. a write to an open file) the disk is full or read-only. An error naming another
+        file (an input, the temporary folder of another output of the same command) is left as it is."""
+        names = [n for n in (exc.filename, getattr(exc, "filename2", None)) if n is not None]
+        if not names:
+            return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+        if tmp is None:
+            return False
+        for name in names:
+            try:
+                p = Path(os.fsdecode(name)).absolute()
+            except (TypeError, ValueError):
+                continue
+            if p == tmp or tmp in p.parents:
+                return True
+        return False
 
     def __del__(self):  # an abandoned claim never keeps its lock or temporary folder
         try:

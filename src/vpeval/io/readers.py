@@ -6,14 +6,17 @@ Formats read unchanged
     key lines ``enroll test target|nontarget``; score lines ``enroll test score``. Joined on the
     (enroll, test) pair.
 ``score label`` (anonymization toolkits)
-    lines ``score label`` with label ``1`` (target) or ``0`` (non-target).
+    lines ``score label`` with label ``1`` (target) or ``0`` (non-target). No trial ids: a repeated line is
+    another trial, with a :class:`~vpeval.errors.RepeatedTrialsWarning` (the key + scores format and tables
+    with id columns refuse a repeated pair instead).
 generic columns
     whitespace- or comma-separated files, columns by 0-based index (no header) or by header name, with an
     explicit label mapping (e.g. ASVspoof ``- target 18.2`` lines, ``spoof`` ignored); CSV and Parquet tables
     with named columns.
 
 Rules: labels are case-sensitive (``Target`` is an error); lines may end in LF or CRLF; blank lines are
-skipped; every other line must parse. Scores are float64, NaN is an error, ``inf`` is allowed. Errors are
+skipped; every other line must parse. Scores are float64, NaN is an error, ``inf`` is allowed, a finite score
+beyond +-1e300 (:data:`MAX_FINITE_SCORE`) is an error (no float64 headroom is left for its span). Errors are
 :class:`~vpeval.errors.InputFileError` with ``path:line:``. ``higher_is_target=False`` negates the scores so
 that everything downstream sees higher = more target-like.
 """
@@ -24,12 +27,13 @@ import csv
 import io
 import math
 import re
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputFileError
+from ..errors import InputFileError, RepeatedTrialsWarning
 from . import _fast
 from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table, _inexact_integer
 from .trials import Trials
@@ -101,9 +105,35 @@ def _fields(path, lineno, line, n, what) -> list[str]:
     return f
 
 
+#: The largest magnitude of a finite score read from a file. Beyond it the computations on the scores stop
+#: being representable in float64 (max 1.8e308): a span max - min, a plot's padded axis, a sum of the scores
+#: of up to 1e8 trials. 1e300 leaves that headroom; every scale-free result is tested up to this scale
+#: (tests/test_scale_invariance.py). +-inf stays a valid score.
+MAX_FINITE_SCORE = 1e300
+
+
+def _check_magnitude(s: np.ndarray, source) -> None:
+    """Raise InputFileError when a finite score of ``s`` is beyond +-:data:`MAX_FINITE_SCORE` (naming the
+    first such trial, its value and the file's finite range)."""
+    if not s.size:
+        return
+    with np.errstate(invalid="ignore"):
+        big = np.isfinite(s) & (np.abs(s) > MAX_FINITE_SCORE)
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        fin = s[np.isfinite(s)]
+        raise InputFileError(
+            source, None,
+            f"{int(big.sum())} finite score(s) beyond +-{MAX_FINITE_SCORE:g}, e.g. {s[i]!r} (trial {i + 1}; the "
+            f"finite scores span {fin.min()!r} to {fin.max()!r}): finite, but beyond the span float64 can "
+            "compute on (differences, padded plot axes and sums overflow near 1.8e308); rescale the scores "
+            "(every result but score-domain thresholds is invariant to a positive scale)")
+
+
 def _finish(scores, labels, enroll, test, source, higher_is_target) -> Trials:
     s = np.asarray(scores, dtype=np.float64)
     t = np.asarray(labels, dtype=bool)
+    _check_magnitude(s, source)
     if not t.any():
         raise InputFileError(source, None, "no target trials; both classes are needed")
     if t.all():
@@ -112,6 +142,31 @@ def _finish(scores, labels, enroll, test, source, higher_is_target) -> Trials:
         s = -s
     return Trials(s, t, enroll, test, source=str(source),
                   meta={"higher_is_target": bool(higher_is_target)})
+
+
+def _warn_repeats(t: Trials, path, stacklevel: int = 3) -> Trials:
+    """Warn (:class:`~vpeval.errors.RepeatedTrialsWarning`, naming ``path``, the count and the most repeated
+    line) when trials without ids repeat a (score, label) pair; return ``t`` unchanged. O(n log n)."""
+    n = len(t)
+    if n < 2:
+        return t
+    order = np.lexsort((t.scores, t.is_target))
+    s, lab = t.scores[order], t.is_target[order]
+    same = (s[1:] == s[:-1]) & (lab[1:] == lab[:-1])  # -0.0 == 0.0, as the parsed values are equal
+    extra = int(same.sum())
+    if extra:
+        starts = np.flatnonzero(np.r_[True, ~same])  # first row of each run of equal (score, label)
+        runs = np.diff(np.r_[starts, n])
+        k = int(np.argmax(runs))  # the first (smallest label, then score) of the longest runs
+        score = s[starts[k]] if t.meta.get("higher_is_target", True) else -s[starts[k]]
+        warnings.warn(
+            f"{path}: {extra} of {n} trials repeat the score and label of an earlier line ({int((runs > 1).sum())} "
+            f"distinct (score, label) pairs occur more than once; the most, score {float(score)!r} with label "
+            f"{'target' if lab[starts[k]] else 'non-target'}, {int(runs[k])} times). Each line is counted as a "
+            "trial: without trial ids vpeval cannot tell distinct trials that score alike (rounded scores) from a "
+            "line or a file given twice by mistake, which should be removed.", RepeatedTrialsWarning,
+            stacklevel=stacklevel)
+    return t
 
 
 def _all_in(trials: dict, other: dict, path, line_word: str, what: str) -> None:
@@ -187,11 +242,15 @@ def _exact_trials_scores(key_path, scores_path, higher_is_target) -> Trials:
 def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
     """Read a two-column ``score label`` file (label ``1`` = target, ``0`` = non-target).
 
+    The file has no trial ids, so every line is a trial: repeated lines (the same score and label) are kept,
+    with a :class:`~vpeval.errors.RepeatedTrialsWarning` naming the file and how many trials repeat an earlier
+    line (distinct trials may score alike; a line or a file given twice by mistake looks the same).
+
     Raises
     ------
     InputFileError
         A line without exactly two fields, a label other than ``1``/``0``, an unparsable or NaN score, an
-        empty class.
+        empty class, a finite score beyond +-1e300.
 
     Examples
     --------
@@ -202,9 +261,7 @@ def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
     ([0.9], [0.1])
     """
     fast = _fast_score_label(path, higher_is_target)
-    if fast is not None:
-        return fast
-    return _exact_score_label(path, higher_is_target)
+    return _warn_repeats(fast if fast is not None else _exact_score_label(path, higher_is_target), path)
 
 
 def _exact_score_label(path, higher_is_target) -> Trials:
@@ -338,7 +395,9 @@ def read_columns(
     sep : str, optional
         ``None`` splits on runs of white space; ``","`` (or another character) reads CSV with quoting.
     key_cols : (col, col), optional
-        Enrollment and test id columns; when given, a repeated pair is an error.
+        Enrollment and test id columns; when given, a repeated pair is an error. Without them, rows repeating
+        a (score, label) pair are kept, with a :class:`~vpeval.errors.RepeatedTrialsWarning` (as
+        :func:`read_score_label`).
     higher_is_target : bool, default True
 
     Returns
@@ -371,13 +430,14 @@ def read_columns(
     if isinstance(score_col, str) != named or (key_cols and any(isinstance(c, str) != named for c in key_cols)):
         raise InputFileError(path, None, "columns must all be given as indices or all as header names")
     if str(path).endswith(".parquet"):
-        return _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target)
+        return _no_ids(_read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target),
+                       path, key_cols)
     cols = [label_col, score_col] + list(key_cols or ())
     if not named and any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cols):
         raise InputFileError(path, None, f"column indices must be integers >= 0, got {cols}")
     fast = _fast_columns(path, sep, named, cols, tset, nset, iset, bool(key_cols), higher_is_target)
     if fast is not None:
-        return fast
+        return _no_ids(fast, path, key_cols)
     rows = _rows(path, sep)
     if named:
         try:
@@ -419,7 +479,12 @@ def read_columns(
         raise InputFileError(path, None, "no target or non-target rows")
     enroll = [k[0] for k in keys] if key_cols else None
     test = [k[1] for k in keys] if key_cols else None
-    return _finish(scores, labels, enroll, test, path, higher_is_target)
+    return _no_ids(_finish(scores, labels, enroll, test, path, higher_is_target), path, key_cols)
+
+
+def _no_ids(t: Trials, path, key_cols) -> Trials:
+    """``t``, after :func:`_warn_repeats` when the rows have no ids (``key_cols`` not given)."""
+    return t if key_cols else _warn_repeats(t, path, stacklevel=4)  # to read_columns' caller
 
 
 def _fast_columns(path, sep, named, cols, tset, nset, iset, with_keys, higher_is_target):

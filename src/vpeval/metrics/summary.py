@@ -32,7 +32,7 @@ class MetricValue:
 
     key: str
     name: str
-    value: float
+    value: float  #: an int for counts (unit ``count``)
     unit: str
     definition: str
     function: str
@@ -48,6 +48,14 @@ class MetricValue:
         if d["error"] is None:
             del d["error"]
         return d
+
+
+def prior_text(p: float) -> str:
+    """A prior as shown in names and keys: 12 significant digits, or every digit when 12 would show another
+    number (``0.9999999999999999`` is never shown as ``1``, nor ``1e-13`` next to ``1.0000000000001e-13``
+    as the same)."""
+    s = f"{float(p):.12g}"
+    return s if float(s) == float(p) else repr(float(p))
 
 
 def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: bool = False,
@@ -109,8 +117,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     b = compress_runs(held)
     bins = pav_bins(b.n_tar, b.n_non)  # plain PAV, shared by ROCCH, minCllr and D_ECE
     out = [
-        MetricValue("n_tar", "Target trials", float(b.total_tar), "count", "Number of target trials", "len(tar)"),
-        MetricValue("n_non", "Non-target trials", float(b.total_non), "count", "Number of non-target trials",
+        MetricValue("n_tar", "Target trials", int(b.total_tar), "count", "Number of target trials", "len(tar)"),
+        MetricValue("n_non", "Non-target trials", int(b.total_non), "count", "Number of non-target trials",
                     "len(non)"),
         MetricValue("eer_rocch", "EER (ROCCH)", _rocch_eer(*_rocch_points(b, bins)), "fraction",
                     "Equal error rate of the ROC convex hull (BOSARIS rocch2eer); <= 0.5", "vpeval.rocch_eer"),
@@ -122,19 +130,21 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                     "arithmetic, tied scores as blocks; may exceed 0.5", "vpeval.eer(method='closest')"),
     ]
     for p, v in zip(p_targets, min_dcfs):
-        out.append(MetricValue(f"min_dcf_{p:.12g}", f"minDCF (P_tar={p:.12g})", v, "normalised cost",
+        q = prior_text(p)
+        out.append(MetricValue(f"min_dcf_{q}", f"minDCF (P_tar={q})", v, "normalised cost",
                                "Minimum over thresholds of the DCF normalised by min(p, 1-p); c_miss = c_fa = 1",
-                               f"vpeval.min_dcf(p_target={p:.12g})"))
+                               f"vpeval.min_dcf(p_target={q})"))
     out.append(MetricValue("min_cllr", "minCllr", _min_cllr(b, bins), "bits",
                            "Cllr after PAV calibration (ties pooled, no ramp)", "vpeval.min_cllr"))
     if scores_are_llrs:
         out.append(MetricValue("cllr", "Cllr", cllr(tar, non), "bits", "Cllr of the scores taken as LLRs (nats)",
                                "vpeval.cllr"))
         for p in p_targets:
+            q = prior_text(p)
             out.append(MetricValue(
-                f"act_dcf_{p:.12g}", f"actDCF (P_tar={p:.12g})", act_dcf(tar, non, p), "normalised cost",
+                f"act_dcf_{q}", f"actDCF (P_tar={q})", act_dcf(tar, non, p), "normalised cost",
                 "DCF of the LLRs at the Bayes threshold ln((1-p)/p), normalised by min(p, 1-p)",
-                f"vpeval.act_dcf(p_target={p:.12g})"))
+                f"vpeval.act_dcf(p_target={q})"))
     # privacy-ZEBRA
     d = d_ece_bins(b, bins)
     lap_bins = pav_bins(b.n_tar, b.n_non, pseudo=True)

@@ -612,10 +612,11 @@ def _linkability_core(st: np.ndarray, sn: np.ndarray, omega: float, n_bins: int)
     # a scale first moves computed edges by an ulp (0.3 vs 3 * 0.1) and sends edge scores to the bin below.
     with np.errstate(over="ignore", invalid="ignore"):
         edges = np.linspace(lo, hi, n_bins + 1)
-    if not np.all(np.isfinite(edges)) or 0 < hi - lo < 1e-250:
+    if not np.all(np.isfinite(edges)) or 0 < hi - lo < 1e-250 or hi - lo > 1e250:
         # hi - lo overflows near the float64 limits, or is so small that the densities count / (n width)
-        # would overflow: scale to [-1, 1] (the statistic is invariant to a positive scale; only scores
-        # within an ulp of an edge may then change bins)
+        # would overflow, or so large that n width overflows (densities 0, a pure-target bin everywhere):
+        # scale to [-1, 1] (the statistic is invariant to a positive scale; only scores within an ulp of an
+        # edge may then change bins)
         scale = max(abs(lo), abs(hi))
         st, sn, lo, hi = st / scale, sn / scale, lo / scale, hi / scale
         edges = np.linspace(lo, hi, n_bins + 1)

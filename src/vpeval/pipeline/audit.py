@@ -6,7 +6,9 @@ comparison of systems. :mod:`vpeval.report.audit` only renders the results (:cla
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from ..backends import BACKENDS
@@ -124,12 +126,47 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
 
 def _cached(cache: dict | None, key, compute):
     """``compute()``, memoised in ``cache`` under ``key`` (no cache: always computed). Every analysis cached
-    here is a deterministic function of its key's inputs, so a cached result is the one it would recompute."""
+    here is a deterministic function of its key's inputs, so a cached result is the one it would recompute; the
+    warnings it raised are kept with it and raised again on every later use, so that each system whose analysis
+    it is says them (:func:`run_audits` names the systems)."""
     if cache is None:
         return compute()
     if key not in cache:
-        cache[key] = compute()
-    return cache[key]
+        with _recorded() as said:
+            value = compute()
+        cache[key] = (value, said)
+    value, said = cache[key]
+    for category, message in said:
+        warnings.warn(message, category, stacklevel=2)
+    return value
+
+
+@contextmanager
+def _recorded():
+    """Record the warnings raised inside (every one, whatever the filters) as a list of distinct ``(category,
+    message)`` in order of first appearance, and raise none of them: the caller raises them again, named."""
+    said: list = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield said
+        finally:
+            for w in caught:
+                k = (w.category, str(w.message))
+                if k not in said:
+                    said.append(k)
+
+
+@contextmanager
+def _named(prefix: str):
+    """Raise the warnings raised inside again, each distinct one once, as ``"{prefix}: {message}"`` (the
+    analyses' own messages do not know which attacker or extractor they are run for)."""
+    try:
+        with _recorded() as said:
+            yield
+    finally:
+        for category, message in said:
+            warnings.warn(f"{prefix}: {message}", category, stacklevel=3)
 
 
 def _fusion_key(members, train, cond) -> tuple | None:
@@ -191,68 +228,72 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
             spk_groups = speaker_groups(metadata, group_by)
     for att in attackers:
         name = att.name
-        es = att.es if att.es is not None else att.members[0].es
-        say(f"trials and verification metrics: {name}")
-        protocol = make_protocol(es)
-        trials[name] = att.build_trials(types, protocol=protocol, client=client)
-        learnt_on = getattr(att.model, "trial_type", None) if att.members else None
-        metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
-        say(f"1-to-N linkage: {name}")
-        matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
-                    for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
-        # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
-        linkage[name] = {k: _cached(cache, ("linkage", seed, _matrix_key(m)),
-                                    lambda m=m: _attempt(lambda: analyse_one_to_n(m, seed=seed, client=client)))
-                         for k, m in matrices.items()}
-        say(f"bootstrap intervals and chance floors: {name}")
-        probe_spk[name], mats[name] = {}, matrices
-        for tname, t in trials[name].items():
-            probe_spk[name][tname] = trial_speakers(t, protocol)
-            # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
-            leak = tuple(sorted(leak_for_trial_type(tname).items()))
-            assessments[f"{name} / {tname}"] = _cached(
-                cache, ("assess", leak, seed, n_boot, n_perm, _content_of(t), content_key(probe_spk[name][tname])),
-                lambda t=t, tname=tname: assess_trials(
-                    t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
-                    n_perm=n_perm))
-        if spk_groups is not None:
-            say(f"per-{group_by} breakdown: {name}")
-            try:
-                by_group[name] = {}
-                for tname in GROUP_TYPES:
-                    if tname not in trials[name]:
-                        continue
-                    link = linkage[name].get(tname)
-                    ok = link is not None and not isinstance(link, Exception)
-                    key = ("groups", tname, seed, n_boot, group_by, tuple(sorted(spk_groups.items())),
-                           _trials_key(trials[name][tname]), content_key(probe_spk[name][tname]),
-                           _matrix_key(matrices[tname]) if ok else None)
-                    by_group[name][tname] = _cached(cache, key, lambda tname=tname, link=link, ok=ok: group_breakdown(
-                        trials[name][tname], spk_groups, probe_speakers=probe_spk[name][tname],
-                        one_to_n=matrices.get(tname) if ok else None, lid=link.lid if ok else None,
-                        n_boot=n_boot, seed=seed, source=f"the {group_by!r} column of the metadata"))
-            except GroupsError as exc:  # e.g. a speaker without a value: said in the section, not fatal
-                spk_groups, by_group, group_note = None, {}, f"no per-{group_by} breakdown: {exc}"
-        for k, m in matrices.items():
-            if not isinstance(linkage[name][k], Exception):
-                assessments[f"{name} / {k} 1-to-N"] = _cached(
-                    cache, ("assess-1-to-N", seed, n_boot, n_perm, _matrix_key(m)),
-                    lambda m=m, k=k: assess_one_to_n(m, linkage[name][k].lid, seed=seed, n_boot=n_boot,
-                                                     n_perm=n_perm))
-        if "oa" in trials[name] and not isinstance(linkage[name]["oa"], Exception):
-            profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
-                                                       lid=linkage[name]["oa"].lid, metadata=_speaker_table(metadata))
+        with _named(f"attacker {name!r}"):
+            es = att.es if att.es is not None else att.members[0].es
+            say(f"trials and verification metrics: {name}")
+            protocol = make_protocol(es)
+            trials[name] = att.build_trials(types, protocol=protocol, client=client)
+            learnt_on = getattr(att.model, "trial_type", None) if att.members else None
+            metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
+            say(f"1-to-N linkage: {name}")
+            matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
+                        for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+            # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
+            linkage[name] = {k: _cached(cache, ("linkage", seed, _matrix_key(m)),
+                                        lambda m=m: _attempt(lambda: analyse_one_to_n(m, seed=seed, client=client)))
+                             for k, m in matrices.items()}
+            say(f"bootstrap intervals and chance floors: {name}")
+            probe_spk[name], mats[name] = {}, matrices
+            for tname, t in trials[name].items():
+                probe_spk[name][tname] = trial_speakers(t, protocol)
+                # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
+                leak = tuple(sorted(leak_for_trial_type(tname).items()))
+                assessments[f"{name} / {tname}"] = _cached(
+                    cache, ("assess", leak, seed, n_boot, n_perm, _content_of(t), content_key(probe_spk[name][tname])),
+                    lambda t=t, tname=tname: assess_trials(
+                        t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
+                        n_perm=n_perm))
+            if spk_groups is not None:
+                say(f"per-{group_by} breakdown: {name}")
+                try:
+                    by_group[name] = {}
+                    for tname in GROUP_TYPES:
+                        if tname not in trials[name]:
+                            continue
+                        link = linkage[name].get(tname)
+                        ok = link is not None and not isinstance(link, Exception)
+                        key = ("groups", tname, seed, n_boot, group_by, tuple(sorted(spk_groups.items())),
+                               _trials_key(trials[name][tname]), content_key(probe_spk[name][tname]),
+                               _matrix_key(matrices[tname]) if ok else None)
+                        by_group[name][tname] = _cached(
+                            cache, key, lambda tname=tname, link=link, ok=ok: group_breakdown(
+                                trials[name][tname], spk_groups, probe_speakers=probe_spk[name][tname],
+                                one_to_n=matrices.get(tname) if ok else None, lid=link.lid if ok else None,
+                                n_boot=n_boot, seed=seed, source=f"the {group_by!r} column of the metadata"))
+                except GroupsError as exc:  # e.g. a speaker without a value: said in the section, not fatal
+                    spk_groups, by_group, group_note = None, {}, f"no per-{group_by} breakdown: {exc}"
+            for k, m in matrices.items():
+                if not isinstance(linkage[name][k], Exception):
+                    assessments[f"{name} / {k} 1-to-N"] = _cached(
+                        cache, ("assess-1-to-N", seed, n_boot, n_perm, _matrix_key(m)),
+                        lambda m=m, k=k: assess_one_to_n(m, linkage[name][k].lid, seed=seed, n_boot=n_boot,
+                                                         n_perm=n_perm))
+            if "oa" in trials[name] and not isinstance(linkage[name]["oa"], Exception):
+                profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
+                                                           lid=linkage[name]["oa"].lid,
+                                                           metadata=_speaker_table(metadata))
     for extractor, es in sets.items():
         say(f"embedding structure and voice distinctiveness: {extractor}")
         # These analyses need enough speakers and utterances; on small data one of them may not be computable.
         # That is reported in its section instead of failing the whole audit.
-        structure[extractor] = _attempt(lambda: analyse_embedding_structure(es, seed=seed))
-        distinct[extractor] = _attempt(lambda: analyse_distinctiveness(es))
-        if metadata is not None:
-            present = [a for a in attributes if a in metadata.columns]
-            if present:
-                say(f"soft-biometric leakage: {extractor}")
-                attrs[extractor] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
+        with _named(f"extractor {extractor!r}"):
+            structure[extractor] = _attempt(lambda: analyse_embedding_structure(es, seed=seed))
+            distinct[extractor] = _attempt(lambda: analyse_distinctiveness(es))
+            if metadata is not None:
+                present = [a for a in attributes if a in metadata.columns]
+                if present:
+                    say(f"soft-biometric leakage: {extractor}")
+                    attrs[extractor] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
     return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles,
                        {a.name: a for a in attackers}, notes, probe_spk, mats, by_group,
                        group_by if spk_groups is not None else None, group_note)
@@ -310,6 +351,10 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
     """:func:`field_attackers` and :func:`audit_system` for every system (parameters as in
     :func:`vpeval.report.audit.audit_systems`); errors in a system's (training) data name the system.
 
+    Warnings of the analyses name where they come from: ``"systems 'a', 'b': attacker 'x': ..."`` or
+    ``"system 'a': extractor 'e': ..."``; each distinct one is raised once, after the systems are audited,
+    naming every system it came from (it was raised once per system and extractor, with no name).
+
     Raises
     ------
     VpevalError
@@ -324,14 +369,28 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
         raise VpevalError(f"training embeddings for unknown system {unknown[0]!r}")
     metadata = metadata or {}
     results, cache = {}, {}  # fits and analyses shared by the systems (identical inputs computed once)
-    for name, sets in systems.items():
-        try:
-            attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm, fusion=fusion,
-                                        seed=seed, progress=progress, cache=cache)
-        except VpevalError as exc:  # say which system's (training) data it is
-            raise VpevalError(f"system {name!r}: {exc}") from None
-        results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
-                                     metadata=metadata.get(name), attributes=attributes, n_boot=n_boot,
-                                     n_perm=n_perm, group_by=group_by, client=client, cache=cache,
-                                     progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
+    said: dict[tuple, list[str]] = {}  # (category, message) -> the systems that raised it
+    try:
+        for name, sets in systems.items():
+            got: list = []
+            try:
+                with _recorded() as got:
+                    try:
+                        attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm,
+                                                    fusion=fusion, seed=seed, progress=progress, cache=cache)
+                    except VpevalError as exc:  # say which system's (training) data it is
+                        raise VpevalError(f"system {name!r}: {exc}") from None
+                    results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
+                                                 metadata=metadata.get(name), attributes=attributes,
+                                                 n_boot=n_boot, n_perm=n_perm, group_by=group_by, client=client,
+                                                 cache=cache, progress=(lambda m, _n=name: progress(f"{_n}: {m}"))
+                                                 if progress else None)
+            finally:
+                for k in got:
+                    said.setdefault(k, []).append(name)
+    finally:  # each warning once, naming every system it came from (an error above still lets them out)
+        for (category, message), names in said.items():
+            who = (f"system {names[0]!r}" if len(names) == 1 else
+                   "systems " + ", ".join(repr(n) for n in names))
+            warnings.warn(f"{who}: {message}", category, stacklevel=2)
     return results

@@ -9,7 +9,11 @@ when no cluster is given. With a :class:`distributed.Client` they run on its wor
   with one thread each on the loopback interface (and stops it at the end); neither gives ``None``, the
   single-process path.
 - :func:`map_items` runs one function per item (an utterance) as tasks of a few items each, with a
-  progress bar, and returns the results in item order. A failing item is reported with its file name.
+  progress bar, and returns the results in item order. A failing item is reported with its file name; so is
+  an item during which the worker process died (out of memory, a crash in a library), as a
+  :class:`WorkerDiedError`; a lost scheduler (:class:`SchedulerLostError`) and a cluster without workers for
+  :data:`NO_WORKER_TIMEOUT` seconds (:class:`NoWorkersError`) end the run with an error too, never a hang.
+  All are :class:`ClusterError` (the CLI exits 2 with the message).
 
 Model weights are never shipped from the client: what a task carries is the *configuration* of a model
 (e.g. an extractor pickles to its constructor arguments), and the worker process builds the model on first
@@ -34,11 +38,20 @@ import warnings
 
 from ..errors import InputFileError, VpevalError
 
-__all__ = ["ClusterError", "ItemError", "cluster", "require_distributed", "map_items", "n_workers",
-           "score_matrix", "check_options", "CONNECT_TIMEOUT"]
+__all__ = ["ClusterError", "WorkerDiedError", "SchedulerLostError", "NoWorkersError", "ItemError", "cluster",
+           "require_distributed", "map_items", "n_workers", "score_matrix", "check_options", "CONNECT_TIMEOUT",
+           "NO_WORKER_TIMEOUT"]
 
-#: Seconds to wait for a scheduler (``--scheduler``) before giving up.
+#: Seconds to wait for a scheduler (``--scheduler``) before giving up: the whole start of the client (the TCP
+#: connection, the Dask handshake and the first worker), not only the TCP connection.
 CONNECT_TIMEOUT = 10.0
+
+#: Seconds :func:`map_items` waits while the scheduler has no worker at all (the last one died or left)
+#: before it gives up with :class:`NoWorkersError`.
+NO_WORKER_TIMEOUT = 60.0
+
+_POLL = 0.5  # seconds between checks of the cluster while waiting for results
+_EVENT = "vpeval-item"  # topic of the worker events that say which item a task is processing
 
 INSTALL_HINT = "running on a Dask cluster needs the dask extra: pip install 'vpeval[dask]'"
 
@@ -47,6 +60,18 @@ _ADDRESS = re.compile(r"^(tcp|tls|inproc|ucx|ws|wss)://[^\s/]+$")
 
 class ClusterError(VpevalError):
     """The cluster options are wrong or the scheduler cannot be reached."""
+
+
+class WorkerDiedError(ClusterError):
+    """A worker process died while processing an item (the message names its file and gives a hint)."""
+
+
+class SchedulerLostError(ClusterError):
+    """The connection to the scheduler was lost during the run (the message says how far the run got)."""
+
+
+class NoWorkersError(ClusterError):
+    """The scheduler had no worker for :data:`NO_WORKER_TIMEOUT` seconds while items were waiting."""
 
 
 class ItemError(RuntimeError):
@@ -84,8 +109,10 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
     Raises
     ------
     ClusterError
-        Both options, ``workers < 1``, a malformed address, no scheduler answering within ``timeout``, or
-        no worker connected to it within ``timeout``.
+        Both options, ``workers < 1`` or above the cores of this machine, a malformed address, no scheduler
+        answering within ``timeout`` (the whole start of the client is bounded: an address that accepts the
+        connection but does not speak Dask, e.g. the dashboard's HTTP port, is refused too), or no worker
+        connected to it within ``timeout``.
     ImportError
         ``distributed`` is not installed (the message gives the install command).
     """
@@ -119,16 +146,11 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
         finally:
             os.environ.clear()
             os.environ.update(saved)
-        with local, distributed.Client(local) as client:
+        with local, distributed.Client(local) as client, _cluster_failures(distributed, client):
             yield client
         return
-    try:
-        client = distributed.Client(scheduler, timeout=timeout)
-    except (OSError, TimeoutError, ValueError) as exc:
-        raise ClusterError(
-            f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({type(exc).__name__}: "
-            f"{exc}); start one with `dask scheduler` and workers with `dask worker {scheduler}`"
-        ) from None
+    _probe(scheduler, timeout)
+    client = _bounded_client(distributed, scheduler, timeout)
     try:
         try:
             client.wait_for_workers(1, timeout=timeout)
@@ -137,19 +159,117 @@ def cluster(scheduler: str | None = None, workers: int | None = None, *, timeout
                 f"--scheduler {scheduler}: no worker joined the scheduler within {timeout:g} s ({exc}); start "
                 f"workers with `dask worker {scheduler}`"
             ) from None
-        yield client
+        with _cluster_failures(distributed, client):
+            yield client
     finally:
         client.close()
 
 
+@contextlib.contextmanager
+def _cluster_failures(distributed, client):
+    """Failures of the cluster itself inside a ``cluster()`` block (e.g. in a dask-array computation of the
+    1-to-N scans, which has no per-file items) as :class:`ClusterError`, never a traceback."""
+    hint = _memory_hint(client)
+    try:
+        yield
+    except distributed.KilledWorker as exc:
+        raise WorkerDiedError(f"a Dask worker died during the computation ({exc.allowed_failures + 1} workers tried "
+                              f"the same task and died); {hint.replace(' on this file', '')}") from None
+    except distributed.CancelledError:
+        raise SchedulerLostError("the Dask cluster cancelled the computation, most often because the connection to "
+                                 "the scheduler was lost; check that the scheduler is running and re-run") from None
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def check_options(scheduler: str | None = None, workers: int | None = None) -> None:
-    """Raise :class:`ClusterError` for both options at once, ``workers < 1`` or a malformed address."""
+    """Raise :class:`ClusterError` for both options at once, ``workers < 1`` or above the cores this process
+    may use (each worker is a process with one thread: more only cost memory), or a malformed address."""
     if scheduler is not None and workers is not None:
         raise ClusterError("--scheduler and --workers are mutually exclusive: give one of them")
     if workers is not None and (int(workers) != workers or workers < 1):
         raise ClusterError(f"--workers must be a positive integer, got {workers!r}")
+    if workers is not None and workers > _cores():
+        raise ClusterError(f"--workers {workers}: this machine has {_cores()} cores for vpeval; each worker is a "
+                           f"process with one thread, so more workers than cores only add memory: give at most "
+                           f"--workers {_cores()}")
     if scheduler is not None and not _ADDRESS.match(str(scheduler)):
         raise ClusterError(f"--scheduler {scheduler!r}: expected a scheduler address such as tcp://host:8786")
+
+
+def _probe(scheduler: str, timeout: float) -> None:
+    """``tcp://`` only: a Dask scheduler sends its handshake as soon as it accepts a connection; an address
+    that accepts but stays silent (an HTTP server such as the dashboard port) is not one."""
+    import socket
+
+    if not scheduler.startswith("tcp://"):
+        return
+    host, _, port = scheduler[len("tcp://"):].rpartition(":")
+    try:
+        port = int(port)
+    except ValueError:  # no port (distributed's default applies): the bounded start below still covers it
+        return
+    try:
+        sock = socket.create_connection((host.strip("[]"), port), timeout=timeout)
+    except OSError as exc:
+        raise ClusterError(
+            f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({type(exc).__name__}: "
+            f"{exc}); start one with `dask scheduler` and workers with `dask worker {scheduler}`"
+        ) from None
+    with sock:
+        sock.settimeout(timeout)
+        try:
+            first = sock.recv(1)
+        except OSError:
+            first = None
+    if not first:
+        raise ClusterError(
+            f"--scheduler {scheduler}: something listens there but it is not a Dask scheduler (no Dask handshake "
+            f"within {timeout:g} s; the dashboard's HTTP port, 8787, is not the scheduler's, usually 8786)"
+        )
+
+
+def _bounded_client(distributed, scheduler: str, timeout: float):
+    """``distributed.Client(scheduler)`` within ``timeout`` seconds for the whole start, or ClusterError.
+
+    The client's own ``timeout`` bounds only the connection; the handshake after it can wait forever. The
+    start runs in a daemon thread; a client that comes up after we gave up is closed at once.
+    """
+    import threading
+
+    box: dict = {}
+    lock = threading.Lock()
+
+    def start():
+        try:
+            c = distributed.Client(scheduler, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001  (handed to the caller)
+            box["error"] = exc
+            return
+        with lock:
+            if box.get("abandoned"):
+                c.close()
+            else:
+                box["client"] = c
+
+    t = threading.Thread(target=start, name="vpeval-connect", daemon=True)
+    t.start()
+    t.join(timeout + 1.0)
+    with lock:
+        if "client" in box:
+            return box["client"]
+        box["abandoned"] = True
+    exc = box.get("error")
+    why = f"{type(exc).__name__}: {exc}" if exc is not None else "the Dask handshake did not complete"
+    raise ClusterError(
+        f"--scheduler {scheduler}: no Dask scheduler answered within {timeout:g} s ({why}); start one with "
+        f"`dask scheduler` and workers with `dask worker {scheduler}`"
+    )
 
 
 def n_workers(client) -> int:
@@ -164,14 +284,29 @@ def _run_batch(func, batch):
     """
     out = []
     for i, (name, item) in enumerate(batch):
+        _mark(name)
         try:
             out.append(func(item))
         except VpevalError as exc:
             msg = exc.problem if isinstance(exc, InputFileError) and exc.path == str(name) else str(exc)
             return ("error", i, str(name), msg, True)
+        except OSError as exc:  # the file system refused (a full disk, a removed output folder): re-raised as such
+            return ("oserror", i, str(name), exc.errno, exc.strerror or str(exc), exc.filename)
         except Exception as exc:  # noqa: BLE001  (reported to the client with the file name)
             return ("error", i, str(name), f"{type(exc).__name__}: {exc}", False)
     return ("ok", out)
+
+
+def _mark(name) -> None:
+    """Tell the scheduler (an event kept there) which item this task starts, so that the client can name the
+    file if the worker process dies during it."""
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+        w.log_event(_EVENT, (w.get_current_task(), str(name)))
+    except Exception:  # noqa: BLE001  (outside a worker, or an old distributed: only the message is less precise)
+        pass
 
 
 def _default_batch(n_items: int, workers: int) -> int:
@@ -208,8 +343,24 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
     InputFileError
         ``func`` raised a :class:`~vpeval.errors.VpevalError` for an item: the error names the item's file.
         The remaining tasks are cancelled.
+    OSError
+        ``func`` raised an OSError (a full disk, a missing folder): re-raised with its errno and file name, so
+        that an output claim (:mod:`vpeval.io.output`) reports it as an output error naming the output.
+    WorkerDiedError
+        A worker process died while running an item (Dask's retries included): the message names the file
+        being processed (from an event the worker sends when it starts each item; all the files of the task
+        when that event did not arrive) and the memory each worker had.
+    SchedulerLostError
+        The connection to the scheduler was lost (the tasks were cancelled).
+    NoWorkersError
+        No worker at all for :data:`NO_WORKER_TIMEOUT` seconds while items were waiting.
     ItemError
         Any other exception, with the item's name and the original message.
+
+    Notes
+    -----
+    A finished task's result is released as soon as it is collected, so a later worker death never makes
+    Dask recompute it (a recomputed ``anonymize`` task would write again).
     """
     from ..progress import track
 
@@ -219,6 +370,7 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
         raise VpevalError(f"names: expected {len(items)} names, got {len(names)}")
     if not items:
         return []
+    hint = _memory_hint(client)  # now: once a worker has died, its memory limit is no longer listed
     bs = _default_batch(len(items), n_workers(client)) if batch_size is None else int(batch_size)
     if bs < 1:
         raise VpevalError(f"batch_size must be >= 1, got {batch_size!r}")
@@ -229,26 +381,125 @@ def map_items(client, func, items, *, names=None, batch_size: int | None = None,
     futures = [client.submit(_run_batch, func, pairs[s : s + bs], pure=False) for s in starts]
     where = {f.key: s for f, s in zip(futures, starts)}
     results: list = [None] * len(items)
+    state = {"done": 0}
 
     def done_items():
+        pending = set(futures)
+        no_worker_since = None
         try:
-            for fut in distributed.as_completed(futures):
-                s = where[fut.key]
-                res = fut.result()
-                if res[0] == "error":
-                    _, i, name, msg, is_input = res
-                    if is_input:
-                        raise InputFileError(name, None, msg)
-                    raise ItemError(f"{name}: {msg}")
-                for i, r in enumerate(res[1]):
-                    results[s + i] = r
-                    yield None
+            while pending:
+                try:
+                    finished, _ = distributed.wait(list(pending), timeout=_POLL, return_when="FIRST_COMPLETED")
+                except TimeoutError:
+                    no_worker_since = _check_cluster(client, no_worker_since, len(items) - state["done"],
+                                                     len(items))
+                    continue
+                except distributed.CancelledError:  # every pending task cancelled: the scheduler is gone
+                    first = names[min(where[f.key] for f in pending)]
+                    left = len(items) - state["done"]
+                    more = f" and {left - 1} more" if left > 1 else ""
+                    raise SchedulerLostError(
+                        f"{first}: the connection to the Dask scheduler was lost while this file{more} waited "
+                        f"({state['done']} of {len(items)} items were done); nothing was written; check that the "
+                        "scheduler is running and re-run") from None
+                no_worker_since = None
+                for fut in sorted(finished, key=lambda f: where[f.key]):
+                    pending.discard(fut)
+                    s = where[fut.key]
+                    res = _result(client, distributed, fut, names[s : s + bs], state["done"], len(items), hint)
+                    fut.release()  # a finished task is never recomputed (and never writes again) after a worker dies
+                    if res[0] == "error":
+                        _, i, name, msg, is_input = res
+                        if is_input:
+                            raise InputFileError(name, None, msg)
+                        raise ItemError(f"{name}: {msg}")
+                    if res[0] == "oserror":
+                        _, i, name, err, msg, filename = res
+                        raise OSError(err, msg, filename)
+                    for i, r in enumerate(res[1]):
+                        results[s + i] = r
+                        state["done"] += 1
+                        yield None
         finally:
             client.cancel([f for f in futures if not f.done()])
 
     for _ in track(done_items(), total=len(items), description=description, quiet=quiet):
         pass
     return results
+
+
+def _memory_hint(client) -> str:
+    try:
+        limits = [w.get("memory_limit") for w in client.scheduler_info()["workers"].values()]
+        limits = [m for m in limits if m]
+    except Exception:  # noqa: BLE001  (the hint is optional)
+        limits = []
+    each = f"each worker may use {min(limits) / 2**30:.1f} GiB; " if limits else ""
+    return (f"most often the worker ran out of memory ({each}run fewer --workers, or start `dask worker` with "
+            "a larger --memory-limit), or a library crashed on this file")
+
+
+def _result(client, distributed, fut, batch_names, n_done: int, n_items: int, hint: str):
+    """``fut.result()`` with the cluster's failures turned into ClusterError naming the item."""
+    try:
+        return fut.result()
+    except distributed.KilledWorker as exc:
+        name = _item_of(client, fut.key) or (batch_names[0] if len(batch_names) == 1 else None)
+        what = (f"{name}: a Dask worker died while processing this file" if name is not None else
+                f"{batch_names[0]}: a Dask worker died while processing one of the {len(batch_names)} files "
+                f"{', '.join(batch_names)}")
+        raise WorkerDiedError(f"{what} ({exc.allowed_failures + 1} workers tried and died; {n_done} of {n_items} "
+                              f"items were done); {hint}") from None
+    except distributed.CancelledError:
+        raise SchedulerLostError(
+            f"{batch_names[0]}: the Dask cluster cancelled this file's task, most often because the connection to "
+            f"the scheduler was lost ({n_done} of {n_items} items were done); nothing was written; check that the "
+            "scheduler is running and re-run") from None
+    except (OSError, TimeoutError) as exc:  # a connection error while fetching the result
+        raise SchedulerLostError(
+            f"{batch_names[0]}: the connection to the Dask cluster failed while fetching this file's result "
+            f"({type(exc).__name__}: {exc}; {n_done} of {n_items} items were done)") from None
+    except ImportError as exc:
+        raise ClusterError(f"{batch_names[0]}: a Dask worker could not run this file's task ({exc}); every worker "
+                           "needs vpeval and its extras installed, the same version as here") from None
+
+
+def _item_of(client, key) -> str | None:
+    """The item the last worker was processing in task ``key`` (from the workers' events), or None."""
+    try:
+        events = client.get_events(_EVENT)
+    except Exception:  # noqa: BLE001
+        return None
+    last = None
+    for _, msg in events:
+        if isinstance(msg, (tuple, list)) and len(msg) == 2 and msg[0] == key:
+            last = msg[1]
+    return last
+
+
+def _check_cluster(client, no_worker_since, n_left: int, n_items: int):
+    """While waiting: raise when the scheduler is gone or has had no worker for NO_WORKER_TIMEOUT seconds;
+    returns the time since which no worker is present (None when there are workers)."""
+    import time
+
+    if client.status in ("closed", "closing", "failed"):
+        raise SchedulerLostError(f"the connection to the Dask scheduler was lost ({n_items - n_left} of {n_items} "
+                                 "items were done); nothing was written; check that the scheduler is running")
+    try:
+        present = len(client.scheduler_info().get("workers", {}))
+    except Exception:  # noqa: BLE001  (a lost scheduler shows in client.status at the next poll)
+        return no_worker_since
+    if present:
+        return None
+    now = time.monotonic()
+    if no_worker_since is None:
+        return now
+    if now - no_worker_since > NO_WORKER_TIMEOUT:
+        raise NoWorkersError(
+            f"the Dask cluster has had no worker for {NO_WORKER_TIMEOUT:g} s while {n_left} of {n_items} items were "
+            "waiting (the last worker died or left; a worker that cannot import vpeval dies at start); start "
+            "workers with `dask worker ADDRESS` and re-run")
+    return no_worker_since
 
 
 def score_matrix(probes, models, *, backend=None, client):

@@ -79,8 +79,18 @@ class Report:
 def safe_filename(name: str, max_len: int = 60) -> str:
     """A file-name-safe form of ``name``: ASCII letters, digits, ``-`` and ``_`` only, never empty.
 
+    A name with letters or digits of another script (``系统A``, ``Система``) gets the first 8 hex digits of
+    the sha256 of its UTF-8 bytes appended, so that distinct names stay distinct.
+
     >>> safe_filename("../sys A/<script>")
     'sys_A_script'
+    >>> safe_filename("系统") != safe_filename("中文")
+    True
     """
-    s = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_-")[:max_len]
-    return s or "x"
+    s = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_-")
+    if any(c.isalnum() and not c.isascii() for c in name):
+        import hashlib
+
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        return f"{s[: max_len - 9].strip('_-') or 'x'}-{digest}"
+    return s[:max_len] or "x"

@@ -79,7 +79,19 @@ def _draw_det(fig, systems):
         if st["same_as"] is not None:
             d.label = f"{d.label} [same curve as {shown[st['same_as']].label}]"
         d.plot(ax, floor=floor, ls=st["ls"], lw=st["lw"], eer_marker="o" if st["same_as"] is None else "x")
-    ax.legend(fontsize=7, loc="upper right")
+    if len(shown) <= _DET_LEGEND_INSIDE:
+        ax.legend(fontsize=7, loc="upper right")
+        return
+    # many systems: the legend goes below the axes, in columns, and the figure grows to hold every entry (inside
+    # the axes the entries beyond its height were cut off)
+    ncol = 1 if len(shown) <= 16 else 2  # three columns of "name (ROCCH-EER x %)" overflow 6 inches
+    rows = -(-len(shown) // ncol)
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h + 0.13 * rows + 0.4)
+    ax.legend(fontsize=6, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=ncol, frameon=False)
+
+
+_DET_LEGEND_INSIDE = 8  # systems whose legend fits in the corner of the DET axes
 
 
 def _draw_ece(fig, systems):

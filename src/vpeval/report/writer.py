@@ -23,6 +23,22 @@ SCHEMA_VERSION = "2.1"  # 2.1: test.protection (the pooled bound of "protects") 
 
 
 
+# C0/C1 control characters (tab and newline excepted) and the bidirectional controls that reorder text
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+
+
+def _escape(text) -> str:
+    """HTML-escaped ``text`` with control and bidirectional-control characters (from ids in input files)
+    shown as visible escapes (``\\x1b``, ``\\u202e``): escaped, never passed raw into the page nor dropped."""
+    import re
+
+    def visible(m):
+        c = ord(m.group())
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+    return re.sub(_CONTROL, visible, html.escape(str(text)))
+
+
 def _jsonable(x):
     """JSON-ready copy of ``x``. The rule of every vpeval JSON output: NaN (a number that could not be computed;
     an ``error`` field beside it says why) is ``null``; +-inf are the strings ``"inf"`` and ``"-inf"``."""
@@ -85,15 +101,15 @@ def _cell(v, fmt, classes=None) -> str:
             return '<td class="num">—</td>'
         if math.isinf(v):
             return f'<td class="num">{"∞" if v > 0 else "−∞"}</td>'
-        return f'<td class="num">{html.escape(fmt.format(v))}</td>'
+        return f'<td class="num">{_escape(fmt.format(v))}</td>'
     if isinstance(v, int) and not isinstance(v, bool):
         return f'<td class="num">{v}</td>'
     cls = (classes or {}).get(str(v))
-    return f'<td class="{html.escape(cls)}">{html.escape(str(v))}</td>' if cls else f"<td>{html.escape(str(v))}</td>"
+    return f'<td class="{_escape(cls)}">{_escape(str(v))}</td>' if cls else f"<td>{_escape(str(v))}</td>"
 
 
 def report_html(report: Report, figure_files: dict[int, str], generated_at: str) -> str:
-    e = html.escape
+    e = _escape
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -62,7 +62,16 @@ def _anonymize_file(job):
     else:
         y = vtln(x, **par) if method == "vtln" else resample_shift(x, **par)
     rel = it.relative_path.with_suffix("." + audio_format)
-    write_audio(Path(out_root) / rel, y)
+    # the sub-folders are made below ``out_root`` but never ``out_root`` itself: a task still running after the
+    # run failed (or was installed) must not re-create the removed temporary folder (docs/output.md)
+    folder = Path(out_root)
+    for part in rel.parent.parts:
+        folder = folder / part
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            pass
+    write_audio(Path(out_root) / rel, y, parents=False)
     return (it.utterance_id, it.speaker_id, *[par[n] for n in _PARAMETER_COLUMNS[method]], x.size / SAMPLE_RATE,
             rel.as_posix())
 
@@ -153,6 +162,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         return {"alpha": fixed if mode == "fixed" else draw_alpha(seed, key, low, high)}
 
     description = "McAdams" if method == "mcadams" else method
+    out_dir.mkdir(parents=True, exist_ok=True)  # here, never by a task (see _anonymize_file)
     if client is not None:
         import dataclasses
         import os
@@ -161,7 +171,6 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
 
         # absolute paths: a worker's working folder is not ours
         out_abs = Path(os.path.abspath(out_dir))
-        out_abs.mkdir(parents=True, exist_ok=True)
         jobs = [(dataclasses.replace(it, path=Path(os.path.abspath(it.path))), method, parameters(it), out_abs,
                  audio_format) for it in items]
         rows = map_items(client, _anonymize_file, jobs, names=[job[0].path for job in jobs],
