@@ -167,6 +167,28 @@ def closest_eer(tar, non):
     return float(best[1])
 
 
+def block_points(tar, non):
+    """(pmiss, pfa) as Fractions at every block operating point (thresholds: the distinct scores, then inf)."""
+    ts = sorted(set(tar) | set(non)) + [math.inf]
+    return [(Fraction(sum(1 for x in tar if x < t), len(tar)), Fraction(sum(1 for x in non if x >= t), len(non)))
+            for t in ts]
+
+
+def asvspoof_compute_eer(tar, non):
+    """The ASVspoof 2019 ``compute_eer`` (eval_metrics.py) rebuilt from its description, float arithmetic and
+    all: per-trial operating points of the stably sorted list (targets first), frr = cumulative targets / Nt,
+    far = remaining non-targets / Nn, argmin of |frr - far| in float64, numpy.mean of the pair."""
+    tar, non = np.asarray(tar, dtype=float), np.asarray(non, dtype=float)
+    scores = np.concatenate([tar, non])
+    labels = np.concatenate([np.ones(tar.size), np.zeros(non.size)])[np.argsort(scores, kind="mergesort")]
+    tar_sums = np.cumsum(labels)
+    non_sums = non.size - (np.arange(1, scores.size + 1) - tar_sums)
+    frr = np.concatenate([[0.0], tar_sums / tar.size])
+    far = np.concatenate([[1.0], non_sums / non.size])
+    i = int(np.argmin(np.abs(frr - far)))
+    return float(np.mean((frr[i], far[i])))
+
+
 def script_closest_eer(tar, non):
     """The ASVspoof 2019 ``compute_eer`` rule rebuilt from its description: one operating point after every
     trial of the list sorted stably (targets first among ties), rejecting scores up to and including it."""

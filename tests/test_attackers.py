@@ -170,3 +170,71 @@ def test_api_misuse_gets_clear_errors(data):
     zero = EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor)
     with pytest.raises(ProtocolError, match=f"utterance '{tr.utterance_id[bad_row]}' \\(anonymized\\) is the zero"):
         make_attackers({"ext-a": sets["ext-a"]}, {"ext-a": zero}, backends=["plda"])
+
+
+def test_fusion_reports_actual_cllr_where_applied_and_fold_spread(data):
+    from vpeval.metrics.verification import cllr
+    from vpeval.pipeline.audit import audit_system
+    from vpeval.report.audit import _fused_calibration_rows
+
+    sets, train = data
+    atts = make_attackers(sets, train, backends=["lda", "plda"], conditions=["anonymized"])
+    fused = fuse_attackers(atts, train, seed=0)
+    d = fused.describe()["fusion"]
+    assert d["learnt_on_trials"] == "aa"
+    assert len(d["fold_weights"]) == 2 and all(set(fw) == set(d["weights"]) for fw in d["fold_weights"] if fw)
+    fitted = [fw for fw in d["fold_weights"] if fw is not None]
+    if len(fitted) == 2:
+        for m in d["weights"]:
+            assert d["weight_spread"][m] == pytest.approx(abs(fitted[0][m] - fitted[1][m]))
+    res = audit_system(sets, attackers=(atts + [fused], []), types=("oa", "aa"), n_boot=20, n_perm=20,
+                       group_by=None)
+    tm = res.type_metrics
+    for t in ("oa", "aa"):
+        tr = res.trials["fusion/anonymized"][t]
+        assert tm["fusion/anonymized"][t]["actual_cllr_bits"] == pytest.approx(cllr(tr.tar, tr.non), rel=1e-12)
+        assert tm["fusion/anonymized"][t]["llr_learnt_on"] == "aa"
+        assert "actual_cllr_bits" not in tm[atts[0].name][t]  # a back-end's scores are not LLRs
+    rows = {r[1]: r for r in _fused_calibration_rows({"s": res})}
+    assert set(rows) == {"oa", "aa"}
+    assert "weights learnt on aa trials applied to oa" in rows["oa"][-1]
+    assert "applied to" not in rows["aa"][-1]
+
+
+def test_asnorm_cap_is_said_in_the_report_and_json(data):
+    from vpeval.pipeline.audit import SystemAudit
+    from vpeval.report.audit import _asnorm_cap_notes
+
+    sets, train = data
+    atts = make_attackers({"ext-a": sets["ext-a"]}, {"ext-a": train["ext-a"]}, backends=["plda"], asnorm=True,
+                          top_k=200, conditions=["original"])
+    res = SystemAudit({}, {}, {}, attackers={a.name: a for a in atts})
+    capped = next(a for a in atts if a.backend == "plda+asnorm")
+    st = capped.describe()["settings"]
+    assert (st["asnorm_top_k"], st["asnorm_top_k_requested"], st["asnorm_cohort"]) == (30, 200, 30)
+    notes = _asnorm_cap_notes(res)
+    assert notes == [f"{capped.name}: AS-norm top-k 30, not the requested 200: the cohort has only 30 training "
+                     "speakers, so every cohort score is used (plain symmetric S-norm over the whole cohort)"]
+    atts = make_attackers({"ext-a": sets["ext-a"]}, {"ext-a": train["ext-a"]}, backends=["plda"], asnorm=True,
+                          top_k=10, conditions=["original"])
+    assert _asnorm_cap_notes(SystemAudit({}, {}, {}, attackers={a.name: a for a in atts})) == []
+
+
+def test_evaluation_embeddings_copied_into_training_are_detected(data):
+    sets, train = data
+    tr, es = train["ext-a"], sets["ext-a"]
+    emb = tr.embeddings.copy()
+    emb[5] = es.embeddings[7]                                   # a copy under a training speaker's id
+    copied = EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor)
+    with pytest.raises(ProtocolError, match=rf"1 training embedding\(s\) of 'ext-a' are identical to evaluation "
+                                            rf"embeddings \(first: training utterance '{tr.utterance_id[5]}'.*"
+                                            rf"'{es.utterance_id[7]}'"):
+        check_disjoint(copied, es)
+    with pytest.raises(ProtocolError, match="identical to evaluation"):
+        make_attackers({"ext-a": es}, {"ext-a": copied}, backends=["plda"])
+    # a copy that went through float32 storage is found too; a near-copy (real noise) is not a copy
+    emb[5] = es.embeddings[7].astype(np.float32)
+    with pytest.raises(ProtocolError, match="identical to evaluation"):
+        check_disjoint(EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor), es)
+    emb[5] = es.embeddings[7] + 1e-3
+    check_disjoint(EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor), es)

@@ -21,6 +21,7 @@ from vpeval.backends import (
     get_backend,
     two_covariance_em,
     two_covariance_llr,
+    two_covariance_llr_n,
 )
 
 
@@ -292,3 +293,141 @@ def test_clone_keeps_settings_and_refits_identically(make):
     twin = fitted.clone()
     assert type(twin) is type(fitted) and twin.describe()["training_speakers"] == 0
     np.testing.assert_array_equal(twin.fit(x, spk).score(centres, x), fitted.score(centres, x))
+
+
+# ------------------------------------------------------------------------------------------ rounding-level inputs
+
+
+def test_centred_cosine_refuses_an_input_at_the_training_mean_up_to_rounding():
+    # issue 28: fitted on 40 identical rows [3, 4], the enrollment [3, 4] is the mean up to rounding residue
+    b = CentredCosineBackend().fit(np.tile([3.0, 4.0], (40, 1)), np.repeat(["a", "b"], 20))
+    with pytest.raises(BackendError, match="enrollment row 0 equals the training mean up to rounding"):
+        b.score([[3.0, 4.0]], [[1.0, 0.0]])
+    with pytest.raises(BackendError, match="test row 1 equals the training mean"):
+        b.score([[1.0, 0.0]], [[0.0, 1.0], [6.0, 8.0]])
+    # away from the mean m = (0.6, 0.8): cos((0.4, -0.8), (-0.6, 0.2)) = -0.4 / sqrt(0.8 * 0.4)
+    assert b.score([[1.0, 0.0]], [[0.0, 1.0]])[0, 0] == pytest.approx(-0.4 / math.sqrt(0.32))
+
+
+@pytest.mark.parametrize("noise", [1e-15, 1e-14])
+@pytest.mark.parametrize("make", [PLDABackend, LDABackend, lambda: PLDABackend(lda_dim=3)])
+def test_trained_backends_refuse_one_vector_plus_rounding_noise(make, noise):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=6) * 3.0 + noise * rng.normal(size=(40, 6))
+    spk = np.repeat([f"spk{i}" for i in range(8)], 5)
+    with pytest.raises(BackendError, match=r"'spk0'.*one vector up to rounding"):
+        make().fit(x, spk)
+    # the same at another magnitude (scale-aware: unit rows) and a real spread is fitted
+    with pytest.raises(BackendError, match="one vector up to rounding"):
+        make().fit(x * 1e-200, spk)
+    make().fit(x + 0.3 * rng.normal(size=x.shape), spk)
+
+
+def test_float32_rounding_counts_for_float32_input():
+    rng = np.random.default_rng(1)
+    x = (rng.normal(size=8) + 1e-9 * rng.normal(size=(30, 8))).astype(np.float32)
+    spk = np.repeat([f"s{i}" for i in range(6)], 5)
+    with pytest.raises(BackendError, match="one vector up to rounding"):
+        PLDABackend().fit(x, spk)
+    # in float64 the same 1e-9 spread is far above rounding
+    PLDABackend().fit(x.astype(np.float64) + 1e-9 * rng.normal(size=(30, 8)), spk)
+
+
+def test_within_speaker_rounding_names_speakers():
+    x, spk, centres = clusters(n_spk=5, per=4)
+    same = np.repeat(centres, 4, axis=0) + 1e-17 * np.arange(20)[:, None]
+    with pytest.raises(BackendError, match=r"no within-speaker variation \(each of the 5 speakers.*'s00'"):
+        PLDABackend().fit(same, spk)
+
+
+# ------------------------------------------------------------------------------------------ PLDA n-utterance enrollment
+
+
+def _full_joint_llr(enroll, test, mu, sb, sw):
+    """Oracle: log N(all n + 1 vectors | one speaker) - log N(enrollment | one speaker) - log N(test)."""
+    n, k = enroll.shape
+
+    def cov(m):
+        return np.kron(np.ones((m, m)), sb) + np.kron(np.eye(m), sw)
+
+    x = np.concatenate([enroll.reshape(-1), test])
+    same = multivariate_normal(np.tile(mu, n + 1), cov(n + 1)).logpdf(x)
+    return same - multivariate_normal(np.tile(mu, n), cov(n)).logpdf(enroll.reshape(-1)) \
+        - multivariate_normal(mu, sb + sw).logpdf(test)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_n_utterance_llr_matches_the_full_joint_gaussian(n):
+    rng = np.random.default_rng(n)
+    k = 3
+    g = rng.normal(size=(k, k))
+    sb = g @ g.T
+    h = rng.normal(size=(k, k))
+    sw = h @ h.T + 0.5 * np.eye(k)
+    mu = rng.normal(size=k)
+    enroll = rng.normal(size=(n, k)) + mu
+    tests = rng.normal(size=(4, k)) + mu
+    got = two_covariance_llr_n(enroll.mean(axis=0)[None, :], [n], tests, mu, sb, sw)[0]
+    want = [_full_joint_llr(enroll, t, mu, sb, sw) for t in tests]
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
+    if n == 1:
+        np.testing.assert_allclose(got, two_covariance_llr(enroll, tests, mu, sb, sw)[0], rtol=1e-12)
+
+
+def test_plda_enrollment_rules_named_and_distinct():
+    x, spk, centres = clusters(n_spk=12, per=5, d=6)
+    by_model = PLDABackend(enrollment="by-model").fit(x, spk)
+    mean = PLDABackend().fit(x, spk)
+    assert mean.describe()["enrollment"] == "mean" and by_model.describe()["enrollment"] == "by-model"
+    assert by_model.clone().enrollment == "by-model"
+    groups = [x[:4], x[5:6], x[10:13]]
+    # "mean": the protocols' model (normalised mean of normalised rows) scored as one embedding
+    unit = [g / np.linalg.norm(g, axis=1, keepdims=True) for g in groups]
+    models = np.vstack([u.mean(axis=0) / np.linalg.norm(u.mean(axis=0)) for u in unit])
+    np.testing.assert_allclose(mean.score_enrollments(groups, x[20:25]), mean.score(models, x[20:25]), rtol=1e-12)
+    # "by-model": one-utterance enrollment equals score(); n utterances = the LLR of the front-ended mean
+    got = by_model.score_enrollments(groups, x[20:25])
+    np.testing.assert_allclose(got[1], by_model.score(x[5:6], x[20:25])[0], rtol=1e-12)
+    front = by_model._front(unit[0]).mean(axis=0)[None, :]
+    want = two_covariance_llr_n(front, [4], by_model._front(x[20:25] / np.linalg.norm(x[20:25], axis=1,
+                                                                                          keepdims=True)),
+                                by_model.mu_, by_model.between_, by_model.within_)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert not np.allclose(got[0], mean.score_enrollments(groups, x[20:25])[0])
+    with pytest.raises(BackendError, match="enrollment must be one of mean, by-model"):
+        PLDABackend(enrollment="average")
+    with pytest.raises(BackendError, match="at least one embedding"):
+        by_model.score_enrollments([x[:2], x[:0]], x[:1])
+
+
+def test_few_training_speakers_warn_and_asnorm_reports_its_cap():
+    from vpeval.errors import FewTrainingSpeakersWarning
+
+    x, spk, _ = clusters(n_spk=3, per=5, d=4)
+    with pytest.warns(FewTrainingSpeakersWarning, match="PLDA.*from 3 speaker"):
+        PLDABackend().fit(x, spk)
+    x2, spk2, _ = clusters(n_spk=2, per=4, d=4)
+    with pytest.warns(FewTrainingSpeakersWarning, match="AS-norm.*from 2 speaker"):
+        b = ASNorm(CosineBackend(), top_k=200).fit(x2, spk2)
+    d = b.describe()
+    assert (d["asnorm_top_k"], d["asnorm_top_k_requested"], d["asnorm_cohort"]) == (2, 200, 2)
+    import warnings
+
+    x3, spk3, _ = clusters(n_spk=12, per=3, d=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FewTrainingSpeakersWarning)
+        d = ASNorm(PLDABackend(), top_k=5).fit(x3, spk3).describe()
+    assert (d["asnorm_top_k"], d["asnorm_top_k_requested"], d["asnorm_cohort"]) == (5, 5, 12)
+
+
+def test_lda_reports_the_dimension_it_really_projects_to():
+    # issue 28: rank-3 data reported 40 (here 49) components in attacker.json while projecting to 3
+    rng = np.random.default_rng(0)
+    spk = np.repeat([f"s{i:02d}" for i in range(50)], 6)
+    x = rng.normal(size=(300, 3)) @ rng.normal(size=(3, 60))
+    b = LDABackend().fit(x, spk)
+    assert b.n_components_ == b.lda_.transform(x[:2]).shape[1] < 49
+    assert b.describe()["n_components"] == b.n_components_ and b.describe()["n_components_requested"] is None
+    x2, spk2, _ = clusters(n_spk=6, per=5, d=8)
+    b2 = LDABackend(n_components=3).fit(x2, spk2)
+    assert b2.n_components_ == 3 == b2.describe()["n_components_requested"]

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 import oracles
 from vpeval import closest_eer, eer
+from vpeval.metrics import closest_eer_exact
 from vpeval.metrics.summary import verification_summary
 from vpeval.errors import InvalidScoresError
 
@@ -15,14 +16,17 @@ def test_hand_cases():
     # blocks 0.2(n) 0.6(t) 0.7(n) 0.8(t): the point at t = 0.7 is (pmiss 1/2, pfa 1/2)
     assert closest_eer([0.6, 0.8], [0.2, 0.7]) == 0.5
     # points (0,1) (0,1/2) (1/3,1/2) (2/3,1/2) (2/3,0) (1,0): (1/3,1/2) and (2/3,1/2) are equally close;
-    # the lower threshold wins: (1/3 + 1/2) / 2 = 5/12
-    assert closest_eer([1, 2, 3], [0, 2.5]) == 5 / 12
+    # exactly, the lower threshold wins: (1/3 + 1/2) / 2 = 5/12; the scripts compare the rounded distances
+    # |1/3 - 1/2| = 0.16666666666666669 > |2/3 - 1/2| = 0.16666666666666663 and print 7/12 (issue 28)
+    assert closest_eer_exact([1, 2, 3], [0, 2.5]) == 5 / 12
+    assert closest_eer([1, 2, 3], [0, 2.5]) == (2 / 3 + 1 / 2) / 2 == oracles.asvspoof_compute_eer([1, 2, 3], [0, 2.5])
     # perfect separation and perfect reversal
     assert closest_eer([2, 3], [0, 1]) == 0.0
     assert closest_eer([0, 1], [2, 3]) == 1.0
     # one block of everything: only (0, 1) and (1, 0), both at distance 1: the first, mean 1/2
     assert closest_eer([5, 5, 5], [5]) == 0.5
-    assert eer([1, 2, 3], [0, 2.5], method="closest") == 5 / 12
+    assert eer([1, 2, 3], [0, 2.5], method="closest") == (2 / 3 + 1 / 2) / 2
+    assert eer([1, 2, 3], [0, 2.5], method="closest-exact") == 5 / 12
 
 
 def test_tied_block_is_not_split_unlike_the_script():
@@ -47,7 +51,7 @@ def test_bad_input():
 
 def test_in_the_verification_summary():
     s = {m.key: m.value for m in verification_summary([1, 2, 3], [0, 2.5], (0.5,))}
-    assert s["eer_closest"] == 5 / 12
+    assert s["eer_closest"] == (2 / 3 + 1 / 2) / 2  # the scripts' arithmetic
 
 
 tied = st.lists(st.integers(0, 6).map(float), min_size=1, max_size=14)
@@ -65,21 +69,22 @@ def test_summary_and_chunks_equal_the_oracle(tar, non, chunk):
 
     want = oracles.closest_eer(tar, non)
     s = {m.key: m.value for m in verification_summary(tar, non, (0.5,))}
-    assert s["eer_closest"] == want
-    assert _closest_eer(tie_blocks(tar, non), chunk=chunk) == want
+    assert s["eer_closest"] == closest_eer(tar, non)
+    assert _closest_eer(tie_blocks(tar, non), chunk=chunk) == closest_eer(tar, non)
+    assert _closest_eer(tie_blocks(tar, non), chunk=chunk, exact=True) == want == closest_eer_exact(tar, non)
 
 
 def test_closest_point_inside_a_one_class_run():
     # targets 1..4 then non-targets: the closest point sits between target blocks of one run
     tar, non = [1.0, 2.0, 3.0, 4.0], [0.0, 5.0, 6.0, 7.0]
     s = {m.key: m.value for m in verification_summary(tar, non, (0.5,))}
-    assert s["eer_closest"] == oracles.closest_eer(tar, non) == closest_eer(tar, non)
+    assert s["eer_closest"] == oracles.closest_eer(tar, non) == closest_eer(tar, non) == closest_eer_exact(tar, non)
 
 
 @settings(max_examples=300, deadline=None)
 @given(tied, tied)
 def test_fast_equals_oracle(tar, non):
-    assert closest_eer(tar, non) == oracles.closest_eer(tar, non)
+    assert closest_eer_exact(tar, non) == oracles.closest_eer(tar, non)
 
 
 @settings(max_examples=200, deadline=None)
@@ -92,7 +97,31 @@ def test_equals_the_per_trial_script_without_ties(values, rnd):
     rnd.shuffle(values)
     k = rnd.randint(1, len(values) - 1)
     tar, non = values[:k], values[k:]
-    assert closest_eer(tar, non) == pytest.approx(oracles.script_closest_eer(tar, non), abs=1e-15)
+    assert closest_eer_exact(tar, non) == pytest.approx(oracles.script_closest_eer(tar, non), abs=1e-15)
+    # the scripts' float arithmetic, bit for bit (their argmin compares rounded distances)
+    assert closest_eer(tar, non) == oracles.asvspoof_compute_eer(tar, non)
+
+
+def test_scripts_arithmetic_bit_for_bit_on_every_small_tie_free_split():
+    # every split of 0..n-1 (n <= 7) into targets and non-targets: the scripts' value exactly; the exact
+    # variant differs from it only where two points are exactly equally close (then by 1/2 of a step)
+    import itertools
+
+    n_diff = n_all = 0
+    for n in range(2, 8):
+        for mask in itertools.product([0, 1], repeat=n):
+            if 0 < sum(mask) < n:
+                tar = [float(i) for i, m in enumerate(mask) if m]
+                non = [float(i) for i, m in enumerate(mask) if not m]
+                assert closest_eer(tar, non) == oracles.asvspoof_compute_eer(tar, non)
+                n_all += 1
+                if closest_eer(tar, non) != pytest.approx(closest_eer_exact(tar, non), abs=1e-15):
+                    n_diff += 1
+                    # two points equally close: the exact variant keeps the first, the float argmin the other
+                    pts = oracles.block_points(tar, non)
+                    gaps = sorted(abs(m - f) for m, f in pts)
+                    assert gaps[0] == gaps[1]
+    assert 0 < n_diff < n_all
 
 
 @settings(max_examples=200, deadline=None)

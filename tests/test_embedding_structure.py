@@ -267,3 +267,30 @@ def test_more_dimensions_than_pairs_is_handled_by_the_pca_step():
     with pytest.warns(DegenerateInputWarning):
         r0 = embedding_structure(X, rng.normal(size=X.shape), g, ids=ids, n_permutations=5)
     assert abs(r0.cca.value) < 0.3 and abs(r0.procrustes.value) < 0.1
+
+
+def test_cca_components_capped_at_the_embeddings_rank():
+    # issue 28: identical views of rank 3 read a mean top-10 correlation of 0.81 (7 components of rounding noise)
+    import warnings
+
+    from vpeval.errors import DegenerateInputWarning
+    from vpeval.metrics.embedding_maps import cca_fit
+
+    rng = np.random.default_rng(0)
+    n, d = 400, 40
+    X = rng.normal(size=(n, 3)) @ rng.normal(size=(3, d))
+    groups = np.repeat([f"s{i:02d}" for i in range(40)], 10)
+    with pytest.warns(DegenerateInputWarning, match="rank 3 .* only 3 canonical components"):
+        res = embedding_structure(X, X.copy(), groups, n_permutations=19)
+    assert res.n_components == 3 and res.method["n_components_requested"] == 10
+    assert res.cca_components.shape == (3,)
+    assert res.cca.value == pytest.approx(1.0, abs=1e-6)
+    assert res.cca_insample.value == pytest.approx(1.0, abs=1e-6)
+    with pytest.warns(DegenerateInputWarning):
+        m = cca_fit(X, X, n_components=10)
+    assert m.train_corr.shape == (3,) and np.allclose(m.train_corr, 1.0, atol=1e-2)  # ridge 1e-3
+    # full-rank views: no cap, no warning
+    Y = rng.normal(size=(n, d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateInputWarning)
+        assert embedding_structure(Y, Y + rng.normal(size=Y.shape), groups, n_permutations=19).n_components == 10

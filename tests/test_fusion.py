@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 from vpeval.calibration import LogisticCalibrator
-from vpeval.calibration.fusion import LinearFusion, linearly_separable
+from vpeval.calibration.fusion import LinearFusion, linearly_separable, quasi_separation
 from vpeval.errors import InvalidScoresError, SeparableScoresError
 
 
@@ -92,3 +92,35 @@ def test_bad_input():
         LinearFusion(names=["a", "b"]).fit(tar, non)
     d = LinearFusion(names=["a", "b", "c"]).fit(tar, non).describe()
     assert list(d["weights"]) == ["a", "b", "c"] and d["n_tar"] == 50
+
+
+@pytest.mark.parametrize("tar, non", [
+    ([[0.0], [1.0]], [[-1.0], [0.0]]),                                          # issue 28: weight 34.19 before
+    ([[0.0, 0.0], [1.0, 1.0], [2.0, 0.5]], [[-1.0, -1.0], [0.0, 0.0], [-2.0, 0.3]]),  # 19.1 and 15.3 before
+    ([[0.0, 5.0], [1.0, -3.0], [3.0, 0.0]], [[-2.0, 1.0], [0.0, 7.0], [0.0, -4.0]]),  # two ties at s_1 = 0
+    ([[1.0, 1.0], [2.0, 2.0], [0.0, 0.0]], [[0.0, 0.0], [-1.0, -1.0], [-3.0, -3.0]]),  # collinear members, tie
+])
+def test_quasi_separated_scores_refused_unless_regularised(tar, non):
+    tar, non = np.asarray(tar), np.asarray(non)
+    assert not linearly_separable(tar, non)          # no strict separation: the ties are on the hyperplane
+    d = quasi_separation(tar, non)
+    assert d is not None and d["n_on"] >= 2 and d["n_off"] >= 1
+    y = np.r_[np.ones(len(tar)), -np.ones(len(non))]
+    margins = y * (np.vstack([tar, non]) @ d["weights"] + d["intercept"])
+    assert margins.min() > -1e-7 and margins.max() > 0.5
+    with pytest.raises(SeparableScoresError, match="quasi-separated"):
+        LinearFusion().fit(tar, non)
+    f = LinearFusion(regularization=1.0).fit(tar, non)
+    assert np.isfinite(f.weights_).all() and f.converged_
+
+
+def test_quasi_separation_is_not_claimed_for_overlap_or_collinear_overlap():
+    tar, non, _, _ = gaussian_scores(200, seed=5)
+    assert quasi_separation(tar, non) is None
+    # a tie of one target with one non-target, the rest overlapping: finite weights
+    assert quasi_separation(np.array([[0.0], [1.0], [-0.5]]), np.array([[0.0], [-1.0], [0.7]])) is None
+    # identical member columns (all margins of the collinear direction are 0) with overlap
+    t, n = np.array([[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0]]), np.array([[0.5, 0.5], [-2.0, -2.0]])
+    assert quasi_separation(t, n) is None
+    # ... but a difference of the members seen on one target only is a direction of recession
+    assert quasi_separation(t + [[0, 1e-3], [0, 0], [0, 0]], n) is not None

@@ -131,6 +131,15 @@ def test_read_speaker_groups(tmp_path):
     expect_input_error(read_speaker_groups, p, "1272 m\n1462\n", r"spk2gender:2:.*2 fields")
     expect_input_error(read_speaker_groups, p, "1272 m\n1272 f\n", r"spk2gender:2:.*second time \(first on line 1\)")
     expect_input_error(read_speaker_groups, p, "", "no 'speaker group' line")
+    # as the Kaldi data-folder reader: spk2gender holds m or f only (issue 28: F and f were two groups, x passed)
+    expect_input_error(read_speaker_groups, p, "1272 f\n1462 F\n", r"spk2gender:2:.*must be 'm' or 'f'.*'F'")
+    expect_input_error(read_speaker_groups, p, "1272 m\n1462 x\n", r"spk2gender:2:.*must be 'm' or 'f'.*'x'")
+    # other files: any labels, but not two spellings of one label
+    q = tmp_path / "accents.txt"
+    q.write_text("1 scottish\n2 welsh\n3 x\n")
+    assert read_speaker_groups(q) == {"1": "scottish", "2": "welsh", "3": "x"}
+    expect_input_error(read_speaker_groups, q, "1 f\n2 m\n3 F\n", r"accents.txt:3:.*'F' differs from group 'f' "
+                       r"\(line 1\) only in case")
 
 
 def _kaldi_input(tmp_path, rng):

@@ -292,9 +292,31 @@ def test_cross_fit_held_out_scores_do_not_move_their_calibration():
     r = lid_pipeline(None, E, None, eti, n_folds=5)
     f = int(r.fold[0])
     E2 = E.copy()
-    E2[r.fold == f] *= 7.0  # change only the held-out probes of fold f
+    held = np.flatnonzero(r.fold == f)
+    E2[held] *= 7.0  # change only the held-out probes of fold f ...
+    E2[held, eti[held]] = E[held, eti[held]]  # ... but not their target scores, which place speakers in folds
     r2 = lid_pipeline(None, E2, None, eti, n_folds=5)
+    np.testing.assert_array_equal(r2.fold, r.fold)
     assert r2.slope[f] == r.slope[f]
+
+
+def test_cross_fit_folds_do_not_depend_on_names_or_order():
+    # issue 28: renaming one speaker moved the ALID (1.007 -> 0.931 bits), the folds following the sorted ids
+    E, eti = synthetic(4, n=120, N=12)
+    ids = np.array([f"spk{c:02d}" for c in range(12)])
+    r = lid_pipeline(None, E, None, eti, n_folds=3, speaker_ids=ids)
+    renamed = ids.copy()
+    renamed[eti[0]] = "zzz-renamed"
+    r2 = lid_pipeline(None, E, None, eti, n_folds=3, speaker_ids=renamed)
+    np.testing.assert_array_equal(r2.fold, r.fold)
+    assert r2.summary.alid == r.summary.alid
+    # columns and rows permuted (ids follow their columns): the same fold per probe, the same ALID
+    rng = np.random.default_rng(1)
+    cp, rp = rng.permutation(12), rng.permutation(len(E))
+    inv = np.argsort(cp)
+    r3 = lid_pipeline(None, E[rp][:, cp], None, inv[eti[rp]], n_folds=3, speaker_ids=ids[cp])
+    np.testing.assert_array_equal(r3.fold, r.fold[rp])
+    assert r3.summary.alid == pytest.approx(r.summary.alid, abs=1e-12)
 
 
 def test_cross_fit_default_znorm_sees_held_out_columns_strict_does_not():

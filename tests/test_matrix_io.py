@@ -248,3 +248,26 @@ def test_cli_errors_exit_2(app, tmp_path):
     assert r.exit_code == 2 and "separable" in r.output
     r = CliRunner().invoke(app, ["linkage", str(sep), "--separable", "regularize", "--json"])
     assert r.exit_code == 0 and json.loads(r.output)["lid"]["regularization"] == 1e-3
+
+
+def test_cli_linkage_dev_given_the_evaluation_table_is_refused(app, tmp_path):
+    # issue 28: `linkage --dev` with the evaluation table itself was accepted silently (an in-sample LID)
+    from typer.testing import CliRunner
+
+    df = long_table(n_probes=60, seed=1, spk=[f"s{i}" for i in range(12)], gap=1.0)
+    p = write_csv(df, tmp_path / "t.csv")
+    runner = CliRunner()
+    r = runner.invoke(app, ["linkage", str(p), "--dev", str(p)])
+    assert r.exit_code == 2 and "holds evaluation probes" in r.output and "Traceback" not in r.output
+    # the same probes renamed are found by their scores
+    renamed = df.assign(trial_id="dev-" + df["trial_id"])
+    q = write_csv(renamed.iloc[: 12 * 30], tmp_path / "renamed.csv")
+    r = runner.invoke(app, ["linkage", str(p), "--dev", str(q)])
+    assert r.exit_code == 2 and "30 of its 30 probes have exactly the scores" in r.output
+    # other probes that happen to share ids: accepted, with a warning
+    other = write_csv(long_table(n_probes=60, seed=2, spk=[f"s{i}" for i in range(12)], gap=1.0), tmp_path / "d.csv")
+    from vpeval.errors import DegenerateInputWarning
+
+    with pytest.warns(DegenerateInputWarning, match=r"shares 60 probe id\(s\)"):
+        r = runner.invoke(app, ["linkage", str(p), "--dev", str(other), "--no-verdict"])
+    assert r.exit_code == 0, r.output

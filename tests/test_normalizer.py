@@ -73,3 +73,26 @@ def test_get_normalizer():
         get_normalizer("sclite")
     with pytest.raises(TypeError):
         normalize_english(None)
+
+
+@pytest.mark.parametrize("words, digits", [
+    ("He scored two hundred. Twelve players left.", "He scored 200. 12 players left."),   # issue 28: WER 0.4
+    ("room five, six people", "room 5, 6 people"),                                        # issue 28: WER 0.67
+    ("It was twenty; five came back!", "It was 20; 5 came back!"),
+    ("Seats: three? Four! Nine", "Seats: 3? 4! 9"),
+    ("one, two, three", "1, 2, 3"),
+])
+def test_numbers_do_not_merge_across_clauses(words, digits):
+    from vpeval.metrics.utility import wer
+
+    assert normalize_english(words) == normalize_english(digits)
+    assert wer([words], [digits], normalizer="whisper").wer == 0.0
+
+
+def test_clause_split_keeps_numbers_brackets_and_titles_whole():
+    assert normalize_english("He scored two hundred. Twelve players left.") == "he scored 200 12 players left"
+    assert normalize_english("room five, six people") == "room 5 6 people"
+    assert normalize_english("one thousand, two hundred and five") == "1000 205"
+    assert normalize_english("paid $1,000, 3.14 each at 10:30") == "paid $1000 3.14 each at 10 30"  # as Whisper
+    assert normalize_english("two hundred and twelve players") == "212 players"  # within a clause: merged
+    assert normalize_english("Mr. Smith (aside, more) [noise, more] left") == "mister smith left"

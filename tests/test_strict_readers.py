@@ -96,6 +96,47 @@ def test_integers_beyond_2_53_are_refused_not_rounded(tmp_path):
         score_matrix_from_table(m)
 
 
+@pytest.mark.parametrize("many", [False, True])
+def test_text_integers_beyond_2_53_are_refused_not_rounded(tmp_path, many):
+    # issue 28: read as float64 these four read EER 33.3 % instead of 25 %
+    from vpeval.io.readers import read_score_label, read_trials_scores
+
+    rows = [("9007199254740993", "1"), ("9007199254740992", "0"), ("9007199254740994", "0"),
+            ("9007199254740995", "1")]
+    pad = [(f"{0.001 * i:.3f}", str(i % 2)) for i in range(20000)] if many else []  # the bulk (Arrow) path too
+    p = tmp_path / "s.txt"
+    p.write_text("".join(f"{s} {lab}\n" for s, lab in pad + rows))
+    with pytest.raises(InputFileError, match=rf"s\.txt:{len(pad) + 1}: score '9007199254740993' is an integer "
+                                             r"beyond 2\*\*53"):
+        read_score_label(p)
+    q = tmp_path / "cols.txt"
+    q.write_text("label score\n" + "".join(f"{'t' if lab == '1' else 'n'} {s}\n" for s, lab in pad + rows))
+    with pytest.raises(InputFileError, match=r"beyond 2\*\*53"):
+        read_columns(q, label_col="label", score_col="score", target="t", nontarget="n")
+    key, sc = tmp_path / "trials", tmp_path / "scores"
+    key.write_text("".join(f"e{i} u{i} {'target' if lab == '1' else 'nontarget'}\n"
+                           for i, (s, lab) in enumerate(pad + rows)))
+    sc.write_text("".join(f"e{i} u{i} {s}\n" for i, (s, lab) in enumerate(pad + rows)))
+    with pytest.raises(InputFileError, match=rf"scores:{len(pad) + 1}: .*beyond 2\*\*53"):
+        read_trials_scores(key, sc)
+    # exactly representable: 2**53 itself, decimals and exponents (which are rounded like any decimal) pass
+    p.write_text("9007199254740992 1\n-9007199254740992 0\n1e300 1\n9007199254740993.0 0\n")
+    t = read_score_label(p)
+    assert t.tar.tolist() == [2.0 ** 53, 1e300]
+
+
+def test_kaldi_matrix_text_integers_beyond_2_53_are_refused(tmp_path):
+    key, sc = tmp_path / "trials", tmp_path / "scores"
+    key.write_text("A u1 target\nB u1 nontarget\nA u2 nontarget\nB u2 target\n")
+    sc.write_text("A u1 1\nB u1 9007199254740993\nA u2 0\nB u2 1\n")
+    with pytest.raises(InputFileError, match=r"scores:2: score '9007199254740993' is an integer beyond 2\*\*53"):
+        read_kaldi_score_matrix(key, sc)
+    csv = tmp_path / "m.csv"
+    csv.write_text("enroll_spk,trial_spk,trial_id,score\nA,A,u1,1\nB,A,u1,-9007199254740993\nA,B,u2,0\nB,B,u2,1\n")
+    with pytest.raises(InputFileError, match=r"m\.csv:3: score '-9007199254740993' is an integer beyond 2\*\*53"):
+        read_score_matrix(csv)
+
+
 def test_long_double_that_is_not_a_float64_is_refused():
     if np.finfo(np.longdouble).nmant <= 52:
         pytest.skip("long double is float64 on this platform")

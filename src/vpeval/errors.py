@@ -16,6 +16,7 @@ __all__ = [
     "VpevalDeprecationWarning",
     "DegenerateInputWarning",
     "FewPermutationsWarning",
+    "FewTrainingSpeakersWarning",
     "RepeatedTrialsWarning",
 ]
 
@@ -81,6 +82,12 @@ class DegenerateInputWarning(VpevalWarning):
 class FewPermutationsWarning(VpevalWarning):
     """Too few permutations: the smallest reachable p-value ``1 / (n_perm + 1)`` is above the level at which
     a verdict is drawn, so no result can ever be called a leak (or above baseline)."""
+
+
+class FewTrainingSpeakersWarning(VpevalWarning):
+    """A back-end's statistics rest on very few speakers (PLDA fitted on fewer than 10 training speakers, an
+    AS-norm cohort of fewer than 10): legal, but its scores are unreliable; the message names the back-end and
+    the count."""
 
 
 class RepeatedTrialsWarning(VpevalWarning):

@@ -17,15 +17,25 @@ OpenAI's ``whisper.normalizers.EnglishTextNormalizer`` without torch).  It:
 - replaces punctuation and symbols by spaces (so ``ill-disposed`` -> ``ill disposed``) and collapses
   whitespace.
 
-One addition to Whisper's rules: tokens without any letter or digit are dropped at the end.  Whisper's
-normaliser keeps ``. $ ¢ € £ %`` for numbers and leaves a stray ``.`` after a final ellipsis
-(``"world..."`` -> ``"world ."``), which would count as a word.
+Two additions to Whisper's rules:
+
+- the text is normalised **clause by clause**: after removing bracketed and parenthesised text, it is split
+  after every ``, . ! ? ; :`` followed by whitespace, and each clause goes through Whisper's rules on its own.
+  Whisper's number rules would otherwise merge spelled-out numbers across clause and sentence boundaries
+  (``"He scored two hundred. Twelve players left."`` -> ``"he scored 212 players left"``, ``"room five, six
+  people"`` -> ``"room 56 people"``), while the same words written in digits stay apart, so a transcript in
+  words and one in digits of the same speech would disagree. Punctuation inside numbers (``1,000``, ``3.14``,
+  ``10:30``) is not followed by whitespace and does not split;
+- tokens without any letter or digit are dropped at the end.  Whisper's normaliser keeps ``. $ ¢ € £ %``
+  for numbers and leaves a stray ``.`` after a final ellipsis (``"world..."`` -> ``"world ."``), which would
+  count as a word.
 
 The package is part of the ``vpeval[utility]`` extra (also pulled in by ``vpeval[asr]``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -33,6 +43,11 @@ __all__ = ["normalize_english", "get_normalizer", "NORMALIZERS"]
 
 NORMALIZERS = ("whisper", "none")
 """Names accepted by :func:`get_normalizer`."""
+
+# Whisper's own first two rules (text in brackets / parentheses is dropped), applied before the clause split
+# so that a bracketed aside containing a comma is still removed whole
+_BRACKETED = (re.compile(r"[<\[][^>\]]*[>\]]"), re.compile(r"\(([^)]+?)\)"))
+_CLAUSE_END = re.compile(r"(?<=[,.!?;:])\s+")
 
 
 @lru_cache(maxsize=1)
@@ -65,10 +80,16 @@ def normalize_english(text: str) -> str:
     'i will not pay $1000 it is 25'
     >>> normalize_english("Mr. Smith's colour")  # Whisper reads every "'s" as "is", possessives too
     'mister smith is color'
+    >>> normalize_english("He scored two hundred. Twelve players left.")  # numbers never span clauses
+    'he scored 200 12 players left'
     """
     if not isinstance(text, str):
         raise TypeError(f"expected str, got {type(text).__name__}")
-    return " ".join(t for t in _whisper_english()(text).split() if any(c.isalnum() for c in t))
+    for pattern in _BRACKETED:
+        text = pattern.sub("", text)
+    whisper = _whisper_english()
+    return " ".join(t for clause in _CLAUSE_END.split(text) for t in whisper(clause).split()
+                    if any(c.isalnum() for c in t))
 
 
 def _identity(text: str) -> str:

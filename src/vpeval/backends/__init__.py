@@ -6,11 +6,18 @@ See :mod:`vpeval.backends.base` for the interface and :func:`get_backend` for na
 from .asnorm import ASNorm
 from .base import Backend, BackendError
 from .cosine import CentredCosineBackend, CosineBackend, LDABackend
-from .plda import PLDABackend, simultaneous_diagonalization, two_covariance_em, two_covariance_llr
+from .plda import (
+    PLDABackend,
+    simultaneous_diagonalization,
+    two_covariance_em,
+    two_covariance_llr,
+    two_covariance_llr_n,
+)
 
 __all__ = [
     "Backend", "BackendError", "CosineBackend", "CentredCosineBackend", "LDABackend", "PLDABackend", "ASNorm",
-    "two_covariance_em", "two_covariance_llr", "simultaneous_diagonalization", "BACKENDS", "get_backend",
+    "two_covariance_em", "two_covariance_llr", "two_covariance_llr_n", "simultaneous_diagonalization", "BACKENDS",
+    "get_backend",
 ]
 
 #: Back-end names accepted by :func:`get_backend` and the CLI, in report order.

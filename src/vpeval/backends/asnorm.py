@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, BackendError, speaker_means, unit_rows
+from .base import Backend, BackendError, speaker_means, unit_rows, warn_few_speakers
 
 __all__ = ["ASNorm", "speaker_models"]
 
@@ -41,8 +41,10 @@ class ASNorm(Backend):
     backend : Backend
         The raw scorer; :meth:`fit` fits it on the same training data.
     top_k : int, default 200
-        Cohort scores kept per side; capped at the number of training speakers (documented, not an error).
-        At least 2 (a standard deviation needs two values).
+        Cohort scores kept per side; capped at the number of training speakers (documented, not an error;
+        :meth:`describe` and the audit report give the top-k in use beside the one requested). At least 2 (a
+        standard deviation needs two values). A cohort of fewer than 10 speakers warns
+        (:class:`~vpeval.errors.FewTrainingSpeakersWarning`).
 
     Attributes
     ----------
@@ -88,6 +90,7 @@ class ASNorm(Backend):
         self.backend.fit(x, spk)
         _, self.cohort_ = speaker_models(x, spk)
         self.top_k_ = min(self.top_k, self.cohort_.shape[0])
+        warn_few_speakers(self.cohort_.shape[0], "AS-norm: the cohort score statistics are")
 
     def _score(self, e, t):
         raw = self.backend.score(e, t)
@@ -104,5 +107,10 @@ class ASNorm(Backend):
         return 0.5 * ((raw - mu_e[:, None]) / sd_e[:, None] + (raw - mu_t[None, :]) / sd_t[None, :])
 
     def describe(self) -> dict:
+        """The wrapped back-end's settings, plus ``asnorm_top_k`` (the top-k in use, after the cap),
+        ``asnorm_top_k_requested`` and ``asnorm_cohort`` (cohort speakers; ``None`` before fitting). When the
+        cap applies (``top_k >= cohort``) every cohort score is used: plain symmetric S-norm."""
+        cohort = getattr(self, "cohort_", None)
         return dict(self.backend.describe(), backend=self.name, asnorm_top_k=getattr(self, "top_k_", self.top_k),
+                    asnorm_top_k_requested=self.top_k, asnorm_cohort=None if cohort is None else int(cohort.shape[0]),
                     training_speakers=self.n_training_speakers_)

@@ -16,7 +16,12 @@ import numpy as np
 
 from ..errors import VpevalError
 
-__all__ = ["Backend", "BackendError", "unit_rows", "check_training", "speaker_means", "within_variation"]
+__all__ = ["Backend", "BackendError", "unit_rows", "check_training", "speaker_means", "within_variation",
+           "rounding_level", "check_spread", "FEW_SPEAKERS", "warn_few_speakers"]
+
+#: Below this many training speakers (PLDA) or cohort speakers (AS-norm) a back-end warns
+#: (:class:`~vpeval.errors.FewTrainingSpeakersWarning`): its between-speaker statistics rest on too few speakers.
+FEW_SPEAKERS = 10
 
 
 class BackendError(VpevalError):
@@ -39,6 +44,80 @@ def unit_rows(x: np.ndarray, what: str = "embedding") -> np.ndarray:
         raise BackendError(f"{what} row {int(bad[0])} is the zero vector; it has no direction to score")
     y = x / peak[:, None]
     return y / np.sqrt(np.einsum("ij,ij->i", y, y))[:, None]
+
+
+def rounding_level(dtype, d: int) -> float:
+    """Distance below which two unit-length rows of dimension ``d`` are equal up to rounding.
+
+    ``4 eps_in + 64 eps sqrt(d)``: ``eps_in`` the machine epsilon of ``dtype`` when it is a floating type
+    narrower than float64 (float16, float32: a unit row stored in it is off by at most ``eps_in / 2`` in
+    norm), else 0; ``eps`` that of float64, in which the back-ends compute (sums and scalings over ``d``
+    coordinates). Every back-end works on unit rows (magnitude 1), so this is an absolute level there; a
+    spread, a centred row or a whitened direction at or below it is rounding residue, not signal.
+    """
+    eps, eps_in = float(np.finfo(np.float64).eps), 0.0
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = np.dtype(np.float64)
+    if np.issubdtype(dt, np.floating) and np.finfo(dt).eps > eps:
+        eps_in = float(np.finfo(dt).eps)
+    return 4.0 * eps_in + 64.0 * eps * float(np.sqrt(max(int(d), 1)))
+
+
+def check_spread(x: np.ndarray, spk: np.ndarray, tol: float, who: str) -> None:
+    """Refuse unit training rows ``x`` that are one vector up to rounding, or whose every speaker's rows are.
+
+    Parameters
+    ----------
+    x : ndarray (n, d)
+        Unit rows in canonical order (:func:`check_training`).
+    spk : ndarray (n,) of str
+    tol : float
+        :func:`rounding_level` of the input.
+    who : str
+        The back-end, for the message.
+
+    Raises
+    ------
+    BackendError
+        Every row within ``tol`` of the mean row (the data has no direction to learn: its spread is rounding
+        residue), or every speaker with two or more rows has its rows within ``tol`` of their mean (no
+        within-speaker variation); the message gives the spread and names speakers.
+    """
+    dev = np.sqrt(((x - x.mean(axis=0)) ** 2).sum(axis=1))
+    names = np.unique(spk)
+    if not dev.max(initial=0.0) > tol:
+        raise BackendError(
+            f"{who}: the {x.shape[0]} training embeddings of {names.size} speakers (first: "
+            f"{', '.join(repr(str(s)) for s in names[:3])}) are one vector up to rounding (largest distance from "
+            f"their mean {dev.max(initial=0.0):.3g} after unit-length scaling, rounding level {tol:.3g}): there is "
+            "nothing to learn from them")
+    _, inverse, counts, means = speaker_means(x, spk)
+    within = np.sqrt(((x - means[inverse]) ** 2).sum(axis=1))
+    spread = np.zeros(names.size)
+    np.maximum.at(spread, inverse, within)
+    repeated = counts > 1
+    if repeated.any() and not (spread[repeated] > tol).any():
+        flat = names[repeated]
+        raise BackendError(
+            f"{who}: the training speakers' embeddings have no within-speaker variation (each of the "
+            f"{flat.size} speakers with several embeddings, first {', '.join(repr(str(s)) for s in flat[:3])}, "
+            f"has them identical up to rounding: largest distance from the speaker's mean "
+            f"{spread[repeated].max():.3g}, rounding level {tol:.3g})")
+
+
+def warn_few_speakers(n: int, what: str) -> None:
+    """Warn (:class:`~vpeval.errors.FewTrainingSpeakersWarning`) when ``n < FEW_SPEAKERS``; ``what`` names the
+    statistic and the back-end, e.g. ``"PLDA between-speaker covariance"``."""
+    if n < FEW_SPEAKERS:
+        import warnings
+
+        from ..errors import FewTrainingSpeakersWarning
+
+        warnings.warn(f"{what} estimated from {n} speaker(s) (fewer than {FEW_SPEAKERS}): the scores rest on too "
+                      "few speakers to be reliable; give more training speakers", FewTrainingSpeakersWarning,
+                      stacklevel=4)
 
 
 def speaker_means(x: np.ndarray, spk: np.ndarray):
@@ -102,6 +181,9 @@ class Backend:
         Set by :meth:`fit` (0 for an untrained back-end that was never fitted).
     dim_ : int or None
         Embedding dimension seen in :meth:`fit` (``None``: any dimension is accepted).
+    rounding_ : float
+        :func:`rounding_level` of the training embeddings (dtype and dimension), set by :meth:`fit`: the
+        absolute level below which the degeneracy checks treat a spread or a centred row as rounding residue.
     """
 
     name = "backend"
@@ -118,6 +200,7 @@ class Backend:
                                 need_repeats=self._needs_repeats())
         # a failed refit leaves no half-updated back-end: it is unfitted until _fit succeeds
         self._fitted, self.dim_, self.n_training_speakers_ = False, None, 0
+        self.rounding_ = rounding_level(getattr(embeddings, "dtype", np.float64), x.shape[1])
         self._fit(x, spk)
         self.dim_ = x.shape[1]
         self.n_training_speakers_ = int(np.unique(spk).size)
@@ -157,6 +240,34 @@ class Backend:
         if e.shape[1] != t.shape[1]:
             raise BackendError(f"enrollment dimension {e.shape[1]} != test dimension {t.shape[1]}")
         return self._score(e, t)
+
+    def score_enrollments(self, enrollments, test) -> np.ndarray:
+        """Score models of several enrollment embeddings each against every test row.
+
+        The model of each enrollment is the normalised mean of its normalised rows (the protocols' speaker
+        models, ``docs/protocols.md``), scored by :meth:`score`; :class:`~vpeval.backends.PLDABackend` with
+        ``enrollment="by-model"`` replaces this by the PLDA LLR of ``n`` embeddings.
+
+        Parameters
+        ----------
+        enrollments : sequence of array-like, each shape (n_i, d), n_i >= 1
+        test : array-like, shape (n_test, d)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_models, n_test)
+
+        Raises
+        ------
+        BackendError
+            An empty enrollment, and the errors of :meth:`score`.
+        """
+        groups = [np.asarray(g, dtype=np.float64) for g in enrollments]
+        if not groups or any(g.ndim != 2 or g.shape[0] == 0 for g in groups):
+            raise BackendError("every enrollment needs at least one embedding (a 2-D array (n_i, d), n_i >= 1)")
+        models = np.vstack([unit_rows(unit_rows(g, "enrollment embedding").mean(axis=0)[None, :],
+                                      "enrollment mean") for g in groups])
+        return self.score(models, test)
 
     def clone(self) -> "Backend":
         """A new, unfitted back-end with the same settings."""

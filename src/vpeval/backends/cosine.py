@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, BackendError, unit_rows, within_variation
+from .base import Backend, BackendError, check_spread, unit_rows, within_variation
 
 __all__ = ["CosineBackend", "CentredCosineBackend", "LDABackend"]
 
@@ -58,7 +58,9 @@ class CentredCosineBackend(Backend):
     Raises
     ------
     BackendError
-        (at scoring) an input equal to the training mean, which has no direction after centring.
+        (at scoring) an input equal to the training mean up to rounding (distance at most
+        :func:`~vpeval.backends.base.rounding_level` of the training data after unit-length scaling), which has
+        no direction after centring; the message names the row.
 
     Examples
     --------
@@ -75,6 +77,15 @@ class CentredCosineBackend(Backend):
         self.mean_ = x.mean(axis=0)
 
     def _score(self, e, t):
+        tol = self.rounding_
+        for what, a in (("enrollment", e), ("test", t)):
+            norm = np.sqrt(((a - self.mean_) ** 2).sum(axis=1))
+            bad = np.flatnonzero(~(norm > tol))
+            if bad.size:
+                raise BackendError(
+                    f"centred cosine: {what} row {int(bad[0])} equals the training mean up to rounding (distance "
+                    f"{norm[bad[0]]:.3g} after unit-length scaling, rounding level {tol:.3g}); it has no direction "
+                    "after centring")
         return _cosine(e - self.mean_, t - self.mean_, "centred")
 
 
@@ -93,6 +104,9 @@ class LDABackend(Backend):
     lda_ : sklearn.discriminant_analysis.LinearDiscriminantAnalysis
         The fitted model (``solver="svd"``, which needs no covariance inversion and is deterministic).
     n_components_ : int
+        The dimension the fitted projection really has: the one asked for (or the default), or fewer when the
+        training embeddings' numerical rank allows fewer discriminant directions (scikit-learn's SVD solver
+        drops the others).
 
     Notes
     -----
@@ -133,6 +147,7 @@ class LDABackend(Backend):
             raise BackendError(f"LDA + cosine needs at least 2 output dimensions, i.e. at least 3 training speakers "
                                f"and 2 embedding dimensions (got {np.unique(spk).size} speakers, dimension "
                                f"{x.shape[1]}): in one dimension every cosine is +1 or -1")
+        check_spread(x, spk, self.rounding_, "LDA")
         if within_variation(x, spk) < 1e-10:
             raise BackendError("LDA: the training speakers' embeddings have no within-speaker variation (each "
                                "speaker's embeddings are identical up to rounding); the discriminant directions "
@@ -143,14 +158,22 @@ class LDABackend(Backend):
         elif isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= cap:
             raise BackendError(f"LDA dimension must be an integer in [2, {cap}] (n_speakers - 1 and the "
                                f"embedding dimension bound it), got {k!r}")
-        self.n_components_ = int(k)
         try:
-            self.lda_ = LinearDiscriminantAnalysis(n_components=self.n_components_, solver="svd").fit(x, spk)
+            self.lda_ = LinearDiscriminantAnalysis(n_components=int(k), solver="svd").fit(x, spk)
         except (ValueError, IndexError, np.linalg.LinAlgError) as exc:  # degenerate scatter inside scikit-learn
             raise BackendError(f"LDA cannot be fitted on these training embeddings ({exc})") from None
+        # scikit-learn's SVD solver keeps only the directions of the data's numerical rank: the projection
+        # may have fewer dimensions than asked for, and the real number is the one reported
+        self.n_components_ = int(self.lda_.transform(x[:1]).shape[1])
+        if self.n_components_ < 2:
+            raise BackendError(f"LDA: the training embeddings span {self.n_components_} discriminant direction(s) "
+                               "(numerical rank); LDA + cosine needs at least 2 (in one every cosine is +1 or -1)")
 
     def _score(self, e, t):
         return _cosine(self.lda_.transform(e), self.lda_.transform(t), "LDA-projected")
 
     def describe(self) -> dict:
-        return dict(super().describe(), n_components=getattr(self, "n_components_", self.n_components))
+        """Settings: ``n_components`` the dimension the fitted LDA really projects to (``n_components`` as
+        asked before fitting), ``n_components_requested`` the setting (``None``: the default)."""
+        return dict(super().describe(), n_components=getattr(self, "n_components_", self.n_components),
+                    n_components_requested=self.n_components)

@@ -41,23 +41,46 @@ Front end (the convention of the Kaldi x-vector recipe and of speechbrain's PLDA
 Espy-Wilson, "Analysis of i-vector length normalization", Interspeech 2011): each row scaled to unit length;
 optionally projected by LDA to ``lda_dim`` dimensions (scikit-learn, as the Kaldi recipe does to 200);
 centred on the training mean; whitened with the training total covariance (directions whose variance is
-below ``1e-10`` times the largest are dropped: they carry no information in the training data); scaled to
+below ``1e-10`` times the largest, or whose standard deviation is at the rounding level of unit rows of the
+input's dtype, :func:`~vpeval.backends.base.rounding_level`, are dropped: they carry no information in the
+training data); scaled to
 length ``sqrt(k)`` (``k`` the whitened dimension, as Kaldi's ``ivector-normalize-length``). PLDA is trained
 on the training rows after this front end, and scores rows after the same front end.
 
-A speaker's enrollment model is the normalised mean of its normalised enrollment embeddings (see
-``docs/protocols.md``), scored as one embedding: vpeval does not use the Kaldi ``num_utts`` variant that
-treats the model as the mean of ``n`` independent embeddings, because after length normalisation the model
-is no longer such a mean.
+Enrollment of ``n`` utterances, two named rules (``PLDABackend(enrollment=...)``,
+:meth:`PLDABackend.score_enrollments`):
+
+* ``"mean"`` (default, what the protocols use): the speaker's model is the normalised mean of its normalised
+  enrollment embeddings (see ``docs/protocols.md``), scored as *one* embedding;
+* ``"by-model"``: the LLR the model gives for ``n`` embeddings of one speaker against a test embedding
+  (Kaldi's ``num_utts`` form). Each enrollment embedding goes through the front end; their mean ``xbar`` (in
+  the PLDA space) is a sufficient statistic, ``xbar | y ~ N(y, S_w / n)``, so with ``a_d = psi_d + 1/n``,
+  ``b_d = 1 + psi_d``, ``D_d = a_d b_d - psi_d^2`` and ``u = A^T (xbar - mu)``, ``v = A^T (x - mu)``
+  the LLR is a sum over dimensions of
+
+  .. math::
+
+     \tfrac12\left(\tfrac{1}{a_d} - \tfrac{b_d}{D_d}\right)u_d^2
+     + \tfrac12\left(\tfrac{1}{b_d} - \tfrac{a_d}{D_d}\right)v_d^2
+     + \tfrac{\psi_d}{D_d} u_d v_d - \tfrac12 \log\tfrac{D_d}{a_d b_d}
+
+  (:func:`two_covariance_llr_n`; ``n = 1`` is the single-pair formula above). It equals the LLR of all
+  ``n + 1`` embeddings under "same speaker" against "enrollment and test from different speakers".
+  After length normalisation the embeddings only approximately follow the model, which is why the
+  protocols keep ``"mean"``; the two differ most for large ``n``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import Backend, BackendError, speaker_means, unit_rows
+from .base import Backend, BackendError, check_spread, speaker_means, unit_rows, warn_few_speakers
 
-__all__ = ["PLDABackend", "two_covariance_em", "two_covariance_llr", "simultaneous_diagonalization", "scoring_terms"]
+__all__ = ["PLDABackend", "two_covariance_em", "two_covariance_llr", "two_covariance_llr_n",
+           "simultaneous_diagonalization", "scoring_terms", "ENROLLMENT_RULES"]
+
+#: Enrollment rules of :class:`PLDABackend` (module docstring).
+ENROLLMENT_RULES = ("mean", "by-model")
 
 
 def _speaker_stats(x: np.ndarray, spk: np.ndarray):
@@ -192,6 +215,59 @@ def two_covariance_llr(enroll, test, mu, between, within) -> np.ndarray:
     return _llr(terms, np.asarray(enroll, dtype=np.float64), np.asarray(test, dtype=np.float64))
 
 
+def two_covariance_llr_n(enroll_mean, n, test, mu, between, within) -> np.ndarray:
+    """Two-covariance PLDA LLR (nats) of enrollments of ``n`` embeddings against test embeddings.
+
+    Parameters
+    ----------
+    enroll_mean : array-like, shape (n_models, k)
+        Mean of each model's ``n`` enrollment vectors (already through any front end).
+    n : array-like of int, shape (n_models,)
+        Number of enrollment vectors of each model (>= 1).
+    test : array-like, shape (n_test, k)
+    mu, between, within : PLDA parameters as in :func:`two_covariance_llr`.
+
+    Returns
+    -------
+    ndarray of float64, shape (n_models, n_test)
+        The by-the-model LLR (module docstring, ``"by-model"``); with ``n = 1`` exactly
+        :func:`two_covariance_llr`.
+
+    Raises
+    ------
+    BackendError
+        ``n`` not integers >= 1 of the right shape.
+
+    Examples
+    --------
+    One dimension, ``S_b = S_w = 1``, everything at the mean, ``n = 2``: ``a = 1.5``, ``b = 2``, ``D = 2``,
+    LLR ``-0.5 log(2 / 3)``.
+
+    >>> llr = two_covariance_llr_n([[0.0]], [2], [[0.0]], [0.0], [[1.0]], [[1.0]])
+    >>> bool(np.isclose(llr[0, 0], -0.5 * np.log(2 / 3)))
+    True
+    """
+    em = np.asarray(enroll_mean, dtype=np.float64)
+    t = np.asarray(test, dtype=np.float64)
+    counts = np.asarray(n)
+    if counts.shape != (em.shape[0],) or not np.issubdtype(counts.dtype, np.integer) or (counts < 1).any():
+        raise BackendError(f"n must be integers >= 1, one per enrollment model ({em.shape[0]}), got {counts!r}")
+    a_mat, psi = simultaneous_diagonalization(np.asarray(between, float), np.asarray(within, float))
+    mu = np.asarray(mu, dtype=np.float64)
+    u, v = (em - mu) @ a_mat, (t - mu) @ a_mat
+    b = 1.0 + psi
+    out = np.empty((em.shape[0], t.shape[0]))
+    for c in np.unique(counts):
+        rows = counts == c
+        a = psi + 1.0 / float(c)
+        d = a * b - psi * psi
+        q1, q2, pc = 0.5 * (1.0 / a - b / d), 0.5 * (1.0 / b - a / d), psi / d
+        const = -0.5 * float(np.sum(np.log(d / (a * b))))
+        ur = u[rows]
+        out[rows] = (ur * ur) @ q1[:, None] + ((v * v) @ q2)[None, :] + (ur * pc) @ v.T + const
+    return out
+
+
 def scoring_terms(mu, between, within) -> tuple:
     """``(mu, A, q, p, const)`` of the closed-form LLR (module docstring), computed once per model."""
     a, psi = simultaneous_diagonalization(np.asarray(between, float), np.asarray(within, float))
@@ -217,6 +293,11 @@ class PLDABackend(Backend):
         Project by LDA to this many dimensions first (at most ``n_speakers - 1``); default no LDA.
     n_iter : int, default 10
         EM iterations.
+    enrollment : {"mean", "by-model"}, default "mean"
+        How :meth:`score_enrollments` scores an enrollment of several embeddings (module docstring):
+        ``"mean"`` scores the normalised mean of the normalised embeddings as one embedding (today's rule,
+        the protocols' speaker models), ``"by-model"`` gives the model's LLR for ``n`` embeddings (Kaldi
+        ``num_utts``). :meth:`score` (one embedding per model) is the same under both.
 
     Attributes
     ----------
@@ -244,16 +325,55 @@ class PLDABackend(Backend):
 
     name = "plda"
 
-    def __init__(self, lda_dim: int | None = None, n_iter: int = 10):
+    def __init__(self, lda_dim: int | None = None, n_iter: int = 10, enrollment: str = "mean"):
         super().__init__()
+        if enrollment not in ENROLLMENT_RULES:
+            raise BackendError(f"PLDA enrollment must be one of {', '.join(ENROLLMENT_RULES)}, got {enrollment!r}")
         self.lda_dim = lda_dim
         self.n_iter = n_iter
+        self.enrollment = enrollment
 
     def _needs_repeats(self) -> bool:
         return True
 
     def _params(self) -> dict:
-        return {"lda_dim": self.lda_dim, "n_iter": self.n_iter}
+        return {"lda_dim": self.lda_dim, "n_iter": self.n_iter, "enrollment": self.enrollment}
+
+    def score_enrollments(self, enrollments, test) -> np.ndarray:
+        """Score models of several enrollment embeddings each against every test row, by ``self.enrollment``.
+
+        Parameters
+        ----------
+        enrollments : sequence of array-like, each shape (n_i, d), n_i >= 1
+            The enrollment embeddings of each model.
+        test : array-like, shape (n_test, d)
+
+        Returns
+        -------
+        ndarray of float64, shape (n_models, n_test)
+            ``"mean"``: :meth:`score` of each model's normalised mean of normalised rows; ``"by-model"``: the
+            LLR for ``n_i`` embeddings (:func:`two_covariance_llr_n`) of the front-ended rows' mean.
+
+        Raises
+        ------
+        BackendError
+            Not fitted, an empty enrollment, wrong dimension, zero or non-finite rows.
+        """
+        groups = [np.asarray(g, dtype=np.float64) for g in enrollments]
+        if not groups or any(g.ndim != 2 or g.shape[0] == 0 for g in groups):
+            raise BackendError("every enrollment needs at least one embedding (a 2-D array (n_i, d), n_i >= 1)")
+        if self.enrollment == "mean":
+            return super().score_enrollments(groups, test)
+        if not self._fitted:
+            raise BackendError("back-end 'plda' must be fitted on training speakers before scoring")
+        for g in groups + [np.asarray(test, dtype=np.float64)]:
+            if g.ndim != 2 or g.shape[1] != self.dim_:
+                raise BackendError(f"embeddings have dimension {g.shape[-1]}; plda was fitted on dimension "
+                                   f"{self.dim_}")
+        means = np.vstack([self._front(unit_rows(g, "enrollment embedding")).mean(axis=0) for g in groups])
+        counts = np.array([g.shape[0] for g in groups], dtype=np.int64)
+        t = self._front(unit_rows(test, "test embedding"))
+        return two_covariance_llr_n(means, counts, t, self.mu_, self.between_, self.within_)
 
     def _front(self, x: np.ndarray) -> np.ndarray:
         if self.lda_ is not None:
@@ -264,6 +384,7 @@ class PLDABackend(Backend):
     def _fit(self, x, spk):
         if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, (int, np.integer)) or self.n_iter < 0:
             raise BackendError(f"plda n_iter must be an integer >= 0, got {self.n_iter!r}")
+        check_spread(x, spk, self.rounding_, "PLDA")
         self.lda_ = None
         if self.lda_dim is not None:
             from .cosine import LDABackend
@@ -276,16 +397,25 @@ class PLDABackend(Backend):
         self.mean_ = x.mean(axis=0)
         xc = x - self.mean_
         vals, vecs = np.linalg.eigh(xc.T @ xc / xc.shape[0])
-        keep = vals > 1e-10 * vals[-1]
+        # directions whose spread is below 1e-10 of the largest, or at the rounding level of unit rows, carry
+        # no information: whitening them would blow rounding residue up to unit variance
+        # (after LDA, rounding residue of the unit rows reaches direction v amplified by |scalings v|)
+        gain = (1.0 if self.lda_ is None else
+                np.sqrt(((self.lda_.scalings_[:, :x.shape[1]] @ vecs) ** 2).sum(axis=0)))
+        keep = (vals > 1e-10 * vals[-1]) & (np.sqrt(np.clip(vals, 0.0, None)) > self.rounding_ * gain)
+        if not keep.any():
+            raise BackendError("PLDA training: every direction of the training embeddings has a spread at rounding "
+                               f"level ({np.sqrt(max(vals[-1], 0.0)):.3g}); there is nothing to learn from them")
         self.whiten_ = vecs[:, keep] / np.sqrt(vals[keep])
         z = xc @ self.whiten_
         z = np.sqrt(z.shape[1]) * unit_rows(z, "whitened training embedding")
         self.mu_, self.between_, self.within_ = two_covariance_em(z, spk, n_iter=self.n_iter)
         self._terms = scoring_terms(self.mu_, self.between_, self.within_)
+        warn_few_speakers(int(np.unique(spk).size), "PLDA: the between-speaker covariance is")
 
     def _score(self, e, t):
         return _llr(self._terms, self._front(e), self._front(t))
 
     def describe(self) -> dict:
-        return dict(super().describe(), lda_dim=self.lda_dim, n_iter=self.n_iter,
+        return dict(super().describe(), lda_dim=self.lda_dim, n_iter=self.n_iter, enrollment=self.enrollment,
                     plda_dim=None if not self._fitted else int(self.mu_.size))

@@ -15,7 +15,9 @@ The prior log-odds ``logit P`` is added inside the loss and not to the output, s
 With one member this is :class:`~vpeval.calibration.LogisticCalibrator`.
 
 Linearly separable training scores (a hyperplane with every target on one side and every non-target on the
-other) have no finite optimum: they are detected by a linear program and refused
+other) have no finite optimum, and neither have quasi-separated ones (the same with some trials of either
+class *on* the hyperplane; Albert & Anderson, Biometrika 1984): both are detected by a linear program over
+the directions of recession of the objective (:func:`quasi_separation`) and refused
 (:class:`~vpeval.errors.SeparableScoresError`) unless a named ridge penalty is asked for.
 """
 
@@ -31,7 +33,7 @@ from ..errors import InvalidScoresError, SeparableScoresError
 from .base import NotFittedError
 from .logistic import newton_minimize
 
-__all__ = ["LinearFusion", "linearly_separable"]
+__all__ = ["LinearFusion", "linearly_separable", "quasi_separation"]
 
 
 def _as_matrix(x, what: str, k: int | None = None) -> np.ndarray:
@@ -62,6 +64,49 @@ def linearly_separable(tar: np.ndarray, non: np.ndarray) -> bool:
     return res.status == 0
 
 
+def quasi_separation(tar: np.ndarray, non: np.ndarray):
+    """A direction in which the fusion's cross-entropy decreases for ever, or ``None`` when there is none.
+
+    The unpenalised logistic objective has no finite minimiser exactly when some ``(w, b) != 0`` puts every
+    target on or above and every non-target on or below the hyperplane ``w.s + b = 0`` with at least one trial
+    strictly off it (complete or quasi-complete separation, Albert & Anderson 1984); ties *on* the
+    hyperplane do not help. Found by the linear program
+
+    ``max sum_i m_i`` subject to ``m_i = y_i (w.s_i + b)`` and ``0 <= m_i <= 1``
+
+    (``y = +1`` targets, ``-1`` non-targets; HiGHS). Its optimum is 0 when there is no such direction and at
+    least 1 otherwise (any separating direction can be scaled until a margin reaches 1), so the decision
+    does not hang on the solver's tolerance. A direction with every margin 0 (collinear systems) is not
+    separation.
+
+    Parameters
+    ----------
+    tar, non : ndarray, shapes (n_tar, K) and (n_non, K)
+        Scores, best standardised per system (the solver's tolerances are absolute).
+
+    Returns
+    -------
+    None or dict
+        ``{"weights": (K,), "intercept": float, "n_off": int, "n_on": int}``: a direction and how many
+        training trials lie strictly on their own side / on the hyperplane (to rounding, 1e-7 of the
+        largest margin).
+    """
+    from scipy.optimize import linprog
+
+    k = tar.shape[1]
+    y = np.concatenate([np.ones(tar.shape[0]), -np.ones(non.shape[0])])
+    x1 = np.hstack([np.vstack([tar, non]), np.ones((y.size, 1))]) * y[:, None]
+    res = linprog(-x1.sum(axis=0), A_ub=np.vstack([-x1, x1]),
+                  b_ub=np.concatenate([np.zeros(y.size), np.ones(y.size)]), bounds=[(None, None)] * (k + 1),
+                  method="highs")
+    if res.status != 0 or -res.fun < 0.5:
+        return None
+    margins = x1 @ res.x
+    tol = 1e-7 * max(1.0, float(np.abs(margins).max()))
+    return {"weights": res.x[:k], "intercept": float(res.x[k]), "n_off": int((margins > tol).sum()),
+            "n_on": int((np.abs(margins) <= tol).sum())}
+
+
 class LinearFusion:
     """Prior-weighted logistic-regression fusion (module docstring): ``llr = weights_ . scores + intercept_``.
 
@@ -83,12 +128,18 @@ class LinearFusion:
     weights_ : ndarray, shape (K,)
     intercept_ : float
     converged_ : bool
+    trial_type : str or None
+        The trial type the training scores are of (set by :func:`~vpeval.pipeline.fuse_attackers`, else None).
+    fold_weights_ : list of (ndarray or None) or None
+        Set by :func:`~vpeval.pipeline.fuse_attackers`: the weights refitted on each cross-fitting fold's
+        held-out trials alone (None for a fold whose trials are separable), how much the weights depend on the
+        training trials; :meth:`describe` reports their spread.
 
     Raises
     ------
     SeparableScoresError
-        Separable training scores without ``regularization``, or an unpenalised fit whose Newton iterations
-        do not converge (quasi-separation).
+        Separable or quasi-separated training scores (:func:`quasi_separation`, ties on the hyperplane
+        included) without ``regularization``, or an unpenalised fit whose Newton iterations do not converge.
     InvalidScoresError
         NaN scores, shapes that disagree, an empty class, a system whose training scores are all equal.
 
@@ -126,11 +177,16 @@ class LinearFusion:
                                      "every trial: its weight is not identifiable")
         lam = None if self.regularization is None else as_real(self.regularization, "regularization", low=0.0)
         zt, zn = (tar - mu) / sd, (non - mu) / sd
-        if lam is None and linearly_separable(zt, zn):
-            raise SeparableScoresError(
-                "target and non-target training scores are linearly separable: the maximum-likelihood fusion "
-                "weights are infinite. Use more (or harder) training trials, or ask for "
-                "LinearFusion(regularization=...) explicitly.")
+        if lam is None:
+            direction = quasi_separation(zt, zn)
+            if direction is not None:
+                kind = ("linearly separable" if direction["n_on"] == 0 else
+                        f"quasi-separated (linearly separable with {direction['n_on']} of "
+                        f"{direction['n_on'] + direction['n_off']} trials tied on the separating hyperplane)")
+                raise SeparableScoresError(
+                    f"target and non-target training scores are {kind}: the maximum-likelihood fusion weights "
+                    "are infinite. Use more (or harder) training trials, or ask for "
+                    "LinearFusion(regularization=...) explicitly.")
         p = tar.shape[0] / (tar.shape[0] + non.shape[0])
         if self.p_target is not None:
             p = as_real(self.p_target, "p_target", low=0.0, high=1.0)
@@ -173,6 +229,17 @@ class LinearFusion:
     def describe(self) -> dict:
         """Weights per system, intercept and training sizes (JSON-serialisable)."""
         names = self.names or [f"system {i}" for i in range(self.weights_.size)]
-        return {"weights": dict(zip(names, map(float, self.weights_))), "intercept": float(self.intercept_),
-                "p_target": self.p_effective_, "regularization": self.regularization,
-                "n_tar": int(self.n_tar_), "n_non": int(self.n_non_)}
+        out = {"weights": dict(zip(names, map(float, self.weights_))), "intercept": float(self.intercept_),
+               "p_target": self.p_effective_, "regularization": self.regularization,
+               "n_tar": int(self.n_tar_), "n_non": int(self.n_non_)}
+        if getattr(self, "trial_type", None) is not None:
+            out["learnt_on_trials"] = self.trial_type
+        if getattr(self, "fold_weights_", None) is not None:
+            # the weights refitted on each cross-fitting fold's held-out trials alone (None: that fold's trials
+            # are (quasi-)separable), and their spread (max - min over the folds that fitted) per member
+            out["fold_weights"] = [None if w is None else dict(zip(names, map(float, w)))
+                                   for w in self.fold_weights_]
+            fitted = [w for w in self.fold_weights_ if w is not None]
+            out["weight_spread"] = (None if len(fitted) < 2 else
+                                    dict(zip(names, map(float, np.ptp(np.array(fitted), axis=0)))))
+        return out

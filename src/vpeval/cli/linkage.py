@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Optional
 
+import numpy as np
 import typer
 from rich.markup import escape
 
@@ -39,6 +40,35 @@ def _read(path: Path, key: Optional[Path], drop_unenrolled: bool):
         sm = read_score_matrix(path, drop_unenrolled=drop_unenrolled)
     require_finite_scores(sm, path, key, "LID (z-normalised rows)")
     return sm
+
+
+def _check_dev_apart(sm, dsm, table: Path, dev: Path) -> None:
+    """Refuse a development table that holds evaluation probes (an identical row of scores over the same
+    enrolled speakers, e.g. the evaluation table itself): a calibration fitted on the evaluation probes makes
+    the LID in-sample, which --dev is meant to avoid. Probe ids shared with different scores only warn
+    (:class:`~vpeval.errors.DegenerateInputWarning`): the same names may denote other recordings."""
+    import warnings
+
+    from ..errors import DegenerateInputWarning
+
+    if np.array_equal(sm.speaker_ids, dsm.speaker_ids):
+        def keys(a):
+            a = np.ascontiguousarray(a + 0.0)
+            return a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
+
+        same = np.isin(keys(dsm.scores), keys(sm.scores))
+        if same.any():
+            i = int(np.flatnonzero(same)[0])
+            raise VpevalError(
+                f"--dev {dev}: {int(same.sum())} of its {dsm.n_probes} probes have exactly the scores of an "
+                f"evaluation probe of {table} (first: development probe {str(dsm.probe_id[i])!r}): the development "
+                "table holds evaluation probes (the evaluation table itself?); the LID calibration must be fitted "
+                "on other probes (or omit --dev for speaker-grouped cross-fitting on the evaluation table)")
+    shared = np.intersect1d(sm.probe_id, dsm.probe_id)
+    if shared.size:
+        warnings.warn(f"--dev {dev}: the development table shares {shared.size} probe id(s) with the evaluation "
+                      f"table {table} (first: {str(shared[0])!r}), with other scores; make sure they are other "
+                      "recordings", DegenerateInputWarning, stacklevel=2)
 
 
 @contextlib.contextmanager
@@ -117,6 +147,8 @@ def register(app: typer.Typer) -> None:
         on_cluster = execution(scheduler, workers)  # options checked before reading
         sm = _read(table, key, drop_unenrolled)
         dsm = _read(dev, dev_key, drop_unenrolled) if dev is not None else None
+        if dsm is not None:
+            _check_dev_apart(sm, dsm, table, dev)
         with on_cluster as client, _named_inputs(table, sm, dev, dsm):
             res = linkage_analysis(
                 sm.scores,

@@ -278,7 +278,7 @@ def scores_from_strings(col) -> np.ndarray | None:
     """float64 scores of an Arrow string column under the readers' number rule, or None (-> exact reader).
 
     Every value must consist of the bytes of :data:`_SCORE_BYTES` and parse under Arrow's string-to-double
-    cast. Over those bytes Arrow's parser accepts exactly the rule's forms (``[+-]`` decimal digits with an
+    cast; a finite value beyond 2**53 in magnitude also gives None (the exact reader refuses integers there). Over those bytes Arrow's parser accepts exactly the rule's forms (``[+-]`` decimal digits with an
     optional fraction and exponent, ``inf``/``infinity`` in any case) and gives Python's ``float`` value;
     ``tests/test_fast_readers.py`` checks that against Python on random strings of these bytes. (A
     regular expression over every value said the same at about 6x the cost, ``benchmarks/micro.py``.)"""
@@ -291,6 +291,8 @@ def scores_from_strings(col) -> np.ndarray | None:
             pos += len(chunk)
         if not np.isfinite(out).all() or not out.all():
             return None  # an inf or a 0: only its text tells an overflow or underflow (read it as strings)
+        if (np.abs(out) >= 2.0 ** 53).any():
+            return None  # maybe an integer float64 rounds: only its text tells (the exact reader refuses it)
         return out
     for chunk in col.chunks:
         if chunk_bytes(chunk).tobytes().translate(None, _SCORE_BYTES):
@@ -317,6 +319,8 @@ def scores_from_strings(col) -> np.ndarray | None:
     zero = np.flatnonzero(out == 0.0)
     if zero.size and _token_matches(col, zero, _NONZERO_MANTISSA).any():
         return None  # a nonzero number underflowed to 0
+    if (np.abs(out[np.isfinite(out)]) >= 2.0 ** 53).any():
+        return None  # maybe an integer float64 rounds: the exact reader decides from the text
     return out
 
 

@@ -32,6 +32,7 @@ header is line 1); for Parquet and in-memory tables they are 1-based row numbers
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -235,6 +236,10 @@ def score_matrix_from_table(
         i = int(np.flatnonzero(bad)[0])
         where.fail(i, f"score {_q(raw_at(i))} is not a number (NaN is not allowed); "
               f"{int(bad.sum())} such row(s)")
+    for i in np.flatnonzero(np.isfinite(score) & (np.abs(score) >= 2.0 ** 53)):  # text integers float64 rounds
+        if isinstance(raw_at(i), str) and _inexact_integer(raw_at(i), float(score[i])):
+            where.fail(int(i), f"score {_q(raw_at(i))} is an integer beyond 2**53, which float64 cannot hold "
+                               "exactly; rescale the scores")
 
     speakers, e_code = np.unique(ids["enroll_spk"], return_inverse=True)
     probes, t_code, first_row = _unique_first(ids["trial_id"])
@@ -468,6 +473,27 @@ def _exact_in_float64(source, values: np.ndarray, name: str) -> None:
                                  "scores are read as float64")
 
 
+# An integer written without a point or an exponent: beyond 2**53 float64 would round it (as Parquet's integer
+# columns, such scores are refused rather than silently changed).
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def _inexact_integer(token: str, value: float) -> bool:
+    """Whether the score text ``token`` is an integer beyond 2**53 in magnitude, which float64 (its parsed
+    ``value``) cannot hold exactly (text score readers refuse it)."""
+    token = token.strip()
+    return abs(value) >= 2.0 ** 53 and bool(_INTEGER.fullmatch(token)) and abs(int(token)) > 2 ** 53
+
+
+def _refuse_inexact_integers(path, tokens, values: np.ndarray, lines) -> None:
+    """Refuse score tokens that are integers beyond 2**53 (float64 rounds them), naming the file and line."""
+    for i in np.flatnonzero(np.isfinite(values) & (np.abs(values) >= 2.0 ** 53)):
+        if _inexact_integer(str(tokens[i]), float(values[i])):
+            raise InputFileError(path, int(lines[i]), f"score {str(tokens[i])!r} is an integer beyond 2**53, which "
+                                 f"float64 cannot hold exactly (it would be read as {values[i]:.17g}); rescale the "
+                                 "scores")
+
+
 def require_finite_scores(sm: ScoreMatrix, path, key=None, what: str = "this analysis") -> None:
     """Raise an error naming the file and line of the first infinite score of ``sm`` (if any).
 
@@ -600,6 +626,7 @@ def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = Fa
     if nan.any():
         i = int(np.flatnonzero(nan)[0])
         raise InputFileError(scores_path, int(sline[i]), "score is NaN")
+    _refuse_inexact_integers(scores_path, sval, scores, sline)
 
     # Key duplicates, then the probe speaker from the target pairs.
     kkey = np.char.add(np.char.add(ke, "\x1f"), kt)

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import InputFileError, RepeatedTrialsWarning
 from . import _fast
-from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table
+from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table, _inexact_integer
 from .trials import Trials
 
 __all__ = ["read_trials_scores", "read_score_label", "read_columns", "read_scores_any", "read_id_list"]
@@ -83,6 +83,9 @@ def _score(path, lineno, token) -> float:
     if not _NUMBER.fullmatch(token):
         raise InputFileError(path, lineno, f"score {token!r} is not a number")
     v = float(token)
+    if _inexact_integer(token, v):
+        raise InputFileError(path, lineno, f"score {token!r} is an integer beyond 2**53, which float64 cannot hold "
+                                           f"exactly (it would be read as {v:.17g}); rescale the scores")
     if math.isinf(v) and "inf" not in token.lower():
         raise InputFileError(path, lineno, f"score {token!r} is outside the float64 range")
     if v == 0.0 and any(c in "123456789" for c in token.lower().split("e")[0]):

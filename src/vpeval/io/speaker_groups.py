@@ -12,8 +12,10 @@ __all__ = ["read_speaker_groups"]
 def read_speaker_groups(path) -> dict[str, str]:
     """Read a Kaldi ``spk2gender``-style map: one ``speaker group`` pair per line, separated by whitespace.
 
-    Any group labels are accepted (``f``/``m`` in Kaldi and the VoicePrivacy data, or e.g. an accent); they are
-    kept as written.
+    A file named ``spk2gender`` is read by the rule of the Kaldi data-folder reader
+    (:func:`vpeval.io.kaldi_data.read_kaldi_data`): every group must be ``m`` or ``f``, exactly (``F``, ``x`` are
+    errors there and here). Any other file may hold any group labels (e.g. an accent), kept as written, but two
+    labels that differ only in case (``F`` and ``f``) are refused: they would be reported as two groups.
 
     Parameters
     ----------
@@ -27,8 +29,11 @@ def read_speaker_groups(path) -> dict[str, str]:
     ------
     InputFileError
         Unreadable file, not UTF-8, a line without exactly two fields (blank lines included), a speaker given
-        twice, or no line at all; the message names the file and line.
+        twice, no line at all, a ``spk2gender`` group other than ``m``/``f``, or (other files) two group labels
+        that differ only in case; the message names the file and line.
     """
+    from .kaldi_data import GENDERS
+
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -38,6 +43,8 @@ def read_speaker_groups(path) -> dict[str, str]:
         raise InputFileError(p, None, f"cannot be read ({exc.strerror or exc})") from None
     out: dict[str, str] = {}
     first: dict[str, int] = {}
+    label_line: dict[str, tuple[str, int]] = {}  # case-folded label -> (label as first written, line)
+    kaldi = p.name == "spk2gender"
     for i, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
         if len(fields) != 2:
@@ -45,6 +52,13 @@ def read_speaker_groups(path) -> dict[str, str]:
         spk, grp = fields
         if spk in out:
             raise InputFileError(p, i, f"speaker {spk!r} is given a second time (first on line {first[spk]})")
+        if kaldi and grp not in GENDERS:
+            raise InputFileError(p, i, f"gender of speaker {spk!r} must be 'm' or 'f' (a Kaldi spk2gender file), "
+                                       f"got {grp!r}")
+        seen = label_line.setdefault(grp.casefold(), (grp, i))
+        if seen[0] != grp:
+            raise InputFileError(p, i, f"group {grp!r} differs from group {seen[0]!r} (line {seen[1]}) only in "
+                                       "case; they would be reported as two groups: write one spelling")
         out[spk], first[spk] = grp, i
     if not out:
         raise InputFileError(p, None, "no 'speaker group' line")

@@ -8,6 +8,7 @@ from .verification import (
     eer,
     interp_eer,
     closest_eer,
+    closest_eer_exact,
     linkability,
     min_cllr,
     min_dcf,
@@ -17,6 +18,7 @@ from .verification import (
 from .zebra import ZebraResult, d_ece, ece_profile, zebra, zebra_tag
 
 __all__ = [
-    "DETCurve", "det_curve", "eer", "rocch_eer", "interp_eer", "closest_eer", "rocch", "min_dcf", "act_dcf", "cllr",
+    "DETCurve", "det_curve", "eer", "rocch_eer", "interp_eer", "closest_eer", "closest_eer_exact",
+    "rocch", "min_dcf", "act_dcf", "cllr",
     "min_cllr", "linkability", "ZebraResult", "zebra", "zebra_tag", "d_ece", "ece_profile",
 ]

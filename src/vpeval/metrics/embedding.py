@@ -294,6 +294,9 @@ class EmbeddingStructure:
     procrustes : StructureScore
         Mean held-out cosine similarity after the Procrustes rotation (unitless, in [-1, 1]).
     n_train, n_test, n_speakers_test, n_components, n_pca : int
+        ``n_components`` is the number of held-out components averaged: the one asked for, capped (with a
+        :class:`~vpeval.errors.DegenerateInputWarning`) at the embeddings' numerical rank on the training pairs;
+        ``method["n_components_requested"]`` keeps the request.
     seed : int
         Seed of the split; the permutation seeds are ``permutation_seeds``.
     permutation_seeds : list of int
@@ -424,11 +427,11 @@ def _embedding_structure(X, Y, groups, ids, test_size, n_components, n_component
         raise EmbeddingStructureError(f"held-out correlations need at least 2 pairs, got {Xte.shape[0]}")
     # The whitening (and the Procrustes normalisation) depend on each view's marginal statistics only, so
     # they are fitted once; a permutation of the training pairing changes only the cross-covariance.
-    wx, wy = _cca_setup(Xtr, Ytr, n_components, n_components_pca, ridge)
+    wx, wy, k = _cca_setup(Xtr, Ytr, n_components, n_components_pca, ridge)
     Tx, Ty, Tx_te, Ty_te = wx(Xtr), wy(Ytr), wx(Xte), wy(Yte)
 
     def cca_scores(perm):
-        U, V, _ = _cca_directions(Tx, Ty if perm is None else Ty[perm], n_components)
+        U, V, _ = _cca_directions(Tx, Ty if perm is None else Ty[perm], k)
         return _columnwise_corr(Tx_te @ U, Ty_te @ V)
 
     if procrustes:
@@ -460,12 +463,12 @@ def _embedding_structure(X, Y, groups, ids, test_size, n_components, n_component
 
     # In-sample protocol of the paper: fit on all pairs (canonical order), measure on the same pairs.
     Xall, Yall = X[split.order], Y[split.order]
-    wxa, wya = _cca_setup(Xall, Yall, n_components, n_components_pca, ridge)
+    wxa, wya, k_ins = _cca_setup(Xall, Yall, n_components, n_components_pca, ridge)
     Ax, Ay = wxa(Xall), wya(Yall)
 
     def cca_insample(perm):
         Ayp = Ay if perm is None else Ay[perm]
-        U, V, _ = _cca_directions(Ax, Ayp, n_components)
+        U, V, _ = _cca_directions(Ax, Ayp, k_ins)
         return float(np.mean(_columnwise_corr(Ax @ U, Ayp @ V)))
 
     if procrustes:
@@ -489,6 +492,8 @@ def _embedding_structure(X, Y, groups, ids, test_size, n_components, n_component
         "split": f"grouped by speaker, held-out share >= {test_size:g}",
         "cca": "SVD of the cross-covariance of PCA-reduced, ridge-whitened views (numpy)",
         "pca_dims": n_pca,
+        "n_components_requested": int(n_components),
+        "n_components_insample": int(k_ins),
         "ridge_relative": ridge,
         "procrustes": "scipy.linalg.orthogonal_procrustes after centring (training means) and L2 normalisation",
         "baseline": "training pairing shuffled; held-out pairs unchanged",
@@ -501,7 +506,7 @@ def _embedding_structure(X, Y, groups, ids, test_size, n_components, n_component
         cca_components=comps,
         procrustes=None if not procrustes else StructureScore(pro, np.asarray(base_pro)),
         n_train=int(split.train.size), n_test=int(split.test.size), n_speakers_test=int(split.test_groups.size),
-        n_components=int(n_components), n_pca=int(n_pca), seed=int(seed), permutation_seeds=seeds,
+        n_components=int(k), n_pca=int(n_pca), seed=int(seed), permutation_seeds=seeds,
         method=method,
         cca_insample=StructureScore(ins_cca, np.asarray(base_ins_cca)),
         procrustes_insample=None if not procrustes else StructureScore(ins_pro, np.asarray(base_ins_pro)),

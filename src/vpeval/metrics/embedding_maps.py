@@ -110,7 +110,23 @@ class CCAModel:
         return (np.asarray(X) - self.mean_x) @ self.A, (np.asarray(Y) - self.mean_y) @ self.B
 
 
-def _cca_setup(X, Y, n_components, n_components_pca, ridge) -> tuple[_Whitener, _Whitener]:
+def _rank(A: np.ndarray) -> int:
+    """Numerical rank of the centred rows of ``A`` (singular values above ``s_max * max(n, d) * eps``, the
+    tolerance of ``numpy.linalg.matrix_rank``)."""
+    s = np.linalg.svd(A - A.mean(axis=0), compute_uv=False)
+    if not (s.size and s[0] > 0):
+        return 0
+    return int((s > s[0] * max(A.shape) * np.finfo(np.float64).eps).sum())
+
+
+def _cca_setup(X, Y, n_components, n_components_pca, ridge) -> tuple[_Whitener, _Whitener, int]:
+    """Whiteners of both views and the number of canonical components to use.
+
+    The principal directions of each view are capped at its numerical rank on these pairs: directions beyond
+    it hold rounding residue, which whitening would scale up to unit variance and CCA would fit as signal
+    (identical views of rank 3 read a mean top-10 correlation of 0.81). When that cap leaves fewer directions
+    than ``n_components``, the components are capped too, with a
+    :class:`~vpeval.errors.DegenerateInputWarning`."""
     X, Y = _as_views(X, Y)
     n = X.shape[0]
     if n < 3:
@@ -125,7 +141,22 @@ def _cca_setup(X, Y, n_components, n_components_pca, ridge) -> tuple[_Whitener, 
             f"CCA with {n_components} components needs at least that many principal directions per view; "
             f"got {p_x} and {p_y} (from {n} training pairs, dimensions {X.shape[1]} and {Y.shape[1]}, "
             f"n_components_pca={p_req})")
-    return _Whitener.fit(X, p_x, ridge), _Whitener.fit(Y, p_y, ridge)
+    r_x, r_y = _rank(X), _rank(Y)
+    if min(r_x, r_y) < 1:
+        raise EmbeddingStructureError("a view is constant on the training pairs; CCA is undefined")
+    p_x, p_y = min(p_x, r_x), min(p_y, r_y)
+    k = int(n_components)
+    if min(p_x, p_y) < k:
+        import warnings
+
+        from ..errors import DegenerateInputWarning
+
+        k = min(p_x, p_y)
+        warnings.warn(f"CCA: the embeddings have rank {r_x} (original) and {r_y} (anonymized) on {n} pairs, so only "
+                      f"{k} canonical components are estimable; {n_components} were asked for and the mean is over "
+                      f"{k} (components beyond the rank would fit rounding noise)", DegenerateInputWarning,
+                      stacklevel=4)
+    return _Whitener.fit(X, p_x, ridge), _Whitener.fit(Y, p_y, ridge), k
 
 
 def _cca_directions(Tx: np.ndarray, Ty: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -142,9 +173,11 @@ def cca_fit(X, Y, *, n_components: int = 10, n_components_pca: int | None = None
     X, Y : array_like of shape (n, d_x), (n, d_y)
         Training pairs.
     n_components : int
-        Canonical pairs kept (at most the reduced dimension).
+        Canonical pairs kept (at most the reduced dimension); capped, with a
+        :class:`~vpeval.errors.DegenerateInputWarning`, at the smaller numerical rank of the two views.
     n_components_pca : int, optional
-        Principal directions kept per view; default ``floor(n / 4)``; capped at ``min(d, n - 1)``.
+        Principal directions kept per view; default ``floor(n / 4)``; capped at ``min(d, n - 1)`` and at the
+        view's numerical rank (directions beyond it are rounding residue).
     ridge : float >= 0
         Ridge added to each covariance, relative to its mean eigenvalue.
 
@@ -166,8 +199,8 @@ def cca_fit(X, Y, *, n_components: int = 10, n_components_pca: int | None = None
     True
     """
     X, Y = _as_views(X, Y)
-    wx, wy = _cca_setup(X, Y, n_components, n_components_pca, ridge)
-    U, V, S = _cca_directions(wx(X), wy(Y), n_components)
+    wx, wy, k = _cca_setup(X, Y, n_components, n_components_pca, ridge)
+    U, V, S = _cca_directions(wx(X), wy(Y), k)
     return CCAModel(wx.mean, wy.mean, wx.M @ U, wy.M @ V, S, min(wx.M.shape[1], wy.M.shape[1]))
 
 

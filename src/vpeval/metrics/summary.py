@@ -126,8 +126,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                     "Crossing of pmiss = pfa on the straight-line-joined step DET points; may exceed 0.5",
                     "vpeval.eer(method='interp')"),
         MetricValue("eer_closest", "EER (closest point)", eer_closest, "fraction",
-                    "Mean of pmiss and pfa where they are closest (ASVspoof/VoicePrivacy scripts), tied scores "
-                    "as blocks; may exceed 0.5", "vpeval.eer(method='closest')"),
+                    "Mean of pmiss and pfa where they are closest, in the ASVspoof/VoicePrivacy scripts' float "
+                    "arithmetic, tied scores as blocks; may exceed 0.5", "vpeval.eer(method='closest')"),
     ]
     for p, v in zip(p_targets, min_dcfs):
         q = prior_text(p)

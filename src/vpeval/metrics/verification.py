@@ -31,6 +31,7 @@ __all__ = [
     "rocch_eer",
     "interp_eer",
     "closest_eer",
+    "closest_eer_exact",
     "rocch",
     "min_dcf",
     "act_dcf",
@@ -144,11 +145,13 @@ def interp_eer(tar, non) -> float:
     return _interp_eer(*operating_points(b))
 
 
-def _closest_eer(b: TieBlocks, chunk: int = 1 << 16) -> float:
-    # pmiss - pfa rises strictly from -1 to +1 over the block operating points (every block holds a trial), so
-    # at most two points share the smallest |pmiss - pfa|; the first (lower threshold) is kept, as the
-    # scripts' argmin does. The distance is compared exactly, in integers: |miss Nn - fa Nt|. The points are
-    # visited in chunks of blocks (memory O(chunk)); a chunk starts with the last point of the one before.
+def _closest_eer(b: TieBlocks, chunk: int = 1 << 16, exact: bool = False) -> float:
+    # Over the block operating points, pmiss - pfa rises strictly from -1 to +1 (every block holds a trial).
+    # exact=False (the scripts' arithmetic): pmiss = miss / Nt and pfa = fa / Nn as float64, the distance
+    # |pmiss - pfa| compared as the float it rounds to, the first smallest kept (numpy.argmin), the value
+    # (pmiss + pfa) / 2 in float64 (numpy.mean of the two). exact=True: the distance compared exactly, in
+    # integers |miss Nn - fa Nt|, so of two equally close points the first (lower threshold) is kept. The
+    # points are visited in chunks of blocks (memory O(chunk)); a chunk starts with the last point before.
     nt, nn = b.total_tar, b.total_non
     wide = nt * nn >= 2**62  # beyond int64: Python integers
     best_gap, best = None, (0, nn)
@@ -156,7 +159,9 @@ def _closest_eer(b: TieBlocks, chunk: int = 1 << 16) -> float:
     for start in range(0, max(b.n_tar.size, 1), chunk):
         miss = np.concatenate([[miss0], miss0 + np.cumsum(b.n_tar[start:start + chunk], dtype=np.int64)])
         fa = np.concatenate([[fa0], fa0 - np.cumsum(b.n_non[start:start + chunk], dtype=np.int64)])
-        if wide:
+        if not exact:
+            gap = np.abs(miss / nt - fa / nn)
+        elif wide:
             gap = np.abs(miss.astype(object) * nn - fa.astype(object) * nt)
         else:
             gap = np.abs(miss * nn - fa * nt)
@@ -164,12 +169,14 @@ def _closest_eer(b: TieBlocks, chunk: int = 1 << 16) -> float:
         if best_gap is None or gap[j] < best_gap:
             best_gap, best = gap[j], (int(miss[j]), int(fa[j]))
         miss0, fa0 = int(miss[-1]), int(fa[-1])
-    return (best[0] * nn + best[1] * nt) / (2 * nt * nn)
+    if exact:
+        return (best[0] * nn + best[1] * nt) / (2 * nt * nn)
+    return float(np.mean([best[0] / nt, best[1] / nn]))
 
 
 @fill_doc
 def closest_eer(tar, non) -> float:
-    """Closest-point EER: the mean of pmiss and pfa at the threshold where they are closest.
+    """Closest-point EER as the ASVspoof / VoicePrivacy scripts compute it (float64 arithmetic).
 
     {parameters_tar_non}
 
@@ -180,20 +187,29 @@ def closest_eer(tar, non) -> float:
 
     {raises_empty_nan}
 
+    See Also
+    --------
+    closest_eer_exact : the same rule with the distances compared exactly.
+
     Notes
     -----
     The EER printed by the ASVspoof 2019 ``compute_eer`` (``eval_metrics.py``) and by the VoicePrivacy
-    Challenge evaluation scripts that reuse it: over the operating points, take the one with the smallest
-    ``|pmiss - pfa|`` and return ``(pmiss + pfa) / 2``. If two points are equally close (one on each side of
-    the diagonal) the one with the lower threshold is taken, as ``numpy.argmin`` does in those scripts.
+    Challenge evaluation scripts that reuse it: over the operating points, ``pmiss = miss / N_tar`` and
+    ``pfa = fa / N_non`` as float64, take the first point (lowest threshold, ``numpy.argmin``) with the
+    smallest ``|pmiss - pfa|`` *as rounded to float64*, and return ``numpy.mean((pmiss, pfa))``. The
+    rounded comparison is what the scripts do: of two points at the same exact distance, one on each side of
+    the diagonal, rounding can make either look closer (``|1/3 - 1/2|`` rounds to 0.16666666666666669,
+    ``|2/3 - 1/2|`` to 0.16666666666666663), so this function follows the scripts there, and
+    :func:`closest_eer_exact` keeps the first of the exactly equally close points (on small tie-free inputs
+    the two differ on about 4 % of cases).
 
     **Ties.** Here the operating points are those of :func:`det_curve`: one per *block* of tied scores (and
     ``+inf``), with the decision rule ``score >= t``. The scripts instead place one operating point after
     *every trial* of the sorted list, so a block of tied target and non-target scores is split into partial
     points whose values depend on the order of the tied trials (a stable sort after concatenating targets
-    before non-targets). With no ties between a target and a non-target score the two agree exactly;
-    with such ties the scripts can land on a point inside a block, which no threshold realises, and which
-    changes with the input order; this estimator never does.
+    before non-targets). With no ties between scores the two agree exactly (the same float operations on the
+    same points); with ties the scripts can land on a point inside a block, which no threshold realises, and
+    which changes with the input order; this estimator never does.
 
     Examples
     --------
@@ -201,10 +217,38 @@ def closest_eer(tar, non) -> float:
     0.5
     >>> closest_eer([0.5, 0.5], [0.5, 0.5])
     0.5
-    >>> closest_eer([1, 2, 3], [0, 2.5])  # (1/3, 1/2) and (2/3, 1/2) equally close: the lower threshold
-    0.4166666666666667
+    >>> closest_eer([1, 2, 3], [0, 2.5])  # (1/3, 1/2), (2/3, 1/2) equally close; rounding favours the second
+    0.5833333333333333
     """
     return _closest_eer(tie_blocks(tar, non))
+
+
+@fill_doc
+def closest_eer_exact(tar, non) -> float:
+    """Closest-point EER with exact arithmetic: the rule of :func:`closest_eer` without the scripts' rounding.
+
+    {parameters_tar_non}
+
+    Returns
+    -------
+    float
+        ``(pmiss + pfa) / 2`` at the block operating point with the smallest ``|pmiss - pfa|``, compared
+        exactly (in integers ``|miss N_non - fa N_tar|``); of two equally close points (one on each side of the
+        diagonal) the one with the lower threshold. The value is the exact fraction rounded once.
+
+    {raises_empty_nan}
+
+    Notes
+    -----
+    Differs from :func:`closest_eer` (and from the ASVspoof / VoicePrivacy scripts) only where two points are
+    equally close and float rounding of their distances picks the second one.
+
+    Examples
+    --------
+    >>> closest_eer_exact([1, 2, 3], [0, 2.5])  # (1/3, 1/2) and (2/3, 1/2) equally close: the lower threshold
+    0.4166666666666667
+    """
+    return _closest_eer(tie_blocks(tar, non), exact=True)
 
 
 def _rocch_points(b: TieBlocks, bins=None) -> tuple[np.ndarray, np.ndarray]:
@@ -280,12 +324,14 @@ def eer(tar, non, method: str = "rocch") -> float:
     """Equal error rate, with the definition named.
 
     {parameters_tar_non}
-    method : {"rocch", "interp", "closest"}
+    method : {"rocch", "interp", "closest", "closest-exact"}
         ``"rocch"``: :func:`rocch_eer` (BOSARIS ROC convex hull; default, <= 0.5).
         ``"interp"``: :func:`interp_eer` (crossing of the straight-line-joined step DET points; may exceed
         0.5).
         ``"closest"``: :func:`closest_eer` (mean of pmiss and pfa at the operating point where they are
-        closest, the ASVspoof / VoicePrivacy scripts' EER with tied scores kept as blocks; may exceed 0.5).
+        closest, the ASVspoof / VoicePrivacy scripts' EER and float arithmetic, with tied scores kept as
+        blocks; may exceed 0.5). ``"closest-exact"``: :func:`closest_eer_exact` (the same, distances compared
+        exactly).
 
     Returns
     -------
@@ -308,7 +354,9 @@ def eer(tar, non, method: str = "rocch") -> float:
         return interp_eer(tar, non)
     if method == "closest":
         return closest_eer(tar, non)
-    raise InvalidScoresError(f"method must be 'rocch', 'interp' or 'closest', got {method!r}")
+    if method == "closest-exact":
+        return closest_eer_exact(tar, non)
+    raise InvalidScoresError(f"method must be 'rocch', 'interp', 'closest' or 'closest-exact', got {method!r}")
 
 
 def _check_costs(p_target, c_miss, c_fa) -> tuple[float, float, float]:

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..backends import BACKENDS, Backend, get_backend
 from ..calibration.fusion import LinearFusion
+from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
@@ -75,7 +76,10 @@ def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -
     Raises
     ------
     ProtocolError
-        Listing the number of shared speakers and the first (sorted) shared ids.
+        Listing the number of shared speakers and the first (sorted) shared ids; or a training embedding
+        identical to an evaluation embedding of the same dimension (compared after rounding to float32, so a
+        copy stored in either precision is found), whatever its speaker id: evaluation utterances copied into
+        the training data under new ids. The message names the first such pair of utterances.
     """
     sets = [evaluation] if isinstance(evaluation, EmbeddingSet) else list(evaluation)
     eval_spk = np.unique(np.concatenate([e.speaker_id for e in sets]))
@@ -85,6 +89,31 @@ def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -
         raise ProtocolError(
             f"{shared.size} {what} speaker(s) of {str(train.extractor)!r} are also evaluation speakers (targets, "
             f"enrollment or distractors); training speakers must be disjoint from them (first shared: {first})")
+    _check_no_copied_rows(train, [e for e in sets if e.embeddings.shape[1] == train.embeddings.shape[1]], what)
+
+
+def _row_keys(x: np.ndarray) -> np.ndarray:
+    """One bytes key per row: the row rounded to float32 (-0.0 as 0.0), so copies through either precision match."""
+    r = np.ascontiguousarray(np.asarray(x, dtype=np.float32) + np.float32(0.0))
+    return r.view(np.dtype((np.void, r.dtype.itemsize * r.shape[1]))).ravel()
+
+
+def _check_no_copied_rows(train: EmbeddingSet, sets, what: str) -> None:
+    if not sets or train.embeddings.shape[0] == 0:
+        return
+    tkeys = _row_keys(train.embeddings)
+    for es in sets:
+        ekeys = _row_keys(es.embeddings)
+        hit = np.isin(tkeys, ekeys)
+        if hit.any():
+            i = int(np.flatnonzero(hit)[0])
+            j = int(np.flatnonzero(ekeys == tkeys[i])[0])
+            raise ProtocolError(
+                f"{int(hit.sum())} {what} embedding(s) of {str(train.extractor)!r} are identical to evaluation "
+                f"embeddings (first: {what} utterance {str(train.utterance_id[i])!r} of speaker "
+                f"{str(train.speaker_id[i])!r} equals evaluation utterance {str(es.utterance_id[j])!r} of speaker "
+                f"{str(es.speaker_id[j])!r}, {str(es.condition[j])}): evaluation speech copied into the training "
+                "data under other ids; training speakers must be disjoint from the evaluation side")
 
 
 def training_condition(train: EmbeddingSet, trained_on: str, *, original="original", anonymized="anonymized"):
@@ -325,7 +354,9 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
     Returns
     -------
     Attacker
-        ``name = "fusion/<trained_on>"``, ``model`` the fitted :class:`LinearFusion` (weights per member).
+        ``name = "fusion/<trained_on>"``, ``model`` the fitted :class:`LinearFusion` (weights per member), with
+        ``trial_type`` the trials its weights are learnt on (``"oo"`` or ``"aa"``) and ``fold_weights_`` the
+        weights refitted on each fold's held-out trials alone (their spread is in ``describe()``).
 
     Raises
     ------
@@ -376,6 +407,18 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
                 labels.append(t.is_target)
     scores = np.column_stack([np.concatenate(c) for c in columns])
     is_tar = np.concatenate(labels)
-    fusion = LinearFusion(p_target=p_target, names=[m.name for m in members]).fit(scores[is_tar], scores[~is_tar])
+    names = [m.name for m in members]
+    fusion = LinearFusion(p_target=p_target, names=names).fit(scores[is_tar], scores[~is_tar])
+    fusion.trial_type = letter
+    # fold sensitivity: the weights learnt on each fold's held-out trials alone
+    fold_weights, start = [], 0
+    for lab in labels:
+        part, y = scores[start:start + lab.size], lab
+        start += lab.size
+        try:
+            fold_weights.append(LinearFusion(p_target=p_target, names=names).fit(part[y], part[~y]).weights_)
+        except VpevalError:  # separable or degenerate fold: no finite weights from it alone
+            fold_weights.append(None)
+    fusion.fold_weights_ = fold_weights
     return Attacker(f"fusion/{cond}", "fusion", "fusion", cond, max(m.training_speakers for m in members),
                     None, fusion, list(members))

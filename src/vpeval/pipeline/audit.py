@@ -17,6 +17,7 @@ from ..io.embeddings import EmbeddingSet
 from ..io.trials import Trials
 from ..metrics.linkage import LinkageAnalysis
 from ..metrics.summary import verification_summary
+from ..metrics.verification import cllr
 from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
 from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
 from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
@@ -36,13 +37,20 @@ REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
 GROUP_TYPES = ("oo", "oa", "aa")
 
 
-def _type_metrics(t: Trials) -> dict:
+def _type_metrics(t: Trials, learnt_on: str | None = None) -> dict:
+    """Metrics of one attacker's trials of one type. ``learnt_on``: for an attacker whose scores are meant as
+    LLRs (a fusion), the trial type its weights were learnt on; then its actual Cllr (bits, Brummer & du Preez
+    2006) is given beside minCllr, with the trial type the weights come from."""
     s = {m.key: m.value for m in verification_summary(t.tar, t.non)}
-    return {
+    out = {
         "eer_rocch": s["eer_rocch"], "eer_interp": s["eer_interp"], "min_cllr_bits": s["min_cllr"],
         "d_ece_bits": s["d_ece"], "eps_max_nats": s["eps_max"], "zebra_tag": s["zebra_tag"],
         "n_tar": s["n_tar"], "n_non": s["n_non"],
     }
+    if learnt_on is not None:
+        out["actual_cllr_bits"] = cllr(t.tar, t.non)
+        out["llr_learnt_on"] = learnt_on
+    return out
 
 
 @dataclass
@@ -225,7 +233,8 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
             say(f"trials and verification metrics: {name}")
             protocol = make_protocol(es)
             trials[name] = att.build_trials(types, protocol=protocol, client=client)
-            metrics[name] = {t: _type_metrics(tr) for t, tr in trials[name].items()}
+            learnt_on = getattr(att.model, "trial_type", None) if att.members else None
+            metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
             say(f"1-to-N linkage: {name}")
             matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
                         for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}

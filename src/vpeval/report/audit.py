@@ -168,19 +168,63 @@ def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
                                                        d["training_speakers"], ", ".join(d.get("members", []))])
             if att.members:
                 w = d["fusion"]["weights"]
-                fused += [([system] if multi else []) + [name, m, w[m]] for m in d["members"]]
-                fused.append(([system] if multi else []) + [name, "(intercept)", d["fusion"]["intercept"]])
-        for note in res.notes:
+                folds = [fw for fw in d["fusion"].get("fold_weights", []) if fw is not None]
+                nan = float("nan")
+                fused += [([system] if multi else []) + [
+                    name, m, w[m], min((fw[m] for fw in folds), default=nan),
+                    max((fw[m] for fw in folds), default=nan)] for m in d["members"]]
+                fused.append(([system] if multi else []) + [name, "(intercept)", d["fusion"]["intercept"], nan, nan])
+        for note in res.notes + _asnorm_cap_notes(res):
             sec.blocks.append(Paragraph((f"{system}: " if multi else "") + note, kind="note"))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(lead + ["attacker", "extractor", "back-end", "trained on", "training speakers",
                                     "fused members"], rows))
     if fused:
-        sec.blocks.append(Table(lead + ["fusion", "member", "weight"], fused, fmt="{:.4g}",
-                                caption="Fusion weights (LLR nats per unit of each member's score) and intercepts"))
+        sec.blocks.append(Table(lead + ["fusion", "member", "weight", "fold min", "fold max"], fused, fmt="{:.4g}",
+                                caption="Fusion weights (LLR nats per unit of each member's score) and intercepts; "
+                                        "fold min/max: the range of each weight refitted on each cross-fitting "
+                                        "fold's held-out trials alone (blank: a fold's trials are separable). A "
+                                        "wide range with a stable EER means nearly collinear members: read the "
+                                        "weights as one solution among many, not as the members' importance"))
     sec.data = {"attackers": attackers_json(results), "notes": {system: list(res.notes)
                                                                 for system, res in results.items()}}
     return sec
+
+
+def _asnorm_cap_notes(res: "SystemAudit") -> list[str]:
+    """One note per AS-norm attacker whose requested top-k exceeds its cohort (the cap applies)."""
+    notes = []
+    for name, att in res.attackers.items():
+        st = att.describe().get("settings", {})
+        req, used = st.get("asnorm_top_k_requested"), st.get("asnorm_top_k")
+        if req is not None and used is not None and used < req:
+            notes.append(f"{name}: AS-norm top-k {used}, not the requested {req}: the cohort has only {used} "
+                         "training speakers, so every cohort score is used (plain symmetric S-norm over the "
+                         "whole cohort)")
+    return notes
+
+
+def _fused_calibration_rows(results: dict[str, "SystemAudit"]) -> list[list]:
+    """One row per fused attacker (its scores are LLRs) and trial type: the trial type its weights were learnt
+    on, actual Cllr and minCllr in bits, and a reading that flags weights applied to another trial type and an
+    actual Cllr above 1 bit (worse than the uninformative LLR 0)."""
+    multi = len(results) > 1
+    rows = []
+    for system, res in results.items():
+        for attacker, by_type in res.type_metrics.items():
+            for name, m in by_type.items():
+                if "actual_cllr_bits" not in m:
+                    continue
+                readings = []
+                if m["llr_learnt_on"] != name:
+                    readings.append(f"weights learnt on {m['llr_learnt_on']} trials applied to {name}")
+                readings.append("worse than no information (above 1 bit)" if m["actual_cllr_bits"] > 1 else
+                                "calibrated as LLRs" if m["actual_cllr_bits"] - m["min_cllr_bits"] < 0.1 else
+                                "informative, miscalibrated")
+                rows.append(([system] if multi else []) + [attacker, name, m["llr_learnt_on"],
+                                                           m["actual_cllr_bits"], m["min_cllr_bits"],
+                                                           "; ".join(readings)])
+    return rows
 
 
 def _chance_verdict(res: "SystemAudit", attacker: str, trial_type: str, key: str = "eer_rocch") -> str:
@@ -290,6 +334,17 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                     f"attack; ideal interpolated EER 50 %, flagged above {100 * OAAA_COMPRESSION_FLAG:g} %. The "
                     "reading follows the interpolated EER; ROCCH-EER never exceeds 50 %, so it cannot show "
                     "compression and is given for reference only"))
+    cal_rows = _fused_calibration_rows(results)
+    if cal_rows:
+        sec.blocks.append(Table(
+            lead + ["attacker", "trial type", "weights learnt on", "actual Cllr (bits)", "minCllr (bits)",
+                    "reading"], cal_rows, fmt="{:.3g}",
+            cell_classes={"worse than no information (above 1 bit)": "partial"},
+            caption="Calibration of the fused LLRs on every trial type they are applied to: actual Cllr (the "
+                    "LLRs as given) beside minCllr (after the best monotonic recalibration); their difference is "
+                    "the calibration loss. An LLR of 0 on every trial has an actual Cllr of 1 bit; above it the "
+                    "fused scores mislead as LLRs, although their ranking (EER, minCllr) may still be good. "
+                    "Weights learnt on one trial type and applied to another are flagged"))
     sec.blocks.append(Table(
         lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
                 "worst-case attacker", "its EER interp (%)", "worst eps_max (bits)", "eps_max attacker"], arows,

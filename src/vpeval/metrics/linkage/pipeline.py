@@ -111,15 +111,38 @@ def _eval_block(start, x, tib, fb, *, slopes, intercepts):
     return np.column_stack([log_p, g, e])
 
 
-def _speaker_folds(present: np.ndarray, n_folds: int, speaker_ids, seed: int) -> dict:
-    """Map each present speaker column to a fold, independent of column order when ids are given."""
+def _speaker_folds(present: np.ndarray, n_folds: int, speaker_ids, seed: int, target=None, ti=None) -> dict:
+    """Map each present speaker column to a fold: a seeded permutation of the speakers in a canonical order.
+
+    The canonical order is by content: the SHA-256 of the speaker's sorted target scores (``target[r]`` the
+    score of row ``r`` against its own column ``ti[r]``), so the folds, and every LID, do not depend on the
+    speakers' or probes' names nor on the row and column order (renaming one speaker used to move the ALID by
+    0.08 bit, the folds following the sorted ids). Speakers with identical target scores are ordered by id
+    (``speaker_ids``), else by column. Without ``target`` the order is by id, else by column."""
+    import hashlib
+
     if speaker_ids is not None:
-        keys = [str(speaker_ids[c]) for c in present]
+        names = [str(speaker_ids[c]) for c in present]
     else:
-        keys = [f"{int(c):012d}" for c in present]
-    order = sorted(range(len(present)), key=lambda i: keys[i])
+        names = [f"{int(c):012d}" for c in present]
+    if target is not None:
+        order_rows = np.lexsort((target, ti))
+        ts, tt = target[order_rows], ti[order_rows]
+        starts = np.searchsorted(tt, present, side="left")
+        ends = np.searchsorted(tt, present, side="right")
+        content = [hashlib.sha256(np.ascontiguousarray(ts[a:b] + 0.0).tobytes()).hexdigest()
+                   for a, b in zip(starts, ends)]
+    else:
+        content = [""] * len(present)
+    order = sorted(range(len(present)), key=lambda i: (content[i], names[i]))
     perm = np.random.default_rng(seed).permutation(len(present))
     return {int(present[order[p]]): int(i % n_folds) for i, p in enumerate(perm)}
+
+
+def _target_scores(ev, n: int, rows: int, ti: np.ndarray) -> np.ndarray:
+    """Each row's score against its own speaker's column (one scan, on the cluster when ``ev`` is there)."""
+    out = _map_rows(ev, n, rows, lambda start, block, t: block[np.arange(block.shape[0]), t][:, None], ti)
+    return np.asarray(out, dtype=np.float64).reshape(-1)
 
 
 def lid_pipeline(
@@ -170,7 +193,9 @@ def lid_pipeline(
     n_folds : int
         Folds for cross-fitting (at most the number of distinct eval speakers; at least 2 speakers).
     speaker_ids : sequence of str of length N, optional
-        Enrolled speaker ids of the eval columns; makes the fold assignment independent of column order.
+        Enrolled speaker ids of the eval columns; only break ties between speakers whose target scores are
+        identical in the fold assignment, which is otherwise by content (each speaker's sorted target scores)
+        and so independent of names and of row and column order.
     separable : {"error", "regularize"}
         What to do when the training scores are perfectly separable (common for unanonymized speech: the
         maximum-likelihood slope is then infinite). ``"error"`` (default) raises
@@ -213,7 +238,8 @@ def lid_pipeline(
 
     Notes
     -----
-    Cost: two scans of the evaluation matrix (one with a development matrix, plus one of it). The first
+    Cost: two scans of the evaluation matrix (one with a development matrix, plus one of it), and with
+    cross-fitting a first light one that reads each row's target score for the fold assignment. The first
     z-normalises every row and adds its z-scores into moment histograms, one per (probe fold, enrolled
     speaker's fold) x (target, non-target): bin width ``h = 2**-9`` z-units, per bin the count and the sums
     of ``d**j`` (j = 1..4, ``d`` the offset from the bin centre in units of ``h``); with numba installed and
@@ -286,7 +312,7 @@ def lid_pipeline(
         if int(n_folds) < 2:
             raise InvalidScoresError(f"n_folds must be >= 2, got {n_folds}")
         k_folds = min(int(n_folds), present.size)
-        spk_fold = _speaker_folds(present, k_folds, speaker_ids, seed)
+        spk_fold = _speaker_folds(present, k_folds, speaker_ids, seed, _target_scores(ev, n, rows, ti), ti)
         col_fold = np.full(n_cols, -1)
         for c, f in spk_fold.items():
             col_fold[c] = f
