@@ -323,8 +323,8 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
         reason = (f"perfect secrecy is rejected family-wise ({_p(test)}; alpha {test.alpha:g}) and the worst "
                   f"case's lower bound {_bits(w.ci_low)} is "
                   + ("above " if w.ci_low > b + tol else "within ") + _budget(b))
-        if over:
-            reason += ((", but " if w.ci_low <= b + tol else "; ")
+        if over and w.ci_low <= b + tol:  # the exposed speakers decide it (else the sentence lists them)
+            reason += (", but "
                        + f"{len(over)} {_UNIT_WORDS[test.scheme]} ({exposed_names(over)}) are exposed above it: "
                        "each one's worst case exceeds both the budget and what the strongest attacker reaches by "
                        "chance family-wise (a speaker bootstrap misses a given speaker in about 37 % of its "
