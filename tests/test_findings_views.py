@@ -47,3 +47,55 @@ def test_ccdf_plot_matches_brute_force_between_values(values):
     probes = np.concatenate([(u[:-1] + u[1:]) / 2, [u[-1] + 0.5]])
     want = np.array([100.0 * np.mean(v >= x) for x in probes])
     np.testing.assert_allclose(_drawn_value(line, probes), want)
+
+
+# --- item 7: the EER of LLRs carrying no information is undefined (worst-case paper, Sec. 4.3) ---------------
+
+from typer.testing import CliRunner  # noqa: E402
+
+from vpeval.cli.main import app  # noqa: E402
+from vpeval.metrics.eer_defined import eer_undefined_reason  # noqa: E402
+
+runner = CliRunner()
+
+
+def _write(tmp_path, tar, non):
+    p = tmp_path / "s.txt"
+    p.write_text("".join(f"{v!r} 1\n" for v in tar) + "".join(f"{v!r} 0\n" for v in non))
+    return p
+
+
+def test_eer_undefined_reason_only_for_one_shared_score():
+    assert eer_undefined_reason([0.0] * 3, [-0.0] * 4) is not None
+    assert "LLR 1.5 nats" in eer_undefined_reason([1.5], [1.5, 1.5], scores_are_llrs=True)
+    assert eer_undefined_reason([0.0, 0.0], [0.0, 1e-12]) is None
+    assert eer_undefined_reason([1.0], [2.0]) is None
+    # equal score sets in both classes but two values: the step DET meets Pmiss = Pfa = 50 %, defined
+    assert eer_undefined_reason([0.0, 1.0], [0.0, 1.0]) is None
+
+
+@pytest.mark.parametrize("value", [0.0, -0.7])
+def test_verify_llr_says_eer_undefined_for_uninformative_llrs(tmp_path, value):
+    p = _write(tmp_path, [value] * 4, [value] * 6)
+    r = runner.invoke(app, ["verify", str(p), "--llr", "--no-verdict"])
+    assert r.exit_code == 0, r.output
+    assert "EER undefined" in r.output and "Sec. 4.3" in r.output and "Pmiss = Pfa" in r.output
+    assert "undefined (50)" in r.output
+    import json
+
+    r = runner.invoke(app, ["verify", str(p), "--llr", "--no-verdict", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["eer_defined"] is False and "no information" in d["eer_undefined_reason"]
+    assert d["metrics"]["eer_rocch"]["value"] == 0.5  # the convention stays, now explained
+
+
+def test_verify_llr_informative_llrs_keep_their_eer(tmp_path):
+    import json
+
+    p = _write(tmp_path, [0.0, 2.0, 1.0], [0.0, -1.0])
+    r = runner.invoke(app, ["verify", str(p), "--llr", "--no-verdict", "--json"])
+    d = json.loads(r.output)
+    assert d["eer_defined"] is True and "eer_undefined_reason" not in d
+    r = runner.invoke(app, ["verify", str(p), "--llr", "--no-verdict"])
+    assert "undefined" not in r.output

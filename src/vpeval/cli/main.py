@@ -82,9 +82,13 @@ def verify(
             verdicts[name] = v
     del t  # the trial keys and the unsplit scores are not needed any more (memory at 1e7 trials)
     summary = verification_summary(tar, non, tuple(p_target), scores_are_llrs=llr)
+    from ..metrics.eer_defined import eer_undefined_reason
+
+    eer_note = eer_undefined_reason(tar, non, scores_are_llrs=llr)
     if json_out:
         echo_json({"input": source, "verdicts": verdicts, **({"verdicts_not_decided": undecided} if undecided else {}),
-                   "metrics": {m.key: m.as_dict() for m in summary}})
+                   "metrics": {m.key: m.as_dict() for m in summary},
+                   "eer_defined": eer_note is None, **({"eer_undefined_reason": eer_note} if eer_note else {})})
         return
     from ..report.units import display_metrics
 
@@ -97,8 +101,12 @@ def verify(
     errors = {m.key: m.error for m in summary}
     for key_, name, value, unit, _ in display_metrics(summary):
         v = value if isinstance(value, str) else ("n/a" if errors.get(key_) else f"{value:.6g}")
+        if eer_note and key_.startswith("eer_"):
+            v = f"undefined ({v})"
         table.add_row(escape(name), v, unit)
     Console().print(table)
+    if eer_note:
+        typer.echo(eer_note)
     for m in summary:
         if m.error:
             typer.echo(f"{m.name}: {m.error}")
