@@ -99,3 +99,89 @@ def test_verify_llr_informative_llrs_keep_their_eer(tmp_path):
     assert d["eer_defined"] is True and "eer_undefined_reason" not in d
     r = runner.invoke(app, ["verify", str(p), "--llr", "--no-verdict"])
     assert "undefined" not in r.output
+
+
+# --- item 2: heavy-tailed, skewed and 1-to-N simulations with exact oracles -------------------------------
+
+import json  # noqa: E402
+import math  # noqa: E402
+
+from scipy import stats  # noqa: E402
+
+from vpeval.metrics import interp_eer  # noqa: E402
+from vpeval.simulate import (  # noqa: E402
+    LeakyShareModel, LognormalScoreModel, StudentTScoreModel, lid_oracle_comparison, lognormal_scores,
+    student_t_scores,
+)
+
+
+def test_student_t_oracle_llr_by_hand_and_bounded():
+    m = StudentTScoreModel(3.0, 2.0, 1.0, 0.0, 1.0)
+    s = np.array([-50.0, -1.0, 0.0, 1.0, 2.0, 7.5, 1e6])
+    # equal scales: (df + 1) / 2 * [ln(1 + z_non^2 / df) - ln(1 + z_tar^2 / df)]
+    want = 2.0 * (np.log1p(s ** 2 / 3) - np.log1p((s - 2.0) ** 2 / 3))
+    np.testing.assert_allclose(m.llr(s), want, rtol=1e-12, atol=1e-12)
+    grid = np.linspace(-1e3, 1e3, 200001)
+    assert np.max(np.abs(m.llr(grid))) < 2.3  # bounded, and -> 0 in both tails
+    assert abs(m.llr([1e9])[0]) < 1e-6
+
+
+def test_simulated_eers_match_the_exact_eer():
+    for sim in (student_t_scores(3.0, 1.0, 40000, 40000, seed=1), lognormal_scores(1.0, 1.0, 40000, 40000, seed=2),
+                LeakyShareModel(10, 0.1, 4.0).sample(8000, seed=3).trials()):
+        assert interp_eer(sim.tar, sim.non) == pytest.approx(sim.model.eer(), abs=0.01)
+    assert LognormalScoreModel(1.0, 1.0, 0.0, 1.0).eer() == pytest.approx(stats.norm.cdf(-0.5), abs=1e-10)
+    # leaky share: Pmiss(t) = 0.9 Phi(t) + 0.1 Phi(t - 4) = Pfa(t) = 1 - Phi(t), solved independently
+    from scipy.optimize import brentq
+
+    t = brentq(lambda x: 0.9 * stats.norm.cdf(x) + 0.1 * stats.norm.cdf(x - 4) - stats.norm.sf(x), -5, 5)
+    assert LeakyShareModel(10, 0.1, 4.0).eer() == pytest.approx(stats.norm.sf(t), abs=1e-9)
+
+
+def test_leaky_share_oracle_lid_equals_bayes_by_brute_force():
+    m = LeakyShareModel(4, 0.3, 2.0)
+    sim = m.sample(7, seed=5)
+    for i in range(7):
+        row = sim.score_matrix[i]
+        # P(row | true = j) = prod_k f_k(row_k), f_true a normal mixture, f_impostor N(0, 1)
+        lik = []
+        for j in range(4):
+            f = [0.7 * stats.norm.pdf(row[k]) + 0.3 * stats.norm.pdf(row[k], 2.0) if k == j
+                 else stats.norm.pdf(row[k]) for k in range(4)]
+            lik.append(np.prod(f))
+        p_true = lik[sim.true_index[i]] / sum(lik)
+        assert sim.oracle_lid[i] == pytest.approx(math.log2(4 * p_true), abs=1e-10)
+    # pure noise: every oracle LID is exactly 0
+    assert np.all(LeakyShareModel(6, 0.0, 3.0).sample(20, seed=0).oracle_lid == 0)
+
+
+def test_lid_paper_pattern_on_simulation():
+    """EER near 50 % while a share of probes is identified; vpeval's LID (affine calibration) sees far less of
+    the leaking probes' disclosure than the exact LID."""
+    c = lid_oracle_comparison(LeakyShareModel(10, 0.1, 4.0), 2000, seed=0)
+    assert 0.46 < c["eer_exact"] < 0.48
+    assert c["vpeval"]["alid"] > 0 and c["vpeval"]["pdr"] > 0.5 and 0.5 < c["vpeval"]["lid_max"] < 1.5
+    assert c["oracle_lid_leaking_mean"] > 2.5 and c["oracle"]["lid_max"] > 3.3
+    assert c["vpeval_lid_leaking_mean"] < c["oracle_lid_leaking_mean"] / 2
+
+
+@pytest.mark.parametrize("kind", ["student-t", "lognormal", "one-to-n"])
+def test_simulate_new_kinds_compare_with_the_oracle(tmp_path, kind):
+    out = tmp_path / kind
+    r = runner.invoke(app, ["simulate", "-o", str(out), "--kind", kind, "--n", "400", "--n-probes", "300",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    comp = json.loads(r.stdout)
+    fam = {"student-t": "student_t", "lognormal": "lognormal", "one-to-n": "leaky_share"}[kind]
+    assert comp["model"]["family"] == fam
+    err = comp["llr_error_vs_oracle"]
+    assert set(err) == {"pav", "pav_laplace", "logistic", "gaussian", "student_t"}
+    assert err["pav_laplace"]["mean_abs_error_nats"] < 1.0
+    if kind == "student-t":  # the matching family beats the Gaussian fit on heavy tails
+        assert err["student_t"]["max_abs_error_nats"] < err["gaussian"]["max_abs_error_nats"]
+    if kind == "one-to-n":
+        assert comp["n_tar"] == 300 and comp["n_non"] == 300 * 9
+        assert set(comp["lid"]["oracle"]) == {"alid", "pdr", "ndr", "lid_plus", "lid_minus", "lid_max"}
+        assert "lid_ccdf_oracle" in (out / "report" / "report.html").read_text()
+    lines = (out / "oracle_llr.txt").read_text().splitlines()
+    assert len(lines) == comp["n_tar"] + comp["n_non"]

@@ -125,7 +125,7 @@ def simulation_comparison(sim, estimators, rank_model=None, n_probes=2000, seed=
                       "eps_max_nats": r.eps_max_nats, "oracle_eps_max_nats": res["oracle"].eps_max_nats}
     m = sim.model
     out = {
-        "model": {"mu_tar": m.mu_tar, "sigma_tar": m.sigma_tar, "mu_non": m.mu_non, "sigma_non": m.sigma_non},
+        "model": m.params(),
         "n_tar": int(sim.tar.size), "n_non": int(sim.non.size), "seed": seed,
         "eer_exact": m.eer(), "eer_rocch": rocch_eer(sim.tar, sim.non), "eer_interp": interp_eer(sim.tar, sim.non),
         "disclosure": res.to_dict(),
@@ -168,12 +168,21 @@ def _write_simulation(tmp: Path, rep, sim, comparison) -> None:
 def simulate_command(
     out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (must not exist or be empty, "
                                  "unless --force)."),
-    kind: str = typer.Option("counterexample", "--kind", help="counterexample (equal means, sigma 2 vs 1) or "
-                             "equal-variance."),
-    n: int = typer.Option(2000, "--n", help="Scores per class."),
-    separation: float = typer.Option(2.0, "--separation", help="d' for --kind equal-variance."),
-    n_speakers: int = typer.Option(10, "--n-speakers", help="N of the 1-to-N rank simulation (counterexample)."),
-    n_probes: int = typer.Option(2000, "--n-probes", help="Probes of the rank simulation."),
+    kind: str = typer.Option("counterexample", "--kind", help="counterexample (equal means, sigma 2 vs 1), "
+                             "equal-variance (normal, d' = --separation), student-t (heavy tails: t(--df) "
+                             "shifted by --separation, unit scale; bounded oracle LLR), lognormal (skewed: ln s "
+                             "normal, shifted by --separation) or one-to-n (N = --n-speakers; a share --share of "
+                             "the probes has its true speaker's score shifted by --shift, the rest are noise: "
+                             "EER near 50 % with identified probes, the LID paper's pattern)."),
+    n: int = typer.Option(2000, "--n", help="Scores per class (not one-to-n)."),
+    separation: float = typer.Option(2.0, "--separation", help="Shift of the targets for equal-variance, "
+                                     "student-t and lognormal (scale units)."),
+    df: float = typer.Option(3.0, "--df", help="Degrees of freedom for --kind student-t."),
+    share: float = typer.Option(0.1, "--share", help="Share of leaking probes for --kind one-to-n."),
+    shift: float = typer.Option(4.0, "--shift", help="Score shift of a leaking probe's true speaker (one-to-n)."),
+    n_speakers: int = typer.Option(10, "--n-speakers", help="N of the 1-to-N simulation (counterexample, "
+                                   "one-to-n)."),
+    n_probes: int = typer.Option(2000, "--n-probes", help="Probes of the 1-to-N simulation."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of numpy's default_rng."),
     estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
@@ -181,31 +190,47 @@ def simulate_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ):
     from ..report import Paragraph, Report, Table
-    from ..simulate import counterexample, counterexample_rank_model, equal_variance
+    from ..simulate import (
+        LeakyShareModel, counterexample, counterexample_rank_model, equal_variance, lid_oracle_comparison,
+        lognormal_scores, student_t_scores,
+    )
 
     est = _parse_estimators(estimators)
     from ..io.output import claim_folder
 
+    kinds = ("counterexample", "equal-variance", "student-t", "lognormal", "one-to-n")
+    if kind not in kinds:
+        raise VpevalError(f"--kind must be one of {', '.join(kinds)}, got {kind!r}")
     # claimed before the work: a second run into the same folder is refused at once
     with claim_folder(Path(out_dir), command="simulate", force=force) as claim:
+        rank_model, lid_cmp = None, None
         if kind == "counterexample":
             sim = counterexample(n, seed=seed)
             rank_model = counterexample_rank_model(n_speakers)
         elif kind == "equal-variance":
             sim = equal_variance(separation, n, n, seed=seed)
-            rank_model = None
+        elif kind == "student-t":
+            sim = student_t_scores(df, separation, n, n, seed=seed)
+        elif kind == "lognormal":
+            sim = lognormal_scores(separation, 1.0, n, n, seed=seed)
         else:
-            raise VpevalError(f"--kind must be counterexample or equal-variance, got {kind!r}")
+            lid_cmp = lid_oracle_comparison(LeakyShareModel(n_speakers, share, shift), n_probes, seed)
+            sim = lid_cmp.pop("simulation").trials()
         comparison, _ = simulation_comparison(sim, est, rank_model, n_probes, seed)
-        rep = Report(f"vpeval simulate: {kind}", options={"kind": kind, "n": n, "seed": seed,
-                                                          "separation": separation if kind != "counterexample" else None})
+        rep = Report(f"vpeval simulate: {kind}", options={
+            "kind": kind, "n": n if lid_cmp is None else None, "seed": seed,
+            "separation": separation if kind in ("equal-variance", "student-t", "lognormal") else None,
+            "df": df if kind == "student-t" else None,
+            "share": share if lid_cmp is not None else None, "shift": shift if lid_cmp is not None else None})
         from ..report.disclosure import disclosure_section
 
         sec, _ = disclosure_section(sim.tar, sim.non, est, oracle=(sim.tar_llr, sim.non_llr, sim.model.llr))
         rows = [[name, e.get("mean_abs_error_nats", float("nan")), e.get("max_abs_error_nats", float("nan")),
                  e.get("error", "")] for name, e in comparison["llr_error_vs_oracle"].items()]
         sec.blocks.insert(1, Paragraph(
-            f"Simulated scores with exact LLRs ({kind}; {n} per class; seed {seed}). Exact EER "
+            f"Simulated scores with exact LLRs ({kind}; "
+            + (f"{n} per class" if lid_cmp is None else f"the {n_probes} x {n_speakers} score matrix pooled into "
+               f"{sim.tar.size} target and {sim.non.size} non-target trials") + f"; seed {seed}). Exact EER "
             f"{100 * comparison['eer_exact']:.2f} %, ROCCH-EER {100 * comparison['eer_rocch']:.2f} %, interpolated "
             f"EER {100 * comparison['eer_interp']:.2f} %."))
         sec.blocks.append(Table(["estimator", "mean |LLR - oracle| (nats)", "max |LLR - oracle| (nats)", "error"],
@@ -218,6 +243,11 @@ def simulate_command(
                   rk["rank_llr_estimated_nats"][k]] for k in range(rk["n_speakers"])],
                 caption=f"Rank LLR (worst-case paper Eq. 35) from {n_probes} simulated probes against "
                         f"{rk['n_speakers']} speakers, against its exact value (exchangeable impostors)."))
+        if lid_cmp is not None:
+            lid_bits, oracle_bits = lid_cmp.pop("lid_bits"), lid_cmp.pop("oracle_lid_bits")
+            comparison["lid"] = lid_cmp
+            sec.blocks.append(_lid_oracle_table(lid_cmp))
+            sec.blocks.append(_lid_oracle_figure(lid_bits, oracle_bits, n_speakers))
         sec.data = comparison
         rep.add(sec)
         _write_simulation(claim.path, rep, sim, comparison)
@@ -226,6 +256,40 @@ def simulate_command(
     elif not quiet:
         typer.echo(f"wrote {out_dir}/scores.txt (score label), oracle_llr.txt, comparison.json and "
                    f"{out_dir}/report/report.html")
+
+
+def _lid_oracle_table(c):
+    """Report table: vpeval's LID chain beside the exact LID of a one-to-n simulation."""
+    from ..report import Table
+
+    keys = ("alid", "pdr", "lid_plus", "lid_minus", "lid_max")
+
+    def row(name, d, lk):
+        vals = [d[k] if d[k] is not None else float("nan") for k in keys]
+        vals[1] = 100 * vals[1]
+        return [name, *vals, lk]
+
+    return Table(["LID", "ALID (bits)", "PDR (%)", "LID+ (bits)", "LID- (bits)", "LID_max (bits)",
+                  "mean LID of leaking probes (bits)"],
+                 [row("vpeval (z-norm, logistic)", c["vpeval"], c["vpeval_lid_leaking_mean"]),
+                  row("oracle (exact posterior)", c["oracle"], c["oracle_lid_leaking_mean"])],
+                 caption=f"LID against the oracle: {c['n_probes']} probes x {c['n_speakers']} speakers, "
+                         f"{100 * c['leaking_share']:.1f} % leaking probes drawn; pooled exact EER "
+                         f"{100 * c['eer_exact']:.2f} %; mean |LID - oracle| {c['mean_abs_error_bits']:.3g} bits.")
+
+
+def _lid_oracle_figure(lid_bits, oracle_bits, n_speakers):
+    from ..plots import LIDCCDFDisplay
+    from ..report import Figure
+
+    def draw(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        LIDCCDFDisplay(lid_bits, n_speakers, label="vpeval (z-norm, logistic)").plot(ax)
+        LIDCCDFDisplay(oracle_bits, n_speakers, label="oracle (exact posterior)").plot(ax)
+        ax.legend(fontsize=8)
+
+    return Figure("lid_ccdf_oracle", draw, "Share of probes whose LID is at least x bits: vpeval's LID chain "
+                  "and the exact LID of the simulation; dotted: log2 N.")
 
 
 _RANK_HELP = """\
@@ -294,7 +358,8 @@ def register(app: typer.Typer) -> None:
     app.command("disclosure", help="Worst-case disclosure eps_max per LLR estimator (nats, bits, log10), the "
                 "trial attaining it, |LLR| quantiles and exceedance shares.\n" + FORMATS_HELP)(
         handle_errors(disclosure_command))
-    app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample or "
-                "equal-variance normals), compare every estimator with the oracle, and write into OUT_DIR: "
+    app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample, "
+                "equal-variance normals, heavy-tailed Student-t, skewed lognormal, or a 1-to-N matrix with a "
+                "leaking share of probes, whose LID is also compared with the exact LID), compare every estimator with the oracle, and write into OUT_DIR: "
                 "scores.txt (`score label` lines, 1 = target), oracle_llr.txt (`score label oracle_llr_nats`), "
                 "comparison.json and report/report.html.")(handle_errors(simulate_command))
