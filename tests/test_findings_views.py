@@ -61,7 +61,7 @@ runner = CliRunner()
 
 def _write(tmp_path, tar, non):
     p = tmp_path / "s.txt"
-    p.write_text("".join(f"{v!r} 1\n" for v in tar) + "".join(f"{v!r} 0\n" for v in non))
+    p.write_text("".join(f"{float(v)!r} 1\n" for v in tar) + "".join(f"{float(v)!r} 0\n" for v in non))
     return p
 
 
@@ -185,3 +185,75 @@ def test_simulate_new_kinds_compare_with_the_oracle(tmp_path, kind):
         assert "lid_ccdf_oracle" in (out / "report" / "report.html").read_text()
     lines = (out / "oracle_llr.txt").read_text().splitlines()
     assert len(lines) == comp["n_tar"] + comp["n_non"]
+
+
+# --- item 1: the estimator table (worst-case paper, Table 3 layout) ----------------------------------------
+
+from vpeval.disclosure import estimator_table, worst_case_disclosure  # noqa: E402
+from vpeval.metrics import rocch_eer  # noqa: E402
+
+
+def test_estimator_table_values_are_the_estimators_own():
+    a, b = student_t_scores(3.0, 1.0, 500, 500, seed=4), student_t_scores(30.0, 1.0, 500, 500, seed=5)
+    t = estimator_table({"heavy": (a.tar, a.non), "light": (b.tar, b.non)})
+    assert t.estimators == ["pav_laplace", "gaussian", "student_t"]
+    for name, sim in (("heavy", a), ("light", b)):
+        res = worst_case_disclosure(sim.tar, sim.non, ("pav_laplace", "gaussian", "student_t"))
+        assert t.eer[name] == rocch_eer(sim.tar, sim.non)
+        for e in t.estimators:
+            assert t.eps_max_nats[name][e] == res[e].eps_max_nats
+    # order-independent: reversing the trials changes nothing
+    t2 = estimator_table({"heavy": (a.tar[::-1], a.non[::-1]), "light": (b.tar[::-1], b.non[::-1])})
+    assert t2.to_dict() == t.to_dict()
+
+
+def test_order_changes_hand_case():
+    from vpeval.disclosure import _pair_changes
+
+    crit = {"EER": {"a": -0.3, "b": -0.4, "c": -0.3}, "gaussian": {"a": 20.0, "b": 5.0, "c": None},
+            "pav_laplace": {"a": 2.0, "b": 3.0, "c": 2.0}}
+    ch = _pair_changes(["a", "b", "c"], crit)
+    # a vs b: a more by EER and gaussian, less by PAV; a vs c: all tied or missing; b vs c: b less by EER,
+    # more by PAV
+    assert ch == [{"systems": ["a", "b"], "a_more": ["EER", "gaussian"], "b_more": ["pav_laplace"], "tied": []},
+                  {"systems": ["b", "c"], "a_more": ["pav_laplace"], "b_more": ["EER"], "tied": []}]
+
+
+def test_heavy_tails_gaussian_goes_abnormal_and_the_order_flips():
+    """The worst-case paper's Table 3 finding: on heavy tails the Gaussian fit extrapolates a huge eps_max, the
+    Student-t and Laplace PAV stay small, and the order of systems depends on the estimator."""
+    heavy = student_t_scores(3.0, 1.0, 2000, 2000, seed=0)
+    normal = StudentTScoreModel(1e6, 1.2, 1.0, 0.0, 1.0).sample(2000, 2000, seed=1)  # practically normal
+    t = estimator_table({"heavy": (heavy.tar, heavy.non), "normal": (normal.tar, normal.non)})
+    e = t.eps_max_nats["heavy"]
+    assert e["gaussian"] > 5 * e["student_t"] and e["gaussian"] > 5 * e["pav_laplace"]
+    assert e["student_t"] < 2 * heavy.eps_max  # near the oracle's bounded worst case
+    assert any(c["systems"] == ["heavy", "normal"] and "gaussian" in c["a_more"] for c in t.order_changes)
+
+
+def test_disclosure_cli_several_inputs_with_rank_table(tmp_path):
+    a, b = student_t_scores(3.0, 1.0, 300, 300, seed=2), student_t_scores(3.0, 2.0, 300, 300, seed=3)
+    pa, pb = _write(tmp_path, a.tar, a.non), tmp_path / "b.txt"
+    pb.write_text("".join(f"{float(v)!r} 1\n" for v in b.tar) + "".join(f"{float(v)!r} 0\n" for v in b.non))
+    sim = LeakyShareModel(5, 0.3, 3.0).sample(40, seed=0)
+    rows = ["enroll_spk,trial_spk,trial_id,score"]
+    for i in range(40):
+        for j in range(5):
+            rows.append(f"s{j},s{sim.true_index[i]},p{i},{float(sim.score_matrix[i, j])!r}")
+    (tmp_path / "m.csv").write_text("\n".join(rows) + "\n")
+    r = runner.invoke(app, ["disclosure", f"A={pa}", f"B={pb}", "--rank-table", f"B={tmp_path / 'm.csv'}",
+                            "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)["estimator_table"]
+    assert d["estimators"] == ["pav_laplace", "gaussian", "student_t", "rank"]
+    from vpeval.metrics.identification import rank_histogram
+    from vpeval.metrics.rank_disclosure import rank_disclosure
+
+    gamma = rank_histogram(sim.score_matrix, sim.true_index, ties="fractional")
+    assert d["rows"][1]["eps_max_nats"]["rank"] == pytest.approx(rank_disclosure(gamma).rank_eps_max, rel=1e-12)
+    assert d["rows"][0]["eps_max_nats"]["rank"] is None and "1-to-N" in d["rows"][0]["errors"]["rank"]
+    r = runner.invoke(app, ["disclosure", f"A={pa}", f"B={pb}"])
+    assert r.exit_code == 0 and "Table 3" in r.output and "PAV (Laplace" in r.output
+    assert ("Order changes" in r.output) or ("the same under the EER and every estimator" in r.output)
+    r = runner.invoke(app, ["disclosure", f"A={pa}", "--rank-table", f"C={tmp_path / 'm.csv'}"])
+    assert r.exit_code != 0 and "NAME=TABLE" in r.output

@@ -83,17 +83,94 @@ def _print_table(result, title):
         console.print(line, highlight=False, markup=False)
 
 
+def _rank_gamma(path: str):
+    """Rank histogram (fractional ties) of a 1-to-N matrix: a long .csv/.parquet table or a folder holding Kaldi
+    ``trials`` and ``scores`` that cover every (enrolled speaker, probe) pair."""
+    from ..io.matrix import read_kaldi_score_matrix, read_score_matrix
+    from ..metrics.identification import rank_histogram
+
+    p = Path(path)
+    sm = read_kaldi_score_matrix(p / "trials", p / "scores") if p.is_dir() else read_score_matrix(p)
+    return rank_histogram(sm.scores, sm.true_index, ties="fractional")
+
+
+def _print_estimator_table(table, title):
+    """Terminal form of :class:`vpeval.disclosure.EstimatorTable` and its order changes."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    from ..disclosure import ESTIMATOR_LABELS
+
+    console = Console()
+    rt = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False,
+                   caption="EER: ROCCH, %; eps_max = max |LLR| over the trials, nats, per LLR estimator")
+    rt.add_column("system", no_wrap=True)
+    rt.add_column("EER (%)", justify="right")
+    for e in table.estimators:
+        rt.add_column(ESTIMATOR_LABELS.get(e, e), justify="right")
+    for s in table.systems:
+        rt.add_row(s, f"{100 * table.eer[s]:.2f}", *["n/a" if table.eps_max_nats[s][e] is None
+                                                     else _fmt(table.eps_max_nats[s][e], "{:.3g}")
+                                                     for e in table.estimators])
+    console.print(rt)
+    for s in table.systems:
+        for e, why in table.errors[s].items():
+            console.print(f"{s}, {ESTIMATOR_LABELS.get(e, e)}: n/a ({why})", highlight=False, markup=False)
+    if not table.order_changes:
+        console.print("The order of the systems is the same under the EER and every estimator.", highlight=False,
+                      markup=False)
+    for c in table.order_changes:
+        a, b = c["systems"]
+        lab = lambda names: ", ".join(ESTIMATOR_LABELS.get(n, n) for n in names)  # noqa: E731
+        console.print(f"Order changes: {a} discloses more than {b} by {lab(c['a_more'])}, less by "
+                      f"{lab(c['b_more'])}" + (f" (tied by {lab(c['tied'])})" if c["tied"] else "") + ".",
+                      highlight=False, markup=False)
+
+
 @score_input_options
 def disclosure_command(
-    scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
+    scores: List[str] = typer.Argument(..., help="Score inputs (see formats), each PATH or NAME=PATH. With "
+                                       "several, the worst-case paper's Table 3 layout: per system the EER and "
+                                       "eps_max per estimator, and where the order of systems changes."),
     score_input: ScoreInputOptions = ScoreInputOptions(),
-    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
+    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP + " With several "
+                                                   "inputs the default is pav_laplace, gaussian, student_t."),
+    rank_table: Optional[List[str]] = typer.Option(
+        None, "--rank-table", help="NAME=TABLE: the 1-to-N score matrix of system NAME (a long .csv/.parquet "
+        "table enroll_spk,trial_spk,trial_id,score, or a folder with Kaldi trials and scores covering every "
+        "pair); adds the rank-LLR column (Eq. 35). Repeatable."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ):
-    from ..disclosure import worst_case_disclosure
+    from ..disclosure import TABLE_ESTIMATORS, estimator_table, worst_case_disclosure
+    from .common import display_name, split_name
 
+    if len(scores) > 1 or rank_table:
+        if score_input.key:
+            raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
+        est = _parse_estimators(estimators) if estimators else TABLE_ESTIMATORS
+        systems, sources = {}, {}
+        for spec in scores:
+            name, path = split_name(spec)
+            name = name or display_name(Path(path).stem or Path(path).name)
+            if name in systems:
+                raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
+            t = score_input.load(path)
+            systems[name], sources[name] = (t.tar, t.non), t.source
+        gammas = {}
+        for spec in rank_table or []:
+            name, path = split_name(spec)
+            if name is None or name not in systems:
+                raise VpevalError(f"--rank-table {spec!r}: expected NAME=TABLE with NAME one of {list(systems)}")
+            gammas[name] = _rank_gamma(path)
+        table = estimator_table(systems, est, rank_gammas=gammas)
+        if json_out:
+            echo_json({"inputs": sources, "estimator_table": table.to_dict()})
+            return
+        _print_estimator_table(table, f"vpeval disclosure: {len(systems)} systems (worst-case paper, Table 3 layout)")
+        return
     est = _parse_estimators(estimators)
-    t = score_input.load(scores)
+    t = score_input.load(scores[0])
     res = worst_case_disclosure(t.tar, t.non, est)
     if json_out:
         echo_json({"input": t.source, "disclosure": res.to_dict()})
