@@ -257,3 +257,18 @@ def test_disclosure_cli_several_inputs_with_rank_table(tmp_path):
     assert ("Order changes" in r.output) or ("the same under the EER and every estimator" in r.output)
     r = runner.invoke(app, ["disclosure", f"A={pa}", "--rank-table", f"C={tmp_path / 'm.csv'}"])
     assert r.exit_code != 0 and "NAME=TABLE" in r.output
+
+
+def test_report_has_the_estimator_table_for_several_inputs(tmp_path):
+    a, b = student_t_scores(3.0, 1.0, 200, 200, seed=2), student_t_scores(3.0, 2.0, 200, 200, seed=3)
+    pa = _write(tmp_path, a.tar, a.non)
+    pb = tmp_path / "b.txt"
+    pb.write_text("".join(f"{float(v)!r} 1\n" for v in b.tar) + "".join(f"{float(v)!r} 0\n" for v in b.non))
+    out = tmp_path / "rep"
+    r = runner.invoke(app, ["report", f"A={pa}", f"B={pb}", "-o", str(out), "--no-verdict", "-q"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads((out / "report.json").read_text())
+    secs = {s["id"]: s for s in rep["sections"]}
+    data = secs["estimator-table"]["data"]
+    want = estimator_table({"A": (a.tar, a.non), "B": (b.tar, b.non)}).to_dict()
+    assert data["rows"] == json.loads(json.dumps(want["rows"]))

@@ -381,7 +381,7 @@ def _pair_changes(systems, criteria):
     return out
 
 
-def estimator_table(systems, estimators=TABLE_ESTIMATORS, *, rank_gammas=None) -> EstimatorTable:
+def estimator_table(systems, estimators=TABLE_ESTIMATORS, *, rank_gammas=None, disclosures=None) -> EstimatorTable:
     """EER beside eps_max under several LLR estimators for several systems, and where their orders disagree.
 
     Parameters
@@ -395,6 +395,9 @@ def estimator_table(systems, estimators=TABLE_ESTIMATORS, *, rank_gammas=None) -
         Rank histogram ``gamma`` (``P(true speaker at rank k)``) of the systems that have a 1-to-N matrix; adds
         the column ``"rank"``: eps_max of the rank LLR (worst-case paper, Eq. 35;
         :func:`vpeval.metrics.rank_disclosure.rank_disclosure`). Systems without one get ``None`` there.
+    disclosures : mapping of str -> WorstCaseDisclosure, optional
+        Results of :func:`worst_case_disclosure` already computed on a system's own trials with every
+        estimator of ``estimators`` (a report has them); used instead of fitting again.
 
     Returns
     -------
@@ -434,7 +437,9 @@ def estimator_table(systems, estimators=TABLE_ESTIMATORS, *, rank_gammas=None) -
     for s in names:
         tar, non = as_tar_non(*systems[s])
         eer[s] = float(rocch_eer(tar, non))
-        res = worst_case_disclosure(tar, non, est)
+        res = (disclosures or {}).get(s)
+        if res is None or any(e not in res.results for e in est):
+            res = worst_case_disclosure(tar, non, est)
         eps[s], errs[s] = {}, {}
         for e in est:
             r = res[e]

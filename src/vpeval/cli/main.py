@@ -204,9 +204,17 @@ def report(
             meta.append({"name": "groups", "path": str(groups), "sha256": sha256_file(groups)})
             rep.options.update({"groups": str(groups), "seed": seed, "n_boot": n_boot})
             rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
+        disclosures = {}
         for name, t in systems.items():
-            rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
-                                       title=f"Worst-case disclosure per LLR estimator: {name}")[0])
+            sec, disclosures[name] = disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
+                                                        title=f"Worst-case disclosure per LLR estimator: {name}")
+            rep.add(sec)
+        if len(systems) > 1:
+            from ..disclosure import estimator_table
+            from ..report.disclosure import estimator_table_section
+
+            rep.add(estimator_table_section(estimator_table(
+                {n: (t.tar, t.non) for n, t in systems.items()}, disclosures=disclosures)))
         render_report(rep, claim.path)
     ver = next(sec for sec in rep.sections if sec.id == "verification")
     if json_out:
