@@ -272,3 +272,92 @@ def test_report_has_the_estimator_table_for_several_inputs(tmp_path):
     data = secs["estimator-table"]["data"]
     want = estimator_table({"A": (a.tar, a.non), "B": (b.tar, b.non)}).to_dict()
     assert data["rows"] == json.loads(json.dumps(want["rows"]))
+
+
+# --- item 3: the cross-system LID table with the random-noise baseline, overlaid CCDF, Fig. 5 with LID+/LID- --
+
+
+def _fake_audit(model, seed):
+    from vpeval.pipeline.analyses import analyse_one_to_n
+    from vpeval.pipeline.audit import SystemAudit
+    from vpeval.pipeline.protocols import OneToN
+
+    sim = model.sample(120, seed=seed)
+    spk = np.array([f"s{j:02d}" for j in range(model.n_speakers)])
+    m = OneToN(sim.score_matrix, sim.true_index, np.array([f"p{i}" for i in range(120)]), spk[sim.true_index],
+               spk, "original", "anonymized")
+    tm = {"att": {"oa": {"eer_rocch": 0.4, "eps_max_nats": 1.0}}}
+    return SystemAudit(trials={}, type_metrics=tm, linkage={"att": {"oa": analyse_one_to_n(m, seed=0)}},
+                       matrices={"att": {"oa": m}}), m
+
+
+def test_lid_table_has_the_noise_baseline_at_the_same_n():
+    from vpeval.pipeline.analyses import lid_noise_baseline
+    from vpeval.report.audit import _eer_vs_disclosure_section
+
+    leaky, m = _fake_audit(LeakyShareModel(8, 0.3, 4.0), 0)
+    quiet, _ = _fake_audit(LeakyShareModel(8, 0.0, 0.0), 1)
+    sec = _eer_vs_disclosure_section({"leaky": leaky, "quiet": quiet}, seed=3)
+    table = next(b for b in sec.blocks if hasattr(b, "rows"))
+    assert table.columns[:11] == ["system", "attacker", "N", "EER ROCCH (%)", "ALID (bits)", "PDR (%)", "NDR (%)",
+                                  "LID+ (bits)", "LID- (bits)", "LID_max (bits)", "eps_max (bits)"]
+    base = [r for r in table.rows if r[0] == "random-noise baseline"]
+    assert len(base) == 1 and base[0][2] == 8  # one shape, the same N
+    want = lid_noise_baseline(m.true_index, list(m.enrolled_speaker), seed=3).lid.summary
+    assert base[0][4] == want.alid and base[0][9] == want.lid_max
+    for r in table.rows[:2]:
+        assert r[5] + r[6] == pytest.approx(100)
+    # the leaking system sits far above the noise baseline; the figures: overlaid CCDF and Fig. 5
+    assert table.rows[0][4] > base[0][4] + 0.3
+    assert [b.name for b in sec.blocks if hasattr(b, "draw")] == ["lid_ccdf_systems", "points"]
+    assert sec.data["noise_baseline"][0]["n_speakers"] == 8
+    fig = plt.figure()
+    try:
+        next(b for b in sec.blocks if getattr(b, "name", "") == "points").draw(fig)
+        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert "LID+" in labels and "LID-" in labels
+    finally:
+        plt.close(fig)
+
+
+# --- item 8: the findings docs/findings.md states, kept true ------------------------------------------------
+
+from vpeval.metrics import det_curve  # noqa: E402
+
+
+@pytest.mark.parametrize("n", [3, 30, 300, 3000])
+def test_table2_long_sequence_eps_max_stays_while_eers_go_to_50(n):
+    """Worst-case paper, Table 2, continued: scores 0.1, 0.2, ..., alternating non-target / target (example 1)
+    and the labels flipped (example 2). The Laplace-PAV eps_max stays at ln 2 and 0 at every length while the
+    EERs of both go to 50 %."""
+    s = np.arange(1, 2 * n + 1) / 10
+    non, tar = s[0::2], s[1::2]
+    r1 = worst_case_disclosure(tar, non, ("pav_laplace",))["pav_laplace"]
+    r2 = worst_case_disclosure(non, tar, ("pav_laplace",))["pav_laplace"]
+    assert r1.eps_max_nats == pytest.approx(math.log(2), rel=1e-15) and r2.eps_max_nats == 0.0
+    assert rocch_eer(tar, non) == pytest.approx((n - 1) / (2 * n), abs=1e-15)  # -> 50 %
+    assert rocch_eer(non, tar) == 0.5
+    if n > 3:
+        assert interp_eer(tar, non) == pytest.approx(0.5) and interp_eer(non, tar) == pytest.approx(0.5)
+
+
+def _max_bayes_error(tar, non, grid=20001):
+    d = det_curve(tar, non)
+    p = np.linspace(0, 1, grid)[:, None]
+    return (p * d.pmiss[None, :] + (1 - p) * d.pfa[None, :]).min(axis=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-4, 4), min_size=1, max_size=25), st.lists(st.integers(-4, 4), min_size=1, max_size=25))
+def test_rocch_eer_is_the_max_over_priors_of_the_bayes_error(tar, non):
+    """EER (ROCCH) = max over target priors P of min over thresholds of P Pmiss + (1 - P) Pfa (ties included)."""
+    tar, non = np.asarray(tar, float), np.asarray(non, float)
+    b = _max_bayes_error(tar, non)
+    e = rocch_eer(tar, non)
+    assert b.max() <= e + 1e-12
+    assert b.max() >= e - 1e-4  # the grid step bounds the gap (the envelope's slopes are at most 1)
+    # the same minimum as min_dcf's, un-normalised
+    for p in (0.1, 0.5, 0.9):
+        from vpeval.metrics import min_dcf
+
+        assert b[int(round(p * 20000))] == pytest.approx(min_dcf(tar, non, p) * min(p, 1 - p), abs=1e-12)
