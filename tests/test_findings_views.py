@@ -361,3 +361,21 @@ def test_rocch_eer_is_the_max_over_priors_of_the_bayes_error(tar, non):
         from vpeval.metrics import min_dcf
 
         assert b[int(round(p * 20000))] == pytest.approx(min_dcf(tar, non, p) * min(p, 1 - p), abs=1e-12)
+
+
+def test_demo_shows_the_lid_table_with_the_noise_baseline(demo_run):
+    out, _ = demo_run
+    doc = json.loads((out / "report.json").read_text())
+    sec = next(s for s in doc["sections"] if s["id"] == "eer-vs-disclosure")
+    pts, base = sec["data"]["points"], sec["data"]["noise_baseline"]
+    assert pts and base
+    assert {p["n_speakers"] for p in pts} <= {b["n_speakers"] for b in base}
+    for p in pts:
+        assert {"pdr", "ndr", "lid_plus_bits", "lid_minus_bits"} <= set(p)
+    # noise carries nothing: its mean LID is near 0 and every system's best attacker is above it
+    for b in base:
+        assert abs(b["alid_bits"]) < 0.1
+    for system in {p["system"] for p in pts}:
+        assert max(p["alid_bits"] for p in pts if p["system"] == system) > max(b["alid_bits"] for b in base)
+    assert (out / "eer-vs-disclosure_lid_ccdf_systems.png").exists() or any(
+        "lid_ccdf_systems" in p.name for p in out.glob("*.png"))
