@@ -379,3 +379,33 @@ def test_demo_shows_the_lid_table_with_the_noise_baseline(demo_run):
         assert max(p["alid_bits"] for p in pts if p["system"] == system) > max(b["alid_bits"] for b in base)
     assert (out / "eer-vs-disclosure_lid_ccdf_systems.png").exists() or any(
         "lid_ccdf_systems" in p.name for p in out.glob("*.png"))
+
+
+# --- item 4: rank LLRs against the oracle LLR curve (worst-case paper, Fig. 2) --------------------------------
+
+
+def test_rank_llr_points_use_each_entrys_own_rank():
+    from vpeval.calibration.rank import rank_llr
+    from vpeval.cli.disclosure import rank_llr_points
+    from vpeval.metrics.identification import rank_histogram
+    from vpeval.simulate import counterexample_rank_model
+
+    model = counterexample_rank_model(6)
+    scores, llr, is_true = rank_llr_points(model, 400, 7, max_probes=50)
+    ranks = model.sample(400, seed=7)
+    est = rank_llr(rank_histogram(ranks.score_matrix, ranks.true_index, ties="fractional"))
+    np.testing.assert_array_equal(scores, ranks.score_matrix[:50].ravel())
+    np.testing.assert_array_equal(llr[is_true], est[ranks.target_ranks()[:50] - 1])
+    # within a row, a higher score never gets a larger rank index: the LLRs follow the row order
+    m = ranks.score_matrix[:50]
+    for i in range(50):
+        row_llr = llr[i * 6:(i + 1) * 6]
+        np.testing.assert_array_equal(row_llr[np.argsort(-m[i])], est)
+
+
+def test_simulate_counterexample_draws_rank_llr_against_oracle(tmp_path):
+    out = tmp_path / "ce"
+    r = runner.invoke(app, ["simulate", "-o", str(out), "--n", "200", "--n-probes", "300", "-q"])
+    assert r.exit_code == 0, r.output
+    assert (out / "report" / "disclosure_rank_llr_vs_oracle.png").exists()
+    assert "Fig. 2" in (out / "report" / "report.html").read_text()
