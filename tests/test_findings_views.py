@@ -109,7 +109,7 @@ import math  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from vpeval.metrics import interp_eer  # noqa: E402
-from vpeval.simulate import (  # noqa: E402
+from vpeval.simulate_kinds import (  # noqa: E402
     LeakyShareModel, LognormalScoreModel, StudentTScoreModel, lid_oracle_comparison, lognormal_scores,
     student_t_scores,
 )
@@ -409,3 +409,75 @@ def test_simulate_counterexample_draws_rank_llr_against_oracle(tmp_path):
     assert r.exit_code == 0, r.output
     assert (out / "report" / "disclosure_rank_llr_vs_oracle.png").exists()
     assert "Fig. 2" in (out / "report" / "report.html").read_text()
+
+
+# --- item 5: LID options (calibration, z-norm, prior) and confident misidentification -----------------------
+
+from vpeval.metrics.linkage.variants import confident_misidentification, lid_variant  # noqa: E402
+
+
+def _matrix_csv(path, sim):
+    rows = ["enroll_spk,trial_spk,trial_id,score"]
+    n, N = sim.score_matrix.shape
+    for i in range(n):
+        for j in range(N):
+            rows.append(f"s{j:02d},s{sim.true_index[i]:02d},p{i},{float(sim.score_matrix[i, j])!r}")
+    path.write_text("\n".join(rows) + "\n")
+
+
+def test_confident_misidentification_by_hand():
+    # posteriors: row 0 (true 0) [0.1, 0.8, 0.1]; row 1 (true 2) [0.45, 0.45, 0.1]; row 2 (true 1) [0.7, 0.2, 0.1]
+    post = np.array([[0.1, 0.8, 0.1], [0.45, 0.45, 0.1], [0.7, 0.2, 0.1]])
+    r = confident_misidentification(np.log(post), [0, 2, 1], threshold=0.5)
+    assert r["share"] == pytest.approx(2 / 3)
+    assert r["mean_log_odds_bits"] == pytest.approx((math.log2(0.8 / 0.2) + math.log2(0.7 / 0.3)) / 2)
+    assert confident_misidentification(np.log(post), [0, 2, 1], threshold=0.75)["share"] == pytest.approx(1 / 3)
+    assert math.isnan(confident_misidentification(np.log(post), [1, 0, 0], threshold=0.5)["mean_log_odds_bits"])
+    with pytest.raises(Exception):
+        confident_misidentification(np.log(post), [0, 2, 1], threshold=1.0)
+
+
+def test_lid_variant_default_equals_the_pipeline_and_pav_sees_the_leak():
+    from vpeval.metrics.linkage import lid_pipeline
+
+    m = LeakyShareModel(10, 0.1, 4.0)
+    ev, dv = m.sample(1500, seed=0), m.sample(1500, seed=1)
+    ref = lid_pipeline(dv.score_matrix, ev.score_matrix, dv.true_index, ev.true_index)
+    v = lid_variant(dv.score_matrix, dv.true_index, ev.score_matrix, ev.true_index)
+    np.testing.assert_allclose(v.lid, ref.lid, atol=1e-9)
+    pav = lid_variant(dv.score_matrix, dv.true_index, ev.score_matrix, ev.true_index, calibration="pav")
+    # the non-parametric calibration follows the exact LLR's bend: much closer to the exact LID of the leak
+    assert pav.summary.lid_max > 2 * v.summary.lid_max
+    assert abs(pav.summary.alid - ev.oracle_lid.mean()) < abs(v.summary.alid - ev.oracle_lid.mean())
+    # row order does not matter
+    perm = np.random.default_rng(0).permutation(1500)
+    v2 = lid_variant(dv.score_matrix, dv.true_index, ev.score_matrix[perm], ev.true_index[perm], calibration="pav")
+    np.testing.assert_allclose(v2.lid, pav.lid[perm], atol=1e-12)
+    with pytest.raises(Exception):
+        lid_variant(dv.score_matrix, dv.true_index, ev.score_matrix, ev.true_index, calibration="pav", p_target=0.5)
+
+
+def test_linkage_cli_variant_options_and_misidentification(tmp_path):
+    m = LeakyShareModel(6, 0.3, 3.0)
+    ev, dv = m.sample(120, seed=0), m.sample(120, seed=1)
+    _matrix_csv(tmp_path / "e.csv", ev)
+    _matrix_csv(tmp_path / "d.csv", dv)
+    base = ["linkage", str(tmp_path / "e.csv"), "--dev", str(tmp_path / "d.csv"), "--no-verdict", "--json"]
+    r = runner.invoke(app, base)
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    # columns of the CSV are speakers sorted by name, the same order as s00..s05
+    want = lid_variant(dv.score_matrix, dv.true_index, ev.score_matrix, ev.true_index).misidentification
+    assert d["confident_misidentification"]["share"] == pytest.approx(want["share"])
+    assert "lid_variant" not in d
+    r = runner.invoke(app, base + ["--calibration", "student_t", "--no-znorm"])
+    assert r.exit_code == 0, r.output
+    v = json.loads(r.stdout)["lid_variant"]
+    want = lid_variant(dv.score_matrix, dv.true_index, ev.score_matrix, ev.true_index, calibration="student_t",
+                       znorm=False)
+    assert v["calibration"] == "student_t" and v["znorm"] is False
+    assert v["alid_bits"] == pytest.approx(want.summary.alid, abs=1e-9)
+    r = runner.invoke(app, ["linkage", str(tmp_path / "e.csv"), "--no-verdict", "--prior", "0.5"])
+    assert r.exit_code != 0 and "need --dev" in r.output
+    r = runner.invoke(app, base[:-1] + ["--prior", "0.5"])
+    assert r.exit_code == 0 and "LID sensitivity" in r.output and "Confident misidentification" in r.output

@@ -267,10 +267,8 @@ def simulate_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ):
     from ..report import Paragraph, Report, Table
-    from ..simulate import (
-        LeakyShareModel, counterexample, counterexample_rank_model, equal_variance, lid_oracle_comparison,
-        lognormal_scores, student_t_scores,
-    )
+    from ..simulate import counterexample, counterexample_rank_model, equal_variance
+    from ..simulate_kinds import LeakyShareModel, lid_oracle_comparison, lognormal_scores, student_t_scores
 
     est = _parse_estimators(estimators)
     from ..io.output import claim_folder
