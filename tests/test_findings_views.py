@@ -481,3 +481,50 @@ def test_linkage_cli_variant_options_and_misidentification(tmp_path):
     assert r.exit_code != 0 and "need --dev" in r.output
     r = runner.invoke(app, base[:-1] + ["--prior", "0.5"])
     assert r.exit_code == 0 and "LID sensitivity" in r.output and "Confident misidentification" in r.output
+
+
+# --- item 6: SBLS sensitivity (omega and weight sweeps, the ranking under each) -----------------------------
+
+from vpeval.metrics.sbls_sensitivity import sbls_sweep  # noqa: E402
+
+
+def _sbls_result(seed, strength):
+    from vpeval.metrics.attributes import soft_biometric_leakage
+
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["f", "m"], 200)
+    age = rng.choice(["young", "old"], 200)
+    s = np.where(sex == "f", strength, -strength) + rng.normal(0, 1, 200)
+    scores = np.stack([1 / (1 + np.exp(-s)), 1 - 1 / (1 + np.exp(-s))], axis=1)
+    return soft_biometric_leakage({"sex": sex}, {"sex": scores}, classes={"sex": ["f", "m"]}, subgroups=age)
+
+
+def test_sbls_sweep_reproduces_the_measured_sbls_and_ranks():
+    res = {"weak": _sbls_result(0, 0.3), "strong": _sbls_result(1, 2.0), "mid": _sbls_result(2, 1.0)}
+    sw = sbls_sweep(res)
+    ref = next(r for r in sw["rows"] if r["sweep"] == "omega" and r["omega"] == 0.7)
+    for name, r in res.items():
+        assert ref["sbls"][name] == pytest.approx(r.sbls, abs=1e-12)  # the reference setting is the measured one
+    assert sw["reference"]["ranking"] == ["weak", "mid", "strong"] and not ref["ranking_changed"]
+    # by hand: SBLS at omega = 1, weights (0.2, 0.2, 0.6)
+    for name, r in res.items():
+        row = next(x for x in sw["rows"] if x["sweep"] == "omega" and x["omega"] == 1.0)
+        want = 0.4 * r.p_attr + 0.4 * r.p_assoc + 0.2 * (1 - max(r.subgroup_leakage.values()))
+        assert row["sbls"][name] == pytest.approx(want, abs=1e-12)
+    # the input order does not matter
+    sw2 = sbls_sweep(dict(reversed(list(res.items()))))
+    assert [r["ranking"] for r in sw2["rows"]] == [r["ranking"] for r in sw["rows"]]
+    assert len(sw["rows"]) == 5 + 5
+
+
+def test_sbls_sensitivity_section_names_changed_rankings():
+    from vpeval.metrics.attributes import SBLSResult
+    from vpeval.report.beyond import sbls_sensitivity_section
+
+    a = SBLSResult({}, {"f": 0.5, "m": 0.5}, "sex", 0.5, 0.5, 0.0, 0.0, 0.4, 0.4, 0.2, 0.7)
+    b = SBLSResult({}, {"f": 0.0, "m": 0.3}, "sex", 0.5, 0.5, 0.0, 0.0, 0.4, 0.4, 0.2, 0.7)
+    sec = sbls_sensitivity_section({"A": a, "B": b})
+    table = next(bl for bl in sec.blocks if hasattr(bl, "rows"))
+    # P_subgroup: A 1 - omega / 2, B 0.7 at every omega: A first below omega = 0.6
+    assert [r[-2] for r in table.rows if r[0] == "omega"] == ["A > B", "A > B", "A > B", "B > A", "B > A"]
+    assert "changes under" in sec.blocks[-1].text

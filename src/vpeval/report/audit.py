@@ -627,6 +627,13 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
                 size=(11.0, 10.0)))
     report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results, seed=seed))
+    anon = {f"{system} / {ext}": audit.results["anonymized"] for system, res in results.items()
+            for ext, audit in res.attributes.items()
+            if not isinstance(audit, Exception) and "anonymized" in getattr(audit, "results", {})}
+    if len(anon) > 1:
+        from .beyond import sbls_sensitivity_section
+
+        report.add(sbls_sensitivity_section(anon)).folded = True
     utility, pitch = result.utility, result.pitch
     if utility:
         report.add(_privacy_utility_section(results, utility))
