@@ -528,3 +528,15 @@ def test_sbls_sensitivity_section_names_changed_rankings():
     # P_subgroup: A 1 - omega / 2, B 0.7 at every omega: A first below omega = 0.6
     assert [r[-2] for r in table.rows if r[0] == "omega"] == ["A > B", "A > B", "A > B", "B > A", "B > A"]
     assert "changes under" in sec.blocks[-1].text
+
+
+def test_demo_shows_the_sbls_sensitivity(demo_run):
+    out, _ = demo_run
+    doc = json.loads((out / "report.json").read_text())
+    sec = next(s for s in doc["sections"] if s["id"] == "sbls-sensitivity")
+    rows = sec["data"]["rows"]
+    assert [r["sweep"] for r in rows] == ["omega"] * 5 + ["weights"] * 5
+    systems = sec["data"]["systems"]
+    assert len(systems) >= 2 and all(sorted(r["ranking"]) == sorted(systems) for r in rows)
+    ref = next(r for r in rows if r["sweep"] == "omega" and r["omega"] == 0.7)
+    assert not ref["ranking_changed"]
