@@ -540,3 +540,11 @@ def test_demo_shows_the_sbls_sensitivity(demo_run):
     assert len(systems) >= 2 and all(sorted(r["ranking"]) == sorted(systems) for r in rows)
     ref = next(r for r in rows if r["sweep"] == "omega" and r["omega"] == 0.7)
     assert not ref["ranking_changed"]
+
+
+def test_disclosure_single_input_accepts_a_name(tmp_path):
+    a = student_t_scores(3.0, 1.0, 100, 100, seed=2)
+    p = _write(tmp_path, a.tar, a.non)
+    r1 = runner.invoke(app, ["disclosure", f"A={p}", "--json", "-e", "pav_laplace"])
+    r2 = runner.invoke(app, ["disclosure", str(p), "--json", "-e", "pav_laplace"])
+    assert r1.exit_code == 0 and json.loads(r1.stdout)["disclosure"] == json.loads(r2.stdout)["disclosure"]

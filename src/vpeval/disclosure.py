@@ -34,6 +34,7 @@ __all__ = [
     "EstimatorTable",
     "estimator_table",
     "TABLE_ESTIMATORS",
+    "ESTIMATOR_LABELS",
 ]
 
 #: Thresholds on ``|LLR|`` (nats) whose exceedance shares are reported.

@@ -170,7 +170,7 @@ def disclosure_command(
         _print_estimator_table(table, f"vpeval disclosure: {len(systems)} systems (worst-case paper, Table 3 layout)")
         return
     est = _parse_estimators(estimators)
-    t = score_input.load(scores[0])
+    t = score_input.load(split_name(scores[0])[1])
     res = worst_case_disclosure(t.tar, t.non, est)
     if json_out:
         echo_json({"input": t.source, "disclosure": res.to_dict()})
@@ -475,7 +475,10 @@ def register(app: typer.Typer) -> None:
     """Add ``disclosure``, ``rank-disclosure`` and ``simulate`` to the ``vpeval`` app."""
     app.command("rank-disclosure", help=_RANK_HELP)(handle_errors(rank_disclosure_command))
     app.command("disclosure", help="Worst-case disclosure eps_max per LLR estimator (nats, bits, log10), the "
-                "trial attaining it, |LLR| quantiles and exceedance shares.\n" + FORMATS_HELP)(
+                "trial attaining it, |LLR| quantiles and exceedance shares. With several inputs (NAME=PATH): the "
+                "worst-case paper's Table 3 layout, EER beside eps_max per estimator per system (--rank-table adds "
+                "the rank LLR), and the pairs of systems whose order changes between the EER and the "
+                "estimators.\n" + FORMATS_HELP)(
         handle_errors(disclosure_command))
     app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample, "
                 "equal-variance normals, heavy-tailed Student-t, skewed lognormal, or a 1-to-N matrix with a "
