@@ -482,6 +482,6 @@ def register(app: typer.Typer) -> None:
         handle_errors(disclosure_command))
     app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample, "
                 "equal-variance normals, heavy-tailed Student-t, skewed lognormal, or a 1-to-N matrix with a "
-                "leaking share of probes, whose LID is also compared with the exact LID), compare every estimator with the oracle, and write into OUT_DIR: "
-                "scores.txt (`score label` lines, 1 = target), oracle_llr.txt (`score label oracle_llr_nats`), "
-                "comparison.json and report/report.html.")(handle_errors(simulate_command))
+                "leaking share of probes, whose LID is also compared with the exact LID), compare every estimator "
+                "with the oracle, and write into OUT_DIR: scores.txt (`score label` lines, 1 = target), "
+                "oracle_llr.txt (`score label oracle_llr_nats`), comparison.json and report/report.html.")(handle_errors(simulate_command))
