@@ -31,6 +31,10 @@ __all__ = [
     "WorstCaseDisclosure",
     "worst_case_disclosure",
     "summarize_llrs",
+    "EstimatorTable",
+    "estimator_table",
+    "TABLE_ESTIMATORS",
+    "ESTIMATOR_LABELS",
 ]
 
 #: Thresholds on ``|LLR|`` (nats) whose exceedance shares are reported.
@@ -306,3 +310,151 @@ def worst_case_disclosure(
         o_t, o_n = oracle
         results["oracle"] = summarize_llrs("oracle", e_tar, e_non, o_t, o_n)
     return WorstCaseDisclosure(results, int(e_tar.size), int(e_non.size), fitted_on)
+
+
+# --------------------------------------------------------------------------------------------------------
+# The worst-case paper's Table 3: EER beside eps_max per estimator, per system, and where the order changes
+
+#: Columns of the estimator table when none are named: the PAV with its smoothing, the two parametric fits.
+TABLE_ESTIMATORS = ("pav_laplace", "gaussian", "student_t")
+
+#: Display names of the estimator table's columns (the smoothing of a PAV is named).
+ESTIMATOR_LABELS = {
+    "pav": "PAV (no smoothing)", "pav_laplace": "PAV (Laplace, privacy-ZEBRA)",
+    "pav_succession": "PAV (rule of succession)", "logistic": "logistic", "gaussian": "Gaussian",
+    "gaussian_shared": "Gaussian (shared variance)", "student_t": "Student-t", "rank": "rank (Eq. 35)",
+}
+
+
+@dataclass(frozen=True)
+class EstimatorTable:
+    """EER and eps_max per estimator for several systems (the worst-case paper's Table 3 layout).
+
+    Attributes
+    ----------
+    systems : list of str
+        System names, in the order given.
+    estimators : list of str
+        Estimator columns (``"rank"`` last when any system has a rank histogram).
+    eer : dict
+        System -> ROCCH-EER (fraction).
+    eps_max_nats : dict
+        System -> {estimator -> eps_max (nats; ``inf`` possible) or ``None`` (failed, or no 1-to-N matrix
+        for ``rank``)}.
+    errors : dict
+        System -> {estimator -> why the value is ``None``}.
+    order_changes : list of dict
+        One entry per pair of systems ordered differently by two criteria (the EER, lower = more disclosure,
+        and each estimator's eps_max, higher = more disclosure): ``{"systems": [a, b], "a_more":
+        [criteria], "b_more": [criteria], "tied": [criteria]}``. Empty when every criterion agrees.
+    """
+
+    systems: list
+    estimators: list
+    eer: dict
+    eps_max_nats: dict
+    errors: dict
+    order_changes: list
+
+    def to_dict(self) -> dict:
+        return {"systems": list(self.systems), "estimators": list(self.estimators),
+                "estimator_labels": {e: ESTIMATOR_LABELS.get(e, e) for e in self.estimators},
+                "units": "eer fraction (ROCCH); eps_max in nats",
+                "rows": [{"system": s, "eer_rocch": self.eer[s], "eps_max_nats": dict(self.eps_max_nats[s]),
+                          "errors": dict(self.errors[s])} for s in self.systems],
+                "order_changes": [dict(c) for c in self.order_changes]}
+
+
+def _pair_changes(systems, criteria):
+    """Pairs ordered differently by the criteria (``criteria``: name -> {system -> disclosure value, higher =
+    more disclosure, None = missing})."""
+    out = []
+    for i, a in enumerate(systems):
+        for b in systems[i + 1:]:
+            a_more, b_more, tied = [], [], []
+            for name, vals in criteria.items():
+                va, vb = vals[a], vals[b]
+                if va is None or vb is None or (math.isnan(va) or math.isnan(vb)):
+                    continue
+                (a_more if va > vb else b_more if vb > va else tied).append(name)
+            if a_more and b_more:
+                out.append({"systems": [a, b], "a_more": a_more, "b_more": b_more, "tied": tied})
+    return out
+
+
+def estimator_table(systems, estimators=TABLE_ESTIMATORS, *, rank_gammas=None, disclosures=None) -> EstimatorTable:
+    """EER beside eps_max under several LLR estimators for several systems, and where their orders disagree.
+
+    Parameters
+    ----------
+    systems : mapping of str -> (tar, non)
+        Target and non-target scores of each system (insertion order is the row order).
+    estimators : sequence of str
+        Names from :data:`ESTIMATORS` (default :data:`TABLE_ESTIMATORS`: Laplace PAV, Gaussian, Student-t);
+        each fitted by :func:`worst_case_disclosure` on the system's own trials.
+    rank_gammas : mapping of str -> array_like, optional
+        Rank histogram ``gamma`` (``P(true speaker at rank k)``) of the systems that have a 1-to-N matrix; adds
+        the column ``"rank"``: eps_max of the rank LLR (worst-case paper, Eq. 35;
+        :func:`vpeval.metrics.rank_disclosure.rank_disclosure`). Systems without one get ``None`` there.
+    disclosures : mapping of str -> WorstCaseDisclosure, optional
+        Results of :func:`worst_case_disclosure` already computed on a system's own trials with every
+        estimator of ``estimators`` (a report has them); used instead of fitting again.
+
+    Returns
+    -------
+    EstimatorTable
+
+    Raises
+    ------
+    VpevalError
+        No systems, an unknown estimator, or a ``rank_gammas`` key that is not a system.
+
+    Notes
+    -----
+    The EER is the ROCCH-EER (:func:`vpeval.rocch_eer`). A criterion orders two systems by its value: the
+    lower EER and the higher eps_max count as more disclosure; a missing (failed) value is left out of that
+    pair's comparison. The worst-case paper's point is that these orders differ: a Gaussian fit on heavy
+    tails extrapolates a huge eps_max, the Laplace PAV cannot exceed its resolution.
+
+    Examples
+    --------
+    >>> t = estimator_table({"a": ([0.0, 1.0, 2.0], [-1.0, 0.5]), "b": ([3.0, 4.0], [0.0, 1.0])},
+    ...                     ("pav_laplace",))
+    >>> t.estimators, round(t.eer["b"], 3)
+    (['pav_laplace'], 0.0)
+    """
+    from .metrics.verification import rocch_eer
+
+    names = list(systems)
+    if not names:
+        raise VpevalError("estimator_table needs at least one system")
+    est = list(estimators)
+    rank_gammas = dict(rank_gammas or {})
+    unknown = [k for k in rank_gammas if k not in systems]
+    if unknown:
+        raise VpevalError(f"rank_gammas names systems that are not given: {unknown}")
+    cols = est + (["rank"] if rank_gammas else [])
+    eer, eps, errs = {}, {}, {}
+    for s in names:
+        tar, non = as_tar_non(*systems[s])
+        eer[s] = float(rocch_eer(tar, non))
+        res = (disclosures or {}).get(s)
+        if res is None or any(e not in res.results for e in est):
+            res = worst_case_disclosure(tar, non, est)
+        eps[s], errs[s] = {}, {}
+        for e in est:
+            r = res[e]
+            eps[s][e] = None if r.error is not None else r.eps_max_nats
+            if r.error is not None:
+                errs[s][e] = r.error
+        if rank_gammas:
+            if s in rank_gammas:
+                from .metrics.rank_disclosure import rank_disclosure
+
+                eps[s]["rank"] = float(rank_disclosure(rank_gammas[s]).rank_eps_max)
+            else:
+                eps[s]["rank"] = None
+                errs[s]["rank"] = "no 1-to-N score matrix"
+    criteria = {"EER": {s: -eer[s] for s in names}}
+    criteria.update({e: {s: eps[s][e] for s in names} for e in cols})
+    return EstimatorTable(names, cols, eer, eps, errs, _pair_changes(names, criteria))

@@ -23,6 +23,8 @@ Two families are provided.
   (:meth:`GaussianRankModel.rank_pmf`), giving the exact ``gamma_k`` and the exact rank LLR against every
   impostor, with which the exchangeability assumption of the rank LLR (worst-case paper, Eq. 35) is checked.
 
+More kinds (heavy-tailed, skewed, 1-to-N with a leaking share of probes) are in :mod:`vpeval.simulate_kinds`.
+
 Units: LLRs in nats throughout.
 """
 
@@ -138,6 +140,11 @@ class GaussianScoreModel:
         t = brentq(gap, lo, hi, xtol=1e-14)
         return float(stats.norm.cdf(t, self.mu_tar, self.sigma_tar))
 
+    def params(self) -> dict:
+        """The model's parameters, JSON-ready."""
+        return {"family": "normal", "mu_tar": self.mu_tar, "sigma_tar": self.sigma_tar, "mu_non": self.mu_non,
+                "sigma_non": self.sigma_non}
+
 
 @dataclass(frozen=True)
 class SimulatedScores:
@@ -149,7 +156,7 @@ class SimulatedScores:
         Target and non-target scores.
     tar_llr, non_llr : ndarray, float64
         Oracle LLR (nats) of every score, from the generating densities.
-    model : GaussianScoreModel
+    model : GaussianScoreModel, or a model of :mod:`vpeval.simulate_kinds`
         The generating model; ``model.llr(s)`` is the oracle score -> LLR curve.
     """
 

@@ -83,17 +83,94 @@ def _print_table(result, title):
         console.print(line, highlight=False, markup=False)
 
 
+def _rank_gamma(path: str):
+    """Rank histogram (fractional ties) of a 1-to-N matrix: a long .csv/.parquet table or a folder holding Kaldi
+    ``trials`` and ``scores`` that cover every (enrolled speaker, probe) pair."""
+    from ..io.matrix import read_kaldi_score_matrix, read_score_matrix
+    from ..metrics.identification import rank_histogram
+
+    p = Path(path)
+    sm = read_kaldi_score_matrix(p / "trials", p / "scores") if p.is_dir() else read_score_matrix(p)
+    return rank_histogram(sm.scores, sm.true_index, ties="fractional")
+
+
+def _print_estimator_table(table, title):
+    """Terminal form of :class:`vpeval.disclosure.EstimatorTable` and its order changes."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    from ..disclosure import ESTIMATOR_LABELS
+
+    console = Console()
+    rt = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False,
+                   caption="EER: ROCCH, %; eps_max = max |LLR| over the trials, nats, per LLR estimator")
+    rt.add_column("system", no_wrap=True)
+    rt.add_column("EER (%)", justify="right")
+    for e in table.estimators:
+        rt.add_column(ESTIMATOR_LABELS.get(e, e), justify="right")
+    for s in table.systems:
+        rt.add_row(s, f"{100 * table.eer[s]:.2f}", *["n/a" if table.eps_max_nats[s][e] is None
+                                                     else _fmt(table.eps_max_nats[s][e], "{:.3g}")
+                                                     for e in table.estimators])
+    console.print(rt)
+    for s in table.systems:
+        for e, why in table.errors[s].items():
+            console.print(f"{s}, {ESTIMATOR_LABELS.get(e, e)}: n/a ({why})", highlight=False, markup=False)
+    if not table.order_changes:
+        console.print("The order of the systems is the same under the EER and every estimator.", highlight=False,
+                      markup=False)
+    for c in table.order_changes:
+        a, b = c["systems"]
+        lab = lambda names: ", ".join(ESTIMATOR_LABELS.get(n, n) for n in names)  # noqa: E731
+        console.print(f"Order changes: {a} discloses more than {b} by {lab(c['a_more'])}, less by "
+                      f"{lab(c['b_more'])}" + (f" (tied by {lab(c['tied'])})" if c["tied"] else "") + ".",
+                      highlight=False, markup=False)
+
+
 @score_input_options
 def disclosure_command(
-    scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
+    scores: List[str] = typer.Argument(..., help="Score inputs (see formats), each PATH or NAME=PATH. With "
+                                       "several, the worst-case paper's Table 3 layout: per system the EER and "
+                                       "eps_max per estimator, and where the order of systems changes."),
     score_input: ScoreInputOptions = ScoreInputOptions(),
-    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
+    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP + " With several "
+                                                   "inputs the default is pav_laplace, gaussian, student_t."),
+    rank_table: Optional[List[str]] = typer.Option(
+        None, "--rank-table", help="NAME=TABLE: the 1-to-N score matrix of system NAME (a long .csv/.parquet "
+        "table enroll_spk,trial_spk,trial_id,score, or a folder with Kaldi trials and scores covering every "
+        "pair); adds the rank-LLR column (Eq. 35). Repeatable."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ):
-    from ..disclosure import worst_case_disclosure
+    from ..disclosure import TABLE_ESTIMATORS, estimator_table, worst_case_disclosure
+    from .common import display_name, split_name
 
+    if len(scores) > 1 or rank_table:
+        if score_input.key:
+            raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
+        est = _parse_estimators(estimators) if estimators else TABLE_ESTIMATORS
+        systems, sources = {}, {}
+        for spec in scores:
+            name, path = split_name(spec)
+            name = name or display_name(Path(path).stem or Path(path).name)
+            if name in systems:
+                raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
+            t = score_input.load(path)
+            systems[name], sources[name] = (t.tar, t.non), t.source
+        gammas = {}
+        for spec in rank_table or []:
+            name, path = split_name(spec)
+            if name is None or name not in systems:
+                raise VpevalError(f"--rank-table {spec!r}: expected NAME=TABLE with NAME one of {list(systems)}")
+            gammas[name] = _rank_gamma(path)
+        table = estimator_table(systems, est, rank_gammas=gammas)
+        if json_out:
+            echo_json({"inputs": sources, "estimator_table": table.to_dict()})
+            return
+        _print_estimator_table(table, f"vpeval disclosure: {len(systems)} systems (worst-case paper, Table 3 layout)")
+        return
     est = _parse_estimators(estimators)
-    t = score_input.load(scores)
+    t = score_input.load(split_name(scores[0])[1])
     res = worst_case_disclosure(t.tar, t.non, est)
     if json_out:
         echo_json({"input": t.source, "disclosure": res.to_dict()})
@@ -125,7 +202,7 @@ def simulation_comparison(sim, estimators, rank_model=None, n_probes=2000, seed=
                       "eps_max_nats": r.eps_max_nats, "oracle_eps_max_nats": res["oracle"].eps_max_nats}
     m = sim.model
     out = {
-        "model": {"mu_tar": m.mu_tar, "sigma_tar": m.sigma_tar, "mu_non": m.mu_non, "sigma_non": m.sigma_non},
+        "model": m.params(),
         "n_tar": int(sim.tar.size), "n_non": int(sim.non.size), "seed": seed,
         "eer_exact": m.eer(), "eer_rocch": rocch_eer(sim.tar, sim.non), "eer_interp": interp_eer(sim.tar, sim.non),
         "disclosure": res.to_dict(),
@@ -168,12 +245,21 @@ def _write_simulation(tmp: Path, rep, sim, comparison) -> None:
 def simulate_command(
     out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (must not exist or be empty, "
                                  "unless --force)."),
-    kind: str = typer.Option("counterexample", "--kind", help="counterexample (equal means, sigma 2 vs 1) or "
-                             "equal-variance."),
-    n: int = typer.Option(2000, "--n", help="Scores per class."),
-    separation: float = typer.Option(2.0, "--separation", help="d' for --kind equal-variance."),
-    n_speakers: int = typer.Option(10, "--n-speakers", help="N of the 1-to-N rank simulation (counterexample)."),
-    n_probes: int = typer.Option(2000, "--n-probes", help="Probes of the rank simulation."),
+    kind: str = typer.Option("counterexample", "--kind", help="counterexample (equal means, sigma 2 vs 1), "
+                             "equal-variance (normal, d' = --separation), student-t (heavy tails: t(--df) "
+                             "shifted by --separation, unit scale; bounded oracle LLR), lognormal (skewed: ln s "
+                             "normal, shifted by --separation) or one-to-n (N = --n-speakers; a share --share of "
+                             "the probes has its true speaker's score shifted by --shift, the rest are noise: "
+                             "EER near 50 % with identified probes, the LID paper's pattern)."),
+    n: int = typer.Option(2000, "--n", help="Scores per class (not one-to-n)."),
+    separation: float = typer.Option(2.0, "--separation", help="Shift of the targets for equal-variance, "
+                                     "student-t and lognormal (scale units)."),
+    df: float = typer.Option(3.0, "--df", help="Degrees of freedom for --kind student-t."),
+    share: float = typer.Option(0.1, "--share", help="Share of leaking probes for --kind one-to-n."),
+    shift: float = typer.Option(4.0, "--shift", help="Score shift of a leaking probe's true speaker (one-to-n)."),
+    n_speakers: int = typer.Option(10, "--n-speakers", help="N of the 1-to-N simulation (counterexample, "
+                                   "one-to-n)."),
+    n_probes: int = typer.Option(2000, "--n-probes", help="Probes of the 1-to-N simulation."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of numpy's default_rng."),
     estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
@@ -182,35 +268,50 @@ def simulate_command(
 ):
     from ..report import Paragraph, Report, Table
     from ..simulate import counterexample, counterexample_rank_model, equal_variance
+    from ..simulate_kinds import LeakyShareModel, lid_oracle_comparison, lognormal_scores, student_t_scores
 
     est = _parse_estimators(estimators)
     from ..io.output import claim_folder
 
+    kinds = ("counterexample", "equal-variance", "student-t", "lognormal", "one-to-n")
+    if kind not in kinds:
+        raise VpevalError(f"--kind must be one of {', '.join(kinds)}, got {kind!r}")
     # claimed before the work: a second run into the same folder is refused at once
     with claim_folder(Path(out_dir), command="simulate", force=force) as claim:
+        rank_model, lid_cmp = None, None
         if kind == "counterexample":
             sim = counterexample(n, seed=seed)
             rank_model = counterexample_rank_model(n_speakers)
         elif kind == "equal-variance":
             sim = equal_variance(separation, n, n, seed=seed)
-            rank_model = None
+        elif kind == "student-t":
+            sim = student_t_scores(df, separation, n, n, seed=seed)
+        elif kind == "lognormal":
+            sim = lognormal_scores(separation, 1.0, n, n, seed=seed)
         else:
-            raise VpevalError(f"--kind must be counterexample or equal-variance, got {kind!r}")
+            lid_cmp = lid_oracle_comparison(LeakyShareModel(n_speakers, share, shift), n_probes, seed)
+            sim = lid_cmp.pop("simulation").trials()
         comparison, _ = simulation_comparison(sim, est, rank_model, n_probes, seed)
-        rep = Report(f"vpeval simulate: {kind}", options={"kind": kind, "n": n, "seed": seed,
-                                                          "separation": separation if kind != "counterexample" else None})
+        rep = Report(f"vpeval simulate: {kind}", options={
+            "kind": kind, "n": n if lid_cmp is None else None, "seed": seed,
+            "separation": separation if kind in ("equal-variance", "student-t", "lognormal") else None,
+            "df": df if kind == "student-t" else None,
+            "share": share if lid_cmp is not None else None, "shift": shift if lid_cmp is not None else None})
         from ..report.disclosure import disclosure_section
 
         sec, _ = disclosure_section(sim.tar, sim.non, est, oracle=(sim.tar_llr, sim.non_llr, sim.model.llr))
         rows = [[name, e.get("mean_abs_error_nats", float("nan")), e.get("max_abs_error_nats", float("nan")),
                  e.get("error", "")] for name, e in comparison["llr_error_vs_oracle"].items()]
         sec.blocks.insert(1, Paragraph(
-            f"Simulated scores with exact LLRs ({kind}; {n} per class; seed {seed}). Exact EER "
+            f"Simulated scores with exact LLRs ({kind}; "
+            + (f"{n} per class" if lid_cmp is None else f"the {n_probes} x {n_speakers} score matrix pooled into "
+               f"{sim.tar.size} target and {sim.non.size} non-target trials") + f"; seed {seed}). Exact EER "
             f"{100 * comparison['eer_exact']:.2f} %, ROCCH-EER {100 * comparison['eer_rocch']:.2f} %, interpolated "
             f"EER {100 * comparison['eer_interp']:.2f} %."))
         sec.blocks.append(Table(["estimator", "mean |LLR - oracle| (nats)", "max |LLR - oracle| (nats)", "error"],
                                 rows, caption="LLR error against the oracle over the simulated trials"))
         if rank_model is not None:
+            sec.blocks.append(_rank_llr_figure(rank_model, n_probes, seed))
             rk = comparison["rank"]
             sec.blocks.append(Table(
                 ["rank", "gamma exact", "gamma estimated", "rank LLR exact (nats)", "rank LLR estimated (nats)"],
@@ -218,6 +319,11 @@ def simulate_command(
                   rk["rank_llr_estimated_nats"][k]] for k in range(rk["n_speakers"])],
                 caption=f"Rank LLR (worst-case paper Eq. 35) from {n_probes} simulated probes against "
                         f"{rk['n_speakers']} speakers, against its exact value (exchangeable impostors)."))
+        if lid_cmp is not None:
+            lid_bits, oracle_bits = lid_cmp.pop("lid_bits"), lid_cmp.pop("oracle_lid_bits")
+            comparison["lid"] = lid_cmp
+            sec.blocks.append(_lid_oracle_table(lid_cmp))
+            sec.blocks.append(_lid_oracle_figure(lid_bits, oracle_bits, n_speakers))
         sec.data = comparison
         rep.add(sec)
         _write_simulation(claim.path, rep, sim, comparison)
@@ -226,6 +332,83 @@ def simulate_command(
     elif not quiet:
         typer.echo(f"wrote {out_dir}/scores.txt (score label), oracle_llr.txt, comparison.json and "
                    f"{out_dir}/report/report.html")
+
+
+def rank_llr_points(rank_model, n_probes, seed, max_probes=300):
+    """Every entry of the first ``max_probes`` rows of the rank simulation of :func:`simulation_comparison`
+    (the same draw: same ``n_probes`` and ``seed``) as ``(score, rank LLR of its rank, is_true_speaker)``;
+    the rank LLR (Eq. 35, nats) from the histogram of all ``n_probes`` rows."""
+    from ..calibration.rank import rank_llr
+    from ..metrics.identification import rank_histogram
+
+    ranks = rank_model.sample(n_probes, seed=seed)
+    m = ranks.score_matrix
+    llr = rank_llr(rank_histogram(m, ranks.true_index, ties="fractional"))
+    sub = m[:max_probes]
+    order = (sub[:, :, None] < sub[:, None, :]).sum(axis=2)  # 0 = highest score of the row (continuous: no ties)
+    is_true = np.zeros(sub.shape, dtype=bool)
+    is_true[np.arange(sub.shape[0]), ranks.true_index[:max_probes]] = True
+    return sub.ravel(), llr[order.ravel()], is_true.ravel()
+
+
+def _rank_llr_figure(rank_model, n_probes, seed):
+    """The worst-case paper's Fig. 2 view: rank LLRs at their entries' scores against the oracle score LLR."""
+    from ..report import Figure
+    from ..simulate import GaussianScoreModel
+
+    scores, llr, is_true = rank_llr_points(rank_model, n_probes, seed)
+    imp = rank_model.impostors[0]
+    oracle = GaussianScoreModel(rank_model.target[0], rank_model.target[1], imp[0], imp[1])
+
+    def draw(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        grid = np.linspace(scores.min(), scores.max(), 400)
+        ax.plot(grid, oracle.llr(grid), "k-", lw=1.2, label="oracle LLR of the score")
+        ax.plot(scores[~is_true], llr[~is_true], ".", ms=2, alpha=0.4, color="C0", label="rank LLR: impostor entries")
+        ax.plot(scores[is_true], llr[is_true], ".", ms=3, alpha=0.7, color="C3", label="rank LLR: true-speaker entries")
+        ax.set_xlabel("score")
+        ax.set_ylabel("LLR (nats)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+
+    return Figure("rank_llr_vs_oracle", draw, "Rank LLR (Eq. 35, estimated from the simulated probes) of each "
+                  "entry's rank, at the entry's score, against the oracle LLR of the score (worst-case paper, "
+                  f"Fig. 2): the rank keeps only the order within a row, so it cannot follow the oracle's growth in "
+                  f"both tails. First {min(300, n_probes)} probes of {n_probes}.")
+
+
+def _lid_oracle_table(c):
+    """Report table: vpeval's LID chain beside the exact LID of a one-to-n simulation."""
+    from ..report import Table
+
+    keys = ("alid", "pdr", "lid_plus", "lid_minus", "lid_max")
+
+    def row(name, d, lk):
+        vals = [d[k] if d[k] is not None else float("nan") for k in keys]
+        vals[1] = 100 * vals[1]
+        return [name, *vals, lk]
+
+    return Table(["LID", "ALID (bits)", "PDR (%)", "LID+ (bits)", "LID- (bits)", "LID_max (bits)",
+                  "mean LID of leaking probes (bits)"],
+                 [row("vpeval (z-norm, logistic)", c["vpeval"], c["vpeval_lid_leaking_mean"]),
+                  row("oracle (exact posterior)", c["oracle"], c["oracle_lid_leaking_mean"])],
+                 caption=f"LID against the oracle: {c['n_probes']} probes x {c['n_speakers']} speakers, "
+                         f"{100 * c['leaking_share']:.1f} % leaking probes drawn; pooled exact EER "
+                         f"{100 * c['eer_exact']:.2f} %; mean |LID - oracle| {c['mean_abs_error_bits']:.3g} bits.")
+
+
+def _lid_oracle_figure(lid_bits, oracle_bits, n_speakers):
+    from ..plots import LIDCCDFDisplay
+    from ..report import Figure
+
+    def draw(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        LIDCCDFDisplay(lid_bits, n_speakers, label="vpeval (z-norm, logistic)").plot(ax)
+        LIDCCDFDisplay(oracle_bits, n_speakers, label="oracle (exact posterior)").plot(ax)
+        ax.legend(fontsize=8)
+
+    return Figure("lid_ccdf_oracle", draw, "Share of probes whose LID is at least x bits: vpeval's LID chain "
+                  "and the exact LID of the simulation; dotted: log2 N.")
 
 
 _RANK_HELP = """\
@@ -292,9 +475,13 @@ def register(app: typer.Typer) -> None:
     """Add ``disclosure``, ``rank-disclosure`` and ``simulate`` to the ``vpeval`` app."""
     app.command("rank-disclosure", help=_RANK_HELP)(handle_errors(rank_disclosure_command))
     app.command("disclosure", help="Worst-case disclosure eps_max per LLR estimator (nats, bits, log10), the "
-                "trial attaining it, |LLR| quantiles and exceedance shares.\n" + FORMATS_HELP)(
+                "trial attaining it, |LLR| quantiles and exceedance shares. With several inputs (NAME=PATH): the "
+                "worst-case paper's Table 3 layout, EER beside eps_max per estimator per system (--rank-table adds "
+                "the rank LLR), and the pairs of systems whose order changes between the EER and the "
+                "estimators.\n" + FORMATS_HELP)(
         handle_errors(disclosure_command))
-    app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample or "
-                "equal-variance normals), compare every estimator with the oracle, and write into OUT_DIR: "
-                "scores.txt (`score label` lines, 1 = target), oracle_llr.txt (`score label oracle_llr_nats`), "
-                "comparison.json and report/report.html.")(handle_errors(simulate_command))
+    app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample, "
+                "equal-variance normals, heavy-tailed Student-t, skewed lognormal, or a 1-to-N matrix with a "
+                "leaking share of probes, whose LID is also compared with the exact LID), compare every estimator "
+                "with the oracle, and write into OUT_DIR: scores.txt (`score label` lines, 1 = target), "
+                "oracle_llr.txt (`score label oracle_llr_nats`), comparison.json and report/report.html.")(handle_errors(simulate_command))

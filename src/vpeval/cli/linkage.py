@@ -125,6 +125,19 @@ def register(app: typer.Typer) -> None:
         drop_unenrolled: bool = typer.Option(
             False, "--drop-unenrolled", help="Drop probes whose speaker is not enrolled (count is reported)."
         ),
+        calibration: str = typer.Option(
+            "logistic", "--calibration", help="LID sensitivity (needs --dev): calibrate the z-scores by 'logistic' "
+            "(the LID chain), 'pav' (Laplace-smoothed PAV: monotone, non-parametric) or 'student_t' (one Student-t "
+            "density per class: a non-affine LLR); reported beside the default chain."),
+        no_znorm: bool = typer.Option(False, "--no-znorm", help="LID sensitivity (needs --dev): calibrate the raw "
+                                      "scores, without the per-probe row z-norm."),
+        prior: Optional[float] = typer.Option(
+            None, "--prior", help="LID sensitivity (needs --dev): target prior of the logistic fit's weighting "
+            "(default: the training proportion 1/N). The intercept cancels in the softmax; the weighting moves the "
+            "slope."),
+        misid_threshold: float = typer.Option(
+            0.5, "--misid-threshold", help="Confident misidentification: share of probes whose most probable wrong "
+            "speaker has a posterior above this (and that posterior's mean log-odds, bits)."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
         scheduler: Optional[str] = SchedulerOpt,
         workers: Optional[int] = WorkersOpt,
@@ -144,6 +157,12 @@ def register(app: typer.Typer) -> None:
 
         if dev_key is not None and dev is None:
             raise VpevalError("--dev-key needs --dev")
+        variant = calibration != "logistic" or no_znorm or prior is not None
+        if variant and dev is None:
+            raise VpevalError("--calibration, --no-znorm and --prior need --dev (a development matrix): the "
+                              "cross-fitted chain supports the default logistic calibration of z-scores only")
+        if not 0.0 < misid_threshold < 1.0:
+            raise VpevalError(f"--misid-threshold must be in (0, 1), got {misid_threshold}")
         on_cluster = execution(scheduler, workers)  # options checked before reading
         sm = _read(table, key, drop_unenrolled)
         dsm = _read(dev, dev_key, drop_unenrolled) if dev is not None else None
@@ -164,7 +183,15 @@ def register(app: typer.Typer) -> None:
                 client=client,
             )
 
+        from ..metrics.linkage.variants import lid_variant
+
+        misid = _misidentification(res.lid, sm.scores, sm.true_index, misid_threshold)
+        var = (lid_variant(dsm.scores, dsm.true_index, sm.scores, sm.true_index, calibration=calibration,
+                           znorm=not no_znorm, p_target=prior, threshold=misid_threshold) if variant else None)
         out = res.to_dict()
+        out["confident_misidentification"] = misid
+        if var is not None:
+            out["lid_variant"] = var.to_dict()
         out["input"] = {
             "table": str(table),
             "dev": None if dev is None else str(dev),
@@ -193,6 +220,54 @@ def register(app: typer.Typer) -> None:
 
         print_verdicts(Console(), verdicts, undecided)
         _print(res, sm, dsm, table)
+        _print_misid(misid, var)
+
+
+def _misidentification(lr, scores, true_index, threshold, rows: int = 4096) -> dict:
+    """:func:`~vpeval.metrics.linkage.variants.confident_misidentification` of the chain's own LLRs (each probe's
+    fold calibration applied to its z-normalised row), in row blocks."""
+    import numpy as np
+
+    from ..metrics.linkage import znorm_rows
+    from ..metrics.linkage.variants import confident_misidentification
+
+    n = scores.shape[0]
+    fold = np.zeros(n, np.int64) if lr.fold is None else np.asarray(lr.fold)
+    hits, total = 0, 0.0
+    for a in range(0, n, rows):
+        z = znorm_rows(np.asarray(scores[a:a + rows], dtype=np.float64))
+        f = fold[a:a + rows]
+        llr = lr.slope[f][:, None] * z + lr.intercept[f][:, None]
+        r = confident_misidentification(llr, true_index[a:a + rows], threshold)
+        h = int(round(r["share"] * r["n"]))
+        hits += h
+        total += r["mean_log_odds_bits"] * h if h else 0.0
+    return {"share": hits / n, "mean_log_odds_bits": total / hits if hits else float("nan"),
+            "threshold": float(threshold), "n": int(n)}
+
+
+def _print_misid(misid, var) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    lo = misid["mean_log_odds_bits"]
+    con.print(f"Confident misidentification: {100 * misid['share']:.2f} % of probes have a wrong speaker with "
+              f"posterior above {misid['threshold']:g}" + ("" if math.isnan(lo) else
+                                                            f" (mean log-odds {lo:.3f} bits)") + ".",
+              highlight=False, markup=False)
+    if var is None:
+        return
+    d = var.to_dict()
+    t = Table(title=f"LID sensitivity: calibration {d['calibration']}, z-norm {'on' if d['znorm'] else 'off'}, "
+                    f"prior {'training proportion' if d['p_target'] is None else d['p_target']} "
+                    "(fitted on --dev)")
+    for c in ("ALID", "PDR (%)", "LID+", "LID-", "LID_max", "misid. (%)"):
+        t.add_column(c, justify="right")
+    m = d["misidentification"]
+    t.add_row(_fmt(d["alid_bits"]), _fmt(100 * d["pdr"]), _fmt(d["lid_plus_bits"]), _fmt(d["lid_minus_bits"]),
+              _fmt(d["lid_max_bits"]), _fmt(100 * m["share"]))
+    con.print(t)
 
 
 def _print(res, sm, dsm, table) -> None:

@@ -84,9 +84,13 @@ def verify(
             verdicts[name] = v
     del t  # the trial keys and the unsplit scores are not needed any more (memory at 1e7 trials)
     summary = verification_summary(tar, non, tuple(p_target), scores_are_llrs=llr)
+    from ..metrics.eer_defined import eer_undefined_reason
+
+    eer_note = eer_undefined_reason(tar, non, scores_are_llrs=llr)
     if json_out:
         echo_json({"input": source, "verdicts": verdicts, **({"verdicts_not_decided": undecided} if undecided else {}),
-                   "metrics": {m.key: m.as_dict() for m in summary}})
+                   "metrics": {m.key: m.as_dict() for m in summary},
+                   "eer_defined": eer_note is None, **({"eer_undefined_reason": eer_note} if eer_note else {})})
         return
     from ..report.units import display_metrics
 
@@ -99,8 +103,12 @@ def verify(
     errors = {m.key: m.error for m in summary}
     for key_, name, value, unit, _ in display_metrics(summary):
         v = value if isinstance(value, str) else ("n/a" if errors.get(key_) else f"{value:.6g}")
+        if eer_note and key_.startswith("eer_"):
+            v = f"undefined ({v})"
         table.add_row(escape(name), v, unit)
     Console().print(table)
+    if eer_note:
+        typer.echo(eer_note)
     for m in summary:
         if m.error:
             typer.echo(f"{m.name}: {m.error}")
@@ -198,9 +206,17 @@ def report(
             meta.append({"name": "groups", "path": str(groups), "sha256": sha256_file(groups)})
             rep.options.update({"groups": str(groups), "seed": seed, "n_boot": n_boot})
             rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
+        disclosures = {}
         for name, t in systems.items():
-            rep.add(disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
-                                       title=f"Worst-case disclosure per LLR estimator: {name}")[0])
+            sec, disclosures[name] = disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
+                                                        title=f"Worst-case disclosure per LLR estimator: {name}")
+            rep.add(sec)
+        if len(systems) > 1:
+            from ..disclosure import estimator_table
+            from ..report.disclosure import estimator_table_section
+
+            rep.add(estimator_table_section(estimator_table(
+                {n: (t.tar, t.non) for n, t in systems.items()}, disclosures=disclosures)))
         render_report(rep, claim.path)
     ver = next(sec for sec in rep.sections if sec.id == "verification")
     if json_out:

@@ -28,6 +28,7 @@ __all__ = [
     "analyse_attributes",
     "analyse_distinctiveness",
     "analyse_one_to_n",
+    "lid_noise_baseline",
 ]
 
 
@@ -251,3 +252,29 @@ def analyse_one_to_n(m: OneToN, *, separable: str = "regularize", seed: int = 0,
     a ``distributed.Client`` to scan large matrices on (same results)."""
     return linkage_analysis(m.scores, m.true_index, speaker_ids=m.enrolled_speaker, separable=separable,
                             seed=seed, client=client)
+
+
+def lid_noise_baseline(true_index, speaker_ids, *, seed: int = 0) -> LinkageAnalysis:
+    """The LID chain of an attacker whose scores are noise, at the same N and probes as a real matrix.
+
+    Every score is drawn iid ``N(0, 1)`` (``numpy.random.default_rng(seed)``) in a matrix of shape
+    ``(len(true_index), len(speaker_ids))``; the true columns and the enrolled speakers (hence the
+    speaker-grouped cross-fitting folds) are those given, and the chain is the audit's
+    (:func:`analyse_one_to_n`: ``separable="regularize"``). Its ALID, PDR and LID_max are what chance alone
+    shows at this N and number of probes: an anonymizer's LID is read against this row (the LID paper's
+    random-noise baseline).
+
+    Parameters
+    ----------
+    true_index : array_like of int, shape (n_probes,)
+    speaker_ids : sequence of str, length N
+    seed : int
+
+    Returns
+    -------
+    LinkageAnalysis
+    """
+    t = np.asarray(true_index, dtype=np.int64)
+    n = len(speaker_ids)
+    noise = np.random.default_rng(seed).normal(0.0, 1.0, (t.size, n))
+    return linkage_analysis(noise, t, speaker_ids=list(speaker_ids), separable="regularize", seed=seed)

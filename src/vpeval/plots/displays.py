@@ -208,10 +208,23 @@ class LIDCCDFDisplay:
     n_speakers: int
     label: str = ""
 
+    def steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """The drawn step function as ``(x, percent)`` for ``ax.step(..., where="post")``.
+
+        ``percent[j]`` holds on ``[x[j], x[j+1])``. The first point is the smallest LID with 100 %, then each
+        distinct LID ``u`` carries ``100 #(LID > u) / n`` (the share at least any value just above ``u``, the
+        value of :func:`vpeval.metrics.linkage.lid_ccdf` at the next distinct LID), so the curve drops to 0 at the
+        largest LID. Tied LIDs make one step.
+        """
+        from ..metrics.linkage.summary import lid_ccdf
+
+        u, pct = lid_ccdf(self.lid_values)  # pct[j] = % with LID >= u[j]
+        above = np.append(pct[1:], 0.0)  # % with LID > u[j]
+        return np.concatenate([u[:1], u]), np.concatenate([[100.0], above])
+
     def plot(self, ax=None, **kwargs):
         ax = _axes(ax)
-        x = np.sort(np.asarray(self.lid_values, dtype=float))
-        share = 100 * (1 - np.arange(x.size) / x.size)  # % with LID >= x[i]
+        x, share = self.steps()
         line = ax.step(x, share, where="post", label=legend_label(self.label), **kwargs)[0]
         ax.axvline(np.log2(self.n_speakers), ls=":", color=line.get_color(), lw=0.8)
         ax.axvline(0, color="grey", lw=0.8)

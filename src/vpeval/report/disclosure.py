@@ -147,3 +147,34 @@ def rank_disclosure_section(gammas: dict, *, n_probes: dict | None = None, secti
                              "raw rank-LLR eps_max (bits)"], rows))
     sec.data = {"conditions": data}
     return sec
+
+
+def estimator_table_section(table, *, section_id="estimator-table",
+                            title="EER and eps_max per LLR estimator (worst-case paper, Table 3)") -> Section:
+    """Report section of a :class:`vpeval.disclosure.EstimatorTable`: one row per system, and a paragraph naming
+    the pairs of systems whose order changes between the EER and the estimators."""
+    from ..disclosure import ESTIMATOR_LABELS
+
+    lab = [ESTIMATOR_LABELS.get(e, e) for e in table.estimators]
+    sec = Section(section_id, title)
+    sec.blocks.append(Paragraph(
+        "Per system: the ROCCH-EER and the worst case eps_max = max |LLR| (nats) under each LLR estimator, each fitted "
+        "on the system's own trials. The worst-case paper's point: the EER and the estimators need not rank the "
+        "systems alike (a Gaussian fit extrapolates heavy tails into huge LLRs; the Laplace PAV cannot exceed its "
+        "resolution)."))
+    rows = [[s, 100 * table.eer[s]] + [float("nan") if table.eps_max_nats[s][e] is None else table.eps_max_nats[s][e]
+                                       for e in table.estimators] for s in table.systems]
+    sec.blocks.append(Table(["system", "EER (%)"] + [f"{x} (nats)" for x in lab], rows,
+                            caption="EER beside eps_max per estimator"))
+    if table.order_changes:
+        def names(xs):
+            return ", ".join(ESTIMATOR_LABELS.get(x, x) for x in xs)
+
+        text = " ".join(f"{c['systems'][0]} discloses more than {c['systems'][1]} by {names(c['a_more'])}, less by "
+                        f"{names(c['b_more'])}." for c in table.order_changes)
+        sec.blocks.append(Paragraph("The order of systems changes between criteria: " + text, kind="note"))
+    else:
+        sec.blocks.append(Paragraph("The order of the systems is the same under the EER and every estimator."))
+    sec.data = table.to_dict()
+    return sec
+
