@@ -160,3 +160,61 @@ def test_list_readers(tmp_path):
     expect_input_error(read_vpc_trials, t, "A a2 target\nA a2 target\n", "trials:2")
     t.write_text("A a2 target\nB a2 nontarget\n")
     assert [(x.line, x.enroll_speaker, x.is_target) for x in read_vpc_trials(t)] == [(1, "A", True), (2, "B", False)]
+
+
+def _rule_es():
+    # the issue's example: enrollment (1, 0) and (0, 3) of speaker A; test (1, 1) of A and (2, -1) of B
+    emb = np.array([[1.0, 0], [0, 3], [1, 1], [2, -1]])
+    return EmbeddingSet(emb, ["a1", "a2", "a3", "b1"], ["A", "A", "A", "B"], ["original"] * 4)
+
+
+@pytest.mark.parametrize("rule, expected", [("vpc", [0.894427, -0.141421]), ("normalized", [1.0, 0.316228]),
+                                            (None, [0.894427, -0.141421])])
+def test_enroll_rule_issue_example(rule, expected):
+    tr = [VPCTrial("t", 1, "A", "a3", True), VPCTrial("t", 2, "A", "b1", False)]
+    kw = {} if rule is None else {"enroll_rule": rule}
+    out = build_vpc_trials(_rule_es(), {"a1": 1, "a2": 2}, tr, types=["oo"], **kw)["oo"]
+    np.testing.assert_allclose(out.scores, expected, atol=5e-7)
+    # exact values: model (0.5, 1.5) under vpc, (1, 1)/sqrt(2) under normalized
+    exact = [2 / np.sqrt(5), -0.5 / np.sqrt(12.5)] if rule != "normalized" else [1.0, 1 / np.sqrt(10)]
+    np.testing.assert_allclose(out.scores, exact, rtol=1e-14)
+    assert out.meta["enroll_rule"] == (rule or "vpc")
+
+
+def test_enroll_rule_input_order_and_unknown():
+    tr = [VPCTrial("t", 1, "A", "a3", True), VPCTrial("t", 2, "A", "b1", False)]
+    es = _rule_es()
+    perm = [3, 1, 2, 0]
+    es2 = EmbeddingSet(es.embeddings[perm], es.utterance_id[perm], es.speaker_id[perm], es.condition[perm])
+    a = build_vpc_trials(es, {"a1": 1, "a2": 2}, tr, types=["oo"])["oo"].scores
+    b = build_vpc_trials(es2, {"a2": 1, "a1": 2}, tr, types=["oo"])["oo"].scores
+    assert a.tolist() == b.tolist()
+    from vpeval.errors import VpevalError
+
+    with pytest.raises(VpevalError, match="enroll rule 'mean'"):
+        build_vpc_trials(es, {"a1": 1, "a2": 2}, tr, types=["oo"], enroll_rule="mean")
+
+
+def test_enroll_rule_cli(tmp_path):
+    from vpeval.cli.main import app
+    from vpeval.io.embeddings import write_embeddings
+
+    es = _rule_es()
+    emb = tmp_path / "e.npz"
+    write_embeddings(emb, EmbeddingSet(np.r_[es.embeddings, es.embeddings], list(es.utterance_id) * 2,
+                                       list(es.speaker_id) * 2, ["original"] * 4 + ["anonymized"] * 4))
+    (tmp_path / "enrolls").write_text("a1\na2\n")
+    (tmp_path / "trials_f").write_text("A a3 target\nA b1 nontarget\n")
+    for rule, expected in ((None, [0.894427, -0.141421]), ("vpc", [0.894427, -0.141421]),
+                           ("normalized", [1.0, 0.316228])):
+        out = tmp_path / f"out_{rule}"
+        args = ["trials", str(emb), "-o", str(out), "--enroll-list", str(tmp_path / "enrolls"),
+                "--vpc-trials", str(tmp_path / "trials_f"), "--json"] + (["--enroll-rule", rule] if rule else [])
+        r = runner.invoke(app, args)
+        assert r.exit_code == 0, r.output
+        summary = json.loads(r.stdout)
+        assert summary["enroll_rule"]["name"] == (rule or "vpc")
+        got = read_trials_scores(out / "oa" / "trials", out / "oa" / "scores")
+        np.testing.assert_allclose(got.scores, expected, atol=5e-7)
+    r = runner.invoke(app, ["trials", str(emb), "-o", str(tmp_path / "bad"), "--enroll-rule", "vpc"])
+    assert r.exit_code == 2 and "--enroll-rule" in r.output and "--vpc-trials" in r.output
