@@ -16,12 +16,20 @@ file             line                                     rule
 ``utt2spk``      ``<utt> <spk>``                          required; exactly the utterances of ``wav.scp``.
 ``spk2utt``      ``<spk> <utt> <utt> ...``                optional; if present it must agree with
                                                           ``utt2spk``.
-``spk2gender``   ``<spk> m|f``                            optional; if present every speaker of ``utt2spk``
-                                                          needs a line (extra speakers are allowed).
-``text``         ``<utt> <words...>``                     optional; every utterance listed must be in
-                                                          ``wav.scp`` (utterances without a line are
-                                                          allowed here; WER then refuses them).
+``spk2gender``   ``<spk> m|f``                            optional; if present exactly the speakers of
+                                                          ``utt2spk`` (Kaldi's rule).
+``text``         ``<utt> <words...>``                     optional; if present exactly the utterances of
+                                                          ``utt2spk`` (Kaldi's rule).
 ================ ======================================== =================================================
+
+Kaldi's own rules (``utils/validate_data_dir.sh``) are checked too, each error naming file, line and rule:
+
+* every file is sorted by its first field in C (byte) order, keys unique (``check_sorted_and_uniq``);
+* ``utt2spk`` is also sorted by speaker (``sort -k2 -C``: ordered by the line from its second field on, then
+  by the whole line); the cure is speaker ids that prefix their utterance ids (``<speaker>-<utterance>``);
+* ``spk2utt``, expanded line by line, is ``utt2spk`` line for line;
+* ``spk2gender`` lists exactly the speakers of ``utt2spk``; ``text`` exactly its utterances;
+* ids hold no whitespace (a line splits at the first blanks).
 
 Every error is an :class:`~vpeval.errors.InputFileError` naming the file and the line. Blank lines,
 duplicate keys and malformed lines are errors, never skipped. Sex from ``spk2gender`` is reported as
@@ -50,6 +58,7 @@ __all__ = [
     "is_kaldi_data_folder",
     "read_kaldi_data_folder",
     "write_kaldi_data_folder",
+    "speaker_order_problem",
     "kaldi_metadata_table",
     "VPCTrial",
     "read_vpc_enrolls",
@@ -144,6 +153,61 @@ def _keyed(path: Path, what: str) -> tuple[dict[str, str], dict[str, int]]:
     return out, where
 
 
+_FIX = "sort it with LC_ALL=C (Kaldi's utils/fix_data_dir.sh does)"
+
+
+def _check_sorted_unique(path: Path, where: dict[str, int], what: str) -> None:
+    """Kaldi's ``check_sorted_and_uniq``: first fields strictly increasing in C (byte) order.
+
+    ``where`` maps each key to its line, in file order (duplicates are already errors of :func:`_keyed`).
+    Python compares strings by code point, which is the byte order of their UTF-8 encoding.
+    """
+    prev = None
+    for key, line in where.items():
+        if prev is not None and not prev[0] < key:
+            raise InputFileError(path, line, f"{what} {key!r} comes after {prev[0]!r} (line {prev[1]}): Kaldi "
+                                 f"requires the file sorted by its first field in C (byte) order "
+                                 f"(validate_data_dir.sh: 'not sorted or has duplicates'); {_FIX}")
+        prev = (key, line)
+
+
+def _check_speaker_order(path: Path) -> None:
+    """Kaldi's ``sort -k2 -C utt2spk``: lines ordered by (the line from its second field on, whole line)."""
+    prev = None
+    for i, line in _lines(path):
+        body = line.lstrip()
+        first = body.split(None, 1)[0]
+        key = (line[len(line) - len(body) + len(first):], line)
+        if prev is not None and key < prev[0]:
+            raise InputFileError(path, i, f"line {i} ({line.strip()!r}) sorts before line {prev[1]} "
+                                 f"({prev[2]!r}) by speaker: Kaldi requires utt2spk sorted by speaker as well as "
+                                 "by utterance (validate_data_dir.sh: 'not in sorted order when sorted first on "
+                                 "speaker-id'); make each speaker id a prefix of its utterance ids, e.g. "
+                                 "'<speaker>-<utterance>'")
+        prev = (key, i, line.strip())
+
+
+def speaker_order_problem(utt2spk: dict) -> tuple[str, str] | None:
+    """The first two utterances that break Kaldi's speaker-order rule, or None.
+
+    Parameters
+    ----------
+    utt2spk : dict str -> str
+        Utterance id -> speaker id (ids without whitespace).
+
+    Returns
+    -------
+    (str, str) or None
+        Utterances ``u < v`` (consecutive in C order) whose speakers are in the opposite order, i.e. the file
+        ``utt2spk`` sorted by utterance would not also be sorted by speaker (``sort -k2 -C``).
+    """
+    utts = sorted(utt2spk)
+    for u, v in zip(utts, utts[1:]):
+        if (utt2spk[v], f"{v} {utt2spk[v]}") < (utt2spk[u], f"{u} {utt2spk[u]}"):
+            return u, v
+    return None
+
+
 def _check_plain_path(path: Path, i: int, utt: str, spec: str) -> None:
     if spec.endswith("|") or spec.startswith("|"):
         raise InputFileError(
@@ -210,11 +274,15 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
         wav[utt] = p
     if not wav:
         raise InputFileError(scp, None, "lists no utterance")
+    _check_sorted_unique(scp, wav_line, "utterance")
     utt2spk, u2s_line = _keyed(u2s_path, "utterance")
     for utt, spk in utt2spk.items():
         if len(spk.split()) != 1:
             raise InputFileError(u2s_path, u2s_line[utt], f"expected '<utterance> <speaker>', got {spk!r} "
                                  f"after {utt!r}")
+    _check_sorted_unique(u2s_path, u2s_line, "utterance")
+    _check_speaker_order(u2s_path)
+    for utt, spk in utt2spk.items():
         if utt not in wav:
             raise InputFileError(u2s_path, u2s_line[utt], f"utterance {utt!r} is not in {scp}")
     for utt in wav:
@@ -235,10 +303,26 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
         for utt in utt2spk:
             if utt not in seen:
                 raise InputFileError(u2s_path, u2s_line[utt], f"utterance {utt!r} is missing from {s2u_path}")
+        _check_sorted_unique(s2u_path, s2u_line, "speaker")
+        # Kaldi: spk2utt expanded line by line (utils/spk2utt_to_utt2spk.pl) must be utt2spk, line for line
+        expanded = [(u, spk) for spk, rest in s2u.items() for u in rest.split()]
+        for (u, spk), (v, _) in zip(expanded, utt2spk.items()):
+            if u != v:
+                raise InputFileError(s2u_path, s2u_line[spk], f"utterance {u!r} of speaker {spk!r} is out of "
+                                     f"order: Kaldi requires spk2utt, expanded line by line, to list the utterances in the "
+                                     f"order of {u2s_path} (validate_data_dir.sh: 'spk2utt and utt2spk do not "
+                                     f"seem to match'); regenerate it with utils/utt2spk_to_spk2utt.pl")
     sex = None
     g_path = folder / "spk2gender"
     if g_path.is_file():
         genders, g_line = _keyed(g_path, "speaker")
+        _check_sorted_unique(g_path, g_line, "speaker")
+        speakers = set(utt2spk.values())
+        for spk, line in g_line.items():
+            if spk not in speakers:
+                raise InputFileError(g_path, line, f"speaker {spk!r} has no utterance in {u2s_path}: Kaldi "
+                                     "requires the speakers of spk2gender and spk2utt to be the same "
+                                     "(validate_data_dir.sh); remove the line (utils/fix_data_dir.sh does)")
         sex = {}
         for spk, g in genders.items():
             if g not in GENDERS:
@@ -262,6 +346,13 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
                 raise InputFileError(t_path, i, f"utterance {utt!r} is not in {scp}")
             text[utt] = " ".join(parts[1].split()) if len(parts) > 1 else ""
             where[utt] = i
+        _check_sorted_unique(t_path, where, "utterance")
+        for utt in utt2spk:
+            if utt not in text:
+                raise InputFileError(u2s_path, u2s_line[utt], f"utterance {utt!r} has no line in {t_path}: Kaldi "
+                                     "requires the utterances of text and utt2spk to be the same "
+                                     "(validate_data_dir.sh); give it a line (an empty transcript is '<utt>' "
+                                     "alone) or remove the utterance")
         text = dict(sorted(text.items()))
     order = sorted(wav)
     return KaldiDataFolder(
@@ -394,11 +485,28 @@ def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | Non
     ------
     InputFileError
         Ids that are empty or hold whitespace, paths with a line break or ending in ``|``, keys of ``wav``
-        and ``utt2spk`` that differ, a speaker without sex, or an unknown sex value.
+        and ``utt2spk`` that differ, a speaker without sex, an unknown sex value, ``text`` keys that differ
+        from ``utt2spk``'s, or speaker ids whose order contradicts the utterance ids' order (Kaldi's
+        speaker-order rule, module docstring): every folder written passes Kaldi's ``validate_data_dir.sh``
+        rules checked by :func:`read_kaldi_data_folder`, or nothing is written.
     """
     folder = Path(folder)
     if set(wav) != set(utt2spk):
         raise InputFileError(folder, None, "wav and utt2spk must list the same utterances")
+    for utt in utt2spk:
+        _check_id("utterance", utt)
+        _check_id("speaker", utt2spk[utt])
+    bad = speaker_order_problem({str(u): str(s) for u, s in utt2spk.items()})
+    if bad is not None:
+        u, v = bad
+        raise InputFileError(folder / "utt2spk", None, f"refused: utterances {u!r} (speaker {utt2spk[u]!r}) and "
+                             f"{v!r} (speaker {utt2spk[v]!r}) are in opposite orders by utterance and by speaker, "
+                             "so Kaldi's validate_data_dir.sh would reject the folder; make each speaker id a "
+                             "prefix of its utterance ids ('<speaker>-<utterance>') and write again")
+    if text is not None and set(text) != set(utt2spk):
+        odd = sorted(set(text) ^ set(utt2spk))[0]
+        raise InputFileError(folder / "text", None, f"refused: utterance {odd!r} is in only one of text and "
+                             "utt2spk; Kaldi requires the same utterances in both")
     root = folder.resolve()
     scp, u2s = [], []
     for utt in sorted(wav):
