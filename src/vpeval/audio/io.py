@@ -39,6 +39,7 @@ __all__ = [
     "read_audio",
     "write_audio",
     "scan_audio_folder",
+    "read_item_audio",
     "read_speaker_metadata",
 ]
 
@@ -63,12 +64,16 @@ class AudioItem:
         From the stem's first ``-`` field or the metadata CSV.
     relative_path : Path
         ``path`` relative to the scanned folder (used to mirror the folder layout on output).
+    segment : KaldiSegment or None
+        The utterance's time range of ``path`` (Kaldi ``segments``); None = the whole file. Read the
+        utterance's samples with :func:`read_item_audio`.
     """
 
     path: Path
     utterance_id: str
     speaker_id: str
     relative_path: Path
+    segment: object = None
 
 
 def checked_waveform(waveform, sr, owner: str) -> np.ndarray:
@@ -272,7 +277,8 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
             raise InputFileError(folder, None, "is a Kaldi data folder (wav.scp): speakers come from its utt2spk; "
                                  "do not give a metadata CSV")
         data = read_kaldi_data_folder(folder)
-        return [AudioItem(p, u, data.utt2spk[u], relative_audio_path(u, p)) for u, p in data.wav.items()]
+        seg = data.segments or {}
+        return [AudioItem(p, u, data.utt2spk[u], relative_audio_path(u, p), seg.get(u)) for u, p in data.wav.items()]
     if metadata is None:
         mapping = None
         meta_name = None
@@ -308,6 +314,38 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
         items.append(AudioItem(p, utt, spk, p.relative_to(folder)))
     items.sort(key=lambda it: it.utterance_id)
     return items
+
+
+def read_item_audio(item: AudioItem) -> np.ndarray:
+    """The samples of one utterance: its whole file, or its time range of the recording (Kaldi ``segments``).
+
+    Parameters
+    ----------
+    item : AudioItem
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float64
+        For a segment ``start``-``end`` (seconds), samples ``round(start * 16000)`` up to (excluded)
+        ``round(end * 16000)``, or to the end of the recording for end ``-1``.
+
+    Raises
+    ------
+    InputFileError
+        Every error of :func:`read_audio`; a segment outside its recording or with no sample, naming the
+        ``segments`` file and line.
+    """
+    x = read_audio(item.path)
+    sg = item.segment
+    if sg is None:
+        return x
+    a = int(round(sg.start * SAMPLE_RATE))
+    b = x.size if sg.end is None else int(round(sg.end * SAMPLE_RATE))
+    if b > x.size or a >= b:
+        raise InputFileError(sg.source, sg.line, f"segment {sg.start:g}-{'end' if sg.end is None else f'{sg.end:g}'} "
+                             f"s of utterance {item.utterance_id!r} lies outside recording {sg.recording!r} "
+                             f"({item.path}, {x.size / SAMPLE_RATE:g} s)")
+    return x[a:b].copy()
 
 
 def _require(module: str):

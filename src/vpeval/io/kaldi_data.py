@@ -13,7 +13,15 @@ file             line                                     rule
                                                           other extended file names (``-`` for stdin,
                                                           ``ark:``/``scp:`` specifiers, ``file.ark:123``
                                                           byte offsets, ``[...]`` ranges, leading ``|``).
-``utt2spk``      ``<utt> <spk>``                          required; exactly the utterances of ``wav.scp``.
+``utt2spk``      ``<utt> <spk>``                          required; exactly the utterances of ``wav.scp``
+                                                          (of ``segments`` when that file is present).
+``segments``     ``<utt> <recording> <start> <end>``      optional; utterances as time ranges (seconds) of
+                                                          the recordings ``wav.scp`` then lists by
+                                                          recording id; ``end`` = ``-1`` means to the end
+                                                          of the recording. ``0 <= start < end``; segments
+                                                          of one recording must not overlap; with
+                                                          ``check_files`` a segment must lie inside its
+                                                          recording.
 ``spk2utt``      ``<spk> <utt> <utt> ...``                optional; if present it must agree with
                                                           ``utt2spk``.
 ``spk2gender``   ``<spk> m|f``                            optional; if present exactly the speakers of
@@ -47,6 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputFileError
+from .kaldi_rules import _check_id, _check_sorted_unique, _check_speaker_order, _lines, speaker_order_problem
+from .kaldi_segments import KaldiSegment, _read_segments, _segment_lines
 from .kaldi_write import atomic_write_bytes as _atomic_write
 
 
@@ -60,6 +70,7 @@ __all__ = [
     "write_kaldi_data_folder",
     "speaker_order_problem",
     "kaldi_metadata_table",
+    "KaldiSegment",
     "VPCTrial",
     "read_vpc_enrolls",
     "read_vpc_trials",
@@ -88,7 +99,10 @@ class KaldiDataFolder:
     text : dict str -> str or None
         Utterance id -> transcript (the rest of the line, inner whitespace kept); None when absent.
     wav_line : dict str -> int
-        Line of ``wav.scp`` of each utterance (for error messages of later steps).
+        Line of ``wav.scp`` of each utterance (of ``segments`` when present), for error messages.
+    segments : dict str -> KaldiSegment or None
+        Utterance id -> its time range when the folder has a ``segments`` file; ``wav`` then maps each
+        utterance to the audio file of its recording. None without ``segments``.
     """
 
     folder: Path
@@ -97,6 +111,7 @@ class KaldiDataFolder:
     sex: dict | None = None
     text: dict | None = None
     wav_line: dict = field(default_factory=dict)
+    segments: dict | None = None
 
     def speaker_sex(self) -> dict | None:
         """Utterance id -> sex (``M``/``F``), or None without ``spk2gender``."""
@@ -109,29 +124,6 @@ def is_kaldi_data_folder(path) -> bool:
     """True if ``path`` is a folder holding a ``wav.scp`` file."""
     p = Path(path)
     return p.is_dir() and (p / "wav.scp").is_file()
-
-
-def _lines(path: Path):
-    """(line number, line without its end) of a UTF-8 text file; blank lines are errors."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputFileError(path, None, f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputFileError(path, line, "is not valid UTF-8 text") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for i, line in enumerate(lines, start=1):
-        line = line.rstrip("\r")
-        if not line.strip():
-            raise InputFileError(path, i, "blank line (Kaldi data files have one record on every line)")
-        yield i, line
 
 
 def _split_key(path: Path, i: int, line: str, what: str) -> tuple[str, str]:
@@ -151,61 +143,6 @@ def _keyed(path: Path, what: str) -> tuple[dict[str, str], dict[str, int]]:
         out[key] = rest
         where[key] = i
     return out, where
-
-
-_FIX = "sort it with LC_ALL=C (Kaldi's utils/fix_data_dir.sh does)"
-
-
-def _check_sorted_unique(path: Path, where: dict[str, int], what: str) -> None:
-    """Kaldi's ``check_sorted_and_uniq``: first fields strictly increasing in C (byte) order.
-
-    ``where`` maps each key to its line, in file order (duplicates are already errors of :func:`_keyed`).
-    Python compares strings by code point, which is the byte order of their UTF-8 encoding.
-    """
-    prev = None
-    for key, line in where.items():
-        if prev is not None and not prev[0] < key:
-            raise InputFileError(path, line, f"{what} {key!r} comes after {prev[0]!r} (line {prev[1]}): Kaldi "
-                                 f"requires the file sorted by its first field in C (byte) order "
-                                 f"(validate_data_dir.sh: 'not sorted or has duplicates'); {_FIX}")
-        prev = (key, line)
-
-
-def _check_speaker_order(path: Path) -> None:
-    """Kaldi's ``sort -k2 -C utt2spk``: lines ordered by (the line from its second field on, whole line)."""
-    prev = None
-    for i, line in _lines(path):
-        body = line.lstrip()
-        first = body.split(None, 1)[0]
-        key = (line[len(line) - len(body) + len(first):], line)
-        if prev is not None and key < prev[0]:
-            raise InputFileError(path, i, f"line {i} ({line.strip()!r}) sorts before line {prev[1]} "
-                                 f"({prev[2]!r}) by speaker: Kaldi requires utt2spk sorted by speaker as well as "
-                                 "by utterance (validate_data_dir.sh: 'not in sorted order when sorted first on "
-                                 "speaker-id'); make each speaker id a prefix of its utterance ids, e.g. "
-                                 "'<speaker>-<utterance>'")
-        prev = (key, i, line.strip())
-
-
-def speaker_order_problem(utt2spk: dict) -> tuple[str, str] | None:
-    """The first two utterances that break Kaldi's speaker-order rule, or None.
-
-    Parameters
-    ----------
-    utt2spk : dict str -> str
-        Utterance id -> speaker id (ids without whitespace).
-
-    Returns
-    -------
-    (str, str) or None
-        Utterances ``u < v`` (consecutive in C order) whose speakers are in the opposite order, i.e. the file
-        ``utt2spk`` sorted by utterance would not also be sorted by speaker (``sort -k2 -C``).
-    """
-    utts = sorted(utt2spk)
-    for u, v in zip(utts, utts[1:]):
-        if (utt2spk[v], f"{v} {utt2spk[v]}") < (utt2spk[u], f"{u} {utt2spk[u]}"):
-            return u, v
-    return None
 
 
 def _check_plain_path(path: Path, i: int, utt: str, spec: str) -> None:
@@ -261,7 +198,9 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
     u2s_path = folder / "utt2spk"
     if not u2s_path.is_file():
         raise InputFileError(u2s_path, None, "a Kaldi data folder needs utt2spk (utterance -> speaker)")
-    specs, wav_line = _keyed(scp, "utterance")
+    seg_path = folder / "segments"
+    has_segments = seg_path.is_file()
+    specs, wav_line = _keyed(scp, "recording" if has_segments else "utterance")
     wav: dict[str, Path] = {}
     for utt, spec in specs.items():
         i = wav_line[utt]
@@ -274,7 +213,13 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
         wav[utt] = p
     if not wav:
         raise InputFileError(scp, None, "lists no utterance")
-    _check_sorted_unique(scp, wav_line, "utterance")
+    _check_sorted_unique(scp, wav_line, "recording" if has_segments else "utterance")
+    segments = None
+    if has_segments:
+        segments = _read_segments(seg_path, wav, wav_line, scp, check_files)
+        wav = {u: wav[sg.recording] for u, sg in segments.items()}
+        wav_line = {u: sg.line for u, sg in segments.items()}
+        scp = seg_path  # utterances are listed (and checked against utt2spk) by segments from here on
     utt2spk, u2s_line = _keyed(u2s_path, "utterance")
     for utt, spk in utt2spk.items():
         if len(spk.split()) != 1:
@@ -357,7 +302,7 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
     order = sorted(wav)
     return KaldiDataFolder(
         folder, {u: wav[u] for u in order}, {u: utt2spk[u] for u in order}, sex, text,
-        {u: wav_line[u] for u in order},
+        {u: wav_line[u] for u in order}, None if segments is None else {u: segments[u] for u in order},
     )
 
 
@@ -456,16 +401,9 @@ def read_vpc_trials(path) -> list[VPCTrial]:
     return out
 
 
-def _check_id(kind: str, value: str) -> str:
-    value = str(value)
-    if not value or any(c.isspace() for c in value):
-        raise InputFileError("<kaldi data>", None, f"{kind} id {value!r} is empty or holds whitespace")
-    return value
-
-
 def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | None = None,
-                            text: dict | None = None) -> None:
-    """Write ``wav.scp``, ``utt2spk``, ``spk2utt`` and, when given, ``spk2gender`` and ``text``.
+                            text: dict | None = None, segments: dict | None = None) -> None:
+    """Write ``wav.scp``, ``utt2spk``, ``spk2utt`` and, when given, ``spk2gender``, ``text`` and ``segments``.
 
     Parameters
     ----------
@@ -480,6 +418,10 @@ def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | Non
         Speaker id -> ``M``/``F`` (or ``m``/``f``), written as ``spk2gender``.
     text : dict str -> str, optional
         Utterance id -> transcript, written as ``text``.
+    segments : dict str -> (str, float, float or None) or KaldiSegment, optional
+        Utterance id -> (recording id, start s, end s or None for "to the end"), written as ``segments``
+        (times as the shortest decimal that reads back exactly; None as ``-1``). ``wav`` then maps
+        *recording* ids to audio files, and ``utt2spk`` has the keys of ``segments``.
 
     Raises
     ------
@@ -491,7 +433,10 @@ def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | Non
         rules checked by :func:`read_kaldi_data_folder`, or nothing is written.
     """
     folder = Path(folder)
-    if set(wav) != set(utt2spk):
+    seg_lines = None
+    if segments is not None:
+        seg_lines = _segment_lines(folder, wav, utt2spk, segments)
+    elif set(wav) != set(utt2spk):
         raise InputFileError(folder, None, "wav and utt2spk must list the same utterances")
     for utt in utt2spk:
         _check_id("utterance", utt)
@@ -509,9 +454,10 @@ def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | Non
                              "utt2spk; Kaldi requires the same utterances in both")
     root = folder.resolve()
     scp, u2s = [], []
+    for utt in sorted(utt2spk):
+        u2s.append(f"{utt} {utt2spk[utt]}\n")
     for utt in sorted(wav):
-        _check_id("utterance", utt)
-        spk = _check_id("speaker", utt2spk[utt])
+        _check_id("utterance" if segments is None else "recording", utt)
         p = Path(wav[utt])
         try:
             shown = p.resolve().relative_to(root).as_posix()
@@ -520,13 +466,14 @@ def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | Non
         if "\n" in shown or "\r" in shown or shown.strip() != shown or shown.endswith("|") or not shown:
             raise InputFileError(p, None, "cannot be written to wav.scp (line break, surrounding blanks or '|')")
         scp.append(f"{utt} {shown}\n")
-        u2s.append(f"{utt} {spk}\n")
     spk2utt: dict[str, list[str]] = {}
     for utt in sorted(utt2spk):
         spk2utt.setdefault(utt2spk[utt], []).append(utt)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(folder / "wav.scp", "".join(scp).encode("utf-8"))
     atomic_write_bytes(folder / "utt2spk", "".join(u2s).encode("utf-8"))
+    if seg_lines is not None:
+        atomic_write_bytes(folder / "segments", "".join(seg_lines).encode("utf-8"))
     atomic_write_bytes(folder / "spk2utt",
                        "".join(f"{s} {' '.join(us)}\n" for s, us in sorted(spk2utt.items())).encode("utf-8"))
     if sex is not None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...errors import VpevalError
 from ...progress import track
-from ..io import SAMPLE_RATE, read_audio, scan_audio_folder, write_audio
+from ..io import SAMPLE_RATE, read_item_audio, scan_audio_folder, write_audio
 from .base import draw_parameter
 from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, _check_alpha, draw_alpha, mcadams
 from .resample import RESAMPLE_RANGE, resample_shift
@@ -56,7 +56,7 @@ def _anonymize_file(job):
     """Read, anonymize and write one utterance: ``job = (item, method, parameters, out_root, audio_format)``;
     returns its table row. Module level, so a Dask worker can run it."""
     it, method, par, out_root, audio_format = job
-    x = read_audio(it.path)
+    x = read_item_audio(it)
     if method == "mcadams":
         y = mcadams(x, par["alpha"])
     else:

@@ -9,7 +9,7 @@ from threadpoolctl import threadpool_limits
 
 from ...errors import InputFileError, VpevalError
 from ...progress import track
-from ..io import SAMPLE_RATE, checked_waveform, read_audio, scan_audio_folder
+from ..io import SAMPLE_RATE, AudioItem, checked_waveform, read_audio, read_item_audio, scan_audio_folder
 from ...io.embeddings import EmbeddingSet
 
 __all__ = ["Extractor", "ExtractorUnavailableError", "embed_folder"]
@@ -76,8 +76,13 @@ class Extractor(ABC):
 
 
 def _embed_file(extractor: Extractor, path) -> np.ndarray:
-    """Read and embed one file; an utterance the extractor cannot embed raises InputFileError naming it."""
-    x = read_audio(path)
+    """Read and embed one file or :class:`AudioItem` (a segment of a recording included); an utterance the
+    extractor cannot embed raises InputFileError naming it."""
+    if isinstance(path, AudioItem):
+        x = read_item_audio(path)
+        path = path.path if path.segment is None else f"{path.path} (utterance {path.utterance_id})"
+    else:
+        x = read_audio(path)
     try:
         return extractor.embed(x, SAMPLE_RATE)
     except InputFileError:
@@ -130,13 +135,17 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
 
         import os
 
-        paths = [os.path.abspath(it.path) for it in items]  # a worker's working folder is not ours
-        for i, e in enumerate(map_items(client, partial(_embed_file, extractor), paths, names=paths,
+        import dataclasses
+
+        # a worker's working folder is not ours: absolute paths
+        jobs = [dataclasses.replace(it, path=os.path.abspath(it.path)) for it in items]
+        names = [str(j.path) if j.segment is None else f"{j.path} ({j.utterance_id})" for j in jobs]
+        for i, e in enumerate(map_items(client, partial(_embed_file, extractor), jobs, names=names,
                                         description=f"{extractor.name}", quiet=quiet)):
             rows[i] = e
     else:
         for i, it in enumerate(track(items, total=len(items), description=f"{extractor.name}", quiet=quiet)):
-            rows[i] = _embed_file(extractor, it.path)
+            rows[i] = _embed_file(extractor, it)
     return EmbeddingSet(
         rows,
         np.array([it.utterance_id for it in items]),
