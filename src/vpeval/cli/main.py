@@ -565,9 +565,9 @@ def _backends(names: list[str]):
 
 
 def _register_families() -> None:
-    from . import audio, beyond, disclosure, linkage, protocols, utility
+    from . import audio, beyond, disclosure, linkage, protocols, utility, vpc
 
-    for module in (audio, protocols, disclosure, linkage, beyond, utility):
+    for module in (audio, protocols, disclosure, linkage, beyond, utility, vpc):
         module.register(app)
     _argument_metavars()
 

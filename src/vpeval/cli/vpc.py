@@ -1,0 +1,61 @@
+"""``vpeval vpc-import``: read the VoicePrivacy toolkit's outputs and put vpeval's numbers beside them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from .common import handle_errors
+
+__all__ = ["register"]
+
+_HELP = """Read what the VoicePrivacy Challenge 2024 evaluation toolkit wrote, unchanged, and write vpeval's numbers beside the challenge's (definitions: docs/vpc_import.md).
+
+TABLE: the toolkit's summary table (exp/results_summary/.../result_for_rank<suffix>, or a results_*.txt); its ASV rows (blocks 'ASV_eval', 'ASV_eval^anon') come first, as printed. --scores: the folder searched for the ASV score files (<dataset>_<split>_enrolls[suffix]-<dataset>_<split>_trials_<gender>[suffix]/scores, e.g. exp/); --data: the toolkit's data folder, whose <dataset>_<split>_trials_<gender>/trials keys them. Each table row is matched to the score file of its condition and ASV model (asv_anon* folders = the ASV_eval^anon block); vpeval adds the closest-point EER (the scripts' estimator), the interpolated and ROCCH EER with 95 % bootstrap intervals over the enrolled speakers, eps_max (bits) with its interval, the clipped per-speaker mean EER and the trial counts. Score files without a table row follow with an empty challenge EER. Writes OUT/vpc_import.csv and OUT/vpc_import.json (with the worst case over the attack rows).
+"""
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``vpc-import`` command to ``app``."""
+
+    @app.command("vpc-import", help=_HELP)
+    @handle_errors
+    def vpc_import(
+        table: Path = typer.Argument(..., help="The toolkit's result_for_rank* (or results_*.txt) table."),
+        scores: Path = typer.Option(..., "--scores", help="Folder holding the toolkit's ASV score files (exp/)."),
+        data: Path = typer.Option(..., "--data", help="The toolkit's data folder (with <test set>/trials)."),
+        out: Path = typer.Option(Path("vpeval-vpc-import"), "-o", "--out", help="Output folder."),
+        force: bool = typer.Option(False, "--force", help="Replace an earlier vpc-import output folder."),
+        seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
+        n_boot: int = typer.Option(200, "--n-boot", min=1, help="Bootstrap replicates."),
+        as_json: bool = typer.Option(False, "--json", help="Print the JSON summary instead of a table."),
+    ):
+        from ..io.kaldi_write import atomic_write_bytes
+        from ..io.output import claim_folder
+        from ..report.vpc_import import IMPORT_COLUMNS, import_csv_text, import_vpc_outputs
+
+        res = import_vpc_outputs(table, scores, data, n_boot=n_boot, seed=seed)
+        inputs = [table] + [Path(r["score file"]) for r in res["rows"] if r["score file"]]
+        with claim_folder(out, command="vpc-import", force=force, protect=inputs) as claim:
+            csv_bytes = import_csv_text(res["rows"]).encode("utf-8")
+            atomic_write_bytes(claim.path / "vpc_import.csv", lambda f: f.write(csv_bytes))
+            doc = dict(res, columns=IMPORT_COLUMNS, table=str(table), scores=str(scores), data=str(data))
+            blob = (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8")
+            atomic_write_bytes(claim.path / "vpc_import.json", lambda f: f.write(blob))
+        if as_json:
+            typer.echo(json.dumps(doc, indent=2, allow_nan=False))
+            return
+        from rich.console import Console
+        from rich.table import Table
+
+        t = Table(title=f"VoicePrivacy results ({table}) with vpeval's numbers -> {out}")
+        cols = ["block", "dataset", "split", "gender", "enrollment", "trial", "EER (%)",
+                "vpeval closest-point EER (%)", "ROCCH-EER (%)", "eps_max (bits)", "clipped per-speaker mean EER (%)"]
+        for c in cols:
+            t.add_column(c)
+        for r in res["rows"]:
+            t.add_row(*["" if r[c] is None else (f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]))
+                        for c in cols])
+        Console().print(t)
