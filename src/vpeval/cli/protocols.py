@@ -175,37 +175,24 @@ def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_
 
         if enroll_list is None:
             raise VpevalError("--vpc-trials needs --enroll-list (the VoicePrivacy 'enrolls' file)")
-        if attack is not None:
-            raise VpevalError("--vpc-trials is available in `vpeval trials` only")
         enrolls = read_vpc_enrolls(enroll_list)
         listed = [t for f in vpc_trials for t in read_vpc_trials(f)]
-        trials = build_vpc_trials(es, enrolls, listed, types or VPC_TYPES, original=original,
-                                  anonymized=anonymized, enrolls_source=str(enroll_list), enroll_rule=enroll_rule)
+        attacker = None if attack is None else _attacker(es, tr, attack, original, anonymized)
+        opts = dict(original=original, anonymized=anonymized, enrolls_source=str(enroll_list), enroll_rule=enroll_rule)
+        if attacker is None:
+            trials = build_vpc_trials(es, enrolls, listed, types or VPC_TYPES, **opts)
+        else:  # a trained attacker scores exactly the listed trials
+            trials = attacker.build_vpc_trials(enrolls, listed, types or VPC_TYPES, **opts)
         roles = vpc_protocol(es, enrolls, listed, enrolls_source=str(enroll_list))
         protocol = _FrameProtocol(roles)
-        attacker, one_to_n = None, None
+        one_to_n = None
     else:
         protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
         attacker = None
     if vpc_trials is not None:
         pass  # built above
     elif attack is not None:  # (train files, back-end, trained_on, asnorm, top_k)
-        from ..pipeline.attackers import make_attackers
-
-        train_files, backend, trained_on, asnorm, top_k = attack
-        if tr.extractor != es.extractor:
-            raise InputFileError(train_files[0], None, f"training embeddings are of extractor {tr.extractor!r}, "
-                                 f"the evaluation embeddings of {es.extractor!r}")
-        if tr.embeddings.shape[1] != es.embeddings.shape[1]:
-            raise InputFileError(train_files[0], None, f"training embeddings have dimension {tr.embeddings.shape[1]}, "
-                                 f"the evaluation embeddings {es.embeddings.shape[1]}")
-        try:
-            # the last attacker fielded is the one asked for (AS-norm variants follow their plain back-end)
-            attacker = make_attackers({es.extractor: es}, {es.extractor: tr}, backends=[backend],
-                                      conditions=[trained_on], asnorm=asnorm, top_k=top_k,
-                                      original=original, anonymized=anonymized)[-1]
-        except VpevalError as exc:
-            raise VpevalError(f"{train_files[0]}: {exc}") from None
+        attacker = _attacker(es, tr, attack, original, anonymized)
         trials = attacker.build_trials(types, protocol=protocol, cohort_impostors=cohort_impostors,
                                        original=original, anonymized=anonymized)
     else:
@@ -270,6 +257,26 @@ def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, o
     return summary
 
 
+def _attacker(es, tr, attack, original, anonymized):
+    """The one attacker `vpeval attack` trains: ``attack`` = (train files, back-end, trained_on, asnorm, top_k)."""
+    from ..pipeline.attackers import make_attackers
+
+    train_files, backend, trained_on, asnorm, top_k = attack
+    if tr.extractor != es.extractor:
+        raise InputFileError(train_files[0], None, f"training embeddings are of extractor {tr.extractor!r}, "
+                             f"the evaluation embeddings of {es.extractor!r}")
+    if tr.embeddings.shape[1] != es.embeddings.shape[1]:
+        raise InputFileError(train_files[0], None, f"training embeddings have dimension {tr.embeddings.shape[1]}, "
+                             f"the evaluation embeddings {es.embeddings.shape[1]}")
+    try:
+        # the last attacker fielded is the one asked for (AS-norm variants follow their plain back-end)
+        return make_attackers({es.extractor: es}, {es.extractor: tr}, backends=[backend],
+                              conditions=[trained_on], asnorm=asnorm, top_k=top_k,
+                              original=original, anonymized=anonymized)[-1]
+    except VpevalError as exc:
+        raise VpevalError(f"{train_files[0]}: {exc}") from None
+
+
 class _FrameProtocol:
     """A ready ``protocol.csv`` table (list-given trials have no :class:`Protocol`)."""
 
@@ -311,7 +318,13 @@ def attack_command(
     types: Optional[List[str]] = typer.Option(None, "--types", help="Trial types, comma-separated or repeated "
                                               "(default: all)."),
     enroll_list: Optional[Path] = typer.Option(None, "--enroll-list", help="Enrollment utterance ids, one per "
-                                               "line (default: sorted-half split)."),
+                                               "line (default: sorted-half split); the VoicePrivacy 'enrolls' file."),
+    vpc_trials: Optional[List[Path]] = typer.Option(
+        None, "--vpc-trials", help="VoicePrivacy trials file (repeatable; needs --enroll-list): the attacker scores "
+        "exactly these trials for oo, oa, aa, as `vpeval trials --vpc-trials` does with cosine."),
+    enroll_rule: Optional[str] = typer.Option(
+        None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings) or "
+        "normalized (normalised mean of normalised embeddings)."),
     table_format: str = typer.Option("csv", "--table-format", help="1-to-N table format: csv or parquet."),
     original: str = typer.Option("original", "--original", help="Condition label of original speech."),
     anonymized: str = typer.Option("anonymized", "--anonymized", help="Condition label of anonymized speech."),
@@ -332,7 +345,8 @@ def attack_command(
         if trained_on not in ("original", "anonymized"):
             raise VpevalError(f"--trained-on {trained_on!r}: expected original or anonymized")
         return _run(embeddings, out_dir, None, _parse_types(types), enroll_list, True, table_format, original,
-                    anonymized, force, attack=(train, name, trained_on, asnorm, top_k))
+                    anonymized, force, attack=(train, name, trained_on, asnorm, top_k), vpc_trials=vpc_trials or None,
+                    enroll_rule=enroll_rule)
 
     summary = handle_errors(run)()
     if as_json:

@@ -143,7 +143,8 @@ def vpc_protocol(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPCTria
 
 def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPCTrial], types=VPC_TYPES, *,
                      original: str = "original", anonymized: str = "anonymized",
-                     enrolls_source: str = "<enrolls>", enroll_rule: str = "vpc") -> dict[str, Trials]:
+                     enrolls_source: str = "<enrolls>", enroll_rule: str = "vpc",
+                     backend=None) -> dict[str, Trials]:
     """Score the list-given trials for each requested condition (module docstring).
 
     Parameters
@@ -159,6 +160,10 @@ def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPC
         How a speaker's enrollment embeddings become its model (module docstring): ``"vpc"`` (default) the
         mean of the raw embeddings as in the challenge's scripts, ``"normalized"`` the normalised mean of the
         normalised embeddings.
+    backend : vpeval.backends.Backend, optional
+        A fitted back-end (e.g. PLDA trained on other speakers, :func:`vpeval.pipeline.make_attackers`) that
+        scores each listed (model, test embedding) pair instead of the cosine; the model is built by
+        ``enroll_rule`` as without it. Each score depends only on its own pair.
 
     Returns
     -------
@@ -223,9 +228,16 @@ def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPC
             raise InputFileError(bad.source, bad.line, f"test utterance {bad.test_utterance!r} has no embedding "
                                  f"in condition {p!r}") from None
         probes = _unit_rows(es.embeddings[rows], test_utt, f"{p} embedding of utterance")
-        m = models[np.searchsorted(names, spk_ids)]
-        scores = np.einsum("ij,ij->i", m, probes)
-        meta = dict(type=name, enroll_condition=e, test_condition=p, extractor=es.extractor, backend="cosine",
+        mi = np.searchsorted(names, spk_ids)
+        if backend is None:
+            scores = np.einsum("ij,ij->i", models[mi], probes)
+        else:  # one back-end matrix over the distinct models and test utterances, then the listed cells
+            uniq, pi = np.unique(test_utt, return_inverse=True)
+            first = np.empty(uniq.size, dtype=np.intp)
+            first[pi.reshape(-1)] = np.arange(pi.size)  # any row of an utterance: its rows are equal
+            scores = np.asarray(backend.score(models, probes[first]), dtype=np.float64)[mi, pi.reshape(-1)]
+        meta = dict(type=name, enroll_condition=e, test_condition=p, extractor=es.extractor,
+                    backend="cosine" if backend is None else getattr(backend, "name", type(backend).__name__),
                     enroll_rule=enroll_rule, trial_lists=files, target_eer=None if name == "oo" else 0.5,
                     target_label="target = test utterance spoken by the enrollment speaker (as listed)")
         out[name] = Trials(scores, is_target.copy(), spk_ids.copy(), test_utt.copy(), name, meta)
