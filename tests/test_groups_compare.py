@@ -428,3 +428,21 @@ def test_clipped_per_speaker_mean_eer_by_hand():
     from vpeval.report.groups import VPC_COLUMNS
 
     assert "clipped per-speaker mean EER (%)" in VPC_COLUMNS
+
+
+def test_vpc_table_eer_column_is_the_closest_point_eer():
+    """Issue 26: the VoicePrivacy table's 'EER (%)' is the scripts' closest-point EER, the interpolated EER and
+    its interval beside it by name."""
+    from vpeval.metrics import closest_eer, interp_eer
+
+    # targets 0.9, 0.3, 0.8 and non-targets 0.5, 0.2, 0.4, 0.6, 0.1: closest-point 11/30, interpolated 1/3
+    t = Trials([0.9, 0.3, 0.5, 0.2, 0.1, 0.8, 0.4, 0.6], [1, 1, 0, 0, 0, 1, 0, 0],
+               ["a", "a", "a", "a", "b", "b", "b", "b"], ["a1", "a2", "b1", "b2", "b3", "b4", "a3", "a4"])
+    res = group_breakdown(t, {"a": "f", "b": "f"}, n_boot=10)
+    (f,) = res
+    assert f.closest_eer == closest_eer(t.tar, t.non) == pytest.approx(11 / 30)
+    assert f.to_dict()["closest_eer"] == f.closest_eer
+    from vpeval.report.groups import VPC_COLUMNS
+
+    assert VPC_COLUMNS[5] == "EER (%)" and {"EER interp (%)", "EER interp 95% low (%)"} <= set(VPC_COLUMNS)
+    assert f.closest_eer != interp_eer(t.tar, t.non)  # the example tells the two estimators apart

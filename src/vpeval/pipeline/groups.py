@@ -66,6 +66,9 @@ class GroupResult:
         enrolled speaker of the group has both target and non-target trials.
     clipped_eer_speakers : int
         The enrolled speakers it averages over.
+    closest_eer : float
+        Closest-point EER of the group's trials (:func:`vpeval.metrics.closest_eer`, the VoicePrivacy scripts'
+        estimator; fraction, no interval); NaN without target or non-target trials.
     """
 
     group: str
@@ -79,6 +82,7 @@ class GroupResult:
     note: str | None = None
     clipped_eer: float = float("nan")
     clipped_eer_speakers: int = 0
+    closest_eer: float = float("nan")
 
     def to_dict(self) -> dict:
         """JSON-ready: counts, and per metric ``{value, ci_low, ci_high, ...}`` (units in the keys' docs)."""
@@ -90,6 +94,7 @@ class GroupResult:
             "alid": None if self.alid is None else self.alid.to_dict(),
             "clipped_speaker_mean_eer": None if self.clipped_eer != self.clipped_eer else self.clipped_eer,
             "clipped_speaker_mean_eer_speakers": self.clipped_eer_speakers,
+            "closest_eer": None if self.closest_eer != self.closest_eer else self.closest_eer,
         }
 
 
@@ -266,7 +271,10 @@ def _one_group(label, trials, mask, enroll, probe, groups, one_to_n, lid, n_boot
         if rows.any():
             alid = bootstrap_one_to_n(one_to_n.select(rows), lid_v[rows], metrics=[ALID], n_boot=n_boot,
                                       seed=seed, level=level)[ALID.key]
+    from ..metrics import closest_eer
+
     clipped, n_clipped = clipped_speaker_mean_eer(sub) if sub.enroll is not None else (float("nan"), 0)
+    closest = float(closest_eer(sub.tar, sub.non)) if n_tar and n_non else float("nan")
     return GroupResult(label, int(np.unique(enroll[mask]).size),
                        0 if probe is None else int(np.unique(probe[mask]).size), n_tar, n_non, metrics,
-                       alid, unit, note, clipped, n_clipped)
+                       alid, unit, note, clipped, n_clipped, closest)
