@@ -132,3 +132,29 @@ def test_writer_round_trip_with_segments(seg_folder, tmp_path):
                                 segments={"A-r1-a": ("r1", 0, 1.5), "A-r1-b": ("r1", 1.0, None),
                                           "B-r2-a": ("r2", 0, None)})
     assert not (tmp_path / "bad").exists()
+
+
+def test_segment_command_cuts_fixed_lengths_and_reports_few(seg_folder, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    out = tmp_path / "seg"
+    r = CliRunner().invoke(app, ["segment", str(seg_folder), "-o", str(out), "--seconds", "0.4",
+                                 "--min-segments", "2", "--json"])
+    assert r.exit_code == 0, r.output
+    s = json.loads(r.stdout)
+    # A-r1-a (1 s) and A-r1-b (1 s) give 2 segments each; B-r2-a (0.5 s) gives 1: speaker B has too few
+    assert (s["segments"], s["speakers"], s["speakers_with_too_few_segments"], s["few"]) == (5, 2, 1, ["B"])
+    k = read_kaldi_data_folder(out)  # a valid data folder with segments, read back by the same rules
+    assert list(k.segments) == ["A-r1-a-0000", "A-r1-a-0001", "A-r1-b-0000", "A-r1-b-0001", "B-r2-a-0000"]
+    assert (k.segments["A-r1-b-0001"].start, k.segments["A-r1-b-0001"].end) == (1.4, 1.8)
+    assert (k.segments["B-r2-a-0000"].start, k.segments["B-r2-a-0000"].end) == (0.25, 0.65)
+    assert k.sex == {"A": "F", "B": "M"} and k.text is None
+    items = scan_audio_folder(out)
+    whole = read_audio(seg_folder / "audio" / "r1.wav")
+    np.testing.assert_array_equal(read_item_audio(items[3]), whole[int(1.4 * SR): int(1.8 * SR)])
+    r = CliRunner().invoke(app, ["segment", str(seg_folder), "-o", str(tmp_path / "none"), "--seconds", "5"])
+    assert r.exit_code == 2 and "nothing to write" in r.output

@@ -1,4 +1,5 @@
-"""``vpeval vpc-import``: read the VoicePrivacy toolkit's outputs and put vpeval's numbers beside them."""
+"""``vpeval vpc-import`` (the VoicePrivacy toolkit's outputs with vpeval's numbers beside them) and ``vpeval
+segment`` (fixed-length segments of training speech, as a Kaldi data folder with ``segments``)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,47 @@ TABLE: the toolkit's summary table (exp/results_summary/.../result_for_rank<suff
 """
 
 
+_SEGMENT_HELP = """Cut every utterance of a Kaldi data folder into consecutive fixed-length segments for attacker training (LibriSpeech train-clean-100 style speakers with one long utterance each), and write OUT as a Kaldi data folder: the same recordings (wav.scp, absolute paths), a segments file (<utterance>-<k> <recording> <start> <end>), utt2spk, spk2utt and spk2gender; no text (segment transcripts are unknown). The remainder shorter than --seconds is left out, so is an utterance shorter than it. Reports how many speakers have fewer than --min-segments segments (they are kept). `vpeval embed OUT` then embeds each segment.
+"""
+
+
 def register(app: typer.Typer) -> None:
-    """Add the ``vpc-import`` command to ``app``."""
+    """Add the ``vpc-import`` and ``segment`` commands to ``app``."""
+
+    @app.command("segment", help=_SEGMENT_HELP)
+    @handle_errors
+    def segment(
+        data: Path = typer.Argument(..., help="Kaldi data folder (wav.scp, utt2spk; segments honoured)."),
+        out: Path = typer.Option(..., "-o", "--out", help="Output data folder."),
+        seconds: float = typer.Option(3.0, "--seconds", help="Segment length in seconds."),
+        min_segments: int = typer.Option(2, "--min-segments", min=1, help="Report speakers with fewer segments."),
+        force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval segment` output folder."),
+        as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    ):
+        from ..io.kaldi_data import read_kaldi_data_folder, write_kaldi_data_folder
+        from ..io.kaldi_segments import fixed_length_segments
+        from ..io.output import claim_folder
+
+        k = read_kaldi_data_folder(data)
+        cut = fixed_length_segments(k, seconds, min_segments=min_segments)
+        if not cut["segments"]:
+            from ..errors import VpevalError
+
+            raise VpevalError(f"{data}: no utterance lasts {seconds:g} s; nothing to write")
+        with claim_folder(out, command="segment", force=force, protect=list(Path(data).glob("*"))) as claim:
+            sex = None if k.sex is None else {s: k.sex[s] for s in set(cut["utt2spk"].values())}
+            write_kaldi_data_folder(claim.path, cut["wav"], cut["utt2spk"], sex=sex, segments=cut["segments"])
+        summary = {"out": str(out), "seconds": seconds, "segments": len(cut["segments"]),
+                   "speakers": sum(n > 0 for n in cut["per_speaker"].values()),
+                   "speakers_with_too_few_segments": len(cut["few"]), "min_segments": min_segments,
+                   "few": cut["few"], "utterances_too_short": len(cut["too_short"])}
+        if as_json:
+            typer.echo(json.dumps(summary, indent=2))
+            return
+        typer.echo(f"{summary['segments']} segments of {seconds:g} s from {summary['speakers']} speakers -> {out}; "
+                   f"{summary['speakers_with_too_few_segments']} speaker(s) with fewer than {min_segments} segments"
+                   + (f" ({', '.join(cut['few'][:5])}{', ...' if len(cut['few']) > 5 else ''})" if cut["few"] else "")
+                   + f"; {summary['utterances_too_short']} utterance(s) shorter than {seconds:g} s")
 
     @app.command("vpc-import", help=_HELP)
     @handle_errors

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import InputFileError
 from .kaldi_rules import _check_id, _check_sorted_unique, _lines
 
-__all__ = ["KaldiSegment"]
+__all__ = ["KaldiSegment", "fixed_length_segments"]
 
 
 @dataclass(frozen=True)
@@ -145,3 +145,64 @@ def _segment_lines(folder: Path, wav: dict, utt2spk: dict, segments: dict) -> li
     if unused:
         raise InputFileError(folder / "wav.scp", None, f"recording {unused[0]!r} has no segment")
     return lines
+
+
+def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dict:
+    """Cut every utterance of a data folder into consecutive segments of ``seconds`` (for attacker training).
+
+    Parameters
+    ----------
+    data : KaldiDataFolder
+        Read with :func:`vpeval.io.kaldi_data.read_kaldi_data_folder` (its own ``segments`` are honoured: an
+        utterance's range is cut, not its whole recording).
+    seconds : float
+        Segment length (> 0). Segment ``k`` of an utterance covering ``[s, e)`` is ``[s + k L, s + (k+1) L)``
+        for every ``k`` with ``s + (k+1) L <= e``; the remainder shorter than ``L`` is left out, and so is an
+        utterance shorter than ``L``.
+    min_segments : int
+        Speakers with fewer segments are reported (kept: the caller decides).
+
+    Returns
+    -------
+    dict
+        ``wav`` (recording id -> absolute audio path), ``utt2spk`` and ``segments`` (new id
+        ``<utterance>-<k:04d>`` -> speaker, and -> (recording, start, end)) ready for
+        :func:`vpeval.io.kaldi_data.write_kaldi_data_folder`; ``per_speaker`` (speaker -> segments, every
+        speaker of the input, 0 included), ``few`` (sorted speakers with fewer than ``min_segments``),
+        ``too_short`` (utterances shorter than ``seconds``).
+
+    Raises
+    ------
+    InputFileError
+        ``seconds`` not positive; an unreadable audio header (named by file and line).
+    """
+    import os
+
+    if not (seconds > 0 and seconds < float("inf")):
+        raise InputFileError(data.folder, None, f"segment length must be a positive number of seconds, got {seconds!r}")
+    wav, utt2spk, segs, too_short = {}, {}, {}, []
+    per_speaker = {s: 0 for s in sorted(set(data.utt2spk.values()))}
+    durations: dict[str, float] = {}
+    for utt, path in data.wav.items():
+        sg = (data.segments or {}).get(utt)
+        rec = utt if sg is None else sg.recording
+        if rec not in durations:
+            durations[rec] = _duration(path, data.folder / "wav.scp", data.wav_line.get(utt, 0))
+        start = 0.0 if sg is None else sg.start
+        end = durations[rec] if sg is None or sg.end is None else min(sg.end, durations[rec])
+        n = int((end - start) // seconds)
+        # guard the floor against rounding: the last segment must end inside the range
+        while n > 0 and start + n * seconds > end:
+            n -= 1
+        if n == 0:
+            too_short.append(utt)
+            continue
+        wav[rec] = Path(os.path.abspath(path))
+        for k in range(n):
+            new = f"{utt}-{k:04d}"
+            utt2spk[new] = data.utt2spk[utt]
+            segs[new] = (rec, start + k * seconds, start + (k + 1) * seconds)
+        per_speaker[data.utt2spk[utt]] += n
+    few = [s for s, n in per_speaker.items() if n < min_segments]
+    return {"wav": wav, "utt2spk": utt2spk, "segments": segs, "per_speaker": per_speaker, "few": few,
+            "too_short": too_short}
