@@ -150,3 +150,16 @@ def test_cli_writes_csv_and_json(tmp_path):
     r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
                                  str(tmp_path / "x")])
     assert r.exit_code == 2 and "trials" in r.output and "does not exist" in r.output
+
+
+def test_cli_refuses_an_existing_output_before_any_work(tmp_path, monkeypatch):
+    from vpeval.cli.main import app
+    import vpeval.report.vpc_import as vi
+
+    table, exp, data = _write_run(tmp_path)
+    out = tmp_path / "imp"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    monkeypatch.setattr(vi, "import_vpc_outputs", lambda *a, **k: pytest.fail("work done before the refusal"))
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o", str(out)])
+    assert r.exit_code == 3 and (out / "mine.txt").read_text() == "keep"

@@ -40,12 +40,12 @@ def register(app: typer.Typer) -> None:
         from ..io.output import claim_folder
 
         k = read_kaldi_data_folder(data)
-        cut = fixed_length_segments(k, seconds, min_segments=min_segments)
-        if not cut["segments"]:
-            from ..errors import VpevalError
-
-            raise VpevalError(f"{data}: no utterance lasts {seconds:g} s; nothing to write")
         with claim_folder(out, command="segment", force=force, protect=list(Path(data).glob("*"))) as claim:
+            cut = fixed_length_segments(k, seconds, min_segments=min_segments)
+            if not cut["segments"]:
+                from ..errors import VpevalError
+
+                raise VpevalError(f"{data}: no utterance lasts {seconds:g} s; nothing to write")
             sex = None if k.sex is None else {s: k.sex[s] for s in set(cut["utt2spk"].values())}
             write_kaldi_data_folder(claim.path, cut["wav"], cut["utt2spk"], sex=sex, segments=cut["segments"])
         summary = {"out": str(out), "seconds": seconds, "segments": len(cut["segments"]),
@@ -76,9 +76,13 @@ def register(app: typer.Typer) -> None:
         from ..io.output import claim_folder
         from ..report.vpc_import import IMPORT_COLUMNS, import_csv_text, import_vpc_outputs
 
-        res = import_vpc_outputs(table, scores, data, n_boot=n_boot, seed=seed)
-        inputs = [table] + [Path(r["score file"]) for r in res["rows"] if r["score file"]]
+        from ..io.vpc_results import find_vpc_score_files, read_result_for_rank
+
+        read_result_for_rank(table)  # bad input is reported before the output is looked at
+        inputs = [table] + [f.path for f in find_vpc_score_files(scores)]
+        # the output is claimed (refused if it exists) before the work
         with claim_folder(out, command="vpc-import", force=force, protect=inputs) as claim:
+            res = import_vpc_outputs(table, scores, data, n_boot=n_boot, seed=seed)
             csv_bytes = import_csv_text(res["rows"]).encode("utf-8")
             atomic_write_bytes(claim.path / "vpc_import.csv", lambda f: f.write(csv_bytes))
             doc = dict(res, columns=IMPORT_COLUMNS, table=str(table), scores=str(scores), data=str(data))
