@@ -59,7 +59,7 @@ OLD_OTHER = {
 
 # public names of the new audio package, by module
 NEW_PUBLIC = {
-    "vpeval.audio.io": OLD_PATHS["vpeval.io.audio"][1],
+    "vpeval.audio.io": OLD_PATHS["vpeval.io.audio"][1] + ["read_item_audio"],  # issue 26: Kaldi segments
     "vpeval.audio.pitch": OLD_PATHS["vpeval.pitch"][1],
     "vpeval.audio.anonymize": [
         "METHODS", "anonymize_folder", "mcadams", "mcadams_pole_angles", "draw_alpha", "DEFAULT_ALPHA",

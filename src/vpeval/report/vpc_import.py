@@ -9,7 +9,7 @@ and vpeval adds, from those very scores:
   differ from the printed EER in the last digits, which are rounded, and on tied scores);
 * the interpolated and the ROCCH EER with 95 % percentile bootstrap intervals over the *enrolled speakers*
   (a score file does not name the test utterance's speaker), eps_max (bits) with its interval;
-* the clipped per-speaker mean EER (:func:`vpeval.pipeline.clipped_speaker_mean_eer`);
+* the clipped per-speaker mean EER (:func:`vpeval.pipeline.groups.clipped_speaker_mean_eer`);
 * the target and non-target trial counts.
 
 Score files without a table row (e.g. conditions the table does not print) follow as rows with an empty
