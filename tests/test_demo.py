@@ -144,6 +144,12 @@ def test_demo_shows_per_sex_rows(demo_report):
     assert list(vpc[0])[:6] == ["dataset", "split", "gender", "enrollment", "trial", "EER (%)"]
     html = (out / "report.html").read_text()
     assert 'id="groups"' in html
+    # issue 26: the demo writes the per-gender VoicePrivacy table into its report folder by default
+    with open(out / "voiceprivacy_per_gender.csv", newline="") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == len(vpc) and {r["gender"] for r in table} == sexes | {"all"}
+    assert list(table[0])[:6] == ["dataset", "split", "gender", "enrollment", "trial", "EER (%)"]
+    assert "clipped per-speaker mean EER (%)" in table[0]
 
 
 def test_audit_two_systems_side_by_side(tmp_path):

@@ -304,6 +304,10 @@ def test_audit_two_systems_has_groups_comparisons_and_vpc_table(tmp_path):
     row = [r for r in rows if r["system"] == "A" and r["gender"] == "all" and r["trial"] == "a"
            and r["enrollment"] == "o"][0]
     assert float(row["ROCCH-EER (%)"]) == pytest.approx(100 * summ[row["attacker"]]["oa"]["eer_rocch"], rel=1e-5)
+    # every row, the pooled (mixed-gender) one included, has the clipped per-speaker mean EER, at most 50 %
+    for r in rows:
+        v = float(r["clipped per-speaker mean EER (%)"])
+        assert 0.0 <= v <= 50.0
     # a second run refuses the CSV; --force replaces our own table but never another file
     r = CliRunner().invoke(app, ["audit", f"A={a}", "--backend", "cosine", "-o", str(tmp_path / "r2"), "-q",
                                  "--vpc-table", str(csv_path)])
@@ -410,3 +414,44 @@ def test_comparison_antisymmetry_property(shift_a, shift_b, seed):
     for x, y in zip(ab, ba):
         assert x.diff == -y.diff and (x.low, x.high) == (-y.high, -y.low) and x.better == y.better
         assert x.low <= x.high
+
+
+def test_clipped_per_speaker_mean_eer_by_hand():
+    from vpeval.metrics import interp_eer
+    from vpeval.pipeline.groups import clipped_speaker_mean_eer
+
+    # A: perfectly separated (EER 0); B: its target below its non-target (EER 1, clipped to 0.5); C: no target
+    t = Trials([0.9, 0.8, 0.1, 0.2, 0.1, 0.9, 0.3], [1, 1, 0, 0, 1, 0, 0],
+               ["A", "A", "A", "A", "B", "B", "C"], ["a1", "a2", "b1", "c1", "b2", "a3", "a4"])
+    assert interp_eer([0.1], [0.9]) == 1.0
+    value, n = clipped_speaker_mean_eer(t)
+    assert (value, n) == (0.25, 2)  # unclipped, the mean would be 0.5
+    assert clipped_speaker_mean_eer(t, clip=1.0) == (0.5, 2)
+    perm = np.random.default_rng(0).permutation(len(t))
+    tp = Trials(t.scores[perm], t.is_target[perm], t.enroll[perm], t.test[perm])
+    assert clipped_speaker_mean_eer(tp) == (value, n)
+    # per group, and as a named column of the VoicePrivacy table
+    res = group_breakdown(t, {"A": "f", "B": "m", "C": "m"}, n_boot=10)
+    assert [(g.group, g.clipped_eer, g.clipped_eer_speakers) for g in res] == [("f", 0.0, 1), ("m", 0.5, 1)]
+    assert res[1].to_dict()["clipped_speaker_mean_eer"] == 0.5
+    from vpeval.report.groups import VPC_COLUMNS
+
+    assert "clipped per-speaker mean EER (%)" in VPC_COLUMNS
+
+
+def test_vpc_table_eer_column_is_the_closest_point_eer():
+    """Issue 26: the VoicePrivacy table's 'EER (%)' is the scripts' closest-point EER, the interpolated EER and
+    its interval beside it by name."""
+    from vpeval.metrics import closest_eer, interp_eer
+
+    # targets 0.9, 0.3, 0.8 and non-targets 0.5, 0.2, 0.4, 0.6, 0.1: closest-point 11/30, interpolated 1/3
+    t = Trials([0.9, 0.3, 0.5, 0.2, 0.1, 0.8, 0.4, 0.6], [1, 1, 0, 0, 0, 1, 0, 0],
+               ["a", "a", "a", "a", "b", "b", "b", "b"], ["a1", "a2", "b1", "b2", "b3", "b4", "a3", "a4"])
+    res = group_breakdown(t, {"a": "f", "b": "f"}, n_boot=10)
+    (f,) = res
+    assert f.closest_eer == closest_eer(t.tar, t.non) == pytest.approx(11 / 30)
+    assert f.to_dict()["closest_eer"] == f.closest_eer
+    from vpeval.report.groups import VPC_COLUMNS
+
+    assert VPC_COLUMNS[5] == "EER (%)" and {"EER interp (%)", "EER interp 95% low (%)"} <= set(VPC_COLUMNS)
+    assert f.closest_eer != interp_eer(t.tar, t.non)  # the example tells the two estimators apart

@@ -59,7 +59,8 @@ OLD_OTHER = {
 
 # public names of the new audio package, by module
 NEW_PUBLIC = {
-    "vpeval.audio.io": OLD_PATHS["vpeval.io.audio"][1] + ["read_audio_rate", "resample"],
+    "vpeval.audio.io": OLD_PATHS["vpeval.io.audio"][1] + ["read_audio_rate", "resample", "read_item_audio",
+                                                          "read_item_audio_rate"],  # issues 30, 26
     "vpeval.audio.pitch": OLD_PATHS["vpeval.pitch"][1],
     "vpeval.audio.anonymize": [
         "METHODS", "anonymize_folder", "mcadams", "mcadams_pole_angles", "draw_alpha", "DEFAULT_ALPHA",

@@ -160,3 +160,136 @@ def test_list_readers(tmp_path):
     expect_input_error(read_vpc_trials, t, "A a2 target\nA a2 target\n", "trials:2")
     t.write_text("A a2 target\nB a2 nontarget\n")
     assert [(x.line, x.enroll_speaker, x.is_target) for x in read_vpc_trials(t)] == [(1, "A", True), (2, "B", False)]
+
+
+def _rule_es():
+    # the issue's example: enrollment (1, 0) and (0, 3) of speaker A; test (1, 1) of A and (2, -1) of B
+    emb = np.array([[1.0, 0], [0, 3], [1, 1], [2, -1]])
+    return EmbeddingSet(emb, ["a1", "a2", "a3", "b1"], ["A", "A", "A", "B"], ["original"] * 4)
+
+
+@pytest.mark.parametrize("rule, expected", [("vpc", [0.894427, -0.141421]), ("normalized", [1.0, 0.316228]),
+                                            (None, [0.894427, -0.141421])])
+def test_enroll_rule_issue_example(rule, expected):
+    tr = [VPCTrial("t", 1, "A", "a3", True), VPCTrial("t", 2, "A", "b1", False)]
+    kw = {} if rule is None else {"enroll_rule": rule}
+    out = build_vpc_trials(_rule_es(), {"a1": 1, "a2": 2}, tr, types=["oo"], **kw)["oo"]
+    np.testing.assert_allclose(out.scores, expected, atol=5e-7)
+    # exact values: model (0.5, 1.5) under vpc, (1, 1)/sqrt(2) under normalized
+    exact = [2 / np.sqrt(5), -0.5 / np.sqrt(12.5)] if rule != "normalized" else [1.0, 1 / np.sqrt(10)]
+    np.testing.assert_allclose(out.scores, exact, rtol=1e-14)
+    assert out.meta["enroll_rule"] == (rule or "vpc")
+
+
+def test_enroll_rule_input_order_and_unknown():
+    tr = [VPCTrial("t", 1, "A", "a3", True), VPCTrial("t", 2, "A", "b1", False)]
+    es = _rule_es()
+    perm = [3, 1, 2, 0]
+    es2 = EmbeddingSet(es.embeddings[perm], es.utterance_id[perm], es.speaker_id[perm], es.condition[perm])
+    a = build_vpc_trials(es, {"a1": 1, "a2": 2}, tr, types=["oo"])["oo"].scores
+    b = build_vpc_trials(es2, {"a2": 1, "a1": 2}, tr, types=["oo"])["oo"].scores
+    assert a.tolist() == b.tolist()
+    from vpeval.errors import VpevalError
+
+    with pytest.raises(VpevalError, match="enroll rule 'mean'"):
+        build_vpc_trials(es, {"a1": 1, "a2": 2}, tr, types=["oo"], enroll_rule="mean")
+
+
+def test_enroll_rule_cli(tmp_path):
+    from vpeval.cli.main import app
+    from vpeval.io.embeddings import write_embeddings
+
+    es = _rule_es()
+    emb = tmp_path / "e.npz"
+    write_embeddings(emb, EmbeddingSet(np.r_[es.embeddings, es.embeddings], list(es.utterance_id) * 2,
+                                       list(es.speaker_id) * 2, ["original"] * 4 + ["anonymized"] * 4))
+    (tmp_path / "enrolls").write_text("a1\na2\n")
+    (tmp_path / "trials_f").write_text("A a3 target\nA b1 nontarget\n")
+    for rule, expected in ((None, [0.894427, -0.141421]), ("vpc", [0.894427, -0.141421]),
+                           ("normalized", [1.0, 0.316228])):
+        out = tmp_path / f"out_{rule}"
+        args = ["trials", str(emb), "-o", str(out), "--enroll-list", str(tmp_path / "enrolls"),
+                "--vpc-trials", str(tmp_path / "trials_f"), "--json"] + (["--enroll-rule", rule] if rule else [])
+        r = runner.invoke(app, args)
+        assert r.exit_code == 0, r.output
+        summary = json.loads(r.stdout)
+        assert summary["enroll_rule"]["name"] == (rule or "vpc")
+        got = read_trials_scores(out / "oa" / "trials", out / "oa" / "scores")
+        np.testing.assert_allclose(got.scores, expected, atol=5e-7)
+    r = runner.invoke(app, ["trials", str(emb), "-o", str(tmp_path / "bad"), "--enroll-rule", "vpc"])
+    assert r.exit_code == 2 and "--enroll-rule" in r.output and "--vpc-trials" in r.output
+
+
+def _lists_for(es, tmp_path, gender_of):
+    """enrolls (first utterance of each speaker) and per-gender trials lists (same-gender pairs, as the
+    challenge's), written as files; returns their paths and the listed lines."""
+    by_spk = {}
+    for u, s in sorted(set(zip(es.utterance_id.tolist(), es.speaker_id.tolist()))):
+        by_spk.setdefault(s, []).append(u)
+    (tmp_path / "enrolls").write_text("".join(v[0] + "\n" for v in by_spk.values()))
+    files, listed = [], []
+    for g in sorted(set(gender_of.values())):
+        spks = [s for s in by_spk if gender_of[s] == g]
+        lines = [f"{e} {u} {'target' if e == s else 'nontarget'}" for e in spks for s in spks for u in by_spk[s][1:]]
+        (tmp_path / f"trials_{g}").write_text("\n".join(lines) + "\n")
+        files.append(tmp_path / f"trials_{g}")
+        listed += lines
+    return tmp_path / "enrolls", files, listed
+
+
+def test_backend_scores_exactly_the_listed_pairs():
+    from vpeval.backends import get_backend
+    from test_attackers import synthetic
+
+    es = synthetic(6, 4, 6, "ext", seed=0)
+    tr = synthetic(30, 4, 6, "ext", seed=10, start=100)
+    o = tr.condition == "original"
+    be = get_backend("plda").fit(tr.embeddings[o], tr.speaker_id[o])
+    enrolls = {f"u{i:03d}-00": i + 1 for i in range(6)}
+    trials = [VPCTrial("t", k + 1, f"S{i:03d}", f"u{j:03d}-{m:02d}", i == j)
+              for k, (i, j, m) in enumerate((i, j, m) for i in range(6) for j in range(6) for m in (1, 2, 3))]
+    for rule in ("vpc", "normalized"):
+        out = build_vpc_trials(es, enrolls, trials, ["oa"], backend=be, enroll_rule=rule)["oa"]
+        cos = build_vpc_trials(es, enrolls, trials, ["oa"], enroll_rule=rule)["oa"]
+        assert out.meta["backend"] == "plda" and len(out) == len(trials) == 108
+        o_rows = {u: x for u, c, x in zip(es.utterance_id, es.condition, es.embeddings) if c == "original"}
+        a_rows = {u: x for u, c, x in zip(es.utterance_id, es.condition, es.embeddings) if c == "anonymized"}
+        for k in (0, 7, 50, 107):  # each score is the back-end's score of that one pair
+            t = trials[k]
+            x = o_rows[f"u{t.enroll_speaker[1:]}-00"][None]
+            model = x if rule == "vpc" else x / np.linalg.norm(x)
+            want = be.score(model, a_rows[t.test_utterance][None])[0, 0]
+            assert out.scores[k] == pytest.approx(want, rel=1e-9, abs=1e-12)
+        assert not np.allclose(out.scores, cos.scores)
+
+
+def test_attack_on_the_official_lists_keeps_their_trial_counts(tmp_path):
+    """Issue 26 'done when': a trained attacker on the enrolls + per-gender trials lists gives exactly the lists'
+    trials (counts per gender), not a split of its own."""
+    from vpeval.cli.main import app
+    from vpeval.io.embeddings import write_embeddings
+    from test_attackers import synthetic
+
+    ev, tr = synthetic(6, 4, 6, "ext", seed=0), synthetic(30, 4, 6, "ext", seed=10, start=100)
+    write_embeddings(tmp_path / "ev.npz", ev)
+    write_embeddings(tmp_path / "tr.npz", tr)
+    gender_of = {f"S{i:03d}": "f" if i < 3 else "m" for i in range(6)}
+    enrolls, files, listed = _lists_for(ev, tmp_path, gender_of)
+    out = tmp_path / "att"
+    args = ["attack", str(tmp_path / "ev.npz"), "--train", str(tmp_path / "tr.npz"), "--backend", "plda",
+            "--trained-on", "anonymized", "-o", str(out), "--enroll-list", str(enrolls), "--json"]
+    for f in files:
+        args += ["--vpc-trials", str(f)]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 0, r.output
+    summary = json.loads(r.stdout)
+    assert set(summary["types"]) == {"oo", "oa", "aa"} and summary["enroll_rule"]["name"] == "vpc"
+    assert summary["attacker"]["name"] == "ext/plda/anonymized"
+    for t in ("oo", "oa", "aa"):
+        got = read_trials_scores(out / t / "trials", out / t / "scores")
+        assert [f"{e} {u} {'target' if y else 'nontarget'}" for e, u, y in zip(got.enroll, got.test, got.is_target)] \
+            == listed
+        for g in "fm":
+            n = [ln for ln in listed if gender_of[ln.split()[0]] == g]
+            assert sum(gender_of[e] == g for e in got.enroll) == len(n) == 3 * 3 * 3
+            assert sum(gender_of[e] == g and y for e, y in zip(got.enroll, got.is_target)) == 9

@@ -44,6 +44,8 @@ __all__ = [
     "resample",
     "write_audio",
     "scan_audio_folder",
+    "read_item_audio",
+    "read_item_audio_rate",
     "read_speaker_metadata",
 ]
 
@@ -68,12 +70,16 @@ class AudioItem:
         From the stem's first ``-`` field or the metadata CSV.
     relative_path : Path
         ``path`` relative to the scanned folder (used to mirror the folder layout on output).
+    segment : KaldiSegment or None
+        The utterance's time range of ``path`` (Kaldi ``segments``); None = the whole file. Read the
+        utterance's samples with :func:`read_item_audio`.
     """
 
     path: Path
     utterance_id: str
     speaker_id: str
     relative_path: Path
+    segment: object = None
 
 
 def checked_waveform(waveform, sr, owner: str) -> np.ndarray:
@@ -365,7 +371,8 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
             raise InputFileError(folder, None, "is a Kaldi data folder (wav.scp): speakers come from its utt2spk; "
                                  "do not give a metadata CSV")
         data = read_kaldi_data_folder(folder)
-        return [AudioItem(p, u, data.utt2spk[u], relative_audio_path(u, p)) for u, p in data.wav.items()]
+        seg = data.segments or {}
+        return [AudioItem(p, u, data.utt2spk[u], relative_audio_path(u, p), seg.get(u)) for u, p in data.wav.items()]
     if metadata is None:
         mapping = None
         meta_name = None
@@ -401,6 +408,51 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
         items.append(AudioItem(p, utt, spk, p.relative_to(folder)))
     items.sort(key=lambda it: it.utterance_id)
     return items
+
+
+def read_item_audio(item: AudioItem, *, strict_rate: bool = False, channel: int | None = None) -> np.ndarray:
+    """The samples of one utterance at 16 kHz: its whole file, or its time range of the recording (Kaldi
+    ``segments``); :func:`read_item_audio_rate` without the file's rate."""
+    return read_item_audio_rate(item, strict_rate=strict_rate, channel=channel)[0]
+
+
+def read_item_audio_rate(item: AudioItem, *, strict_rate: bool = False,
+                         channel: int | None = None) -> tuple[np.ndarray, int]:
+    """The samples of one utterance at 16 kHz and its file's own rate.
+
+    Parameters
+    ----------
+    item : AudioItem
+    strict_rate : bool, default False
+        Refuse a file not at 16 kHz instead of resampling it (:func:`read_audio`).
+    channel : int, optional
+        The channel of a multi-channel file (:func:`read_audio`).
+
+    Returns
+    -------
+    waveform : ndarray of shape (n_samples,), float64
+        At 16 kHz. For a segment ``start``-``end`` (seconds), samples ``round(start * 16000)`` up to (excluded)
+        ``round(end * 16000)`` of the (resampled) recording, or to its end for end ``-1``.
+    file_rate : int
+        The recording's own sampling rate in Hz.
+
+    Raises
+    ------
+    InputFileError
+        Every error of :func:`read_audio`; a segment outside its recording or with no sample, naming the
+        ``segments`` file and line.
+    """
+    x, rate = read_audio_rate(item.path, strict_rate=strict_rate, channel=channel)
+    sg = item.segment
+    if sg is None:
+        return x, rate
+    a = int(round(sg.start * SAMPLE_RATE))
+    b = x.size if sg.end is None else int(round(sg.end * SAMPLE_RATE))
+    if b > x.size or a >= b:
+        raise InputFileError(sg.source, sg.line, f"segment {sg.start:g}-{'end' if sg.end is None else f'{sg.end:g}'} "
+                             f"s of utterance {item.utterance_id!r} lies outside recording {sg.recording!r} "
+                             f"({item.path}, {x.size / SAMPLE_RATE:g} s)")
+    return x[a:b].copy(), rate
 
 
 def _require(module: str):

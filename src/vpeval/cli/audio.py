@@ -22,8 +22,11 @@ _AUDIO_RULES = (
     "Utterance id = file name without extension; speaker id = its first '-'-separated field "
     "(1688-142285-0000 -> 1688) unless --metadata CSV (columns utterance_id,speaker_id) is given. "
     "A Kaldi data folder (with wav.scp) is read instead as wav.scp (plain file paths, relative to the folder; "
-    "piped commands and other extended file names are refused, never run) + utt2spk (+ spk2gender, text); "
-    "anonymize then writes a data folder (OUTPUT/wav.scp, utt2spk, spk2utt, spk2gender, text)."
+    "piped commands and other extended file names are refused, never run) + utt2spk (+ spk2gender, text, "
+    "segments: utterances as start/end seconds of the recordings, end -1 = to the end, each utterance processed "
+    "alone); Kaldi's validate_data_dir.sh rules are enforced (sorted files, utt2spk sorted by speaker too). "
+    "anonymize then writes a data folder (OUTPUT/wav.scp, utt2spk, spk2utt, spk2gender, text), one file per "
+    "utterance (segments cut out)."
 )
 
 

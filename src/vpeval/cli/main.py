@@ -278,7 +278,7 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
                seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
                dataset: str = "", split: str = "", command: str = "audit", client=None,
-               verdict: dict | None = None) -> None:
+               verdict: dict | None = None, vpc_in_report: str | None = None) -> None:
     from contextlib import nullcontext
 
     from ..io.output import claim_file, claim_folder
@@ -293,12 +293,16 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:
         rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split,
                           client, verdict)
-        if vclaim is not None:
-            from ..report.groups import vpc_csv_text
+        from ..report.groups import vpc_csv_text
 
-            sec = next((s for s in rep.sections if s.id == "groups"), None)
+        sec = next((s for s in rep.sections if s.id == "groups"), None)
+        text = vpc_csv_text([] if sec is None else sec.data["vpc_rows"])
+        if vclaim is not None:
             with open(vclaim.path, "w", encoding="utf-8", newline="") as f:
-                f.write(vpc_csv_text([] if sec is None else sec.data["vpc_rows"]))
+                f.write(text)
+        if vpc_in_report is not None:  # inside the claimed report folder: installed with the report, or not at all
+            with open(claim.path / vpc_in_report, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
     _print_audit(rep, out, quiet, json_out)
 
 
@@ -485,8 +489,9 @@ def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = N
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech anonymized by three systems side by "
              "side: McAdams, WORLD F0 scaling + VTLN-style envelope warping, and resampling; "
              "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
-             "original and on anonymized speech of 150 training speakers, plus two fusions) and write the report. "
-             "Needs no audio and no torch.")
+             "original and on anonymized speech of 150 training speakers, plus two fusions) and write the report, "
+             "with the per-gender VoicePrivacy table (f, m and the pooled 'all' row) as "
+             "OUT/voiceprivacy_per_gender.csv. Needs no audio and no torch.")
 @handle_errors
 def demo(
     out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", help="Output folder."),
@@ -518,10 +523,14 @@ def demo(
                + " anonymization of LibriSpeech (bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo",
-               verdict={**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict})
+               verdict={**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict},
+               vpc_in_report=DEMO_VPC_TABLE)
 
 
 _EXAMPLE_SYSTEMS = {"vtln": "WORLD F0 + VTLN-warping", "resample": "resampling"}
+
+#: The per-gender VoicePrivacy table `vpeval demo` writes into its report folder (the CSV of --vpc-table).
+DEMO_VPC_TABLE = "voiceprivacy_per_gender.csv"
 
 
 @app.command(help="Audit one or more anonymization systems side by side. Each SYSTEM is a folder with "
@@ -588,9 +597,9 @@ def _backends(names: list[str]):
 
 
 def _register_families() -> None:
-    from . import audio, beyond, disclosure, doctor, linkage, protocols, utility
+    from . import audio, beyond, disclosure, doctor, linkage, protocols, utility, vpc
 
-    for module in (audio, protocols, disclosure, linkage, beyond, utility, doctor):
+    for module in (audio, protocols, disclosure, linkage, beyond, utility, vpc, doctor):
         module.register(app)
     _argument_metavars()
 

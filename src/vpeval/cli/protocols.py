@@ -22,7 +22,7 @@ Writes into OUT_DIR: protocol.csv (utterance_id,speaker_id,role: the split used)
 
 Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, cross-profile (default: all).
 
-VoicePrivacy lists: with --vpc-trials FILE (repeatable; lines '<enroll_speaker> <test_utterance> target|nontarget') and --enroll-list ENROLLS (the challenge's 'enrolls' file), exactly the listed trials are scored for oo, oa, aa (--types may narrow them): each enrollment speaker's model is the normalised mean of its listed enrollment embeddings in the enrollment condition, the test side the listed utterance in the test condition. Unknown ids and labels that contradict the embeddings' speakers are errors naming file and line. protocol.csv then holds the listed enrollment and tested utterances; no 1-to-N tables are written.
+VoicePrivacy lists: with --vpc-trials FILE (repeatable; lines '<enroll_speaker> <test_utterance> target|nontarget') and --enroll-list ENROLLS (the challenge's 'enrolls' file), exactly the listed trials are scored for oo, oa, aa (--types may narrow them): each enrollment speaker's model is built from its listed enrollment embeddings in the enrollment condition by --enroll-rule (vpc, the default: mean of the raw embeddings, as the challenge's scripts do; normalized: normalised mean of the normalised embeddings), the test side is the listed utterance in the test condition, the score their cosine; the JSON summary names the rule. Unknown ids and labels that contradict the embeddings' speakers are errors naming file and line. protocol.csv then holds the listed enrollment and tested utterances; no 1-to-N tables are written.
 """
 
 
@@ -58,6 +58,10 @@ def trials_command(
         None, "--vpc-trials", help="VoicePrivacy trials file '<enroll_speaker> <test_utterance> target|nontarget' "
         "(repeatable; needs --enroll-list): score exactly these trials for oo, oa, aa."
     ),
+    enroll_rule: Optional[str] = typer.Option(
+        None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings, then "
+        "cosine, as the VoicePrivacy scripts) or normalized (normalised mean of normalised embeddings)."
+    ),
     cohort_impostors: bool = typer.Option(
         True, "--cohort-impostors/--no-cohort-impostors", help="Use cohort speakers' models as impostors."
     ),
@@ -71,7 +75,8 @@ def trials_command(
     def run():
         with execution(scheduler, workers) as client:  # 1-to-N score matrices computed on the cluster
             return _run(embeddings, out_dir, metadata, _parse_types(types), enroll_list, cohort_impostors,
-                        table_format, original, anonymized, force, client=client, vpc_trials=vpc_trials or None)
+                        table_format, original, anonymized, force, client=client, vpc_trials=vpc_trials or None,
+                        enroll_rule=enroll_rule)
 
     summary = handle_errors(run)()
     if as_json:
@@ -91,6 +96,8 @@ def trials_command(
                       "reference" if tgt is None else f"{100 * tgt:g} %")
     console = Console()
     console.print(table)
+    if "enroll_rule" in summary:
+        console.print(f"enrollment rule: {summary['enroll_rule']['name']} ({summary['enroll_rule']['description']})")
     for path in summary["one_to_n"].values():
         console.print(f"1-to-N table: {path}")
 
@@ -119,12 +126,20 @@ def _read_set(paths, conditions=None):
 
 
 def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, table_format, original,
-         anonymized, force=False, attack=None, client=None, vpc_trials=None) -> dict:
+         anonymized, force=False, attack=None, client=None, vpc_trials=None, enroll_rule=None) -> dict:
     from ..io.output import claim_folder
     from ..pipeline.protocols import ProtocolError
 
     if table_format not in ("csv", "parquet"):
         raise VpevalError(f"--table-format must be csv or parquet, got {str(table_format)!r}")
+    if enroll_rule is not None:
+        from ..pipeline.vpc import ENROLL_RULES
+
+        if vpc_trials is None:
+            raise VpevalError("--enroll-rule applies to trials from VoicePrivacy lists: give --vpc-trials (and "
+                              "--enroll-list); the split rule's models are normalised means (docs/protocols.md)")
+        if enroll_rule not in ENROLL_RULES:
+            raise VpevalError(f"--enroll-rule {enroll_rule!r}: expected one of {', '.join(ENROLL_RULES)}")
     inputs = list(embeddings) + ([metadata] if metadata else []) + ([enroll_list] if enroll_list else [])
     inputs += list(vpc_trials or [])
     es = _read_set(embeddings, (original, anonymized))  # bad input is reported before the output is looked at
@@ -138,7 +153,8 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
                       protect=inputs) as claim:
         try:
             return _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
-                                    table_format, original, anonymized, attack, client, vpc_trials)
+                                    table_format, original, anonymized, attack, client, vpc_trials,
+                                    enroll_rule or "vpc")
         except ProtocolError as exc:  # the pipeline names the extractor; the user knows the files
             prefix = f"{es.extractor}: "
             if not str(exc).startswith(prefix):
@@ -147,7 +163,7 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
 
 
 def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors, table_format,
-                     original, anonymized, attack, client=None, vpc_trials=None) -> dict:
+                     original, anonymized, attack, client=None, vpc_trials=None, enroll_rule="vpc") -> dict:
     from ..io.kaldi_write import write_kaldi_scores, write_kaldi_trials, write_score_table
     from ..pipeline.protocols import TRIAL_TYPES, build_trials, check_metadata, make_protocol, one_to_n
 
@@ -159,37 +175,24 @@ def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_
 
         if enroll_list is None:
             raise VpevalError("--vpc-trials needs --enroll-list (the VoicePrivacy 'enrolls' file)")
-        if attack is not None:
-            raise VpevalError("--vpc-trials is available in `vpeval trials` only")
         enrolls = read_vpc_enrolls(enroll_list)
         listed = [t for f in vpc_trials for t in read_vpc_trials(f)]
-        trials = build_vpc_trials(es, enrolls, listed, types or VPC_TYPES, original=original,
-                                  anonymized=anonymized, enrolls_source=str(enroll_list))
+        attacker = None if attack is None else _attacker(es, tr, attack, original, anonymized)
+        opts = dict(original=original, anonymized=anonymized, enrolls_source=str(enroll_list), enroll_rule=enroll_rule)
+        if attacker is None:
+            trials = build_vpc_trials(es, enrolls, listed, types or VPC_TYPES, **opts)
+        else:  # a trained attacker scores exactly the listed trials
+            trials = attacker.build_vpc_trials(enrolls, listed, types or VPC_TYPES, **opts)
         roles = vpc_protocol(es, enrolls, listed, enrolls_source=str(enroll_list))
         protocol = _FrameProtocol(roles)
-        attacker, one_to_n = None, None
+        one_to_n = None
     else:
         protocol = make_protocol(es, _read_enroll_list(enroll_list) if enroll_list is not None else None)
         attacker = None
     if vpc_trials is not None:
         pass  # built above
     elif attack is not None:  # (train files, back-end, trained_on, asnorm, top_k)
-        from ..pipeline.attackers import make_attackers
-
-        train_files, backend, trained_on, asnorm, top_k = attack
-        if tr.extractor != es.extractor:
-            raise InputFileError(train_files[0], None, f"training embeddings are of extractor {tr.extractor!r}, "
-                                 f"the evaluation embeddings of {es.extractor!r}")
-        if tr.embeddings.shape[1] != es.embeddings.shape[1]:
-            raise InputFileError(train_files[0], None, f"training embeddings have dimension {tr.embeddings.shape[1]}, "
-                                 f"the evaluation embeddings {es.embeddings.shape[1]}")
-        try:
-            # the last attacker fielded is the one asked for (AS-norm variants follow their plain back-end)
-            attacker = make_attackers({es.extractor: es}, {es.extractor: tr}, backends=[backend],
-                                      conditions=[trained_on], asnorm=asnorm, top_k=top_k,
-                                      original=original, anonymized=anonymized)[-1]
-        except VpevalError as exc:
-            raise VpevalError(f"{train_files[0]}: {exc}") from None
+        attacker = _attacker(es, tr, attack, original, anonymized)
         trials = attacker.build_trials(types, protocol=protocol, cohort_impostors=cohort_impostors,
                                        original=original, anonymized=anonymized)
     else:
@@ -201,8 +204,13 @@ def _build_and_write(tmp, es, tr, out_dir, metadata, types, enroll_list, cohort_
             from functools import partial
 
             one_to_n = partial(one_to_n, client=client)
-    return _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized,
-                          TRIAL_TYPES, write_kaldi_trials, write_kaldi_scores, write_score_table, one_to_n)
+    summary = _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized,
+                             TRIAL_TYPES, write_kaldi_trials, write_kaldi_scores, write_score_table, one_to_n)
+    if vpc_trials is not None:
+        from ..pipeline.vpc import ENROLL_RULES
+
+        summary["enroll_rule"] = {"name": enroll_rule, "description": ENROLL_RULES[enroll_rule]}
+    return summary
 
 
 def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, original, anonymized, TRIAL_TYPES,
@@ -249,6 +257,26 @@ def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, o
     return summary
 
 
+def _attacker(es, tr, attack, original, anonymized):
+    """The one attacker `vpeval attack` trains: ``attack`` = (train files, back-end, trained_on, asnorm, top_k)."""
+    from ..pipeline.attackers import make_attackers
+
+    train_files, backend, trained_on, asnorm, top_k = attack
+    if tr.extractor != es.extractor:
+        raise InputFileError(train_files[0], None, f"training embeddings are of extractor {tr.extractor!r}, "
+                             f"the evaluation embeddings of {es.extractor!r}")
+    if tr.embeddings.shape[1] != es.embeddings.shape[1]:
+        raise InputFileError(train_files[0], None, f"training embeddings have dimension {tr.embeddings.shape[1]}, "
+                             f"the evaluation embeddings {es.embeddings.shape[1]}")
+    try:
+        # the last attacker fielded is the one asked for (AS-norm variants follow their plain back-end)
+        return make_attackers({es.extractor: es}, {es.extractor: tr}, backends=[backend],
+                              conditions=[trained_on], asnorm=asnorm, top_k=top_k,
+                              original=original, anonymized=anonymized)[-1]
+    except VpevalError as exc:
+        raise VpevalError(f"{train_files[0]}: {exc}") from None
+
+
 class _FrameProtocol:
     """A ready ``protocol.csv`` table (list-given trials have no :class:`Protocol`)."""
 
@@ -290,7 +318,13 @@ def attack_command(
     types: Optional[List[str]] = typer.Option(None, "--types", help="Trial types, comma-separated or repeated "
                                               "(default: all)."),
     enroll_list: Optional[Path] = typer.Option(None, "--enroll-list", help="Enrollment utterance ids, one per "
-                                               "line (default: sorted-half split)."),
+                                               "line (default: sorted-half split); the VoicePrivacy 'enrolls' file."),
+    vpc_trials: Optional[List[Path]] = typer.Option(
+        None, "--vpc-trials", help="VoicePrivacy trials file (repeatable; needs --enroll-list): the attacker scores "
+        "exactly these trials for oo, oa, aa, as `vpeval trials --vpc-trials` does with cosine."),
+    enroll_rule: Optional[str] = typer.Option(
+        None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings) or "
+        "normalized (normalised mean of normalised embeddings)."),
     table_format: str = typer.Option("csv", "--table-format", help="1-to-N table format: csv or parquet."),
     original: str = typer.Option("original", "--original", help="Condition label of original speech."),
     anonymized: str = typer.Option("anonymized", "--anonymized", help="Condition label of anonymized speech."),
@@ -311,7 +345,8 @@ def attack_command(
         if trained_on not in ("original", "anonymized"):
             raise VpevalError(f"--trained-on {trained_on!r}: expected original or anonymized")
         return _run(embeddings, out_dir, None, _parse_types(types), enroll_list, True, table_format, original,
-                    anonymized, force, attack=(train, name, trained_on, asnorm, top_k))
+                    anonymized, force, attack=(train, name, trained_on, asnorm, top_k), vpc_trials=vpc_trials or None,
+                    enroll_rule=enroll_rule)
 
     summary = handle_errors(run)()
     if as_json:

@@ -204,14 +204,14 @@ def _references(ref, audio, anonymized):
 
 def _pitch(audio: Path, anonymized: Path, quiet: bool):
     """rho_F0 of every utterance of ``audio`` against the same utterance id in ``anonymized``."""
-    from ..audio.io import read_audio, scan_audio_folder
+    from ..audio.io import read_item_audio, scan_audio_folder
     from ..progress import track
     from ..metrics.utility import pitch_correlations
     from ..audio.pitch import f0_contour
 
     def contours(folder, label):
         items = scan_audio_folder(folder, metadata=None if _kaldi(folder) else _any_speaker(folder))
-        return {it.utterance_id: f0_contour(read_audio(it.path))
+        return {it.utterance_id: f0_contour(read_item_audio(it))
                 for it in track(items, total=len(items), description=f"F0 {label}", quiet=quiet)}
 
     try:

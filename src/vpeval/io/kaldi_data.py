@@ -13,15 +13,31 @@ file             line                                     rule
                                                           other extended file names (``-`` for stdin,
                                                           ``ark:``/``scp:`` specifiers, ``file.ark:123``
                                                           byte offsets, ``[...]`` ranges, leading ``|``).
-``utt2spk``      ``<utt> <spk>``                          required; exactly the utterances of ``wav.scp``.
+``utt2spk``      ``<utt> <spk>``                          required; exactly the utterances of ``wav.scp``
+                                                          (of ``segments`` when that file is present).
+``segments``     ``<utt> <recording> <start> <end>``      optional; utterances as time ranges (seconds) of
+                                                          the recordings ``wav.scp`` then lists by
+                                                          recording id; ``end`` = ``-1`` means to the end
+                                                          of the recording. ``0 <= start < end``; segments
+                                                          of one recording must not overlap; with
+                                                          ``check_files`` a segment must lie inside its
+                                                          recording.
 ``spk2utt``      ``<spk> <utt> <utt> ...``                optional; if present it must agree with
                                                           ``utt2spk``.
-``spk2gender``   ``<spk> m|f``                            optional; if present every speaker of ``utt2spk``
-                                                          needs a line (extra speakers are allowed).
-``text``         ``<utt> <words...>``                     optional; every utterance listed must be in
-                                                          ``wav.scp`` (utterances without a line are
-                                                          allowed here; WER then refuses them).
+``spk2gender``   ``<spk> m|f``                            optional; if present exactly the speakers of
+                                                          ``utt2spk`` (Kaldi's rule).
+``text``         ``<utt> <words...>``                     optional; if present exactly the utterances of
+                                                          ``utt2spk`` (Kaldi's rule).
 ================ ======================================== =================================================
+
+Kaldi's own rules (``utils/validate_data_dir.sh``) are checked too, each error naming file, line and rule:
+
+* every file is sorted by its first field in C (byte) order, keys unique (``check_sorted_and_uniq``);
+* ``utt2spk`` is also sorted by speaker (``sort -k2 -C``: ordered by the line from its second field on, then
+  by the whole line); the cure is speaker ids that prefix their utterance ids (``<speaker>-<utterance>``);
+* ``spk2utt``, expanded line by line, is ``utt2spk`` line for line;
+* ``spk2gender`` lists exactly the speakers of ``utt2spk``; ``text`` exactly its utterances;
+* ids hold no whitespace (a line splits at the first blanks).
 
 Every error is an :class:`~vpeval.errors.InputFileError` naming the file and the line. Blank lines,
 duplicate keys and malformed lines are errors, never skipped. Sex from ``spk2gender`` is reported as
@@ -39,6 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputFileError
+from .kaldi_rules import _check_id, _check_sorted_unique, _check_speaker_order, _lines, speaker_order_problem
+from .kaldi_segments import KaldiSegment, _read_segments, _segment_lines
 from .kaldi_write import atomic_write_bytes as _atomic_write
 
 
@@ -50,7 +68,9 @@ __all__ = [
     "is_kaldi_data_folder",
     "read_kaldi_data_folder",
     "write_kaldi_data_folder",
+    "speaker_order_problem",
     "kaldi_metadata_table",
+    "KaldiSegment",
     "VPCTrial",
     "read_vpc_enrolls",
     "read_vpc_trials",
@@ -79,7 +99,10 @@ class KaldiDataFolder:
     text : dict str -> str or None
         Utterance id -> transcript (the rest of the line, inner whitespace kept); None when absent.
     wav_line : dict str -> int
-        Line of ``wav.scp`` of each utterance (for error messages of later steps).
+        Line of ``wav.scp`` of each utterance (of ``segments`` when present), for error messages.
+    segments : dict str -> KaldiSegment or None
+        Utterance id -> its time range when the folder has a ``segments`` file; ``wav`` then maps each
+        utterance to the audio file of its recording. None without ``segments``.
     """
 
     folder: Path
@@ -88,6 +111,7 @@ class KaldiDataFolder:
     sex: dict | None = None
     text: dict | None = None
     wav_line: dict = field(default_factory=dict)
+    segments: dict | None = None
 
     def speaker_sex(self) -> dict | None:
         """Utterance id -> sex (``M``/``F``), or None without ``spk2gender``."""
@@ -100,32 +124,6 @@ def is_kaldi_data_folder(path) -> bool:
     """True if ``path`` is a folder holding a ``wav.scp`` file."""
     p = Path(path)
     return p.is_dir() and (p / "wav.scp").is_file()
-
-
-def _lines(path: Path):
-    """(line number, line without its end) of a UTF-8 text file; blank lines are errors."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputFileError(path, None, f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise InputFileError(path, line, "is not valid UTF-8 text") from None
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for i, line in enumerate(lines, start=1):
-        line = line.rstrip("\r")
-        if "\r" in line:  # CR-only line ends would glue every record into one line and its path
-            raise InputFileError(path, i, "a carriage return (CR) inside the line: the file has CR-only (classic "
-                                          "Mac) line ends; convert them to LF, e.g. tr '\\r' '\\n'")
-        if not line.strip():
-            raise InputFileError(path, i, "blank line (Kaldi data files have one record on every line)")
-        yield i, line
 
 
 def _split_key(path: Path, i: int, line: str, what: str) -> tuple[str, str]:
@@ -200,7 +198,9 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
     u2s_path = folder / "utt2spk"
     if not u2s_path.is_file():
         raise InputFileError(u2s_path, None, "a Kaldi data folder needs utt2spk (utterance -> speaker)")
-    specs, wav_line = _keyed(scp, "utterance")
+    seg_path = folder / "segments"
+    has_segments = seg_path.is_file()
+    specs, wav_line = _keyed(scp, "recording" if has_segments else "utterance")
     wav: dict[str, Path] = {}
     for utt, spec in specs.items():
         i = wav_line[utt]
@@ -213,11 +213,21 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
         wav[utt] = p
     if not wav:
         raise InputFileError(scp, None, "lists no utterance")
+    _check_sorted_unique(scp, wav_line, "recording" if has_segments else "utterance")
+    segments = None
+    if has_segments:
+        segments = _read_segments(seg_path, wav, wav_line, scp, check_files)
+        wav = {u: wav[sg.recording] for u, sg in segments.items()}
+        wav_line = {u: sg.line for u, sg in segments.items()}
+        scp = seg_path  # utterances are listed (and checked against utt2spk) by segments from here on
     utt2spk, u2s_line = _keyed(u2s_path, "utterance")
     for utt, spk in utt2spk.items():
         if len(spk.split()) != 1:
             raise InputFileError(u2s_path, u2s_line[utt], f"expected '<utterance> <speaker>', got {spk!r} "
                                  f"after {utt!r}")
+    _check_sorted_unique(u2s_path, u2s_line, "utterance")
+    _check_speaker_order(u2s_path)
+    for utt, spk in utt2spk.items():
         if utt not in wav:
             raise InputFileError(u2s_path, u2s_line[utt], f"utterance {utt!r} is not in {scp}")
     for utt in wav:
@@ -238,10 +248,26 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
         for utt in utt2spk:
             if utt not in seen:
                 raise InputFileError(u2s_path, u2s_line[utt], f"utterance {utt!r} is missing from {s2u_path}")
+        _check_sorted_unique(s2u_path, s2u_line, "speaker")
+        # Kaldi: spk2utt expanded line by line (utils/spk2utt_to_utt2spk.pl) must be utt2spk, line for line
+        expanded = [(u, spk) for spk, rest in s2u.items() for u in rest.split()]
+        for (u, spk), (v, _) in zip(expanded, utt2spk.items()):
+            if u != v:
+                raise InputFileError(s2u_path, s2u_line[spk], f"utterance {u!r} of speaker {spk!r} is out of "
+                                     f"order: Kaldi requires spk2utt, expanded line by line, to list the utterances in the "
+                                     f"order of {u2s_path} (validate_data_dir.sh: 'spk2utt and utt2spk do not "
+                                     f"seem to match'); regenerate it with utils/utt2spk_to_spk2utt.pl")
     sex = None
     g_path = folder / "spk2gender"
     if g_path.is_file():
         genders, g_line = _keyed(g_path, "speaker")
+        _check_sorted_unique(g_path, g_line, "speaker")
+        speakers = set(utt2spk.values())
+        for spk, line in g_line.items():
+            if spk not in speakers:
+                raise InputFileError(g_path, line, f"speaker {spk!r} has no utterance in {u2s_path}: Kaldi "
+                                     "requires the speakers of spk2gender and spk2utt to be the same "
+                                     "(validate_data_dir.sh); remove the line (utils/fix_data_dir.sh does)")
         sex = {}
         for spk, g in genders.items():
             if g not in GENDERS:
@@ -265,11 +291,18 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
                 raise InputFileError(t_path, i, f"utterance {utt!r} is not in {scp}")
             text[utt] = " ".join(parts[1].split()) if len(parts) > 1 else ""
             where[utt] = i
+        _check_sorted_unique(t_path, where, "utterance")
+        for utt in utt2spk:
+            if utt not in text:
+                raise InputFileError(u2s_path, u2s_line[utt], f"utterance {utt!r} has no line in {t_path}: Kaldi "
+                                     "requires the utterances of text and utt2spk to be the same "
+                                     "(validate_data_dir.sh); give it a line (an empty transcript is '<utt>' "
+                                     "alone) or remove the utterance")
         text = dict(sorted(text.items()))
     order = sorted(wav)
     return KaldiDataFolder(
         folder, {u: wav[u] for u in order}, {u: utt2spk[u] for u in order}, sex, text,
-        {u: wav_line[u] for u in order},
+        {u: wav_line[u] for u in order}, None if segments is None else {u: segments[u] for u in order},
     )
 
 
@@ -368,16 +401,9 @@ def read_vpc_trials(path) -> list[VPCTrial]:
     return out
 
 
-def _check_id(kind: str, value: str) -> str:
-    value = str(value)
-    if not value or any(c.isspace() for c in value):
-        raise InputFileError("<kaldi data>", None, f"{kind} id {value!r} is empty or holds whitespace")
-    return value
-
-
 def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | None = None,
-                            text: dict | None = None) -> None:
-    """Write ``wav.scp``, ``utt2spk``, ``spk2utt`` and, when given, ``spk2gender`` and ``text``.
+                            text: dict | None = None, segments: dict | None = None) -> None:
+    """Write ``wav.scp``, ``utt2spk``, ``spk2utt`` and, when given, ``spk2gender``, ``text`` and ``segments``.
 
     Parameters
     ----------
@@ -392,21 +418,46 @@ def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | Non
         Speaker id -> ``M``/``F`` (or ``m``/``f``), written as ``spk2gender``.
     text : dict str -> str, optional
         Utterance id -> transcript, written as ``text``.
+    segments : dict str -> (str, float, float or None) or KaldiSegment, optional
+        Utterance id -> (recording id, start s, end s or None for "to the end"), written as ``segments``
+        (times as the shortest decimal that reads back exactly; None as ``-1``). ``wav`` then maps
+        *recording* ids to audio files, and ``utt2spk`` has the keys of ``segments``.
 
     Raises
     ------
     InputFileError
         Ids that are empty or hold whitespace, paths with a line break or ending in ``|``, keys of ``wav``
-        and ``utt2spk`` that differ, a speaker without sex, or an unknown sex value.
+        and ``utt2spk`` that differ, a speaker without sex, an unknown sex value, ``text`` keys that differ
+        from ``utt2spk``'s, or speaker ids whose order contradicts the utterance ids' order (Kaldi's
+        speaker-order rule, module docstring): every folder written passes Kaldi's ``validate_data_dir.sh``
+        rules checked by :func:`read_kaldi_data_folder`, or nothing is written.
     """
     folder = Path(folder)
-    if set(wav) != set(utt2spk):
+    seg_lines = None
+    if segments is not None:
+        seg_lines = _segment_lines(folder, wav, utt2spk, segments)
+    elif set(wav) != set(utt2spk):
         raise InputFileError(folder, None, "wav and utt2spk must list the same utterances")
+    for utt in utt2spk:
+        _check_id("utterance", utt)
+        _check_id("speaker", utt2spk[utt])
+    bad = speaker_order_problem({str(u): str(s) for u, s in utt2spk.items()})
+    if bad is not None:
+        u, v = bad
+        raise InputFileError(folder / "utt2spk", None, f"refused: utterances {u!r} (speaker {utt2spk[u]!r}) and "
+                             f"{v!r} (speaker {utt2spk[v]!r}) are in opposite orders by utterance and by speaker, "
+                             "so Kaldi's validate_data_dir.sh would reject the folder; make each speaker id a "
+                             "prefix of its utterance ids ('<speaker>-<utterance>') and write again")
+    if text is not None and set(text) != set(utt2spk):
+        odd = sorted(set(text) ^ set(utt2spk))[0]
+        raise InputFileError(folder / "text", None, f"refused: utterance {odd!r} is in only one of text and "
+                             "utt2spk; Kaldi requires the same utterances in both")
     root = folder.resolve()
     scp, u2s = [], []
+    for utt in sorted(utt2spk):
+        u2s.append(f"{utt} {utt2spk[utt]}\n")
     for utt in sorted(wav):
-        _check_id("utterance", utt)
-        spk = _check_id("speaker", utt2spk[utt])
+        _check_id("utterance" if segments is None else "recording", utt)
         p = Path(wav[utt])
         try:
             shown = p.resolve().relative_to(root).as_posix()
@@ -415,13 +466,14 @@ def write_kaldi_data_folder(folder, wav: dict, utt2spk: dict, *, sex: dict | Non
         if "\n" in shown or "\r" in shown or shown.strip() != shown or shown.endswith("|") or not shown:
             raise InputFileError(p, None, "cannot be written to wav.scp (line break, surrounding blanks or '|')")
         scp.append(f"{utt} {shown}\n")
-        u2s.append(f"{utt} {spk}\n")
     spk2utt: dict[str, list[str]] = {}
     for utt in sorted(utt2spk):
         spk2utt.setdefault(utt2spk[utt], []).append(utt)
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(folder / "wav.scp", "".join(scp).encode("utf-8"))
     atomic_write_bytes(folder / "utt2spk", "".join(u2s).encode("utf-8"))
+    if seg_lines is not None:
+        atomic_write_bytes(folder / "segments", "".join(seg_lines).encode("utf-8"))
     atomic_write_bytes(folder / "spk2utt",
                        "".join(f"{s} {' '.join(us)}\n" for s, us in sorted(spk2utt.items())).encode("utf-8"))
     if sex is not None:

@@ -203,6 +203,25 @@ class Attacker:
             t.meta.update(attacker=self.name, trained_on=self.trained_on)
         return out
 
+    def build_vpc_trials(self, enrolls, trials, types, **options) -> dict[str, Trials]:
+        """The listed VoicePrivacy trials scored by this attacker; ``enrolls``, ``trials`` and ``options``
+        (``original``, ``anonymized``, ``enrolls_source``, ``enroll_rule``) as in
+        :func:`vpeval.pipeline.vpc.build_vpc_trials`. A fusion sums its members' list scores with its weights."""
+        from .vpc import build_vpc_trials
+
+        if not self.members:
+            out = build_vpc_trials(self.es, enrolls, trials, types, backend=self.model, **options)
+        else:
+            parts = [m.build_vpc_trials(enrolls, trials, types, **options) for m in self.members]
+            out = {}
+            for t, first in parts[0].items():
+                fused = self.model.transform(np.column_stack([p[t].scores for p in parts]))
+                out[t] = Trials(fused, first.is_target, first.enroll, first.test, first.source,
+                                dict(first.meta, extractor="fusion", backend="fusion"))
+        for t in out.values():
+            t.meta.update(attacker=self.name, trained_on=self.trained_on)
+        return out
+
     def one_to_n(self, protocol: Protocol | None = None, *, enroll: str = "o", probe: str = "a",
                  **options) -> OneToN:
         """Every probe against every enrolled speaker; ``options`` (``original``, ``anonymized``) as in

@@ -30,7 +30,8 @@ from ..errors import VpevalError
 from ..io.trials import Trials
 from ..stats import ALID, TRIAL_METRICS, BootstrapResult, StatsError, bootstrap, bootstrap_one_to_n, trial_speakers
 
-__all__ = ["GroupsError", "GroupResult", "speaker_groups", "trial_groups", "group_breakdown", "pooled_result", "DEFAULT_GROUP_BY"]
+__all__ = ["GroupsError", "GroupResult", "speaker_groups", "trial_groups", "group_breakdown", "pooled_result",
+           "clipped_speaker_mean_eer", "DEFAULT_GROUP_BY"]
 
 #: The metadata column trials are grouped by when none is named (the VoicePrivacy f/m split).
 DEFAULT_GROUP_BY = "sex"
@@ -60,6 +61,14 @@ class GroupResult:
         The bootstrap unit (``"speaker"`` = probe speaker, ``"enroll"`` = enrolled speaker).
     note : str or None
         Why the metrics are missing (e.g. a group without target trials).
+    clipped_eer : float
+        Clipped per-speaker mean EER of the group (:func:`clipped_speaker_mean_eer`, fraction); NaN when no
+        enrolled speaker of the group has both target and non-target trials.
+    clipped_eer_speakers : int
+        The enrolled speakers it averages over.
+    closest_eer : float
+        Closest-point EER of the group's trials (:func:`vpeval.metrics.closest_eer`, the VoicePrivacy scripts'
+        estimator; fraction, no interval); NaN without target or non-target trials.
     """
 
     group: str
@@ -71,6 +80,9 @@ class GroupResult:
     alid: BootstrapResult | None = None
     resampled: str = "speaker"
     note: str | None = None
+    clipped_eer: float = float("nan")
+    clipped_eer_speakers: int = 0
+    closest_eer: float = float("nan")
 
     def to_dict(self) -> dict:
         """JSON-ready: counts, and per metric ``{value, ci_low, ci_high, ...}`` (units in the keys' docs)."""
@@ -80,7 +92,59 @@ class GroupResult:
             "resampled": self.resampled, "note": self.note,
             "metrics": {k: b.to_dict() for k, b in self.metrics.items()},
             "alid": None if self.alid is None else self.alid.to_dict(),
+            "clipped_speaker_mean_eer": None if self.clipped_eer != self.clipped_eer else self.clipped_eer,
+            "clipped_speaker_mean_eer_speakers": self.clipped_eer_speakers,
+            "closest_eer": None if self.closest_eer != self.closest_eer else self.closest_eer,
         }
+
+
+def clipped_speaker_mean_eer(trials: Trials, *, clip: float = 0.5) -> tuple[float, int]:
+    """Clipped per-speaker mean EER: each enrolled speaker's EER, clipped at ``clip``, averaged over speakers.
+
+    For every enrollment speaker ``s`` (the enrollment key of the trials), the interpolated step-curve EER
+    (:func:`vpeval.metrics.interp_eer`, the table's "EER (%)") of the trials enrolled on ``s``: its target
+    trials against the non-target trials scored against its model. That EER is clipped,
+    ``min(EER_s, clip)``, and the clipped values are averaged with equal weight per speaker. Clipping keeps a
+    few speakers whose EER lies far above chance (content-driven outliers) from dominating the mean: at
+    ``clip = 0.5`` a speaker counts at most as "not recognisable".
+
+    Parameters
+    ----------
+    trials : Trials
+        With enrollment keys (speaker ids).
+    clip : float, default 0.5
+        Upper bound of each speaker's EER (fraction).
+
+    Returns
+    -------
+    (float, int)
+        The mean (fraction; NaN when no speaker qualifies) and the number of speakers averaged: speakers with
+        no target or no non-target trial have no EER and are left out. The result does not depend on the order
+        of the trials (speakers are taken in sorted order, each EER is order-free).
+
+    Raises
+    ------
+    GroupsError
+        Trials without enrollment keys.
+    """
+    from ..metrics import interp_eer
+
+    try:
+        enroll = trial_speakers(trials, side="enroll")
+    except StatsError as exc:
+        raise GroupsError(str(exc)) from None
+    names, inv = np.unique(enroll, return_inverse=True)
+    inv = inv.reshape(-1)
+    order = np.argsort(inv, kind="stable")
+    bounds = np.searchsorted(inv[order], np.arange(names.size + 1))
+    vals = []
+    for k in range(names.size):
+        rows = order[bounds[k]:bounds[k + 1]]
+        tar = trials.scores[rows][trials.is_target[rows]]
+        non = trials.scores[rows][~trials.is_target[rows]]
+        if tar.size and non.size:
+            vals.append(min(float(interp_eer(tar, non)), float(clip)))
+    return (float(np.mean(vals)) if vals else float("nan")), len(vals)
 
 
 def speaker_groups(metadata, column: str = DEFAULT_GROUP_BY, *, source: str = "metadata") -> dict[str, str]:
@@ -207,6 +271,10 @@ def _one_group(label, trials, mask, enroll, probe, groups, one_to_n, lid, n_boot
         if rows.any():
             alid = bootstrap_one_to_n(one_to_n.select(rows), lid_v[rows], metrics=[ALID], n_boot=n_boot,
                                       seed=seed, level=level)[ALID.key]
+    from ..metrics import closest_eer
+
+    clipped, n_clipped = clipped_speaker_mean_eer(sub) if sub.enroll is not None else (float("nan"), 0)
+    closest = float(closest_eer(sub.tar, sub.non)) if n_tar and n_non else float("nan")
     return GroupResult(label, int(np.unique(enroll[mask]).size),
                        0 if probe is None else int(np.unique(probe[mask]).size), n_tar, n_non, metrics,
-                       alid, unit, note)
+                       alid, unit, note, clipped, n_clipped, closest)

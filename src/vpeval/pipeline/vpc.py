@@ -8,11 +8,24 @@ Challenge evaluation plan", 2020, Sec. 3) fixes its trials by lists instead of a
   target|nontarget``.
 
 :func:`build_vpc_trials` scores exactly those trials, for each of the conditions ``oo``, ``oa``, ``aa``
-(enrollment condition, test condition), with vpeval's enrollment rule (``docs/protocols.md``): the model
-of a speaker in condition ``x`` is the normalised mean of the normalised condition-``x`` embeddings of the
-speaker's listed enrollment utterances (speaker-level enrollment, as in the challenge); the test side is
-the listed utterance's normalised condition-``y`` embedding; the score is their cosine. Trials keep the
-order of the files (first file first, then line order).
+(enrollment condition, test condition). The enrollment side is a speaker-level model built from the
+speaker's listed enrollment utterances in condition ``x`` by one of two rules (``enroll_rule``):
+
+* ``"vpc"`` (the default, the challenge's rule): the mean of the *raw* condition-``x`` embeddings. The
+  VoicePrivacy 2024 evaluation scripts average the speaker's enrollment embeddings (SpeechBrain ECAPA or
+  x-vector, ``emb_level='spk'`` in ``evaluation/privacy/asv/asv.py`` of the Voice-Privacy-Challenge-2024
+  repository) and score ``1 - cosine_distance`` against each test embedding; the 2022 Kaldi recipe also
+  averages raw x-vectors per speaker (then mean subtraction, LDA, length normalisation and PLDA, which
+  vpeval's list scoring does not apply).
+* ``"normalized"`` (vpeval's split-rule models, ``docs/protocols.md``): the normalised mean of the
+  normalised embeddings. The two rules agree when all enrollment embeddings of a speaker have the same
+  norm, and differ otherwise (embedding norms of ECAPA and x-vector extractors vary).
+
+Example: enrollment embeddings (1, 0) and (0, 3), test embeddings (1, 1) and (2, -1) give cosines
+0.894427 and -0.141421 under ``"vpc"`` (model (0.5, 1.5)), 1.0 and 0.316228 under ``"normalized"``
+(model (1, 1) / sqrt 2). The test side is the listed utterance's condition-``y`` embedding; the score is
+the cosine of model and test embedding. Trials keep the order of the files (first file first, then line
+order).
 
 Checks (each error names the list file and line): an enrollment utterance without an embedding; a trial
 whose enrollment speaker has no enrollment utterance; a test utterance without an embedding in the test
@@ -32,10 +45,30 @@ from ..io.trials import Trials
 from .protocols import ProtocolError
 from .protocols.models import _group_means, _labels, _row_index, _unit_rows
 
-__all__ = ["VPC_TYPES", "vpc_protocol", "build_vpc_trials"]
+__all__ = ["VPC_TYPES", "ENROLL_RULES", "vpc_protocol", "build_vpc_trials"]
 
 VPC_TYPES = ("oo", "oa", "aa")
 """Conditions (enrollment, test) for which list-given trials are built."""
+
+ENROLL_RULES = {
+    "vpc": "mean of the raw enrollment embeddings, then cosine (VoicePrivacy Challenge scripts)",
+    "normalized": "normalised mean of the L2-normalised enrollment embeddings, then cosine (vpeval split rule)",
+}
+"""Enrollment rules of :func:`build_vpc_trials`, name -> description (module docstring)."""
+
+
+def _raw_group_means(es, utts, groups, label, role, what) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vector of the mean of the *raw* embeddings per group; ``utts``/``groups`` sorted by (group, utt)."""
+    rows = _row_index(es, utts, label, role)
+    x = np.asarray(es.embeddings[rows], dtype=np.float64)
+    _unit_rows(x, utts, f"{label} embedding of utterance")  # a zero embedding is an error under both rules
+    # scale by the largest magnitude so that the sum of huge vectors cannot overflow; the direction of the
+    # mean (all that the cosine sees) is unchanged by a common positive factor
+    peak = float(np.abs(x).max()) if x.size else 1.0
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    sums = np.add.reduceat(x / peak, starts, axis=0)
+    names = groups[starts]
+    return names, _unit_rows(sums / np.diff(np.r_[starts, groups.size])[:, None], names, what)
 
 
 def _speaker_of(es: EmbeddingSet) -> dict[str, str]:
@@ -110,7 +143,8 @@ def vpc_protocol(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPCTria
 
 def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPCTrial], types=VPC_TYPES, *,
                      original: str = "original", anonymized: str = "anonymized",
-                     enrolls_source: str = "<enrolls>") -> dict[str, Trials]:
+                     enrolls_source: str = "<enrolls>", enroll_rule: str = "vpc",
+                     backend=None) -> dict[str, Trials]:
     """Score the list-given trials for each requested condition (module docstring).
 
     Parameters
@@ -122,13 +156,22 @@ def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPC
     types : iterable of {"oo", "oa", "aa"}
     original, anonymized : str
         Condition labels that ``o`` and ``a`` stand for.
+    enroll_rule : {"vpc", "normalized"}
+        How a speaker's enrollment embeddings become its model (module docstring): ``"vpc"`` (default) the
+        mean of the raw embeddings as in the challenge's scripts, ``"normalized"`` the normalised mean of the
+        normalised embeddings.
+    backend : vpeval.backends.Backend, optional
+        A fitted back-end (e.g. PLDA trained on other speakers, :func:`vpeval.pipeline.make_attackers`) that
+        scores each listed (model, test embedding) pair instead of the cosine; the model is built by
+        ``enroll_rule`` as without it. Each score depends only on its own pair.
 
     Returns
     -------
     dict str -> Trials
         One per type, trials in list order; ``enroll`` = speaker id, ``test`` = utterance id; scores are
         cosines in [-1, 1]. ``meta`` holds ``type``, ``enroll_condition``, ``test_condition``, ``extractor``,
-        ``backend`` ("cosine"), ``trial_lists`` (the files) and ``target_eer`` (None for oo, 0.5 otherwise).
+        ``backend`` ("cosine"), ``enroll_rule``, ``trial_lists`` (the files) and ``target_eer`` (None for
+        oo, 0.5 otherwise).
 
     Raises
     ------
@@ -136,7 +179,9 @@ def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPC
         An id problem, naming the list file and line (see :func:`vpc_protocol`); a test utterance without an
         embedding in the test condition.
     ProtocolError
-        An unknown or repeated type, a missing condition.
+        An unknown or repeated type, a missing condition, a zero embedding or a zero mean.
+    VpevalError
+        An unknown ``enroll_rule``.
 
     Examples
     --------
@@ -146,7 +191,15 @@ def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPC
     >>> tr = [VPCTrial("trials", 1, "A", "a2", True), VPCTrial("trials", 2, "A", "b1", False)]
     >>> build_vpc_trials(es, {"a1": 1}, tr, types=["oo"])["oo"].scores.tolist()
     [0.8, 0.0]
+    >>> es = EmbeddingSet(np.array([[1.0, 0], [0, 3], [1, 1], [2, -1]]), ["a1", "a2", "a3", "b1"],
+    ...                   ["A", "A", "A", "B"], ["original"] * 4)
+    >>> tr = [VPCTrial("trials", 1, "A", "a3", True), VPCTrial("trials", 2, "A", "b1", False)]
+    >>> build_vpc_trials(es, {"a1": 1, "a2": 2}, tr, types=["oo"])["oo"].scores.round(6).tolist()
+    [0.894427, -0.141421]
     """
+    if enroll_rule not in ENROLL_RULES:
+        raise VpevalError(f"enroll rule {str(enroll_rule)!r}: expected one of {', '.join(ENROLL_RULES)}")
+    means = _raw_group_means if enroll_rule == "vpc" else _group_means
     types = [str(t) for t in types]
     for t in types:
         if t not in VPC_TYPES:
@@ -166,7 +219,7 @@ def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPC
     out: dict[str, Trials] = {}
     for name in types:
         e, p = lab[name[0]], lab[name[1]]
-        names, models = _group_means(es, enr_utt[order], enr_spk[order], e, "enroll", f"{e} model of speaker")
+        names, models = means(es, enr_utt[order], enr_spk[order], e, "enroll", f"{e} model of speaker")
         try:
             rows = _row_index(es, test_utt, p, "test")
         except ProtocolError:
@@ -175,10 +228,17 @@ def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPC
             raise InputFileError(bad.source, bad.line, f"test utterance {bad.test_utterance!r} has no embedding "
                                  f"in condition {p!r}") from None
         probes = _unit_rows(es.embeddings[rows], test_utt, f"{p} embedding of utterance")
-        m = models[np.searchsorted(names, spk_ids)]
-        scores = np.einsum("ij,ij->i", m, probes)
-        meta = dict(type=name, enroll_condition=e, test_condition=p, extractor=es.extractor, backend="cosine",
-                    trial_lists=files, target_eer=None if name == "oo" else 0.5,
+        mi = np.searchsorted(names, spk_ids)
+        if backend is None:
+            scores = np.einsum("ij,ij->i", models[mi], probes)
+        else:  # one back-end matrix over the distinct models and test utterances, then the listed cells
+            uniq, pi = np.unique(test_utt, return_inverse=True)
+            first = np.empty(uniq.size, dtype=np.intp)
+            first[pi.reshape(-1)] = np.arange(pi.size)  # any row of an utterance: its rows are equal
+            scores = np.asarray(backend.score(models, probes[first]), dtype=np.float64)[mi, pi.reshape(-1)]
+        meta = dict(type=name, enroll_condition=e, test_condition=p, extractor=es.extractor,
+                    backend="cosine" if backend is None else getattr(backend, "name", type(backend).__name__),
+                    enroll_rule=enroll_rule, trial_lists=files, target_eer=None if name == "oo" else 0.5,
                     target_label="target = test utterance spoken by the enrollment speaker (as listed)")
         out[name] = Trials(scores, is_target.copy(), spk_ids.copy(), test_utt.copy(), name, meta)
     return out

@@ -22,9 +22,10 @@ _LN2 = math.log(2.0)
 VPC_COLUMNS = [
     "dataset", "split", "gender", "enrollment", "trial", "EER (%)",
     "system", "attacker", "attacker class", "enrolled speakers", "probe speakers", "target trials",
-    "non-target trials", "EER 95% low (%)", "EER 95% high (%)", "ROCCH-EER (%)", "ROCCH-EER 95% low (%)",
+    "non-target trials", "EER interp (%)", "EER interp 95% low (%)", "EER interp 95% high (%)", "ROCCH-EER (%)", "ROCCH-EER 95% low (%)",
     "ROCCH-EER 95% high (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (bits)", "eps_max 95% low (bits)",
     "eps_max 95% high (bits)", "ALID (bits)", "ALID 95% low (bits)", "ALID 95% high (bits)",
+    "clipped per-speaker mean EER (%)",
 ]
 
 GROUP_RULE = (
@@ -34,8 +35,13 @@ GROUP_RULE = (
     "speaker-level percentile bootstrap inside the group (probe speakers resampled, same seed and replicates as "
     "the Uncertainty section). ALID: mean LID of the probes whose true speaker is in the group, calibration "
     "fitted on all probes. The 'all' rows are the pooled results of the other sections. 'EER (%)' is the "
-    "interpolated step-curve EER (may exceed 50 %), the ROCCH-EER is beside it; eps_max is the Laplace-smoothed "
-    "PAV eps_max of privacy-ZEBRA, in bits (nats / ln 2)."
+    "closest-point EER of the VoicePrivacy scripts (no interval); the interpolated step-curve EER (may exceed "
+    "50 %) with its interval and the ROCCH-EER are beside it by name; eps_max is the Laplace-smoothed "
+    "PAV eps_max of privacy-ZEBRA, in bits (nats / ln 2). The 'all' row pools every trial of the oo/oa/aa "
+    "type, both genders and the cross-gender non-targets included: the mixed-gender row beside the per-gender "
+    "ones. 'Clipped per-speaker mean EER': each enrolled speaker's interpolated EER over the trials enrolled on "
+    "it, clipped at 50 %, averaged with equal weight per speaker (speakers without target or non-target trials "
+    "left out), so that a few far-above-chance speakers do not dominate."
 )
 
 
@@ -55,6 +61,8 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
     """One dict per (attacker, trial type in oo/oa/aa, group or ``all``) of one audited system, keyed by
     :data:`VPC_COLUMNS` (numbers as floats in the units of the column names; NaN where not computed)."""
     from ..pipeline.attackers import attacker_class
+    from ..metrics import closest_eer
+    from ..pipeline.groups import clipped_speaker_mean_eer
 
     rows = []
     for attacker, by_type in res.groups.items():
@@ -66,20 +74,22 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
             m = res.type_metrics[attacker][tname]
             probes = res.probe_speakers.get(attacker, {}).get(tname)
             t = res.trials[attacker][tname]
+            all_clipped = clipped_speaker_mean_eer(t)[0] if t.enroll is not None else float("nan")
+            all_closest = closest_eer(t.tar, t.non) if t.tar.size and t.non.size else float("nan")
             entries = [("all", len(set(t.enroll.tolist())) if t.enroll is not None else 0,
                         0 if probes is None else len(set(probes.tolist())), int(m["n_tar"]), int(m["n_non"]), pooled,
-                        link.get("alid"))]
-            entries += [(g.group, g.n_enroll_speakers, g.n_probe_speakers, g.n_tar, g.n_non, g.metrics, g.alid)
-                        for g in groups]
-            for label, n_enr, n_probe, n_tar, n_non, ms, alid in entries:
+                        link.get("alid"), all_clipped, all_closest)]
+            entries += [(g.group, g.n_enroll_speakers, g.n_probe_speakers, g.n_tar, g.n_non, g.metrics, g.alid,
+                         g.clipped_eer, g.closest_eer) for g in groups]
+            for label, n_enr, n_probe, n_tar, n_non, ms, alid, clipped, closest in entries:
                 eer = _b(ms.get("eer_interp"), 100)
                 roc = _b(ms.get("eer_rocch"), 100)
                 eps = _b(ms.get("eps_max"), 1 / _LN2)
                 al = _b(alid)
                 rows.append(dict(zip(VPC_COLUMNS, [
-                    dataset, split, label, enr, tri, eer[0], system, attacker, cls, n_enr, n_probe, n_tar, n_non,
-                    eer[1], eer[2], roc[0], roc[1], roc[2], _b(ms.get("min_cllr"))[0], _b(ms.get("d_ece"))[0],
-                    eps[0], eps[1], eps[2], al[0], al[1], al[2]])))
+                    dataset, split, label, enr, tri, 100 * closest, system, attacker, cls, n_enr, n_probe, n_tar,
+                    n_non, eer[0], eer[1], eer[2], roc[0], roc[1], roc[2], _b(ms.get("min_cllr"))[0], _b(ms.get("d_ece"))[0],
+                    eps[0], eps[1], eps[2], al[0], al[1], al[2], 100 * clipped])))
     return rows
 
 
@@ -113,15 +123,17 @@ def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Sect
             table.append(([system] if multi else []) + [
                 r["attacker"], r["enrollment"] + r["trial"], r["gender"], r["enrolled speakers"],
                 r["target trials"], r["non-target trials"], r["ROCCH-EER (%)"],
-                _ci(r["ROCCH-EER 95% low (%)"], r["ROCCH-EER 95% high (%)"]), r["EER (%)"], r["minCllr (bits)"],
+                _ci(r["ROCCH-EER 95% low (%)"], r["ROCCH-EER 95% high (%)"]), r["EER interp (%)"],
+                r["EER (%)"], r["clipped per-speaker mean EER (%)"], r["minCllr (bits)"],
                 r["D_ECE (bits)"], r["eps_max (bits)"], r["ALID (bits)"],
                 _ci(r["ALID 95% low (bits)"], r["ALID 95% high (bits)"])])
     if table:
         sec.blocks.append(Table(
             (["system"] if multi else []) + [
                 "attacker", "trial type", "group", "enrolled speakers", "target trials", "non-target trials",
-                "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "minCllr (bits)", "D_ECE (bits)",
-                "eps_max (bits)", "ALID (bits)", "ALID 95 % CI (bits)"],
+                "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "EER closest-point (VPC) (%)",
+                "clipped per-speaker mean EER (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (bits)", "ALID (bits)",
+                "ALID 95 % CI (bits)"],
             table, fmt="{:.3g}",
             caption="Per group: oa and aa are attacks (ideal EER 50 %, disclosure 0), oo the reference on original "
                     "speech; 'all' = every trial"))
@@ -148,10 +160,10 @@ def score_groups_section(results: dict, *, source: str, seed: int, n_boot: int) 
             roc, eer, eps = _b(g.metrics.get("eer_rocch"), 100), _b(g.metrics.get("eer_interp"), 100), \
                 _b(g.metrics.get("eps_max"), 1 / _LN2)
             rows.append([name, g.group, g.n_enroll_speakers, g.n_tar, g.n_non, roc[0], _ci(roc[1], roc[2]), eer[0],
-                         _b(g.metrics.get("min_cllr"))[0], _b(g.metrics.get("d_ece"))[0], eps[0], g.note or ""])
+                         100 * g.clipped_eer, _b(g.metrics.get("min_cllr"))[0], _b(g.metrics.get("d_ece"))[0], eps[0], g.note or ""])
     sec.blocks.append(Table(["input", "group", "enrolled speakers", "target trials", "non-target trials",
-                             "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "minCllr (bits)", "D_ECE (bits)",
-                             "eps_max (bits)", "note"], rows, fmt="{:.3g}"))
+                             "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "clipped per-speaker mean EER (%)",
+                             "minCllr (bits)", "D_ECE (bits)", "eps_max (bits)", "note"], rows, fmt="{:.3g}"))
     sec.data = {"source": source, "rule": rule, "seed": seed, "n_boot": n_boot,
                 "systems": {n: [g.to_dict() for g in gs] for n, gs in results.items()}}
     return sec

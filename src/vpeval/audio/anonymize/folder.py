@@ -14,7 +14,7 @@ import numpy as np
 
 from ...errors import VpevalError
 from ...progress import track
-from ..io import SAMPLE_RATE, read_audio_rate, resample, scan_audio_folder, write_audio
+from ..io import SAMPLE_RATE, read_item_audio_rate, resample, scan_audio_folder, write_audio
 from .base import _PCM16_MAX, draw_parameter
 from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, _check_alpha, draw_alpha, mcadams
 from .resample import RESAMPLE_RANGE, resample_shift
@@ -54,12 +54,12 @@ _PARAMETER_COLUMNS = {"mcadams": ["alpha"], "vtln": ["warp", "f0_ratio"], "resam
 
 def _anonymize_file(job):
     """Read, anonymize and write one utterance: ``job = (item, method, parameters, out_root, audio_format,
-    strict_rate, channel, out_rate)``; returns its table row. Module level, so a Dask worker can run it.
+    strict_rate, channel, out_rate)`` (a segment of a recording included); returns its table row. Module level, so a Dask worker can run it.
 
     The anonymizer runs at 16 kHz (the file is resampled on read if needed); the output is resampled to
     ``out_rate`` (None: the file's own rate) and, if that lifts its peak above 16-bit PCM, scaled down to it."""
     it, method, par, out_root, audio_format, strict_rate, channel, out_rate = job
-    x, rate = read_audio_rate(it.path, strict_rate=strict_rate, channel=channel)
+    x, rate = read_item_audio_rate(it, strict_rate=strict_rate, channel=channel)
     if method == "mcadams":
         y = mcadams(x, par["alpha"])
     else:

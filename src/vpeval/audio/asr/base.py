@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from ...progress import track
-from ..io import SAMPLE_RATE, checked_waveform, read_audio, scan_audio_folder
+from ..io import SAMPLE_RATE, checked_waveform, read_item_audio, scan_audio_folder
 
 __all__ = ["ASRBackend", "ASRUnavailableError", "transcribe_folder"]
 
@@ -105,5 +105,5 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False,
     items = scan_audio_folder(folder, metadata=stems or None)
     out: dict[str, str] = {}
     for it in track(items, total=len(items), description=f"transcribing {folder.name}", quiet=quiet):
-        out[it.utterance_id] = backend.transcribe(read_audio(it.path, strict_rate=strict_rate), SAMPLE_RATE)
+        out[it.utterance_id] = backend.transcribe(read_item_audio(it, strict_rate=strict_rate), SAMPLE_RATE)
     return out

@@ -9,7 +9,9 @@ from threadpoolctl import threadpool_limits
 
 from ...errors import InputFileError, VpevalError
 from ...progress import track
-from ..io import SAMPLE_RATE, checked_waveform, read_audio_rate, scan_audio_folder
+from ..io import (
+    SAMPLE_RATE, AudioItem, checked_waveform, read_audio_rate, read_item_audio_rate, scan_audio_folder,
+)
 from ...io.embeddings import EmbeddingSet
 
 __all__ = ["Extractor", "ExtractorUnavailableError", "embed_folder"]
@@ -77,9 +79,14 @@ class Extractor(ABC):
 
 def _embed_file(extractor: Extractor, path, strict_rate: bool = False,
                 channel: int | None = None) -> tuple[np.ndarray, int]:
-    """Read (resampled to 16 kHz unless ``strict_rate``) and embed one file: (embedding, the file's own rate);
-    an utterance the extractor cannot embed raises InputFileError naming it."""
-    x, rate = read_audio_rate(path, strict_rate=strict_rate, channel=channel)
+    """Read (resampled to 16 kHz unless ``strict_rate``) and embed one file or :class:`AudioItem` (a segment of
+    a recording included): (embedding, the file's own rate); an utterance the extractor cannot embed raises
+    InputFileError naming it."""
+    if isinstance(path, AudioItem):
+        x, rate = read_item_audio_rate(path, strict_rate=strict_rate, channel=channel)
+        path = path.path if path.segment is None else f"{path.path} (utterance {path.utterance_id})"
+    else:
+        x, rate = read_audio_rate(path, strict_rate=strict_rate, channel=channel)
     try:
         return extractor.embed(x, SAMPLE_RATE), rate
     except InputFileError:
@@ -141,14 +148,18 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
 
         import os
 
-        paths = [os.path.abspath(it.path) for it in items]  # a worker's working folder is not ours
+        import dataclasses
+
+        # a worker's working folder is not ours: absolute paths
+        jobs = [dataclasses.replace(it, path=os.path.abspath(it.path)) for it in items]
+        names = [str(j.path) if j.segment is None else f"{j.path} ({j.utterance_id})" for j in jobs]
         for i, (e, r) in enumerate(map_items(client, partial(_embed_file, extractor, strict_rate=strict_rate,
-                                                             channel=channel), paths, names=paths,
+                                                             channel=channel), jobs, names=names,
                                              description=f"{extractor.name}", quiet=quiet)):
             rows[i], rates[i] = e, r
     else:
         for i, it in enumerate(track(items, total=len(items), description=f"{extractor.name}", quiet=quiet)):
-            rows[i], rates[i] = _embed_file(extractor, it.path, strict_rate, channel)
+            rows[i], rates[i] = _embed_file(extractor, it, strict_rate, channel)
     return EmbeddingSet(
         rows,
         np.array([it.utterance_id for it in items]),

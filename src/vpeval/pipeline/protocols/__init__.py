@@ -47,7 +47,8 @@ Scoring
 * Score: cosine similarity = dot product of the unit vectors, one float64 matrix product
   ``probes @ models.T``; higher means "more likely the same speaker". With ``backend=`` (a fitted
   :class:`vpeval.backends.Backend`, e.g. PLDA trained on other speakers) the same unit model and unit probe
-  are scored by the back-end instead (speaker-level enrollment, as in the VoicePrivacy evaluation).
+  are scored by the back-end instead (speaker-level enrollment; the VoicePrivacy scripts also enroll at
+  speaker level but average the *raw* embeddings, the ``"vpc"`` rule of :mod:`vpeval.pipeline.vpc`).
 
 Trial types (``TRIAL_TYPES``)
 -----------------------------

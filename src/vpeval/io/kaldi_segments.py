@@ -1,0 +1,208 @@
+"""Kaldi ``segments`` files: utterances as time ranges of the recordings of ``wav.scp`` (read, checked, written).
+
+Rules (module docstring of :mod:`vpeval.io.kaldi_data`): ``<utt> <recording> <start> <end>`` in seconds,
+``end = -1`` to the end of the recording, ``0 <= start < end``, no two segments of one recording overlap, every
+recording of ``wav.scp`` has a segment, and (when the audio is checked) a segment lies inside its recording.
+Errors name the file and line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputFileError
+from .kaldi_rules import _check_id, _check_sorted_unique, _lines
+
+__all__ = ["KaldiSegment", "fixed_length_segments"]
+
+
+@dataclass(frozen=True)
+class KaldiSegment:
+    """One line of a ``segments`` file: an utterance as a time range of a recording.
+
+    Attributes
+    ----------
+    recording : str
+        Recording id (a key of ``wav.scp``).
+    start : float
+        Start time in seconds (>= 0).
+    end : float or None
+        End time in seconds (> ``start``), or None for ``-1`` (to the end of the recording).
+    source : str
+        The ``segments`` file, and ``line`` its line, for error messages of later steps.
+    line : int
+    """
+
+    recording: str
+    start: float
+    end: float | None
+    source: str
+    line: int
+
+
+def _seconds(path: Path, i: int, text: str, what: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not (v == v) or v in (float("inf"), float("-inf")):
+        raise InputFileError(path, i, f"{what} time {text!r} is not a number of seconds")
+    return v
+
+
+def _read_segments(path: Path, wav: dict, wav_line: dict, scp: Path, check_files: bool) -> dict:
+    """Read and check ``segments`` (module docstring); utterance id -> KaldiSegment in file order."""
+    out: dict[str, KaldiSegment] = {}
+    where: dict[str, int] = {}
+    for i, line in _lines(path):
+        f = line.split()
+        if len(f) != 4:
+            raise InputFileError(path, i, f"expected '<utterance> <recording> <start> <end>', got {line.strip()[:80]!r}")
+        utt, rec = f[0], f[1]
+        if utt in out:
+            raise InputFileError(path, i, f"utterance {utt!r} is listed again (first on line {where[utt]})")
+        if rec not in wav:
+            raise InputFileError(path, i, f"recording {rec!r} of utterance {utt!r} is not in {scp}")
+        start = _seconds(path, i, f[2], "start")
+        end = _seconds(path, i, f[3], "end")
+        if start < 0:
+            raise InputFileError(path, i, f"segment {utt!r} starts at {f[2]} s, before the recording")
+        if end == -1:
+            end = None
+        elif not end > start:
+            raise InputFileError(path, i, f"segment {utt!r} ends at {f[3]} s, not after its start {f[2]} s "
+                                 "(end -1 means to the end of the recording)")
+        out[utt] = KaldiSegment(rec, start, end, str(path), i)
+        where[utt] = i
+    if not out:
+        raise InputFileError(path, None, "lists no segment")
+    _check_sorted_unique(path, where, "utterance")
+    used = {sg.recording for sg in out.values()}
+    for rec, line in wav_line.items():
+        if rec not in used:
+            raise InputFileError(scp, line, f"recording {rec!r} has no segment in {path}: Kaldi requires the "
+                                 "recordings of segments and wav.scp to be the same (validate_data_dir.sh)")
+    by_rec: dict[str, list[KaldiSegment]] = {}
+    for sg in out.values():
+        by_rec.setdefault(sg.recording, []).append(sg)
+    for rec, segs in by_rec.items():
+        segs.sort(key=lambda g: (g.start, g.line))
+        for a, b in zip(segs, segs[1:]):
+            if a.end is None or a.end > b.start:
+                raise InputFileError(path, max(a.line, b.line), f"segments on lines {a.line} and {b.line} of "
+                                     f"recording {rec!r} overlap ({a.start:g}-{'end' if a.end is None else f'{a.end:g}'}"
+                                     f" s and {b.start:g}-{'end' if b.end is None else f'{b.end:g}'} s)")
+        if check_files:
+            seconds = _duration(wav[rec], scp, wav_line[rec])
+            for sg in segs:
+                if sg.start >= seconds or (sg.end is not None and sg.end > seconds):
+                    raise InputFileError(path, sg.line, f"segment {sg.start:g}-"
+                                         f"{'end' if sg.end is None else f'{sg.end:g}'} s lies outside recording "
+                                         f"{rec!r}, which lasts {seconds:g} s")
+    return out
+
+
+def _duration(audio: Path, scp: Path, line: int) -> float:
+    """Length in seconds of an audio file (from its header, nothing decoded)."""
+    try:
+        import soundfile as sf
+    except ImportError as exc:  # the audio extra; reading the audio needs it anyway
+        raise ImportError(f"checking segments against their recordings needs soundfile: pip install "
+                          f"'vpeval[audio]' ({exc})") from None
+    try:
+        info = sf.info(str(audio))
+    except (RuntimeError, OSError, ValueError, TypeError) as exc:
+        raise InputFileError(scp, line, f"audio file {audio} cannot be read ({exc})") from None
+    return info.frames / info.samplerate
+
+
+def _segment_lines(folder: Path, wav: dict, utt2spk: dict, segments: dict) -> list[str]:
+    """Lines of a ``segments`` file, checked as the reader checks them (no overlap, 0 <= start < end)."""
+    if set(segments) != set(utt2spk):
+        raise InputFileError(folder / "segments", None, "segments and utt2spk must list the same utterances")
+    lines, by_rec = [], {}
+    for utt in sorted(segments):
+        sg = segments[utt]
+        rec, start, end = (sg.recording, sg.start, sg.end) if isinstance(sg, KaldiSegment) else sg
+        rec = _check_id("recording", rec)
+        if rec not in wav:
+            raise InputFileError(folder / "segments", None, f"recording {rec!r} of utterance {utt!r} has no audio")
+        start = float(start)
+        end = None if end is None or float(end) == -1 else float(end)
+        if not (start >= 0 and start < float("inf")) or (end is not None and not (start < end < float("inf"))):
+            raise InputFileError(folder / "segments", None, f"segment {utt!r} has times {start!r}, {end!r}; "
+                                 "expected 0 <= start < end (or end None / -1)")
+        by_rec.setdefault(rec, []).append((start, end, utt))
+        lines.append(f"{utt} {rec} {start!r} {'-1' if end is None else repr(end)}\n")
+    for rec, segs in by_rec.items():
+        segs.sort(key=lambda g: (g[0], g[2]))
+        for a, b in zip(segs, segs[1:]):
+            if a[1] is None or a[1] > b[0]:
+                raise InputFileError(folder / "segments", None, f"segments {a[2]!r} and {b[2]!r} of recording "
+                                     f"{rec!r} overlap")
+    unused = sorted(set(wav) - set(by_rec))
+    if unused:
+        raise InputFileError(folder / "wav.scp", None, f"recording {unused[0]!r} has no segment")
+    return lines
+
+
+def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dict:
+    """Cut every utterance of a data folder into consecutive segments of ``seconds`` (for attacker training).
+
+    Parameters
+    ----------
+    data : KaldiDataFolder
+        Read with :func:`vpeval.io.kaldi_data.read_kaldi_data_folder` (its own ``segments`` are honoured: an
+        utterance's range is cut, not its whole recording).
+    seconds : float
+        Segment length (> 0). Segment ``k`` of an utterance covering ``[s, e)`` is ``[s + k L, s + (k+1) L)``
+        for every ``k`` with ``s + (k+1) L <= e``; the remainder shorter than ``L`` is left out, and so is an
+        utterance shorter than ``L``.
+    min_segments : int
+        Speakers with fewer segments are reported (kept: the caller decides).
+
+    Returns
+    -------
+    dict
+        ``wav`` (recording id -> absolute audio path), ``utt2spk`` and ``segments`` (new id
+        ``<utterance>-<k:04d>`` -> speaker, and -> (recording, start, end)) ready for
+        :func:`vpeval.io.kaldi_data.write_kaldi_data_folder`; ``per_speaker`` (speaker -> segments, every
+        speaker of the input, 0 included), ``few`` (sorted speakers with fewer than ``min_segments``),
+        ``too_short`` (utterances shorter than ``seconds``).
+
+    Raises
+    ------
+    InputFileError
+        ``seconds`` not positive; an unreadable audio header (named by file and line).
+    """
+    import os
+
+    if not (seconds > 0 and seconds < float("inf")):
+        raise InputFileError(data.folder, None, f"segment length must be a positive number of seconds, got {seconds!r}")
+    wav, utt2spk, segs, too_short = {}, {}, {}, []
+    per_speaker = {s: 0 for s in sorted(set(data.utt2spk.values()))}
+    durations: dict[str, float] = {}
+    for utt, path in data.wav.items():
+        sg = (data.segments or {}).get(utt)
+        rec = utt if sg is None else sg.recording
+        if rec not in durations:
+            durations[rec] = _duration(path, data.folder / "wav.scp", data.wav_line.get(utt, 0))
+        start = 0.0 if sg is None else sg.start
+        end = durations[rec] if sg is None or sg.end is None else min(sg.end, durations[rec])
+        n = int((end - start) // seconds)
+        # guard the floor against rounding: the last segment must end inside the range
+        while n > 0 and start + n * seconds > end:
+            n -= 1
+        if n == 0:
+            too_short.append(utt)
+            continue
+        wav[rec] = Path(os.path.abspath(path))
+        for k in range(n):
+            new = f"{utt}-{k:04d}"
+            utt2spk[new] = data.utt2spk[utt]
+            segs[new] = (rec, start + k * seconds, start + (k + 1) * seconds)
+        per_speaker[data.utt2spk[utt]] += n
+    few = [s for s, n in per_speaker.items() if n < min_segments]
+    return {"wav": wav, "utt2spk": utt2spk, "segments": segs, "per_speaker": per_speaker, "few": few,
+            "too_short": too_short}

@@ -1,0 +1,149 @@
+"""vpeval's numbers beside the VoicePrivacy toolkit's own, from the files the toolkit wrote.
+
+The challenge's table (:func:`vpeval.io.vpc_results.read_result_for_rank`) comes first, unchanged; each of its
+ASV rows is matched to the score file of the same condition (:func:`vpeval.io.vpc_results.find_vpc_score_files`:
+same ASV model, dataset, split, gender, enrollment and trial condition) and the data folder's ``trials`` key,
+and vpeval adds, from those very scores:
+
+* the closest-point EER (:func:`vpeval.metrics.closest_eer`, the estimator of the challenge's scripts; it can
+  differ from the printed EER in the last digits, which are rounded, and on tied scores);
+* the interpolated and the ROCCH EER with 95 % percentile bootstrap intervals over the *enrolled speakers*
+  (a score file does not name the test utterance's speaker), eps_max (bits) with its interval;
+* the clipped per-speaker mean EER (:func:`vpeval.pipeline.groups.clipped_speaker_mean_eer`);
+* the target and non-target trial counts.
+
+Score files without a table row (e.g. conditions the table does not print) follow as rows with an empty
+challenge EER. The **worst case** over the attack rows (anonymized test side) is the row with the largest
+eps_max, and the one with the lowest closest-point EER.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+__all__ = ["IMPORT_COLUMNS", "import_vpc_outputs"]
+
+_LN2 = math.log(2.0)
+
+#: Columns of ``vpc_import.csv``: the challenge's first (as printed), then vpeval's (units in the names).
+IMPORT_COLUMNS = [
+    "block", "dataset", "split", "gender", "enrollment", "trial", "EER (%)", "EER-ci_lower", "EER-ci_upper",
+    "vpeval closest-point EER (%)", "vpeval EER interp (%)", "EER interp 95% low (%)", "EER interp 95% high (%)",
+    "ROCCH-EER (%)", "ROCCH-EER 95% low (%)", "ROCCH-EER 95% high (%)", "eps_max (bits)", "eps_max 95% low (bits)",
+    "eps_max 95% high (bits)", "clipped per-speaker mean EER (%)", "target trials", "non-target trials",
+    "score file",
+]
+
+
+def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed: int = 0) -> dict:
+    """Read the toolkit's outputs and compute vpeval's numbers beside the challenge's (module docstring).
+
+    Parameters
+    ----------
+    table : path
+        ``result_for_rank*`` (or ``results_*.txt``) of the toolkit.
+    scores_root : path
+        Folder searched for ``<enroll set>-<test set>/scores`` (the toolkit's ``exp``).
+    data_dir : path
+        The toolkit's data folder: ``<dataset>_<split>_trials_<gender>/trials`` keys the score files.
+    n_boot, seed : int
+        Bootstrap replicates and seed.
+
+    Returns
+    -------
+    dict
+        ``rows`` (dicts keyed by :data:`IMPORT_COLUMNS`, numbers as floats, None where absent),
+        ``worst_case`` (``eps_max`` and ``eer``: the attack row's index in ``rows`` and its value, or None),
+        ``n_boot``, ``seed``, ``resampled`` (``"enroll"``), ``unmatched_table_rows`` (table rows with no score
+        file: their lines).
+
+    Raises
+    ------
+    InputFileError
+        Every error of the readers; two score files for one table row (named); a score file whose ``trials``
+        key is missing.
+    """
+    from ..errors import InputFileError
+    from ..io.readers import read_trials_scores
+    from ..io.vpc_results import find_vpc_score_files, read_result_for_rank
+    from ..metrics import closest_eer
+    from ..pipeline.groups import clipped_speaker_mean_eer
+    from ..stats import TRIAL_METRICS, bootstrap
+
+    challenge = read_result_for_rank(table)
+    files = find_vpc_score_files(scores_root)
+    data_dir = Path(data_dir)
+
+    def key(model, r):
+        return (model, r["dataset"], r["split"], r["gender"], r["enrollment"], r["trial"])
+
+    by_key: dict[tuple, list] = {}
+    for f in files:
+        by_key.setdefault((f.model, f.dataset, f.split, f.gender, f.enrollment, f.trial), []).append(f)
+
+    def numbers(f) -> dict:
+        k = data_dir / f.test_set / "trials"
+        if not k.is_file():
+            raise InputFileError(k, None, f"trials key of {f.path} does not exist (give the toolkit's data folder)")
+        t = read_trials_scores(k, f.path)
+        b = bootstrap(t, TRIAL_METRICS, unit="enroll", n_boot=n_boot, seed=seed)
+        clipped, _ = clipped_speaker_mean_eer(t)
+        ei, er, ep = b["eer_interp"], b["eer_rocch"], b["eps_max"]
+        return {"vpeval closest-point EER (%)": 100 * closest_eer(t.tar, t.non),
+                "vpeval EER interp (%)": 100 * ei.value, "EER interp 95% low (%)": 100 * ei.low,
+                "EER interp 95% high (%)": 100 * ei.high, "ROCCH-EER (%)": 100 * er.value,
+                "ROCCH-EER 95% low (%)": 100 * er.low, "ROCCH-EER 95% high (%)": 100 * er.high,
+                "eps_max (bits)": ep.value / _LN2, "eps_max 95% low (bits)": ep.low / _LN2,
+                "eps_max 95% high (bits)": ep.high / _LN2, "clipped per-speaker mean EER (%)": 100 * clipped,
+                "target trials": int(t.is_target.sum()), "non-target trials": int((~t.is_target).sum()),
+                "score file": str(f.path)}
+
+    rows, used, unmatched = [], set(), []
+    for r in challenge:
+        model = "anon" if "^anon" in r["block"] else "orig"
+        cands = by_key.get(key(model, r), [])
+        if len(cands) > 1:
+            raise InputFileError(cands[1].path, None, f"a second score file for {table}:{r['line']} (the first is "
+                                 f"{cands[0].path}); give a --scores folder holding one run")
+        row = {c: None for c in IMPORT_COLUMNS}
+        row.update({"block": r["block"], "dataset": r["dataset"], "split": r["split"], "gender": r["gender"],
+                    "enrollment": r["enrollment"], "trial": r["trial"], "EER (%)": r["eer"],
+                    "EER-ci_lower": r["eer_ci_lower"], "EER-ci_upper": r["eer_ci_upper"]})
+        if cands:
+            used.add(cands[0].path)
+            row.update(numbers(cands[0]))
+        else:
+            unmatched.append(r["line"])
+        rows.append(row)
+    for f in files:
+        if f.path in used:
+            continue
+        row = {c: None for c in IMPORT_COLUMNS}
+        row.update({"block": f"scores ({f.model} model)", "dataset": f.dataset, "split": f.split, "gender": f.gender,
+                    "enrollment": f.enrollment, "trial": f.trial})
+        row.update(numbers(f))
+        rows.append(row)
+    attacks = [i for i, r in enumerate(rows) if r["trial"] == "anon" and r["eps_max (bits)"] is not None]
+    worst = {"eps_max": None, "eer": None}
+    if attacks:
+        i = max(attacks, key=lambda j: (rows[j]["eps_max (bits)"], -j))
+        worst["eps_max"] = {"row": i, "bits": rows[i]["eps_max (bits)"]}
+        i = min(attacks, key=lambda j: (rows[j]["vpeval closest-point EER (%)"], j))
+        worst["eer"] = {"row": i, "percent": rows[i]["vpeval closest-point EER (%)"]}
+    return {"rows": rows, "worst_case": worst, "n_boot": n_boot, "seed": seed, "resampled": "enroll",
+            "unmatched_table_rows": unmatched}
+
+
+def import_csv_text(rows: list[dict]) -> str:
+    """The rows of :func:`import_vpc_outputs` as CSV (header :data:`IMPORT_COLUMNS`; empty cell = absent)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(IMPORT_COLUMNS)
+    for r in rows:
+        w.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
+                    for c in IMPORT_COLUMNS])
+    return buf.getvalue()

@@ -1,0 +1,165 @@
+"""Import of the VoicePrivacy 2024 toolkit's outputs: small files in its formats, written here."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from vpeval.errors import InputFileError
+from vpeval.io.readers import read_trials_scores
+from vpeval.io.vpc_results import find_vpc_score_files, read_result_for_rank
+from vpeval.metrics import closest_eer
+from vpeval.report.vpc_import import IMPORT_COLUMNS, import_vpc_outputs
+
+# result_for_rank as 02_run.sh writes it: results_orig.txt, a blank line, results_anon.txt (DataFrame.to_string)
+TABLE = """---- Time: 28-03-24_19:00 ----
+
+---- SER results ----
+   dataset split       ser      UAR  ACC_sad  ACC_neu  ACC_ang  ACC_hap
+                               mean     mean     mean     mean     mean
+0  IEMOCAP   dev      anon  55.6146  32.9580  57.9720  64.4438  67.0860
+
+---- ASV_eval results ----
+  dataset split gender enrollment     trial     EER
+0   libri   dev      f   original  original  0.000
+3   libri   dev      m   original  original   1.000
+
+---- ASR results ----
+  dataset split       asr     WER
+0   libri   dev  original   1.807
+
+---- Time: 28-03-24_21:23 ----
+
+---- ASV_eval^anon results ----
+   dataset split gender enrollment trial     EER
+2    libri   dev      f       anon  anon  25.000
+"""
+
+SPK = ["1", "2", "3", "4"]
+
+
+def _write_run(root):
+    """Data folder with trials keys, and score files of three conditions (one without a table row)."""
+    data, exp = root / "data", root / "exp"
+    key_lines, utts = [], {s: [f"{s}-10-000{k}" for k in range(2)] for s in SPK}
+    for e in SPK:
+        for s in SPK:
+            for u in utts[s]:
+                key_lines.append((e, u, e == s))
+    (data / "libri_dev_trials_f").mkdir(parents=True)
+    (data / "libri_dev_trials_f" / "trials").write_text(
+        "".join(f"{e} {u} {'target' if t else 'nontarget'}\n" for e, u, t in key_lines))
+    rng = np.random.default_rng(0)
+    runs = {"asv_orig/cos_out/libri_dev_enrolls-libri_dev_trials_f": 3.0,  # well separated
+            "asv_anon_mcadams/cos_out/libri_dev_enrolls_mcadams-libri_dev_trials_f_mcadams": 0.8,
+            "asv_orig/cos_out/libri_dev_enrolls-libri_dev_trials_f_mcadams": 0.3}  # oa: no table row
+    for d, sep in runs.items():
+        (exp / d).mkdir(parents=True)
+        # the toolkit's score file: "enroll trial score", no header, in the key's order
+        (exp / d / "scores").write_text("".join(
+            f"{e} {u} {float(sep * t + rng.normal())}\n" for e, u, t in key_lines))
+    (root / "result_for_rank_mcadams").write_text(TABLE)
+    return root / "result_for_rank_mcadams", exp, data
+
+
+def test_read_result_for_rank_asv_rows_only(tmp_path):
+    p = tmp_path / "r"
+    p.write_text(TABLE)
+    rows = read_result_for_rank(p)
+    assert [(r["block"], r["gender"], r["enrollment"], r["trial"], r["eer"], r["line"]) for r in rows] == [
+        ("ASV_eval", "f", "original", "original", 0.0, 10), ("ASV_eval", "m", "original", "original", 1.0, 11),
+        ("ASV_eval^anon", "f", "anon", "anon", 25.0, 21)]
+    assert rows[0]["eer_ci_lower"] is None
+    ci = ("---- ASV_eval results ----\n  dataset split gender enrollment     trial    EER  EER-ci_lower  EER-ci_upper\n"
+          "0   libri   dev      f   original  original  9.815         8.962        11.807\n")
+    p.write_text(ci)
+    (r,) = read_result_for_rank(p)
+    assert (r["eer"], r["eer_ci_lower"], r["eer_ci_upper"]) == (9.815, 8.962, 11.807)
+
+
+@pytest.mark.parametrize("text, line, needle", [
+    ("---- ASV_eval results ----\n  dataset split gender trial EER\n", 2, "lacks column 'enrollment'"),
+    ("---- ASV_eval results ----\n  dataset split gender enrollment trial EER\n0 libri dev f original\n", 3,
+     "expected 7 fields"),
+    ("---- ASV_eval results ----\n  dataset split gender enrollment trial EER\n0 libri dev f o o x\n", 3,
+     "not a number"),
+])
+def test_result_table_errors_name_file_and_line(tmp_path, text, line, needle):
+    p = tmp_path / "r"
+    p.write_text(text)
+    with pytest.raises(InputFileError, match=needle) as e:
+        read_result_for_rank(p)
+    assert f"r:{line}" in str(e.value)
+    p.write_text("---- SER results ----\n a b\n")
+    with pytest.raises(InputFileError, match="no ASV results"):
+        read_result_for_rank(p)
+
+
+def test_score_files_found_with_their_conditions(tmp_path):
+    _, exp, _ = _write_run(tmp_path)
+    got = [(f.model, f.gender, f.enrollment, f.trial, f.test_set) for f in find_vpc_score_files(exp)]
+    assert got == [("anon", "f", "anon", "anon", "libri_dev_trials_f"),
+                   ("orig", "f", "original", "original", "libri_dev_trials_f"),
+                   ("orig", "f", "original", "anon", "libri_dev_trials_f")]
+
+
+def test_import_puts_vpeval_beside_the_challenge(tmp_path):
+    table, exp, data = _write_run(tmp_path)
+    res = import_vpc_outputs(table, exp, data, n_boot=50, seed=1)
+    rows = res["rows"]
+    # the challenge's rows first, in its order and with its printed values; then the score file without a row
+    assert [(r["block"], r["gender"], r["EER (%)"]) for r in rows] == [
+        ("ASV_eval", "f", 0.0), ("ASV_eval", "m", 1.0), ("ASV_eval^anon", "f", 25.0),
+        ("scores (orig model)", "f", None)]
+    assert res["unmatched_table_rows"] == [11]  # no score file for the male row
+    assert rows[1]["vpeval closest-point EER (%)"] is None
+    for r in (rows[0], rows[2], rows[3]):
+        t = read_trials_scores(data / "libri_dev_trials_f" / "trials", r["score file"])
+        assert r["vpeval closest-point EER (%)"] == pytest.approx(100 * closest_eer(t.tar, t.non))
+        assert (r["target trials"], r["non-target trials"]) == (8, 24)
+        assert r["EER interp 95% low (%)"] <= r["vpeval EER interp (%)"] <= r["EER interp 95% high (%)"]
+        assert 0 <= r["clipped per-speaker mean EER (%)"] <= 50
+    assert "asv_anon_mcadams" in rows[2]["score file"] and rows[3]["trial"] == "anon"
+    # worst case over the attack rows (anonymized test side): the largest eps_max, the lowest EER
+    attacks = [2, 3]
+    assert res["worst_case"]["eps_max"]["row"] in attacks
+    low = min(attacks, key=lambda i: rows[i]["vpeval closest-point EER (%)"])
+    assert res["worst_case"]["eer"]["row"] == low
+    # the same seed gives the same numbers
+    assert import_vpc_outputs(table, exp, data, n_boot=50, seed=1)["rows"] == rows
+
+
+def test_cli_writes_csv_and_json(tmp_path):
+    from vpeval.cli.main import app
+
+    table, exp, data = _write_run(tmp_path)
+    out = tmp_path / "imp"
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                 str(out), "--n-boot", "20", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "vpc_import.json").read_text())
+    assert doc["columns"] == IMPORT_COLUMNS and len(doc["rows"]) == 4
+    with open(out / "vpc_import.csv", newline="") as f:
+        got = list(csv.DictReader(f))
+    assert list(got[0])[:7] == ["block", "dataset", "split", "gender", "enrollment", "trial", "EER (%)"]
+    assert got[2]["EER (%)"] == "25" and got[1]["vpeval closest-point EER (%)"] == ""
+    # a missing trials key names the file
+    (data / "libri_dev_trials_f" / "trials").unlink()
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                 str(tmp_path / "x")])
+    assert r.exit_code == 2 and "trials" in r.output and "does not exist" in r.output
+
+
+def test_cli_refuses_an_existing_output_before_any_work(tmp_path, monkeypatch):
+    from vpeval.cli.main import app
+    import vpeval.report.vpc_import as vi
+
+    table, exp, data = _write_run(tmp_path)
+    out = tmp_path / "imp"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    monkeypatch.setattr(vi, "import_vpc_outputs", lambda *a, **k: pytest.fail("work done before the refusal"))
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o", str(out)])
+    assert r.exit_code == 3 and (out / "mine.txt").read_text() == "keep"
