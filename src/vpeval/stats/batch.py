@@ -67,36 +67,36 @@ def _cum(c: np.ndarray) -> np.ndarray:
 
 def _vertices(ct: np.ndarray, w: np.ndarray) -> np.ndarray:
     """(R, P) bool: the points that end a PAV bin (plus point 0), for cumulative targets ``ct`` and weights
-    ``w`` (both int64, nondecreasing along a row; equal weights are the same point, marked once).
+    ``w`` (both int64, nondecreasing along a row; a point repeated (an empty block) is marked at most once).
 
     The strict vertices of each row's lower convex hull (Andrew's monotone chain, all rows in step): a point is
     dropped when it is on or above the line from the point before it to the next one (integer cross products,
     exact), so collinear points, i.e. blocks whose PAV fit equals their neighbour's, end no bin.
     """
     R, P = w.shape
-    rows = np.arange(R)
-    stack = np.zeros((R, P), dtype=np.intp)
-    h = np.ones(R, dtype=np.intp)  # point 0 is on every hull
+    base = np.arange(R) * P  # flat index of each row's point 0
+    wf, cf = w.reshape(-1), ct.reshape(-1)
+    stack = np.zeros((R, P), dtype=np.intp)  # flat point indices
+    sf = stack.reshape(-1)
+    stack[:, 0] = base
+    h = base + 1  # flat index of the first free stack slot (point 0 is on every hull)
     for i in range(1, P):
-        xi, yi = w[:, i], ct[:, i]
-        while True:
-            can = h >= 2
-            if not can.any():
-                break
-            o = stack[rows, np.maximum(h - 2, 0)]
-            a = stack[rows, h - 1]
-            xo, yo = w[rows, o], ct[rows, o]
-            cross = (w[rows, a] - xo) * (yi - yo) - (ct[rows, a] - yo) * (xi - xo)
-            pop = can & (cross <= 0)
-            if not pop.any():
-                break
-            h -= pop
-        stack[rows, h] = i
+        xi, yi = wf[base + i], cf[base + i]
+        act = np.flatnonzero(h - base >= 2)  # rows with at least two points on the stack
+        while act.size:
+            ha = h[act]
+            o, a = sf[ha - 2], sf[ha - 1]
+            xo, yo = wf[o], cf[o]
+            pop = (wf[a] - xo) * (yi[act] - yo) <= (cf[a] - yo) * (xi[act] - xo)
+            act = act[pop]
+            h[act] -= 1
+            act = act[h[act] - base[act] >= 2]
+        sf[h] = base + i
         h += 1
-    out = np.zeros((R, P), dtype=bool)
-    keep = np.arange(P) < h[:, None]
-    out[np.nonzero(keep)[0], stack[keep]] = True
-    return out
+    out = np.zeros(R * P, dtype=bool)
+    keep = np.arange(P) < (h - base)[:, None]
+    out[stack[keep]] = True
+    return out.reshape(R, P)
 
 
 def _prev_index(mask: np.ndarray) -> np.ndarray:
