@@ -1,6 +1,8 @@
 """The batched replicate evaluation (vpeval.stats.batch) against the one-replicate-at-a-time path: bit-identical
 values, on hand-made and random block counts, and whole bootstrap / chance-floor results with and without it."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -46,7 +48,16 @@ def test_batch_equals_one_replicate_at_a_time(R, M, counts, mode, seed):
     t, n = _rows(counts, R, M, seed)
     got = evaluate_rows(TRIAL_METRICS, t, n, mode)
     want = _one_by_one(TRIAL_METRICS, t, n, mode)
-    assert np.array_equal(got, want)  # bit-identical, not merely close
+    for r in np.flatnonzero((got != want).any(axis=0)):
+        # only where scipy's float PAV split a run of exactly equal proportions (vpeval.stats.batch docstring)
+        cb = _compress_runs(t[r], n[r])
+        b = pav_bins(cb.n_tar, cb.n_non)
+        ratios = [Fraction(int(a), int(a + c)) for a, c in zip(b.n_tar, b.n_non)]
+        assert any(x == y for x, y in zip(ratios, ratios[1:]))
+        keys = [m.key for m in TRIAL_METRICS]
+        for k in ("eer_rocch", "eer_interp", "eps_max"):
+            assert got[keys.index(k), r] == want[keys.index(k), r]
+        assert np.allclose(got[:, r], want[:, r], rtol=1e-12, atol=0)
 
 
 def test_batch_hand_made_rows():
