@@ -4,8 +4,9 @@
 
 Each run is a fresh process, ``/usr/bin/time -v python -m vpeval.cli.main demo -o TMP -q [extra]``, with
 ``PYTHONPATH`` set to the given tree; the trees take turns (new, old, new, old, ...). Printed per run: wall
-seconds, peak RSS (MiB) and the 1-minute load average before and after (``/proc/loadavg``), then the medians.
-The machine is shared, so compare only runs of the same invocation, read with their load.
+seconds, CPU seconds (user + sys, all threads), peak RSS (MiB) and the 1-minute load average before and after
+(``/proc/loadavg``), then the medians. The machine is shared, so compare only runs of the same invocation,
+read with their load; the CPU time is the steadier of the two on a loaded machine.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def _load() -> float:
         return float(f.read().split()[0])
 
 
-def run_once(src: str, extra: list[str]) -> tuple[float, float]:
+def run_once(src: str, extra: list[str]) -> tuple[float, float, float]:
     out = tempfile.mkdtemp(prefix="vpeval-demo-time-")
     shutil.rmtree(out)
     env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
@@ -40,7 +41,8 @@ def run_once(src: str, extra: list[str]) -> tuple[float, float]:
     h, m, s = wall.groups()
     seconds = 3600 * int(h or 0) + 60 * int(m) + float(s)
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", r.stderr).group(1)) / 1024
-    return seconds, rss
+    cpu = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", r.stderr).group(1)) for k in ("User", "System"))
+    return seconds, cpu, rss
 
 
 def main(argv=None) -> None:
@@ -51,15 +53,19 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     trees = [s.split("=", 1) for s in a.src]
     times: dict[str, list[float]] = {n: [] for n, _ in trees}
+    cpus: dict[str, list[float]] = {n: [] for n, _ in trees}
     for k in range(a.runs):
         for name, path in trees:
             before = _load()
-            sec, rss = run_once(path, a.extra)
+            sec, cpu, rss = run_once(path, a.extra)
             times[name].append(sec)
-            print(f"run {k + 1} {name}: {sec:.1f} s, peak RSS {rss:.0f} MiB, load {before:.2f} -> {_load():.2f}",
-                  flush=True)
+            cpus[name].append(cpu)
+            print(f"run {k + 1} {name}: {sec:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MiB, "
+                  f"load {before:.2f} -> {_load():.2f}", flush=True)
     for name, ts in times.items():
-        print(f"{name}: median {statistics.median(ts):.1f} s over {len(ts)} runs ({', '.join(f'{t:.1f}' for t in ts)})")
+        print(f"{name}: median {statistics.median(ts):.1f} s wall ({', '.join(f'{t:.1f}' for t in ts)}), "
+              f"{statistics.median(cpus[name]):.1f} s CPU ({', '.join(f'{t:.1f}' for t in cpus[name])}) "
+              f"over {len(ts)} runs")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ of vpeval, so that the protocols (:mod:`vpeval.pipeline.protocols`) and the clus
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 __all__ = ["SCORE_BLOCK_ROWS", "score_block_rows", "score_block", "score_rows"]
@@ -31,10 +33,62 @@ def score_block(probes: np.ndarray, models: np.ndarray, backend=None) -> np.ndar
     scores (133 of the 5,550 cosine scores of the bundled example's resemblyzer oo matrix differ between one and
     two threads), so this gives the same matrix on any machine and on any Dask worker.
     """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_blas_thread():
         return probes @ models.T if backend is None else backend.score(models, probes).T
+
+
+class _PhdrInfo(ctypes.Structure):
+    # glibc's struct dl_phdr_info up to its load and unload counters (dl_iterate_phdr(3))
+    _fields_ = [("addr", ctypes.c_void_p), ("name", ctypes.c_char_p), ("phdr", ctypes.c_void_p),
+                ("phnum", ctypes.c_uint16), ("adds", ctypes.c_ulonglong), ("subs", ctypes.c_ulonglong)]
+
+
+_PHDR_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_PhdrInfo), ctypes.c_size_t, ctypes.c_void_p)
+_phdr_state: dict = {}
+
+
+def _loads_and_unloads():
+    """``(loads, unloads)`` of shared objects in this process so far (glibc's ``dl_iterate_phdr`` counters,
+    read from its first callback; about 1 microsecond), or None where they cannot be read."""
+    if "iterate" not in _phdr_state:
+        try:
+            iterate = ctypes.CDLL(None).dl_iterate_phdr
+        except (OSError, AttributeError):
+            iterate = None
+        seen: list = []
+
+        def first(info, size, _data):
+            if size >= _PhdrInfo.subs.offset + ctypes.sizeof(ctypes.c_ulonglong):
+                seen.append((int(info.contents.adds), int(info.contents.subs)))
+            return 1  # stop after the first object
+
+        _phdr_state.update(iterate=iterate, seen=seen, callback=_PHDR_CALLBACK(first))
+    iterate, seen = _phdr_state["iterate"], _phdr_state["seen"]
+    if iterate is None:
+        return None
+    seen.clear()
+    iterate(_phdr_state["callback"], None)
+    return seen[0] if seen else None
+
+
+_controller: list = [None, None]  # [(loads, unloads) when made, ThreadpoolController]
+
+
+def _one_blas_thread():
+    """``threadpool_limits(limits=1, user_api="blas")`` without re-scanning the process's libraries each time.
+
+    Making a ``ThreadpoolController`` finds and queries every BLAS and OpenMP library loaded (a few ms; an audit
+    scores hundreds of blocks). It is reused while no shared object has been loaded or unloaded since it was
+    made, so a BLAS loaded later is limited too; where the counters cannot be read (not glibc), a new one is
+    made every time, as ``threadpool_limits`` does.
+    """
+    from threadpoolctl import ThreadpoolController
+
+    state = _loads_and_unloads()
+    if state is None or _controller[0] != state:
+        controller = ThreadpoolController()
+        _controller[:] = [_loads_and_unloads(), controller]  # after the controller's own loads
+    return _controller[1].limit(limits=1, user_api="blas")
 
 
 def score_rows(probes: np.ndarray, models: np.ndarray, backend=None) -> np.ndarray:

@@ -20,6 +20,8 @@ from .results import (
     _check_seed,
     _warn_few_permutations,
 )
+from . import trial_bootstrap as _trial_bootstrap
+from .batch import batchable, evaluate_rows
 from .trial_bootstrap import _blocks_from_counts, _collapsed_blocks, _compress_runs, _evaluate, _sort, bootstrap
 
 __all__ = ["chance_floor", "assess_trials"]
@@ -51,6 +53,30 @@ def _strata(trials: Trials, within) -> tuple[np.ndarray, str]:
         raise StatsError(f"within: expected one stratum per trial, shape ({n},), got {s.shape}")
     _, inv = np.unique(s.astype(str), return_inverse=True)
     return inv.reshape(-1), "strata"
+
+
+def _target_block_grid(sb: np.ndarray, size: np.ndarray, cum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Block counts of permutations given the sorted tie blocks ``sb`` (R, k) of their k targets, over a grid
+    common to all rows: ``[segment 0, target block 0, segment 1, ..., target block k-1, segment k]``. A block
+    drawn j times holds j targets at its first occurrence; its repeats and the segments between them are empty.
+    Segments hold the non-targets of the target-free blocks between two target blocks (see
+    ``trial_bootstrap._collapsed_blocks``, whose blocks are the non-empty ones of a row)."""
+    R, k = sb.shape
+    first = np.ones((R, k), dtype=bool)
+    first[:, 1:] = sb[:, 1:] != sb[:, :-1]
+    nxt = np.where(first, np.arange(k), k)
+    nxt = np.minimum.accumulate(nxt[:, ::-1], axis=1)[:, ::-1]  # first first-occurrence >= j
+    nxt_after = np.full((R, k), k)
+    nxt_after[:, :-1] = nxt[:, 1:]
+    run = np.where(first, nxt_after - np.arange(k), 0)
+    n_tar = np.zeros((R, 2 * k + 1), dtype=np.int64)
+    n_non = np.zeros((R, 2 * k + 1), dtype=np.int64)
+    n_tar[:, 1::2] = run
+    n_non[:, 1::2] = np.where(first, size[sb] - run, 0)
+    n_non[:, 0] = cum[sb[:, 0]]
+    n_non[:, 2:-1:2] = np.where(first[:, 1:], cum[sb[:, 1:]] - cum[sb[:, :-1] + 1], 0)
+    n_non[:, -1] = cum[-1] - cum[sb[:, -1] + 1]
+    return n_tar, n_non
 
 
 def chance_floor(
@@ -136,10 +162,10 @@ def chance_floor(
     nulls = np.empty((len(ms), n_perm))
     if single:
         draws = ms_starts[None, :] + np.floor(rng.random((n_perm, ms_starts.size)) * ms_sizes).astype(np.intp)
-    stratum_of = np.repeat(np.arange(starts.size), sizes)
-    cum = np.r_[0, np.cumsum(srt.size)]
-    many = 8 * int(is_t.sum()) > B  # many targets: count per block; few: work on the target blocks only
-    for r in range(n_perm):
+
+    def _chosen(r):
+        """Canonical positions of the targets of permutation ``r`` (called for r = 0, 1, ... in turn: the
+        draws of the generator follow that order)."""
         if single:
             chosen = draws[r]
         elif starts.size == 1:
@@ -150,7 +176,23 @@ def chance_floor(
             rank = np.empty(n, dtype=np.intp)
             rank[pos] = np.arange(n) - np.repeat(starts, sizes)
             chosen = np.flatnonzero((rank < np.repeat(k_tar, sizes)) & np.repeat(mixed, sizes))
-        chosen = np.concatenate([fixed_tar, chosen]) if fixed_tar.size else chosen
+        return np.concatenate([fixed_tar, chosen]) if fixed_tar.size else chosen
+
+    stratum_of = np.repeat(np.arange(starts.size), sizes)
+    cum = np.r_[0, np.cumsum(srt.size)]
+    many = 8 * int(is_t.sum()) > B  # many targets: count per block; few: work on the target blocks only
+    k_chosen = int(fixed_tar.size + ms_k.sum())
+    if not many and not _trial_bootstrap._ONE_AT_A_TIME and batchable(ms, 2 * k_chosen + 2, n):
+        # every permutation at once (vpeval.stats.batch: bit-identical to the loop below, same draws)
+        chosen = np.empty((n_perm, k_chosen), dtype=np.intp)
+        for r in range(n_perm):
+            chosen[r] = _chosen(r)
+        n_tar, n_non = _target_block_grid(np.sort(blk[chosen], axis=1), srt.size, cum)
+        nulls = evaluate_rows(ms, n_tar, n_non, "blocks")
+        return {m.key: _chance_result(m, observed[i], nulls[i], alpha, n_perm, seed, how)
+                for i, m in enumerate(ms)}
+    for r in range(n_perm):
+        chosen = _chosen(r)
         if many:
             n_tar = np.bincount(blk[chosen], minlength=B)
             b = _compress_runs(n_tar, srt.size - n_tar)

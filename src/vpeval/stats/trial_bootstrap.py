@@ -21,6 +21,7 @@ from .metrics import (
     StatsError,
     as_stat_metric,
 )
+from .batch import batchable, evaluate_rows
 from .one_to_n import bootstrap_one_to_n
 from .results import (
     BootstrapResult,
@@ -35,6 +36,9 @@ from .results import (
 )
 
 __all__ = ["trial_speakers", "bootstrap", "bootstrap_ci"]
+
+#: Tests set this to compare the one-replicate-at-a-time path with the batched one (vpeval.stats.batch).
+_ONE_AT_A_TIME = False
 
 
 def _strip_condition(keys: np.ndarray) -> np.ndarray:
@@ -326,6 +330,17 @@ def bootstrap(
     c_non_tb = _count_matrix(g_n[in_tb], k_n[in_tb], G, K)
     c_seg = _count_matrix(g_n[~in_tb], k_n[~in_tb], G, K + 1)
     need_trials = any(m.blocks is None for m in ms)
+    if not _ONE_AT_A_TIME and batchable(ms, 2 * K + 2, int((w @ (tar_per_unit + non_per_unit)).max())):
+        # every replicate at once (vpeval.stats.batch: bit-identical to the loop below)
+        n_tar = np.zeros((n_boot, 2 * K + 1), dtype=np.int64)
+        n_non = np.zeros((n_boot, 2 * K + 1), dtype=np.int64)
+        wt = np.ascontiguousarray(w.T, dtype=np.float64)
+        n_tar[:, 1::2] = np.rint(c_tar @ wt).T
+        n_non[:, 1::2] = np.rint(c_non_tb @ wt).T
+        n_non[:, 0::2] = np.rint(c_seg @ wt).T
+        reps = evaluate_rows(ms, n_tar, n_non, "runs")
+        return {m.key: _boot_result(m, observed[i], reps[i], level, n_boot, seed, desc, G, redrawn)
+                for i, m in enumerate(ms)}
     reps = np.empty((len(ms), n_boot))
     n_tar = np.zeros(2 * K + 1)
     n_non = np.zeros(2 * K + 1)
