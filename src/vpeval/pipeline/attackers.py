@@ -188,19 +188,23 @@ class Attacker:
         if not self.members:
             out = build_trials(self.es, types, protocol=protocol, backend=self.model, **options)
         else:
-            parts = [m.build_trials(types, protocol=protocol, **options) for m in self.members]
-            out = {}
-            for t in parts[0]:
-                first = parts[0][t]
-                for p in parts[1:]:
-                    if not (np.array_equal(p[t].enroll, first.enroll) and np.array_equal(p[t].test, first.test)):
-                        raise ProtocolError(f"fusion: members {self.members[0].name!r} and others score different "
-                                            f"{t} trials (their embeddings cover different utterances)")
-                fused = self.model.transform(np.column_stack([p[t].scores for p in parts]))
-                out[t] = Trials(fused, first.is_target, first.enroll, first.test, first.source,
-                                dict(first.meta, extractor="fusion", backend="fusion"))
+            out = self._fuse([m.build_trials(types, protocol=protocol, **options) for m in self.members])
         for t in out.values():
             t.meta.update(attacker=self.name, trained_on=self.trained_on)
+        return out
+
+    def _fuse(self, parts: list[dict[str, Trials]]) -> dict[str, Trials]:
+        """The fusion's scores of its members' trials (``parts``: one dict per member, trial type -> Trials),
+        which must be the same trials in the same order."""
+        out = {}
+        for t, first in parts[0].items():
+            for p in parts[1:]:
+                if not (np.array_equal(p[t].enroll, first.enroll) and np.array_equal(p[t].test, first.test)):
+                    raise ProtocolError(f"fusion: members {self.members[0].name!r} and others score different "
+                                        f"{t} trials (their embeddings cover different utterances)")
+            fused = self.model.transform(np.column_stack([p[t].scores for p in parts]))
+            out[t] = Trials(fused, first.is_target, first.enroll, first.test, first.source,
+                            dict(first.meta, extractor="fusion", backend="fusion"))
         return out
 
     def build_vpc_trials(self, enrolls, trials, types, **options) -> dict[str, Trials]:
@@ -212,12 +216,7 @@ class Attacker:
         if not self.members:
             out = build_vpc_trials(self.es, enrolls, trials, types, backend=self.model, **options)
         else:
-            parts = [m.build_vpc_trials(enrolls, trials, types, **options) for m in self.members]
-            out = {}
-            for t, first in parts[0].items():
-                fused = self.model.transform(np.column_stack([p[t].scores for p in parts]))
-                out[t] = Trials(fused, first.is_target, first.enroll, first.test, first.source,
-                                dict(first.meta, extractor="fusion", backend="fusion"))
+            out = self._fuse([m.build_vpc_trials(enrolls, trials, types, **options) for m in self.members])
         for t in out.values():
             t.meta.update(attacker=self.name, trained_on=self.trained_on)
         return out
