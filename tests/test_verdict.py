@@ -184,7 +184,34 @@ def test_the_pooled_bound_is_in_the_json():
     d = decide(_with(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=1.0), protection=_pooled(2.0, 1.0))).to_dict()
     assert d["test"]["protection"] == {"value_bits": 1.0, "statistic": "eps_max_pooled", "attacker": "x/plda",
                                        "trial_type": "aa", "resolution_trials": 75, "floor_bits": 1.0,
-                                       "ci_high_bits": 2.0, "upper_bits": 2.0, "design": None}
+                                       "ci_high_bits": 2.0, "upper_bits": 2.0, "design": None,
+                                       "ceiling_bits": None}
+
+
+@pytest.mark.parametrize("ceiling, expected", [(3.49, INCONCLUSIVE), (2 * DEFAULT_BUDGET_BITS, PROTECTS),
+                                               (None, PROTECTS)])
+def test_protects_needs_a_pooled_ceiling_of_twice_the_budget(ceiling, expected):
+    """A fresh user's 40 trials with 4 targets and a 1-SD leak read 'protects' (bound 2.62 bits) although the
+    pooled worst case could not exceed 3.49 bits at all: the bound must have room to show disclosure."""
+    import dataclasses
+
+    pb = dataclasses.replace(_pooled(2.62, 1.0), ceiling=ceiling)
+    v = decide(_with(test_(p=0.5, lo=0.0, value=1.0, hi=2.0, floor=1.0), protection=pb))
+    assert v.verdict == expected, v.reason
+    if expected == INCONCLUSIVE:
+        assert "cannot exceed 3.49 bits even at perfect separation" in v.reason
+
+
+def test_a_tiny_score_file_with_a_mild_leak_is_not_protects():
+    from vpeval.analysis import TrialInput, secrecy_test
+    from vpeval.io.trials import Trials
+
+    rng = np.random.default_rng(2)
+    lab = np.zeros(40, dtype=bool)
+    lab[:4] = True
+    t = secrecy_test([TrialInput("a", "scores", Trials(rng.normal(size=40) + lab, lab))], n_perm=199, n_boot=50)
+    assert not t.rejected and t.protection.ceiling == pytest.approx(3.49, abs=0.01)
+    assert decide(t).verdict == INCONCLUSIVE
 
 
 def test_a_tiny_budget_does_not_overflow():

@@ -213,7 +213,10 @@ class ProtectionBound:
     the same replicates as :class:`WorstCase`'s interval; score regions of the pooled blocks fixed at the
     observed data's). ``design``: that member's ``{trials, targets, probes, models}`` (distinct test and enroll
     ids), from which the verdict tells whether more speakers can shrink the bound; None for LID_max or trials
-    without ids.
+    without ids. ``ceiling``: the most the pooled family maximum can show at all with these trial counts (each
+    member's pooled eps_max when its targets are its highest or its lowest trials, ``log2 N`` for LID_max; the
+    family's largest): where it is within the budget, the pooled bound cannot show disclosure above the budget
+    however the scores fall, and ``protects`` is withheld (tiny inputs; None: not computed).
     """
 
     value: float
@@ -224,6 +227,7 @@ class ProtectionBound:
     floor: float
     ci_high: float
     design: dict | None = None
+    ceiling: float | None = None
 
     @property
     def upper(self) -> float:
@@ -233,7 +237,8 @@ class ProtectionBound:
     def to_dict(self) -> dict:
         return {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
                 "trial_type": self.trial_type, "resolution_trials": self.resolution, "floor_bits": self.floor,
-                "ci_high_bits": self.ci_high, "upper_bits": self.upper, "design": self.design}
+                "ci_high_bits": self.ci_high, "upper_bits": self.upper, "design": self.design,
+                "ceiling_bits": self.ceiling}
 
 
 @dataclass(frozen=True)
@@ -442,6 +447,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     cols, meta = [], []
     pooled_cols, pooled_meta = [], []  # the pooled worst case ('protects', ProtectionBound)
     pooled_blocks = []  # per member: its pooled tie blocks (new_block, new_cum)
+    pooled_ceilings = []  # per member: the most its pooled eps_max can show (perfect separation), bits
     from ..metrics.verification import rocch_eer
 
     for p in preps:
@@ -454,6 +460,11 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         new_block, new_cum = pooled_extremes(p.cum, m_res)
         new_cum_f = new_cum.astype(np.float64)
         pooled_blocks.append((new_block, new_cum))
+        if "eps_max" in t_stats:  # targets the highest, or the lowest, trials
+            n_all = p.block.size
+            sep = np.stack([np.arange(n_all - p.n_tar, n_all), np.arange(p.n_tar)])
+            pooled_ceilings.append(float(eps_max_from_target_blocks(new_block[p.block[sep]], new_cum_f).max()
+                                         / _LN2))
         for lo in range(0, rows_needed, chunk):
             tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
             if "eps_max" in t_stats:
@@ -559,7 +570,9 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                       stacklevel=2)
     if scheme == "speaker":
         n_units = int(S.size)
-    protection = _protection(pooled_cols, pooled_meta, pooled_boot, preps)
+    lid_ceilings = [math.log2(np.shape(i.matrix.scores)[1]) for i in one_to_n] if "lid_max" in l_stats else []
+    protection = dataclasses.replace(_protection(pooled_cols, pooled_meta, pooled_boot, preps),
+                                     ceiling=max(pooled_ceilings + lid_ceilings))
     note = _SCHEME_NOTES[scheme] + (f" ({scheme_reason})" if scheme_reason else "")
     if exact:
         note += f"; all {n_perm + 1} relabellings listed once (exact)"

@@ -28,7 +28,10 @@ secrecy). With the budget ``b`` (bits, ``--budget-bits``):
     ceiling is ``<= b``).
 ``protects``
     not rejected, no speaker exposed, and ``max(U_m, F_m) <= b`` (``U_m`` from at least
-    :data:`MIN_BOOT_PROTECTS` bootstrap replicates, else ``inconclusive``); with speaker relabelling also at
+    :data:`MIN_BOOT_PROTECTS` bootstrap replicates, else ``inconclusive``), where the pooled worst case could
+    have shown well more than ``b`` (its ceiling at perfect separation at least :data:`CEILING_FACTOR_PROTECTS`
+    times ``b``; else ``inconclusive``: tiny inputs, e.g. 4 targets in 40 trials, whose pooled bound can barely
+    reach the budget); with speaker relabelling also at
     least :func:`min_speakers_protects` (``2 / alpha``, 40 at 5 %) evaluation speakers, since with fewer a leak
     confined to one speaker cannot be told from chance.
 
@@ -184,6 +187,11 @@ def _p(test: SecrecyTest) -> str:
 
 #: Fewest bootstrap replicates whose 95th percentile is not simply their maximum ('protects' needs that bound).
 MIN_BOOT_PROTECTS = 20
+#: 'protects' needs the pooled worst case's ceiling (perfect separation) at least this many times the budget: where
+#: the statistic cannot reach far beyond the budget at all, its bootstrap distribution is truncated near the budget
+#: and its 95th percentile cannot rule out disclosure above it (a fresh-user trial: 4 targets in 40 trials with a
+#: 1-SD leak, pooled ceiling 3.49 bits, came out 'protects' with a bound of 2.62 bits).
+CEILING_FACTOR_PROTECTS = 2.0
 #: Relative tolerance of the budget comparisons (bits from different float paths).
 _TOL = 1e-9
 
@@ -275,6 +283,22 @@ def _few_speakers(S: int, need: int) -> str:
             f"speaker relabellings keep its pairing in place), so 'protects' needs at least {need} (2 / alpha)")
 
 
+_STAT_WORDS = {"eps_max": "eps_max", "d_ece": "D_ECE", "lid_max": "LID_max", "alid": "ALID"}
+
+
+def _deciders(test: SecrecyTest, shown: int = 3) -> str:
+    """Which statistics reject (adjusted p <= alpha), e.g. ' by D_ECE of asv, oa', smallest p first ('' if
+    none does on its own)."""
+    rej = sorted((m for m in test.members if m.p_adjusted <= test.alpha),
+                 key=lambda m: (m.p_adjusted, m.statistic, m.attacker, m.trial_type))
+    if not rej:
+        return ""
+    names = [f"{_STAT_WORDS.get(m.statistic, m.statistic)} of {m.attacker}"
+             + ("" if m.trial_type == "scores" else f", {m.trial_type}") for m in rej[:shown]]
+    more = f" and {len(rej) - shown} more" if len(rej) > shown else ""
+    return " by " + "; ".join(names) + more
+
+
 def _resolution(pb: ProtectionBound) -> str:
     """What the pooled worst case is, in words."""
     if pb.statistic == "lid_max":
@@ -320,8 +344,8 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
     if test.rejected:
         over = [e for e in test.exposed if e.value > b + tol]  # each above its family-wise threshold too
         verdict = LEAKS if w.ci_low > b + tol or over else PARTIAL
-        reason = (f"perfect secrecy is rejected family-wise ({_p(test)}; alpha {test.alpha:g}) and the worst "
-                  f"case's lower bound {_bits(w.ci_low)} is "
+        reason = (f"perfect secrecy is rejected family-wise{_deciders(test)} ({_p(test)}; alpha {test.alpha:g}) "
+                  f"and the worst case's lower bound {_bits(w.ci_low)} is "
                   + ("above " if w.ci_low > b + tol else "within ") + _budget(b))
         if over and w.ci_low <= b + tol:  # the exposed speakers decide it (else the sentence lists them)
             reason += (", but "
@@ -344,6 +368,12 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdi
         verdict = INCONCLUSIVE
         reason = (f"perfect secrecy is not rejected ({_p(test)}), but {w.n_boot} bootstrap replicates cannot give "
                   f"the upper bound 'protects' needs (at least {MIN_BOOT_PROTECTS}: the 95th percentile)")
+    elif pb.ceiling is not None and pb.ceiling < CEILING_FACTOR_PROTECTS * b - tol:
+        verdict = INCONCLUSIVE
+        reason = (f"perfect secrecy is not rejected ({_p(test)}), but with these trial counts {res} cannot exceed "
+                  f"{_bits(pb.ceiling)} even at perfect separation, less than twice {_budget(b)}: its bound is "
+                  "too coarse here to rule out disclosure above the budget (more trials, and targets among them, "
+                  "would decide it)")
     elif pb.upper <= b + tol and not test.exposed and not few:
         verdict = PROTECTS
         reason = (f"perfect secrecy is not rejected ({_p(test)}), no speaker is exposed, and {res} stays within "
