@@ -325,3 +325,9 @@ def test_a_speaker_exposed_above_the_budget_makes_a_rejected_system_leak():
     assert decide(test_(p=0.001, lo=1.0, hi=9.5, value=9.3, exposed=within)).verdict == PARTIAL
     # not rejected: exposure alone never makes 'leaks'
     assert decide(test_(p=0.5, lo=1.0, hi=9.5, value=9.3, exposed=above)).verdict == INCONCLUSIVE
+
+
+def test_the_rejection_names_the_statistics_that_reject():
+    v = decide(test_(p=0.001, lo=4.0))
+    assert "rejected family-wise by eps_max of x/plda, aa (p <= 0.001" in v.reason, v.reason
+    assert "by" not in decide(test_(p=0.5, lo=0.0, hi=1.0, floor=1.0)).reason.split("(")[0]

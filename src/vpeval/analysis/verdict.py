@@ -286,17 +286,21 @@ def _few_speakers(S: int, need: int) -> str:
 _STAT_WORDS = {"eps_max": "eps_max", "d_ece": "D_ECE", "lid_max": "LID_max", "alid": "ALID"}
 
 
-def _deciders(test: SecrecyTest, shown: int = 3) -> str:
-    """Which statistics reject (adjusted p <= alpha), e.g. ' by D_ECE of asv, oa', smallest p first ('' if
-    none does on its own)."""
+def _deciders(test: SecrecyTest, shown: int = 2) -> str:
+    """Which statistics reject (adjusted p <= alpha): ' by D_ECE of asv, oa' when at most ``shown`` do (smallest
+    p first), else ' by 77 of 128 statistics (eps_max 20, D_ECE 25, ...)'; '' if none does on its own."""
     rej = sorted((m for m in test.members if m.p_adjusted <= test.alpha),
                  key=lambda m: (m.p_adjusted, m.statistic, m.attacker, m.trial_type))
     if not rej:
         return ""
-    names = [f"{_STAT_WORDS.get(m.statistic, m.statistic)} of {m.attacker}"
-             + ("" if m.trial_type == "scores" else f", {m.trial_type}") for m in rej[:shown]]
-    more = f" and {len(rej) - shown} more" if len(rej) > shown else ""
-    return " by " + "; ".join(names) + more
+    if len(rej) <= shown:
+        return " by " + "; ".join(f"{_STAT_WORDS.get(m.statistic, m.statistic)} of {m.attacker}"
+                                  + ("" if m.trial_type == "scores" else f", {m.trial_type}") for m in rej)
+    counts = {}
+    for m in rej:
+        counts[m.statistic] = counts.get(m.statistic, 0) + 1
+    per = ", ".join(f"{_STAT_WORDS.get(k, k)} {counts[k]}" for k in _STAT_WORDS if k in counts)
+    return f" by {len(rej)} of {len(test.members)} statistics ({per})"
 
 
 def _resolution(pb: ProtectionBound) -> str:
