@@ -21,18 +21,16 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
     ``(new_block, new_cum)`` of :func:`~vpeval.analysis.worst_case.pooled_extremes`; None when not given)."""
     rng = np.random.default_rng([seed, 2])
     if scheme == "speaker":
-        names = sorted(set().union(*[set(np.unique(np.asarray(p.inp.probe_speaker, dtype=str)).tolist())
-                                     for p in preps], *[set(np.unique(pspk).tolist()) for _, _, pspk in lid_obs]))
+        keys = [np.asarray(p.inp.probe_speaker, dtype=str) for p in preps] + [pspk for _, _, pspk in lid_obs]
     elif scheme == "probe":
-        names = sorted(set().union(*[set(np.unique(p.inp.trials.test).tolist()) for p in preps]))
-    else:
-        names = None
+        keys = [np.asarray(p.inp.trials.test, dtype=str) for p in preps]
+    names_arr = np.unique(np.concatenate(keys)) if scheme in ("speaker", "probe") else None  # sorted, distinct
+    names = None if names_arr is None else names_arr.tolist()
     if names is not None:
         U = len(names)
         W = rng.multinomial(U, np.full(U, 1.0 / U), size=n_boot).astype(np.float64)
-        names_arr = np.array(names, dtype=str)
     reps = np.full(n_boot, -np.inf)
-    preps_pooled = np.full(n_boot, -np.inf)
+    reps_pooled = np.full(n_boot, -np.inf)
     if "eps_max" in t_stats:
         for i, p in enumerate(preps):
             nb_nc = pooled[i] if pooled is not None else None
@@ -47,12 +45,12 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
                     reps[sl] = np.fmax(reps[sl], v)
                     if pblock is not None:
                         v = eps_max_unit_weighted(unit, pblock, p.is_tar, W[sl]) / _LN2
-                        preps_pooled[sl] = np.fmax(preps_pooled[sl], v)
+                        reps_pooled[sl] = np.fmax(reps_pooled[sl], v)
             else:
                 plain, pooled_v = _trial_bootstrap_eps_max(p, rng, n_boot, nb_nc)
                 reps = np.fmax(reps, plain / _LN2)
                 if pooled_v is not None:
-                    preps_pooled = np.fmax(preps_pooled, pooled_v / _LN2)
+                    reps_pooled = np.fmax(reps_pooled, pooled_v / _LN2)
     if "lid_max" in l_stats and names is not None:
         for _, lid, pspk in lid_obs:
             g = index_in(names_arr, pspk)
@@ -60,9 +58,9 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
             np.maximum.at(gmax, g, lid)
             v = np.where(W > 0, gmax[None, :], -np.inf).max(axis=1)
             reps = np.fmax(reps, v)
-            preps_pooled = np.fmax(preps_pooled, v)  # LID_max is its own pooled statistic (m = 1)
+            reps_pooled = np.fmax(reps_pooled, v)  # LID_max is its own pooled statistic (m = 1)
     n_units = len(names) if names is not None else int(preps[0].block.size)
-    return reps, n_units, tuple(names or ()), (preps_pooled if pooled is not None else None)
+    return reps, n_units, tuple(names or ()), (reps_pooled if pooled is not None else None)
 
 
 def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
