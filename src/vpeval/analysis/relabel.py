@@ -105,8 +105,11 @@ def _evaluation_speakers(trials: list[TrialInput], one_to_n: list[OneToNInput]) 
 
 
 def index_in(names: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Index of every entry of ``values`` in the sorted, distinct string array ``names`` (-1 where absent),
-    by binary search over the distinct values (no Python loop over the entries)."""
+    """Index of every entry of ``values`` in ``names`` (-1 where absent).
+
+    ``names``: sorted, distinct strings, shape (U,); ``values``: strings, shape (n,). Returns int64, shape (n,),
+    by one binary search per distinct value (no Python loop over the entries). Raises nothing; an unsorted
+    ``names`` gives wrong indices (the callers pass ``np.unique`` output or a sorted speaker list)."""
     u, inv = np.unique(np.asarray(values, dtype=str), return_inverse=True)
     at = np.clip(np.searchsorted(names, u), 0, max(names.size - 1, 0))
     hit = names[at] == u if names.size else np.zeros(u.size, dtype=bool)
