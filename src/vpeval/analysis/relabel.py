@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..io.trials import Trials
+from ..keys import sorted_codes
 from .members import OneToNInput, TrialInput
 
 _LN2 = math.log(2.0)
@@ -49,9 +50,9 @@ def _canonical_order(t: Trials) -> np.ndarray:
     by label, so the order (and every draw made over it) depends on the input only as a set."""
     keys = [t.is_target, t.scores]
     if t.test is not None:
-        keys.insert(0, t.test)
+        keys.insert(0, sorted_codes(t.test)[1])  # codes keep the keys' order
     if t.enroll is not None:
-        keys.insert(0, t.enroll)
+        keys.insert(0, sorted_codes(t.enroll)[1])
     return np.lexsort(keys)  # last key (score) primary
 
 
@@ -90,10 +91,10 @@ def _choose_scheme(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> str
 def _evaluation_speakers(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> np.ndarray:
     sets = []
     for i in trials:
-        sets.append(set(np.unique(i.probe_speaker)) & set(np.unique(i.model_speaker)))
+        sets.append(set(sorted_codes(i.probe_speaker)[0]) & set(sorted_codes(i.model_speaker)[0]))
     for i in one_to_n:
         m = i.matrix
-        sets.append(set(np.unique(np.asarray(m.probe_speaker, dtype=str))))
+        sets.append(set(sorted_codes(m.probe_speaker)[0]))
     S = sets[0]
     for other in sets[1:]:
         if other != S:
@@ -108,9 +109,10 @@ def index_in(names: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Index of every entry of ``values`` in ``names`` (-1 where absent).
 
     ``names``: sorted, distinct strings, shape (U,); ``values``: strings, shape (n,). Returns int64, shape (n,),
-    by one binary search per distinct value (no Python loop over the entries). Raises nothing; an unsorted
+    by hashing the entries (:func:`vpeval.keys.sorted_codes`) and one binary search per distinct value (no Python
+    loop over the entries). Raises nothing; an unsorted
     ``names`` gives wrong indices (the callers pass ``np.unique`` output or a sorted speaker list)."""
-    u, inv = np.unique(np.asarray(values, dtype=str), return_inverse=True)
+    u, inv = sorted_codes(values)
     at = np.clip(np.searchsorted(names, u), 0, max(names.size - 1, 0))
     hit = names[at] == u if names.size else np.zeros(u.size, dtype=bool)
     return np.where(hit, at, -1).astype(np.int64)[inv.reshape(-1)]
@@ -135,7 +137,7 @@ def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
     probe_key = t.test[p.order] if t.test is not None else None
     if probe_key is None:
         return False
-    _, pk = np.unique(probe_key[inside], return_inverse=True)
+    _, pk = sorted_codes(probe_key[inside])
     pairs = pk.reshape(-1) * S.size + p.model_idx[inside]
     n_pairs = np.unique(pairs).size
     n_probes = int(pk.max()) + 1 if pk.size else 0
@@ -157,7 +159,7 @@ def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
 def _probe_design(p: _TrialPrep) -> bool:
     t = p.inp.trials
     keys = t.test[p.order]
-    gorder = np.lexsort((np.arange(keys.size), keys))  # canonical positions grouped by test key
+    gorder = np.lexsort((np.arange(keys.size), sorted_codes(keys)[1]))  # canonical positions grouped by test key
     kg = keys[gorder]
     new = np.empty(kg.size, dtype=bool)
     new[0] = True

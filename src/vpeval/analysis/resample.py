@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ..keys import sorted_codes
 from .relabel import _TrialPrep, index_in
 from .worst_case import _eps_max_at_targets, eps_max_unit_weighted
 
@@ -24,7 +25,7 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
         keys = [np.asarray(p.inp.probe_speaker, dtype=str) for p in preps] + [pspk for _, _, pspk in lid_obs]
     elif scheme == "probe":
         keys = [np.asarray(p.inp.trials.test, dtype=str) for p in preps]
-    names_arr = np.unique(np.concatenate(keys)) if scheme in ("speaker", "probe") else None  # sorted, distinct
+    names_arr = sorted_codes(np.concatenate(keys))[0] if scheme in ("speaker", "probe") else None  # sorted, distinct
     names = None if names_arr is None else names_arr.tolist()
     if names is not None:
         U = len(names)
