@@ -156,3 +156,11 @@ def test_roundtrip_any_order(tmp_path_factory, trials, rnd, crlf):
     want = {k: v for k, v in trials.items()}
     for e, t, s, lab in zip(got.enroll, got.test, got.scores, got.is_target):
         assert want[(e, t)] == (lab, s)
+
+
+def test_trials_repr_is_a_summary():
+    t = vpeval.Trials(np.arange(2000.0), np.arange(2000) % 4 == 0, source="x.txt")
+    r = repr(t)
+    assert r == "Trials(n=2000, targets=500, non_targets=1500, keys=none, source='x.txt')"
+    assert len(repr(vpeval.Trials(np.arange(3.0), np.array([1, 0, 1], bool), np.array(["a", "b", "c"]),
+                                  np.array(["u", "v", "w"])))) < 120

@@ -12,7 +12,7 @@ from ..errors import InvalidScoresError
 __all__ = ["Trials"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Trials:
     """A set of scored verification trials.
 
@@ -75,6 +75,14 @@ class Trials:
 
     def __len__(self) -> int:
         return self.scores.shape[0]
+
+    def __repr__(self) -> str:
+        # a summary, not the arrays: a million-trial set must not flood a traceback or a notebook
+        keys = "enroll+test" if self.enroll is not None and self.test is not None else (
+            "enroll" if self.enroll is not None else "test" if self.test is not None else "none")
+        n_tar = int(np.count_nonzero(self.is_target))
+        return (f"Trials(n={len(self)}, targets={n_tar}, non_targets={len(self) - n_tar}, keys={keys}, "
+                f"source={self.source!r})")
 
     def select(self, mask) -> "Trials":
         """The trials where the boolean ``mask`` is true."""
