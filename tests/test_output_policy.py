@@ -55,6 +55,15 @@ def inputs(tmp_path_factory):
             y = 0.3 * np.sin(2 * np.pi * (120 + 40 * k + 7 * u) * t) * (1 + 0.3 * np.sin(2 * np.pi * 3 * t))
             y += 0.01 * rng.normal(size=t.size)
             sf.write(audio / f"{spk}-1-000{u}.flac", y, 16000)
+    kaldi = d / "kaldi"  # a Kaldi data folder over the same audio (absolute paths), for `segment`
+    kaldi.mkdir()
+    utts = sorted(p.stem for p in audio.glob("*.flac"))
+    (kaldi / "wav.scp").write_text("".join(f"{u} {audio / (u + '.flac')}\n" for u in utts))
+    (kaldi / "utt2spk").write_text("".join(f"{u} {u.split('-')[0]}\n" for u in utts))
+    from test_vpc_import import _write_run  # the VoicePrivacy toolkit's files, for `vpc-import`
+
+    (d / "vpc").mkdir()
+    _write_run(d / "vpc")
     (d / "ref.txt").write_text("11-1-0000 hello world\n11-1-0001 hello there\n12-1-0000 good day\n"
                                "12-1-0001 good night\n")
     return d
@@ -92,6 +101,11 @@ COMMANDS = {
                  "simulate", False),
     "anonymize": (lambda d, o: ["anonymize", str(d / "audio"), str(o), "-q", "--json"], "anonymize", False),
     "embed": (lambda d, o: ["embed", str(d / "audio"), "-o", str(o), "-q", "--json"], "embed", True),
+    "segment": (lambda d, o: ["segment", str(d / "kaldi"), "-o", str(o), "--seconds", "0.4", "--json"], "segment",
+                False),
+    "vpc-import": (lambda d, o: ["vpc-import", str(d / "vpc" / "result_for_rank_mcadams"), "--scores",
+                                 str(d / "vpc" / "exp"), "--data", str(d / "vpc" / "data"), "-o", str(o), "--n-boot",
+                                 "20", "--json"], "vpc-import", False),
     "utility": (lambda d, o: ["utility", "--ref", str(d / "ref.txt"), "--audio", str(d / "audio"), "--save-hyp",
                               str(o), "--json"], "utility", False),
 }
