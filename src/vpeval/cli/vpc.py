@@ -10,7 +10,8 @@ import typer
 
 from typing import Optional
 
-from .common import AlphaOpt, BudgetOpt, NoVerdictOpt, ScorePermOpt, handle_errors, print_verdicts, verdict_options
+from .common import (AlphaOpt, BudgetOpt, NoVerdictOpt, PathsFromOpt, ScorePermOpt, handle_errors, print_verdicts,
+                     verdict_options)
 
 __all__ = ["register"]
 
@@ -36,12 +37,13 @@ def register(app: typer.Typer) -> None:
         min_segments: int = typer.Option(2, "--min-segments", min=1, help="Report speakers with fewer segments."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval segment` output folder."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        paths_from: Optional[str] = PathsFromOpt,
     ):
         from ..io.kaldi_data import read_kaldi_data_folder, write_kaldi_data_folder
         from ..io.kaldi_segments import fixed_length_segments
         from ..io.output import claim_folder
 
-        k = read_kaldi_data_folder(data)
+        k = read_kaldi_data_folder(data, paths_from=paths_from)
         with claim_folder(out, command="segment", force=force, protect=list(Path(data).glob("*"))) as claim:
             cut = fixed_length_segments(k, seconds, min_segments=min_segments)
             if not cut["segments"]:
