@@ -60,7 +60,8 @@ def audit_family(res, types=VERDICT_TYPES) -> tuple[list[TrialInput], list[OneTo
     :class:`~vpeval.pipeline.vpc.VPCLists`) make a family of those trials alone: the lists pair each probe with
     the models of its own gender only, a design that speaker relabelling across genders cannot respect, while the
     1-to-N searches rank every enrolled speaker (both genders); the trials are then relabelled within each probe's
-    listed row (the ``"probe"`` scheme of :mod:`vpeval.analysis.secrecy`), and the 1-to-N results stay evidence."""
+    listed row (the ``"probe"`` scheme of :mod:`vpeval.analysis.secrecy`; by speaker when every probe meets every
+    model, e.g. pooled mixed-gender lists), and the 1-to-N results stay evidence."""
     present = {t for by in res.trials.values() for t in by}
     listed = any("trial_lists" in tr.meta for by in res.trials.values() for tr in by.values())
     types = [t for t in types if t in present] or [t for t in ("oaoa",) if t in present]
