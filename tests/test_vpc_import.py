@@ -163,3 +163,61 @@ def test_cli_refuses_an_existing_output_before_any_work(tmp_path, monkeypatch):
     monkeypatch.setattr(vi, "import_vpc_outputs", lambda *a, **k: pytest.fail("work done before the refusal"))
     r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o", str(out)])
     assert r.exit_code == 3 and (out / "mine.txt").read_text() == "keep"
+
+
+def test_import_gives_each_attack_row_the_score_verdict(tmp_path):
+    """Issue 26 item 5: the verdict of the worst-case rule per attack row, the attacker being the scores as given,
+    with speakers relabelled (the keys name the enrolled speakers; every probe meets every model of its list)."""
+    from vpeval.analysis.families import score_verdict
+    from vpeval.report.vpc_import import row_name
+
+    table, exp, data = _write_run(tmp_path)
+    vopts = {"budget_bits": 1.0, "n_perm": 99, "alpha": 0.05}
+    res = import_vpc_outputs(table, exp, data, n_boot=20, seed=1, verdict=vopts)
+    rows = res["rows"]
+    attacks = [i for i, r in enumerate(rows) if r["trial"] == "anon"]
+    assert attacks == [2, 3] and sorted(v["row"] for v in res["verdicts"].values()) == attacks
+    for i in attacks:
+        name = row_name(rows[i])
+        v = res["verdicts"][name]
+        t = read_trials_scores(data / "libri_dev_trials_f" / "trials", rows[i]["score file"])
+        want = score_verdict(t, name, n_boot=20, seed=1, **vopts).to_dict()
+        assert v["test"]["scheme"] == "speaker" and v["verdict"] == want["verdict"] == rows[i]["verdict"]
+        assert v["worst_case"] == want["worst_case"] and v["test"]["p_value"] == want["test"]["p_value"]
+    assert rows[0]["verdict"] is None  # the o-o reference is no attack
+    assert "verdicts" not in import_vpc_outputs(table, exp, data, n_boot=20, seed=1)
+
+
+def test_import_verdict_reads_a_leak(tmp_path):
+    """Eight speakers, anonymized scores that still separate them: 'leaks' by speaker relabelling."""
+    from vpeval.cli.main import app
+
+    spk = [f"s{k}" for k in range(8)]
+    data, exp = tmp_path / "data", tmp_path / "exp"
+    (data / "libri_test_trials_m").mkdir(parents=True)
+    lines = [(e, f"{s}-1-000{j}", e == s) for e in spk for s in spk for j in range(3)]
+    (data / "libri_test_trials_m" / "trials").write_text(
+        "".join(f"{e} {u} {'target' if t else 'nontarget'}\n" for e, u, t in lines))
+    d = exp / "asv_orig/cos_out/libri_test_enrolls-libri_test_trials_m_x"
+    d.mkdir(parents=True)
+    rng = np.random.default_rng(3)
+    d.joinpath("scores").write_text("".join(f"{e} {u} {4.0 * t + rng.normal():.6f}\n" for e, u, t in lines))
+    table = tmp_path / "results_anon.txt"
+    table.write_text("---- ASV_eval results ----\n  dataset split gender enrollment trial EER\n"
+                     "0 libri test m original anon 1.0\n")
+    out = tmp_path / "imp"
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o", str(out),
+                                 "--n-boot", "20", "--n-perm", "199", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads((out / "vpc_import.json").read_text())
+    (v,) = doc["verdicts"].values()
+    assert v["verdict"] == "leaks" and v["test"]["scheme"] == "speaker" and v["row"] == 0
+    assert json.loads(r.stdout)["verdicts"] == doc["verdicts"]
+    with open(out / "vpc_import.csv", newline="") as f:
+        assert [row["verdict"] for row in csv.DictReader(f)] == ["leaks"]
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                 str(tmp_path / "imp2"), "--n-boot", "20"])
+    assert r.exit_code == 0 and r.output.lstrip().startswith("ASV_eval libri test m original-anon: LEAKS")
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                 str(tmp_path / "imp3"), "--n-boot", "20", "--no-verdict", "--json"])
+    assert r.exit_code == 0 and "verdicts" not in json.loads(r.stdout)

@@ -93,7 +93,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
           backends=BACKENDS, asnorm: bool = False, fusion: bool = True, group_by: str | None = DEFAULT_GROUP_BY,
           compare: bool = True, client=None, verdict_perm: int | None = 999,
           budget_bits: float = DEFAULT_BUDGET_BITS, alpha: float = 0.05, utility: dict | None = None,
-          pitch: dict | None = None, progress: Callable[[str], None] | None = None) -> AuditResult:
+          pitch: dict | None = None, progress: Callable[[str], None] | None = None, vpc_lists=None) -> AuditResult:
     """Audit one or more anonymization systems from speaker embeddings and decide: nothing is written.
 
     Parameters
@@ -113,6 +113,11 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
         Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
     utility, pitch : dict system -> result, optional
         Word error rates and pitch correlations computed elsewhere, kept with the result for the report.
+    vpc_lists : vpeval.pipeline.vpc.VPCLists, optional
+        The challenge's enrolls and trials lists (``VPCLists.read("enrolls", ["trials_f", "trials_m"])``): every
+        attacker scores exactly the listed oo/oa/aa trials, so the per-group rows, the verdict's trial members and
+        the report rest on them (the 1-to-N members on the lists' enrollment and tested utterances); default: the
+        split of :func:`vpeval.pipeline.make_protocol`. ``options["vpc_lists"]`` describes them.
 
     Returns
     -------
@@ -127,7 +132,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     """
     results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
                          seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
-                         group_by=group_by, progress=progress, client=client)
+                         group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists)
     tests: dict = {}
     if verdict_perm is None:  # --no-verdict
         verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
@@ -144,7 +149,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     options = {"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                "systems": {s: list(a) for s, a in systems.items()}, "backends": list(backends),
                "asnorm": bool(asnorm), "fusion": bool(fusion), "verdict_perm": verdict_perm,
-               "budget_bits": budget_bits, "alpha": alpha, "compare": bool(compare), "group_by": group_by}
+               "budget_bits": budget_bits, "alpha": alpha, "compare": bool(compare), "group_by": group_by,
+               "vpc_lists": None if vpc_lists is None else vpc_lists.describe()}
     return AuditResult(results, verdicts, undecided, tests, comparisons, notes, options, dict(utility or {}),
                        dict(pitch or {}))
 

@@ -54,8 +54,16 @@ def one_to_n_verdict(matrix, name: str = "scores", *, n_perm: int = 999, n_boot:
 
 def audit_family(res, types=VERDICT_TYPES) -> tuple[list[TrialInput], list[OneToNInput]]:
     """The members of a :class:`~vpeval.pipeline.audit.SystemAudit`'s family: every attacker's verification trials
-    of the attack types (oa, aa; oaoa when oa is absent) and its 1-to-N matrices of the same conditions."""
+    of the attack types (oa, aa; oaoa when oa is absent) and its 1-to-N matrices of the same conditions.
+
+    Trials given by the VoicePrivacy lists (``meta["trial_lists"]``, an audit with
+    :class:`~vpeval.pipeline.vpc.VPCLists`) make a family of those trials alone: the lists pair each probe with
+    the models of its own gender only, a design that speaker relabelling across genders cannot respect, while the
+    1-to-N searches rank every enrolled speaker (both genders); the trials are then relabelled within each probe's
+    listed row (the ``"probe"`` scheme of :mod:`vpeval.analysis.secrecy`; by speaker when every probe meets every
+    model, e.g. pooled mixed-gender lists), and the 1-to-N results stay evidence."""
     present = {t for by in res.trials.values() for t in by}
+    listed = any("trial_lists" in tr.meta for by in res.trials.values() for tr in by.values())
     types = [t for t in types if t in present] or [t for t in ("oaoa",) if t in present]
     trials, one_to_n = [], []
     for attacker in sorted(res.trials):
@@ -66,7 +74,8 @@ def audit_family(res, types=VERDICT_TYPES) -> tuple[list[TrialInput], list[OneTo
             tr = by_type[t]
             trials.append(TrialInput(attacker, t, tr, tr.enroll, res.probe_speakers[attacker][t]))
             link = res.linkage.get(attacker, {}).get(t)
-            if link is not None and not isinstance(link, Exception) and t in res.matrices.get(attacker, {}):
+            if (not listed and link is not None and not isinstance(link, Exception)
+                    and t in res.matrices.get(attacker, {})):
                 one_to_n.append(OneToNInput(attacker, t, res.matrices[attacker][t]))
     return trials, one_to_n
 

@@ -331,7 +331,7 @@ def _walk_files(folder: Path) -> list[Path]:
     return out
 
 
-def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
+def scan_audio_folder(folder, *, metadata=None, paths_from: str | None = None) -> list[AudioItem]:
     """List the FLAC/WAV utterances below ``folder`` (recursively), sorted by utterance id.
 
     Parameters
@@ -340,6 +340,9 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
     metadata : str, Path, dict or None
         A CSV path (columns ``utterance_id,speaker_id``) or a ready mapping utterance id -> speaker id.
         Without it the speaker id is the stem's first ``-``-separated field.
+    paths_from : {None, "data", "cwd"}
+        Kaldi data folder only: the base of relative ``wav.scp`` paths, the data folder (default) or the working
+        folder as in Kaldi recipes (:func:`vpeval.io.kaldi_data.read_kaldi_data_folder`).
 
     Returns
     -------
@@ -370,7 +373,7 @@ def scan_audio_folder(folder, *, metadata=None) -> list[AudioItem]:
         if metadata is not None:
             raise InputFileError(folder, None, "is a Kaldi data folder (wav.scp): speakers come from its utt2spk; "
                                  "do not give a metadata CSV")
-        data = read_kaldi_data_folder(folder)
+        data = read_kaldi_data_folder(folder, paths_from=paths_from)
         seg = data.segments or {}
         return [AudioItem(p, u, data.utt2spk[u], relative_audio_path(u, p), seg.get(u)) for u, p in data.wav.items()]
     if metadata is None:

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ..errors import VpevalError
-from .common import SchedulerOpt, WorkersOpt, execution
+from .common import PathsFromOpt, SchedulerOpt, WorkersOpt, execution
 
 __all__ = ["register"]
 
@@ -85,6 +85,7 @@ def anonymize_cmd(
     as_json: bool = _JsonSummaryOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
+    paths_from: Optional[str] = PathsFromOpt,
 ) -> None:
     """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2) or --method.
 
@@ -103,19 +104,22 @@ def anonymize_cmd(
         except ValueError:
             _fail(VpevalError(f"--alpha must be a number, 'speaker' or 'utterance', got {alpha!r}"))
     try:
+        from ..io.kaldi_paths import check_paths_from
+
+        check_paths_from(paths_from)
         ri, ro = in_dir.resolve(), out_dir.resolve()
         if ro == ri or ri in ro.parents:
             raise VpevalError(f"output folder {out_dir} must not be the input folder or inside it")
         protect = [in_dir, *([metadata] if metadata is not None else [])]
         if force:
-            _refuse_replacing_inputs(in_dir, out_dir)
+            _refuse_replacing_inputs(in_dir, out_dir, paths_from)
         # written into the claim's temporary folder and installed whole (see vpeval.io.output)
         with claim_folder(out_dir, command="anonymize", force=force, protect=protect) as claim, \
                 execution(scheduler, workers) as client:
             df = anonymize_folder(
                 in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
                 audio_format=audio_format, quiet=quiet, client=client, method=method, strict_rate=strict_rate,
-                channel=channel, out_rate=rate,
+                channel=channel, out_rate=rate, paths_from=paths_from,
             )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
@@ -142,7 +146,7 @@ def anonymize_cmd(
         )
 
 
-def _refuse_replacing_inputs(in_dir: Path, out_dir: Path) -> None:
+def _refuse_replacing_inputs(in_dir: Path, out_dir: Path, paths_from: str | None = None) -> None:
     """``--force`` never replaces an output holding this run's input audio: a Kaldi data folder's ``wav.scp``
     may point into an earlier output (OutputExistsError naming the wav.scp line)."""
     import os
@@ -153,7 +157,7 @@ def _refuse_replacing_inputs(in_dir: Path, out_dir: Path) -> None:
     if not is_kaldi_data_folder(in_dir):
         return
     target = Path(os.path.realpath(out_dir))
-    data = read_kaldi_data_folder(in_dir, check_files=False)
+    data = read_kaldi_data_folder(in_dir, check_files=False, paths_from=paths_from)
     for utt in sorted(data.wav, key=lambda u: data.wav_line[u]):
         p = Path(os.path.realpath(data.wav[utt]))
         if p == target or target in p.parents:
@@ -183,6 +187,7 @@ def embed_cmd(
     as_json: bool = _JsonSummaryOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
+    paths_from: Optional[str] = PathsFromOpt,
 ) -> None:
     """Extract one speaker embedding per utterance and save them as .npz (float32).
 
@@ -196,6 +201,9 @@ def embed_cmd(
     from ..io.output import OutputExistsError, claim_file
 
     try:
+        from ..io.kaldi_paths import check_paths_from
+
+        check_paths_from(paths_from)
         if output.suffix != ".npz":
             raise VpevalError(f"{output}: the output must be a .npz file")
         if condition not in ("original", "anonymized"):
@@ -215,7 +223,7 @@ def embed_cmd(
                             protect=[audio_dir, output]) if metadata_out is not None else nullcontext()) as mclaim:
             with execution(scheduler, workers) as client:
                 es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client,
-                                  strict_rate=strict_rate, channel=channel)
+                                  strict_rate=strict_rate, channel=channel, paths_from=paths_from)
             new_rates = {str(r): int(n) for r, n in zip(*np.unique(es.input_rate_hz, return_counts=True))}
             if append and output.exists():
                 es = read_embeddings(output).concat(es, name=output)

@@ -58,6 +58,12 @@ LLROpt = typer.Option(False, "--llr", help="The scores are calibrated LLRs (natu
 
 # One execution option for the heavy commands (anonymize, embed, trials, linkage, audit): see
 # vpeval.pipeline.cluster. Without either, the single-process path runs.
+#: anonymize / embed / utility / segment: the base of relative wav.scp paths (vpeval.io.kaldi_paths)
+PathsFromOpt = typer.Option(
+    None, "--paths-from", help="Kaldi data folder input: where relative wav.scp paths start. data (default): the "
+    "data folder, as vpeval writes them; cwd: the working folder, as Kaldi recipes read them. Without the option a "
+    "relative path naming two different files from the two is refused; a path missing from the chosen base but "
+    "present from the other is an error naming both.")
 SchedulerOpt = typer.Option(
     None, "--scheduler", metavar="ADDRESS",
     help="Run on the Dask cluster of this running scheduler, e.g. tcp://host:8786 (needs the dask extra; the "

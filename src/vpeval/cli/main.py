@@ -278,7 +278,7 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
                seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
                dataset: str = "", split: str = "", command: str = "audit", client=None,
-               verdict: dict | None = None, vpc_in_report: str | None = None) -> None:
+               verdict: dict | None = None, vpc_in_report: str | None = None, vpc_lists=None) -> None:
     from contextlib import nullcontext
 
     from ..io.output import claim_file, claim_folder
@@ -292,7 +292,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                  if vpc_table is not None else nullcontext())
     with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:
         rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split,
-                          client, verdict)
+                          client, verdict, vpc_lists)
         from ..report.groups import vpc_csv_text
 
         sec = next((s for s in rep.sections if s.id == "groups"), None)
@@ -307,8 +307,9 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
 
 def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset="", split="",
-                client=None, verdict: dict | None = None):
-    """Run the audit and render its report into the claimed folder ``dest``."""
+                client=None, verdict: dict | None = None, vpc_lists=None):
+    """Run the audit and render its report into the claimed folder ``dest``; ``vpc_lists`` = (enrolls file,
+    trials files, enroll rule) or None."""
     from ..report import sha256_file
     from ..report.audit import audit_systems
     from ..report.writer import render_report
@@ -367,13 +368,21 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
             f = folder / "pitch_correlation.csv"
             pitch[name] = read_pitch_table(f)
             inputs.append({"name": f"{name}/pitch_correlation", "path": str(f), "sha256": sha256_file(f)})
+    lists = None
+    if vpc_lists is not None:
+        from ..pipeline.vpc import VPCLists
+
+        enrolls, trial_files, rule = vpc_lists
+        lists = VPCLists.read(enrolls, trial_files, enroll_rule=rule or "vpc")
+        inputs += [{"name": f"vpc-lists/{Path(f).name}", "path": str(f), "sha256": sha256_file(f)}
+                   for f in [enrolls, *trial_files]]
     with console.status("auditing") as status:
         from ..backends import BACKENDS
 
         rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility, pitch=pitch,
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
-                            dataset=dataset, split=split, client=client,
+                            dataset=dataset, split=split, client=client, vpc_lists=lists,
                             **_audit_verdict_kwargs(verdict))
         rep.inputs = inputs
         status.update("writing the report")
@@ -567,8 +576,22 @@ def audit(
     n_perm: int = VerdictPermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
+    enroll_list: Optional[Path] = typer.Option(
+        None, "--enroll-list", help="The VoicePrivacy 'enrolls' file (with --vpc-trials): every attacker scores "
+        "exactly the listed trials instead of vpeval's own split."),
+    vpc_trials: Optional[List[Path]] = typer.Option(
+        None, "--vpc-trials", help="VoicePrivacy trials file (repeatable, e.g. trials_f and trials_m; needs "
+        "--enroll-list): the oo, oa, aa trials of every attacker, the per-gender rows and the verdict."),
+    enroll_rule: Optional[str] = typer.Option(
+        None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings) or "
+        "normalized (normalised mean of normalised embeddings)."),
 ):
     folders: list[tuple[Path, str]] = []
+    if (enroll_list is None) != (not vpc_trials):
+        raise VpevalError("--enroll-list and --vpc-trials go together (the VoicePrivacy enrolls and trials lists)")
+    if enroll_rule is not None and not vpc_trials:
+        raise VpevalError("--enroll-rule applies to the VoicePrivacy lists: give --vpc-trials and --enroll-list")
+    lists = None if enroll_list is None else (enroll_list, list(vpc_trials), enroll_rule)
     verdict = {**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict}
     for spec in systems:
         name, path = split_name(spec)
@@ -582,7 +605,7 @@ def audit(
     with execution(scheduler, workers) as client:
         _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
                    fusion=not no_fusion, vpc_table=vpc_table, dataset=dataset, split=split, client=client,
-                   verdict=verdict)
+                   verdict=verdict, vpc_lists=lists)
 
 
 def _backends(names: list[str]):

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from ..errors import VpevalError
-from .common import echo_json, fail, handle_errors, split_name
+from .common import PathsFromOpt, echo_json, fail, handle_errors, split_name
 
 __all__ = ["register"]
 
@@ -86,16 +86,20 @@ def register(app: typer.Typer) -> None:
         utterances: bool = typer.Option(False, "--utterances", help="Also print per-utterance rows."),
         quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
+        paths_from: Optional[str] = PathsFromOpt,
     ) -> None:
         from ..audio.asr import ASRUnavailableError, read_transcripts
         from ..io.output import claim_folder
         from ..metrics.utility import wer
 
+        from ..io.kaldi_paths import check_paths_from
+
+        check_paths_from(paths_from)
         rho = None
         if pitch:
             if audio is None or anonymized is None:
                 raise VpevalError("--pitch needs both --audio and --anonymized")
-            rho = _pitch(audio, anonymized, quiet or json_out)
+            rho = _pitch(audio, anonymized, quiet or json_out, paths_from)
             if save_pitch is not None:
                 from ..io.output import claim_file
                 from ..io.pitch_table import write_pitch_table
@@ -135,7 +139,7 @@ def register(app: typer.Typer) -> None:
                 claim_folder(save_hyp, command="utility", force=force,
                              protect=[p for p in (ref, audio, anonymized) if p]))
             settings, hyps = _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_size,
-                                         quiet or json_out)
+                                         quiet or json_out, paths_from)
         results = {n: wer(refs, h, normalizer=normalizer) for n, h in hyps.items()}
         similarity, baseline = None, None
         if semantic:
@@ -169,7 +173,7 @@ def register(app: typer.Typer) -> None:
                            f"{s.mean:.4f}")
 
 
-def _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_size, quiet):
+def _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_size, quiet, paths_from=None):
     """Transcribe the audio ``folders`` (with --save-hyp into the claimed folder); (ASR settings, hypotheses)."""
     from ..audio.asr import ASRUnavailableError, transcribe_folder, write_transcripts
 
@@ -182,7 +186,7 @@ def _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_siz
                                        beam_size=beam_size)
     except ASRUnavailableError as exc:
         fail(str(exc))
-    transcribed = {n: transcribe_folder(d, backend, quiet=quiet) for n, d in folders}
+    transcribed = {n: transcribe_folder(d, backend, quiet=quiet, paths_from=paths_from) for n, d in folders}
     if claim is not None:
         for n in transcribed:
             write_transcripts(claim.path / f"{n}.txt", transcribed[n])
@@ -202,7 +206,7 @@ def _references(ref, audio, anonymized):
     return None, None
 
 
-def _pitch(audio: Path, anonymized: Path, quiet: bool):
+def _pitch(audio: Path, anonymized: Path, quiet: bool, paths_from: str | None = None):
     """rho_F0 of every utterance of ``audio`` against the same utterance id in ``anonymized``."""
     from ..audio.io import read_item_audio, scan_audio_folder
     from ..progress import track
@@ -210,7 +214,8 @@ def _pitch(audio: Path, anonymized: Path, quiet: bool):
     from ..audio.pitch import f0_contour
 
     def contours(folder, label):
-        items = scan_audio_folder(folder, metadata=None if _kaldi(folder) else _any_speaker(folder))
+        items = scan_audio_folder(folder, metadata=None if _kaldi(folder) else _any_speaker(folder),
+                                  paths_from=paths_from)
         return {it.utterance_id: f0_contour(read_item_audio(it))
                 for it in track(items, total=len(items), description=f"F0 {label}", quiet=quiet)}
 

@@ -8,13 +8,16 @@ from pathlib import Path
 
 import typer
 
-from .common import handle_errors
+from typing import Optional
+
+from .common import (AlphaOpt, BudgetOpt, NoVerdictOpt, PathsFromOpt, ScorePermOpt, handle_errors, print_verdicts,
+                     verdict_options)
 
 __all__ = ["register"]
 
 _HELP = """Read what the VoicePrivacy Challenge 2024 evaluation toolkit wrote, unchanged, and write vpeval's numbers beside the challenge's (definitions: docs/vpc_import.md).
 
-TABLE: the toolkit's summary table (exp/results_summary/.../result_for_rank<suffix>, or a results_*.txt); its ASV rows (blocks 'ASV_eval', 'ASV_eval^anon') come first, as printed. --scores: the folder searched for the ASV score files (<dataset>_<split>_enrolls[suffix]-<dataset>_<split>_trials_<gender>[suffix]/scores, e.g. exp/); --data: the toolkit's data folder, whose <dataset>_<split>_trials_<gender>/trials keys them. Each table row is matched to the score file of its condition and ASV model (asv_anon* folders = the ASV_eval^anon block); vpeval adds the closest-point EER (the scripts' estimator), the interpolated and ROCCH EER with 95 % bootstrap intervals over the enrolled speakers, eps_max (bits) with its interval, the clipped per-speaker mean EER and the trial counts. Score files without a table row follow with an empty challenge EER. Writes OUT/vpc_import.csv and OUT/vpc_import.json (with the worst case over the attack rows).
+TABLE: the toolkit's summary table (exp/results_summary/.../result_for_rank<suffix>, or a results_*.txt); its ASV rows (blocks 'ASV_eval', 'ASV_eval^anon') come first, as printed. --scores: the folder searched for the ASV score files (<dataset>_<split>_enrolls[suffix]-<dataset>_<split>_trials_<gender>[suffix]/scores, e.g. exp/); --data: the toolkit's data folder, whose <dataset>_<split>_trials_<gender>/trials keys them. Each table row is matched to the score file of its condition and ASV model (asv_anon* folders = the ASV_eval^anon block); vpeval adds the closest-point EER (the scripts' estimator), the interpolated and ROCCH EER with 95 % bootstrap intervals over the enrolled speakers, eps_max (bits) with its interval, the clipped per-speaker mean EER and the trial counts. Score files without a table row follow with an empty challenge EER. Writes OUT/vpc_import.csv and OUT/vpc_import.json (with the worst case over the attack rows), and the verdict of every attack row (the scores as given; speakers relabelled when every test utterance is scored against every model of its list): in the JSON's 'verdicts', the CSV's 'verdict' column and on the terminal first.
 """
 
 
@@ -34,12 +37,13 @@ def register(app: typer.Typer) -> None:
         min_segments: int = typer.Option(2, "--min-segments", min=1, help="Report speakers with fewer segments."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval segment` output folder."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        paths_from: Optional[str] = PathsFromOpt,
     ):
         from ..io.kaldi_data import read_kaldi_data_folder, write_kaldi_data_folder
         from ..io.kaldi_segments import fixed_length_segments
         from ..io.output import claim_folder
 
-        k = read_kaldi_data_folder(data)
+        k = read_kaldi_data_folder(data, paths_from=paths_from)
         with claim_folder(out, command="segment", force=force, protect=list(Path(data).glob("*"))) as claim:
             cut = fixed_length_segments(k, seconds, min_segments=min_segments)
             if not cut["segments"]:
@@ -71,7 +75,12 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
         n_boot: int = typer.Option(200, "--n-boot", min=1, help="Bootstrap replicates."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON summary instead of a table."),
+        budget_bits: Optional[float] = BudgetOpt,
+        n_perm: Optional[int] = ScorePermOpt,
+        alpha: float = AlphaOpt,
+        no_verdict: bool = NoVerdictOpt,
     ):
+        vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict
         from ..io.kaldi_write import atomic_write_bytes
         from ..io.output import claim_folder
         from ..report.vpc_import import IMPORT_COLUMNS, import_csv_text, import_vpc_outputs
@@ -82,7 +91,8 @@ def register(app: typer.Typer) -> None:
         inputs = [table] + [f.path for f in find_vpc_score_files(scores)]
         # the output is claimed (refused if it exists) before the work
         with claim_folder(out, command="vpc-import", force=force, protect=inputs) as claim:
-            res = import_vpc_outputs(table, scores, data, n_boot=n_boot, seed=seed)
+            res = import_vpc_outputs(table, scores, data, n_boot=n_boot, seed=seed,
+                                     verdict=None if no_verdict else vopts)
             csv_bytes = import_csv_text(res["rows"]).encode("utf-8")
             atomic_write_bytes(claim.path / "vpc_import.csv", lambda f: f.write(csv_bytes))
             doc = dict(res, columns=IMPORT_COLUMNS, table=str(table), scores=str(scores), data=str(data))
@@ -94,9 +104,11 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.table import Table
 
+        print_verdicts(Console(), res.get("verdicts", {}), res.get("verdicts_not_decided"))
         t = Table(title=f"VoicePrivacy results ({table}) with vpeval's numbers -> {out}")
         cols = ["block", "dataset", "split", "gender", "enrollment", "trial", "EER (%)",
-                "vpeval closest-point EER (%)", "ROCCH-EER (%)", "eps_max (bits)", "clipped per-speaker mean EER (%)"]
+                "vpeval closest-point EER (%)", "ROCCH-EER (%)", "eps_max (bits)", "clipped per-speaker mean EER (%)",
+                "verdict"]
         for c in cols:
             t.add_column(c)
         for r in res["rows"]:

@@ -8,7 +8,9 @@ file             line                                     rule
 ================ ======================================== =================================================
 ``wav.scp``      ``<utt> <path>``                         required. ``<path>`` is the rest of the line: a
                                                           plain file path, relative paths resolved against
-                                                          the data folder. Piped commands (``... |``) are
+                                                          the data folder, or the working folder as in
+                                                          Kaldi recipes (``paths_from``,
+                                                          :mod:`vpeval.io.kaldi_paths`). Piped commands (``... |``) are
                                                           refused and **never executed**; so are Kaldi's
                                                           other extended file names (``-`` for stdin,
                                                           ``ark:``/``scp:`` specifiers, ``file.ark:123``
@@ -56,6 +58,7 @@ from pathlib import Path
 
 from ..errors import InputFileError
 from .kaldi_rules import _check_id, _check_sorted_unique, _check_speaker_order, _lines, speaker_order_problem
+from .kaldi_paths import check_paths_from, resolve_wav_path
 from .kaldi_segments import KaldiSegment, _read_segments, _segment_lines
 from .kaldi_write import atomic_write_bytes as _atomic_write
 
@@ -169,7 +172,7 @@ def _check_plain_path(path: Path, i: int, utt: str, spec: str) -> None:
         )
 
 
-def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFolder:
+def read_kaldi_data_folder(folder, *, check_files: bool = True, paths_from: str | None = None) -> KaldiDataFolder:
     """Read a Kaldi data folder (format in the module docstring).
 
     Parameters
@@ -178,6 +181,11 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
         Folder with ``wav.scp`` and ``utt2spk`` (and optionally ``spk2utt``, ``spk2gender``, ``text``).
     check_files : bool, default True
         Also check that every audio file of ``wav.scp`` exists (error naming its line).
+    paths_from : {None, "data", "cwd"}
+        Base of relative ``wav.scp`` paths (:mod:`vpeval.io.kaldi_paths`): the data folder (``"data"``, also the
+        default None, which moreover refuses a relative path naming two different files from the two bases) or
+        the working folder (``"cwd"``, as Kaldi recipes read them). With ``check_files``, a path missing from the
+        chosen base but present from the other is an error naming both.
 
     Returns
     -------
@@ -191,6 +199,7 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
         ``spk2utt`` disagreeing with ``utt2spk``; a ``spk2gender`` value other than ``m``/``f`` or a speaker
         without one; a ``text`` utterance not in ``wav.scp``; a missing audio file. Always with file and line.
     """
+    check_paths_from(paths_from)
     folder = Path(folder)
     scp = folder / "wav.scp"
     if not scp.is_file():
@@ -205,12 +214,7 @@ def read_kaldi_data_folder(folder, *, check_files: bool = True) -> KaldiDataFold
     for utt, spec in specs.items():
         i = wav_line[utt]
         _check_plain_path(scp, i, utt, spec)
-        p = Path(spec)
-        if not p.is_absolute():
-            p = folder / p
-        if check_files and not p.is_file():
-            raise InputFileError(scp, i, f"audio file of utterance {utt!r} does not exist: {p}")
-        wav[utt] = p
+        wav[utt] = resolve_wav_path(spec, folder, scp, i, utt, paths_from=paths_from, check_files=check_files)
     if not wav:
         raise InputFileError(scp, None, "lists no utterance")
     _check_sorted_unique(scp, wav_line, "recording" if has_segments else "utterance")

@@ -202,7 +202,8 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                  backends=BACKENDS, asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                  metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                  progress: Callable[[str], None] | None = None, attackers=None,
-                 group_by: str | None = DEFAULT_GROUP_BY, client=None, cache: dict | None = None) -> SystemAudit:
+                 group_by: str | None = DEFAULT_GROUP_BY, client=None, cache: dict | None = None,
+                 vpc_lists=None) -> SystemAudit:
     """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
     metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
     soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
@@ -211,7 +212,10 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
     skipped with a note when the metadata lacks it). ``client``: a ``distributed.Client`` that computes the
     trials' score matrices and the 1-to-N linkage scans (same results). ``cache``: a dict shared by the systems
     of one audit (see :func:`field_attackers`); analyses of identical trials or score matrices (e.g. the oo trials
-    of an attacker that never sees anonymized speech, the same for every system) are computed once."""
+    of an attacker that never sees anonymized speech, the same for every system) are computed once.
+    ``vpc_lists``: a :class:`vpeval.pipeline.vpc.VPCLists`; every attacker then scores exactly the listed trials
+    (oo, oa, aa and the types repeating their pairs) and the other types and the 1-to-N searches use the lists'
+    split (:meth:`~vpeval.pipeline.vpc.VPCLists.build_trials`), instead of the split of :func:`make_protocol`."""
     say = progress or (lambda msg: None)
     if attackers is None:
         attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
@@ -231,8 +235,12 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
         with _named(f"attacker {name!r}"):
             es = att.es if att.es is not None else att.members[0].es
             say(f"trials and verification metrics: {name}")
-            protocol = make_protocol(es)
-            trials[name] = att.build_trials(types, protocol=protocol, client=client)
+            if vpc_lists is None:
+                protocol = speaker_of = make_protocol(es)
+                trials[name] = att.build_trials(types, protocol=protocol, client=client)
+            else:  # the challenge's trials, and its split for everything else
+                protocol, speaker_of = vpc_lists.protocol(es), vpc_lists.speaker_of(es)
+                trials[name] = vpc_lists.build_trials(att, types, protocol=protocol, client=client)
             learnt_on = getattr(att.model, "trial_type", None) if att.members else None
             metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
             say(f"1-to-N linkage: {name}")
@@ -245,7 +253,7 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
             say(f"bootstrap intervals and chance floors: {name}")
             probe_spk[name], mats[name] = {}, matrices
             for tname, t in trials[name].items():
-                probe_spk[name][tname] = trial_speakers(t, protocol)
+                probe_spk[name][tname] = trial_speakers(t, speaker_of)
                 # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
                 leak = tuple(sorted(leak_for_trial_type(tname).items()))
                 assessments[f"{name} / {tname}"] = _cached(
@@ -347,9 +355,10 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                group_by: str | None = DEFAULT_GROUP_BY,
-               progress: Callable[[str], None] | None = None, client=None) -> dict[str, SystemAudit]:
+               progress: Callable[[str], None] | None = None, client=None, vpc_lists=None) -> dict[str, SystemAudit]:
     """:func:`field_attackers` and :func:`audit_system` for every system (parameters as in
-    :func:`vpeval.report.audit.audit_systems`); errors in a system's (training) data name the system.
+    :func:`vpeval.report.audit.audit_systems`; ``vpc_lists`` as in :func:`audit_system`, the same lists for every
+    system); errors in a system's (training) data name the system.
 
     Warnings of the analyses name where they come from: ``"systems 'a', 'b': attacker 'x': ..."`` or
     ``"system 'a': extractor 'e': ..."``; each distinct one is raised once, after the systems are audited,
@@ -383,7 +392,7 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                     results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
                                                  metadata=metadata.get(name), attributes=attributes,
                                                  n_boot=n_boot, n_perm=n_perm, group_by=group_by, client=client,
-                                                 cache=cache, progress=(lambda m, _n=name: progress(f"{_n}: {m}"))
+                                                 cache=cache, vpc_lists=vpc_lists, progress=(lambda m, _n=name: progress(f"{_n}: {m}"))
                                                  if progress else None)
             finally:
                 for k in got:

@@ -36,16 +36,18 @@ across files.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..errors import InputFileError, VpevalError
 from ..io.embeddings import EmbeddingSet
 from ..io.kaldi_data import VPCTrial
 from ..io.trials import Trials
-from .protocols import ProtocolError
+from .protocols import Protocol, ProtocolError
 from .protocols.models import _group_means, _labels, _row_index, _unit_rows
 
-__all__ = ["VPC_TYPES", "ENROLL_RULES", "vpc_protocol", "build_vpc_trials"]
+__all__ = ["VPC_TYPES", "ENROLL_RULES", "VPCLists", "vpc_protocol", "build_vpc_trials"]
 
 VPC_TYPES = ("oo", "oa", "aa")
 """Conditions (enrollment, test) for which list-given trials are built."""
@@ -242,3 +244,111 @@ def build_vpc_trials(es: EmbeddingSet, enrolls: dict[str, int], trials: list[VPC
                     target_label="target = test utterance spoken by the enrollment speaker (as listed)")
         out[name] = Trials(scores, is_target.copy(), spk_ids.copy(), test_utt.copy(), name, meta)
     return out
+
+
+@dataclass(frozen=True)
+class VPCLists:
+    """The challenge's lists an audit scores instead of its own split: an ``enrolls`` list, the ``trials``
+    lists (one per gender in the challenge's data) and the enrollment rule.
+
+    With them, :func:`vpeval.audit` (``vpeval audit --enroll-list --vpc-trials``) scores exactly the listed trials
+    for ``oo``, ``oa`` and ``aa`` with every attacker (trained back-ends and fusions included,
+    :meth:`vpeval.pipeline.Attacker.build_vpc_trials`), and the trial types that repeat their pairs (``oaoa``,
+    ``aaaa``) are those same trials; the types with pairs of their own (``oaaa``, ``cross-profile``) and the 1-to-N
+    searches use the lists' split (:meth:`protocol`): the listed enrollment utterances and the tested utterances.
+
+    Attributes
+    ----------
+    enrolls : dict str -> int
+        Enrollment utterance id -> line (:func:`vpeval.io.kaldi_data.read_vpc_enrolls`).
+    trials : tuple of VPCTrial
+        Every listed trial, files concatenated in the order given (:func:`vpeval.io.kaldi_data.read_vpc_trials`).
+    enrolls_source : str
+        The enrolls file's name, for messages and the report.
+    enroll_rule : {"vpc", "normalized"}
+        :data:`ENROLL_RULES`; ``"vpc"`` (the challenge's rule) by default.
+    """
+
+    enrolls: dict
+    trials: tuple
+    enrolls_source: str = "<enrolls>"
+    enroll_rule: str = "vpc"
+
+    def __post_init__(self):
+        if self.enroll_rule not in ENROLL_RULES:
+            raise VpevalError(f"enroll rule {str(self.enroll_rule)!r}: expected one of {', '.join(ENROLL_RULES)}")
+        if not self.enrolls or not self.trials:
+            raise VpevalError("VoicePrivacy lists need at least one enrollment utterance and one trial")
+        object.__setattr__(self, "trials", tuple(self.trials))
+
+    @classmethod
+    def read(cls, enrolls, trials, *, enroll_rule: str = "vpc") -> "VPCLists":
+        """Read an ``enrolls`` file and one or more ``trials`` files (a path or a list of paths); errors name
+        file and line (:func:`vpeval.io.kaldi_data.read_vpc_enrolls`, :func:`~vpeval.io.kaldi_data.read_vpc_trials`).
+        A (speaker, utterance) pair listed in two files is an error when the lists are used."""
+        from ..io.kaldi_data import read_vpc_enrolls, read_vpc_trials
+
+        files = [trials] if isinstance(trials, (str, bytes)) or hasattr(trials, "__fspath__") else list(trials)
+        if not files:
+            raise VpevalError("give at least one VoicePrivacy trials file")
+        return cls(read_vpc_enrolls(enrolls), tuple(t for f in files for t in read_vpc_trials(f)), str(enrolls),
+                   enroll_rule)
+
+    @property
+    def trial_files(self) -> list[str]:
+        """The trials files, in the order given."""
+        return list(dict.fromkeys(t.source for t in self.trials))
+
+    def describe(self) -> dict:
+        """``{enrolls, trial_lists, n_trials, n_targets, enroll_rule: {name, description}}`` for report.json."""
+        return {"enrolls": self.enrolls_source, "trial_lists": self.trial_files, "n_trials": len(self.trials),
+                "n_targets": sum(t.is_target for t in self.trials),
+                "enroll_rule": {"name": self.enroll_rule, "description": ENROLL_RULES[self.enroll_rule]}}
+
+    def speaker_of(self, es: EmbeddingSet) -> dict[str, str]:
+        """Speaker of every listed utterance (enrollment and test), after the checks of :func:`vpc_protocol`."""
+        roles = vpc_protocol(es, self.enrolls, list(self.trials), enrolls_source=self.enrolls_source)
+        return dict(zip(roles["utterance_id"].tolist(), roles["speaker_id"].tolist()))
+
+    def protocol(self, es: EmbeddingSet) -> Protocol:
+        """The lists' split as a :class:`~vpeval.pipeline.Protocol`: the listed enrollment utterances enroll, the
+        tested utterances of enrolled speakers are probes (a tested utterance of a speaker with no enrollment
+        utterance has no true model in a closed-set search and is left out of it; its listed trials are kept).
+        Utterances in neither list are not part of it."""
+        roles = vpc_protocol(es, self.enrolls, list(self.trials), enrolls_source=self.enrolls_source)
+        enrolled = set(roles.loc[roles["role"] == "enroll", "speaker_id"].tolist())
+        keep = (roles["role"] == "enroll") | roles["speaker_id"].isin(enrolled)
+        roles = roles[keep]
+        return Protocol(roles["utterance_id"].to_numpy(dtype=str), roles["speaker_id"].to_numpy(dtype=str),
+                        (roles["role"] == "enroll").to_numpy())
+
+    def build_trials(self, attacker, types, *, protocol: Protocol | None = None, client=None,
+                     original: str = "original", anonymized: str = "anonymized") -> dict[str, Trials]:
+        """The trials of ``types`` of one attacker (a :class:`vpeval.pipeline.Attacker`) on these lists, in the
+        requested order: ``oo``/``oa``/``aa`` are exactly the listed trials
+        (:meth:`~vpeval.pipeline.Attacker.build_vpc_trials`); a type that repeats the pairs of one of them (``oaoa``,
+        ``aaaa``: ``meta["same_pairs_as"]``) is those trials under its own name and target EER; any other type is
+        built on :meth:`protocol` (given, or made from the attacker's embeddings)."""
+        from .protocols.trials import _SAME_AS, TRIAL_TYPES
+
+        types = [str(t) for t in types]
+        listed = [t for t in VPC_TYPES if t in types or any(_SAME_AS.get(x) == t for x in types)]
+        opts = dict(original=original, anonymized=anonymized, enrolls_source=self.enrolls_source,
+                    enroll_rule=self.enroll_rule)
+        got = attacker.build_vpc_trials(self.enrolls, list(self.trials), listed, **opts) if listed else {}
+        rest = [t for t in types if t not in VPC_TYPES and t not in _SAME_AS]
+        if rest:
+            if protocol is None:
+                es = attacker.es if attacker.es is not None else attacker.members[0].es
+                protocol = self.protocol(es)
+            got.update(attacker.build_trials(rest, protocol=protocol, client=client, original=original,
+                                             anonymized=anonymized))
+        out = {}
+        for t in types:
+            if t in got:
+                out[t] = got[t]
+            else:  # a type with the pairs of a listed one
+                base = got[_SAME_AS[t]]
+                meta = dict(base.meta, type=t, target_eer=TRIAL_TYPES[t].target_eer, same_pairs_as=_SAME_AS[t])
+                out[t] = Trials(base.scores, base.is_target, base.enroll, base.test, t, meta)
+        return out

@@ -395,6 +395,7 @@ def audit_systems(
     verdict_perm: int | None = 999,
     budget_bits: float = DEFAULT_BUDGET_BITS,
     alpha: float = 0.05,
+    vpc_lists=None,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -444,6 +445,8 @@ def audit_systems(
         skips the verdict (the block then says so).
     budget_bits, alpha : float
         Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
+    vpc_lists : vpeval.pipeline.vpc.VPCLists, optional
+        Score the challenge's enrolls/trials lists instead of vpeval's split (:func:`vpeval.audit`).
 
     Returns
     -------
@@ -462,8 +465,16 @@ def audit_systems(
     result = audit(systems, train=train, types=types, seed=seed, metadata=metadata, attributes=attributes,
                    n_boot=n_boot, n_perm=n_perm, backends=backends, asnorm=asnorm, fusion=fusion, group_by=group_by,
                    compare=compare, client=client, verdict_perm=verdict_perm, budget_bits=budget_bits, alpha=alpha,
-                   utility=utility, pitch=pitch, progress=progress)
+                   utility=utility, pitch=pitch, progress=progress, vpc_lists=vpc_lists)
     return render_audit(result, title=title, dataset=dataset, split=split)
+
+
+def _lists_sentence(lists: dict) -> str:
+    """What the trials of an audit on the challenge's lists are (``options["vpc_lists"]``)."""
+    return (f"Trials: exactly the VoicePrivacy lists' {lists['n_trials']} trials ({lists['n_targets']} target) of "
+            f"{', '.join(lists['trial_lists'])}, enrolled from {lists['enrolls']} by the "
+            f"{lists['enroll_rule']['name']!r} rule ({lists['enroll_rule']['description']}), for every attacker; "
+            "oaaa, cross-profile and the 1-to-N searches use the lists' enrollment and tested utterances.")
 
 
 def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: str = "", split: str = "") -> Report:
@@ -478,6 +489,8 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     report.extra["attackers"] = data["attackers"]
     verdicts, undecided = result.verdicts, result.undecided
     report.options.update({k: o[k] for k in ("verdict_perm", "budget_bits", "alpha")})
+    if o.get("vpc_lists"):
+        report.options["vpc_lists"] = o["vpc_lists"]
     report.extra["verdicts"] = verdicts
     if undecided:
         report.extra["verdicts_not_decided"] = undecided
@@ -488,7 +501,10 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         report.extra["comparisons"] = data["comparisons"]
         report.add(comparisons_section(result.comparisons, result.comparison_notes, n_boot=n_boot, seed=seed))
     if o["group_by"] is not None:
-        report.add(groups_section(results, dataset=dataset, split=split)).folded = True
+        sec = report.add(groups_section(results, dataset=dataset, split=split))
+        sec.folded = True
+        if o.get("vpc_lists"):
+            sec.blocks.insert(1, Paragraph(_lists_sentence(o["vpc_lists"])))
     featured = {system: featured_attackers(res, verdicts.get(system)) for system, res in results.items()}
     summary = report.add(_summary_section(results))
     for system, res in results.items():

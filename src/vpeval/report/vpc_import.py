@@ -15,6 +15,14 @@ and vpeval adds, from those very scores:
 Score files without a table row (e.g. conditions the table does not print) follow as rows with an empty
 challenge EER. The **worst case** over the attack rows (anonymized test side) is the row with the largest
 eps_max, and the one with the lowest closest-point EER.
+
+The **verdict** of every attack row (anonymized test side, with a score file) is the one rule of
+:mod:`vpeval.analysis.verdict`, the attacker being the scores as given
+(:func:`vpeval.analysis.families.score_verdict`, the ``verdicts`` object of ``vpeval verify`` and ``report``):
+the score file's enroll keys name the enrolled speakers and each test utterance's speaker is the model it is a
+target of (:func:`vpeval.analysis.speakers_from_keys`), so speakers are relabelled when every probe is scored
+against every model of its list (the toolkit's per-gender trials), else each probe's target within its row.
+Each row is its own family: the rows' evaluation speakers differ (gender, dataset, split).
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-__all__ = ["IMPORT_COLUMNS", "import_vpc_outputs"]
+__all__ = ["IMPORT_COLUMNS", "import_vpc_outputs", "row_name"]
 
 _LN2 = math.log(2.0)
 
@@ -32,11 +40,19 @@ IMPORT_COLUMNS = [
     "vpeval closest-point EER (%)", "vpeval EER interp (%)", "EER interp 95% low (%)", "EER interp 95% high (%)",
     "ROCCH-EER (%)", "ROCCH-EER 95% low (%)", "ROCCH-EER 95% high (%)", "eps_max (bits)", "eps_max 95% low (bits)",
     "eps_max 95% high (bits)", "clipped per-speaker mean EER (%)", "target trials", "non-target trials",
-    "score file",
+    "score file", "verdict",
 ]
 
 
-def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed: int = 0) -> dict:
+def row_name(row: dict) -> str:
+    """The name of a row in the ``verdicts`` object: ``"<block> <dataset> <split> <gender> <enrollment>-<trial>"``
+    (e.g. ``"ASV_eval^anon libri dev f anon-anon"``)."""
+    return " ".join([row["block"], row["dataset"], row["split"], row["gender"],
+                     f"{row['enrollment']}-{row['trial']}"])
+
+
+def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed: int = 0,
+                       verdict: dict | None = None) -> dict:
     """Read the toolkit's outputs and compute vpeval's numbers beside the challenge's (module docstring).
 
     Parameters
@@ -48,7 +64,10 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     data_dir : path
         The toolkit's data folder: ``<dataset>_<split>_trials_<gender>/trials`` keys the score files.
     n_boot, seed : int
-        Bootstrap replicates and seed.
+        Bootstrap replicates and seed (of the verdict's test too).
+    verdict : dict, optional
+        ``budget_bits``, ``n_perm`` (None: :func:`vpeval.analysis.families.default_n_perm`) and ``alpha`` of the
+        verdicts; None skips them.
 
     Returns
     -------
@@ -56,7 +75,9 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
         ``rows`` (dicts keyed by :data:`IMPORT_COLUMNS`, numbers as floats, None where absent),
         ``worst_case`` (``eps_max`` and ``eer``: the attack row's index in ``rows`` and its value, or None),
         ``n_boot``, ``seed``, ``resampled`` (``"enroll"``), ``unmatched_table_rows`` (table rows with no score
-        file: their lines).
+        file: their lines); with ``verdict``: ``verdicts`` (:func:`row_name` -> :meth:`Verdict.to_dict
+        <vpeval.analysis.verdict.Verdict.to_dict>` plus ``row``, its index in ``rows``; each row's ``verdict`` cell
+        holds the word) and ``verdicts_not_decided`` (name -> why, e.g. fewer than 2 speakers).
 
     Raises
     ------
@@ -82,11 +103,14 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     for f in files:
         by_key.setdefault((f.model, f.dataset, f.split, f.gender, f.enrollment, f.trial), []).append(f)
 
+    loaded: dict = {}
+
     def numbers(f) -> dict:
         k = data_dir / f.test_set / "trials"
         if not k.is_file():
             raise InputFileError(k, None, f"trials key of {f.path} does not exist (give the toolkit's data folder)")
         t = read_trials_scores(k, f.path)
+        loaded[str(f.path)] = t
         b = bootstrap(t, TRIAL_METRICS, unit="enroll", n_boot=n_boot, seed=seed)
         clipped, _ = clipped_speaker_mean_eer(t)
         ei, er, ep = b["eer_interp"], b["eer_rocch"], b["eps_max"]
@@ -131,8 +155,26 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
         worst["eps_max"] = {"row": i, "bits": rows[i]["eps_max (bits)"]}
         i = min(attacks, key=lambda j: (rows[j]["vpeval closest-point EER (%)"], j))
         worst["eer"] = {"row": i, "percent": rows[i]["vpeval closest-point EER (%)"]}
-    return {"rows": rows, "worst_case": worst, "n_boot": n_boot, "seed": seed, "resampled": "enroll",
-            "unmatched_table_rows": unmatched}
+    out = {"rows": rows, "worst_case": worst, "n_boot": n_boot, "seed": seed, "resampled": "enroll",
+           "unmatched_table_rows": unmatched}
+    if verdict is not None:
+        from ..analysis.families import score_verdict
+        from ..errors import VpevalError
+
+        verdicts, undecided = {}, {}
+        for i in attacks:
+            name = row_name(rows[i])
+            try:
+                v = score_verdict(loaded[rows[i]["score file"]], name, n_boot=n_boot, seed=seed, **verdict).to_dict()
+            except VpevalError as exc:  # e.g. one speaker: the numbers stay, the row says why there is no verdict
+                undecided[name] = str(exc)
+                continue
+            verdicts[name] = dict(v, row=i)
+            rows[i]["verdict"] = v["verdict"]
+        out["verdicts"] = verdicts
+        if undecided:
+            out["verdicts_not_decided"] = undecided
+    return out
 
 
 def import_csv_text(rows: list[dict]) -> str:

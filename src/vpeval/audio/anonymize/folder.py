@@ -88,7 +88,7 @@ def _anonymize_file(job):
 def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None = None,
                      alpha_range=ALPHA_RANGE, metadata=None, audio_format: str = "flac",
                      quiet: bool = False, method: str = "mcadams", client=None, strict_rate: bool = False,
-                     channel: int | None = None, out_rate: int | None = None):
+                     channel: int | None = None, out_rate: int | None = None, paths_from: str | None = None):
     """Anonymize every utterance of an audio folder with :func:`mcadams`, mirroring the folder layout.
 
     Parameters
@@ -129,6 +129,8 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     out_rate : int, optional
         Sampling rate (Hz) of the written files; by default each file's own rate (an 8 kHz input gives an
         8 kHz output).  Output above 16 kHz holds nothing above 8 kHz (the anonymizers run at 16 kHz).
+    paths_from : {None, "data", "cwd"}
+        Kaldi data folder input: the base of relative ``wav.scp`` paths (:func:`~vpeval.audio.io.scan_audio_folder`).
 
     Returns
     -------
@@ -172,7 +174,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     else:
         fixed = _check_alpha(alpha)
         mode = "fixed"
-    items = scan_audio_folder(in_dir, metadata=metadata)
+    items = scan_audio_folder(in_dir, metadata=metadata, paths_from=paths_from)
     ri, ro = in_dir.resolve(), out_dir.resolve()
     if ro == ri or ri in ro.parents:
         raise VpevalError(f"output folder {out_dir} must not be the input folder or inside it")

@@ -67,7 +67,7 @@ class ASRBackend(ABC):
 
 
 def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False,
-                      strict_rate: bool = False) -> dict[str, str]:
+                      strict_rate: bool = False, paths_from: str | None = None) -> dict[str, str]:
     """Transcribe every utterance of an audio folder.
 
     Audio follows the rules of :mod:`vpeval.audio.io` (mono FLAC/WAV, recursive, resampled to 16 kHz on read,
@@ -81,6 +81,8 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False,
         No progress bar on stderr.
     strict_rate : bool, default False
         Refuse files not at 16 kHz instead of resampling them.
+    paths_from : {None, "data", "cwd"}
+        Kaldi data folder input: the base of relative ``wav.scp`` paths (:func:`~vpeval.audio.io.scan_audio_folder`).
 
     Returns
     -------
@@ -102,7 +104,7 @@ def transcribe_folder(folder, backend: ASRBackend, *, quiet: bool = False,
     stems = {}
     if folder.is_dir() and not is_kaldi_data_folder(folder):
         stems = {p.stem: "-" for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in AUDIO_EXTENSIONS}
-    items = scan_audio_folder(folder, metadata=stems or None)
+    items = scan_audio_folder(folder, metadata=stems or None, paths_from=paths_from)
     out: dict[str, str] = {}
     for it in track(items, total=len(items), description=f"transcribing {folder.name}", quiet=quiet):
         out[it.utterance_id] = backend.transcribe(read_item_audio(it, strict_rate=strict_rate), SAMPLE_RATE)

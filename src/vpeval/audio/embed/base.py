@@ -97,7 +97,7 @@ def _embed_file(extractor: Extractor, path, strict_rate: bool = False,
 
 def embed_folder(folder, extractor: Extractor, *, condition: str = "original", metadata=None,
                  quiet: bool = False, client=None, strict_rate: bool = False,
-                 channel: int | None = None) -> EmbeddingSet:
+                 channel: int | None = None, paths_from: str | None = None) -> EmbeddingSet:
     """Embed every utterance of an audio folder.
 
     Parameters
@@ -122,6 +122,8 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
         Refuse files that are not at 16 kHz instead of resampling them.
     channel : int, optional
         The channel to embed of files with several (0 = first); without it such files are refused.
+    paths_from : {None, "data", "cwd"}
+        Kaldi data folder input: the base of relative ``wav.scp`` paths (:func:`~vpeval.audio.io.scan_audio_folder`).
 
     Returns
     -------
@@ -138,7 +140,7 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
     """
     if not isinstance(condition, str) or not condition:
         raise VpevalError(f"condition must be a non-empty string, got {condition!r}")
-    items = scan_audio_folder(folder, metadata=metadata)
+    items = scan_audio_folder(folder, metadata=metadata, paths_from=paths_from)
     rows = np.empty((len(items), extractor.dim))
     rates = np.empty(len(items), dtype=np.int64)
     if client is not None:
