@@ -344,3 +344,36 @@ def test_torchscript_model_embeds_as_the_module_run_directly(tmp_path):
     torch.jit.save(torch.jit.script(Flat()), str(bad))
     with pytest.raises(VpevalError, match=r"bad\.pt: the model failed on a probe input of shape \(1, 198, 40\)"):
         get_extractor(f"torchscript:{bad}", features=FBANK)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_torch_exported_onnx_embeds_as_the_torch_module(tmp_path, ort):
+    """The user's path: a torch speaker model (conv + statistics pooling) exported with torch.onnx.export and a
+    dynamic time axis embeds through onnx:PATH as the torch module itself does on the same features."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    torch.manual_seed(0)
+
+    class Enc(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv1d(40, 12, 5)
+            self.proj = torch.nn.Linear(24, 10)
+
+        def forward(self, feats):  # (1, T, 40)
+            h = torch.relu(self.conv(feats.transpose(1, 2)))
+            return self.proj(torch.cat([h.mean(dim=2), h.std(dim=2)], dim=1))  # (1, 10)
+
+    mod = Enc().eval()
+    path = tmp_path / "ecapa-like.onnx"
+    torch.onnx.export(mod, (torch.randn(1, 50, 40),), str(path), dynamo=False, input_names=["feats"],
+                      output_names=["emb"], dynamic_axes={"feats": {1: "time"}})
+    _sidecar(path)
+    ext = get_extractor(f"onnx:{path}")
+    assert ext.dim == 10
+    for seed, n in ((5, 16000), (6, 40000)):  # two lengths through the same file
+        x = speechlike(n, seed=seed)
+        with torch.no_grad():
+            direct = mod(torch.from_numpy(model_input(x, FeatureSpec(**FBANK)))).numpy()[0].astype(np.float64)
+        np.testing.assert_allclose(ext.embed(x), direct, rtol=0, atol=1e-5 * max(1.0, np.abs(direct).max()))

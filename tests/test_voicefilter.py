@@ -86,13 +86,13 @@ def test_missing_package_says_how_to_install(monkeypatch):
 
 @pytest.mark.slow
 def test_real_speech_same_speaker_scores_higher(ext):
-    """10 LibriSpeech test-other speakers x 3 utterances: same-speaker cosine above different-speaker on average."""
+    """10 LibriSpeech test-other speakers x 2 utterances: same-speaker cosine above different-speaker on average."""
     if not REAL.is_dir():
         pytest.skip("../shared/data/librispeech-mini is absent")
     from vpeval import rocch_eer
     from vpeval.audio.io import read_audio
 
-    files = [f for d in sorted(p for p in REAL.iterdir() if p.is_dir()) for f in sorted(d.rglob("*.flac"))[:3]]
+    files = [f for d in sorted(p for p in REAL.iterdir() if p.is_dir()) for f in sorted(d.rglob("*.flac"))[:2]]
     spk = np.array([f.stem.split("-")[0] for f in files])
     assert len(set(spk)) >= 4
     E = np.array([ext.embed(read_audio(f)) for f in files])
