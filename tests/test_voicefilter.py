@@ -75,6 +75,21 @@ def test_embedding_unit_norm_mean_of_windows_and_deterministic(ext):
     assert "voicefilter-dvector" in EXTRACTORS
 
 
+def test_why_windows_run_alone(ext):
+    """The int8 graph quantises activations over its whole input: a window's output depends on its batch mates, so
+    the extractor runs windows one by one (batch 1), and an utterance's embedding is then the same function of
+    each window whatever the other windows are."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    sess = ort.InferenceSession(ext.model_path, so, providers=["CPUExecutionProvider"])
+    quiet, loud = ext.windows(tone(16000, f=200.0)), ext.windows(10 * tone(16000, f=900.0, seed=3))
+    alone = sess.run(None, {"mel_window": quiet})[0][0]
+    batched = sess.run(None, {"mel_window": np.concatenate([quiet, loud])})[0][0]
+    assert np.abs(alone - batched).max() > 1e-4
+
+
 def test_missing_package_says_how_to_install(monkeypatch):
     import vpeval.audio.embed.voicefilter as vf
 

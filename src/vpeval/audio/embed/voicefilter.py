@@ -21,8 +21,8 @@ frames to 80); each window's embedding is L2-normalised, the windows' mean is ta
 256 dimensions, unit norm. There is no voice-activity detection (silence is embedded with the speech).
 
 Two properties of the int8 graph decide how it is run. Its activations are quantised dynamically, with a scale
-computed over the whole input tensor, so a window's embedding changes with the other windows of a batch (by up
-to 0.05 on outputs of magnitude 2, measured on 3 s of a tone): vpeval runs each window alone (batch 1), so a
+computed over the whole input tensor, so a window's embedding changes with the other windows of a batch
+(``tests/test_voicefilter.py`` shows it): vpeval runs each window alone (batch 1), so a
 window's embedding depends on its 0.8 s only; the package itself runs an utterance's windows as one batch, so
 its d-vectors differ slightly from these. And the result changes in the third digit with onnxruntime's thread
 count: vpeval runs it with one thread (and one inter-op thread), the same on every machine with the same
