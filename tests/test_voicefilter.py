@@ -117,3 +117,23 @@ def test_real_speech_same_speaker_scores_higher(ext):
     tar, non = S[iu][same], S[iu][~same]
     assert tar.mean() > non.mean() + 0.3, (tar.mean(), non.mean())
     assert rocch_eer(tar, non) < 0.1, rocch_eer(tar, non)
+
+
+@pytest.mark.slow
+def test_on_a_dask_cluster_rows_are_bit_for_bit_the_single_process_rows(ext, tmp_path):
+    """The extractor travels as its name (no weights, no session) and embeds the same on a worker process."""
+    distributed = pytest.importorskip("distributed")
+    import soundfile as sf
+
+    from vpeval.audio.embed import embed_folder
+
+    assert len(pickle.dumps(ext)) < 500
+    (tmp_path / "in").mkdir()
+    for i in range(3):
+        sf.write(tmp_path / "in" / f"s{i % 2}-u{i}.flac", tone(20000 + 3000 * i, f=150.0 + 40 * i, seed=i), 16000)
+    a = embed_folder(tmp_path / "in", ext, quiet=True)
+    with distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=50) as local, \
+            distributed.Client(local.scheduler_address) as client:
+        b = embed_folder(tmp_path / "in", ext, quiet=True, client=client)
+    assert a.embeddings.tobytes() == b.embeddings.tobytes() and b.extractor == "voicefilter-dvector"
