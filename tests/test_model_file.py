@@ -387,7 +387,8 @@ def test_a_relative_model_path_travels_as_an_absolute_one(tmp_path, monkeypatch,
     assert ext.name == "onnx-enc"
     x = speechlike(seed=8)
     e = ext.embed(x)
-    monkeypatch.chdir(tmp_path.parent)  # a worker elsewhere
-    back = pickle.loads(pickle.dumps(ext))
+    data = pickle.dumps(ext)  # sent from here
+    monkeypatch.chdir(tmp_path.parent)  # to a worker elsewhere
+    back = pickle.loads(data)
     assert back.path == m.resolve() or back.path == m
     np.testing.assert_array_equal(back.embed(x), e)
