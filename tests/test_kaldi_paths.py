@@ -112,3 +112,24 @@ def test_cli_embed_and_anonymize_take_paths_from_cwd(tmp_path, monkeypatch):
     assert len(read_kaldi_data_folder(tmp_path / "anon").wav) == 4
     r = runner.invoke(app, ["embed", str(d), "-o", str(tmp_path / "x.npz"), "--paths-from", "somewhere"])
     assert r.exit_code == 2 and "paths_from 'somewhere'" in r.output
+
+
+def test_cli_utility_pitch_takes_paths_from_cwd(tmp_path, monkeypatch):
+    pytest.importorskip("pyworld")
+    from vpeval.cli.main import app
+
+    s5, d = _recipe(tmp_path)
+    d2 = s5 / "data" / "anon"
+    d2.mkdir()
+    for f in ("wav.scp", "utt2spk"):
+        (d2 / f).write_text((d / f).read_text())
+    monkeypatch.chdir(s5)
+    args = ["utility", "--audio", "data/test", "--anonymized", "data/anon", "--pitch", "--json", "-q"]
+    r = runner.invoke(app, args)
+    assert r.exit_code == 2 and "--paths-from cwd" in r.output
+    r = runner.invoke(app, args + ["--paths-from", "cwd"])
+    assert r.exit_code == 0, r.output
+    rho = json.loads(r.stdout)["pitch_correlation"]
+    # the same files on both sides: every utterance's F0 contour correlates perfectly with itself
+    assert sorted(rho["utterances"]) == ["A-1", "A-2", "B-1", "B-2"]
+    assert rho["mean"] == pytest.approx(1.0)

@@ -186,7 +186,8 @@ def _transcribe(folders, hyps, claim, model_dir, compute_type, threads, beam_siz
                                        beam_size=beam_size)
     except ASRUnavailableError as exc:
         fail(str(exc))
-    transcribed = {n: transcribe_folder(d, backend, quiet=quiet, paths_from=paths_from) for n, d in folders}
+    where = {} if paths_from is None else {"paths_from": paths_from}  # the default call keeps its old form
+    transcribed = {n: transcribe_folder(d, backend, quiet=quiet, **where) for n, d in folders}
     if claim is not None:
         for n in transcribed:
             write_transcripts(claim.path / f"{n}.txt", transcribed[n])
