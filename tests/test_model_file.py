@@ -192,7 +192,7 @@ def test_onnx_model_embeds_as_the_model_run_directly(tmp_path, ort):
     # deterministic, and the pickled extractor (as Dask sends it) embeds identically
     np.testing.assert_array_equal(e, ext.embed(x.copy()))
     ext2 = pickle.loads(pickle.dumps(ext))
-    assert ext2.name == "my-encoder"
+    assert ext2.name == "my-encoder" and ext2.path.is_absolute() and len(pickle.dumps(ext)) < 2000
     np.testing.assert_array_equal(ext2.embed(x), e)
 
 
@@ -377,3 +377,18 @@ def test_torch_exported_onnx_embeds_as_the_torch_module(tmp_path, ort):
         with torch.no_grad():
             direct = mod(torch.from_numpy(model_input(x, FeatureSpec(**FBANK)))).numpy()[0].astype(np.float64)
         np.testing.assert_allclose(ext.embed(x), direct, rtol=0, atol=1e-5 * max(1.0, np.abs(direct).max()))
+
+
+def test_a_relative_model_path_travels_as_an_absolute_one(tmp_path, monkeypatch, ort):
+    m = _fbank_model(tmp_path / "enc.onnx")
+    _sidecar(m)
+    monkeypatch.chdir(tmp_path)
+    ext = get_extractor("onnx:enc.onnx")
+    assert ext.name == "onnx-enc"
+    x = speechlike(seed=8)
+    e = ext.embed(x)
+    data = pickle.dumps(ext)  # sent from here
+    monkeypatch.chdir(tmp_path.parent)  # to a worker elsewhere
+    back = pickle.loads(data)
+    assert back.path == m.resolve() or back.path == m
+    np.testing.assert_array_equal(back.embed(x), e)

@@ -112,7 +112,8 @@ class _ModelFileExtractor(Extractor):
     def __reduce__(self):
         # travels as its configuration (path, options), never with a session: the receiving process opens the
         # file itself, once (module-level cache)
-        return (_rebuild, (type(self), str(self.path), self.features.to_dict(), self.name, self.output))
+        # (an absolute path: a worker's working folder is not ours)
+        return (_rebuild, (type(self), os.path.abspath(self.path), self.features.to_dict(), self.name, self.output))
 
     def _open(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
