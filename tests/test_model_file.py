@@ -144,6 +144,10 @@ def test_feature_options_are_checked():
     with pytest.raises(VpevalError, match="must state window, log"):
         FeatureSpec.from_dict({"type": "fbank", "n_mels": 40, "frame_length_ms": 25, "frame_shift_ms": 10,
                                "mean_norm": "none"})
+    with pytest.raises(VpevalError, match="'n_mels' would be ignored"):
+        FeatureSpec.from_dict({"type": "waveform", "n_mels": 80})
+    with pytest.raises(VpevalError, match="state the feature type"):
+        FeatureSpec.from_dict({"n_mels": 80})
     with pytest.raises(VpevalError, match="shorter than one 400-sample frame"):
         compute_features(np.zeros(399), FeatureSpec(**FBANK))
 
