@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vpeval.audio.embed import MODEL_PREFIXES, embed_folder, get_extractor
 from vpeval.audio.embed.base import ExtractorUnavailableError
@@ -107,6 +109,23 @@ def test_normalisations_and_layouts_by_hand():
     np.testing.assert_allclose(w[0], (x * 32768).astype(np.float32))
 
 
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(512, 3000), gain=st.floats(0.05, 20.0), seed=st.integers(0, 10**6),
+       framing=st.sampled_from(["kaldi", "stft"]), power=st.sampled_from([1.0, 2.0]))
+def test_gain_identities(n, gain, seed, framing, power):
+    """Energies scale by gain**power; after ln and utterance mean normalisation a gain changes nothing (when the
+    floor is not reached); the frame count follows the framing's formula."""
+    x = np.random.default_rng(seed).uniform(-0.5, 0.5, n)
+    base = dict(type="fbank", n_mels=20, framing=framing, power=power, n_fft=512)
+    lin = compute_features(x, FeatureSpec(**base, log="none"))
+    np.testing.assert_allclose(compute_features(x, FeatureSpec(**base, log="none", waveform_scale=gain)),
+                               gain ** power * lin, rtol=1e-9, atol=1e-300)
+    cmn = dict(base, log="ln", log_floor=1e-300, mean_norm="utterance")
+    np.testing.assert_allclose(compute_features(x, FeatureSpec(**cmn, waveform_scale=gain)),
+                               compute_features(x, FeatureSpec(**cmn)), rtol=0, atol=1e-8)
+    assert lin.shape == (1 + (n - (400 if framing == "kaldi" else 512)) // 160, 20)
+
+
 def test_feature_options_are_checked():
     with pytest.raises(VpevalError, match="frame_length_ms"):
         FeatureSpec(frame_length_ms=25.03)
@@ -125,6 +144,10 @@ def test_feature_options_are_checked():
     with pytest.raises(VpevalError, match="must state window, log"):
         FeatureSpec.from_dict({"type": "fbank", "n_mels": 40, "frame_length_ms": 25, "frame_shift_ms": 10,
                                "mean_norm": "none"})
+    with pytest.raises(VpevalError, match="'n_mels' would be ignored"):
+        FeatureSpec.from_dict({"type": "waveform", "n_mels": 80})
+    with pytest.raises(VpevalError, match="state the feature type"):
+        FeatureSpec.from_dict({"n_mels": 80})
     with pytest.raises(VpevalError, match="shorter than one 400-sample frame"):
         compute_features(np.zeros(399), FeatureSpec(**FBANK))
 

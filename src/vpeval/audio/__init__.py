@@ -3,7 +3,7 @@
 =============================== ==========================================================================
 :mod:`vpeval.audio.io`           reading mono FLAC/WAV at any rate as 16 kHz, writing, listing a folder's utterances
 :mod:`vpeval.audio.anonymize`    signal-processing anonymizers, one module per method, and the folder driver
-:mod:`vpeval.audio.embed`        speaker-embedding extractors (MFCC statistics, resemblyzer) and folder extraction
+:mod:`vpeval.audio.embed`        speaker-embedding extractors (MFCC statistics, resemblyzer, d-vector, model files) and folder extraction
 :mod:`vpeval.audio.asr`          speech recognition (faster-whisper), transcript files, sentence embeddings
 :mod:`vpeval.audio.pitch`        F0 contours (WORLD DIO + StoneMask)
 =============================== ==========================================================================

