@@ -570,7 +570,10 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     expected = {k: v for k, v in expected.items() if v is not None}
     report.add(uncertainty_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.assessments.items()},
-        expected_to_differ=expected)).folded = True
+        expected_to_differ=expected,
+        trial_counts={f"{pre_sys(n)}{a} / {t}": (int(m["n_tar"]), int(m["n_non"])) for n, r in results.items()
+                      for a, by in r.type_metrics.items() for t, m in by.items()
+                      if m.get("n_tar", 0) >= 1 and m.get("n_non", 0) >= 1})).folded = True
     report.add(speaker_profile_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()})).folded = True
     multi = len(systems) > 1
