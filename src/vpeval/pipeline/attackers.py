@@ -37,8 +37,8 @@ from ..io.trials import Trials
 from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 
 __all__ = [
-    "TRAINED_ON", "ANON_TRAINED_ON_OA", "Attacker", "attacker_class", "check_disjoint", "make_attackers", "fuse_attackers",
-    "training_condition",
+    "TRAINED_ON", "ANON_TRAINED_ON_OA", "Attacker", "attacker_class", "check_disjoint", "make_attackers",
+    "fuse_attackers", "training_condition",
 ]
 
 #: Values of ``trained_on``.
@@ -47,7 +47,7 @@ TRAINED_ON = ("none", "original", "anonymized")
 
 #: The descriptive name of a back-end trained on anonymized speech scoring trials with original enrollment
 #: (o-a): no VoicePrivacy class is defined for it.
-ANON_TRAINED_ON_OA = "trained on anonymized, original enrollment (no VoicePrivacy class)"
+ANON_TRAINED_ON_OA = "trained on anonymized with original enrollment (no VoicePrivacy class)"
 
 
 def attacker_class(trained_on: str, trial_type: str) -> str:
@@ -64,7 +64,7 @@ def attacker_class(trained_on: str, trial_type: str) -> str:
     >>> attacker_class("anonymized", "aa"), attacker_class("none", "oa"), attacker_class("original", "aa")
     ('semi-informed', 'ignorant', 'lazy-informed')
     >>> attacker_class("anonymized", "oa")
-    'trained on anonymized, original enrollment (no VoicePrivacy class)'
+    'trained on anonymized with original enrollment (no VoicePrivacy class)'
     """
     tt = TRIAL_TYPES[trial_type]
     if tt.target_eer is None:
