@@ -6,6 +6,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import typer
 
 import vpeval.pipeline.audit as audit_mod
 from vpeval.errors import DegenerateInputWarning
@@ -71,3 +72,27 @@ def test_warnings_of_one_system_name_it_and_an_error_still_lets_them_out(monkeyp
             raise AssertionError("the error must propagate")
     ours = [str(w.message) for w in rec if issubclass(w.category, DegenerateInputWarning)]
     assert ours == ["system 'A': extractor 'toy': call 1", "system 'B': extractor 'toy': call 2"], ours
+
+
+def test_cli_hook_prints_each_warning_once_per_run():
+    """The CLI's warning hook prints a text raised from several places (or several times) once per run."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.common import install_warning_hook
+
+    app = typer.Typer()
+
+    @app.command()
+    def run(ctx: typer.Context, n: int = 3):
+        install_warning_hook(ctx)
+        for i in range(n):  # the same words from different lines and categories
+            warnings.warn("Procrustes: underdetermined", DegenerateInputWarning)
+            warnings.warn_explicit("Procrustes: underdetermined", DegenerateInputWarning, f"f{i}.py", i)
+        warnings.warn("another note", DegenerateInputWarning)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        r = CliRunner().invoke(app, ["--n", "3"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("vpeval: warning: Procrustes: underdetermined") == 1, r.output
+    assert r.output.count("vpeval: warning: another note") == 1

@@ -21,7 +21,9 @@ from ..pipeline.attackers import attacker_class
 from ..pipeline.audit import REPORT_TYPES, SystemAudit, attackers_json, comparison_inputs, run_audits
 from ..pipeline.compare import compare_systems
 from ..pipeline.groups import DEFAULT_GROUP_BY
+from .attribution import worst_over_attackers
 from .comparison import compare_worst_cases
+from .readings import OAAA_COMPRESSION_FLAG
 from .families import audit_verdicts
 from .verdict import DEFAULT_BUDGET_BITS
 
@@ -155,48 +157,54 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
                        dict(pitch or {}))
 
 
-#: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
-#: speakers scored as more alike than the original voices).
-OAAA_COMPRESSION_FLAG = 0.60
 
 
 def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict]:
     """Mean and worst case over attackers of each trial type's EERs and eps_max.
 
-    The worst case is the attacker most favourable to the privacy adversary: the lowest EER for attack types
-    (ideal 50 %) and the highest EER for pseudo-identity consistency/distinctness (ideal 0 %: a high EER
-    there means the anonymizer fails its own goal); for oaaa the attacker whose interpolated EER is farthest
-    from 50 % in either direction; eps_max is always the largest. Reference types (oo) report
-    the best attacker (lowest EER), i.e. the attackers' capability.
+    The worst case is picked by :func:`vpeval.analysis.attribution.worst_over_attackers` with the direction
+    stated there: the lowest ROCCH-EER for attack types (ideal 50 %) and for references (oo: the attackers'
+    capability), the highest ROCCH-EER for pseudo-identity consistency/distinctness (ideal 0 %: a high EER there
+    means the anonymizer fails its own goal), and for oaaa the attacker whose interpolated EER is farthest from
+    50 % in either direction; eps_max is always the largest. Every number given beside an attacker is that
+    attacker's own.
+
+    Returns
+    -------
+    dict trial type -> dict
+        ``{target_eer, n_attackers, eer_rocch_mean, eer_interp_mean, worst: {attacker, by, direction,
+        eer_rocch, eer_interp}, eps_max: {attacker, eps_max_nats}[, compression_flag]}``, plus the flat keys
+        ``worst_attacker``, ``eer_rocch_worst``, ``eer_interp_worst`` (the worst attacker's own EERs),
+        ``eps_max_attacker`` and ``eps_max_nats_worst`` of schema 2.1.
     """
     out: dict[str, dict] = {}
     types = {t for by in data.values() for t in by}
     for t in [t for t in TRIAL_TYPES if t in types]:
-        rows = [by[t] for by in data.values() if t in by]
-        target = TRIAL_TYPES[t].target_eer
-        eer = [r["eer_rocch"] for r in rows]
-        interp = [r["eer_interp"] for r in rows]
-        if t == "oaaa":  # a departure from 50 % either way is a finding: pick the farthest (interp EER)
-            far = max(range(len(rows)), key=lambda i: abs(interp[i] - 0.5))
-            worst = lambda v, _i=far: v[_i]  # noqa: E731
-        else:
-            worst = max if target == 0.0 else min
+        rows = {a: by[t] for a, by in data.items() if t in by}
+        eer = [r["eer_rocch"] for r in rows.values()]
+        interp = [r["eer_interp"] for r in rows.values()]
+        rank_on = "eer_interp" if t == "oaaa" else "eer_rocch"  # ROCCH-EER cannot show oaaa's compression
+        w = worst_over_attackers(rows, "eer_rocch", t, by=rank_on)
+        e = worst_over_attackers(rows, "eps_max_nats", t)
+        worst = None if w is None else {"attacker": w["attacker"], "by": w["by"], "direction": w["direction"],
+                                        "eer_rocch": rows[w["attacker"]]["eer_rocch"],
+                                        "eer_interp": rows[w["attacker"]]["eer_interp"]}
         out[t] = {
-            "target_eer": target,
+            "target_eer": TRIAL_TYPES[t].target_eer,
             "n_attackers": len(rows),
             "eer_rocch_mean": sum(eer) / len(eer),
-            "eer_rocch_worst": worst(eer),
             "eer_interp_mean": sum(interp) / len(interp),
-            "eer_interp_worst": worst(interp),
-            "eps_max_nats_worst": max(r["eps_max_nats"] for r in rows),
-            "eps_max_attacker": [a for a, by in data.items() if t in by][
-                max(range(len(rows)), key=lambda i: rows[i]["eps_max_nats"])],
-            "worst_attacker": [a for a, by in data.items() if t in by][eer.index(worst(eer))],
+            "worst": worst,
+            "eps_max": None if e is None else {"attacker": e["attacker"], "eps_max_nats": e["value"]},
+            "worst_attacker": None if worst is None else worst["attacker"],
+            "eer_rocch_worst": None if worst is None else worst["eer_rocch"],
+            "eer_interp_worst": None if worst is None else worst["eer_interp"],
+            "eps_max_attacker": None if e is None else e["attacker"],
+            "eps_max_nats_worst": None if e is None else e["value"],
         }
         if t == "oaaa":
             out[t]["compression_flag"] = max(interp) > OAAA_COMPRESSION_FLAG
     return out
-
 
 
 #: Trial types whose strongest attacker the summary names (privacy attacks; ideal EER 50 %).
@@ -209,7 +217,8 @@ def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
 
     Returns ``{type: {"eer": {"attacker", "class", "eer_rocch"}, "eps_max": {"attacker", "eps_max_nats"},
     "alid": {"attacker", "alid_bits"} or None, "cosine": {"attacker", "eer_rocch"} or None, "sentence": str}}``.
-    Ties are broken by attacker name (sorted), so the choice does not depend on the order attackers were fielded.
+    Picked by :func:`vpeval.analysis.attribution.worst_over_attackers` (ties broken by attacker name, so the
+    choice does not depend on the order attackers were fielded); every number is the named attacker's own.
     """
     out = {}
     for t in ATTACK_TYPES:
@@ -217,13 +226,16 @@ def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
         if not rows:
             continue
         names = sorted(rows)
-        best = min(names, key=lambda a: rows[a]["eer_rocch"])
-        eps = max(names, key=lambda a: rows[a]["eps_max_nats"])
+        best = worst_over_attackers(rows, "eer_rocch", t)["attacker"]  # the attribution rule (module attribution)
+        eps = worst_over_attackers(rows, "eps_max_nats", t)["attacker"]
         alids = {a: res.linkage[a][t].lid.summary.alid for a in names
                  if t in res.linkage.get(a, {}) and not isinstance(res.linkage[a][t], Exception)}
-        alid = max(sorted(alids), key=lambda a: alids[a]) if alids else None
-        plain = [a for a in names if res.attackers[a].backend == "cosine" and res.attackers[a].trained_on == "none"]
-        cos = min(plain, key=lambda a: rows[a]["eer_rocch"]) if plain else None
+        w_alid = worst_over_attackers(alids, "alid_bits", t)
+        alid = None if w_alid is None else w_alid["attacker"]
+        plain = {a: rows[a] for a in names
+                 if res.attackers[a].backend == "cosine" and res.attackers[a].trained_on == "none"}
+        w_cos = worst_over_attackers(plain, "eer_rocch", t)
+        cos = None if w_cos is None else w_cos["attacker"]
         cls = attacker_class(res.attackers[best].trained_on, t)
         e_best = 100 * rows[best]["eer_rocch"]
         sentence = (f"{t}: the strongest attacker is {best} ({cls}), ROCCH-EER {e_best:.3g} %")

@@ -90,13 +90,14 @@ def audit_verdict(res, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, a
                   budget_bits)
 
 
-def _worst(values: dict[tuple[str, str], float], highest: bool):
-    """``{attacker, trial_type, value}`` of the highest (or lowest) value over (attacker, trial type) keys; ties by
-    attacker name then trial type; None when empty."""
-    if not values:
-        return None
-    key = sorted(values, key=lambda k: (-values[k] if highest else values[k], k))[0]
-    return {"attacker": key[0], "trial_type": key[1], "value": values[key]}
+def _worst(values: dict[tuple[str, str], float], metric: str):
+    """``{attacker, trial_type, value}`` of the worst value of ``metric`` over (attacker, trial type) keys, by
+    :func:`vpeval.analysis.attribution.worst_over_attackers` (its stated direction; ties by attacker name then
+    trial type); None when empty."""
+    from .attribution import worst_over_attackers
+
+    w = worst_over_attackers(values, metric)
+    return None if w is None else {"attacker": w["attacker"], "trial_type": w["trial_type"], "value": w["value"]}
 
 
 def scorecard(res, types=VERDICT_TYPES) -> dict:
@@ -108,13 +109,13 @@ def scorecard(res, types=VERDICT_TYPES) -> dict:
     card = {}
     for t in types:
         card[f"eer_rocch_{t}"] = _worst({(a, t): by[t]["eer_rocch"] for a, by in res.type_metrics.items()
-                                         if t in by}, highest=False)
+                                         if t in by}, "eer_rocch")
     card["eps_max_nats"] = _worst({(a, t): by[t]["eps_max_nats"] for a, by in res.type_metrics.items()
-                                   for t in types if t in by}, highest=True)
+                                   for t in types if t in by}, "eps_max_nats")
     links = {(a, t): lk[t] for a, lk in res.linkage.items() for t in types
              if t in lk and not isinstance(lk[t], Exception)}
-    card["alid_bits"] = _worst({k: lk.lid.summary.alid for k, lk in links.items()}, highest=True)
-    card["rank1"] = _worst({k: float(lk.identification.cmc[0]) for k, lk in links.items()}, highest=True)
+    card["alid_bits"] = _worst({k: lk.lid.summary.alid for k, lk in links.items()}, "alid_bits")
+    card["rank1"] = _worst({k: float(lk.identification.cmc[0]) for k, lk in links.items()}, "rank1")
     chance = sorted({1.0 / lk.identification.n_speakers for lk in links.values()})
     card["rank1_chance"] = chance[-1] if chance else None
     return card

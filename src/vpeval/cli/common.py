@@ -101,7 +101,7 @@ def quiet_aware(func):
 
 def install_warning_hook(ctx) -> None:
     """Print every warning raised while the command of ``ctx`` runs as one line ``vpeval: warning: ...`` on
-    stderr (no source path); nothing when the command was given ``-q``/``--quiet``. The previous
+    stderr (no source path), each distinct text once per run; nothing when the command was given ``-q``/``--quiet``. The previous
     ``warnings.showwarning`` is restored when ``ctx`` closes."""
     import warnings
 
@@ -109,12 +109,16 @@ def install_warning_hook(ctx) -> None:
 
     previous = warnings.showwarning
     _QUIET[0] = False
+    seen: set[str] = set()  # each warning once per run, however many places raise the same text
 
     def show(message, category, filename, lineno, file=None, line=None):
         if _QUIET[0]:
             return
         text = " ".join(str(message).split())
         kind = "" if issubclass(category, VpevalWarning) else f"{category.__name__}: "
+        if kind + text in seen:
+            return
+        seen.add(kind + text)
         typer.echo(f"vpeval: warning: {kind}{text}", err=True)
 
     warnings.showwarning = show

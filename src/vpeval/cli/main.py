@@ -426,23 +426,11 @@ def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
     out_console = Console()
     _print_verdicts(out_console, rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
     _print_comparisons(out_console, rep.extra.get("comparisons", []))
-    for name, data in summary.items():
-        from rich import box
+    from .audit_terminal import print_system_table
 
-        table = RichTable(title=escape(f"{name}: ROCCH-EER (%) per attacker and trial type (ideal in header)"),
-                          box=box.SIMPLE_HEAD)
-        # long names wrap at their " / " separators (never cut); the numbers stay on the name's first line
-        table.add_column("attacker", overflow="fold", min_width=min(20, max(len(p) for a in data["attackers"]
-                                                                              for p in a.split("/")) + 2))
-        types = list(next(iter(data["attackers"].values())))
-        for t in types:
-            ideal = data["target_eer"].get(t)
-            head = t.replace("cross-profile", "cross-\nprofile")
-            table.add_column(f"{head}\n({'ref' if ideal is None else f'{100 * ideal:g}'})", overflow="fold",
-                             justify="right", max_width=7)
-        for att, by in data["attackers"].items():
-            table.add_row(escape(att.replace("/", " / ")), *[f"{100 * by[t]['eer_rocch']:.1f}" for t in types])
-        out_console.print(table)
+    flag = next(s for s in rep.sections if s.id == "summary").data["oaaa_compression_threshold"]
+    for name, data in summary.items():
+        print_system_table(out_console, name, data, flag)
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
@@ -493,6 +481,10 @@ def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = N
         if card.get("rank1_chance") is not None:
             table.add_row("rank-1 chance (%)", f"{100 * card['rank1_chance']:.3g}", "1/N")
         console.print(table)
+        if card.get("alid_bits") is not None and card["alid_bits"]["value"] < 0:
+            from ..analysis.readings import NEGATIVE_LID_READING
+
+            console.print(escape(f"  note: even the highest ALID is below 0: {NEGATIVE_LID_READING}"), overflow="fold")
 
 
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech anonymized by three systems side by "

@@ -11,7 +11,9 @@ distractors). The training condition names what the attacker knows, in the Voice
 * ``trained_on="original"``: the back-end is trained on original speech of the training speakers (lazy-informed
   on aa trials, ignorant on oa trials);
 * ``trained_on="anonymized"``: the back-end is trained on the training speakers' speech anonymized by the
-  *same* system: the **semi-informed** attacker that the challenge ranks systems by.
+  *same* system: on aa trials the **semi-informed** attacker that the challenge ranks systems by; on oa trials
+  it is no VoicePrivacy class (the challenge defines semi-informed on a-a only) and is named descriptively
+  (:func:`attacker_class`).
 
 A fusion attacker (:func:`fuse_attackers`) combines trained attackers of one training condition with
 prior-weighted linear logistic regression (:class:`~vpeval.calibration.fusion.LinearFusion`). Its weights are
@@ -35,33 +37,43 @@ from ..io.trials import Trials
 from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 
 __all__ = [
-    "TRAINED_ON", "Attacker", "attacker_class", "check_disjoint", "make_attackers", "fuse_attackers",
-    "training_condition",
+    "TRAINED_ON", "ANON_TRAINED_ON_OA", "Attacker", "attacker_class", "check_disjoint", "make_attackers",
+    "fuse_attackers", "training_condition",
 ]
 
 #: Values of ``trained_on``.
 TRAINED_ON = ("none", "original", "anonymized")
 
 
-def attacker_class(trained_on: str, trial_type: str) -> str:
-    """The VoicePrivacy attacker class of an attacker on a trial type (module docstring).
+#: The descriptive name of a back-end trained on anonymized speech scoring trials with original enrollment
+#: (o-a): no VoicePrivacy class is defined for it.
+ANON_TRAINED_ON_OA = "trained on anonymized with original enrollment (no VoicePrivacy class)"
 
-    ``"semi-informed"`` (trained on anonymized speech, anonymized probes), ``"ignorant"`` (original
-    enrollment, anonymized probes), ``"lazy-informed"`` (anonymized enrollment and probes, back-end not trained
-    on anonymized speech); ``"reference"`` for original-speech trial types and ``"not an attack"`` for the
-    types that test the anonymizer's own goals (oaaa, aaaa, cross-profile).
+
+def attacker_class(trained_on: str, trial_type: str) -> str:
+    """The VoicePrivacy attacker class of an attacker on a trial type, only where the challenge defines one.
+
+    ``"ignorant"`` (original enrollment, anonymized probes, no knowledge of the anonymizer: ``trained_on`` none
+    or original), ``"lazy-informed"`` (anonymized enrollment and probes, back-end not trained on anonymized
+    speech), ``"semi-informed"`` (anonymized enrollment and probes, back-end trained on anonymized speech).
+    Other combinations get a plain descriptive name: a back-end trained on anonymized speech scoring o-a trials
+    is :data:`ANON_TRAINED_ON_OA` (the challenge defines semi-informed on a-a only); ``"reference"`` for
+    original-speech trial types and ``"not an attack"`` for the types that test the anonymizer's own goals
+    (oaaa, aaaa, cross-profile).
 
     >>> attacker_class("anonymized", "aa"), attacker_class("none", "oa"), attacker_class("original", "aa")
     ('semi-informed', 'ignorant', 'lazy-informed')
+    >>> attacker_class("anonymized", "oa")
+    'trained on anonymized with original enrollment (no VoicePrivacy class)'
     """
     tt = TRIAL_TYPES[trial_type]
     if tt.target_eer is None:
         return "reference"
     if tt.target_eer == 0.0 or trial_type == "oaaa":
         return "not an attack"
-    if trained_on == "anonymized":
-        return "semi-informed"
-    return "ignorant" if tt.enroll == "o" else "lazy-informed"
+    if tt.enroll == "o":
+        return ANON_TRAINED_ON_OA if trained_on == "anonymized" else "ignorant"
+    return "semi-informed" if trained_on == "anonymized" else "lazy-informed"
 
 
 def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -> None:

@@ -44,6 +44,8 @@ from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
 from .units import LN2, nats_to_bits
 from .verdict import verdict_section
+from ..analysis.readings import (CONSISTENCY_GOAL_EER, EXACT_INTERVAL_NOTE, at_eps_max_ceiling,
+                                 consistency_reading, exact_eer_interval, oaaa_by_condition, oaaa_reading)
 from .audit_views import _eer_vs_disclosure_section, _privacy_utility_section  # noqa: F401
 
 __all__ = ["audit_embeddings", "audit_systems", "render_audit", "audit_system", "SystemAudit",
@@ -61,14 +63,20 @@ def _non_leak_verdict(trial_type: str) -> str | None:
     return None
 
 
-def _eer_evidence(assessments, trial_type: str) -> tuple[str, str]:
-    """Speaker-bootstrap CI (percent) and chance verdict of the ROCCH-EER from a type's assessments."""
+def _eer_evidence(assessments, trial_type: str, m: dict | None = None) -> tuple[str, str]:
+    """Speaker-bootstrap CI (percent) and chance verdict of the ROCCH-EER from a type's assessments; a
+    zero-width interval is followed by the exact binomial interval on the trial counts of ``m`` (``n_tar``,
+    ``n_non``; :func:`vpeval.analysis.readings.exact_eer_interval`)."""
     for a in assessments:
         if a.key == "eer_rocch":
             verdict = a.chance.verdict
             if verdict == VERDICT_LEAKS:
                 verdict = _non_leak_verdict(trial_type) or verdict
-            return f"[{100 * a.boot.low:.3g}, {100 * a.boot.high:.3g}]", verdict
+            ci = f"[{100 * a.boot.low:.3g}, {100 * a.boot.high:.3g}]"
+            if m and a.boot.low == a.boot.high and m.get("n_tar", 0) >= 1 and m.get("n_non", 0) >= 1:
+                lo, hi = exact_eer_interval(a.boot.value, int(m["n_tar"]), int(m["n_non"]))
+                ci += f" degenerate; exact [{100 * lo:.3g}, {100 * hi:.3g}]"
+            return ci, verdict
     return "", ""
 
 
@@ -154,9 +162,11 @@ def attackers_section(results: dict[str, "SystemAudit"]) -> Section:
         "extractor scored by cosine similarity (on oa trials the VoicePrivacy ignorant attacker, on aa trials the "
         "lazy-informed one). 'original': a back-end (centred cosine, LDA, PLDA) trained on original speech of "
         "training speakers, who are disjoint from every evaluation speaker. 'anonymized': the same back-end "
-        "trained on the training speakers' speech anonymized by this very system, the semi-informed attacker the "
-        "VoicePrivacy Challenge ranks systems by. A fusion attacker adds its members' scores with weights learnt by "
-        "prior-weighted logistic regression on trials among the training speakers (members cross-fitted over "
+        "trained on the training speakers' speech anonymized by this very system: on aa trials the semi-informed "
+        "attacker the VoicePrivacy Challenge ranks systems by; on oa trials no VoicePrivacy class is defined for it "
+        "(semi-informed is an a-a class), so the tables name it descriptively. A fusion attacker adds its members' "
+        "scores with weights learnt by prior-weighted logistic regression on trials among the training speakers "
+        "(members cross-fitted over "
         "speaker folds), in its training condition only (oo or aa trials), so on oa trials it may read worse than "
         "its best member; its scores are LLRs in nats. Enrollment is speaker-level: the normalised mean of a "
         "speaker's normalised enrollment embeddings."))
@@ -234,49 +244,69 @@ def _chance_verdict(res: "SystemAudit", attacker: str, trial_type: str, key: str
 
 def _oaaa_reading(res: "SystemAudit", attacker: str, m: dict) -> str:
     """One reading of an oaaa row, from its interpolated EER (flag) and that EER's two-sided chance test."""
-    if m["eer_interp"] > OAAA_COMPRESSION_FLAG:
-        return "identity-space compression (flagged)"
-    if _chance_verdict(res, attacker, "oaaa", "eer_interp") == VERDICT_LEAKS:
-        return ("compression (below the flag)" if m["eer_interp"] > 0.5
-                else "anonymized voices spread further apart than the originals")
-    return "no departure from 50 % detected"
+    return oaaa_reading(m["eer_interp"], _chance_verdict(res, attacker, "oaaa", "eer_interp"))
+
+
+def system_readings(res: "SystemAudit") -> dict:
+    """The readings of one system that depend on the attacker, for the page and the terminal: oaaa per training
+    condition (:func:`vpeval.analysis.readings.oaaa_by_condition`) and, per consistency type (aaaa,
+    cross-profile), each attacker's reading against :data:`CONSISTENCY_GOAL_EER`."""
+    out: dict = {"consistency_goal_eer": CONSISTENCY_GOAL_EER}
+    rows = {a: by["oaaa"] for a, by in res.type_metrics.items() if "oaaa" in by}
+    if rows:
+        out["oaaa"] = oaaa_by_condition(rows, {a: res.attackers[a].trained_on for a in rows},
+                                        {a: _chance_verdict(res, a, "oaaa", "eer_interp") for a in rows})
+    for t in ("aaaa", "cross-profile"):
+        got = {}
+        for a, by in res.type_metrics.items():
+            if t in by:
+                ci = _assessment(res, f"{a} / {t}", "eer_rocch")
+                high = None if ci is None else ci.boot.high
+                if ci is not None and ci.boot.low == ci.boot.high and by[t].get("n_tar") and by[t].get("n_non"):
+                    high = exact_eer_interval(ci.boot.value, int(by[t]["n_tar"]), int(by[t]["n_non"]))[1]
+                got[a] = consistency_reading(by[t]["eer_rocch"], high, _chance_verdict(res, a, t))
+        if got:
+            out[t] = got
+    return out
 
 
 def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
     multi = len(results) > 1
-    rows, ref_rows, cons_rows, oaaa_rows, arows, data, flags = [], [], [], [], [], {}, []
+    rows, ref_rows, cons_rows, oaaa_rows, arows, data, ceilings = [], [], [], [], [], {}, []
     for system, res in results.items():
-        data[system] = {"attackers": res.type_metrics, "aggregate": aggregate_over_attackers(res.type_metrics)}
+        data[system] = {"attackers": res.type_metrics, "aggregate": aggregate_over_attackers(res.type_metrics),
+                        "readings": system_readings(res)}
         for attacker, by_type in res.type_metrics.items():
             for name, m in by_type.items():
                 tt = TRIAL_TYPES[name]
                 lead = ([system] if multi else []) + [attacker, name]
-                ci, verdict = _eer_evidence(res.assessments.get(f"{attacker} / {name}", []), name)
+                ci, verdict = _eer_evidence(res.assessments.get(f"{attacker} / {name}", []), name, m)
                 if name in ATTACK_TYPES:  # the only rows with privacy colours and ZEBRA tags
+                    eps = nats_to_bits(m["eps_max_nats"])
+                    if at_eps_max_ceiling(m["eps_max_nats"], int(m.get("n_tar", 0)), int(m.get("n_non", 0))):
+                        eps = f"{eps:.3g} (ceiling: at least)"
+                        ceilings.append(f"{system} / {attacker} / {name}" if multi else f"{attacker} / {name}")
                     rows.append(lead + [
                         attacker_class(res.attackers[attacker].trained_on, name), 100 * m["eer_rocch"], ci, verdict,
-                        100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], nats_to_bits(m["eps_max_nats"]),
-                        m["zebra_tag"]])
+                        100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], eps, m["zebra_tag"]])
                 elif name == "oaaa":
                     oaaa_rows.append(lead + [100 * m["eer_interp"], _oaaa_reading(res, attacker, m),
                                              100 * m["eer_rocch"], ci])
                 elif tt.target_eer is None:  # reference: what the attacker achieves on original speech
                     ref_rows.append(lead + [100 * m["eer_rocch"], ci, 100 * m["eer_interp"], m["min_cllr_bits"]])
                 else:  # pseudo-identity consistency / distinctness: ideal 0 %, beating chance is the goal
-                    reading = {VERDICT_CHANCE: "not distinguishable from chance: goal missed"}.get(
-                        _chance_verdict(res, attacker, name), "distinguishable: goal met")
+                    reading = data[system]["readings"][name][attacker]
                     cons_rows.append(lead + [100 * m["eer_rocch"], ci, reading, 100 * m["eer_interp"],
                                              tt.description])
         for t, a in data[system]["aggregate"].items():
             ideal = "reference" if a["target_eer"] is None else f"{100 * a['target_eer']:g} %"
-            arows.append(([system] if multi else []) + [
-                t, ideal, a["n_attackers"], 100 * a["eer_rocch_mean"], 100 * a["eer_rocch_worst"],
-                a["worst_attacker"], 100 * a["eer_interp_worst"], nats_to_bits(a["eps_max_nats_worst"]),
-                a["eps_max_attacker"]])
-            if a.get("compression_flag"):
-                flags += [f"{system} / {att}" if multi else att
-                          for att, by in res.type_metrics.items()
-                          if "oaaa" in by and by["oaaa"]["eer_interp"] > OAAA_COMPRESSION_FLAG]
+            w, e = a["worst"], a["eps_max"]  # name and numbers from one attribution (analysis.attribution)
+            nan = float("nan")
+            arows.append(([system] if multi else []) + [t, ideal, a["n_attackers"], 100 * a["eer_rocch_mean"]] + (
+                ["no finite EER", "", nan, nan] if w is None else
+                [f"{w['direction']} {'interp' if w['by'] == 'eer_interp' else 'ROCCH'}-EER", w["attacker"],
+                 100 * w["eer_rocch"], 100 * w["eer_interp"]]) + (
+                ["", nan] if e is None else [e["attacker"], nats_to_bits(e["eps_max_nats"])]))
     for system, res in results.items():
         data[system]["target_eer"] = {t: TRIAL_TYPES[t].target_eer for t in TRIAL_TYPES}
         data[system]["strongest"] = strongest_attackers(res)
@@ -304,7 +334,8 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         "the originals (identity-space compression), well below 50 % that they are spread further apart. "
         "The CI is the speaker-level bootstrap interval and 'EER vs chance' the permutation-test verdict of the "
         "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks); for aaaa and "
-        "cross-profile the same test is read the other way round (differing from chance is the goal)."))
+        "cross-profile the same test is read the other way round (differing from chance is needed, and the goal is "
+        f"an EER no higher than {100 * CONSISTENCY_GOAL_EER:g} % over its whole interval)."))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(
         lead + ["attacker", "trial type", "attacker class", "EER ROCCH (%)", "95 % CI (%)", "EER vs chance",
@@ -322,9 +353,15 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         sec.blocks.append(Table(
             lead + ["attacker", "trial type", "EER ROCCH (%)", "95 % CI (%)", "reading", "EER interp (%)",
                     "what it measures"], cons_rows, fmt="{:.3g}",
-            cell_classes={"distinguishable: goal met": "ok", "not distinguishable from chance: goal missed": "partial"},
-            caption="Pseudo-identity consistency and distinctness (aaaa, cross-profile): not attacks; ideal EER 0 %, "
-                    "and differing from chance is the goal (no privacy colours or ZEBRA tags)"))
+            cell_classes={f"goal met: EER at most {100 * CONSISTENCY_GOAL_EER:g} %": "ok",
+                          "goal missed: not distinguishable from chance": "partial",
+                          f"goal missed: EER above the {100 * CONSISTENCY_GOAL_EER:g} % goal (consistent beyond "
+                          "chance only)": "partial"},  # "goal not shown: ..." (too few trials) stays uncoloured
+            caption="Pseudo-identity consistency and distinctness (aaaa, cross-profile): not attacks; ideal EER 0 %. "
+                    f"Goal: an EER whose 95 % interval reaches no higher than {100 * CONSISTENCY_GOAL_EER:g} % (the "
+                    "exact interval where the bootstrap's has zero width); beating chance alone does not meet it, "
+                    "and an EER within the goal whose interval reaches above it is 'not shown' (too few trials); no "
+                    "privacy colours or ZEBRA tags"))
     if oaaa_rows:
         sec.blocks.append(Table(
             lead + ["attacker", "trial type", "EER interp (%)", "reading", "EER ROCCH (%)", "95 % CI (%)"],
@@ -346,15 +383,30 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                     "fused scores mislead as LLRs, although their ranking (EER, minCllr) may still be good. "
                     "Weights learnt on one trial type and applied to another are flagged"))
     sec.blocks.append(Table(
-        lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst-case EER ROCCH (%)",
-                "worst-case attacker", "its EER interp (%)", "worst eps_max (bits)", "eps_max attacker"], arows,
+        lead + ["trial type", "ideal EER", "attackers", "mean EER ROCCH (%)", "worst case picked by",
+                "worst-case attacker", "its EER ROCCH (%)", "its EER interp (%)", "largest eps_max: attacker",
+                "its eps_max (bits)"], arows,
         fmt="{:.3g}",
-        caption="Aggregated over attackers (worst case = most favourable to the adversary)"))
-    if flags:
+        caption="Aggregated over attackers. The worst case is the attacker worst for privacy or for the "
+                "anonymizer's goal, by a stated rule per trial type: the lowest ROCCH-EER on attacks (ideal 50 %) "
+                "and references (the attackers' capability), the highest on consistency types (ideal 0 %), the "
+                "interpolated EER farthest from 50 % on oaaa; every number beside an attacker is that attacker's "
+                "own"))
+    for system in results:
+        for c in data[system]["readings"].get("oaaa", []):
+            flagged = "identity-space compression (flagged)" in c["readings"]
+            sec.blocks.append(Paragraph(
+                ("" if not multi else f"{system}: ") + f"oaaa (interpolated EER, ideal 50 %, flagged above "
+                f"{100 * OAAA_COMPRESSION_FLAG:g} %), attackers {c['sentence']}. Above 50 %: anonymized voices of "
+                "different speakers are scored as more alike than the originals (compression); below: spread "
+                "further apart; the reading depends on what the attacker was trained on.",
+                kind="warning" if flagged else "p"))
+    if ceilings:
         sec.blocks.append(Paragraph(
-            f"oaaa interpolated EER above {100 * OAAA_COMPRESSION_FLAG:g} % for attacker {', '.join(flags)}: "
-            "anonymized voices of different speakers are scored as more alike than the originals (identity-space "
-            "compression).", kind="warning"))
+            f"eps_max at the estimator's ceiling for its trial counts ({', '.join(ceilings)}): perfect separation, "
+            "the most these trials can show; read it as 'at least this much', not as a measurement.", kind="note"))
+    if any("degenerate" in str(c) for r in rows + ref_rows + cons_rows + oaaa_rows for c in r):
+        sec.blocks.append(Paragraph(EXACT_INTERVAL_NOTE, kind="note"))
     sec.data = {"systems": data, "oaaa_compression_threshold": OAAA_COMPRESSION_FLAG}
     return sec
 
@@ -534,7 +586,10 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     expected = {k: v for k, v in expected.items() if v is not None}
     report.add(uncertainty_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.assessments.items()},
-        expected_to_differ=expected)).folded = True
+        expected_to_differ=expected,
+        trial_counts={f"{pre_sys(n)}{a} / {t}": (int(m["n_tar"]), int(m["n_non"])) for n, r in results.items()
+                      for a, by in r.type_metrics.items() for t, m in by.items()
+                      if m.get("n_tar", 0) >= 1 and m.get("n_non", 0) >= 1})).folded = True
     report.add(speaker_profile_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()})).folded = True
     multi = len(systems) > 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..analysis.attribution import worst_over_attackers
+from ..analysis.readings import NEGATIVE_LID_READING
 from ..errors import VpevalError
 from ..plots.displays import legend_label
 from .document import Figure, Paragraph, Section, Table
@@ -36,11 +38,14 @@ def _eer_vs_disclosure_section(results: dict[str, "SystemAudit"], condition: str
                 "n_speakers": s.N, "n_probes": s.n,
                 "eps_max_bits": by_type[condition]["eps_max_nats"] / math.log(2),
             })
-            if system not in best or s.alid > best[system][1].lid.summary.alid:
-                best[system] = (attacker, lk)
+            best.setdefault(system, {})[attacker] = lk
             m = res.matrices.get(attacker, {}).get(condition)
             if m is not None:
                 shapes.setdefault((int(m.scores.shape[0]), int(m.scores.shape[1])), m)
+    # per system the attacker with the highest ALID, by the attribution rule (ties: attacker name)
+    best = {system: (w["attacker"], lks[w["attacker"]]) for system, lks in best.items()
+            if (w := worst_over_attackers({a: lk.lid.summary.alid for a, lk in lks.items()}, "alid_bits",
+                                          condition)) is not None}
     # the random-noise baseline: an attacker whose scores are noise, once per distinct (probes, N)
     baselines = {}
     for (n_probes, n_spk), m in shapes.items():
@@ -78,6 +83,11 @@ def _eer_vs_disclosure_section(results: dict[str, "SystemAudit"], condition: str
         ["system", "attacker", "N", "EER ROCCH (%)", "ALID (bits)", "PDR (%)", "NDR (%)", "LID+ (bits)",
          "LID- (bits)", "LID_max (bits)", "eps_max (bits)"], rows, fmt="{:.3g}",
         caption="LID across systems, with the random-noise baseline at the same N"))
+    negative = [p for p in points if p["alid_bits"] < 0]
+    if negative:
+        sec.blocks.append(Paragraph(
+            "ALID below 0 (" + ", ".join(f"{p['system']} / {p['attacker']}: {p['alid_bits']:.3g} bits"
+                                         for p in negative) + "): " + NEGATIVE_LID_READING + ".", kind="note"))
     sec.data = {"condition": condition, "points": points, "noise_baseline": base_data,
                 "ccdf_attackers": {s: a for s, (a, _) in best.items()}}
     if not points:

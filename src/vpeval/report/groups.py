@@ -11,6 +11,7 @@ import csv
 import io
 import math
 
+from ..analysis.readings import EXACT_INTERVAL_NOTE, NEGATIVE_LID_READING, exact_eer_interval
 from .document import Paragraph, Section, Table
 
 __all__ = ["VPC_COLUMNS", "GROUP_RULE", "group_rows", "groups_section", "score_groups_section", "vpc_csv_text"]
@@ -93,8 +94,16 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
     return rows
 
 
-def _ci(lo, hi) -> str:
-    return "" if math.isnan(lo) else f"[{lo:.3g}, {hi:.3g}]"
+def _ci(lo, hi, value: float | None = None, n_tar: int = 0, n_non: int = 0) -> str:
+    """``[lo, hi]``; a zero-width EER interval (percent ``value``) is followed by the exact binomial interval on
+    its trial counts (:func:`vpeval.analysis.readings.exact_eer_interval`)."""
+    if math.isnan(lo):
+        return ""
+    text = f"[{lo:.3g}, {hi:.3g}]"
+    if value is not None and lo == hi and n_tar >= 1 and n_non >= 1 and 0 <= value <= 100:
+        elo, ehi = exact_eer_interval(value / 100, int(n_tar), int(n_non))
+        text += f" degenerate; exact [{100 * elo:.3g}, {100 * ehi:.3g}]"
+    return text
 
 
 def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Section:
@@ -123,7 +132,8 @@ def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Sect
             table.append(([system] if multi else []) + [
                 r["attacker"], r["enrollment"] + r["trial"], r["gender"], r["enrolled speakers"],
                 r["target trials"], r["non-target trials"], r["ROCCH-EER (%)"],
-                _ci(r["ROCCH-EER 95% low (%)"], r["ROCCH-EER 95% high (%)"]), r["EER interp (%)"],
+                _ci(r["ROCCH-EER 95% low (%)"], r["ROCCH-EER 95% high (%)"], r["ROCCH-EER (%)"],
+                    r["target trials"], r["non-target trials"]), r["EER interp (%)"],
                 r["EER (%)"], r["clipped per-speaker mean EER (%)"], r["minCllr (bits)"],
                 r["D_ECE (bits)"], r["eps_max (bits)"], r["ALID (bits)"],
                 _ci(r["ALID 95% low (bits)"], r["ALID 95% high (bits)"])])
@@ -137,6 +147,13 @@ def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Sect
             table, fmt="{:.3g}",
             caption="Per group: oa and aa are attacks (ideal EER 50 %, disclosure 0), oo the reference on original "
                     "speech; 'all' = every trial"))
+        if any("degenerate" in str(c) for row in table for c in row):
+            sec.blocks.append(Paragraph(EXACT_INTERVAL_NOTE, kind="note"))
+        negative = [r for r in vpc if r["ALID (bits)"] < 0]
+        if negative:
+            sec.blocks.append(Paragraph(f"ALID below 0 in {len(negative)} row{'s' if len(negative) > 1 else ''} "
+                                        f"(lowest {min(r['ALID (bits)'] for r in negative):.3g} bits): "
+                                        + NEGATIVE_LID_READING + ".", kind="note"))
     elif not notes:
         sec.blocks.append(Paragraph("No speaker groups: the audit was given no metadata.", kind="note"))
     sec.data = {"group_by": {s: r.group_by for s, r in results.items()}, "notes": notes, "rule": GROUP_RULE,

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from ..analysis.readings import NEGATIVE_LID_READING
 from ..metrics.linkage import LinkageAnalysis
 from ..pipeline.analyses import analyse_one_to_n  # noqa: F401  (runs in the pipeline layer; re-exported)
 from ..plots import CMCDisplay, LIDCCDFDisplay
@@ -45,6 +46,11 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
     sec.blocks.append(Table(
         ["condition", "N", "log2 N (bits)", "ALID (bits)", "PDR (%)", "LID+ (bits)", "LID- (bits)", "LID_max (bits)",
          "mean slope w", "separable: regularised"], rows, caption="Local information disclosure"))
+    negative = [n for n in names if results[n].lid.summary.alid < 0]
+    if negative:
+        sec.blocks.append(Paragraph(
+            f"ALID below 0 ({', '.join(f'{n}: {results[n].lid.summary.alid:.3g} bits' for n in negative)}): "
+            + NEGATIVE_LID_READING + ".", kind="note"))
     idrows = []
     for n in names:
         ident = results[n].identification

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ..analysis.readings import EXACT_INTERVAL_NOTE, exact_eer_interval
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, Assessment, SpeakerProfile
 from .document import Figure, Paragraph, Section, Table
 from .units import LN2, display_unit, to_display
@@ -40,6 +41,7 @@ def uncertainty_section(
     title: str = "Uncertainty and chance floors",
     plot_metric: str | None = "eps_max",
     expected_to_differ=(),
+    trial_counts: dict | None = None,
 ) -> Section:
     """One table row per (group, metric): value, unit, 95 % CI, chance floor, p-value, verdict.
 
@@ -55,6 +57,9 @@ def uncertainty_section(
     expected_to_differ : dict label -> str, or collection of str
         Labels whose difference from chance is not a privacy leak, with the verdict text to show instead of
         "beats chance" (a plain collection uses "differs from chance (expected)").
+    trial_counts : dict label -> (n_tar, n_non), optional
+        Target and non-target trial counts of a label's verification trials: an EER row whose bootstrap interval
+        has zero width then also shows the exact interval (:func:`vpeval.analysis.readings.exact_eer_interval`).
 
     Returns
     -------
@@ -91,7 +96,9 @@ def uncertainty_section(
         f"{join(alphas)}, else 'indistinguishable from chance'. Where differing from chance is the goal or is "
         "not an identity leak (original-speech references oo, pseudo-identity consistency aaaa and distinctness "
         "cross-profile, and oaaa, which compares anonymized with original different-speaker pairs), the verdict "
-        "reads 'differs from chance' with what that means instead of 'beats chance'. Intervals of extremes (eps_max, "
+        "reads 'differs from chance' with what that means instead of 'beats chance'. A zero-width interval of an "
+        "EER is followed by an exact Clopper-Pearson interval on the label's trial counts (" + EXACT_INTERVAL_NOTE[
+            EXACT_INTERVAL_NOTE.index("Bonferroni"):].rstrip(".") + "). Intervals of extremes (eps_max, "
         "LID_max) and of values at a bound (e.g. EER 0) are degenerate by nature; for them the chance floor is "
         "the stronger evidence. The smallest reachable p is "
         f"{join([f'{1 / (1 + n):.3g}' for n in n_perm])}."))
@@ -105,7 +112,12 @@ def uncertainty_section(
                 verdict = (expected_to_differ[label] if isinstance(expected_to_differ, dict)
                            else "differs from chance (expected)")
             value, unit = to_display(a.boot.value, a.boot.unit)
-            rows.append([label, a.boot.name, unit, value, _ci_text(a), _floor_text(c), c.p_value,
+            ci = _ci_text(a)
+            counts = (trial_counts or {}).get(label)
+            if counts and a.key.startswith("eer") and a.boot.low == a.boot.high and 0 <= a.boot.value <= 1:
+                lo, hi = exact_eer_interval(a.boot.value, *counts)
+                ci += f" degenerate; exact [{100 * lo:.4g}, {100 * hi:.4g}]"
+            rows.append([label, a.boot.name, unit, value, ci, _floor_text(c), c.p_value,
                          c.p_value_floor, verdict])
             data[label][a.key] = a.to_dict()
     level = join([f"{100 * x:g} %" for x in levels])

@@ -15,6 +15,7 @@ from pathlib import Path
 from .._version import __version__
 from ..io.output import OutputExistsError, claim_folder, sha256_file
 from .document import Figure, Paragraph, Report, Table, safe_filename
+from .inputs import page_paths
 
 __all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
 
@@ -144,15 +145,17 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
                     f"<figcaption>{e(b.caption)}</figcaption></figure>"
                 )
         out.append("</details></section>" if s.folded else "</section>")
-    inputs = "".join(
-        f"<tr><td>{e(str(i.get('name', '')))}</td><td>{e(str(i.get('path', '')))}</td>"
-        f"<td><code>{e(str(i.get('sha256', '')))}</code></td></tr>"
-        for i in report.inputs
+    inputs = "".join(  # no machine paths on the page (paths relative to the inputs' common folder); report.json
+        # keeps the full paths and hashes
+        f"<tr><td>{e(str(i.get('name', '')))}</td><td>{e(rel)}</td>"
+        f"<td><code>{e(str(i.get('sha256', ''))[:16])}</code></td></tr>"
+        for i, rel in zip(report.inputs, page_paths(report.inputs))
     )
     out.append(
         '<section id="reproducibility"><h2>Reproducibility</h2>'
         f"<p>vpeval {e(__version__)}; report schema {SCHEMA_VERSION}; generated {e(generated_at)}.</p>"
-        f'<div class="scroll"><table><thead><tr><th>input</th><th>path</th><th>sha256</th></tr></thead>'
+        '<div class="scroll"><table><thead><tr><th>input</th><th>path (relative to the common input folder)</th>'
+        "<th>sha256 (first 16 hex digits; full in report.json)</th></tr></thead>"
         f"<tbody>{inputs}</tbody></table></div>{_rates_note(report.inputs)}"
         f"<p class=\"note\">Options: {e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></section>"
     )
