@@ -239,7 +239,7 @@ def test_speaker_scheme_on_a_complete_design_and_observed_row_first():
 def test_speaker_relabelling_moves_all_probes_of_a_speaker_together():
     tr, _ = design(np.random.default_rng(1), n_spk=4, n_probe=3, n_att=1, one_to_n=False)
     p = RL._prep_trials(tr[0])
-    Sx = RL._evaluation_speakers(tr, [])
+    Sx = RL._evaluation_speakers([p], [])
     assert RL._speaker_design(p, Sx)
     sig = np.array([[1, 0, 3, 2]])
     tb = RL._trial_target_blocks(p, "speaker", sig, None, slice(0, 1))

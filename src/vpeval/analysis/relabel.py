@@ -5,7 +5,7 @@ tie blocks of every relabelling's targets, and D_ECE and LID of many relabelling
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,16 +43,34 @@ class _TrialPrep:
     unit_names: np.ndarray | None = None
     fallback: str = ""  # why a finer relabelling scheme could not be used
     subsets: np.ndarray | None = None  # trial scheme, exact: every target subset once, row 0 observed
+    key_codes: dict = field(default_factory=dict)  # kind -> sorted_codes of that key, input order (memo)
+
+    def codes(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        """``sorted_codes`` of the member's ``model``/``probe`` speakers or its ``test``/``enroll`` keys (input
+        order), hashed once per member however many steps of the test need them."""
+        if kind not in self.key_codes:
+            i = self.inp
+            src = {"model": i.model_speaker, "probe": i.probe_speaker, "test": i.trials.test,
+                   "enroll": i.trials.enroll}[kind]
+            self.key_codes[kind] = sorted_codes(src)
+        return self.key_codes[kind]
+
+    def index_of(self, kind: str, names: np.ndarray) -> np.ndarray:
+        """Index in the sorted distinct ``names`` of every trial's ``kind`` key, canonical order (-1 where
+        absent): one binary search per distinct key."""
+        own, codes = self.codes(kind)
+        return _lookup(names, own)[codes[self.order]]
 
 
-def _canonical_order(t: Trials) -> np.ndarray:
+def _canonical_order(t: Trials, codes) -> np.ndarray:
     """Trials by score, then keys, then label: tied trials of a key-less input (score label files) are ordered
-    by label, so the order (and every draw made over it) depends on the input only as a set."""
+    by label, so the order (and every draw made over it) depends on the input only as a set. ``codes(kind)``:
+    the ``sorted_codes`` of the ``test``/``enroll`` keys (codes keep the keys' order)."""
     keys = [t.is_target, t.scores]
     if t.test is not None:
-        keys.insert(0, sorted_codes(t.test)[1])  # codes keep the keys' order
+        keys.insert(0, codes("test")[1])
     if t.enroll is not None:
-        keys.insert(0, sorted_codes(t.enroll)[1])
+        keys.insert(0, codes("enroll")[1])
     return np.lexsort(keys)  # last key (score) primary
 
 
@@ -62,7 +80,9 @@ def _prep_trials(inp: TrialInput) -> _TrialPrep:
         raise VpevalError(f"{t.source}: no trials")
     if np.isnan(t.scores).any():
         raise VpevalError(f"{t.source}: scores contain NaN")
-    order = _canonical_order(t)
+    memo: dict = {}
+    p0 = _TrialPrep(inp, np.empty(0, np.int64), *(np.empty(0),) * 3, 0, key_codes=memo)
+    order = _canonical_order(t, p0.codes)
     s = t.scores[order]
     new = np.empty(s.size, dtype=bool)
     new[0] = True
@@ -73,7 +93,7 @@ def _prep_trials(inp: TrialInput) -> _TrialPrep:
     k = int(is_tar.sum())
     if not 0 < k < s.size:
         raise VpevalError(f"{t.source}: needs at least one target and one non-target trial")
-    return _TrialPrep(inp, order, block, cum, is_tar, k, bool(cum.size - 1 == s.size))
+    return _TrialPrep(inp, order, block, cum, is_tar, k, bool(cum.size - 1 == s.size), key_codes=memo)
 
 
 def _choose_scheme(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> str:
@@ -88,13 +108,13 @@ def _choose_scheme(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> str
     return "trial"
 
 
-def _evaluation_speakers(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> np.ndarray:
+def _evaluation_speakers(preps: list[_TrialPrep], one_to_n: list[OneToNInput]) -> np.ndarray:
     sets = []
-    for i in trials:
-        sets.append(set(sorted_codes(i.probe_speaker)[0]) & set(sorted_codes(i.model_speaker)[0]))
+    for p in preps:
+        sets.append(set(p.codes("probe")[0].tolist()) & set(p.codes("model")[0].tolist()))
     for i in one_to_n:
         m = i.matrix
-        sets.append(set(sorted_codes(m.probe_speaker)[0]))
+        sets.append(set(sorted_codes(m.probe_speaker)[0].tolist()))
     S = sets[0]
     for other in sets[1:]:
         if other != S:
@@ -113,31 +133,38 @@ def index_in(names: np.ndarray, values: np.ndarray) -> np.ndarray:
     loop over the entries). Raises nothing; an unsorted
     ``names`` gives wrong indices (the callers pass ``np.unique`` output or a sorted speaker list)."""
     u, inv = sorted_codes(values)
+    return _lookup(names, u)[inv]
+
+
+def _lookup(names: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Index of each of the distinct strings ``u`` in the sorted distinct ``names`` (-1 where absent)."""
     at = np.clip(np.searchsorted(names, u), 0, max(names.size - 1, 0))
     hit = names[at] == u if names.size else np.zeros(u.size, dtype=bool)
-    return np.where(hit, at, -1).astype(np.int64)[inv.reshape(-1)]
+    return np.where(hit, at, -1).astype(np.int64)
 
 
 def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
     """Index model/probe speakers into S; True iff the design is complete (every probe of a speaker in S has
     exactly one trial against every model in S) and labels agree with the speakers."""
     inp, t = p.inp, p.inp.trials
-    ms = np.asarray(inp.model_speaker, dtype=str)[p.order]
-    ps = np.asarray(inp.probe_speaker, dtype=str)[p.order]
-    if ms.shape != (len(t),) or ps.shape != (len(t),):
+    if np.shape(inp.model_speaker) != (len(t),) or np.shape(inp.probe_speaker) != (len(t),):
         raise VpevalError(f"{t.source}: model_speaker and probe_speaker need one entry per trial")
-    bad = np.flatnonzero(p.is_tar != (ms == ps))
+    # both speakers as indices into the union of their names: equal index <=> equal name
+    m_names, p_names = p.codes("model")[0], p.codes("probe")[0]
+    both = np.union1d(m_names, p_names)
+    m_all, p_all = p.index_of("model", both), p.index_of("probe", both)
+    bad = np.flatnonzero(p.is_tar != (m_all == p_all))
     if bad.size:
         i = p.order[bad[0]]
         raise VpevalError(f"{t.source}: trial {i} is labelled {'target' if t.is_target[i] else 'nontarget'} but "
-                          f"its model speaker {ms[bad[0]]!r} and probe speaker {ps[bad[0]]!r} say otherwise")
-    p.model_idx = index_in(S, ms)
-    p.probe_idx = index_in(S, ps)
+                          f"its model speaker {both[m_all[bad[0]]]!r} and probe speaker {both[p_all[bad[0]]]!r} "
+                          "say otherwise")
+    p.model_idx = p.index_of("model", S)
+    p.probe_idx = p.index_of("probe", S)
     inside = (p.model_idx >= 0) & (p.probe_idx >= 0)
-    probe_key = t.test[p.order] if t.test is not None else None
-    if probe_key is None:
+    if t.test is None:
         return False
-    _, pk = sorted_codes(probe_key[inside])
+    _, pk = np.unique(p.codes("test")[1][p.order][inside], return_inverse=True)  # integers: dense probe index
     pairs = pk.reshape(-1) * S.size + p.model_idx[inside]
     n_pairs = np.unique(pairs).size
     n_probes = int(pk.max()) + 1 if pk.size else 0
@@ -159,7 +186,7 @@ def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
 def _probe_design(p: _TrialPrep) -> bool:
     t = p.inp.trials
     keys = t.test[p.order]
-    gorder = np.lexsort((np.arange(keys.size), sorted_codes(keys)[1]))  # canonical positions grouped by test key
+    gorder = np.lexsort((np.arange(keys.size), p.codes("test")[1][p.order]))  # canonical positions grouped by key
     kg = keys[gorder]
     new = np.empty(kg.size, dtype=bool)
     new[0] = True

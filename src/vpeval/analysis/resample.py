@@ -21,10 +21,11 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
     of the pooled family maximum from the same draws (``pooled``: per member, the pooled blocks
     ``(new_block, new_cum)`` of :func:`~vpeval.analysis.worst_case.pooled_extremes`; None when not given)."""
     rng = np.random.default_rng([seed, 2])
+    kind = {"speaker": "probe", "probe": "test"}.get(scheme)  # the unit's key of each trial
     if scheme == "speaker":
-        keys = [np.asarray(p.inp.probe_speaker, dtype=str) for p in preps] + [pspk for _, _, pspk in lid_obs]
+        keys = [p.codes(kind)[0] for p in preps] + [pspk for _, _, pspk in lid_obs]
     elif scheme == "probe":
-        keys = [np.asarray(p.inp.trials.test, dtype=str) for p in preps]
+        keys = [p.codes(kind)[0] for p in preps]
     names_arr = sorted_codes(np.concatenate(keys))[0] if scheme in ("speaker", "probe") else None  # sorted, distinct
     names = None if names_arr is None else names_arr.tolist()
     if names is not None:
@@ -36,8 +37,7 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
         for i, p in enumerate(preps):
             nb_nc = pooled[i] if pooled is not None else None
             if names is not None:
-                src = p.inp.probe_speaker if scheme == "speaker" else p.inp.trials.test
-                unit = index_in(names_arr, np.asarray(src, dtype=str)[p.order])
+                unit = p.index_of(kind, names_arr)
                 step = max(1, (1 << 22) // max(p.n_tar, U, 1))
                 pblock = None if nb_nc is None else nb_nc[0][p.block]
                 for lo in range(0, n_boot, step):  # O(K) per replicate: candidates at the target blocks only

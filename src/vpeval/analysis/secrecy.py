@@ -416,7 +416,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     scheme = _choose_scheme(trials, one_to_n)
     S = None
     if scheme == "speaker":
-        S = _evaluation_speakers(trials, one_to_n)
+        S = _evaluation_speakers(preps, one_to_n)
         if not all(_speaker_design(p, S) for p in preps):
             if one_to_n:
                 raise VpevalError("trials of a family with 1-to-N members need a complete design (every probe "
