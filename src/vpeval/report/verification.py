@@ -61,8 +61,12 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         "log-odds, below the dotted uninformative reference (the gap to it is shaded when one curve is drawn). "
         "D_ECE is the gap integrated uniformly over the prior P (not over its log-odds). A curve that repeats "
         "another is dashed over it and named in the legend.", size=(6.0, 5.0)))
+    # each metric's definition and library call once per section (they are the same for every system and
+    # trial type), its value, name and unit per system
     sec.data = {
-        "systems": {n: {m.key: m.as_dict() for m in summaries[n]} for n in names},
+        "systems": {n: {m.key: {k: v for k, v in m.as_dict().items() if k not in ("definition", "function")}
+                        for m in summaries[n]} for n in names},
+        "definitions": {key: {"definition": m.definition, "function": m.function} for key, m in order.items()},
         "p_targets": list(p_targets),
     }
     return sec
