@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from vpeval.report.document import safe_filename
+from vpeval.report.groups import group_entries
 
 from vpeval.cli.main import app
 from vpeval.report.writer import resolve_refs
@@ -151,9 +152,15 @@ def test_demo_shows_per_sex_rows(demo_report):
                 assert {r["group"] for r in rows} == sexes
                 assert all(r["metrics"]["eer_rocch"]["ci_low"] <= r["metrics"]["eer_rocch"]["value"]
                            <= r["metrics"]["eer_rocch"]["ci_high"] for r in rows)
-    vpc = sec["data"]["vpc_rows"]
+    # the bootstrap fields repeated in every group entry are stored once; group_entries puts them back
+    full = group_entries(sec["data"])
+    assert {b["n_boot"] for by_a in full.values() for by_t in by_a.values() for rows in by_t.values()
+            for r in rows for b in r["metrics"].values()} == {doc["options"]["n_boot"]}
+    assert '"n_boot"' not in json.dumps(sec["data"]["systems"])
+    # one list per row in the order of vpc_columns
+    vpc = [dict(zip(sec["data"]["vpc_columns"], r, strict=True)) for r in sec["data"]["vpc_rows"]]
     assert {r["gender"] for r in vpc} == sexes | {"all"}
-    assert list(vpc[0])[:6] == ["dataset", "split", "gender", "enrollment", "trial", "EER (%)"]
+    assert sec["data"]["vpc_columns"][:6] == ["dataset", "split", "gender", "enrollment", "trial", "EER (%)"]
     assert 'id="groups"' in (out / "appendix.html").read_text()
     # the main page shows each system's per-gender rows unfolded (the first thing a participant looks for)
     main = (out / "report.html").read_text()

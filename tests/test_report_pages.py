@@ -112,3 +112,51 @@ def test_report_json_is_compact_and_keeps_every_number():
     text = report_json(rep, "2026-01-01T00:00:00+00:00")
     assert "\n" not in text.rstrip("\n") and ": " not in text
     assert resolve_refs(json.loads(text))["sections"][1]["data"] == rep.sections[1].data
+
+
+def test_verification_definitions_stored_once_unless_they_differ():
+    """Each metric's definition and library call once per section; linkability's, which names a bin count that
+    follows the number of target trials, stays with each value where it differs. Nothing is lost."""
+    import numpy as np
+
+    from vpeval.io.trials import Trials
+    from vpeval.metrics.summary import verification_summary
+    from vpeval.report.verification import verification_section
+
+    rng = np.random.default_rng(0)
+
+    def trials(n_tar):
+        s = np.concatenate([rng.normal(1, 1, n_tar), rng.normal(0, 1, 400)])
+        return Trials(s, np.arange(s.size) < n_tar)
+
+    systems = {"small": trials(50), "large": trials(1000)}
+    data = verification_section(systems).data
+    assert "eer_rocch" in data["definitions"] and "definition" not in data["systems"]["small"]["eer_rocch"]
+    assert "linkability" not in data["definitions"]
+    for name, t in systems.items():
+        for m in verification_summary(t.tar, t.non, (0.01, 0.05)):
+            full = {**data["systems"][name][m.key], **data["definitions"].get(m.key, {})}
+            assert full == m.as_dict()
+
+
+def test_group_bootstraps_stored_once_and_put_back():
+    """The groups section's bootstrap results keep value and interval per entry; the fields equal in all of them
+    (or in all of one metric) are stored once, and group_entries gives every entry back whole."""
+    import copy
+
+    from vpeval.report.groups import _factor_bootstraps, group_entries
+
+    def boot(key, unit, value, resampled="speaker"):
+        return {"key": key, "name": key.upper(), "unit": unit, "value": value, "ci_low": value - 0.1,
+                "ci_high": value + 0.1, "level": 0.95, "n_boot": 200, "seed": 0, "resampled": resampled}
+
+    entry = lambda v: {"group": "F", "n_tar": 3, "metrics": {"eer_rocch": boot("eer_rocch", "fraction", v),  # noqa: E731
+                                                             "eps_max": boot("eps_max", "nats", 2 * v)},
+                       "alid": boot("alid", "bits", v, resampled="probe speaker")}
+    data = {"A": {"att": {"oa": [entry(0.2), entry(0.3)], "aa": [{"group": "M", "metrics": {}, "alid": None}]}}}
+    original = copy.deepcopy(data)
+    common, per_metric = _factor_bootstraps(data)
+    assert common == {"level": 0.95, "n_boot": 200, "seed": 0}
+    assert per_metric["alid"] == {"key": "alid", "name": "ALID", "resampled": "probe speaker", "unit": "bits"}
+    assert data["A"]["att"]["oa"][1]["metrics"]["eps_max"] == {"value": 0.6, "ci_low": 0.5, "ci_high": 0.7}
+    assert group_entries({"systems": data, "bootstrap_common": common, "bootstrap_metrics": per_metric}) == original

@@ -497,8 +497,9 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         report.add(comparisons_section(result.comparisons, result.comparison_notes, n_boot=n_boot, seed=seed,
                                        metrics=("worst_case", "eer_rocch"),
                                        more="the appendix's paired comparison, and report.json"))
-        every = report.add(comparisons_section(result.comparisons, [], n_boot=n_boot, seed=seed))
+        every = comparisons_section(result.comparisons, [], n_boot=n_boot, seed=seed)
         every.id, every.title, every.data = "comparisons-all", "Paired comparison: every metric", {}
+        report.add(every)
     featured = {system: featured_attackers(res, verdicts.get(system)) for system, res in results.items()}
     multi = len(systems) > 1
     utility, pitch = result.utility, result.pitch

@@ -97,6 +97,8 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
                   if multi else "Strongest attackers, worst case and average, per gender")
     strongest = strongest_attackers(res)
     rows, data = [], {}
+    # attacker names and intervals stay on one line (a name broken at its hyphen doubles a row's height)
+    nowrap = {a: "nw" for a in res.type_metrics}
     for t, st in strongest.items():
         a = st["eer"]["attacker"]
         m = res.type_metrics[a][t]
@@ -105,23 +107,24 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
         mean = sum(res.type_metrics[x][t]["eer_rocch"] for x in names) / len(names)
         eps = max(names, key=lambda x: (res.type_metrics[x][t]["eps_max_nats"], x))
         rows.append([t, a, attacker_class(res.attackers[a].trained_on, t), 100 * m["eer_rocch"],
-                     _ci(ass, "eer_rocch"), _chance(ass, "eer_rocch"), 100 * m["eer_interp"],
-                     nats_to_bits(m["eps_max_nats"]), m["zebra_tag"], 100 * mean, len(names),
-                     nats_to_bits(res.type_metrics[eps][t]["eps_max_nats"]), eps])
+                     _ci(ass, "eer_rocch"), _chance(ass, "eer_rocch"), nats_to_bits(m["eps_max_nats"]),
+                     100 * mean, nats_to_bits(res.type_metrics[eps][t]["eps_max_nats"]), eps])
         data[t] = {"attacker": a, "eer_rocch": m["eer_rocch"], "eer_interp": m["eer_interp"],
                    "eps_max_nats": m["eps_max_nats"], "eer_rocch_mean": mean, "n_attackers": len(names),
                    "eps_max_attacker": eps, "eps_max_nats_largest": res.type_metrics[eps][t]["eps_max_nats"]}
-        sec.blocks.append(Paragraph(st["sentence"], kind="warning" if st["cosine"] is not None
-                                    and st["cosine"]["attacker"] != a else "p"))
+        if st["cosine"] is not None and st["cosine"]["attacker"] != a:  # the table says the rest
+            sec.blocks.append(Paragraph(st["sentence"], kind="warning"))
     if rows:
+        counts = sorted({d["n_attackers"] for d in data.values()})
         sec.blocks.append(Table(
             ["trial type", "strongest attacker (worst case)", "attacker class", "EER ROCCH (%)", "95 % CI (%)",
-             "EER vs chance", "EER interp (%)", "eps_max (bits)", "ZEBRA tag", "mean EER ROCCH (%)", "attackers",
-             "largest eps_max (bits)", "its attacker"], rows, fmt="{:.3g}",
-            cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance"},
+             "EER vs chance", "eps_max (bits)", "mean EER ROCCH (%)", "largest eps_max (bits)", "its attacker"],
+            rows, fmt="{:.3g}", cell_classes={**nowrap, **{r[4]: "nw" for r in rows},
+                                              VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance"},
             caption="Per attack trial type: the strongest attacker (lowest ROCCH-EER: the worst case for privacy) "
-                    "with its own numbers, then the average over every attacker and the largest eps_max with the "
-                    "attacker it belongs to; ideal EER 50 %, disclosure 0"))
+                    "with its own numbers, then the average over every attacker "
+                    f"({', '.join(str(c) for c in counts)}) and the largest eps_max with the attacker it belongs "
+                    "to; ideal EER 50 %, disclosure 0. Interpolated EER, ZEBRA tag: the summary"))
     vpc = [r for r in group_rows(system, res, dataset=dataset, split=split)
            if r["enrollment"] + r["trial"] in data and r["attacker"] == data[r["enrollment"] + r["trial"]]["attacker"]]
     if vpc:
@@ -131,18 +134,21 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
         def ci(lo, hi):
             return "" if math.isnan(lo) else f"[{lo:.3g}, {hi:.3g}]"
         sec.blocks.append(Table(
-            ["trial type", "attacker", "gender", "enrolled speakers", "EER closest-point (VPC) (%)", "EER interp (%)",
-             "95 % CI (%)", "EER ROCCH (%)", "eps_max (bits)", "ALID (bits)"],
+            ["trial type", "attacker", "gender", "enrolled speakers", "EER (VPC, closest point) (%)",
+             "EER interp (%) [95 % CI]", "EER ROCCH (%)", "eps_max (bits)", "ALID (bits)"],
             [[r["enrollment"] + r["trial"], r["attacker"], r["gender"], r["enrolled speakers"], r["EER (%)"],
-              r["EER interp (%)"], ci(r["EER interp 95% low (%)"], r["EER interp 95% high (%)"]), r["ROCCH-EER (%)"],
-              r["eps_max (bits)"], r["ALID (bits)"]] for r in vpc], fmt="{:.3g}",
+              f"{r['EER interp (%)']:.3g} {ci(r['EER interp 95% low (%)'], r['EER interp 95% high (%)'])}".strip(),
+              r["ROCCH-EER (%)"], r["eps_max (bits)"], r["ALID (bits)"]] for r in vpc], fmt="{:.3g}",
+            cell_classes={**nowrap, **{f"{r['EER interp (%)']:.3g} {ci(r['EER interp 95% low (%)'], r['EER interp 95% high (%)'])}".strip(): "nw"
+                                       for r in vpc}},
             caption="Per gender (VoicePrivacy split: a trial belongs to its enrollment speaker's group) for the "
                     "strongest attackers; 'all' pools both genders. Every attacker's rows: the groups section"))
     if any(t in by for by in res.trials.values() for t in DET_TYPES):
         sec.blocks.append(Figure(
             "det", lambda fig, _r=res, _f=list(featured): draw_det_all(fig, _r, _f),
             f"DET curves on {' and '.join(DET_TYPES)} trials: the strongest attackers in colour, every other "
-            "attacker in grey (the summary's figure in the appendix names them all).", size=(10.0, 3.2)))
+            "attacker in grey (their EERs: the summary in the appendix; their own figures: --figures all).",
+            size=(10.0, 3.2)))
     sec.blocks.append(Links("Each strongest attacker's tables and figures:",
                             [(a, f"{sid}verification-{a}") for a in featured]))
     if links:

@@ -161,7 +161,7 @@ def resolve_refs(doc):
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:1em 2em;
 color:#222;line-height:1.45}
 h1{font-size:1.6em;border-bottom:2px solid #345;padding-bottom:.2em}h2{font-size:1.25em;margin-top:2em;color:#234}
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccd;padding:.25em .6em;
@@ -183,8 +183,7 @@ p.verdict-protects{border-color:#2e7d32;background:#e3f4e1}p.verdict-inconclusiv
 p,figcaption{overflow-wrap:anywhere}td{max-width:32em;overflow-wrap:break-word}
 table.repro{table-layout:fixed;width:100%}table.repro td{overflow-wrap:anywhere}
 table.repro td:nth-child(3){width:45%}table.repro code{word-break:break-all}
-p.links a{margin-right:.3em}nav.pages{margin:.4em 0}nav.pages a{margin-right:1em}
-figure.half{display:inline-block;width:49%;margin:.5em 0;vertical-align:top}
+nav.pages{margin:.4em 0}nav.pages a{margin-right:1em}td.nw{white-space:nowrap}
 """
 
 
