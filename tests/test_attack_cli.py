@@ -84,7 +84,7 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
                                     "plda"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
-    assert doc["schema_version"] == "2.1"  # 2.1: test.protection; 2.0: the verdicts of the worst-case test; 1.3: comparisons, groups
+    assert doc["schema_version"] == "2.2"  # 2.2: pages, refs, compact; 2.1: test.protection; 2.0: the verdicts of the worst-case test; 1.3: comparisons, groups
     names = set(doc["attackers"])
     assert names == {"ext-a/cosine", "ext-b/cosine", "ext-a/plda/original", "ext-a/plda/anonymized",
                      "ext-b/plda/original", "ext-b/plda/anonymized", "fusion/original", "fusion/anonymized"}
@@ -114,10 +114,13 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
     page = (out / "report.html").read_text()
     start = page.index('id="verdict"')
     assert start < page.index("<table") and start < page.index("<img")
-    # the per-attacker sections are folded, the verdict and the summary are not
-    assert '<section id="verification-ext-a_cosine"><details>' in page
-    assert '<section id="summary"><h2>' in page and '<section id="verdict"><h2>' in page
-    assert "<script" not in page
+    # the main page: the verdict and the system's overview, not folded; on the appendix page (one system: one
+    # page) the per-attacker sections are folded, the summary is not
+    assert '<section id="overview"><h2>' in page and '<section id="verdict"><h2>' in page
+    appendix = (out / "appendix.html").read_text()
+    assert '<section id="verification-ext-a_cosine"><details>' in appendix
+    assert '<section id="summary"><h2>' in appendix
+    assert "<script" not in page and "<script" not in appendix
     # without fusion, and without a train folder only the cosine attackers remain
     r = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "r2"), "-q", "--backend", "lda",
                                     "--no-fusion"])

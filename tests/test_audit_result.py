@@ -19,7 +19,7 @@ def test_audit_returns_data_and_the_report_only_renders_it(tmp_path, monkeypatch
     import vpeval
     from vpeval.analysis.audit import AuditResult
     from vpeval.report.audit import render_audit
-    from vpeval.report.writer import report_json
+    from vpeval.report.writer import report_json, resolve_refs
 
     es = vpeval.read_embeddings(npz)
     monkeypatch.chdir(tmp_path)
@@ -31,7 +31,8 @@ def test_audit_returns_data_and_the_report_only_renders_it(tmp_path, monkeypatch
     # identical systems: the worst cases are compared first, and they do not differ
     first = res.comparisons[0]
     assert first.metric == "worst_case" and first.diff == 0 and first.better is None
-    doc = json.loads(report_json(render_audit(res), "2026-01-01T00:00:00+00:00"))
+    # identical systems: B's parts are stored as references to A's; resolved, they are the audit's own data
+    doc = resolve_refs(json.loads(report_json(render_audit(res), "2026-01-01T00:00:00+00:00")))
     want = json.loads(json.dumps(res.to_dict(), default=float, allow_nan=True))
     for key, value in want.items():
         assert doc[key] == value, key

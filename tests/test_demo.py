@@ -7,7 +7,11 @@ import shutil
 import pytest
 from typer.testing import CliRunner
 
+from vpeval.report.document import safe_filename
+from vpeval.report.groups import group_entries
+
 from vpeval.cli.main import app
+from vpeval.report.writer import resolve_refs
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "librispeech-mini"
@@ -31,7 +35,7 @@ def _mfcc_system(folder):
 def demo_report(demo_run):
     out, output = demo_run  # one demo run per session (tests/conftest.py)
     assert "report written to" in output
-    return out, json.loads((out / "report.json").read_text())
+    return out, resolve_refs(json.loads((out / "report.json").read_text()))
 
 
 def _section(doc, sid):
@@ -88,12 +92,16 @@ def test_attackers_trained_semi_informed_and_fused(demo_report):
 
 
 def test_html_has_every_section_and_plot(demo_report):
+    """Every section is on the page report.json names (the main page or an appendix page), and every PNG is
+    shown on one of the pages."""
     out, doc = demo_report
-    html = (out / "report.html").read_text()
+    pages = {name: (out / name).read_text() for name in doc["pages"]}
+    assert sorted(pages) == sorted(p.name for p in out.glob("*.html"))
     for s in doc["sections"]:
-        assert s["title"].split(":")[0] in html
+        assert f'<section id="{safe_filename(s["id"])}">' in pages[s["page"]]
+        assert s["title"].split(":")[0] in pages[s["page"]]
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert pngs and all(p in html for p in pngs)
+    assert pngs and all(any(p in html for html in pages.values()) for p in pngs)
 
 
 def test_figures_only_for_strongest_attackers(demo_report):
@@ -103,14 +111,19 @@ def test_figures_only_for_strongest_attackers(demo_report):
     from vpeval.report.document import safe_filename
 
     out, doc = demo_report
-    html = (out / "report.html").read_text()
+    main = (out / "report.html").read_text()
     pngs = sorted(p.name for p in out.glob("*.png"))
-    assert all(p in html for p in pngs) and len(pngs) < 80
+    assert len(pngs) < 80
     summary = _section(doc, "summary")["data"]["systems"]
     for system, data in summary.items():
         featured = {st["eer"]["attacker"] for st in data["strongest"].values()}
         featured.add(doc["verdicts"][system]["strongest_attacker"])
         assert f"summary_all_attackers_{system}.png" in pngs
+        # the main page links every attacker whose figures are drawn (the reader can open each of them)
+        page = f"appendix-{safe_filename(system)}.html"
+        for attacker in featured:
+            assert f'href="{page}#{safe_filename(f"{system}-verification-{attacker}")}"' in main
+        html = (out / page).read_text()
         for attacker in data["attackers"]:
             for kind in ("verification", "linkage"):
                 sid = safe_filename(f"{system}-{kind}-{attacker}")
@@ -139,11 +152,23 @@ def test_demo_shows_per_sex_rows(demo_report):
                 assert {r["group"] for r in rows} == sexes
                 assert all(r["metrics"]["eer_rocch"]["ci_low"] <= r["metrics"]["eer_rocch"]["value"]
                            <= r["metrics"]["eer_rocch"]["ci_high"] for r in rows)
-    vpc = sec["data"]["vpc_rows"]
+    # the bootstrap fields repeated in every group entry are stored once; group_entries puts them back
+    full = group_entries(sec["data"])
+    assert {b["n_boot"] for by_a in full.values() for by_t in by_a.values() for rows in by_t.values()
+            for r in rows for b in r["metrics"].values()} == {doc["options"]["n_boot"]}
+    assert '"n_boot"' not in json.dumps(sec["data"]["systems"])
+    # one list per row in the order of vpc_columns
+    vpc = [dict(zip(sec["data"]["vpc_columns"], r, strict=True)) for r in sec["data"]["vpc_rows"]]
     assert {r["gender"] for r in vpc} == sexes | {"all"}
-    assert list(vpc[0])[:6] == ["dataset", "split", "gender", "enrollment", "trial", "EER (%)"]
-    html = (out / "report.html").read_text()
-    assert 'id="groups"' in html
+    assert sec["data"]["vpc_columns"][:6] == ["dataset", "split", "gender", "enrollment", "trial", "EER (%)"]
+    assert 'id="groups"' in (out / "appendix.html").read_text()
+    # the main page shows each system's per-gender rows unfolded (the first thing a participant looks for)
+    main = (out / "report.html").read_text()
+    for system in sec["data"]["systems"]:
+        start = main.index(f'<section id="{safe_filename(system)}-overview">')
+        block = main[start:main.index("</section>", start)]
+        assert "<details" not in block and "Per gender (VoicePrivacy split" in block
+        assert all(f"<td>{g}</td>" in block for g in sexes | {"all"})
     # issue 26: the demo writes the per-gender VoicePrivacy table into its report folder by default
     with open(out / "voiceprivacy_per_gender.csv", newline="") as f:
         table = list(csv.DictReader(f))
@@ -183,10 +208,13 @@ def test_same_seed_same_report(demo_report, tmp_path):
     again = tmp_path / "again"
     r = CliRunner().invoke(app, ["demo", "-o", str(again), "-q"])
     assert r.exit_code == 0, r.output
-    a = (out / "report.json").read_text().splitlines()
-    b = (again / "report.json").read_text().splitlines()
-    diff = [(x, y) for x, y in zip(a, b) if x != y]
-    assert len(a) == len(b) and len(diff) == 1 and '"generated_at"' in diff[0][0]
+    # report.json is one compact line: equal once the time stamp, its only varying field, is set aside
+    a = json.loads((out / "report.json").read_text())
+    b = json.loads((again / "report.json").read_text())
+    ta, tb = a.pop("generated_at"), b.pop("generated_at")
+    assert a == b
+    for page in a["pages"]:  # and every page, but for the time stamp
+        assert (out / page).read_text().replace(ta, "T") == (again / page).read_text().replace(tb, "T")
     for png in out.glob("*.png"):
         assert (again / png.name).read_bytes() == png.read_bytes(), png.name
 

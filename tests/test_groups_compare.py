@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from vpeval.report.writer import resolve_refs
 from vpeval.stats.results import order_statistic
 from vpeval.cli.main import app
 from vpeval.io.speaker_groups import read_speaker_groups
@@ -282,8 +283,8 @@ def test_audit_two_systems_has_groups_comparisons_and_vpc_table(tmp_path):
     r = CliRunner().invoke(app, ["audit", f"A={a}", f"B={b}", "--backend", "cosine", "-o", str(out), "-q",
                                  "--vpc-table", str(csv_path), "--dataset", "libri-mini"])
     assert r.exit_code == 0, r.output
-    doc = json.loads((out / "report.json").read_text())
-    assert doc["schema_version"] == "2.1"
+    doc = resolve_refs(json.loads((out / "report.json").read_text()))  # repeated parts are stored once
+    assert doc["schema_version"] == "2.2"
     comps = doc["comparisons"]
     oa = [c for c in comps if c["trial_type"] == "oa" and c["metric"] == "eer_rocch"][0]
     assert oa["system_a"] == "A" and oa["better"] == "B" and oa["ci_high_fraction"] < 0

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from vpeval.report.writer import resolve_refs
 from vpeval.analysis import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
 from vpeval.analysis import relabel as RL
 from vpeval.analysis import resample as RS
@@ -444,7 +445,7 @@ def test_verify_and_report_give_the_same_verdict_json(tmp_path):
     assert r.exit_code == 0, r.output
     v2 = json.loads(r.output)["verdicts"]
     _check_verdicts(v2)
-    doc = json.loads((out / "report.json").read_text())
+    doc = resolve_refs(json.loads((out / "report.json").read_text()))  # repeated parts are stored once
     assert doc["sections"][0]["id"] == "verdict" and doc["verdicts"] == v2
     drop = lambda w: {k: x for k, x in w.items() if k != "attacker"}  # noqa: E731  (named after the input)
     assert drop(next(iter(v1.values()))["worst_case"]) == drop(v2["s"]["worst_case"]) and v2["s"]["verdict"] == LEAKS

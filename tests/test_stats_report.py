@@ -8,7 +8,7 @@ import pytest
 from vpeval.io.trials import Trials
 from vpeval.pipeline import OneToN
 from vpeval.report.document import Figure, Report, Table
-from vpeval.report.stats import speaker_profile_section, uncertainty_section
+from vpeval.report.stats import speaker_profile_section, uncertainty_entries, uncertainty_section
 from vpeval.report.writer import write_report
 from vpeval.stats import assess_one_to_n, assess_trials, speaker_profile
 
@@ -38,9 +38,15 @@ def test_sections_build_and_escape(tmp_path):
     assert table.columns[-1] == "verdict"
     j = table.columns.index("smallest reachable p")
     assert table.columns[j - 1] == "p-value" and all(row[j] == pytest.approx(1 / 21) for row in table.rows)
-    assert sec.data["groups"]["sys / 1-to-N"]["rank1"]["chance"]["p_value_floor"] == pytest.approx(1 / 21)
+    # every field repeated over the entries is stored once (common, metrics); the expander gives back each
+    # entry exactly as Assessment.to_dict() does
+    full = uncertainty_entries(sec.data)
+    assert full == {label: {a.key: a.to_dict() for a in items} for label, items in groups.items()}
+    assert sec.data["common"]["bootstrap"]["n_boot"] == 20 and "n_boot" not in json.dumps(sec.data["groups"])
+    assert sec.data["metrics"]["eps_max"]["bootstrap"]["unit"] == "nats"
+    assert full["sys / 1-to-N"]["rank1"]["chance"]["p_value_floor"] == pytest.approx(1 / 21)
     assert any(isinstance(b, Figure) for b in sec.blocks)
-    assert sec.data["groups"][f"{EVIL} / oa"]["eps_max"]["bootstrap"]["n_boot"] == 20
+    assert full[f"{EVIL} / oa"]["eps_max"]["bootstrap"]["n_boot"] == 20
     assert sec.data["n_boot"] == [20] and sec.data["seeds"] == [0]
     prof = speaker_profile(t, one_to_n=m, lid=np.zeros(12))
     psec = speaker_profile_section({f"{EVIL}": prof}, top=2)

@@ -278,7 +278,8 @@ def _load_train(folder: Path, evaluation: dict) -> dict:
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
                seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
                dataset: str = "", split: str = "", command: str = "audit", client=None,
-               verdict: dict | None = None, vpc_in_report: str | None = None, vpc_lists=None) -> None:
+               verdict: dict | None = None, vpc_in_report: str | None = None, vpc_lists=None,
+               figures: str = "strongest") -> None:
     from contextlib import nullcontext
 
     from ..io.output import claim_file, claim_folder
@@ -292,7 +293,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                  if vpc_table is not None else nullcontext())
     with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:
         rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split,
-                          client, verdict, vpc_lists)
+                          client, verdict, vpc_lists, figures=figures)
         from ..report.groups import vpc_csv_text
 
         sec = next((s for s in rep.sections if s.id == "groups"), None)
@@ -307,7 +308,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
 
 def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset="", split="",
-                client=None, verdict: dict | None = None, vpc_lists=None):
+                client=None, verdict: dict | None = None, vpc_lists=None, figures: str = "strongest"):
     """Run the audit and render its report into the claimed folder ``dest``; ``vpc_lists`` = (enrolls file,
     trials files, enroll rule) or None."""
     from ..report import sha256_file
@@ -382,7 +383,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         rep = audit_systems(loaded, title=title, seed=seed, metadata=metadata, utility=utility, pitch=pitch,
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
-                            dataset=dataset, split=split, client=client, vpc_lists=lists,
+                            dataset=dataset, split=split, client=client, vpc_lists=lists, figures=figures,
                             **_audit_verdict_kwargs(verdict))
         rep.inputs = inputs
         status.update("writing the report")
@@ -487,6 +488,11 @@ def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = N
             console.print(escape(f"  note: even the highest ALID is below 0: {NEGATIVE_LID_READING}"), overflow="fold")
 
 
+FiguresOpt = typer.Option("strongest", "--figures", help="Per-attacker figures: 'strongest' (default: those of "
+                          "the strongest attackers, which the main page links to; every other attacker stays "
+                          "numbers in the appendix and report.json) or 'all'.")
+
+
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech anonymized by three systems side by "
              "side: McAdams, WORLD F0 scaling + VTLN-style envelope warping, and resampling; "
              "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
@@ -514,6 +520,7 @@ def demo(
     n_perm: int = VerdictPermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
+    figures: str = FiguresOpt,
 ):
     folder = _find_example(example)
     # McAdams in the example folder itself; the further systems in its subfolders (see its README)
@@ -525,7 +532,7 @@ def demo(
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo",
                verdict={**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict},
-               vpc_in_report=DEMO_VPC_TABLE)
+               vpc_in_report=DEMO_VPC_TABLE, figures=_figures(figures))
 
 
 _EXAMPLE_SYSTEMS = {"vtln": "WORLD F0 + VTLN-warping", "resample": "resampling"}
@@ -577,6 +584,7 @@ def audit(
     enroll_rule: Optional[str] = typer.Option(
         None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings) or "
         "normalized (normalised mean of normalised embeddings)."),
+    figures: str = FiguresOpt,
 ):
     folders: list[tuple[Path, str]] = []
     if (enroll_list is None) != (not vpc_trials):
@@ -597,7 +605,15 @@ def audit(
     with execution(scheduler, workers) as client:
         _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
                    fusion=not no_fusion, vpc_table=vpc_table, dataset=dataset, split=split, client=client,
-                   verdict=verdict, vpc_lists=lists)
+                   verdict=verdict, vpc_lists=lists, figures=_figures(figures))
+
+
+def _figures(value: str) -> str:
+    from ..report.overview import FIGURE_CHOICES
+
+    if value not in FIGURE_CHOICES:
+        raise VpevalError(f"--figures {value!r}: expected one of {', '.join(FIGURE_CHOICES)}")
+    return value
 
 
 def _backends(names: list[str]):

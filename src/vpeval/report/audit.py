@@ -47,6 +47,7 @@ from .verdict import verdict_section
 from ..analysis.readings import (CONSISTENCY_GOAL_EER, EXACT_INTERVAL_NOTE, at_eps_max_ceiling,
                                  consistency_reading, exact_eer_interval, oaaa_by_condition, oaaa_reading)
 from .audit_views import _eer_vs_disclosure_section, _privacy_utility_section  # noqa: F401
+from .overview import FIGURE_CHOICES, assign_pages, overview_section
 
 __all__ = ["audit_embeddings", "audit_systems", "render_audit", "audit_system", "SystemAudit",
            "aggregate_over_attackers", "REPORT_TYPES",
@@ -84,8 +85,8 @@ def featured_attackers(res: "SystemAudit", verdict: dict | None = None) -> list[
     """The attackers of one system whose per-attacker figures the report draws: the strongest by ROCCH-EER on
     each attack trial type (:func:`strongest_attackers`) and the verdict's deciding attacker, sorted by name.
 
-    Every other attacker keeps its tables (and every number in report.json); its figures are left out, and the
-    summary's combined figure draws the DET and CMC curves of all attackers of the system on one page. Empty
+    Every other attacker keeps its tables (and every number in report.json); its figures are left out, the main
+    page draws the DET curves and the summary the CMC of all attackers of the system. Empty
     when no attack trial type was computed (then every attacker's figures are drawn).
     """
     names = {st["eer"]["attacker"] for st in strongest_attackers(res).values()}
@@ -100,8 +101,9 @@ def _without_figures(sec: Section, featured: list[str], system: str = "") -> Sec
         sec.blocks = [b for b in sec.blocks if not isinstance(b, Figure)]
         sec.blocks.append(Paragraph(
             f"Figures are drawn for the strongest attackers {'of ' + system + ' ' if system else ''}only "
-            f"({', '.join(featured)}), and the summary draws the DET and CMC curves of every attacker together; "
-            "this attacker's numbers are in the tables above and in report.json.", kind="note"))
+            f"({', '.join(featured)}; every attacker's figures with --figures all); the main page draws the DET "
+            "curves of every attacker and the summary their CMC; this attacker's numbers are in the tables above "
+            "and in report.json.", kind="note"))
     return sec
 
 
@@ -110,25 +112,16 @@ COMBINED_TYPES = ("oa", "aa")
 
 
 def _draw_all_attackers(fig, res: "SystemAudit", featured: list[str]) -> None:
-    """DET (top row) and CMC (bottom row) of every attacker of one system, one column per trial type of
-    :data:`COMBINED_TYPES`; the featured attackers are drawn thicker."""
-    from ..plots import CMCDisplay, DETDisplay
-    from ..plots.displays import det_floor
+    """CMC of every attacker of one system, one panel per trial type of :data:`COMBINED_TYPES`; the featured
+    attackers are drawn thicker. (Their DET curves are on the main page, :func:`vpeval.report.overview.draw_det_all`.)"""
+    from ..plots import CMCDisplay
 
     types = [t for t in COMBINED_TYPES if any(t in by for by in res.trials.values())]
     names = list(res.trials)
     style = {a: {"color": f"C{i % 10}", "ls": ("-", "--", "-.", ":")[(i // 10) % 4],
                  "lw": 2.2 if a in featured else 1.0} for i, a in enumerate(names)}
     for j, t in enumerate(types):
-        ax = fig.add_subplot(2, len(types), 1 + j)
-        shown = [(a, DETDisplay.from_scores(by[t].tar, by[t].non, label=a)) for a, by in res.trials.items()
-                 if t in by]
-        floor = min(det_floor(d.pfa, d.pmiss) for _, d in shown)
-        for a, d in shown:
-            d.plot(ax, floor=floor, **style[a])
-        ax.set_title(f"DET, {t}", fontsize=9)
-        ax.legend(fontsize=6, loc="upper right")
-        ax = fig.add_subplot(2, len(types), 1 + len(types) + j)
+        ax = fig.add_subplot(1, len(types), 1 + j)
         for a, by_cond in res.linkage.items():
             link = by_cond.get(t)
             if link is not None and not isinstance(link, Exception):
@@ -448,6 +441,7 @@ def audit_systems(
     budget_bits: float = DEFAULT_BUDGET_BITS,
     alpha: float = 0.05,
     vpc_lists=None,
+    figures: str = "strongest",
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -499,6 +493,9 @@ def audit_systems(
         Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
     vpc_lists : vpeval.pipeline.vpc.VPCLists, optional
         Score the challenge's enrolls/trials lists instead of vpeval's split (:func:`vpeval.audit`).
+    figures : {"strongest", "all"}
+        Per-attacker figures for the strongest attackers of each system only (default; the others stay data in
+        their tables and report.json), or for every attacker.
 
     Returns
     -------
@@ -518,7 +515,7 @@ def audit_systems(
                    n_boot=n_boot, n_perm=n_perm, backends=backends, asnorm=asnorm, fusion=fusion, group_by=group_by,
                    compare=compare, client=client, verdict_perm=verdict_perm, budget_bits=budget_bits, alpha=alpha,
                    utility=utility, pitch=pitch, progress=progress, vpc_lists=vpc_lists)
-    return render_audit(result, title=title, dataset=dataset, split=split)
+    return render_audit(result, title=title, dataset=dataset, split=split, figures=figures)
 
 
 def _lists_sentence(lists: dict) -> str:
@@ -529,9 +526,19 @@ def _lists_sentence(lists: dict) -> str:
             "oaaa, cross-profile and the 1-to-N searches use the lists' enrollment and tested utterances.")
 
 
-def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: str = "", split: str = "") -> Report:
+def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: str = "", split: str = "",
+                 figures: str = "strongest") -> Report:
     """Lay out an :class:`~vpeval.analysis.audit.AuditResult` as the audit report (sections, tables, figures);
-    ``dataset`` and ``split`` fill the VoicePrivacy-style rows of the groups section."""
+    ``dataset`` and ``split`` fill the VoicePrivacy-style rows of the groups section.
+
+    The report has three depths (issue 27): the main page (``report.html``) holds the verdict block, the paired
+    comparison, one section per system (:func:`vpeval.report.overview.overview_section`) and utility; every other
+    section (every attacker x trial type x metric) is on an appendix page (``appendix.html`` for what spans the
+    systems, ``appendix-<system>.html`` per system with several systems), linked from the main page.
+    ``figures``: ``"strongest"`` draws per-attacker figures for the strongest attackers only, ``"all"`` for
+    every attacker."""
+    if figures not in FIGURE_CHOICES:
+        raise VpevalError(f"figures={figures!r}: expected one of {', '.join(FIGURE_CHOICES)}")
     results, o = result.systems, result.options
     systems = o["systems"]
     seed, n_boot = o["seed"], o["n_boot"]
@@ -551,23 +558,45 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     # the answers next: which system protects better (paired), and per group; then the long evidence
     if "comparisons" in data:
         report.extra["comparisons"] = data["comparisons"]
-        report.add(comparisons_section(result.comparisons, result.comparison_notes, n_boot=n_boot, seed=seed))
+        # the main page: the verdicts' worst cases and the strongest attackers' EERs; every row in the appendix
+        report.add(comparisons_section(result.comparisons, result.comparison_notes, n_boot=n_boot, seed=seed,
+                                       metrics=("worst_case", "eer_rocch"),
+                                       more="the appendix's paired comparison, and report.json"))
+        every = comparisons_section(result.comparisons, [], n_boot=n_boot, seed=seed)
+        every.id, every.title, every.data = "comparisons-all", "Paired comparison: every metric", {}
+        report.add(every)
+    featured = {system: featured_attackers(res, verdicts.get(system)) for system, res in results.items()}
+    multi = len(systems) > 1
+    utility, pitch = result.utility, result.pitch
+    for system, res in results.items():  # the middle depth: one screenful per system, utility beside it
+        sid = f"{safe_filename(system)}-" if multi else ""
+        more = {"every attacker and trial type (summary)": "summary", "per gender, every attacker": "groups",
+                "embedding structure": f"{sid}embedding"}
+        if res.attributes:
+            more["soft-biometric leakage"] = f"{sid}attributes"
+        report.add(overview_section(system, res, featured=featured[system], multi=multi, dataset=dataset,
+                                    split=split, links=more if o["group_by"] is not None else
+                                    {k: v for k, v in more.items() if v != "groups"}))
+        if system in utility:
+            report.add(utility_section(utility[system], baseline="original" if "original" in utility[system] else None,
+                                       section_id=f"{sid}utility", title=f"Utility: word error rate {system if multi else ''}".rstrip()))
+        if pitch and system in pitch:
+            report.add(pitch_section(pitch[system], section_id=f"{sid}pitch",
+                                     title=f"Utility: pitch correlation {system if multi else ''}".rstrip()))
     if o["group_by"] is not None:
         sec = report.add(groups_section(results, dataset=dataset, split=split))
-        sec.folded = True
         if o.get("vpc_lists"):
             sec.blocks.insert(1, Paragraph(_lists_sentence(o["vpc_lists"])))
-    featured = {system: featured_attackers(res, verdicts.get(system)) for system, res in results.items()}
     summary = report.add(_summary_section(results))
     for system, res in results.items():
         if any(t in by for by in res.trials.values() for t in COMBINED_TYPES):
             pre_s = f"{system}: " if len(results) > 1 else ""
             summary.blocks.append(Figure(
                 f"all_attackers_{system}", lambda fig, _r=res, _f=featured[system]: _draw_all_attackers(fig, _r, _f),
-                f"{pre_s}DET curves (top) and CMC (bottom) of every attacker, on "
-                f"{' and '.join(t for t in COMBINED_TYPES)} trials; thick lines: the strongest attackers "
-                f"({', '.join(featured[system])}), whose own sections below also draw their figures.",
-                size=(11.0, 10.0)))
+                f"{pre_s}CMC of every attacker, on {' and '.join(t for t in COMBINED_TYPES)} trials; thick lines: "
+                f"the strongest attackers ({', '.join(featured[system])}), whose own sections also draw their "
+                "figures. The DET curves of every attacker are on the main page.",
+                size=(11.0, 5.0)))
     report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results, seed=seed))
     anon = {f"{system} / {ext}": audit.results["anonymized"] for system, res in results.items()
@@ -577,7 +606,6 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         from .beyond import sbls_sensitivity_section
 
         report.add(sbls_sensitivity_section(anon)).folded = True
-    utility, pitch = result.utility, result.pitch
     if utility:
         report.add(_privacy_utility_section(results, utility))
     pre_sys = (lambda s: f"{s} / ") if len(systems) > 1 else (lambda s: "")
@@ -589,18 +617,24 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         expected_to_differ=expected,
         trial_counts={f"{pre_sys(n)}{a} / {t}": (int(m["n_tar"]), int(m["n_non"])) for n, r in results.items()
                       for a, by in r.type_metrics.items() for t, m in by.items()
-                      if m.get("n_tar", 0) >= 1 and m.get("n_non", 0) >= 1})).folded = True
+                      if m.get("n_tar", 0) >= 1 and m.get("n_non", 0) >= 1},
+        plot_labels=None if figures == "all" else  # the strongest attackers' attacks
+        {f"{pre_sys(n)}{a} / {t}" for n in results for a in featured[n] for t in ATTACK_TYPES},
+        # the page shows the attacks (1-to-N included); references and consistency checks are in report.json
+        table_labels={f"{pre_sys(n)}{k}" for n, r in results.items() for k in r.assessments
+                      if k.split(" / ")[-1].split(" ")[0] in ATTACK_TYPES})).folded = True
     report.add(speaker_profile_section(
         {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()})).folded = True
-    multi = len(systems) > 1
     for system, res in results.items():
         pre = f"{system} / " if multi else ""
         sid = f"{safe_filename(system)}-" if multi else ""
         feat = featured[system]
 
         def per_attacker(sec, attacker, _feat=feat, _system=system if multi else ""):
-            # figures only for the strongest attackers; the others keep their tables (issue 27: 299 PNGs)
-            return sec if not _feat or attacker in _feat else _without_figures(sec, _feat, _system)
+            # figures only for the strongest attackers (linked from the main page) unless all are asked for;
+            # the others keep their tables (issue 27: 299 PNGs)
+            keep = figures == "all" or not _feat or attacker in _feat
+            return sec if keep else _without_figures(sec, _feat, _system)
         for attacker, by_type in res.trials.items():
             report.add(per_attacker(verification_section(
                 by_type, section_id=f"{sid}verification-{attacker}",
@@ -626,15 +660,10 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
                                      f"Embedding structure: {pre}original vs anonymized"))
         report.add(_optional_section(distinctiveness_section, res.distinctiveness, f"{sid}distinctiveness",
                                      f"Voice distinctiveness (DeID, G_VD): {pre}".rstrip(": /")))
-        if system in utility:
-            report.add(utility_section(utility[system], baseline="original" if "original" in utility[system] else None,
-                                       section_id=f"{sid}utility", title=f"Utility: word error rate {pre}".rstrip(" /")))
-        if pitch and system in pitch:
-            report.add(pitch_section(pitch[system], section_id=f"{sid}pitch",
-                                     title=f"Utility: pitch correlation {pre}".rstrip(" /")))
         if res.attributes:
             report.add(_optional_section(attributes_section, res.attributes, f"{sid}attributes",
                                          f"Soft-biometric leakage (SBLS): {pre}".rstrip(": /")))
+    assign_pages(report, list(systems))
     return report
 
 

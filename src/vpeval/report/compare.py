@@ -8,7 +8,7 @@ import math
 from ..pipeline.compare import HEADLINE_METRICS
 from .document import Paragraph, Section, Table
 
-__all__ = ["comparisons_section", "display_scale"]
+__all__ = ["comparisons_section", "display_scale", "SHORT_NAMES"]
 
 _LN2 = math.log(2.0)
 
@@ -18,10 +18,21 @@ def display_scale(unit: str) -> tuple[float, str]:
     return {"fraction": (100.0, "%"), "nats": (1.0 / _LN2, "bits"), "bits": (1.0, "bits")}.get(unit, (1.0, unit))
 
 
-def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, seed: int) -> Section:
+#: Short metric names of the main page's comparison table (the appendix's table gives the full ones).
+SHORT_NAMES = {"worst_case": "verdict's worst case", "eer_rocch": "lowest ROCCH-EER", "eps_max": "largest eps_max",
+               "alid": "largest ALID"}
+
+
+def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, seed: int, metrics=None,
+                        more: str = "") -> Section:
     """One row per pair of systems, trial type and headline metric: both values, the difference with its paired
     speaker-bootstrap interval, and the reading. ``data`` = ``{comparisons: [Comparison.to_dict()], notes,
-    method}``."""
+    method}``: every comparison, whatever ``metrics`` shows.
+
+    ``metrics``: the metric keys whose rows the table shows (default: every one); ``more``: where the other rows
+    are shown, said in a note under the table when rows are left out. With ``metrics`` the table is the short
+    one: short metric names (:data:`SHORT_NAMES`, defined in the method paragraph) and the reading without the
+    metric's name it repeats."""
     sec = Section("comparisons", "Paired comparison of the systems")
     method = (
         "First the verdicts' worst cases (the largest eps_max or LID_max over every attacker and trial type, "
@@ -36,15 +47,23 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
         "difference' (95 % level, not corrected for the several comparisons).")
     sec.blocks.append(Paragraph(method))
     rows = []
-    for c in comparisons:
+    shown = [c for c in comparisons if metrics is None or c.metric in metrics]
+    for c in shown:
         k, unit = display_scale(c.unit)
         name = HEADLINE_METRICS[c.metric][0] if c.metric in HEADLINE_METRICS else c.metric
+        reading = c.reading
+        if metrics is not None:
+            name, reading = SHORT_NAMES.get(c.metric, name), c.reading.split(": ", 1)[-1]
         rows.append([c.system_a, c.system_b, c.trial_type, f"{name} ({unit})", k * c.value_a, k * c.value_b,
-                     k * c.diff, f"[{k * c.low:.3g}, {k * c.high:.3g}]", c.reading])
+                     k * c.diff, f"[{k * c.low:.3g}, {k * c.high:.3g}]", reading])
     if rows:
         sec.blocks.append(Table(["system A", "system B", "trial type", "metric", "A", "B", "A - B", "95 % CI",
                                  "reading"], rows, fmt="{:.3g}",
                                 caption="Paired differences (EER in %, worst case, eps_max and ALID in bits)"))
+    if len(shown) < len(comparisons):
+        left = sorted({HEADLINE_METRICS.get(c.metric, (c.metric,))[0] for c in comparisons if c not in shown})
+        sec.blocks.append(Paragraph(f"{len(comparisons) - len(shown)} further comparisons ({'; '.join(left)}): "
+                                    f"{more or 'report.json'}.", kind="note"))
     for n in notes:
         sec.blocks.append(Paragraph(n, kind="note"))
     sec.data = {"comparisons": [c.to_dict() for c in comparisons], "notes": list(notes), "method": method}

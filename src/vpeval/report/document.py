@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Table", "Figure", "Paragraph", "Section", "Report", "safe_filename"]
+__all__ = ["Table", "Figure", "Paragraph", "Links", "Section", "Report", "safe_filename", "page_file"]
 
 
 @dataclass
@@ -46,15 +46,32 @@ class Figure:
 
 
 @dataclass
+class Links:
+    """A line of links to other parts of the report: ``lead`` text, then ``items`` of (label, target).
+
+    A target is a section id of the same report (``"#<id>"`` is not needed: the writer resolves the page the
+    section is on) or, with ``external=True``, a relative file name written beside the page. Labels and targets
+    are escaped like every other string.
+    """
+
+    lead: str
+    items: list[tuple[str, str]] = field(default_factory=list)
+    kind: str = "note"
+
+
+@dataclass
 class Section:
     """A titled part of the report. ``folded`` sections are rendered closed (HTML ``<details>``, no scripts):
-    their title stays visible and one click opens them."""
+    their title stays visible and one click opens them. ``page`` names the HTML page the section is on: ``""``
+    for the main page (``report.html``), else an appendix page (``<page>.html`` beside it, see
+    :func:`page_file`); report.json keeps every section whatever its page."""
 
     id: str
     title: str
-    blocks: list[Paragraph | Table | Figure] = field(default_factory=list)
+    blocks: list[Paragraph | Table | Figure | Links] = field(default_factory=list)
     data: dict = field(default_factory=dict)
     folded: bool = False
+    page: str = ""
 
 
 @dataclass
@@ -64,6 +81,7 @@ class Report:
     inputs: list[dict] = field(default_factory=list)
     options: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)  # further top-level report.json objects (e.g. "attackers")
+    page_titles: dict = field(default_factory=dict)  # appendix page -> its title (Section.page)
 
     def add(self, section: Section) -> Section:
         """Append ``section``; its id must stay unique once made file-name safe (it names anchors and PNGs)."""
@@ -94,3 +112,13 @@ def safe_filename(name: str, max_len: int = 60) -> str:
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         return f"{s[: max_len - 9].strip('_-') or 'x'}-{digest}"
     return s[:max_len] or "x"
+
+
+def page_file(page: str) -> str:
+    """The HTML file of a report page: ``report.html`` for the main page (``""``), else ``<page>.html`` with
+    ``page`` made file-name safe (:func:`safe_filename`).
+
+    >>> page_file(""), page_file("appendix-mcadams")
+    ('report.html', 'appendix-mcadams.html')
+    """
+    return "report.html" if not page else f"{safe_filename(page)}.html"

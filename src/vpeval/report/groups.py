@@ -14,7 +14,8 @@ import math
 from ..analysis.readings import EXACT_INTERVAL_NOTE, NEGATIVE_LID_READING, exact_eer_interval
 from .document import Paragraph, Section, Table
 
-__all__ = ["VPC_COLUMNS", "GROUP_RULE", "group_rows", "groups_section", "score_groups_section", "vpc_csv_text"]
+__all__ = ["VPC_COLUMNS", "GROUP_RULE", "group_rows", "groups_section", "score_groups_section", "vpc_csv_text",
+           "group_entries"]
 
 _LN2 = math.log(2.0)
 
@@ -110,7 +111,8 @@ def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Sect
     """The folded per-group section of an audit: one row per system x attacker x trial type x group.
 
     ``results``: system name -> SystemAudit. ``data`` = ``{group_by: {system: column or null}, notes: {system:
-    text}, rule, systems: {system: {attacker: {trial type: [GroupResult.to_dict()]}}}, vpc_columns, vpc_rows}``.
+    text}, rule, systems: {system: {attacker: {trial type: [GroupResult.to_dict()]}}}, vpc_columns, vpc_rows}``;
+    ``vpc_rows`` are the :func:`group_rows` as lists in the order of ``vpc_columns``.
     """
     multi = len(results) > 1
     sec = Section("groups", "Results per speaker group (VoicePrivacy gender split)")
@@ -156,9 +158,71 @@ def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Sect
                                         + NEGATIVE_LID_READING + ".", kind="note"))
     elif not notes:
         sec.blocks.append(Paragraph("No speaker groups: the audit was given no metadata.", kind="note"))
+    common, per_metric = _factor_bootstraps(data)
     sec.data = {"group_by": {s: r.group_by for s, r in results.items()}, "notes": notes, "rule": GROUP_RULE,
-                "systems": data, "vpc_columns": list(VPC_COLUMNS), "vpc_rows": vpc}
+                "bootstrap_common": common, "bootstrap_metrics": per_metric,
+                # one list per row in the order of vpc_columns (not a dict per row: the 28 column names
+                # repeated in each of hundreds of rows were a third of the section)
+                "systems": data, "vpc_columns": list(VPC_COLUMNS), "vpc_rows": [[r[c] for c in VPC_COLUMNS] for r in vpc]}
     return sec
+
+
+def _bootstraps(data: dict):
+    """Every (metric key, bootstrap dict) of the group entries of ``data`` (system -> attacker -> type -> list)."""
+    for by_att in data.values():
+        for by_type in by_att.values():
+            for entries in by_type.values():
+                for e in entries:
+                    for key, b in (e.get("metrics") or {}).items():
+                        yield key, b
+                    if isinstance(e.get("alid"), dict):
+                        yield "alid", e["alid"]
+
+
+def _factor_bootstraps(data: dict) -> tuple[dict, dict]:
+    """Store the fields repeated in every bootstrap result of the group entries once, in place: ``common`` those
+    equal in all (level, method, replicates, seed), ``per_metric[key]`` those equal in all of one metric (key,
+    name, unit, resampled units); :func:`group_entries` puts them back."""
+    boots = list(_bootstraps(data))
+    if not boots:
+        return {}, {}
+
+    def same(values):
+        return all(type(v) is type(values[0]) and v == values[0] for v in values)  # NaN never: kept per entry
+
+    fields = set.intersection(*(set(b) for _, b in boots)) - {"value", "ci_low", "ci_high"}
+    common = {f: boots[0][1][f] for f in sorted(fields) if same([b[f] for _, b in boots])}
+    per_metric = {}
+    for key in dict.fromkeys(k for k, _ in boots):
+        mine = [b for k, b in boots if k == key]
+        fs = set.intersection(*(set(b) for b in mine)) - set(common) - {"value", "ci_low", "ci_high"}
+        per_metric[key] = {f: mine[0][f] for f in sorted(fs) if same([b[f] for b in mine])}
+    for key, b in boots:
+        for f in list(common) + list(per_metric[key]):
+            b.pop(f, None)
+    return common, per_metric
+
+
+def group_entries(data: dict) -> dict:
+    """The group entries of a groups section's data (report.json, audits) with the fields stored once
+    (``bootstrap_common``, ``bootstrap_metrics``) put back into every bootstrap result, as
+    ``GroupResult.to_dict()`` gives them: ``{system: {attacker: {trial type: [entry]}}}``; ``data`` is not
+    changed."""
+    common, per_metric = data.get("bootstrap_common", {}), data.get("bootstrap_metrics", {})
+
+    def full(key, b):
+        return {**common, **per_metric.get(key, {}), **b}
+
+    def entry(e):
+        e = dict(e)
+        if isinstance(e.get("metrics"), dict):
+            e["metrics"] = {k: full(k, b) for k, b in e["metrics"].items()}
+        if isinstance(e.get("alid"), dict):
+            e["alid"] = full("alid", e["alid"])
+        return e
+
+    return {s: {a: {t: [entry(e) for e in es] for t, es in by_t.items()} for a, by_t in by_a.items()}
+            for s, by_a in data["systems"].items()}
 
 
 def score_groups_section(results: dict, *, source: str, seed: int, n_boot: int) -> Section:
@@ -192,11 +256,12 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def vpc_csv_text(rows: list[dict]) -> str:
-    """The rows of :func:`group_rows` as CSV text (header :data:`VPC_COLUMNS`; empty cell = not computed)."""
+def vpc_csv_text(rows: list) -> str:
+    """The rows of :func:`group_rows` (dicts, or lists in the order of :data:`VPC_COLUMNS` as in the groups
+    section's ``vpc_rows``) as CSV text (header :data:`VPC_COLUMNS`; empty cell = not computed)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(VPC_COLUMNS)
     for r in rows:
-        w.writerow([_fmt(r[c]) for c in VPC_COLUMNS])
+        w.writerow([_fmt(r[c]) for c in VPC_COLUMNS] if isinstance(r, dict) else [_fmt(v) for v in r])
     return buf.getvalue()

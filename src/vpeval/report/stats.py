@@ -13,7 +13,7 @@ from .document import Figure, Paragraph, Section, Table
 from .units import LN2, display_unit, to_display
 from ..plots.displays import legend_label
 
-__all__ = ["uncertainty_section", "speaker_profile_section"]
+__all__ = ["uncertainty_section", "speaker_profile_section", "uncertainty_entries"]
 
 
 def _ci_text(a: Assessment) -> str:
@@ -42,6 +42,8 @@ def uncertainty_section(
     plot_metric: str | None = "eps_max",
     expected_to_differ=(),
     trial_counts: dict | None = None,
+    plot_labels=None,
+    table_labels=None,
 ) -> Section:
     """One table row per (group, metric): value, unit, 95 % CI, chance floor, p-value, verdict.
 
@@ -60,6 +62,11 @@ def uncertainty_section(
     trial_counts : dict label -> (n_tar, n_non), optional
         Target and non-target trial counts of a label's verification trials: an EER row whose bootstrap interval
         has zero width then also shows the exact interval (:func:`vpeval.analysis.readings.exact_eer_interval`).
+    plot_labels : collection of str, optional
+        The labels drawn in the plot (default: every label); ``data`` keeps every label.
+    table_labels : collection of str, optional
+        The labels shown in the table (default: every label); a note counts the others, whose numbers are in
+        ``data`` (report.json).
 
     Returns
     -------
@@ -111,6 +118,9 @@ def uncertainty_section(
             if label in expected_to_differ and verdict == VERDICT_LEAKS:
                 verdict = (expected_to_differ[label] if isinstance(expected_to_differ, dict)
                            else "differs from chance (expected)")
+            data[label][a.key] = a.to_dict()
+            if table_labels is not None and label not in table_labels:
+                continue
             value, unit = to_display(a.boot.value, a.boot.unit)
             ci = _ci_text(a)
             counts = (trial_counts or {}).get(label)
@@ -119,7 +129,6 @@ def uncertainty_section(
                 ci += f" degenerate; exact [{100 * lo:.4g}, {100 * hi:.4g}]"
             rows.append([label, a.boot.name, unit, value, ci, _floor_text(c), c.p_value,
                          c.p_value_floor, verdict])
-            data[label][a.key] = a.to_dict()
     level = join([f"{100 * x:g} %" for x in levels])
     sec.blocks.append(Table(
         ["system / condition", "metric", "unit", "value", f"{level} CI", "chance floor", "p-value",
@@ -127,8 +136,14 @@ def uncertainty_section(
         rows, caption="Every headline number with its speaker-level interval and its chance floor",
         cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance", "differs from chance (expected)": "ok",
                       OAAA_VERDICT: "ok"}))
+    hidden = [label for label in assessments if table_labels is not None and label not in table_labels]
+    if hidden:
+        sec.blocks.append(Paragraph(
+            f"{len(hidden)} further groups (references, pseudo-identity checks and other trial types) are in "
+            "report.json only (this section's data), with the same fields.", kind="note"))
     if plot_metric is not None:
-        pts = [(label, a) for label, items in assessments.items() for a in items if a.key == plot_metric]
+        pts = [(label, a) for label, items in assessments.items() for a in items if a.key == plot_metric
+               and (plot_labels is None or label in plot_labels)]
         if pts:
             name, unit = pts[0][1].boot.name, display_unit(pts[0][1].boot.unit)[1]
             sec.blocks.append(Figure(
@@ -136,12 +151,71 @@ def uncertainty_section(
                 f"{name}: value (dot) with its {level} speaker-bootstrap interval (bar) and the chance floor "
                 "(grey tick: the value a perfectly private system stays within 95 % of the time).",
                 size=(6.0, 0.5 + 0.38 * len(pts))))
+    common, metrics = _factor(data)
     sec.data = {
-        "groups": data,
+        "groups": data, "common": common, "metrics": metrics,
         "n_boot": n_boot, "n_perm": n_perm, "seeds": seeds, "level": levels, "alpha": alphas,
         "interval": "percentile (order statistics), speaker-level bootstrap",
     }
     return sec
+
+
+_PARTS = ("bootstrap", "chance")
+
+
+def _same(values) -> bool:
+    first = values[0]
+    return all(type(v) is type(first) and v == first for v in values)  # NaN is never equal: never factored
+
+
+def _factor(data: dict) -> tuple[dict, dict]:
+    """Factor the fields repeated in every entry of ``data[label][key] = {"bootstrap": {...}, "chance": {...}}``
+    out of the entries, in place: ``common[part]`` holds the fields equal in every entry (replicates, seed,
+    level, method...), ``metrics[key][part]`` those equal in every entry of one metric (its key, name, unit, the
+    direction of its chance test); each entry keeps the rest. :func:`uncertainty_entries` puts them back."""
+    entries = [(key, d) for by in data.values() for key, d in by.items()]
+    common: dict = {part: {} for part in _PARTS}
+    metrics: dict = {}
+    if not entries:
+        return common, metrics
+    for part in _PARTS:
+        fields = set.intersection(*(set(d[part]) for _, d in entries))
+        for f in sorted(fields - {"value"}):
+            if _same([d[part][f] for _, d in entries]):
+                common[part][f] = entries[0][1][part][f]
+    for key in dict.fromkeys(k for k, _ in entries):
+        mine = [d for k, d in entries if k == key]
+        metrics[key] = {}
+        for part in _PARTS:
+            fields = set.intersection(*(set(d[part]) for d in mine)) - set(common[part]) - {"value"}
+            metrics[key][part] = {f: mine[0][part][f] for f in sorted(fields) if _same([d[part][f] for d in mine])}
+    for key, d in entries:
+        for part in _PARTS:
+            for f in list(common[part]) + list(metrics[key][part]):
+                d[part].pop(f, None)
+    return common, metrics
+
+
+def uncertainty_entries(data: dict) -> dict:
+    """The full entries of an uncertainty section's data (report.json): ``{label: {metric key: {"bootstrap":
+    {...}, "chance": {...}}}}`` with the fields stored once in ``common`` and ``metrics`` put back in every
+    entry (as :meth:`vpeval.stats.Assessment.to_dict` gives them).
+
+    Parameters
+    ----------
+    data : dict
+        The ``data`` of an ``uncertainty`` section (schema 2.2 or later; older ones are returned as they are).
+
+    Returns
+    -------
+    dict
+        New dicts; ``data`` is not changed.
+    """
+    common, metrics = data.get("common", {}), data.get("metrics", {})
+    return {label: {key: {part: {**common.get(part, {}), **metrics.get(key, {}).get(part, {}), **d[part]}
+                          for part in d}
+                    for key, d in by.items()}
+            for label, by in data["groups"].items()}
 
 
 def _draw_intervals(fig, pts, name, unit):

@@ -61,8 +61,16 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         "log-odds, below the dotted uninformative reference (the gap to it is shaded when one curve is drawn). "
         "D_ECE is the gap integrated uniformly over the prior P (not over its log-odds). A curve that repeats "
         "another is dashed over it and named in the legend.", size=(6.0, 5.0)))
+    # a metric's definition and library call once per section when they are the same for every system (trial
+    # type); one that differs (linkability names its bin count, which follows the trial count) stays in each value
+    same = {key for key in order if len({(m.definition, m.function) for n in names for m in summaries[n]
+                                         if m.key == key}) == 1}
     sec.data = {
-        "systems": {n: {m.key: m.as_dict() for m in summaries[n]} for n in names},
+        "systems": {n: {m.key: {k: v for k, v in m.as_dict().items()
+                                if m.key not in same or k not in ("definition", "function")}
+                        for m in summaries[n]} for n in names},
+        "definitions": {key: {"definition": m.definition, "function": m.function} for key, m in order.items()
+                        if key in same},
         "p_targets": list(p_targets),
     }
     return sec

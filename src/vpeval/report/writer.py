@@ -14,12 +14,13 @@ from pathlib import Path
 
 from .._version import __version__
 from ..io.output import OutputExistsError, claim_folder, sha256_file
-from .document import Figure, Paragraph, Report, Table, safe_filename
+from .document import Figure, Links, Paragraph, Report, Table, page_file, safe_filename
 from .inputs import page_paths
 
-__all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION"]
+__all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION", "resolve_refs",
+           "REF_MIN_CHARS"]
 
-SCHEMA_VERSION = "2.1"  # 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
+SCHEMA_VERSION = "2.2"  # 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
 
 
 
@@ -68,13 +69,100 @@ def report_json(report: Report, generated_at: str) -> str:
         "inputs": report.inputs,
         "options": report.options,
         **{k: v for k, v in report.extra.items() if k not in ("schema", "sections")},
-        "sections": [{"id": s.id, "title": s.title, "data": s.data} for s in report.sections],
+        "pages": {page_file(p): _page_title(report, p) for p in report_pages(report)},
+        "sections": [{"id": s.id, "title": s.title, "page": page_file(s.page), "data": s.data}
+                     for s in report.sections],
     }
-    return json.dumps(_jsonable(doc), indent=2, sort_keys=False, allow_nan=False) + "\n"
+    # compact (no indentation: it doubled the file) and every repeated array or object stored once
+    return json.dumps(_store_once(_jsonable(doc)), separators=(",", ":"), sort_keys=False, allow_nan=False) + "\n"
+
+
+#: Arrays and objects whose compact JSON is at least this long are stored once: a later equal one is written as
+#: ``{"$ref": "<JSON pointer to the first>"}`` (RFC 6901). Shorter ones cost less than their reference.
+REF_MIN_CHARS = 200
+
+
+def _pointer_part(key) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _store_once(doc):
+    """``doc`` (JSON-ready) with every array or object of at least :data:`REF_MIN_CHARS` characters that equals
+    one met earlier in document order replaced by ``{"$ref": pointer}`` to that first occurrence. The first
+    occurrence is kept whole (its own repeated parts may be references too); :func:`resolve_refs` undoes it."""
+    first: dict[str, str] = {}
+
+    def walk(x, pointer: str):
+        # returns (the value to write, the compact JSON of the original value)
+        if isinstance(x, dict):
+            items = [(k, walk(v, f"{pointer}/{_pointer_part(k)}")) for k, v in x.items()]
+            text = "{" + ",".join(f"{json.dumps(k)}:{t}" for k, (_, t) in items) + "}"
+            out = {k: v for k, (v, _) in items}
+        elif isinstance(x, list):
+            items = [walk(v, f"{pointer}/{i}") for i, v in enumerate(x)]
+            text = "[" + ",".join(t for _, t in items) + "]"
+            out = [v for v, _ in items]
+        else:
+            return x, json.dumps(x, allow_nan=False)
+        if len(text) >= REF_MIN_CHARS and pointer:
+            if text in first:
+                return {"$ref": first[text]}, text
+            first[text] = pointer
+        return out, text
+
+    return walk(doc, "")[0]
+
+
+def resolve_refs(doc):
+    """A report.json document (as loaded by :func:`json.load`) with every ``{"$ref": pointer}`` replaced by the
+    value it points to (RFC 6901 JSON pointer into the same document), recursively.
+
+    Parameters
+    ----------
+    doc : dict
+        The loaded report.json.
+
+    Returns
+    -------
+    dict
+        A new document; equal arrays and objects are the same Python objects (do not modify them in place).
+
+    Raises
+    ------
+    VpevalError
+        A reference points at nothing.
+
+    Examples
+    --------
+    >>> resolve_refs({"a": [1, 2], "b": {"$ref": "/a"}})
+    {'a': [1, 2], 'b': [1, 2]}
+    """
+    from ..errors import VpevalError
+
+    def target(pointer: str):
+        x = doc
+        for part in pointer.split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            try:
+                x = x[int(part)] if isinstance(x, list) else x[part]
+            except (KeyError, IndexError, ValueError):
+                raise VpevalError(f"report.json: the reference {pointer!r} points at nothing") from None
+        return x
+
+    def walk(x):
+        if isinstance(x, dict):
+            if len(x) == 1 and isinstance(x.get("$ref"), str):
+                return walk(target(x["$ref"]))
+            return {k: walk(v) for k, v in x.items()}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        return x
+
+    return walk(doc)
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1100px;padding:1em 2em;
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:1em 2em;
 color:#222;line-height:1.45}
 h1{font-size:1.6em;border-bottom:2px solid #345;padding-bottom:.2em}h2{font-size:1.25em;margin-top:2em;color:#234}
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccd;padding:.25em .6em;
@@ -85,14 +173,18 @@ figure img{max-width:100%;border:1px solid #dde}figcaption{font-size:.85em;color
 td.leak{background:#fde2e0;color:#8b1a10;font-weight:600}td.chance{background:#e3f4e1;color:#1d5e20}
 td.ok{background:#e6eef8;color:#1f4e79}td.partial{background:#fff0d6;color:#7a4a00;font-weight:600}
 nav a{margin-right:1em}footer{margin-top:3em;font-size:.8em;color:#777}
-details>summary{cursor:pointer}details>summary h2{display:inline-block;margin:1em 0 .3em}
+details>summary{cursor:pointer}section>details>summary{margin:1.6em 0 .3em}
+details>summary h2{display:inline;margin:0}
 nav details>summary{color:#345;font-size:.9em}
 p[class^=verdict-]{font-size:1.05em;padding:.5em .9em;border-left:6px solid #888;background:#f3f3f3}
 p.verdict-leaks{border-color:#c0392b;background:#fde2e0}p.verdict-partial{border-color:#e69500;background:#fff0d6}
 p.verdict-protects{border-color:#2e7d32;background:#e3f4e1}p.verdict-inconclusive{border-color:#1f4e79;background:#e6eef8}
 #verdict h2{margin-top:.6em}
 .scroll{overflow-x:auto;max-width:100%}.scroll>table{margin:.4em 0}
-p,figcaption{overflow-wrap:anywhere}
+p,figcaption{overflow-wrap:anywhere}td{max-width:32em;overflow-wrap:break-word}
+table.repro{table-layout:fixed;width:100%}table.repro td{overflow-wrap:anywhere}
+table.repro td:nth-child(3){width:45%}table.repro code{word-break:break-all}
+nav.pages{margin:.4em 0}nav.pages a{margin-right:1em}td.nw{white-space:nowrap}
 """
 
 
@@ -109,20 +201,52 @@ def _cell(v, fmt, classes=None) -> str:
     return f'<td class="{_escape(cls)}">{_escape(str(v))}</td>' if cls else f"<td>{_escape(str(v))}</td>"
 
 
-def report_html(report: Report, figure_files: dict[int, str], generated_at: str) -> str:
+def _href(report: Report, target: str, page: str) -> str:
+    """The link to ``target`` from ``page``: a section id of ``report`` (``#id`` on its own page, ``<page>.html#id``
+    on another), else ``target`` as given (a file written beside the page)."""
+    sec = next((s for s in report.sections if s.id == target), None)
+    if sec is None:
+        return target
+    anchor = f"#{safe_filename(sec.id)}"
+    return anchor if sec.page == page else page_file(sec.page) + anchor
+
+
+def report_pages(report: Report) -> list[str]:
+    """The pages of ``report`` in order of their first section: ``""`` (the main page, always) first."""
+    pages = [""]
+    for s in report.sections:
+        if s.page not in pages:
+            pages.append(s.page)
+    return pages
+
+
+def _page_title(report: Report, page: str) -> str:
+    return report.page_titles.get(page, page) if page else report.title
+
+
+def report_html(report: Report, figure_files: dict[int, str], generated_at: str, page: str = "") -> str:
+    """The HTML of one page of ``report``: the main page (``page=""``, with the links to every appendix page and
+    the reproducibility table) or an appendix page (with a link back to the main page)."""
     e = _escape
+    sections = [s for s in report.sections if s.page == page]
+    others = [p for p in report_pages(report) if p != page]
+    heading = report.title if not page else f"{report.title}: {_page_title(report, page)}"
     out = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(report.title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{e(report.title)}</h1>",
-        # the contents list is folded: with many attackers it would fill the first screen
-        f"<nav><details><summary>Contents ({len(report.sections)} sections)</summary>"
-        + "".join(f'<a href="#{e(safe_filename(s.id))}">{e(s.title)}</a>' for s in report.sections)
-        + "</details></nav>",
+        f"<title>{e(heading)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{e(heading)}</h1>",
     ]
-    for s in report.sections:
+    if page:
+        out.append(f'<nav class="pages"><a href="{e(page_file(""))}">Back to the main page</a>'
+                   + "".join(f'<a href="{e(page_file(p))}">{e(_page_title(report, p))}</a>' for p in others if p)
+                   + "</nav>")
+    # the contents list is folded: with many attackers it would fill the first screen
+    out.append(f"<nav><details><summary>Contents ({len(sections)} sections)</summary>"
+               + "".join(f'<a href="#{e(safe_filename(s.id))}">{e(s.title)}</a>' for s in sections)
+               + "</details></nav>")
+    for s in sections:
         if s.folded:
             out.append(f'<section id="{e(safe_filename(s.id))}"><details><summary><h2>{e(s.title)}</h2></summary>')
         else:
@@ -131,6 +255,9 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
             if isinstance(b, Paragraph):
                 cls = "" if b.kind == "p" else f' class="{e(b.kind)}"'
                 out.append(f"<p{cls}>{e(b.text)}</p>")
+            elif isinstance(b, Links):
+                links = ", ".join(f'<a href="{e(_href(report, t, page))}">{e(label)}</a>' for label, t in b.items)
+                out.append(f'<p class="links {e(b.kind)}">{e(b.lead)} {links}</p>')
             elif isinstance(b, Table):
                 rows = "".join("<tr>" + "".join(_cell(c, b.fmt, b.cell_classes) for c in r) + "</tr>" for r in b.rows)
                 head = "".join(f"<th>{e(c)}</th>" for c in b.columns)
@@ -145,20 +272,29 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str)
                     f"<figcaption>{e(b.caption)}</figcaption></figure>"
                 )
         out.append("</details></section>" if s.folded else "</section>")
-    inputs = "".join(  # no machine paths on the page (paths relative to the inputs' common folder); report.json
-        # keeps the full paths and hashes
-        f"<tr><td>{e(str(i.get('name', '')))}</td><td>{e(rel)}</td>"
-        f"<td><code>{e(str(i.get('sha256', ''))[:16])}</code></td></tr>"
-        for i, rel in zip(report.inputs, page_paths(report.inputs))
-    )
-    out.append(
-        '<section id="reproducibility"><h2>Reproducibility</h2>'
-        f"<p>vpeval {e(__version__)}; report schema {SCHEMA_VERSION}; generated {e(generated_at)}.</p>"
-        '<div class="scroll"><table><thead><tr><th>input</th><th>path (relative to the common input folder)</th>'
-        "<th>sha256 (first 16 hex digits; full in report.json)</th></tr></thead>"
-        f"<tbody>{inputs}</tbody></table></div>{_rates_note(report.inputs)}"
-        f"<p class=\"note\">Options: {e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></section>"
-    )
+    if not page:
+        appendices = [p for p in others if p]
+        if appendices:
+            out.append('<section id="appendix-pages"><h2>Appendix pages</h2><p class="links">Every attacker, trial '
+                       "type and metric, with the figures of the strongest attackers: "
+                       + ", ".join(f'<a href="{e(page_file(p))}">{e(_page_title(report, p))}</a>' for p in appendices)
+                       + ". report.json holds every number of every page.</p></section>")
+        inputs = "".join(  # no machine paths on the page (paths relative to the inputs' common folder); report.json
+            # keeps the full paths and hashes
+            f"<tr><td>{e(str(i.get('name', '')))}</td><td>{e(rel)}</td>"
+            f"<td><code>{e(str(i.get('sha256', ''))[:16])}</code></td></tr>"
+            for i, rel in zip(report.inputs, page_paths(report.inputs))
+        )
+        out.append(
+            '<section id="reproducibility"><h2>Reproducibility</h2>'
+            f"<p>vpeval {e(__version__)}; report schema {SCHEMA_VERSION}; generated {e(generated_at)}.</p>"
+            # the inputs (one row per file) fold: with several systems they would fill more than a screen
+            f"<details><summary>Inputs ({len(report.inputs)} files: name, path relative to the common input folder, "
+            "sha256 (first 16 hex digits; full in report.json))</summary>"
+            f'<div class="scroll"><table class="repro"><thead><tr><th>input</th><th>path</th><th>sha256</th></tr>'
+            f"</thead><tbody>{inputs}</tbody></table></div></details>{_rates_note(report.inputs)}"
+            f"<p class=\"note\">Options: {e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></section>"
+        )
     out.append("<footer>Written by vpeval. Every number has its unit: error rates in percent, disclosure in bits "
                "on this page; report.json keeps machine units named in each field.</footer></body></html>")
     return "\n".join(out) + "\n"
@@ -207,11 +343,25 @@ def _render_figures(report: Report, folder: Path) -> dict[int, str]:
                     b.draw(fig)
                     fig.tight_layout()
                     # no timestamp in the PNG metadata: same inputs give identical files
-                    fig.savefig(folder / fn, format="png", metadata={"Software": None})
+                    _save_png(fig, folder / fn)
                 finally:
                     plt.close(fig)
             names[id(b)] = fn
     return names
+
+
+def _save_png(fig, path: Path) -> None:
+    """``fig`` as a PNG of at most 256 colours (line plots need no more; a third to a quarter of the size of
+    the full-colour file), without a timestamp in its metadata (same inputs give identical files)."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    buf.seek(0)
+    with Image.open(buf) as im:
+        im.convert("RGB").quantize(colors=256, dither=Image.Dither.NONE).save(path, format="PNG", optimize=True)
 
 
 def render_report(report: Report, folder, *, generated_at: str | None = None) -> Path:
@@ -222,8 +372,9 @@ def render_report(report: Report, folder, *, generated_at: str | None = None) ->
     figs = _render_figures(report, folder)
     (folder / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
                                         errors="backslashreplace")
-    (folder / "report.html").write_text(report_html(report, figs, generated_at), encoding="utf-8",
-                                        errors="backslashreplace")
+    for page in report_pages(report):
+        (folder / page_file(page)).write_text(report_html(report, figs, generated_at, page), encoding="utf-8",
+                                              errors="backslashreplace")
     return folder
 
 
