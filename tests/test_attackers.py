@@ -49,8 +49,9 @@ def test_attacker_classes():
     assert attacker_class("original", "oa") == "ignorant"
     assert attacker_class("none", "aa") == "lazy-informed"
     assert attacker_class("original", "aa") == "lazy-informed"
-    assert attacker_class("anonymized", "aa") == "semi-informed"
-    assert attacker_class("anonymized", "oaoa") == "semi-informed"
+    assert attacker_class("anonymized", "aa") == "semi-informed (back-end)"
+    assert attacker_class("anonymized", "aa", adapted=True) == "semi-informed (extractor adapted)"
+    assert attacker_class("anonymized", "oaoa") == "semi-informed (back-end)"
     assert attacker_class("anonymized", "oo") == "reference"
     for t in ("aaaa", "cross-profile", "oaaa"):
         assert attacker_class("anonymized", t) == "not an attack"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..backends import BACKENDS
 from ..pipeline import TRIAL_TYPES
+from ..pipeline.adapted import flag_saturation
 from ..pipeline.attackers import attacker_class
 from ..pipeline.audit import REPORT_TYPES, SystemAudit, attackers_json, comparison_inputs, run_audits
 from ..pipeline.compare import compare_systems
@@ -93,7 +94,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
           backends=BACKENDS, asnorm: bool = False, fusion: bool = True, group_by: str | None = DEFAULT_GROUP_BY,
           compare: bool = True, client=None, verdict_perm: int | None = 999,
           budget_bits: float = DEFAULT_BUDGET_BITS, alpha: float = 0.05, utility: dict | None = None,
-          pitch: dict | None = None, progress: Callable[[str], None] | None = None) -> AuditResult:
+          pitch: dict | None = None, progress: Callable[[str], None] | None = None,
+          adapt: dict | None = None) -> AuditResult:
     """Audit one or more anonymization systems from speaker embeddings and decide: nothing is written.
 
     Parameters
@@ -113,6 +115,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
         Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
     utility, pitch : dict system -> result, optional
         Word error rates and pitch correlations computed elsewhere, kept with the result for the report.
+    adapt : dict system -> AdaptInputs, optional
+        Field the extractor-adapted attacker and the saturation check (:mod:`vpeval.pipeline.adapted`).
 
     Returns
     -------
@@ -127,7 +131,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     """
     results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
                          seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
-                         group_by=group_by, progress=progress, client=client)
+                         group_by=group_by, progress=progress, client=client, adapt=adapt)
     tests: dict = {}
     if verdict_perm is None:  # --no-verdict
         verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
@@ -136,6 +140,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
             progress("the verdict: family-wise perfect-secrecy test over every attacker")
         verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
                                              budget_bits=budget_bits, tests=tests)
+        flag_saturation(verdicts, results)
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each
@@ -218,7 +223,7 @@ def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
         alid = max(sorted(alids), key=lambda a: alids[a]) if alids else None
         plain = [a for a in names if res.attackers[a].backend == "cosine" and res.attackers[a].trained_on == "none"]
         cos = min(plain, key=lambda a: rows[a]["eer_rocch"]) if plain else None
-        cls = attacker_class(res.attackers[best].trained_on, t)
+        cls = attacker_class(res.attackers[best].trained_on, t, res.attackers[best].adapted is not None)
         e_best = 100 * rows[best]["eer_rocch"]
         sentence = (f"{t}: the strongest attacker is {best} ({cls}), ROCCH-EER {e_best:.3g} %")
         if cos is not None and cos != best:

@@ -11,7 +11,10 @@ distractors). The training condition names what the attacker knows, in the Voice
 * ``trained_on="original"``: the back-end is trained on original speech of the training speakers (lazy-informed
   on aa trials, ignorant on oa trials);
 * ``trained_on="anonymized"``: the back-end is trained on the training speakers' speech anonymized by the
-  *same* system: the **semi-informed** attacker that the challenge ranks systems by.
+  *same* system: the **semi-informed** attacker that the challenge ranks systems by, in its back-end-only form
+  (class ``"semi-informed (back-end)"``: the extractor stays frozen). An attacker whose extractor itself is
+  adapted to the anonymized speech (:mod:`vpeval.pipeline.adapted`) is ``"semi-informed (extractor adapted)"``,
+  closer to the challenge's, which trains its whole extractor on anonymized speech.
 
 A fusion attacker (:func:`fuse_attackers`) combines trained attackers of one training condition with
 prior-weighted linear logistic regression (:class:`~vpeval.calibration.fusion.LinearFusion`). Its weights are
@@ -43,16 +46,20 @@ __all__ = [
 TRAINED_ON = ("none", "original", "anonymized")
 
 
-def attacker_class(trained_on: str, trial_type: str) -> str:
+def attacker_class(trained_on: str, trial_type: str, adapted: bool = False) -> str:
     """The VoicePrivacy attacker class of an attacker on a trial type (module docstring).
 
-    ``"semi-informed"`` (trained on anonymized speech, anonymized probes), ``"ignorant"`` (original
+    ``"semi-informed (back-end)"`` (a back-end trained on anonymized speech, anonymized probes),
+    ``"semi-informed (extractor adapted)"`` (``adapted``: the extractor itself adapted on anonymized speech),
+    ``"ignorant"`` (original
     enrollment, anonymized probes), ``"lazy-informed"`` (anonymized enrollment and probes, back-end not trained
     on anonymized speech); ``"reference"`` for original-speech trial types and ``"not an attack"`` for the
     types that test the anonymizer's own goals (oaaa, aaaa, cross-profile).
 
     >>> attacker_class("anonymized", "aa"), attacker_class("none", "oa"), attacker_class("original", "aa")
-    ('semi-informed', 'ignorant', 'lazy-informed')
+    ('semi-informed (back-end)', 'ignorant', 'lazy-informed')
+    >>> attacker_class("anonymized", "aa", adapted=True)
+    'semi-informed (extractor adapted)'
     """
     tt = TRIAL_TYPES[trial_type]
     if tt.target_eer is None:
@@ -60,7 +67,7 @@ def attacker_class(trained_on: str, trial_type: str) -> str:
     if tt.target_eer == 0.0 or trial_type == "oaaa":
         return "not an attack"
     if trained_on == "anonymized":
-        return "semi-informed"
+        return "semi-informed (extractor adapted)" if adapted else "semi-informed (back-end)"
     return "ignorant" if tt.enroll == "o" else "lazy-informed"
 
 
@@ -159,6 +166,11 @@ class Attacker:
         ``None`` means plain cosine scoring.
     members : list of Attacker
         The fused attackers (fusion only).
+    adapted : dict or None
+        For an extractor-adapted attacker (:func:`vpeval.pipeline.adapted.field_adapted`): how the extractor was
+        adapted and on what training data (speakers, segments, K, epochs); None otherwise.
+    learning_curve : dict or None
+        Its saturation check (:func:`vpeval.pipeline.adapted.learning_curve`), when computed.
     """
 
     name: str
@@ -169,6 +181,8 @@ class Attacker:
     es: EmbeddingSet | None = None
     model: object = None
     members: list = field(default_factory=list)
+    adapted: dict | None = None
+    learning_curve: dict | None = None
 
     def describe(self) -> dict:
         """The ``report.json`` entry: extractor, back-end, training condition and size, members/weights."""
@@ -180,6 +194,10 @@ class Attacker:
         elif isinstance(self.model, Backend):
             out["settings"] = {k: v for k, v in self.model.describe().items()
                                if k not in ("backend", "trained", "training_speakers")}
+        if self.adapted is not None:
+            out["adaptation"] = dict(self.adapted)
+        if self.learning_curve is not None:
+            out["learning_curve"] = self.learning_curve
         return out
 
     def build_trials(self, types, *, protocol: Protocol | None = None, **options) -> dict[str, Trials]:

@@ -254,7 +254,8 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                 ci, verdict = _eer_evidence(res.assessments.get(f"{attacker} / {name}", []), name)
                 if name in ATTACK_TYPES:  # the only rows with privacy colours and ZEBRA tags
                     rows.append(lead + [
-                        attacker_class(res.attackers[attacker].trained_on, name), 100 * m["eer_rocch"], ci, verdict,
+                        attacker_class(res.attackers[attacker].trained_on, name,
+                                       res.attackers[attacker].adapted is not None), 100 * m["eer_rocch"], ci, verdict,
                         100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], nats_to_bits(m["eps_max_nats"]),
                         m["zebra_tag"]])
                 elif name == "oaaa":
@@ -280,8 +281,9 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
     for system, res in results.items():
         data[system]["target_eer"] = {t: TRIAL_TYPES[t].target_eer for t in TRIAL_TYPES}
         data[system]["strongest"] = strongest_attackers(res)
-        data[system]["attacker_class"] = {a: {t: attacker_class(res.attackers[a].trained_on, t) for t in by}
-                                          for a, by in res.type_metrics.items()}
+        data[system]["attacker_class"] = {
+            a: {t: attacker_class(res.attackers[a].trained_on, t, res.attackers[a].adapted is not None) for t in by}
+            for a, by in res.type_metrics.items()}
     sec = Section("summary", "Summary: every trial type for every attacker")
     for system in results:
         for t, st in data[system]["strongest"].items():
@@ -395,6 +397,7 @@ def audit_systems(
     verdict_perm: int | None = 999,
     budget_bits: float = DEFAULT_BUDGET_BITS,
     alpha: float = 0.05,
+    adapt: dict | None = None,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -444,6 +447,8 @@ def audit_systems(
         skips the verdict (the block then says so).
     budget_bits, alpha : float
         Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
+    adapt : dict system -> AdaptInputs, optional
+        Field the extractor-adapted attacker and the saturation check (:mod:`vpeval.pipeline.adapted`).
 
     Returns
     -------
@@ -462,7 +467,7 @@ def audit_systems(
     result = audit(systems, train=train, types=types, seed=seed, metadata=metadata, attributes=attributes,
                    n_boot=n_boot, n_perm=n_perm, backends=backends, asnorm=asnorm, fusion=fusion, group_by=group_by,
                    compare=compare, client=client, verdict_perm=verdict_perm, budget_bits=budget_bits, alpha=alpha,
-                   utility=utility, pitch=pitch, progress=progress)
+                   utility=utility, pitch=pitch, progress=progress, adapt=adapt)
     return render_audit(result, title=title, dataset=dataset, split=split)
 
 
