@@ -217,3 +217,23 @@ def test_full_fine_tune_is_deterministic():
     for k in one.lstm_state:
         assert np.array_equal(one.lstm_state[k].numpy(), two.lstm_state[k].numpy())
     assert one.embed(voice(112)).shape == (256,)
+
+
+def test_anonymize_repeats_draws_fresh_parameters_per_copy(tmp_path):
+    from vpeval.audio.anonymize.repeats import SPEED_FACTORS, anonymize_repeats
+    from vpeval.audio.io import read_audio, write_audio
+
+    rng = np.random.default_rng(0)
+    t = np.arange(16000) / 16000
+    for name in ("11-1-0000", "12-1-0000"):
+        write_audio(tmp_path / "in" / f"{name}.flac", 0.2 * np.sin(2 * np.pi * 150 * t) + 0.01 * rng.normal(size=t.size))
+    a = anonymize_repeats(tmp_path / "in", tmp_path / "out", repeats=3, seed=4, speed=SPEED_FACTORS, quiet=True)
+    assert list(a["utterance_id"]) == [f"{u}-k{k:02d}" for u in ("11-1-0000", "12-1-0000") for k in range(3)]
+    assert list(a["speaker_id"]) == ["11"] * 3 + ["12"] * 3 and set(a["repeat"]) == {0, 1, 2}
+    assert a["alpha"].nunique() == 6 and set(a["speed"]) <= set(SPEED_FACTORS)
+    for row in a.itertuples():  # a copy sped up by f lasts 1/f as long
+        assert abs(read_audio(tmp_path / "out" / row.output).size - 16000 / row.speed) <= 2
+    b = anonymize_repeats(tmp_path / "in", tmp_path / "out2", repeats=3, seed=4, speed=SPEED_FACTORS, quiet=True)
+    assert a.drop(columns="output").equals(b.drop(columns="output"))
+    with pytest.raises(ValueError, match="repeats"):
+        anonymize_repeats(tmp_path / "in", tmp_path / "o3", repeats=0, seed=1)
