@@ -225,8 +225,10 @@ class AdaptedHead:
         AM-softmax ``s`` and ``m``.
     l2 : float, default 1e-2
         Weight of ``||W - W0||^2 + ||b - b0||^2`` in the objective (keeps the head near the encoder).
-    batch_size : int or None, default None
-        Utterances per step (None: all, full-batch); batches follow a permutation drawn from ``seed`` each epoch.
+    batch_size : int or None, default 64
+        Utterances per step (None: all, full-batch); batches follow a permutation drawn from ``seed`` each epoch
+        (a last incomplete batch is dropped). Mini-batches of 64 cost a tenth of full-batch steps on the
+        example's 634 segments (see BENCHMARKS.md).
     seed : int, default 0
     snapshots : iterable of int, default ()
         Steps after which the projection is kept in ``snapshots_`` (step -> (W, b)), e.g. for a learning curve
@@ -248,7 +250,7 @@ class AdaptedHead:
     """
 
     def __init__(self, W0, b0, *, steps: int = 50, lr: float = 1e-3, scale: float = 30.0, margin: float = 0.2,
-                 l2: float = 1e-2, batch_size: int | None = None, seed: int = 0, snapshots=(), dtype=np.float32):
+                 l2: float = 1e-2, batch_size: int | None = 64, seed: int = 0, snapshots=(), dtype=np.float32):
         W0, b0 = np.asarray(W0, np.float64), np.asarray(b0, np.float64)
         if W0.ndim != 2 or b0.shape != (W0.shape[0],):
             raise VpevalError(f"W0 must be (k, d) and b0 (k,), got {W0.shape} and {b0.shape}")

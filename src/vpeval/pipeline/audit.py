@@ -395,7 +395,7 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                     if adapt and adapt.get(name) is not None:
                         if progress:
                             progress(f"{name}: learning curve of the strongest attacker")
-                        attach_curve(results[name], train.get(name), adapt[name], seed=seed, n_boot=n_boot)
+                        attach_curve(results[name], train.get(name), adapt[name], seed=seed)
             finally:
                 for k in got:
                     said.setdefault(k, []).append(name)
