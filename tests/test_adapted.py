@@ -237,3 +237,53 @@ def test_anonymize_repeats_draws_fresh_parameters_per_copy(tmp_path):
     assert a.drop(columns="output").equals(b.drop(columns="output"))
     with pytest.raises(ValueError, match="repeats"):
         anonymize_repeats(tmp_path / "in", tmp_path / "o3", repeats=0, seed=1)
+
+
+def _voice_files(folder, names, seed=0):
+    from vpeval.audio.io import write_audio
+
+    t = np.arange(16000 * 2) / 16000
+    rng = np.random.default_rng(seed)
+    for i, name in enumerate(names):
+        f0 = 100 + 40 * i
+        env = 0.5 + 0.5 * np.sin(2 * np.pi * 3 * t) ** 2
+        x = sum(np.sin(2 * np.pi * f0 * k * t) / k for k in range(1, 12)) * env
+        write_audio(folder / f"{name}.flac", 0.1 * x / 3 + 0.005 * rng.normal(size=t.size))
+
+
+def test_cli_anonymize_repeats(tmp_path):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    _voice_files(tmp_path / "in", ["21-1-0000", "22-1-0000"])
+    r = CliRunner().invoke(app, ["anonymize", str(tmp_path / "in"), str(tmp_path / "out"), "--repeats", "2",
+                                 "--seed", "3", "--json"])
+    assert r.exit_code == 0, r.output
+    assert len(list((tmp_path / "out").rglob("*.flac"))) == 4
+    r = CliRunner().invoke(app, ["anonymize", str(tmp_path / "in"), str(tmp_path / "o2"), "--repeats", "2"])
+    assert r.exit_code != 0 and "--seed" in r.output
+
+
+def test_cli_adapt_head_only_refuses_overlap_and_writes_both_conditions(tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("resemblyzer")
+    pytest.importorskip("webrtcvad")
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+    from vpeval.io.embeddings import read_embeddings
+
+    _voice_files(tmp_path / "train", ["31-1-0000", "31-1-0001", "32-1-0000", "32-1-0001"])
+    _voice_files(tmp_path / "orig", ["41-1-0000", "42-1-0000"], seed=1)
+    _voice_files(tmp_path / "anon", ["41-1-0000", "42-1-0000"], seed=2)
+    args = ["adapt", str(tmp_path / "train"), "--original", str(tmp_path / "orig"), "--anonymized",
+            str(tmp_path / "anon"), "--steps", "3"]
+    r = CliRunner().invoke(app, args + ["-o", str(tmp_path / "e.npz")])
+    assert r.exit_code == 0, r.output
+    es = read_embeddings(tmp_path / "e.npz")
+    assert len(es) == 4 and set(es.condition) == {"original", "anonymized"}
+    assert es.extractor == "resemblyzer-ge2e-adapted"
+    r = CliRunner().invoke(app, ["adapt", str(tmp_path / "orig"), "--original", str(tmp_path / "orig"),
+                                 "--anonymized", str(tmp_path / "anon"), "-o", str(tmp_path / "f.npz")])
+    assert r.exit_code != 0 and "evaluation speakers" in r.output
