@@ -39,10 +39,13 @@ def _load() -> str:
         return " ".join(f.read().split()[:3])
 
 
-def _timed(fn) -> float:
+def _timed(fn, label: str = "") -> float:
     t = time.perf_counter()
     fn()
-    return time.perf_counter() - t
+    dt = time.perf_counter() - t
+    if label:  # each measurement as it comes, with the load (a run on a busy machine takes long)
+        print(f"  {label:8s} {dt:8.3f} s  (load {_load()})", flush=True)
+    return dt
 
 
 def main(argv=None) -> int:
@@ -53,6 +56,7 @@ def main(argv=None) -> int:
     ap.add_argument("--anon-dir", default=None)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--full-runs", type=int, default=5, help="runs of the full-epoch pair")
+    ap.add_argument("--state-runs", type=int, default=5, help="runs of the LSTM-states pair")
     ap.add_argument("--skip-audio", action="store_true", help="only the head-only timing on cached states")
     args = ap.parse_args(argv)
 
@@ -64,8 +68,8 @@ def main(argv=None) -> int:
         W0, b0 = z["W"], z["b"]
     res: dict[str, list] = {"head50": [], "head0": []}
     for _ in range(args.runs):
-        res["head50"].append(_timed(lambda: AdaptedHead(W0, b0, steps=50).fit(tr)))
-        res["head0"].append(_timed(lambda: AdaptedHead(W0, b0, steps=0).fit(tr)))
+        res["head50"].append(_timed(lambda: AdaptedHead(W0, b0, steps=50).fit(tr), "head50"))
+        res["head0"].append(_timed(lambda: AdaptedHead(W0, b0, steps=0).fit(tr), "head0"))
     if not args.skip_audio:
         from vpeval.audio.anonymize import anonymize_folder
         from vpeval.audio.embed.adapt import fine_tune_encoder, lstm_states
@@ -92,13 +96,15 @@ def main(argv=None) -> int:
                     segs += [(x[k * n:(k + 1) * n], spk) for k in range(x.size // n)]
             print(f"{len(segs)} training segments of {len({s for _, s in segs})} speakers")
             res.update(states=[], prep=[], epoch1=[], epoch0=[])
-            for _ in range(args.runs):
-                res["states"].append(_timed(lambda: [lstm_states(x) for x, _ in segs]))
-                res["prep"].append(_timed(lambda: [preprocess(x) for x, _ in segs]))
-            for _ in range(args.full_runs):
-                res["epoch1"].append(_timed(lambda: fine_tune_encoder(segs, epochs=1, seed=0)))
-                res["epoch0"].append(_timed(lambda: fine_tune_encoder(segs, epochs=0, seed=0)))
+            for _ in range(args.full_runs):  # the full epoch first: the figure that matters most
+                res["epoch1"].append(_timed(lambda: fine_tune_encoder(segs, epochs=1, seed=0), "epoch1"))
+                res["epoch0"].append(_timed(lambda: fine_tune_encoder(segs, epochs=0, seed=0), "epoch0"))
+            for _ in range(args.state_runs):
+                res["states"].append(_timed(lambda: [lstm_states(x) for x, _ in segs], "states"))
+                res["prep"].append(_timed(lambda: [preprocess(x) for x, _ in segs], "prep"))
     for k, v in res.items():
+        if not v:
+            continue
         print(f"{k:8s} median {statistics.median(v):8.3f} s  runs {[round(x, 3) for x in v]}")
     print(f"load after: {_load()}")
     return 0
