@@ -145,7 +145,7 @@ def _eer_eps(tar, non) -> tuple[float, float]:
 
 
 def learning_curve(fit_score, speakers, utterance_ids, *, seed: int = 0, steps: int | None = None,
-                   n_boot: int = 200, trial_type: str = "aa") -> dict:
+                   n_boot: int = 200, trial_type: str = "aa", speaker_of=None) -> dict:
     """Learning curve and saturation flag (module doc) of one attacker.
 
     Parameters
@@ -159,6 +159,9 @@ def learning_curve(fit_score, speakers, utterance_ids, *, seed: int = 0, steps: 
         Training steps of an adapted head: adds the steps axis (a third, two thirds, all).
     n_boot : int
         Speaker-bootstrap replicates of the last steps' changes.
+    speaker_of : Protocol, mapping or callable, optional
+        Probe utterance -> speaker (:func:`vpeval.stats.trial_speakers`); default: the probe id's part before its
+        first ``-`` (LibriSpeech ids).
 
     Returns
     -------
@@ -185,7 +188,7 @@ def learning_curve(fit_score, speakers, utterance_ids, *, seed: int = 0, steps: 
     for axis in ("speakers", "segments_per_speaker"):
         pts = [p for p in points if p["axis"] == axis]
         a, b = trials[(axis, pts[-2]["value"])], trials[(axis, pts[-1]["value"])]
-        change = _paired_change(a, b, n_boot=n_boot, seed=seed)
+        change = _paired_change(a, b, n_boot=n_boot, seed=seed, speaker_of=speaker_of)
         last[axis] = {"from": pts[-2]["value"], "to": pts[-1]["value"], **change}
         if change["eer_gain_ci"][0] > 0 or change["eps_gain_ci"][0] > 0:
             saturated = False
@@ -194,12 +197,17 @@ def learning_curve(fit_score, speakers, utterance_ids, *, seed: int = 0, steps: 
                         "its interval" if saturated else NOT_SATURATED}
 
 
-def _paired_change(a, b, *, n_boot: int, seed: int) -> dict:
+def _paired_change(a, b, *, n_boot: int, seed: int, speaker_of=None) -> dict:
     """Change from trials ``a`` to ``b`` (same trials): EER gain (a - b) and eps_max gain (b - a), with 95 %
     percentile intervals over probe speakers resampled with replacement (the same draw for both)."""
     if not (np.array_equal(a.enroll, b.enroll) and np.array_equal(a.test, b.test)):
         raise VpevalError("learning curve: the points score different trials")
-    spk = np.array([str(s).split("-")[0] for s in a.test])  # probe speaker ids from utterance ids
+    if speaker_of is None:
+        spk = np.array([str(s).split("-")[0] for s in a.test])
+    else:
+        from ..stats import trial_speakers
+
+        spk = trial_speakers(a, speaker_of)
     names, inv = np.unique(spk, return_inverse=True)
     groups = [np.flatnonzero(inv == i) for i in range(names.size)]
     ea, pa = _metrics(a)
@@ -226,7 +234,7 @@ def curve_of_attacker(att: Attacker, train: StateSet | EmbeddingSet, *, seed: in
     back-end attacker (``train``: the extractor's training embeddings); fusions are not supported."""
     if att.members:
         raise VpevalError("learning curves of fusion attackers are not computed")
-    protocol = None
+    protocol = make_protocol(att.es)
     if getattr(att, "adapted", None) is not None:
         tr = train.select(train.condition == anonymized)
         head = att.head
@@ -247,16 +255,16 @@ def curve_of_attacker(att: Attacker, train: StateSet | EmbeddingSet, *, seed: in
             es = replace(att.es, embeddings=head_embed(states, W, b))
             return build_trials(es, [trial_type], protocol=protocol)[trial_type]
         return learning_curve(fit_score, tr.speaker_id, tr.utterance_id, seed=seed, steps=head.steps,
-                              n_boot=n_boot, trial_type=trial_type)
+                              n_boot=n_boot, trial_type=trial_type, speaker_of=protocol)
     if att.model is None:
         raise VpevalError(f"attacker {att.name!r} is not trained: no learning curve")
     tr = train.select(train.condition == (anonymized if att.trained_on == "anonymized" else "original"))
-    protocol = make_protocol(att.es)
 
     def fit_score(keep, steps):
         model = att.model.clone().fit(tr.embeddings[keep], tr.speaker_id[keep])
         return build_trials(att.es, [trial_type], protocol=protocol, backend=model)[trial_type]
-    return learning_curve(fit_score, tr.speaker_id, tr.utterance_id, seed=seed, n_boot=n_boot, trial_type=trial_type)
+    return learning_curve(fit_score, tr.speaker_id, tr.utterance_id, seed=seed, n_boot=n_boot, trial_type=trial_type,
+                          speaker_of=protocol)
 
 
 class AdaptInputs:
