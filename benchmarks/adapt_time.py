@@ -8,11 +8,11 @@ thread for the head), with ``/proc/loadavg`` printed before and after:
 1. **head-only on cached states** (what ``vpeval demo`` does per system): ``AdaptedHead(steps=50).fit`` on
    ``examples/librispeech-mini/train/ge2e_states.npz`` (634 pooled segments of 150 speakers); floor: the same
    with ``steps=0`` (sorting, class vectors, one forward pass);
-2. **LSTM states from audio** (the head-only mode's one-off cost without the cache): ``lstm_states`` of every
-   McAdams-anonymized 3 s training segment; floor: reading and cutting the audio and the resemblyzer
-   preprocessing alone;
-3. **one full fine-tune epoch**: ``fine_tune_encoder(..., epochs=1)`` on the same segments (1,902 windows,
-   batches of 32); floor: ``epochs=0`` (preprocessing, mel windows, class vectors).
+2. **one full fine-tune epoch** (``--full-runs``): ``fine_tune_encoder(..., epochs=1)`` on the McAdams-anonymized
+   3 s training segments (1,902 windows, batches of 32); floor: ``epochs=0`` (preprocessing, mel windows, one
+   forward pass for the class vectors);
+3. **LSTM states from audio** (``--state-runs``; the head-only mode's one-off cost without the cache):
+   ``lstm_states`` of every segment; floor: the resemblyzer preprocessing alone.
 
 The audio is read from ``--anon-dir`` (``DIR/mcadams/train-clean-100/*.flac``, made as in make_example.py) or
 anonymized first into a temporary folder from DATA_DIR.

@@ -504,7 +504,9 @@ def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = N
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech anonymized by three systems side by "
              "side: McAdams, WORLD F0 scaling + VTLN-style envelope warping, and resampling; "
              "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
-             "original and on anonymized speech of 150 training speakers, plus two fusions) and write the report, "
+             "original and on anonymized speech of 150 training speakers, plus two fusions, and per system the "
+             "semi-informed (extractor adapted) attacker: the GE2E projection retrained on that system's anonymized "
+             "training speech from cached LSTM states) and write the report, "
              "with the per-gender VoicePrivacy table (f, m and the pooled 'all' row) as "
              "OUT/voiceprivacy_per_gender.csv. Needs no audio and no torch.")
 @handle_errors
