@@ -287,3 +287,13 @@ def test_cli_adapt_head_only_refuses_overlap_and_writes_both_conditions(tmp_path
     r = CliRunner().invoke(app, ["adapt", str(tmp_path / "orig"), "--original", str(tmp_path / "orig"),
                                  "--anonymized", str(tmp_path / "anon"), "-o", str(tmp_path / "f.npz")])
     assert r.exit_code != 0 and "evaluation speakers" in r.output
+
+
+def test_bad_states_file_names_the_file(tmp_path):
+    np.savez(tmp_path / "x.npz", states=np.zeros((3, 2)), counts=np.array([1, 1]), utterance_id=["a", "b"],
+             speaker_id=["s", "s"], condition=["c", "c"])
+    with pytest.raises(ValueError, match="x.npz: counts sum to 2 windows but states has 3 rows"):
+        read_states(tmp_path / "x.npz")
+    np.savez(tmp_path / "y.npz", states=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="y.npz: not a states file"):
+        read_states(tmp_path / "y.npz")

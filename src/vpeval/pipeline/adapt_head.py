@@ -127,16 +127,17 @@ def read_states(path) -> StateSet:
     VpevalError
         A missing array or inconsistent shapes (the message names the file).
     """
+    with np.load(path, allow_pickle=False) as z:
+        missing = {"states", "counts", "utterance_id", "speaker_id", "condition"} - set(z.files)
+        if missing:
+            raise VpevalError(f"{path}: not a states file (missing {', '.join(sorted(missing))})")
+        arrays = {k: z[k] for k in z.files}
     try:
-        with np.load(path, allow_pickle=False) as z:
-            missing = {"states", "counts", "utterance_id", "speaker_id", "condition"} - set(z.files)
-            if missing:
-                raise VpevalError(f"{path}: not a states file (missing {', '.join(sorted(missing))})")
-            return StateSet(z["states"], z["counts"], z["utterance_id"], z["speaker_id"], z["condition"],
-                            bool(z["pooled"]) if "pooled" in z.files else False,
-                            str(z["source"]) if "source" in z.files else "resemblyzer-ge2e-lstm")
+        return StateSet(arrays["states"], arrays["counts"], arrays["utterance_id"], arrays["speaker_id"],
+                        arrays["condition"], bool(arrays.get("pooled", False)),
+                        str(arrays.get("source", "resemblyzer-ge2e-lstm")))
     except VpevalError as exc:
-        raise VpevalError(f"{path}: {exc}") from None if not str(exc).startswith(str(path)) else exc
+        raise VpevalError(f"{path}: {exc}") from None
 
 
 def _forward(states, counts, W, b):
