@@ -297,7 +297,9 @@ STATES_FILE, PROJECTION_FILE = "ge2e_states.npz", "ge2e_projection.npz"
 def read_adapt_folder(folder, *, projection=None, steps: int = 50) -> AdaptInputs | None:
     """The adaptation inputs of a system folder: ``ge2e_states.npz``, ``train/ge2e_states.npz`` and the
     projection ``ge2e_projection.npz`` (``projection``, else in the folder, else in its parent); None when the
-    folder has no states file.
+    folder has no states file. An optional ``train/repeats.txt`` holding one integer K records that the training
+    speech holds K anonymized copies of each utterance (``vpeval anonymize --repeats K``); it is reported as
+    ``repeats_K`` (default 1).
 
     Raises
     ------
