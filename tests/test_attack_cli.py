@@ -91,7 +91,7 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
     assert doc["attackers"]["fusion/original"]["members"] == ["ext-a/plda/original", "ext-b/plda/original"]
     assert doc["options"]["backends"] == ["cosine", "plda"]
     summary = next(s for s in doc["sections"] if s["id"] == "summary")["data"]["systems"]["sys"]
-    assert summary["attacker_class"]["ext-a/plda/anonymized"]["aa"] == "semi-informed"
+    assert summary["attacker_class"]["ext-a/plda/anonymized"]["aa"] == "semi-informed (back-end)"
     assert summary["attacker_class"]["ext-a/cosine"]["oa"] == "ignorant"
     assert summary["strongest"]["aa"]["eer"]["attacker"] in names
     assert any(i["name"] == "sys/train/embeddings_ext-a" for i in doc["inputs"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from vpeval.io.embeddings import EmbeddingSet
-from vpeval.pipeline.attackers import ANON_TRAINED_ON_OA
+from vpeval.pipeline.attackers import ADAPTED_ON_OA, ANON_TRAINED_ON_OA
 from vpeval.pipeline import (
     ProtocolError,
     attacker_class,
@@ -50,9 +50,11 @@ def test_attacker_classes():
     assert attacker_class("original", "oa") == "ignorant"
     assert attacker_class("none", "aa") == "lazy-informed"
     assert attacker_class("original", "aa") == "lazy-informed"
-    assert attacker_class("anonymized", "aa") == "semi-informed"
+    assert attacker_class("anonymized", "aa") == "semi-informed (back-end)"
+    assert attacker_class("anonymized", "aa", adapted=True) == "semi-informed (extractor adapted)"
     # semi-informed is defined on a-a only: an anonymized-trained back-end on o-a trials gets a descriptive name
     assert attacker_class("anonymized", "oa") == attacker_class("anonymized", "oaoa") == ANON_TRAINED_ON_OA
+    assert attacker_class("anonymized", "oa", adapted=True) == ADAPTED_ON_OA
     assert "VoicePrivacy" in ANON_TRAINED_ON_OA and "semi-informed" not in ANON_TRAINED_ON_OA
     assert attacker_class("anonymized", "oo") == "reference"
     for t in ("aaaa", "cross-profile", "oaaa"):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from ..backends import BACKENDS
 from ..pipeline import TRIAL_TYPES
+from ..pipeline.adapted import flag_saturation
 from ..pipeline.attackers import attacker_class
 from ..pipeline.audit import REPORT_TYPES, SystemAudit, attackers_json, comparison_inputs, run_audits
 from ..pipeline.compare import compare_systems
@@ -95,7 +96,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
           backends=BACKENDS, asnorm: bool = False, fusion: bool = True, group_by: str | None = DEFAULT_GROUP_BY,
           compare: bool = True, client=None, verdict_perm: int | None = 999,
           budget_bits: float = DEFAULT_BUDGET_BITS, alpha: float = 0.05, utility: dict | None = None,
-          pitch: dict | None = None, progress: Callable[[str], None] | None = None, vpc_lists=None) -> AuditResult:
+          pitch: dict | None = None, progress: Callable[[str], None] | None = None, vpc_lists=None,
+          adapt: dict | None = None) -> AuditResult:
     """Audit one or more anonymization systems from speaker embeddings and decide: nothing is written.
 
     Parameters
@@ -120,6 +122,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
         attacker scores exactly the listed oo/oa/aa trials, so the per-group rows, the verdict's trial members and
         the report rest on them (the 1-to-N members on the lists' enrollment and tested utterances); default: the
         split of :func:`vpeval.pipeline.make_protocol`. ``options["vpc_lists"]`` describes them.
+    adapt : dict system -> AdaptInputs, optional
+        Field the extractor-adapted attacker and the saturation check (:mod:`vpeval.pipeline.adapted`).
 
     Returns
     -------
@@ -134,7 +138,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     """
     results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
                          seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
-                         group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists)
+                         group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt)
     tests: dict = {}
     if verdict_perm is None:  # --no-verdict
         verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
@@ -143,6 +147,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
             progress("the verdict: family-wise perfect-secrecy test over every attacker")
         verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
                                              budget_bits=budget_bits, tests=tests)
+        flag_saturation(verdicts, results)
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each
@@ -236,7 +241,7 @@ def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
                  if res.attackers[a].backend == "cosine" and res.attackers[a].trained_on == "none"}
         w_cos = worst_over_attackers(plain, "eer_rocch", t)
         cos = None if w_cos is None else w_cos["attacker"]
-        cls = attacker_class(res.attackers[best].trained_on, t)
+        cls = attacker_class(res.attackers[best].trained_on, t, res.attackers[best].adapted is not None)
         e_best = 100 * rows[best]["eer_rocch"]
         sentence = (f"{t}: the strongest attacker is {best} ({cls}), ROCCH-EER {e_best:.3g} %")
         if cos is not None and cos != best:

@@ -86,6 +86,11 @@ def anonymize_cmd(
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
     paths_from: Optional[str] = PathsFromOpt,
+    repeats: int = typer.Option(
+        1, "--repeats", min=1, help="K: anonymize every utterance K times with fresh parameters drawn per copy "
+        "(copies named <utt>-k00 ...; needs --seed; for attacker training data, vpeval.audio.anonymize.repeats)."),
+    speed_perturb: bool = typer.Option(False, "--speed-perturb", help="With --repeats: speed-perturb each copy by a "
+                                       "factor drawn from 0.9, 1.0, 1.1 before anonymizing it."),
 ) -> None:
     """Anonymize every utterance with the McAdams coefficient (VoicePrivacy baseline B2) or --method.
 
@@ -116,11 +121,24 @@ def anonymize_cmd(
         # written into the claim's temporary folder and installed whole (see vpeval.io.output)
         with claim_folder(out_dir, command="anonymize", force=force, protect=protect) as claim, \
                 execution(scheduler, workers) as client:
-            df = anonymize_folder(
-                in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
-                audio_format=audio_format, quiet=quiet, client=client, method=method, strict_rate=strict_rate,
-                channel=channel, out_rate=rate, paths_from=paths_from,
-            )
+            if repeats > 1 or speed_perturb:
+                from ..audio.anonymize.repeats import SPEED_FACTORS, anonymize_repeats
+
+                if seed is None:
+                    raise VpevalError("--repeats/--speed-perturb draw fresh parameters per copy: give --seed")
+                if paths_from is not None:
+                    raise VpevalError("--repeats/--speed-perturb read a folder of audio files, not a Kaldi data "
+                                      "folder: --paths-from does not apply")
+                df = anonymize_repeats(in_dir, claim.path, repeats=repeats, seed=seed, method=method,
+                                       speed=SPEED_FACTORS if speed_perturb else None,
+                                       alpha_range=(alpha_min, alpha_max), metadata=metadata,
+                                       audio_format=audio_format, quiet=quiet)
+            else:
+                df = anonymize_folder(
+                    in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
+                    audio_format=audio_format, quiet=quiet, client=client, method=method, strict_rate=strict_rate,
+                    channel=channel, out_rate=rate, paths_from=paths_from,
+                )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
     summary = {

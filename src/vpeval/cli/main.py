@@ -319,11 +319,12 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
 
 
     console = Console(stderr=True, quiet=quiet or json_out)
-    loaded, inputs, metadata, train = {}, [], {}, {}
+    loaded, inputs, metadata, train, adapt = {}, [], {}, {}, {}
     for folder, name in systems:
         loaded[name] = _load_system(folder)
         train[name] = _load_train(folder, loaded[name])
         files = sorted(folder.glob("embeddings_*.npz")) + sorted((folder / "train").glob("embeddings_*.npz"))
+        adapt[name] = _load_adapt(folder, files)
         if train[name] and (folder / "train" / "metadata.csv").is_file():
             from ..pipeline import check_metadata
 
@@ -345,7 +346,8 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
 
             for es in loaded[name].values():  # every embedding row must be described, with the same speaker
                 check_metadata(es, metadata[name], source=str(folder / "metadata.csv"))
-        inputs += [{"name": f"{name}/{f.relative_to(folder).with_suffix('').as_posix()}", "path": str(f),
+        rel = (lambda f: (f.relative_to(folder) if folder in f.parents else Path("..", f.name)).with_suffix(""))
+        inputs += [{"name": f"{name}/{rel(f).as_posix()}", "path": str(f),
                     "sha256": sha256_file(f), **_input_rates(f)} for f in files]
     utility = {}
     for folder, name in systems:
@@ -384,11 +386,24 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
                             dataset=dataset, split=split, client=client, vpc_lists=lists, figures=figures,
+                            adapt={k: v for k, v in adapt.items() if v is not None} or None,
                             **_audit_verdict_kwargs(verdict))
         rep.inputs = inputs
         status.update("writing the report")
         render_report(rep, dest)
     return rep
+
+
+def _load_adapt(folder: Path, files: list):
+    """The extractor-adapted attacker's inputs of a system folder (``ge2e_states.npz``, see
+    :func:`vpeval.pipeline.adapted.read_adapt_folder`), or None; their files are added to ``files``."""
+    from ..pipeline.adapted import PROJECTION_FILE, STATES_FILE, read_adapt_folder
+
+    got = read_adapt_folder(folder)
+    if got is not None:
+        files += [folder / STATES_FILE, folder / "train" / STATES_FILE,
+                  next(p for p in (folder / PROJECTION_FILE, folder.parent / PROJECTION_FILE) if p.is_file())]
+    return got
 
 
 def _input_rates(path: Path) -> dict:
@@ -496,7 +511,9 @@ FiguresOpt = typer.Option("strongest", "--figures", help="Per-attacker figures: 
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech anonymized by three systems side by "
              "side: McAdams, WORLD F0 scaling + VTLN-style envelope warping, and resampling; "
              "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
-             "original and on anonymized speech of 150 training speakers, plus two fusions) and write the report, "
+             "original and on anonymized speech of 150 training speakers, plus two fusions, and per system the "
+             "semi-informed (extractor adapted) attacker: the GE2E projection retrained on that system's anonymized "
+             "training speech from cached LSTM states) and write the report, "
              "with the per-gender VoicePrivacy table (f, m and the pooled 'all' row) as "
              "OUT/voiceprivacy_per_gender.csv. Needs no audio and no torch.")
 @handle_errors
@@ -628,10 +645,11 @@ def _backends(names: list[str]):
 
 
 def _register_families() -> None:
-    from . import audio, beyond, disclosure, doctor, linkage, protocols, utility, vpc
+    from . import adapt, audio, beyond, disclosure, doctor, linkage, protocols, utility, vpc
 
     for module in (audio, protocols, disclosure, linkage, beyond, utility, vpc, doctor):
         module.register(app)
+    adapt.register(app)
     _argument_metavars()
 
 

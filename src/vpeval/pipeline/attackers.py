@@ -11,9 +11,12 @@ distractors). The training condition names what the attacker knows, in the Voice
 * ``trained_on="original"``: the back-end is trained on original speech of the training speakers (lazy-informed
   on aa trials, ignorant on oa trials);
 * ``trained_on="anonymized"``: the back-end is trained on the training speakers' speech anonymized by the
-  *same* system: on aa trials the **semi-informed** attacker that the challenge ranks systems by; on oa trials
-  it is no VoicePrivacy class (the challenge defines semi-informed on a-a only) and is named descriptively
-  (:func:`attacker_class`).
+  *same* system: on aa trials the **semi-informed** attacker that the challenge ranks systems by, in its
+  back-end-only form (class ``"semi-informed (back-end)"``: the extractor stays frozen); an attacker whose
+  extractor itself is adapted to the anonymized speech (:mod:`vpeval.pipeline.adapted`) is ``"semi-informed
+  (extractor adapted)"``, closer to the challenge's, which trains its whole extractor on anonymized speech. On oa
+  trials neither is a VoicePrivacy class (the challenge defines semi-informed on a-a only): they are named
+  descriptively (:func:`attacker_class`).
 
 A fusion attacker (:func:`fuse_attackers`) combines trained attackers of one training condition with
 prior-weighted linear logistic regression (:class:`~vpeval.calibration.fusion.LinearFusion`). Its weights are
@@ -48,21 +51,26 @@ TRAINED_ON = ("none", "original", "anonymized")
 #: The descriptive name of a back-end trained on anonymized speech scoring trials with original enrollment
 #: (o-a): no VoicePrivacy class is defined for it.
 ANON_TRAINED_ON_OA = "trained on anonymized with original enrollment (no VoicePrivacy class)"
+#: The same for an attacker whose extractor is adapted on anonymized speech (:mod:`vpeval.pipeline.adapted`).
+ADAPTED_ON_OA = "extractor adapted on anonymized with original enrollment (no VoicePrivacy class)"
 
 
-def attacker_class(trained_on: str, trial_type: str) -> str:
+def attacker_class(trained_on: str, trial_type: str, adapted: bool = False) -> str:
     """The VoicePrivacy attacker class of an attacker on a trial type, only where the challenge defines one.
 
     ``"ignorant"`` (original enrollment, anonymized probes, no knowledge of the anonymizer: ``trained_on`` none
     or original), ``"lazy-informed"`` (anonymized enrollment and probes, back-end not trained on anonymized
-    speech), ``"semi-informed"`` (anonymized enrollment and probes, back-end trained on anonymized speech).
-    Other combinations get a plain descriptive name: a back-end trained on anonymized speech scoring o-a trials
-    is :data:`ANON_TRAINED_ON_OA` (the challenge defines semi-informed on a-a only); ``"reference"`` for
-    original-speech trial types and ``"not an attack"`` for the types that test the anonymizer's own goals
-    (oaaa, aaaa, cross-profile).
+    speech), ``"semi-informed (back-end)"`` (anonymized enrollment and probes, back-end trained on anonymized
+    speech, extractor frozen), ``"semi-informed (extractor adapted)"`` (``adapted``: the extractor itself adapted
+    on anonymized speech). Other combinations get a plain descriptive name: an attacker trained on anonymized
+    speech scoring o-a trials is :data:`ANON_TRAINED_ON_OA` (or :data:`ADAPTED_ON_OA`; the challenge defines
+    semi-informed on a-a only); ``"reference"`` for original-speech trial types and ``"not an attack"`` for the
+    types that test the anonymizer's own goals (oaaa, aaaa, cross-profile).
 
     >>> attacker_class("anonymized", "aa"), attacker_class("none", "oa"), attacker_class("original", "aa")
-    ('semi-informed', 'ignorant', 'lazy-informed')
+    ('semi-informed (back-end)', 'ignorant', 'lazy-informed')
+    >>> attacker_class("anonymized", "aa", adapted=True)
+    'semi-informed (extractor adapted)'
     >>> attacker_class("anonymized", "oa")
     'trained on anonymized with original enrollment (no VoicePrivacy class)'
     """
@@ -72,8 +80,12 @@ def attacker_class(trained_on: str, trial_type: str) -> str:
     if tt.target_eer == 0.0 or trial_type == "oaaa":
         return "not an attack"
     if tt.enroll == "o":
-        return ANON_TRAINED_ON_OA if trained_on == "anonymized" else "ignorant"
-    return "semi-informed" if trained_on == "anonymized" else "lazy-informed"
+        if trained_on == "anonymized":
+            return ADAPTED_ON_OA if adapted else ANON_TRAINED_ON_OA
+        return "ignorant"
+    if trained_on == "anonymized":
+        return "semi-informed (extractor adapted)" if adapted else "semi-informed (back-end)"
+    return "lazy-informed"
 
 
 def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -> None:
@@ -171,6 +183,11 @@ class Attacker:
         ``None`` means plain cosine scoring.
     members : list of Attacker
         The fused attackers (fusion only).
+    adapted : dict or None
+        For an extractor-adapted attacker (:func:`vpeval.pipeline.adapted.field_adapted`): how the extractor was
+        adapted and on what training data (speakers, segments, K, epochs); None otherwise.
+    learning_curve : dict or None
+        Its saturation check (:func:`vpeval.pipeline.adapted.learning_curve`), when computed.
     """
 
     name: str
@@ -181,6 +198,8 @@ class Attacker:
     es: EmbeddingSet | None = None
     model: object = None
     members: list = field(default_factory=list)
+    adapted: dict | None = None
+    learning_curve: dict | None = None
 
     def describe(self) -> dict:
         """The ``report.json`` entry: extractor, back-end, training condition and size, members/weights."""
@@ -192,6 +211,10 @@ class Attacker:
         elif isinstance(self.model, Backend):
             out["settings"] = {k: v for k, v in self.model.describe().items()
                                if k not in ("backend", "trained", "training_speakers")}
+        if self.adapted is not None:
+            out["adaptation"] = dict(self.adapted)
+        if self.learning_curve is not None:
+            out["learning_curve"] = self.learning_curve
         return out
 
     def build_trials(self, types, *, protocol: Protocol | None = None, **options) -> dict[str, Trials]:

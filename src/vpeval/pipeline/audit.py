@@ -19,6 +19,7 @@ from ..metrics.linkage import LinkageAnalysis
 from ..metrics.summary import verification_summary
 from ..metrics.verification import cllr
 from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
+from .adapted import add_adapted, attach_curve
 from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
 from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
 from .compare import AttackData
@@ -355,10 +356,14 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                asnorm: bool = False, fusion: bool = True, types=REPORT_TYPES, seed: int = 0,
                metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                group_by: str | None = DEFAULT_GROUP_BY,
-               progress: Callable[[str], None] | None = None, client=None, vpc_lists=None) -> dict[str, SystemAudit]:
+               progress: Callable[[str], None] | None = None, client=None, vpc_lists=None,
+               adapt: dict | None = None) -> dict[str, SystemAudit]:
     """:func:`field_attackers` and :func:`audit_system` for every system (parameters as in
     :func:`vpeval.report.audit.audit_systems`; ``vpc_lists`` as in :func:`audit_system`, the same lists for every
     system); errors in a system's (training) data name the system.
+    ``adapt``: system -> :class:`vpeval.pipeline.adapted.AdaptInputs`: also field the extractor-adapted attacker
+    there; with it, the strongest single attacker of each such system gets its learning curve (saturation check,
+    :mod:`vpeval.pipeline.adapted`).
 
     Warnings of the analyses name where they come from: ``"systems 'a', 'b': attacker 'x': ..."`` or
     ``"system 'a': extractor 'e': ..."``; each distinct one is raised once, after the systems are audited,
@@ -387,6 +392,8 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                     try:
                         attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm,
                                                     fusion=fusion, seed=seed, progress=progress, cache=cache)
+                        if adapt and adapt.get(name) is not None:
+                            attackers = add_adapted(attackers, adapt[name], sets, seed=seed)
                     except VpevalError as exc:  # say which system's (training) data it is
                         raise VpevalError(f"system {name!r}: {exc}") from None
                     results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
@@ -394,6 +401,10 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                                                  n_boot=n_boot, n_perm=n_perm, group_by=group_by, client=client,
                                                  cache=cache, vpc_lists=vpc_lists, progress=(lambda m, _n=name: progress(f"{_n}: {m}"))
                                                  if progress else None)
+                    if adapt and adapt.get(name) is not None:
+                        if progress:
+                            progress(f"{name}: learning curve of the strongest attacker")
+                        attach_curve(results[name], train.get(name), adapt[name], seed=seed)
             finally:
                 for k in got:
                     said.setdefault(k, []).append(name)

@@ -280,7 +280,8 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                         eps = f"{eps:.3g} (ceiling: at least)"
                         ceilings.append(f"{system} / {attacker} / {name}" if multi else f"{attacker} / {name}")
                     rows.append(lead + [
-                        attacker_class(res.attackers[attacker].trained_on, name), 100 * m["eer_rocch"], ci, verdict,
+                        attacker_class(res.attackers[attacker].trained_on, name,
+                                       res.attackers[attacker].adapted is not None), 100 * m["eer_rocch"], ci, verdict,
                         100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], eps, m["zebra_tag"]])
                 elif name == "oaaa":
                     oaaa_rows.append(lead + [100 * m["eer_interp"], _oaaa_reading(res, attacker, m),
@@ -303,8 +304,9 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
     for system, res in results.items():
         data[system]["target_eer"] = {t: TRIAL_TYPES[t].target_eer for t in TRIAL_TYPES}
         data[system]["strongest"] = strongest_attackers(res)
-        data[system]["attacker_class"] = {a: {t: attacker_class(res.attackers[a].trained_on, t) for t in by}
-                                          for a, by in res.type_metrics.items()}
+        data[system]["attacker_class"] = {
+            a: {t: attacker_class(res.attackers[a].trained_on, t, res.attackers[a].adapted is not None) for t in by}
+            for a, by in res.type_metrics.items()}
     sec = Section("summary", "Summary: every trial type for every attacker")
     for system in results:
         for t, st in data[system]["strongest"].items():
@@ -442,6 +444,7 @@ def audit_systems(
     alpha: float = 0.05,
     vpc_lists=None,
     figures: str = "strongest",
+    adapt: dict | None = None,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -496,6 +499,8 @@ def audit_systems(
     figures : {"strongest", "all"}
         Per-attacker figures for the strongest attackers of each system only (default; the others stay data in
         their tables and report.json), or for every attacker.
+    adapt : dict system -> AdaptInputs, optional
+        Field the extractor-adapted attacker and the saturation check (:mod:`vpeval.pipeline.adapted`).
 
     Returns
     -------
@@ -514,7 +519,7 @@ def audit_systems(
     result = audit(systems, train=train, types=types, seed=seed, metadata=metadata, attributes=attributes,
                    n_boot=n_boot, n_perm=n_perm, backends=backends, asnorm=asnorm, fusion=fusion, group_by=group_by,
                    compare=compare, client=client, verdict_perm=verdict_perm, budget_bits=budget_bits, alpha=alpha,
-                   utility=utility, pitch=pitch, progress=progress, vpc_lists=vpc_lists)
+                   utility=utility, pitch=pitch, progress=progress, vpc_lists=vpc_lists, adapt=adapt)
     return render_audit(result, title=title, dataset=dataset, split=split, figures=figures)
 
 

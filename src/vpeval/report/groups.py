@@ -70,7 +70,8 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
     for attacker, by_type in res.groups.items():
         for tname, groups in by_type.items():
             enr, tri = _cond(tname)
-            cls = attacker_class(res.attackers[attacker].trained_on, tname)
+            cls = attacker_class(res.attackers[attacker].trained_on, tname,
+                                 res.attackers[attacker].adapted is not None)
             pooled = {a.key: a.boot for a in res.assessments.get(f"{attacker} / {tname}", [])}
             link = {a.key: a.boot for a in res.assessments.get(f"{attacker} / {tname} 1-to-N", [])}
             m = res.type_metrics[attacker][tname]

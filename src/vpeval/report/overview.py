@@ -108,7 +108,8 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
         names = sorted(x for x, by in res.type_metrics.items() if t in by)
         mean = sum(res.type_metrics[x][t]["eer_rocch"] for x in names) / len(names)
         eps = max(names, key=lambda x: (res.type_metrics[x][t]["eps_max_nats"], x))
-        rows.append([t, a, attacker_class(res.attackers[a].trained_on, t), 100 * m["eer_rocch"],
+        cls = attacker_class(res.attackers[a].trained_on, t, res.attackers[a].adapted is not None)
+        rows.append([t, a, cls, 100 * m["eer_rocch"],
                      _ci(ass, "eer_rocch"), _chance(ass, "eer_rocch"), nats_to_bits(m["eps_max_nats"]),
                      100 * mean, nats_to_bits(res.type_metrics[eps][t]["eps_max_nats"]), eps])
         data[t] = {"attacker": a, "eer_rocch": m["eer_rocch"], "eer_interp": m["eer_interp"],
