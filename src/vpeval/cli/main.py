@@ -343,8 +343,11 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
 
             for es in loaded[name].values():  # every embedding row must be described, with the same speaker
                 check_metadata(es, metadata[name], source=str(folder / "metadata.csv"))
+        channel_files = _add_channels(folder, name, loaded[name], train[name])
         inputs += [{"name": f"{name}/{f.relative_to(folder).with_suffix('').as_posix()}", "path": str(f),
                     "sha256": sha256_file(f), **_input_rates(f)} for f in files]
+        inputs += [{"name": f"{name}/channels/{'train/' if f.parent.name == 'train' else ''}{f.stem}", "path": str(f),
+                    "sha256": sha256_file(f)} for f in channel_files]
     utility = {}
     for folder, name in systems:
         tdir = folder / "transcripts"
@@ -379,6 +382,18 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         status.update("writing the report")
         render_report(rep, dest)
     return rep
+
+
+def _add_channels(folder: Path, name: str, sets: dict, train: dict) -> list:
+    """Add the system's content/prosody channels (``channels/``, :mod:`vpeval.cli.channels`) to its sets."""
+    from .channels import load_channels
+
+    spk = {u: s for es in list(sets.values()) + list(train.values())
+           for u, s in zip(es.utterance_id.tolist(), es.speaker_id.tolist())}
+    csets, ctrain, used = load_channels(folder, name, sets, lambda u: spk.get(u) or u.split("-")[0])
+    sets.update(csets)
+    train.update(ctrain)
+    return used
 
 
 def _input_rates(path: Path) -> dict:

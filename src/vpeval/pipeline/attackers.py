@@ -35,12 +35,26 @@ from ..io.trials import Trials
 from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 
 __all__ = [
-    "TRAINED_ON", "Attacker", "attacker_class", "check_disjoint", "make_attackers", "fuse_attackers",
+    "TRAINED_ON", "Attacker", "attacker_class", "channel_of", "check_disjoint", "make_attackers", "fuse_attackers",
     "training_condition",
 ]
 
 #: Values of ``trained_on``.
 TRAINED_ON = ("none", "original", "anonymized")
+
+
+def channel_of(extractor: str) -> str:
+    """The attack channel of an extractor name: ``"content"`` for ``content*``, ``"prosody"`` for ``prosody*``,
+    ``"fused"`` for ``fusion-channels``, else ``"voice"`` (:mod:`vpeval.pipeline.channels`).
+
+    >>> channel_of("content-tfidf"), channel_of("prosody-stats"), channel_of("mfcc-stats")
+    ('content', 'prosody', 'voice')
+    """
+    name = str(extractor)
+    for prefix, channel in (("content", "content"), ("prosody", "prosody"), ("fusion-channels", "fused")):
+        if name.startswith(prefix):
+            return channel
+    return "voice"
 
 
 def attacker_class(trained_on: str, trial_type: str) -> str:
@@ -99,8 +113,8 @@ def _row_keys(x: np.ndarray) -> np.ndarray:
 
 
 def _check_no_copied_rows(train: EmbeddingSet, sets, what: str) -> None:
-    if not sets or train.embeddings.shape[0] == 0:
-        return
+    if not sets or train.embeddings.shape[0] == 0 or channel_of(train.extractor) == "content":
+        return  # identical transcripts (e.g. two empty ones) are not copied speech
     tkeys = _row_keys(train.embeddings)
     for es in sets:
         ekeys = _row_keys(es.embeddings)
@@ -159,6 +173,9 @@ class Attacker:
         ``None`` means plain cosine scoring.
     members : list of Attacker
         The fused attackers (fusion only).
+    channel : {"voice", "content", "prosody", "fused"}
+        The attack channel (:mod:`vpeval.pipeline.channels`): the extractor's, or for a fusion its members' when
+        they share one, else ``"fused"``.
     """
 
     name: str
@@ -169,11 +186,17 @@ class Attacker:
     es: EmbeddingSet | None = None
     model: object = None
     members: list = field(default_factory=list)
+    channel: str = ""
+
+    def __post_init__(self):
+        if not self.channel:
+            chans = {m.channel for m in self.members}
+            self.channel = (chans.pop() if len(chans) == 1 else "fused") if self.members else channel_of(self.extractor)
 
     def describe(self) -> dict:
         """The ``report.json`` entry: extractor, back-end, training condition and size, members/weights."""
         out = {"extractor": self.extractor, "backend": self.backend, "trained_on": self.trained_on,
-               "training_speakers": int(self.training_speakers)}
+               "training_speakers": int(self.training_speakers), "channel": self.channel}
         if self.members:
             out["members"] = [m.name for m in self.members]
             out["fusion"] = self.model.describe()
@@ -438,5 +461,6 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
         except VpevalError:  # separable or degenerate fold: no finite weights from it alone
             fold_weights.append(None)
     fusion.fold_weights_ = fold_weights
-    return Attacker(f"fusion/{cond}", "fusion", "fusion", cond, max(m.training_speakers for m in members),
+    prefix = "fusion-channels" if len({m.channel for m in members}) > 1 else "fusion"
+    return Attacker(f"{prefix}/{cond}", "fusion", "fusion", cond, max(m.training_speakers for m in members),
                     None, fusion, list(members))

@@ -21,6 +21,7 @@ from ..metrics.verification import cllr
 from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
 from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
 from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
+from .channels import field_channel_attackers, split_channels
 from .compare import AttackData
 from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
 from .protocols import make_protocol
@@ -97,6 +98,8 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
     say = progress or (lambda msg: None)
     if train:
         say("training the attackers' back-ends")
+    sets, other = split_channels(sets)  # content/prosody channels: pipeline.channels
+    train, other_train = split_channels(train or {})
     attackers = make_attackers(sets, train, backends=backends, asnorm=asnorm,
                                fits=None if cache is None else cache.setdefault("fits", {}))
     notes = []
@@ -121,6 +124,12 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
                 attackers.append(replace(fused, members=list(members)))
             except VpevalError as exc:
                 notes.append(f"fusion/{cond} not fielded: {exc}")
+    if other:
+        say("attackers of the content and prosody channels")
+        more, more_notes = field_channel_attackers(other, other_train, attackers, backends=backends, fusion=fusion,
+                                                   seed=seed, voice_train=train,
+                                                   fits=None if cache is None else cache.setdefault("fits", {}))
+        attackers, notes = attackers + more, notes + more_notes
     return attackers, notes
 
 
@@ -282,7 +291,7 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                 profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
                                                            lid=linkage[name]["oa"].lid,
                                                            metadata=_speaker_table(metadata))
-    for extractor, es in sets.items():
+    for extractor, es in split_channels(sets)[0].items():  # voice extractors only
         say(f"embedding structure and voice distinctiveness: {extractor}")
         # These analyses need enough speakers and utterances; on small data one of them may not be computable.
         # That is reported in its section instead of failing the whole audit.
