@@ -219,18 +219,19 @@ def test_audit_fields_channel_attackers_and_decides_per_channel():
     att = res.to_dict()["attackers"]
     chans = {name: a["channel"] for name, a in att.items()}
     assert chans["mfcc-stats/cosine"] == "voice"
-    assert chans["content-tfidf/cosine"] == "content"
+    assert chans["content-tfidf/centred-cosine/original"] == "content"
+    # one back-end per non-voice channel: centred cosine for content, LDA for prosody
+    assert sorted(n for n, c in chans.items() if c in ("content", "prosody")) == [
+        "content-tfidf/centred-cosine/original", "prosody-stats/lda/anonymized", "prosody-stats/lda/original"]
     assert chans["prosody-stats/lda/anonymized"] == "prosody"
     assert chans["fusion/original"] == "voice"  # the voice fusion fuses the voice channel only
     assert chans["fusion-channels/original"] == "fused"
     assert sorted(att["fusion-channels/original"]["members"]) == [
         "content-tfidf/centred-cosine/original", "mfcc-stats/centred-cosine/original", "mfcc-stats/lda/original",
-        "prosody-stats/centred-cosine/original", "prosody-stats/lda/original"]
+        "prosody-stats/lda/original"]
     assert sorted(att["fusion-channels/anonymized"]["members"]) == [
-        "mfcc-stats/centred-cosine/anonymized", "mfcc-stats/lda/anonymized", "prosody-stats/centred-cosine/anonymized",
-        "prosody-stats/lda/anonymized"]
-    # content: no LDA (TF-IDF has more dimensions than training rows); trained on original text only, with a note
-    assert not any(n.startswith("content-tfidf/lda") or n == "content-tfidf/centred-cosine/anonymized" for n in att)
+        "mfcc-stats/centred-cosine/anonymized", "mfcc-stats/lda/anonymized", "prosody-stats/lda/anonymized"]
+    # content was trained on original text only (no anonymized training transcripts), with a note
     assert any("content-tfidf: no training rows of anonymized" in n for n in res.systems["sys"].notes)
     cv = res.to_dict()["channel_verdicts"]["sys"]
     assert cv["voice"] is not None and cv["all"]["verdict"] == res.verdicts["sys"]["verdict"]
@@ -240,3 +241,37 @@ def test_audit_fields_channel_attackers_and_decides_per_channel():
     assert cv["decides"] in cv["sentence"]
     # extractor-level analyses are for the voice only
     assert set(res.systems["sys"].structure) == {"mfcc-stats"}
+    # the first screen (the verdict section) shows both verdicts and the deciding channel's sentence
+    from vpeval.report.audit import render_audit
+    from vpeval.report.document import Paragraph, Table
+
+    rep = render_audit(res)
+    first = rep.sections[0]
+    assert first.id == "verdict"
+    tables = [b for b in first.blocks if isinstance(b, Table)]
+    assert tables[1].columns[:4] == ["system", "voice channel", "worst case voice (bits)", "all channels"]
+    assert any(isinstance(b, Paragraph) and b.text == cv["sentence"] for b in first.blocks)
+    assert rep.extra["channel_verdicts"]["sys"]["decides"] == cv["decides"]
+    assert rep.extra["attackers"]["prosody-stats/lda/original"]["channel"] == "prosody"
+
+
+def test_read_speech_caveat_when_speakers_read_one_chapter():
+    """The synthetic ids are <speaker>-1-<n>: every speaker reads one chapter, so the caveat is given."""
+    from vpeval.analysis.channels import _content_caveat
+    from vpeval.pipeline.audit import field_attackers
+
+    sets, train = _channel_audit_inputs()
+    attackers, _ = field_attackers(sets, {}, backends=("cosine",))
+
+    class R:  # the attackers are all the caveat reads
+        pass
+
+    r = R()
+    r.attackers = {a.name: a for a in attackers}
+    assert "one chapter" in _content_caveat(r)
+    content = sets["content-tfidf"]
+    renamed = content.__class__(content.embeddings, [u.replace("-1-", f"-{i % 3}-") for i, u in
+                                                     enumerate(content.utterance_id)],
+                                content.speaker_id, content.condition, content.extractor)
+    r.attackers = {"c": type(attackers[0])("c", "content-tfidf", "cosine", "none", 0, renamed)}
+    assert _content_caveat(r) is None

@@ -103,6 +103,8 @@ def main(argv=None) -> int:
     ap.add_argument("--conditions", default=None, help="comma-separated subset of original,<systems>,train to "
                     "process (default: all, in that order; 'train' is the training utterances' transcripts, the "
                     "prosody of the training segments comes with each condition)")
+    ap.add_argument("--reverse", action="store_true", help="recognise the utterances in reverse order (a second "
+                    "process sharing the cache then meets the first half-way)")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     args = ap.parse_args(argv)
 
@@ -144,15 +146,16 @@ def main(argv=None) -> int:
                 t = time.perf_counter()
                 if cond == "train":
                     texts = {}
-                    for u in track(training, total=len(training), description="ASR training", quiet=args.quiet):
+                    order = training[::-1] if args.reverse else training
+                    for u in track(order, total=len(order), description="ASR training", quiet=args.quiet):
                         x = read_audio(originals[u])
                         whole = asr.transcribe(x, utterance_id=f"original/{u}")
                         texts.update(split_transcript(u, whole, x.size / 16000))
                     write_transcripts(out / "train" / "text_original", texts)
                 else:
+                    order = evaluation[::-1] if args.reverse else evaluation
                     texts = {u: asr.transcribe(read_audio(sources[cond][u]), utterance_id=f"{cond}/{u}")
-                             for u in track(evaluation, total=len(evaluation), description=f"ASR {cond}",
-                                            quiet=args.quiet)}
+                             for u in track(order, total=len(order), description=f"ASR {cond}", quiet=args.quiet)}
                     write_transcripts(out / f"text_{cond}", texts)
                 timings[f"asr_{cond}_s"] = round(time.perf_counter() - t, 2)
             prov["asr"] = {k: v for k, v in backend.settings().items() if k != "model_dir"}

@@ -244,6 +244,10 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
             trials[name] = att.build_trials(types, protocol=protocol, client=client)
             learnt_on = getattr(att.model, "trial_type", None) if att.members else None
             metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
+            if att.channel != "voice":  # content/prosody/fused: verification trials only (pipeline.channels)
+                probe_spk[name] = {t: trial_speakers(tr, protocol) for t, tr in trials[name].items()}
+                linkage[name], mats[name] = {}, {}
+                continue
             say(f"1-to-N linkage: {name}")
             matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
                         for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}

@@ -17,8 +17,11 @@ fused       ``fusion-channels/<trained_on>``: linear fusion (:func:`~vpeval.pipe
             attackers of every channel in one training condition
 ==========  ======================================================================================================
 
-Content attackers are fielded with the cosine and centred-cosine back-ends only (:data:`CHANNEL_BACKENDS`):
-TF-IDF rows have thousands of dimensions, more than the training segments, which LDA and PLDA cannot estimate.
+Each non-voice channel is attacked with one back-end (:data:`CHANNEL_BACKENDS`), trained on every training
+condition present, or plain cosine when the channel has no training rows: content with centred cosine (TF-IDF
+rows have thousands of dimensions, more than the training segments, which LDA and PLDA cannot estimate), prosody
+with LDA (a dozen statistics of very different informativeness).  Their attackers are scored on the verification
+trials (oo, oa, aa, ...), not in 1-to-N searches, to keep an audit's cost close to the voice-only one.
 A channel whose training rows lack a condition (e.g. transcripts of the training speakers' original speech
 only) fields no attacker trained on that condition, with a note, instead of stopping the audit.
 
@@ -41,8 +44,8 @@ __all__ = ["CHANNELS", "CHANNEL_BACKENDS", "channel_of", "content_sets", "featur
 
 #: The channels, in report order.
 CHANNELS = ("voice", "content", "prosody", "fused")
-#: Back-ends fielded per non-voice channel (None: every requested back-end).
-CHANNEL_BACKENDS = {"content": ("cosine", "centred-cosine"), "prosody": None}
+#: The back-end fielded per non-voice channel (with training rows; plain cosine without).
+CHANNEL_BACKENDS = {"content": "centred-cosine", "prosody": "lda"}
 
 
 def split_channels(sets: dict) -> tuple[dict, dict]:
@@ -154,7 +157,8 @@ def field_channel_attackers(sets: dict[str, EmbeddingSet], train: dict[str, Embe
     voice_attackers : list of Attacker
         The voice channel's attackers (members of the cross-channel fusion).
     backends : iterable of str
-        Requested back-ends (restricted per channel by :data:`CHANNEL_BACKENDS`).
+        Requested back-ends: a channel's back-end (:data:`CHANNEL_BACKENDS`) is fielded when requested (else the
+        requested ones are), cosine when the channel has no training rows.
     fusion : bool
         Field ``fusion-channels/<trained_on>`` for each training condition with trained attackers of at least
         two channels.
@@ -173,10 +177,12 @@ def field_channel_attackers(sets: dict[str, EmbeddingSet], train: dict[str, Embe
     train = train or {}
     out, notes = [], []
     for ext, es in sets.items():
-        allowed = CHANNEL_BACKENDS.get(channel_of(ext))
-        bs = [b for b in backends if allowed is None or b in allowed] or ["cosine"]
         tr = train.get(ext)
         conds = [] if tr is None else [c for c in ("original", "anonymized") if (tr.condition == c).any()]
+        own = CHANNEL_BACKENDS.get(channel_of(ext))
+        bs = ["cosine"] if not conds else [own] if own in backends else [b for b in backends if b != "cosine"]
+        if not bs:
+            bs = ["cosine"]
         missing = [c for c in ("original", "anonymized") if c not in conds]
         if tr is not None and missing and any(b != "cosine" for b in bs):
             notes.append(f"{ext}: no training rows of {' or '.join(missing)} speech; no {ext} attacker trained on it")
