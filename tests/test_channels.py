@@ -275,3 +275,40 @@ def test_read_speech_caveat_when_speakers_read_one_chapter():
                                 content.speaker_id, content.condition, content.extractor)
     r.attackers = {"c": type(attackers[0])("c", "content-tfidf", "cosine", "none", 0, renamed)}
     assert _content_caveat(r) is None
+
+
+def test_load_channels_folder(tmp_path):
+    """A system's channels/ folder (Kaldi text + prosody CSV, evaluation and train/) becomes two feature sets; a
+    folder whose utterances differ from the voice embeddings', or without training files, is refused."""
+    from vpeval.audio.asr.transcripts import write_transcripts
+    from vpeval.audio.prosody import FEATURES
+    from vpeval.cli.channels import load_channels
+
+    sets, train = _channel_audit_inputs()
+    voice = {"mfcc-stats": sets["mfcc-stats"]}
+    ev_u = sorted(set(voice["mfcc-stats"].utterance_id.tolist()))
+    tr_u = sorted(set(train["mfcc-stats"].utterance_id.tolist()))
+    d = tmp_path / "sys" / "channels"
+    rng = np.random.default_rng(0)
+
+    def prosody(path, utts):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("utterance_id," + ",".join(FEATURES) + "\n" + "".join(
+            u + "," + ",".join(f"{v:.4f}" for v in rng.normal(size=len(FEATURES))) + "\n" for u in utts))
+
+    for c in ("original", "anonymized"):
+        write_transcripts(d / f"text_{c}", {u: f"words of {u} here" for u in ev_u})
+        prosody(d / f"prosody_{c}.csv", ev_u)
+        prosody(d / "train" / f"prosody_{c}.csv", tr_u)
+    spk = lambda u: u.split("-")[0]  # noqa: E731
+    with pytest.raises(VpevalError, match="train/text_original"):
+        load_channels(tmp_path / "sys", "sys", voice, spk)
+    write_transcripts(d / "train" / "text_original", {u: f"other words {u}" for u in tr_u})
+    got, tr, used = load_channels(tmp_path / "sys", "sys", voice, spk)
+    assert sorted(got) == ["content-tfidf", "prosody-stats"] and len(used) == 7
+    assert set(tr["content-tfidf"].condition) == {"original"}
+    assert set(tr["prosody-stats"].condition) == {"original", "anonymized"}
+    np.testing.assert_array_equal(np.sort(got["prosody-stats"].utterance_id), np.sort(voice["mfcc-stats"].utterance_id))
+    write_transcripts(d / "text_anonymized", {u: "x" for u in ev_u[1:]})
+    with pytest.raises(VpevalError, match="differ from the anonymized voice"):
+        load_channels(tmp_path / "sys", "sys", voice, spk)

@@ -431,6 +431,8 @@ def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
         return
     out_console = Console()
     _print_verdicts(out_console, rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
+    for system, e in rep.extra.get("channel_verdicts", {}).items():  # content/prosody channels: which decides
+        out_console.print(escape(f"{system}: channels: {e['sentence']}" + (f" {e['caveat']}" if e.get("caveat") else "")))
     _print_comparisons(out_console, rep.extra.get("comparisons", []))
     for name, data in summary.items():
         from rich import box
