@@ -506,7 +506,9 @@ def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = N
 @app.command(help="Run the full audit on the bundled LibriSpeech example (real speech anonymized by three systems side by "
              "side: McAdams, WORLD F0 scaling + VTLN-style envelope warping, and resampling; "
              "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
-             "original and on anonymized speech of 150 training speakers, plus two fusions) and write the report, "
+             "original and on anonymized speech of 150 training speakers, plus two fusions; beside the voice, "
+             "content (transcripts) and prosody attackers and their fusion with the voice, from the example's "
+             "channels/ folder, docs/channels.md) and write the report, "
              "with the per-gender VoicePrivacy table (f, m and the pooled 'all' row) as "
              "OUT/voiceprivacy_per_gender.csv. Needs no audio and no torch.")
 @handle_errors
