@@ -235,7 +235,8 @@ def test_audit_fields_channel_attackers_and_decides_per_channel():
     assert any("content-tfidf: no training rows of anonymized" in n for n in res.systems["sys"].notes)
     cv = res.to_dict()["channel_verdicts"]["sys"]
     assert cv["voice"] is not None and cv["all"]["verdict"] == res.verdicts["sys"]["verdict"]
-    assert cv["decides"] == chans[res.verdicts["sys"]["worst_case"]["attacker"]]
+    above = res.verdicts["sys"]["worst_case"]["value_bits"] > cv["voice"]["worst_case"]["value_bits"] + 1e-9
+    assert cv["decides"] == (chans[res.verdicts["sys"]["worst_case"]["attacker"]] if above else "voice")
     # the voice-only verdict looked at voice attackers only
     assert chans[cv["voice"]["worst_case"]["attacker"]] == "voice"
     assert cv["decides"] in cv["sentence"]

@@ -3,8 +3,8 @@
 When an audit fields content or prosody attackers (:mod:`vpeval.pipeline.channels`), the system's verdict
 (:func:`vpeval.analysis.families.audit_verdicts`) is decided over *every* attacker: all channels together.  This
 module decides it a second time over the voice channel's attackers only, with the same rule, test settings and
-seed, and says which channel decides: the channel of the attacker behind the all-channel worst case, and whether
-the verdicts differ.
+seed, and says which channel decides: the channel of the attacker behind the all-channel worst case when that
+worst case is above the voice channel's (otherwise the voice decides), and whether the verdicts differ.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot
     dict system -> dict
         ``voice``: the voice-channel verdict's dict (or None when it could not be decided, with ``voice_note``);
         ``all``: ``{verdict, worst_case_bits, attacker, channel}`` of the all-channel verdict; ``decides``: the
-        channel of the all-channel worst case; ``channels``: attackers per channel; ``sentence``: one sentence
+        channel of the all-channel worst case when it is above the voice-channel worst case, else ``"voice"`` (a
+        tie leaves the decision to the voice); ``channels``: attackers per channel; ``sentence``: one sentence
         saying which channel decides; ``caveat`` (only then): a sentence when at least half of the content
         channel's multi-utterance speakers read from one chapter each (:func:`vpeval.pipeline.channels
         .shared_chapters`). Systems with voice attackers only are left out.
@@ -78,9 +79,14 @@ def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot
             if system in why:
                 entry["voice_note"] = why[system]
         worst = full["worst_case"]
-        decides = _channel(res, worst["attacker"])
+        channel = _channel(res, worst["attacker"])
+        v = entry["voice"]
+        # a channel decides only by raising the worst case above the voice's (a tie, e.g. both at the ceiling of
+        # the trial counts, leaves it to the voice)
+        above = v is None or worst["value_bits"] > v["worst_case"]["value_bits"] + 1e-9
+        decides = channel if above else "voice"
         entry["all"] = {"verdict": full["verdict"], "worst_case_bits": worst["value_bits"],
-                        "attacker": worst["attacker"], "channel": decides}
+                        "attacker": worst["attacker"], "channel": channel}
         entry["decides"] = decides
         entry["sentence"] = _sentence(entry)
         caveat = _content_caveat(res)
@@ -112,9 +118,11 @@ def _sentence(e: dict) -> str:
         return (f"All channels together: {a['verdict']} (worst case {a['worst_case_bits']:.3g} bits, "
                 f"{a['attacker']}, {a['channel']} channel); the voice channel alone could not be decided.")
     vb = v["worst_case"]["value_bits"]
-    if a["channel"] == "voice":
+    if e["decides"] == "voice":
+        tie = ("" if a["channel"] == "voice" else
+               f" ({a['attacker']}, {a['channel']} channel, ties it at {a['worst_case_bits']:.3g} bits)")
         return (f"The voice channel decides: voice alone {v['verdict']} (worst case {vb:.3g} bits), all channels "
-                f"together {a['verdict']}; the {others} attackers reach no more than the voice attackers.")
+                f"together {a['verdict']}; the {others} attackers reach no more than the voice attackers{tie}.")
     same = "the same verdict" if v["verdict"] == a["verdict"] else f"{a['verdict']} instead of {v['verdict']}"
     return (f"The {a['channel']} channel decides: voice alone {v['verdict']} (worst case {vb:.3g} bits); with "
             f"the {others} attackers, {same} (worst case {a['worst_case_bits']:.3g} bits, {a['attacker']}), so "
