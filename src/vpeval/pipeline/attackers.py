@@ -374,7 +374,7 @@ def _fold_of(speakers: np.ndarray, folds: int, seed: int) -> dict[str, int]:
 
 def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, folds: int = 2, seed: int = 0,
                    p_target: float | None = None, original: str = "original",
-                   anonymized: str = "anonymized") -> Attacker:
+                   anonymized: str = "anonymized", fits: dict | None = None) -> Attacker:
     """Linear fusion of trained attackers of one training condition (module docstring).
 
     Parameters
@@ -391,6 +391,10 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
         Seed of the speaker-to-fold assignment.
     p_target : float, optional
         Prior of the fusion objective (:class:`~vpeval.calibration.fusion.LinearFusion`).
+    fits : dict, optional
+        A cache of the members' back-ends fitted on each fold's other speakers, shared between calls (e.g. the
+        voice fusion and the cross-channel fusion of one condition refit the same voice members on the same folds);
+        keyed by back-end name and training-row contents, so results are the same with or without it.
 
     Returns
     -------
@@ -440,7 +444,14 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
         for j, m in enumerate(members):
             tr = trs[m.extractor]
             in_fold = np.array([fold[s] == f for s in tr.speaker_id])
-            model = m.model.clone().fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
+            if fits is None:
+                model = m.model.clone().fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
+            else:
+                key = ("fold-fit", type(m.model).__name__, repr(sorted(m.model._params().items())),
+                       content_key(tr.embeddings[~in_fold], tr.speaker_id[~in_fold]))
+                if key not in fits:
+                    fits[key] = m.model.clone().fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
+                model = fits[key]
             held = tr.select(in_fold)
             t = build_trials(held, [letter], backend=model, original=o_lab, anonymized=a_lab)[letter]
             columns[j].append(t.scores)

@@ -119,7 +119,8 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
             try:
                 key = _fusion_key(members, train, cond)
                 fused = _cached(None if key is None else cache, ("fusion", cond, seed, key),
-                                lambda: fuse_attackers(members, train, seed=seed))
+                                lambda: fuse_attackers(members, train, seed=seed,
+                                                       fits=None if cache is None else cache.setdefault("fits", {})))
                 # the fitted weights are shared; the members (and so the evaluation embeddings) are this system's
                 attackers.append(replace(fused, members=list(members)))
             except VpevalError as exc:

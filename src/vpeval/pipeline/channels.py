@@ -196,7 +196,7 @@ def field_channel_attackers(sets: dict[str, EmbeddingSet], train: dict[str, Embe
             if len({a.channel for a in members}) < 2:
                 continue
             try:
-                out.append(fuse_attackers(members, all_train, seed=seed))
+                out.append(fuse_attackers(members, all_train, seed=seed, fits=fits))
             except VpevalError as exc:
                 notes.append(f"fusion-channels/{cond} not fielded: {exc}")
     return out, notes
