@@ -104,6 +104,21 @@ def test_html_has_every_section_and_plot(demo_report):
     assert pngs and all(any(p in html for html in pages.values()) for p in pngs)
 
 
+def test_demo_attacks_three_channels(demo_report):
+    """Issue 29: each system is attacked on the voice, content and prosody channels and their fusion; report.json's
+    attackers carry the channel; the first screen gives the voice-channel verdict beside the all-channel one."""
+    _, doc = demo_report
+    for system in ("mcadams", "vtln", "resample"):
+        chans = {k.split(" / ", 1)[1]: a["channel"] for k, a in doc["attackers"].items() if k.startswith(system + " / ")}
+        assert {c for c in chans.values()} == {"voice", "content", "prosody", "fused"}
+        assert chans["content-tfidf/centred-cosine/original"] == "content"
+        assert chans["prosody-stats/lda/anonymized"] == "prosody"
+        assert chans["fusion-channels/anonymized"] == "fused" and chans["fusion/anonymized"] == "voice"
+        assert doc["channel_verdicts"][system]["channels"] == {"content": 1, "fused": 2, "prosody": 2, "voice": 16}
+    first = doc["sections"][0]
+    assert first["id"] == "verdict"
+
+
 def test_figures_only_for_strongest_attackers(demo_report):
     """Issue 22/27: per-attacker figures are drawn for each system's strongest attackers only (lowest ROCCH-EER
     per attack type, and the verdict's deciding attacker); every other attacker keeps its tables and says where
@@ -129,6 +144,9 @@ def test_figures_only_for_strongest_attackers(demo_report):
                 sid = safe_filename(f"{system}-{kind}-{attacker}")
                 start = html.index(f'<section id="{sid}">')
                 block = html[start:html.index("</section>", start)]
+                if kind == "linkage" and doc["attackers"][f"{system} / {attacker}"]["channel"] != "voice":
+                    assert "<img" not in block  # content/prosody/fused attackers: no 1-to-N search (docs/channels.md)
+                    continue
                 assert ("<img" in block) == (attacker in featured), sid
                 assert ("Figures are drawn for the strongest attackers" in block) == (attacker not in featured)
                 assert "<table" in block  # the numbers stay for every attacker
@@ -145,7 +163,9 @@ def test_demo_shows_per_sex_rows(demo_report):
     sec = _section(doc, "groups")
     for system, by_attacker in sec["data"]["systems"].items():
         assert sec["data"]["group_by"][system] == "sex"
-        assert set(by_attacker) == set(_section(doc, "summary")["data"]["systems"][system]["attackers"])
+        # every voice attacker (content/prosody/fused attackers have no per-group breakdown, docs/channels.md)
+        assert set(by_attacker) == {a for a in _section(doc, "summary")["data"]["systems"][system]["attackers"]
+                                    if doc["attackers"][f"{system} / {a}"]["channel"] == "voice"}
         for attacker, by_type in by_attacker.items():
             assert {"oa", "aa"} <= set(by_type)
             for rows in by_type.values():
@@ -290,14 +310,18 @@ def test_readme_numbers_of_the_example(demo_report):
     assert eer["mfcc-stats/plda/anonymized"]["aa"] == 0.0 and eer["fusion/anonymized"]["aa"] == 0.0
     assert eer["mfcc-stats/cosine"]["aa"] == 3.3 and eer["resemblyzer-ge2e/cosine"]["aa"] == 6.7
     assert summary["strongest"]["aa"]["alid"]["alid_bits"] == pytest.approx(math.log2(111), abs=0.005)
-    assert summary["strongest"]["oa"]["eer"]["attacker"] == "resemblyzer-ge2e/cosine"
+    # on oa the prosody attacker beats every voice attacker (issue 29); the best voice one is resemblyzer cosine
+    assert summary["strongest"]["oa"]["eer"]["attacker"] == "prosody-stats/lda/original"
+    assert eer["prosody-stats/lda/original"]["oa"] == 14.2
+    voice = {a: by for a, by in eer.items() if doc["attackers"][f"mcadams / {a}"]["channel"] == "voice"}
+    assert min(voice, key=lambda a: (voice[a]["oa"], a)) == "resemblyzer-ge2e/cosine"
     assert eer["resemblyzer-ge2e/cosine"]["oa"] == 18.5
-    trained = [by["oa"] for a, by in eer.items() if a.count("/") == 2 and not a.startswith("fusion")]
+    trained = [by["oa"] for a, by in voice.items() if a.count("/") == 2 and not a.startswith("fusion")]
     assert (min(trained), max(trained)) == (18.7, 41.6)
     assert (eer["fusion/original"]["oa"], eer["fusion/anonymized"]["oa"]) == (23.0, 28.8)
     v = doc["verdicts"]["mcadams"]
     assert v["verdict"] == "leaks" and v["strongest_attacker"] == "mfcc-stats/plda/anonymized"
-    assert v["trial_type"] == "aa" and v["p_value_familywise"] == 0.001 and v["family_size"] == 136
+    assert v["trial_type"] == "aa" and v["p_value_familywise"] == 0.001 and v["family_size"] == 148
     w = v["worst_case"]
     assert round(w["value_bits"], 1) == 12.5 and w["at_ceiling"] and round(w["floor_bits"], 1) == 9.1
     assert (round(w["ci_low_bits"], 1), round(w["ci_high_bits"], 1)) == (12.5, 12.5)
@@ -305,15 +329,32 @@ def test_readme_numbers_of_the_example(demo_report):
     # the two further systems
     systems = _section(doc, "summary")["data"]["systems"]
     assert list(systems) == ["mcadams", "vtln", "resample"]
-    for name, attacker, oa in (("vtln", "fusion/original", 10.2), ("resample", "mfcc-stats/lda/original", 11.9)):
+    for name, attacker, oa, aa in (("vtln", "fusion/original", 10.2, "fusion-channels/anonymized"),
+                                   ("resample", "mfcc-stats/lda/original", 11.9, "fusion/anonymized")):
         st = systems[name]["strongest"]
         assert st["oa"]["eer"]["attacker"] == attacker and round(100 * st["oa"]["eer"]["eer_rocch"], 1) == oa
-        assert st["aa"]["eer"]["attacker"] == "fusion/anonymized"
+        assert st["aa"]["eer"]["attacker"] == aa
         assert round(100 * st["aa"]["eer"]["eer_rocch"], 1) == 0.1
         assert doc["verdicts"][name]["verdict"] == "leaks"
     assert [(round(doc["verdicts"][n]["worst_case"]["value_bits"], 1), doc["verdicts"][n]["strongest_attacker"])
             for n in ("vtln", "resample")] == [(12.4, "resemblyzer-ge2e+adapted/cosine/anonymized"),
                                                (12.4, "mfcc-stats/plda/anonymized")]
+    # the channels (issue 29): the best EER per channel the README quotes, and which channel decides
+    best = {}
+    for system, d in systems.items():
+        for a, by in d["attackers"].items():
+            ch = doc["attackers"][f"{system} / {a}"]["channel"]
+            for t in ("oa", "aa"):
+                best[system, ch, t] = min(best.get((system, ch, t), 1.0), by[t]["eer_rocch"])
+    assert [round(100 * best["mcadams", ch, "oa"], 1) for ch in ("voice", "content", "prosody", "fused")] == [
+        18.5, 27.0, 14.2, 23.2]
+    assert [round(100 * best[s, "content", t], 1) for s in ("vtln", "resample") for t in ("oa", "aa")] == [
+        24.8, 23.9, 28.2, 23.0]
+    assert [round(100 * best[s, "prosody", "oa"], 1) for s in ("vtln", "resample")] == [21.0, 18.5]
+    cv = doc["channel_verdicts"]
+    assert {s: (e["voice"]["verdict"], e["all"]["verdict"], e["decides"]) for s, e in cv.items()} == {
+        s: ("leaks", "leaks", "voice") for s in ("mcadams", "vtln", "resample")}
+    assert all(e["caveat"].startswith("Read speech: 10 of the 10") for e in cv.values())
 
 
 def test_extractor_adapted_attacker_per_system(demo_report):

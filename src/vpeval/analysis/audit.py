@@ -23,6 +23,7 @@ from ..pipeline.audit import REPORT_TYPES, SystemAudit, attackers_json, comparis
 from ..pipeline.compare import compare_systems
 from ..pipeline.groups import DEFAULT_GROUP_BY
 from .attribution import worst_over_attackers
+from .channels import channel_verdicts
 from .comparison import compare_worst_cases
 from .readings import OAAA_COMPRESSION_FLAG
 from .families import audit_verdicts
@@ -74,6 +75,8 @@ class AuditResult:
     options: dict
     utility: dict = field(default_factory=dict)
     pitch: dict = field(default_factory=dict)
+    #: system -> the voice-channel verdict beside the all-channel one (:func:`vpeval.analysis.channels.channel_verdicts`)
+    channels: dict = field(default_factory=dict)
 
     @property
     def attackers(self) -> dict:
@@ -86,6 +89,8 @@ class AuditResult:
         out = {"attackers": self.attackers, "verdicts": self.verdicts}
         if self.undecided:
             out["verdicts_not_decided"] = dict(self.undecided)
+        if self.channels:
+            out["channel_verdicts"] = dict(self.channels)
         if self.options.get("compare") and len(self.systems) > 1:
             out["comparisons"] = [c.to_dict() for c in self.comparisons]
         return out
@@ -142,12 +147,15 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     tests: dict = {}
     if verdict_perm is None:  # --no-verdict
         verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
+        channels = {}
     else:
         if progress:
             progress("the verdict: family-wise perfect-secrecy test over every attacker")
         verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
                                              budget_bits=budget_bits, tests=tests)
         flag_saturation(verdicts, results)
+        channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                                    budget_bits=budget_bits)
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each
@@ -159,7 +167,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
                "budget_bits": budget_bits, "alpha": alpha, "compare": bool(compare), "group_by": group_by,
                "vpc_lists": None if vpc_lists is None else vpc_lists.describe()}
     return AuditResult(results, verdicts, undecided, tests, comparisons, notes, options, dict(utility or {}),
-                       dict(pitch or {}))
+                       dict(pitch or {}), channels)
 
 
 

@@ -346,9 +346,12 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
 
             for es in loaded[name].values():  # every embedding row must be described, with the same speaker
                 check_metadata(es, metadata[name], source=str(folder / "metadata.csv"))
+        channel_files = _add_channels(folder, name, loaded[name], train[name])
         rel = (lambda f: (f.relative_to(folder) if folder in f.parents else Path("..", f.name)).with_suffix(""))
         inputs += [{"name": f"{name}/{rel(f).as_posix()}", "path": str(f),
                     "sha256": sha256_file(f), **_input_rates(f)} for f in files]
+        inputs += [{"name": f"{name}/channels/{'train/' if f.parent.name == 'train' else ''}{f.stem}", "path": str(f),
+                    "sha256": sha256_file(f)} for f in channel_files]
     utility = {}
     for folder, name in systems:
         tdir = folder / "transcripts"
@@ -404,6 +407,16 @@ def _load_adapt(folder: Path, files: list):
         files += [folder / STATES_FILE, folder / "train" / STATES_FILE,
                   next(p for p in (folder / PROJECTION_FILE, folder.parent / PROJECTION_FILE) if p.is_file())]
     return got
+def _add_channels(folder: Path, name: str, sets: dict, train: dict) -> list:
+    """Add the system's content/prosody channels (``channels/``, :mod:`vpeval.cli.channels`) to its sets."""
+    from .channels import load_channels
+
+    spk = {u: s for es in list(sets.values()) + list(train.values())
+           for u, s in zip(es.utterance_id.tolist(), es.speaker_id.tolist())}
+    csets, ctrain, used = load_channels(folder, name, sets, lambda u: spk.get(u) or u.split("-")[0])
+    sets.update(csets)
+    train.update(ctrain)
+    return used
 
 
 def _input_rates(path: Path) -> dict:
@@ -441,6 +454,8 @@ def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
         return
     out_console = Console()
     _print_verdicts(out_console, rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
+    for system, e in rep.extra.get("channel_verdicts", {}).items():  # content/prosody channels: which decides
+        out_console.print(escape(f"{system}: channels: {e['sentence']}" + (f" {e['caveat']}" if e.get("caveat") else "")))
     _print_comparisons(out_console, rep.extra.get("comparisons", []))
     from .audit_terminal import print_system_table
 
@@ -513,7 +528,9 @@ FiguresOpt = typer.Option("strongest", "--figures", help="Per-attacker figures: 
              "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
              "original and on anonymized speech of 150 training speakers, plus two fusions, and per system the "
              "semi-informed (extractor adapted) attacker: the GE2E projection retrained on that system's anonymized "
-             "training speech from cached LSTM states) and write the report, "
+             "training speech from cached LSTM states; beside the voice, content (transcripts) and prosody attackers "
+             "and their fusion with the voice, from the example's channels/ folder, docs/channels.md) and write the "
+             "report, "
              "with the per-gender VoicePrivacy table (f, m and the pooled 'all' row) as "
              "OUT/voiceprivacy_per_gender.csv. Needs no audio and no torch.")
 @handle_errors

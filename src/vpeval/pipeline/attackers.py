@@ -40,8 +40,8 @@ from ..io.trials import Trials
 from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 
 __all__ = [
-    "TRAINED_ON", "ANON_TRAINED_ON_OA", "Attacker", "attacker_class", "check_disjoint", "make_attackers",
-    "fuse_attackers", "training_condition",
+    "TRAINED_ON", "ANON_TRAINED_ON_OA", "ADAPTED_ON_OA", "Attacker", "attacker_class", "channel_of", "check_disjoint",
+    "make_attackers", "fuse_attackers", "training_condition",
 ]
 
 #: Values of ``trained_on``.
@@ -53,6 +53,20 @@ TRAINED_ON = ("none", "original", "anonymized")
 ANON_TRAINED_ON_OA = "trained on anonymized with original enrollment (no VoicePrivacy class)"
 #: The same for an attacker whose extractor is adapted on anonymized speech (:mod:`vpeval.pipeline.adapted`).
 ADAPTED_ON_OA = "extractor adapted on anonymized with original enrollment (no VoicePrivacy class)"
+
+
+def channel_of(extractor: str) -> str:
+    """The attack channel of an extractor name: ``"content"`` for ``content*``, ``"prosody"`` for ``prosody*``,
+    ``"fused"`` for ``fusion-channels``, else ``"voice"`` (:mod:`vpeval.pipeline.channels`).
+
+    >>> channel_of("content-tfidf"), channel_of("prosody-stats"), channel_of("mfcc-stats")
+    ('content', 'prosody', 'voice')
+    """
+    name = str(extractor)
+    for prefix, channel in (("content", "content"), ("prosody", "prosody"), ("fusion-channels", "fused")):
+        if name.startswith(prefix):
+            return channel
+    return "voice"
 
 
 def attacker_class(trained_on: str, trial_type: str, adapted: bool = False) -> str:
@@ -123,8 +137,8 @@ def _row_keys(x: np.ndarray) -> np.ndarray:
 
 
 def _check_no_copied_rows(train: EmbeddingSet, sets, what: str) -> None:
-    if not sets or train.embeddings.shape[0] == 0:
-        return
+    if not sets or train.embeddings.shape[0] == 0 or channel_of(train.extractor) == "content":
+        return  # identical transcripts (e.g. two empty ones) are not copied speech
     tkeys = _row_keys(train.embeddings)
     for es in sets:
         ekeys = _row_keys(es.embeddings)
@@ -188,6 +202,9 @@ class Attacker:
         adapted and on what training data (speakers, segments, K, epochs); None otherwise.
     learning_curve : dict or None
         Its saturation check (:func:`vpeval.pipeline.adapted.learning_curve`), when computed.
+    channel : {"voice", "content", "prosody", "fused"}
+        The attack channel (:mod:`vpeval.pipeline.channels`): the extractor's, or for a fusion its members' when
+        they share one, else ``"fused"``.
     """
 
     name: str
@@ -200,11 +217,17 @@ class Attacker:
     members: list = field(default_factory=list)
     adapted: dict | None = None
     learning_curve: dict | None = None
+    channel: str = ""
+
+    def __post_init__(self):
+        if not self.channel:
+            chans = {m.channel for m in self.members}
+            self.channel = (chans.pop() if len(chans) == 1 else "fused") if self.members else channel_of(self.extractor)
 
     def describe(self) -> dict:
         """The ``report.json`` entry: extractor, back-end, training condition and size, members/weights."""
         out = {"extractor": self.extractor, "backend": self.backend, "trained_on": self.trained_on,
-               "training_speakers": int(self.training_speakers)}
+               "training_speakers": int(self.training_speakers), "channel": self.channel}
         if self.members:
             out["members"] = [m.name for m in self.members]
             out["fusion"] = self.model.describe()
@@ -386,7 +409,7 @@ def _fold_of(speakers: np.ndarray, folds: int, seed: int) -> dict[str, int]:
 
 def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, folds: int = 2, seed: int = 0,
                    p_target: float | None = None, original: str = "original",
-                   anonymized: str = "anonymized") -> Attacker:
+                   anonymized: str = "anonymized", fits: dict | None = None) -> Attacker:
     """Linear fusion of trained attackers of one training condition (module docstring).
 
     Parameters
@@ -403,6 +426,10 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
         Seed of the speaker-to-fold assignment.
     p_target : float, optional
         Prior of the fusion objective (:class:`~vpeval.calibration.fusion.LinearFusion`).
+    fits : dict, optional
+        A cache of the members' back-ends fitted on each fold's other speakers, shared between calls (e.g. the
+        voice fusion and the cross-channel fusion of one condition refit the same voice members on the same folds);
+        keyed by back-end name and training-row contents, so results are the same with or without it.
 
     Returns
     -------
@@ -452,7 +479,14 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
         for j, m in enumerate(members):
             tr = trs[m.extractor]
             in_fold = np.array([fold[s] == f for s in tr.speaker_id])
-            model = m.model.clone().fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
+            if fits is None:
+                model = m.model.clone().fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
+            else:
+                key = ("fold-fit", type(m.model).__name__, repr(sorted(m.model._params().items())),
+                       content_key(tr.embeddings[~in_fold], tr.speaker_id[~in_fold]))
+                if key not in fits:
+                    fits[key] = m.model.clone().fit(tr.embeddings[~in_fold], tr.speaker_id[~in_fold])
+                model = fits[key]
             held = tr.select(in_fold)
             t = build_trials(held, [letter], backend=model, original=o_lab, anonymized=a_lab)[letter]
             columns[j].append(t.scores)
@@ -473,5 +507,6 @@ def fuse_attackers(members: list[Attacker], train: dict[str, EmbeddingSet], *, f
         except VpevalError:  # separable or degenerate fold: no finite weights from it alone
             fold_weights.append(None)
     fusion.fold_weights_ = fold_weights
-    return Attacker(f"fusion/{cond}", "fusion", "fusion", cond, max(m.training_speakers for m in members),
+    prefix = "fusion-channels" if len({m.channel for m in members}) > 1 else "fusion"
+    return Attacker(f"{prefix}/{cond}", "fusion", "fusion", cond, max(m.training_speakers for m in members),
                     None, fusion, list(members))

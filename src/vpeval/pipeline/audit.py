@@ -22,6 +22,7 @@ from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker
 from .adapted import add_adapted, attach_curve
 from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
 from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
+from .channels import field_channel_attackers, split_channels
 from .compare import AttackData
 from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
 from .protocols import make_protocol
@@ -98,6 +99,8 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
     say = progress or (lambda msg: None)
     if train:
         say("training the attackers' back-ends")
+    sets, other = split_channels(sets)  # content/prosody channels: pipeline.channels
+    train, other_train = split_channels(train or {})
     attackers = make_attackers(sets, train, backends=backends, asnorm=asnorm,
                                fits=None if cache is None else cache.setdefault("fits", {}))
     notes = []
@@ -117,11 +120,18 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
             try:
                 key = _fusion_key(members, train, cond)
                 fused = _cached(None if key is None else cache, ("fusion", cond, seed, key),
-                                lambda: fuse_attackers(members, train, seed=seed))
+                                lambda: fuse_attackers(members, train, seed=seed,
+                                                       fits=None if cache is None else cache.setdefault("fits", {})))
                 # the fitted weights are shared; the members (and so the evaluation embeddings) are this system's
                 attackers.append(replace(fused, members=list(members)))
             except VpevalError as exc:
                 notes.append(f"fusion/{cond} not fielded: {exc}")
+    if other:
+        say("attackers of the content and prosody channels")
+        more, more_notes = field_channel_attackers(other, other_train, attackers, backends=backends, fusion=fusion,
+                                                   seed=seed, voice_train=train,
+                                                   fits=None if cache is None else cache.setdefault("fits", {}))
+        attackers, notes = attackers + more, notes + more_notes
     return attackers, notes
 
 
@@ -244,6 +254,10 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                 trials[name] = vpc_lists.build_trials(att, types, protocol=protocol, client=client)
             learnt_on = getattr(att.model, "trial_type", None) if att.members else None
             metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
+            if att.channel != "voice":  # content/prosody/fused: verification trials only (pipeline.channels)
+                probe_spk[name] = {t: trial_speakers(tr, protocol) for t, tr in trials[name].items()}
+                linkage[name], mats[name] = {}, {}
+                continue
             say(f"1-to-N linkage: {name}")
             matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
                         for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
@@ -291,7 +305,7 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                 profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
                                                            lid=linkage[name]["oa"].lid,
                                                            metadata=_speaker_table(metadata))
-    for extractor, es in sets.items():
+    for extractor, es in split_channels(sets)[0].items():  # voice extractors only
         say(f"embedding structure and voice distinctiveness: {extractor}")
         # These analyses need enough speakers and utterances; on small data one of them may not be computable.
         # That is reported in its section instead of failing the whole audit.

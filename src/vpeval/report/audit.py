@@ -33,6 +33,7 @@ from ..analysis.audit import (  # noqa: F401  (re-exported, where they were firs
 from ..analysis.verdict import DEFAULT_BUDGET_BITS
 from ..backends import BACKENDS
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
+from .channels import channel_blocks
 from .document import Figure, Paragraph, Report, Section, Table, safe_filename
 from .beyond import attributes_section, distinctiveness_section, embedding_section
 from .groups import groups_section
@@ -558,8 +559,11 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     report.extra["verdicts"] = verdicts
     if undecided:
         report.extra["verdicts_not_decided"] = undecided
-    report.add(verdict_section(verdicts, scorecard_rows(verdicts), {s: len(r.type_metrics) for s, r in
-                                                                     results.items()}, undecided=undecided))
+    vsec = report.add(verdict_section(verdicts, scorecard_rows(verdicts), {s: len(r.type_metrics) for s, r in
+                                                                            results.items()}, undecided=undecided))
+    if result.channels:  # content/prosody attackers: the voice-only verdict beside it, on the first screen
+        report.extra["channel_verdicts"] = data["channel_verdicts"]
+        vsec.blocks[1:1] = channel_blocks(result.channels)
     # the answers next: which system protects better (paired), and per group; then the long evidence
     if "comparisons" in data:
         report.extra["comparisons"] = data["comparisons"]

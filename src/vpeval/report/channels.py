@@ -1,0 +1,44 @@
+"""The attack channels on the first screen: the voice-channel verdict beside the all-channel verdict, per system.
+
+Rendered inside the verdict section (after the verdict table) when the audit fielded content or prosody attackers
+(:func:`vpeval.analysis.channels.channel_verdicts`); report.json holds the same as ``channel_verdicts``.
+"""
+
+from __future__ import annotations
+
+from .document import Paragraph, Table
+
+__all__ = ["channel_blocks", "CHANNELS_NOTE"]
+
+#: What the channels are, said once under the table.
+CHANNELS_NOTE = (
+    "Channels: voice = speaker embeddings; content = what is said (word and character n-gram TF-IDF of the "
+    "transcripts, fitted on the training speakers); prosody = how it is said (F0, energy, speaking-rate and pause "
+    "statistics); fused = linear fusion of the trained attackers of every channel. An anonymizer is asked to hide "
+    "the voice; the all-channel verdict says whether who speaks is hidden at all.")
+
+
+def channel_blocks(channels: dict[str, dict]) -> list:
+    """The table (system, voice-channel verdict, all-channel verdict, deciding channel, attackers per channel)
+    and, per system, the sentence saying which channel decides and the read-speech caveat (when given)."""
+    if not channels:
+        return []
+    rows = []
+    for system, e in channels.items():
+        v = e.get("voice")
+        rows.append([system, v["verdict"] if v else "not decided",
+                     v["worst_case"]["value_bits"] if v else None, e["all"]["verdict"],
+                     e["all"]["worst_case_bits"], e["decides"],
+                     ", ".join(f"{c} {n}" for c, n in e["channels"].items())])
+    blocks = [Table(["system", "voice channel", "worst case voice (bits)", "all channels",
+                     "worst case all (bits)", "decided by", "attackers per channel"], rows, fmt="{:.3g}",
+                    caption="The verdict twice: over the voice channel's attackers only, and over every channel's "
+                            "(the verdict above); same rule, test and seed")]
+    multi = len(channels) > 1
+    for system, e in channels.items():
+        blocks.append(Paragraph((f"{system}: " if multi else "") + e["sentence"], kind="p"))
+    for system, e in channels.items():
+        if e.get("caveat"):
+            blocks.append(Paragraph((f"{system}: " if multi else "") + e["caveat"], kind="warning"))
+    blocks.append(Paragraph(CHANNELS_NOTE, kind="note"))
+    return blocks
