@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import binom
 
+from vpeval.report.writer import resolve_refs
 from vpeval.analysis.attribution import worse_direction, worst_over_attackers
 from vpeval.analysis.audit import aggregate_over_attackers
 from vpeval.analysis.readings import (
@@ -137,7 +138,7 @@ def test_page_paths_are_relative():
 @pytest.fixture(scope="module")
 def demo_doc(demo_run):
     out, output = demo_run  # one demo run per session (tests/conftest.py)
-    return out, json.loads((out / "report.json").read_text()), output
+    return out, resolve_refs(json.loads((out / "report.json").read_text())), output
 
 
 def _close(a, b, rel=1e-9):

@@ -361,7 +361,9 @@ def _save_png(fig, path: Path) -> None:
     fig.savefig(buf, format="png", metadata={"Software": None})
     buf.seek(0)
     with Image.open(buf) as im:
-        im.convert("RGB").quantize(colors=256, dither=Image.Dither.NONE).save(path, format="PNG", optimize=True)
+        # fast octree: a third of median cut's time and smaller files on line plots (measured on a DET figure)
+        im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+            path, format="PNG", optimize=True)
 
 
 def render_report(report: Report, folder, *, generated_at: str | None = None) -> Path:
