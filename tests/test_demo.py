@@ -114,7 +114,7 @@ def test_demo_attacks_three_channels(demo_report):
         assert chans["content-tfidf/centred-cosine/original"] == "content"
         assert chans["prosody-stats/lda/anonymized"] == "prosody"
         assert chans["fusion-channels/anonymized"] == "fused" and chans["fusion/anonymized"] == "voice"
-        assert doc["channel_verdicts"][system]["channels"] == {"content": 1, "fused": 2, "prosody": 2, "voice": 16}
+        assert doc["channel_verdicts"][system]["channels"] == {"content": 1, "fused": 2, "prosody": 2, "voice": 17}
     first = doc["sections"][0]
     assert first["id"] == "verdict"
 
