@@ -20,6 +20,7 @@ from rich.table import Table as RichTable
 from .._version import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
+from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options,
     InputSnapshot, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
@@ -324,7 +325,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         loaded[name] = _load_system(folder)
         train[name] = _load_train(folder, loaded[name])
         files = sorted(folder.glob("embeddings_*.npz")) + sorted((folder / "train").glob("embeddings_*.npz"))
-        adapt[name] = _load_adapt(folder, files)
+        adapt[name] = load_adapt(folder, files)
         if train[name] and (folder / "train" / "metadata.csv").is_file():
             from ..pipeline import check_metadata
 
@@ -346,7 +347,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
 
             for es in loaded[name].values():  # every embedding row must be described, with the same speaker
                 check_metadata(es, metadata[name], source=str(folder / "metadata.csv"))
-        channel_files = _add_channels(folder, name, loaded[name], train[name])
+        channel_files = add_channels(folder, name, loaded[name], train[name])
         rel = (lambda f: (f.relative_to(folder) if folder in f.parents else Path("..", f.name)).with_suffix(""))
         inputs += [{"name": f"{name}/{rel(f).as_posix()}", "path": str(f),
                     "sha256": sha256_file(f), **_input_rates(f)} for f in files]
@@ -395,28 +396,6 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         status.update("writing the report")
         render_report(rep, dest)
     return rep
-
-
-def _load_adapt(folder: Path, files: list):
-    """The extractor-adapted attacker's inputs of a system folder (``ge2e_states.npz``, see
-    :func:`vpeval.pipeline.adapted.read_adapt_folder`), or None; their files are added to ``files``."""
-    from ..pipeline.adapted import PROJECTION_FILE, STATES_FILE, read_adapt_folder
-
-    got = read_adapt_folder(folder)
-    if got is not None:
-        files += [folder / STATES_FILE, folder / "train" / STATES_FILE,
-                  next(p for p in (folder / PROJECTION_FILE, folder.parent / PROJECTION_FILE) if p.is_file())]
-    return got
-def _add_channels(folder: Path, name: str, sets: dict, train: dict) -> list:
-    """Add the system's content/prosody channels (``channels/``, :mod:`vpeval.cli.channels`) to its sets."""
-    from .channels import load_channels
-
-    spk = {u: s for es in list(sets.values()) + list(train.values())
-           for u, s in zip(es.utterance_id.tolist(), es.speaker_id.tolist())}
-    csets, ctrain, used = load_channels(folder, name, sets, lambda u: spk.get(u) or u.split("-")[0])
-    sets.update(csets)
-    train.update(ctrain)
-    return used
 
 
 def _input_rates(path: Path) -> dict:

@@ -561,9 +561,10 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         report.extra["verdicts_not_decided"] = undecided
     vsec = report.add(verdict_section(verdicts, scorecard_rows(verdicts), {s: len(r.type_metrics) for s, r in
                                                                             results.items()}, undecided=undecided))
-    if result.channels:  # content/prosody attackers: the voice-only verdict beside it, on the first screen
+    if result.channels:  # content/prosody attackers: the voice-only verdict beside it, after the verdict sentences
         report.extra["channel_verdicts"] = data["channel_verdicts"]
-        vsec.blocks[1:1] = channel_blocks(result.channels)
+        at = 1 + len(verdicts) + len(undecided)  # after the verdict table and the verdict sentences
+        vsec.blocks[at:at] = channel_blocks(result.channels)
     # the answers next: which system protects better (paired), and per group; then the long evidence
     if "comparisons" in data:
         report.extra["comparisons"] = data["comparisons"]
