@@ -35,10 +35,14 @@ def channel_blocks(channels: dict[str, dict]) -> list:
                     caption="The verdict twice: over the voice channel's attackers only, and over every channel's "
                             "(the verdict above); same rule, test and seed")]
     multi = len(channels) > 1
-    for system, e in channels.items():
-        blocks.append(Paragraph((f"{system}: " if multi else "") + e["sentence"], kind="p"))
-    for system, e in channels.items():
-        if e.get("caveat"):
-            blocks.append(Paragraph((f"{system}: " if multi else "") + e["caveat"], kind="warning"))
+    # one paragraph for the systems' sentences, and a caveat shared by every system said once
+    blocks.append(Paragraph(" ".join((f"{system}: " if multi else "") + e["sentence"]
+                                     for system, e in channels.items()), kind="p"))
+    caveats = {system: e["caveat"] for system, e in channels.items() if e.get("caveat")}
+    if multi and len(caveats) == len(channels) and len(set(caveats.values())) == 1:
+        blocks.append(Paragraph("Every system: " + next(iter(caveats.values())), kind="warning"))
+    else:
+        for system, c in caveats.items():
+            blocks.append(Paragraph((f"{system}: " if multi else "") + c, kind="warning"))
     blocks.append(Paragraph(CHANNELS_NOTE, kind="note"))
     return blocks
