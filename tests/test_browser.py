@@ -118,8 +118,9 @@ def test_verdict_in_first_viewport(browser, demo_out):
 #: 8.5 screens (the verdict block alone is 2.4) with 3 figures, and 5.7 MB, of which report.json is 3.3 MB of
 #: numbers kept at full precision. The bounds below hold what was reached, so that the page cannot grow back;
 #: the folder bound was raised from 6.0 to 6.5 MB when the demo fielded the extractor-adapted attacker and the
-#: content/prosody channels (22 attackers per system instead of 16: 6.35 MB measured).
-MAX_SCREENS, MAX_FIGURES, MAX_FOLDER_BYTES = 9, 30, 6_500_000
+#: content/prosody channels (22 attackers per system instead of 16: 6.35 MB measured), and the screens from 9 to
+#: 9.5 for the channel verdict table in the verdict block (9.2 screens measured).
+MAX_SCREENS, MAX_FIGURES, MAX_FOLDER_BYTES = 9.5, 30, 6_500_000
 
 
 def test_demo_report_meets_the_size_targets(browser, demo_out):

@@ -613,7 +613,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
 def test_bundled_example_counts():
     from vpeval.io.embeddings import read_embeddings
 
-    files = sorted(EXAMPLE.glob("*.npz"))
+    files = sorted(EXAMPLE.glob("embeddings_*.npz"))
     if not files:
         pytest.skip("no embedding files in the bundled example")
     for f in files:
