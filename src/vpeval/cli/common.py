@@ -389,6 +389,9 @@ VpcTableOpt = typer.Option(
     "eps_max, ALID, interval bounds; units in the names). Groups from the metadata's sex column; 'all' rows "
     "pool every speaker. Refuses an existing file unless --force over an earlier table of vpeval (manifest).")
 SplitOpt = typer.Option("eval", "--split", help="Value of the split column of --vpc-table.")
+EnrollRuleOpt = typer.Option(
+    None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings, then cosine, "
+    "as the VoicePrivacy scripts) or normalized (normalised mean of normalised embeddings).")
 
 
 #: the verdict's options, shared by verify, report, linkage, audit and demo (vpeval.analysis.verdict)

@@ -25,7 +25,7 @@ from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options,
     InputSnapshot, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, VerdictPermOpt, AlphaOpt,
-    NoVerdictOpt, ScorePermOpt, print_verdicts, verdict_options, verdict_or_reason,
+    NoVerdictOpt, ScorePermOpt, EnrollRuleOpt, print_verdicts, verdict_options, verdict_or_reason,
 )
 
 app = typer.Typer(
@@ -594,9 +594,7 @@ def audit(
     vpc_trials: Optional[List[Path]] = typer.Option(
         None, "--vpc-trials", help="VoicePrivacy trials file (repeatable, e.g. trials_f and trials_m; needs "
         "--enroll-list): the oo, oa, aa trials of every attacker, the per-gender rows and the verdict."),
-    enroll_rule: Optional[str] = typer.Option(
-        None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings) or "
-        "normalized (normalised mean of normalised embeddings)."),
+    enroll_rule: Optional[str] = EnrollRuleOpt,
     figures: str = FiguresOpt,
 ):
     folders: list[tuple[Path, str]] = []

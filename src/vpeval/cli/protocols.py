@@ -8,7 +8,8 @@ from typing import List, Optional
 
 import typer
 
-from .common import SchedulerOpt, WorkersOpt, execution, handle_errors, read_metadata_csv, split_comma_list
+from .common import (EnrollRuleOpt, SchedulerOpt, WorkersOpt, execution, handle_errors, read_metadata_csv,
+                     split_comma_list)
 
 from ..errors import InputFileError, VpevalError
 
@@ -58,10 +59,7 @@ def trials_command(
         None, "--vpc-trials", help="VoicePrivacy trials file '<enroll_speaker> <test_utterance> target|nontarget' "
         "(repeatable; needs --enroll-list): score exactly these trials for oo, oa, aa."
     ),
-    enroll_rule: Optional[str] = typer.Option(
-        None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings, then "
-        "cosine, as the VoicePrivacy scripts) or normalized (normalised mean of normalised embeddings)."
-    ),
+    enroll_rule: Optional[str] = EnrollRuleOpt,
     cohort_impostors: bool = typer.Option(
         True, "--cohort-impostors/--no-cohort-impostors", help="Use cohort speakers' models as impostors."
     ),
@@ -322,9 +320,7 @@ def attack_command(
     vpc_trials: Optional[List[Path]] = typer.Option(
         None, "--vpc-trials", help="VoicePrivacy trials file (repeatable; needs --enroll-list): the attacker scores "
         "exactly these trials for oo, oa, aa, as `vpeval trials --vpc-trials` does with cosine."),
-    enroll_rule: Optional[str] = typer.Option(
-        None, "--enroll-rule", help="With --vpc-trials: vpc (default; mean of the raw enrollment embeddings) or "
-        "normalized (normalised mean of normalised embeddings)."),
+    enroll_rule: Optional[str] = EnrollRuleOpt,
     table_format: str = typer.Option("csv", "--table-format", help="1-to-N table format: csv or parquet."),
     original: str = typer.Option("original", "--original", help="Condition label of original speech."),
     anonymized: str = typer.Option("anonymized", "--anonymized", help="Condition label of anonymized speech."),
