@@ -48,18 +48,22 @@ class _TrialPrep:
     def codes(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
         """``sorted_codes`` of the member's ``model``/``probe`` speakers or its ``test``/``enroll`` keys (input
         order), hashed once per member however many steps of the test need them."""
-        if kind not in self.key_codes:
-            i = self.inp
-            src = {"model": i.model_speaker, "probe": i.probe_speaker, "test": i.trials.test,
-                   "enroll": i.trials.enroll}[kind]
-            self.key_codes[kind] = sorted_codes(src)
-        return self.key_codes[kind]
+        return _member_codes(self.inp, self.key_codes, kind)
 
     def index_of(self, kind: str, names: np.ndarray) -> np.ndarray:
         """Index in the sorted distinct ``names`` of every trial's ``kind`` key, canonical order (-1 where
         absent): one binary search per distinct key."""
         own, codes = self.codes(kind)
         return _lookup(names, own)[codes[self.order]]
+
+
+def _member_codes(inp: TrialInput, memo: dict, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """``sorted_codes`` of one key column of a member, computed once into ``memo``."""
+    if kind not in memo:
+        src = {"model": inp.model_speaker, "probe": inp.probe_speaker, "test": inp.trials.test,
+               "enroll": inp.trials.enroll}[kind]
+        memo[kind] = sorted_codes(src)
+    return memo[kind]
 
 
 def _canonical_order(t: Trials, codes) -> np.ndarray:
@@ -81,8 +85,7 @@ def _prep_trials(inp: TrialInput) -> _TrialPrep:
     if np.isnan(t.scores).any():
         raise VpevalError(f"{t.source}: scores contain NaN")
     memo: dict = {}
-    p0 = _TrialPrep(inp, np.empty(0, np.int64), *(np.empty(0),) * 3, 0, key_codes=memo)
-    order = _canonical_order(t, p0.codes)
+    order = _canonical_order(t, lambda kind: _member_codes(inp, memo, kind))
     s = t.scores[order]
     new = np.empty(s.size, dtype=bool)
     new[0] = True
