@@ -382,3 +382,24 @@ def test_extractor_adapted_attacker_per_system(demo_report):
                      if k.startswith(f"{system} / ") and x.get("learning_curve", {}).get("strongest")]
         assert len(strongest) == 1 and v["saturation"]["attacker"] == strongest[0].split(" / ", 1)[1]
         assert (v["attacker_saturated"] is False) == any("may not be saturated" in w for w in v["warnings"])
+
+
+def test_readme_adapted_vs_backend_eers(demo_report):
+    """The README's adaptation table: the adapted attacker's ROCCH-EER and the best GE2E back-end trained on
+    anonymized speech, per system and attack type, as rounded there (the intervals come from
+    benchmarks/adapted_vs_backend.py)."""
+    _, doc = demo_report
+    if not (EXAMPLE / "ge2e_states.npz").is_file():
+        pytest.skip("the example has no cached GE2E states")
+    systems = _section(doc, "summary")["data"]["systems"]
+    got = {}
+    for system, data in systems.items():
+        att = data["attackers"]
+        for t in ("oa", "aa"):
+            adapted = round(100 * att["resemblyzer-ge2e+adapted/cosine/anonymized"][t]["eer_rocch"], 1)
+            backend = min(round(100 * by[t]["eer_rocch"], 1) for a, by in att.items()
+                          if a.startswith("resemblyzer-ge2e/") and a.endswith("/anonymized"))
+            got[system, t] = (adapted, backend)
+    assert got == {("mcadams", "oa"): (21.6, 31.2), ("mcadams", "aa"): (1.9, 3.2),
+                   ("vtln", "oa"): (11.5, 11.2), ("vtln", "aa"): (1.3, 1.7),
+                   ("resample", "oa"): (16.3, 18.9), ("resample", "aa"): (0.6, 0.8)}
