@@ -254,6 +254,13 @@ def test_audit_fields_channel_attackers_and_decides_per_channel():
     assert any(isinstance(b, Paragraph) and b.text == cv["sentence"] for b in first.blocks)
     assert rep.extra["channel_verdicts"]["sys"]["decides"] == cv["decides"]
     assert rep.extra["attackers"]["prosody-stats/lda/original"]["channel"] == "prosody"
+    # the voice verdict comes from the all-channel test's voice sub-family (same relabellings), and equals the
+    # verdict of the voice attackers tested on their own (speaker relabelling: bit for bit)
+    from vpeval.analysis.channels import channel_verdicts
+
+    alone = channel_verdicts(res.systems, res.verdicts, n_perm=49, n_boot=20, seed=0)["sys"]["voice"]
+    assert res.tests["sys"].subfamilies["voice"].scheme == "speaker"
+    assert cv["voice"] == alone
 
 
 def test_read_speech_caveat_when_speakers_read_one_chapter():

@@ -237,6 +237,36 @@ def test_speaker_scheme_on_a_complete_design_and_observed_row_first():
     assert m.value == pytest.approx(zebra(t.tar, t.non).eps_max / math.log(2), rel=1e-12)
 
 
+def _same_test(a, b) -> bool:
+    return (a.to_dict() == b.to_dict() and np.array_equal(a.null_max, b.null_max)
+            and np.array_equal(a.boot_max, b.boot_max, equal_nan=True) and a.boot_units == b.boot_units)
+
+
+def test_subfamily_is_the_test_of_its_members_alone_on_the_same_relabellings():
+    tr, mats = design(np.random.default_rng(5), leak=1.5, leaky=[0], n_att=3, types=("oa", "aa"))
+    full = secrecy_test(tr, mats, n_perm=99, n_boot=20, seed=3, subfamilies={"v": ["a0", "a2"]})
+    sub = full.subfamilies["v"]
+    alone = secrecy_test([i for i in tr if i.attacker != "a1"], [m for m in mats if m.attacker != "a1"],
+                         n_perm=99, n_boot=20, seed=3)
+    assert _same_test(sub, alone)
+    assert {m.attacker for m in sub.members} == {"a0", "a2"}
+    # the whole family is unchanged by asking for a sub-family, and the sub-family never tops it
+    assert _same_test(full, secrecy_test(tr, mats, n_perm=99, n_boot=20, seed=3))
+    assert sub.worst.value <= full.worst.value and sub.p_value >= min(m.p_raw for m in full.members)
+    # trial relabelling: the sub-family reads the family's own relabellings (its columns are the family's)
+    tt = [TrialInput(i.attacker, i.trial_type, Trials(i.trials.scores, i.trials.is_target)) for i in tr]
+    full = secrecy_test(tt, n_perm=59, n_boot=10, subfamilies={"v": {"a1"}})
+    sub = full.subfamilies["v"]
+    assert sub.scheme == "trial" and {m.attacker for m in sub.members} == {"a1"}
+    got = {(m.trial_type, m.statistic): m.value for m in sub.members}
+    assert got == {(m.trial_type, m.statistic): m.value for m in full.members if m.attacker == "a1"}
+    with pytest.raises(VpevalError, match="no member of the family is attacker 'zz'"):
+        secrecy_test(tt, n_perm=59, n_boot=10, subfamilies={"v": {"a1", "zz"}})
+    with pytest.raises(VpevalError, match="no worst-case member"):
+        secrecy_test(tr[:1], mats[1:2], n_perm=59, n_boot=10, statistics=("eps_max", "alid"),
+                     subfamilies={"v": {mats[1].attacker}})
+
+
 def test_speaker_relabelling_moves_all_probes_of_a_speaker_together():
     tr, _ = design(np.random.default_rng(1), n_spk=4, n_probe=3, n_att=1, one_to_n=False)
     p = RL._prep_trials(tr[0])

@@ -155,7 +155,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
                                              budget_bits=budget_bits, tests=tests)
         flag_saturation(verdicts, results)
         channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                    budget_bits=budget_bits)
+                                    budget_bits=budget_bits, tests=tests)
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each

@@ -2,8 +2,11 @@
 
 When an audit fields content or prosody attackers (:mod:`vpeval.pipeline.channels`), the system's verdict
 (:func:`vpeval.analysis.families.audit_verdicts`) is decided over *every* attacker: all channels together.  This
-module decides it a second time over the voice channel's attackers only, with the same rule, test settings and
-seed, and says which channel decides: the channel of the attacker behind the all-channel worst case when that
+module decides it a second time over the voice channel's attackers only, with the same rule and test settings,
+and says which channel decides. The voice channel's test is the sub-family of the voice attackers' members in
+the all-channel test (:func:`vpeval.analysis.secrecy.secrecy_test`'s ``subfamilies``): the same relabellings and
+bootstrap draws, its own max-T over its own columns, so no second set of relabellings is computed (with speaker
+relabelling it is bit for bit the test of the voice attackers alone). The decision: the channel of the attacker behind the all-channel worst case when that
 worst case is above the voice channel's (otherwise the voice decides), and whether the verdicts differ.
 """
 
@@ -11,25 +14,28 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .families import audit_verdicts
-from .verdict import DEFAULT_BUDGET_BITS
+from .families import audit_verdicts, verdict_dict
+from .verdict import DEFAULT_BUDGET_BITS, decide
 
-__all__ = ["channel_verdicts", "has_channels", "voice_view"]
+__all__ = ["channel_verdicts", "channel_of", "has_channels", "voice_view"]
 
 
-def _channel(res, attacker: str) -> str:
+def channel_of(res, attacker: str) -> str:
+    """The attack channel of an attacker of a :class:`~vpeval.pipeline.audit.SystemAudit` (``"voice"`` when its
+    attacker record names none)."""
     att = res.attackers.get(attacker)
     return getattr(att, "channel", "voice") or "voice"
 
 
+
 def has_channels(res) -> bool:
     """Whether a :class:`~vpeval.pipeline.audit.SystemAudit` has attackers outside the voice channel."""
-    return any(_channel(res, a) != "voice" for a in res.trials)
+    return any(channel_of(res, a) != "voice" for a in res.trials)
 
 
 def voice_view(res):
     """The :class:`~vpeval.pipeline.audit.SystemAudit` restricted to its voice-channel attackers (a shallow copy)."""
-    keep = {a for a in res.trials if _channel(res, a) == "voice"}
+    keep = {a for a in res.trials if channel_of(res, a) == "voice"}
 
     def sub(d):
         return {k: v for k, v in d.items() if k in keep}
@@ -40,7 +46,8 @@ def voice_view(res):
 
 
 def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
-                     alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS) -> dict[str, dict]:
+                     alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS,
+                     tests: dict | None = None) -> dict[str, dict]:
     """Per system with non-voice attackers: the voice-channel verdict beside the all-channel one.
 
     Parameters
@@ -50,6 +57,10 @@ def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot
         The all-channel verdicts (:func:`~vpeval.analysis.families.audit_verdicts`).
     n_perm, n_boot, seed, alpha, budget_bits
         The settings the all-channel verdicts were decided with (the voice verdict uses the same).
+    tests : dict system -> SecrecyTest, optional
+        The all-channel tests (``audit_verdicts(..., tests=...)``): a system's voice verdict is then decided from
+        its test's ``subfamilies["voice"]`` (the same relabellings); without it, or for a system whose test has no
+        voice sub-family, the voice attackers are tested on their own with the same settings.
 
     Returns
     -------
@@ -69,17 +80,20 @@ def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot
         full = verdicts[system]
         counts: dict[str, int] = {}
         for a in res.trials:
-            counts[_channel(res, a)] = counts.get(_channel(res, a), 0) + 1
+            counts[channel_of(res, a)] = counts.get(channel_of(res, a), 0) + 1
         entry = {"channels": dict(sorted(counts.items())), "voice": None}
         voice = voice_view(res)
-        if voice.trials:
+        sub = getattr((tests or {}).get(system), "subfamilies", {}).get("voice")
+        if sub is not None:
+            entry["voice"] = verdict_dict(decide(sub, budget_bits), voice)
+        elif voice.trials:
             got, why = audit_verdicts({system: voice}, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha,
                                       budget_bits=budget_bits)
             entry["voice"] = got.get(system)
             if system in why:
                 entry["voice_note"] = why[system]
         worst = full["worst_case"]
-        channel = _channel(res, worst["attacker"])
+        channel = channel_of(res, worst["attacker"])
         v = entry["voice"]
         # a channel decides only by raising the worst case above the voice's (a tie, e.g. both at the ceiling of
         # the trial counts, leaves it to the voice)

@@ -10,7 +10,7 @@ from .secrecy import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
 from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
 
 __all__ = ["VERDICT_TYPES", "LARGE_INPUT_TRIALS", "LARGE_N_PERM", "default_n_perm", "score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "audit_verdicts",
-           "scorecard"]
+           "scorecard", "verdict_dict"]
 
 #: Attack trial types an audit's verdict is decided on (oaoa stands in for oa when oa was not computed).
 VERDICT_TYPES = ("oa", "aa")
@@ -121,6 +121,29 @@ def scorecard(res, types=VERDICT_TYPES) -> dict:
     return card
 
 
+def verdict_dict(v: Verdict, res) -> dict:
+    """A system's entry of an audit's ``verdicts``: :meth:`Verdict.to_dict` plus ``strongest_attacker`` and
+    ``trial_type`` (of the worst case) and the :func:`scorecard` of the :class:`~vpeval.pipeline.audit
+    .SystemAudit` ``res``."""
+    d = v.to_dict()
+    d["strongest_attacker"] = d["worst_case"]["attacker"]
+    d["trial_type"] = d["worst_case"]["trial_type"]
+    d["scorecard"] = scorecard(res)
+    return d
+
+
+def _voice_subfamily(res, trials) -> dict | None:
+    """``{"voice": attackers}`` when the system fields attackers outside the voice channel and some voice attacker
+    is a member of its family (the voice-channel verdict of :mod:`vpeval.analysis.channels`, decided on the same
+    relabellings), else None."""
+    from .channels import channel_of
+
+    if not any(channel_of(res, a) != "voice" for a in res.trials):
+        return None
+    voice = {i.attacker for i in trials if channel_of(res, i.attacker) == "voice"}
+    return {"voice": voice} if voice else None
+
+
 def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
                    budget_bits: float = DEFAULT_BUDGET_BITS,
                    tests: dict | None = None) -> tuple[dict[str, dict], dict[str, str]]:
@@ -128,7 +151,9 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
     ``strongest_attacker`` and ``trial_type`` (of the worst case) and the ``scorecard`` (:func:`scorecard`); and
     per system that could not be decided, why (no attack trial type, fewer than 2 evaluation speakers, ...).
     ``tests``, when given, receives each decided system's :class:`~vpeval.analysis.secrecy.SecrecyTest` (for
-    :func:`vpeval.analysis.comparison.compare_worst_cases`).
+    :func:`vpeval.analysis.comparison.compare_worst_cases`); for a system with attackers outside the voice
+    channel it carries the voice channel's own test in ``subfamilies["voice"]``, from the same relabellings
+    (for :func:`vpeval.analysis.channels.channel_verdicts`).
 
     Raises
     ------
@@ -149,16 +174,12 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
             undecided[system] = "no attack trial type (oa, aa) was computed"
             continue
         try:
-            test = secrecy_test(trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha)
+            test = secrecy_test(trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                                subfamilies=_voice_subfamily(res, trials))
         except VpevalError as exc:
             undecided[system] = str(exc)
             continue
         if tests is not None:
             tests[system] = test
-        v = decide(test, budget_bits)
-        d = v.to_dict()
-        d["strongest_attacker"] = d["worst_case"]["attacker"]
-        d["trial_type"] = d["worst_case"]["trial_type"]
-        d["scorecard"] = scorecard(res)
-        out[system] = d
+        out[system] = verdict_dict(decide(test, budget_bits), res)
     return out, undecided

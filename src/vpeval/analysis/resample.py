@@ -16,10 +16,15 @@ _LN2 = math.log(2.0)
 
 
 def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, pooled=None):
-    """Replicates of the family maximum of the worst-case statistics, re-selected per replicate (-inf where a
-    replicate has no member with both classes), the number of units, the sorted unit names, and the replicates
-    of the pooled family maximum from the same draws (``pooled``: per member, the pooled blocks
-    ``(new_block, new_cum)`` of :func:`~vpeval.analysis.worst_case.pooled_extremes`; None when not given)."""
+    """Replicates of every member's worst-case statistic on the same draws, from which the family maximum (and
+    any sub-family's) is re-selected per replicate.
+
+    Returns ``(t_reps, l_reps, n_units, names)``: ``t_reps[i]`` is ``(eps_max, pooled eps_max)`` of ``preps[i]``
+    per replicate (bits, shape ``(n_boot,)`` each; -inf where a replicate drew no target or no non-target trial;
+    the pooled one None when ``pooled`` is None; ``t_reps`` empty without ``eps_max``), ``l_reps[j]`` the
+    LID_max of ``lid_obs[j]`` per replicate (empty without ``lid_max`` or units), the number of units, and the
+    sorted unit names. ``pooled``: per member, the pooled blocks ``(new_block, new_cum)`` of
+    :func:`~vpeval.analysis.worst_case.pooled_extremes`."""
     rng = np.random.default_rng([seed, 2])
     kind = {"speaker": "probe", "probe": "test"}.get(scheme)  # the unit's key of each trial
     if scheme == "speaker":
@@ -31,37 +36,49 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
     if names is not None:
         U = len(names)
         W = rng.multinomial(U, np.full(U, 1.0 / U), size=n_boot).astype(np.float64)
-    reps = np.full(n_boot, -np.inf)
-    reps_pooled = np.full(n_boot, -np.inf)
+    t_reps, l_reps = [], []
     if "eps_max" in t_stats:
         for i, p in enumerate(preps):
             nb_nc = pooled[i] if pooled is not None else None
             if names is not None:
+                reps = np.empty(n_boot)
+                reps_pooled = np.empty(n_boot) if nb_nc is not None else None
                 unit = p.index_of(kind, names_arr)
                 step = max(1, (1 << 22) // max(p.n_tar, U, 1))
                 pblock = None if nb_nc is None else nb_nc[0][p.block]
                 for lo in range(0, n_boot, step):  # O(K) per replicate: candidates at the target blocks only
                     sl = slice(lo, lo + step)
-                    v = eps_max_unit_weighted(unit, p.block, p.is_tar, W[sl]) / _LN2
-                    reps[sl] = np.fmax(reps[sl], v)
+                    reps[sl] = eps_max_unit_weighted(unit, p.block, p.is_tar, W[sl]) / _LN2
                     if pblock is not None:
-                        v = eps_max_unit_weighted(unit, pblock, p.is_tar, W[sl]) / _LN2
-                        reps_pooled[sl] = np.fmax(reps_pooled[sl], v)
+                        reps_pooled[sl] = eps_max_unit_weighted(unit, pblock, p.is_tar, W[sl]) / _LN2
             else:
                 plain, pooled_v = _trial_bootstrap_eps_max(p, rng, n_boot, nb_nc)
-                reps = np.fmax(reps, plain / _LN2)
-                if pooled_v is not None:
-                    reps_pooled = np.fmax(reps_pooled, pooled_v / _LN2)
+                reps, reps_pooled = plain / _LN2, (None if pooled_v is None else pooled_v / _LN2)
+            # NaN (no target or no non-target drawn) reads as absent from the maximum
+            t_reps.append((np.where(np.isnan(reps), -np.inf, reps),
+                           None if reps_pooled is None else np.where(np.isnan(reps_pooled), -np.inf, reps_pooled)))
     if "lid_max" in l_stats and names is not None:
         for _, lid, pspk in lid_obs:
             g = index_in(names_arr, pspk)
             gmax = np.full(len(names), -np.inf)
             np.maximum.at(gmax, g, lid)
-            v = np.where(W > 0, gmax[None, :], -np.inf).max(axis=1)
-            reps = np.fmax(reps, v)
-            reps_pooled = np.fmax(reps_pooled, v)  # LID_max is its own pooled statistic (m = 1)
+            l_reps.append(np.where(W > 0, gmax[None, :], -np.inf).max(axis=1))
     n_units = len(names) if names is not None else int(preps[0].block.size)
-    return reps, n_units, tuple(names or ()), (reps_pooled if pooled is not None else None)
+    return t_reps, l_reps, n_units, tuple(names or ())
+
+
+def family_maximum(t_reps, l_reps, n_boot: int, t_keep=None, l_keep=None, pooled: bool = False) -> np.ndarray:
+    """Per replicate, the maximum over the kept members of :func:`_bootstrap_worst`'s replicates (all when
+    ``t_keep``/``l_keep`` is None; -inf where no kept member has a value): the worst case, or with ``pooled``
+    the pooled worst case (LID_max is its own pooled statistic)."""
+    out = np.full(n_boot, -np.inf)
+    for i, (plain, pool) in enumerate(t_reps):
+        if t_keep is None or i in t_keep:
+            out = np.fmax(out, pool if pooled else plain)
+    for j, v in enumerate(l_reps):
+        if l_keep is None or j in l_keep:
+            out = np.fmax(out, v)
+    return out
 
 
 def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):

@@ -89,13 +89,10 @@ import numpy as np
 from ..errors import FewPermutationsWarning, VpevalError
 from ..stats.results import order_statistic
 from .members import OneToNInput, TrialInput, speakers_from_keys
-from .relabel import (
-    _CHUNK_TARGETS, LID_SLOPE_GRID, _choose_scheme, _d_ece_rows, _evaluation_speakers, _lid_rows, _prep_trials,
-    _probe_design, _speaker_design, _speaker_perms, _trial_target_blocks, index_in,
-)
-from .enumerate import all_k_subsets, n_k_subsets
-from .resample import _bootstrap_worst
-from .worst_case import eps_max_ceiling_nats, eps_max_from_target_blocks, pooled_extremes, resolution_trials
+from .nulls import NullFamily, null_family
+from .relabel import LID_SLOPE_GRID
+from .resample import family_maximum
+from .worst_case import eps_max_ceiling_nats
 
 __all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "ProtectionBound", "SecrecyTest",
            "secrecy_test", "check_test_options", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS",
@@ -280,6 +277,9 @@ class SecrecyTest:
         paired (:func:`vpeval.analysis.comparison.compare_worst_cases`).
     boot_units : tuple of str
         The resampling units the bootstrap draws from (sorted; empty for the trial scheme).
+    subfamilies : dict name -> SecrecyTest
+        The tests of the sub-families asked for (``secrecy_test(..., subfamilies=...)``), on the same
+        relabellings and draws; empty otherwise. Not part of :meth:`to_dict`.
     """
 
     scheme: str
@@ -300,6 +300,7 @@ class SecrecyTest:
     protection: ProtectionBound | None = None
     boot_max: np.ndarray | None = field(default=None, repr=False)
     boot_units: tuple = field(default=(), repr=False)
+    subfamilies: dict = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         return {"scheme": self.scheme, "scheme_note": self.scheme_note, "n_perm": self.n_perm, "seed": self.seed,
@@ -357,7 +358,8 @@ def check_test_options(n_perm, n_boot, seed, alpha) -> None:
 
 
 def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
-                 alpha: float = 0.05, statistics=("eps_max", "d_ece", "lid_max", "alid")) -> SecrecyTest:
+                 alpha: float = 0.05, statistics=("eps_max", "d_ece", "lid_max", "alid"),
+                 subfamilies: dict | None = None) -> SecrecyTest:
     """Test perfect secrecy of one system over a family of attackers, trial types and statistics.
 
     Parameters
@@ -379,15 +381,25 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     statistics : subset of ("eps_max", "d_ece", "lid_max", "alid")
         The family's statistics (trial statistics apply to ``trials``, the LID ones to ``one_to_n``); at least
         one worst case (``eps_max`` or ``lid_max``) must apply.
+    subfamilies : dict name -> collection of attacker names, optional
+        Sub-families decided as well, each over the members of its attackers alone, from the *same*
+        relabellings and bootstrap draws (no second pass): e.g. ``{"voice": voice_attackers}`` for the verdict
+        of the voice channel beside that of every channel (:mod:`vpeval.analysis.channels`). A sub-family's
+        max-T over its own columns is a valid family-wise test of its own perfect secrecy, whatever the other
+        members carry; it shares the family's scheme, units and ``n_perm``, so it is the test that
+        :func:`secrecy_test` of its members alone would give whenever the family's relabelling scheme is the one
+        its members would choose (speaker relabelling: the same result, bit for bit).
 
     Returns
     -------
     SecrecyTest
+        With ``subfamilies``, their tests in its ``subfamilies`` attribute (name -> :class:`SecrecyTest`).
 
     Raises
     ------
     VpevalError
-        No members, bad options, a member without both classes or with NaN scores, labels that contradict
+        No members, bad options, a sub-family naming an attacker outside the family or without a worst-case
+        member, a member without both classes or with NaN scores, labels that contradict
         the given speakers, members with different evaluation speakers, fewer than 2 evaluation speakers.
 
     Examples
@@ -412,103 +424,33 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         raise VpevalError("the family needs a worst-case statistic: eps_max with trials or lid_max with 1-to-N")
     n_perm, n_boot, seed = int(n_perm), int(n_boot), int(seed)
 
-    preps = [_prep_trials(i) for i in trials]
-    scheme = _choose_scheme(trials, one_to_n)
-    S = None
-    if scheme == "speaker":
-        S = _evaluation_speakers(preps, one_to_n)
-        if not all(_speaker_design(p, S) for p in preps):
-            if one_to_n:
-                raise VpevalError("trials of a family with 1-to-N members need a complete design (every probe "
-                                  "scored against every evaluation speaker's model)")
-            scheme = "probe" if all(i.trials.test is not None for i in trials) else "trial"
-    scheme_reason = ""
-    if scheme != "speaker" and S is not None:
-        scheme_reason = ("the speakers are known but not every probe of an evaluation speaker is scored exactly "
-                         "once against every evaluation speaker's model")
-    if scheme == "probe" and not all(_probe_design(p) for p in preps):
-        scheme = "trial"
-        scheme_reason = next(p.fallback for p in preps if p.fallback)
-    rng = np.random.default_rng(seed)
-    sig = _speaker_perms(rng, S.size, n_perm) if scheme == "speaker" else None
-    exact = sig is not None and sig.shape[0] < n_perm + 1
-    if exact:  # every permutation of the evaluation speakers listed once: an exact test
-        n_perm = sig.shape[0] - 1
-    if scheme == "trial" and len({(p.block.size, p.n_tar) for p in preps}) == 1:
-        n_all, k_all = preps[0].block.size, preps[0].n_tar
-        if n_k_subsets(n_all, k_all) <= n_perm + 1:  # every target subset listed once: an exact test
-            for p in preps:
-                p.subsets = all_k_subsets(n_all, k_all, first=np.flatnonzero(p.is_tar))
-            n_perm = preps[0].subsets.shape[0] - 1
-            exact = True
-    rng_trial = np.random.default_rng([seed, 1])
+    null = null_family(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats)
+    test = _decide(null, None, float(alpha), n_boot, seed)
+    subs = {}
+    for name, attackers in (subfamilies or {}).items():
+        keep = frozenset(attackers)
+        unknown = keep - {m[0] for m in null.meta}
+        if unknown:
+            raise VpevalError(f"sub-family {name!r}: no member of the family is attacker {sorted(unknown)[0]!r}")
+        if not any(m[0] in keep and m[2] in WORST_CASE_STATISTICS for m in null.meta):
+            raise VpevalError(f"sub-family {name!r} has no worst-case member (eps_max or lid_max)")
+        subs[str(name)] = _decide(null, keep, float(alpha), n_boot, seed)
+    return dataclasses.replace(test, subfamilies=subs) if subs else test
 
-    # ---- null statistics: columns = members x statistics, row 0 = observed
-    cols, meta = [], []
-    pooled_cols, pooled_meta = [], []  # the pooled worst case ('protects', ProtectionBound)
-    pooled_blocks = []  # per member: its pooled tie blocks (new_block, new_cum)
-    pooled_ceilings = []  # per member: the most its pooled eps_max can show (perfect separation), bits
-    from ..metrics.verification import rocch_eer
 
-    for p in preps:
-        eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
-        rows_needed = n_perm + 1
-        chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
-        eps, dec, pooled = [], [], []
-        cum_f = p.cum.astype(np.float64)
-        m_res = resolution_trials(p.block.size)
-        new_block, new_cum = pooled_extremes(p.cum, m_res)
-        new_cum_f = new_cum.astype(np.float64)
-        pooled_blocks.append((new_block, new_cum))
-        if "eps_max" in t_stats:  # targets the highest, or the lowest, trials
-            n_all = p.block.size
-            sep = np.stack([np.arange(n_all - p.n_tar, n_all), np.arange(p.n_tar)])
-            pooled_ceilings.append(float(eps_max_from_target_blocks(new_block[p.block[sep]], new_cum_f).max()
-                                         / _LN2))
-        for lo in range(0, rows_needed, chunk):
-            tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
-            if "eps_max" in t_stats:
-                eps.append(eps_max_from_target_blocks(tb, cum_f) / _LN2)
-                pooled.append(eps_max_from_target_blocks(new_block[tb], new_cum_f) / _LN2)
-            if "d_ece" in t_stats:
-                dec.append(_d_ece_rows(p, tb))
-        if eps:
-            cols.append(np.concatenate(eps))
-            meta.append((p.inp.attacker, p.inp.trial_type, "eps_max", eer))
-            pooled_cols.append(np.concatenate(pooled))
-            pooled_meta.append((p.inp.attacker, p.inp.trial_type, "eps_max_pooled", m_res))
-        if dec:
-            cols.append(np.concatenate(dec))
-            meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
-    lid_obs = []
-    from ..metrics.linkage import znorm_rows
-
-    for i in one_to_n:
-        m = i.matrix
-        order = np.argsort(np.asarray(m.probe_id, dtype=str), kind="stable")
-        z = znorm_rows(np.asarray(m.scores, dtype=np.float64)[order])
-        enrolled = np.asarray(getattr(m, "enrolled_speaker", None) if hasattr(m, "enrolled_speaker") else
-                              m.speaker_ids, dtype=str)
-        col_of = {s: k for k, s in enumerate(enrolled.tolist())}
-        missing = [s for s in S.tolist() if s not in col_of]
-        if missing:
-            raise VpevalError(f"1-to-N matrix of {i.attacker} ({i.trial_type}): evaluation speaker {missing[0]!r} "
-                              "is not enrolled")
-        col_s = np.array([col_of[s] for s in S.tolist()], dtype=np.int64)
-        pspk = np.asarray(m.probe_speaker, dtype=str)[order]
-        pidx = index_in(S, pspk)
-        inv = np.argsort(sig, axis=1)  # inv[r, p] = model given identity p
-        L = _lid_rows(z, col_s[inv[:, pidx]])  # all labellings at once: the slope grid sees them all
-        lid_obs.append((i, L[0], pspk))
-        if "lid_max" in l_stats:
-            cols.append(L.max(axis=1))
-            meta.append((i.attacker, i.trial_type, "lid_max", None))
-            pooled_cols.append(cols[-1])
-            pooled_meta.append((i.attacker, i.trial_type, "lid_max", 1))
-        if "alid" in l_stats:
-            cols.append(L.mean(axis=1))
-            meta.append((i.attacker, i.trial_type, "alid", None))
-    T = np.column_stack(cols)
+def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int, seed: int) -> SecrecyTest:
+    """The max-T test, worst case, thresholds, exposed speakers and pooled bound over the members of attackers
+    ``keep`` (all when None) from the family's shared null columns and bootstrap replicates; the
+    :class:`~vpeval.errors.FewPermutationsWarning` is issued for the whole family only."""
+    ks = [k for k, m in enumerate(null.meta) if keep is None or m[0] in keep]
+    meta = [null.meta[k] for k in ks]
+    t_keep = {null.owner[k][1] for k in ks if null.owner[k][0] == "t"}
+    l_keep = {null.owner[k][1] for k in ks if null.owner[k][0] == "l"}
+    preps = [p for i, p in enumerate(null.preps) if i in t_keep]
+    lid_obs = [o for j, o in enumerate(null.lid_obs) if j in l_keep]
+    one_to_n = [o[0] for o in lid_obs]
+    scheme, n_perm = null.scheme, null.n_perm
+    T = np.column_stack([null.cols[k] for k in ks])
     if np.isnan(T).any():
         raise VpevalError("a statistic of the perfect-secrecy test returned NaN")
     B = T.shape[0]
@@ -529,16 +471,16 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     null_max = fam[1:].max(axis=1)
     thresholds = {}
     for st in WORST_CASE_STATISTICS:
-        ks = [k for k, m in enumerate(meta) if m[2] == st]
-        if ks:
-            thresholds[st] = _exact_q(T[1:, ks].max(axis=1), 0.95)
+        kst = [k for k, m in enumerate(meta) if m[2] == st]
+        if kst:
+            thresholds[st] = _exact_q(T[1:, kst].max(axis=1), 0.95)
 
     # ---- exposed speakers (observed per-speaker worst cases above the family-wise thresholds)
     exposed = _exposed(preps, lid_obs, thresholds, scheme)
 
-    # ---- bootstrap of the re-selected family maximum
-    boot_max, n_units, boot_units, pooled_boot = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats,
-                                                                  l_stats, pooled_blocks)
+    # ---- bootstrap of the re-selected family maximum (the members' replicates on the same draws)
+    boot_max = family_maximum(null.t_reps, null.l_reps, n_boot, t_keep, l_keep)
+    pooled_boot = family_maximum(null.t_reps, null.l_reps, n_boot, t_keep, l_keep, pooled=True)
     reps = boot_max[np.isfinite(boot_max)] if np.isfinite(boot_max).any() else boot_max
     a, tt, st, _ = meta[best]
 
@@ -559,27 +501,26 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
                       f"{'probe' if scheme == 'probe' else 'trial'} bootstrap of the family maximum, strongest "
                       "attacker re-selected in every replicate")
     worst = dataclasses.replace(worst, family_ceiling=float(family_ceiling))
-    log10_distinct = _log10_distinct(scheme, S, preps)
+    log10_distinct = _log10_distinct(scheme, null.S, preps or null.preps)
     can_reject = 1.0 / (n_perm + 1) <= alpha and log10_distinct >= math.log10(1.0 / alpha)
-    if not can_reject:
+    if not can_reject and keep is None:
         warnings.warn(f"the perfect-secrecy test cannot reject at alpha = {alpha:g}: "
                       + (f"only about {10 ** log10_distinct:.3g} distinct relabellings exist"
                          if log10_distinct < math.log10(1.0 / alpha) else
                          f"{n_perm} relabellings reach p >= {1 / (n_perm + 1):.3g}")
                       + "; the verdict cannot be 'leaks', 'partial' or 'protects'", FewPermutationsWarning,
-                      stacklevel=2)
-    if scheme == "speaker":
-        n_units = int(S.size)
-    lid_ceilings = [math.log2(np.shape(i.matrix.scores)[1]) for i in one_to_n] if "lid_max" in l_stats else []
-    protection = dataclasses.replace(_protection(pooled_cols, pooled_meta, pooled_boot, preps),
-                                     ceiling=max(pooled_ceilings + lid_ceilings))
-    note = _SCHEME_NOTES[scheme] + (f" ({scheme_reason})" if scheme_reason else "")
-    if exact:
+                      stacklevel=3)
+    kp = [k for k, o in enumerate(null.pooled_owner)
+          if (o[0] == "t" and o[1] in t_keep) or (o[0] == "l" and o[1] in l_keep)]
+    ceilings = ([c for i, c in null.pooled_ceilings if i in t_keep] + [c for j, c in null.lid_ceilings if j in l_keep])
+    protection = dataclasses.replace(_protection([null.pooled_cols[k] for k in kp], [null.pooled_meta[k] for k in kp],
+                                                 pooled_boot, preps), ceiling=max(ceilings))
+    note = _SCHEME_NOTES[scheme] + (f" ({null.scheme_reason})" if null.scheme_reason else "")
+    if null.exact:
         note += f"; all {n_perm + 1} relabellings listed once (exact)"
-    return SecrecyTest(scheme, note, n_perm, seed, float(alpha), p_family,
-                       bool(p_family <= alpha and can_reject), members, worst, thresholds, exposed, n_units,
-                       null_max, float(log10_distinct), bool(can_reject), protection,
-                       np.where(np.isfinite(boot_max), boot_max, np.nan), boot_units)
+    return SecrecyTest(scheme, note, n_perm, seed, alpha, p_family, bool(p_family <= alpha and can_reject), members,
+                       worst, thresholds, exposed, null.n_units, null_max, float(log10_distinct), bool(can_reject),
+                       protection, np.where(np.isfinite(boot_max), boot_max, np.nan), null.boot_units)
 
 
 def _protection(cols, meta, pooled_boot, preps) -> ProtectionBound:

@@ -1,0 +1,175 @@
+"""The null statistics of a family (internal to :mod:`vpeval.analysis.secrecy`): every statistic of every member
+on the same relabellings, row 0 the observed labels, and every member's bootstrap replicates on the same draws.
+
+:func:`null_family` does the work once; :func:`vpeval.analysis.secrecy.secrecy_test` then decides over the whole
+family and over any sub-family (e.g. the voice channel's attackers) from the same columns and replicates: a
+sub-family's max-T over its own columns of the same relabellings is a valid family-wise test of its own null
+(its columns' joint law is invariant under relabelling whenever its members carry no information, whatever the
+other members do), so no second set of relabellings is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import VpevalError
+from .enumerate import all_k_subsets, n_k_subsets
+from .relabel import (
+    _CHUNK_TARGETS, _choose_scheme, _d_ece_rows, _evaluation_speakers, _lid_rows, _prep_trials, _probe_design,
+    _speaker_design, _speaker_perms, _trial_target_blocks, index_in,
+)
+from .resample import _bootstrap_worst
+from .worst_case import eps_max_from_target_blocks, pooled_extremes, resolution_trials
+
+_LN2 = math.log(2.0)
+
+
+@dataclass
+class NullFamily:
+    """Everything a decision over (a subset of) the family needs.
+
+    ``cols[k]``: statistic ``k`` per relabelling (bits, shape ``(n_perm + 1,)``, row 0 observed), described by
+    ``meta[k] = (attacker, trial_type, statistic, eer_rocch)`` and owned by member ``owner[k]`` (``("t", i)``:
+    ``preps[i]``; ``("l", j)``: ``lid_obs[j]``); likewise ``pooled_cols``/``pooled_meta``/``pooled_owner`` for
+    the pooled worst case (meta's last field: the resolution in trials). ``pooled_ceilings``: per trial member
+    with eps_max, ``(i, ceiling bits)``; ``lid_ceilings``: per 1-to-N member with LID_max, ``(j, log2 N)``.
+    ``t_reps``/``l_reps``: the bootstrap replicates of :func:`~vpeval.analysis.resample._bootstrap_worst`.
+    """
+
+    preps: list
+    one_to_n: list
+    scheme: str
+    scheme_reason: str
+    S: np.ndarray | None
+    n_perm: int
+    exact: bool
+    cols: list
+    meta: list
+    owner: list
+    pooled_cols: list
+    pooled_meta: list
+    pooled_owner: list
+    pooled_ceilings: list
+    lid_ceilings: list
+    lid_obs: list
+    t_reps: list
+    l_reps: list
+    n_units: int
+    boot_units: tuple
+
+
+def null_family(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, l_stats) -> NullFamily:
+    """The null statistics and bootstrap replicates of every member (options already checked by the caller)."""
+    preps = [_prep_trials(i) for i in trials]
+    scheme = _choose_scheme(trials, one_to_n)
+    S = None
+    if scheme == "speaker":
+        S = _evaluation_speakers(preps, one_to_n)
+        if not all(_speaker_design(p, S) for p in preps):
+            if one_to_n:
+                raise VpevalError("trials of a family with 1-to-N members need a complete design (every probe "
+                                  "scored against every evaluation speaker's model)")
+            scheme = "probe" if all(i.trials.test is not None for i in trials) else "trial"
+    scheme_reason = ""
+    if scheme != "speaker" and S is not None:
+        scheme_reason = ("the speakers are known but not every probe of an evaluation speaker is scored exactly "
+                         "once against every evaluation speaker's model")
+    if scheme == "probe" and not all(_probe_design(p) for p in preps):
+        scheme = "trial"
+        scheme_reason = next(p.fallback for p in preps if p.fallback)
+    rng = np.random.default_rng(seed)
+    sig = _speaker_perms(rng, S.size, n_perm) if scheme == "speaker" else None
+    exact = sig is not None and sig.shape[0] < n_perm + 1
+    if exact:  # every permutation of the evaluation speakers listed once: an exact test
+        n_perm = sig.shape[0] - 1
+    if scheme == "trial" and len({(p.block.size, p.n_tar) for p in preps}) == 1:
+        n_all, k_all = preps[0].block.size, preps[0].n_tar
+        if n_k_subsets(n_all, k_all) <= n_perm + 1:  # every target subset listed once: an exact test
+            for p in preps:
+                p.subsets = all_k_subsets(n_all, k_all, first=np.flatnonzero(p.is_tar))
+            n_perm = preps[0].subsets.shape[0] - 1
+            exact = True
+    rng_trial = np.random.default_rng([seed, 1])
+
+    # ---- null statistics: columns = members x statistics, row 0 = observed
+    cols, meta, owner = [], [], []
+    pooled_cols, pooled_meta, pooled_owner = [], [], []  # the pooled worst case ('protects', ProtectionBound)
+    pooled_blocks = []  # per member: its pooled tie blocks (new_block, new_cum)
+    pooled_ceilings = []  # per member: the most its pooled eps_max can show (perfect separation), bits
+    from ..metrics.verification import rocch_eer
+
+    for i, p in enumerate(preps):
+        eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
+        rows_needed = n_perm + 1
+        chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
+        eps, dec, pooled = [], [], []
+        cum_f = p.cum.astype(np.float64)
+        m_res = resolution_trials(p.block.size)
+        new_block, new_cum = pooled_extremes(p.cum, m_res)
+        new_cum_f = new_cum.astype(np.float64)
+        pooled_blocks.append((new_block, new_cum))
+        if "eps_max" in t_stats:  # targets the highest, or the lowest, trials
+            n_all = p.block.size
+            sep = np.stack([np.arange(n_all - p.n_tar, n_all), np.arange(p.n_tar)])
+            pooled_ceilings.append((i, float(eps_max_from_target_blocks(new_block[p.block[sep]], new_cum_f).max()
+                                             / _LN2)))
+        for lo in range(0, rows_needed, chunk):
+            tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
+            if "eps_max" in t_stats:
+                eps.append(eps_max_from_target_blocks(tb, cum_f) / _LN2)
+                pooled.append(eps_max_from_target_blocks(new_block[tb], new_cum_f) / _LN2)
+            if "d_ece" in t_stats:
+                dec.append(_d_ece_rows(p, tb))
+        if eps:
+            cols.append(np.concatenate(eps))
+            meta.append((p.inp.attacker, p.inp.trial_type, "eps_max", eer))
+            owner.append(("t", i))
+            pooled_cols.append(np.concatenate(pooled))
+            pooled_meta.append((p.inp.attacker, p.inp.trial_type, "eps_max_pooled", m_res))
+            pooled_owner.append(("t", i))
+        if dec:
+            cols.append(np.concatenate(dec))
+            meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
+            owner.append(("t", i))
+    lid_obs, lid_ceilings = [], []
+    from ..metrics.linkage import znorm_rows
+
+    for j, i in enumerate(one_to_n):
+        m = i.matrix
+        order = np.argsort(np.asarray(m.probe_id, dtype=str), kind="stable")
+        z = znorm_rows(np.asarray(m.scores, dtype=np.float64)[order])
+        enrolled = np.asarray(getattr(m, "enrolled_speaker", None) if hasattr(m, "enrolled_speaker") else
+                              m.speaker_ids, dtype=str)
+        col_of = {s: k for k, s in enumerate(enrolled.tolist())}
+        missing = [s for s in S.tolist() if s not in col_of]
+        if missing:
+            raise VpevalError(f"1-to-N matrix of {i.attacker} ({i.trial_type}): evaluation speaker {missing[0]!r} "
+                              "is not enrolled")
+        col_s = np.array([col_of[s] for s in S.tolist()], dtype=np.int64)
+        pspk = np.asarray(m.probe_speaker, dtype=str)[order]
+        pidx = index_in(S, pspk)
+        inv = np.argsort(sig, axis=1)  # inv[r, p] = model given identity p
+        L = _lid_rows(z, col_s[inv[:, pidx]])  # all labellings at once: the slope grid sees them all
+        lid_obs.append((i, L[0], pspk))
+        if "lid_max" in l_stats:
+            cols.append(L.max(axis=1))
+            meta.append((i.attacker, i.trial_type, "lid_max", None))
+            owner.append(("l", j))
+            pooled_cols.append(cols[-1])
+            pooled_meta.append((i.attacker, i.trial_type, "lid_max", 1))
+            pooled_owner.append(("l", j))
+            lid_ceilings.append((j, math.log2(np.shape(m.scores)[1])))
+        if "alid" in l_stats:
+            cols.append(L.mean(axis=1))
+            meta.append((i.attacker, i.trial_type, "alid", None))
+            owner.append(("l", j))
+    t_reps, l_reps, n_units, boot_units = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats,
+                                                           l_stats, pooled_blocks)
+    if scheme == "speaker":
+        n_units = int(S.size)
+    return NullFamily(preps, list(one_to_n), scheme, scheme_reason, S, n_perm, exact, cols, meta, owner,
+                      pooled_cols, pooled_meta, pooled_owner, pooled_ceilings, lid_ceilings, lid_obs, t_reps,
+                      l_reps, n_units, boot_units)
