@@ -284,6 +284,20 @@ def test_cli_adapt_head_only_refuses_overlap_and_writes_both_conditions(tmp_path
     es = read_embeddings(tmp_path / "e.npz")
     assert len(es) == 4 and set(es.condition) == {"original", "anonymized"}
     assert es.extractor == "resemblyzer-ge2e-adapted"
+    # the shared output policy (tests/test_output_policy.py): an existing output is refused and left as it is;
+    # --force replaces the file vpeval wrote (its manifest proves it), never a file of the user's
+    from vpeval.io.output import verify_manifest
+
+    before = (tmp_path / "e.npz").read_bytes()
+    r = CliRunner().invoke(app, args + ["-o", str(tmp_path / "e.npz")])
+    assert r.exit_code == 3 and "exists" in r.output and "--force" in r.output
+    assert (tmp_path / "e.npz").read_bytes() == before
+    r = CliRunner().invoke(app, args + ["-o", str(tmp_path / "e.npz"), "--force"])
+    assert r.exit_code == 0, r.output
+    assert verify_manifest(tmp_path / "e.npz", ("adapt",), is_file=True) is None
+    (tmp_path / "mine.npz").write_bytes(before)
+    r = CliRunner().invoke(app, args + ["-o", str(tmp_path / "mine.npz"), "--force"])
+    assert r.exit_code == 3 and (tmp_path / "mine.npz").read_bytes() == before
     r = CliRunner().invoke(app, ["adapt", str(tmp_path / "orig"), "--original", str(tmp_path / "orig"),
                                  "--anonymized", str(tmp_path / "anon"), "-o", str(tmp_path / "f.npz")])
     assert r.exit_code != 0 and "evaluation speakers" in r.output
