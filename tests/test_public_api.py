@@ -18,7 +18,7 @@ PUBLIC = [
     'LDABackend', 'LinearFusion', 'LogisticCalibrator', 'OneToN', 'OneToNInput', 'PAVCalibrator',
     'PAVSuccessionCalibrator', 'PLDABackend', 'Protocol', 'ProtocolError', 'RankCalibrator', 'RankDisclosure',
     'ScoreCalibrator', 'ScoreMatrix', 'SecrecyTest', 'SeparableScoresError', 'StudentTCalibrator', 'TrialInput',
-    'Trials', 'Verdict', 'VpevalError', 'VpevalWarning', '__version__', 'act_dcf', 'assess_one_to_n',
+    'Trials', 'VPCLists', 'Verdict', 'VpevalError', 'VpevalWarning', '__version__', 'act_dcf', 'assess_one_to_n',
     'assess_trials', 'attacker_class', 'audit', 'bootstrap_ci', 'build_trials', 'chance_floor',
     'check_disjoint', 'cllr', 'closed_set_linkability', 'closest_eer', 'cmc', 'compare_worst_cases',
     'crossval_llr', 'd_ece', 'decide', 'deid', 'det_curve', 'eer', 'embedding_structure', 'fit_apply',

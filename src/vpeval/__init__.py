@@ -40,6 +40,7 @@ _SOURCES = {
     "metrics.rank_disclosure": ("RankDisclosure", "rank_disclosure", "smooth_gamma"),
     "pipeline": ("OneToN", "Protocol", "ProtocolError", "build_trials", "make_protocol", "one_to_n"),
     "pipeline.attackers": ("Attacker", "attacker_class", "check_disjoint", "fuse_attackers", "make_attackers"),
+    "pipeline.vpc": ("VPCLists",),
     "backends": (
         "ASNorm", "Backend", "BackendError", "CentredCosineBackend", "CosineBackend", "LDABackend", "PLDABackend",
         "get_backend",
@@ -113,8 +114,8 @@ __all__ = [
     "Backend", "BackendError", "CosineBackend", "CentredCosineBackend", "LDABackend", "PLDABackend", "ASNorm",
     "get_backend", "LinearFusion", "Attacker", "make_attackers", "fuse_attackers", "attacker_class",
     "check_disjoint",
-    # the audit as data and the verdict (analysis)
-    "audit", "AuditResult", "secrecy_test", "SecrecyTest", "TrialInput", "OneToNInput", "score_verdict",
+    # the audit as data and the verdict (analysis); the VoicePrivacy lists an audit may score
+    "audit", "AuditResult", "VPCLists", "secrecy_test", "SecrecyTest", "TrialInput", "OneToNInput", "score_verdict",
     "one_to_n_verdict", "Verdict", "decide", "compare_worst_cases",
     # errors
     "VpevalError", "InputFileError", "InvalidScoresError", "SeparableScoresError", "VpevalWarning",
