@@ -2,7 +2,8 @@
 """Size, power and interval coverage of vpeval's verdict, by simulated audits.
 
 Every simulated audit has the demo's structure: ``--speakers`` evaluation speakers (demo: 10) with 5 probes each,
-enrolled among ``--speakers + --distractors`` models (demo: 10 + 101), ``--attackers`` attackers (demo: 16), two
+enrolled among ``--speakers + --distractors`` models (demo: 10 + 101), ``--attackers`` attackers (demo: 22 per system
+since its adapted and channel attackers; the default 16 is the count of the first runs in docs/verdict_calibration.md), two
 attack trial types (oa, aa), each with its verification trials (every probe against every model) and its 1-to-N
 matrix, i.e. the family of :func:`vpeval.analysis.families.audit_verdict`. Scores are
 
