@@ -121,7 +121,7 @@ def test_verification_definitions_stored_once_unless_they_differ():
 
     from vpeval.io.trials import Trials
     from vpeval.metrics.summary import verification_summary
-    from vpeval.report.verification import verification_section
+    from vpeval.report.verification import verification_entries, verification_section
 
     rng = np.random.default_rng(0)
 
@@ -133,10 +133,12 @@ def test_verification_definitions_stored_once_unless_they_differ():
     data = verification_section(systems).data
     assert "eer_rocch" in data["definitions"] and "definition" not in data["systems"]["small"]["eer_rocch"]
     assert "linkability" not in data["definitions"]
+    full = verification_entries(data)  # (schema 2.3: names and units stored once too, in "metrics")
     for name, t in systems.items():
         for m in verification_summary(t.tar, t.non, (0.01, 0.05)):
-            full = {**data["systems"][name][m.key], **data["definitions"].get(m.key, {})}
-            assert full == m.as_dict()
+            assert full[name][m.key] == m.as_dict()
+            assert {**data["systems"][name][m.key], **data["definitions"].get(m.key, {}),
+                    "key": m.key, **data["metrics"][m.key]} == m.as_dict()
 
 
 def test_group_bootstraps_stored_once_and_put_back():
