@@ -154,7 +154,7 @@ def test_every_attacker_number_pair_in_the_demo_is_the_attackers_own(demo_doc):
         """The named attacker's own value of ``key`` (its metrics, or its 1-to-N section)."""
         if key in ("alid_bits", "lid_max_bits", "rank1"):
             cond = sections[f"{system}-linkage-{attacker}"]["data"]["conditions"][trial_type]
-            return cond["identification"]["cmc"][0] if key == "rank1" else cond["lid"]["summary"][key]
+            return cond["identification"]["rates"]["rank1"] if key == "rank1" else cond["lid"]["summary"][key]
         return systems[system]["attackers"][attacker][trial_type][key]
 
     checked = 0

@@ -283,3 +283,22 @@ def test_report_refuses_scores_near_the_float64_limit_naming_the_file(tmp_path):
     assert r.exit_code == 2, r.output
     assert f"vpeval: error: {p}: " in r.stderr and "finite, but beyond the span" in r.stderr, r.stderr
     assert "NaN" not in r.stderr and not (tmp_path / "out").exists()
+
+
+def test_verification_section_stores_names_and_units_once():
+    """Schema 2.3: a verification value keeps its number (and error); its key, name and unit are stored once per
+    metric, and verification_entries gives back each value as MetricValue.as_dict() does."""
+    from vpeval.metrics.summary import verification_summary
+    from vpeval.report.verification import verification_entries
+
+    rng = np.random.default_rng(3)
+    trials = {n: vpeval.Trials(np.r_[rng.normal(1, 1, 30), rng.normal(0, 1, 300)], np.arange(330) < 30)
+              for n in ("a", "b")}
+    sec = verification_section(trials)
+    assert set(sec.data["systems"]["a"]["eer_rocch"]) == {"value"}
+    assert sec.data["metrics"]["eer_rocch"] == {"name": "EER (ROCCH)", "unit": "fraction"}
+    full = verification_entries(sec.data)
+    for n, t in trials.items():
+        want = {m.key: m.as_dict() for m in verification_summary(t.tar, t.non)}
+        assert full[n] == want
+        assert all(list(full[n][k]) == list(v) for k, v in want.items())  # and in the same field order

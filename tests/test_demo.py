@@ -403,3 +403,29 @@ def test_readme_adapted_vs_backend_eers(demo_report):
     assert got == {("mcadams", "oa"): (21.6, 31.2), ("mcadams", "aa"): (1.9, 3.2),
                    ("vtln", "oa"): (11.5, 11.2), ("vtln", "aa"): (1.3, 1.7),
                    ("resample", "oa"): (16.3, 18.9), ("resample", "aa"): (0.6, 0.8)}
+
+
+def test_demo_report_json_keeps_no_derived_arrays_and_they_come_back(demo_report):
+    """Schema 2.3 (issue 27: every number, no duplicated arrays): the rank and linkage sections store gamma, not
+    the per-rank arrays, CMC or closed-set linkability; those recomputed from gamma agree with the stored numbers."""
+    from vpeval.report.disclosure import RANK_DERIVED, rank_condition_arrays
+    from vpeval.report.linkage import linkage_condition_arrays
+
+    _, doc = demo_report
+    ranks = links = 0
+    for sec in doc["sections"]:
+        for cond in (sec["data"].get("conditions") or {}).values():
+            if "-rank-" in sec["id"]:
+                assert not set(RANK_DERIVED) & set(cond) and "gamma" not in cond["laplace"]
+                back = rank_condition_arrays(cond)
+                assert max(back["per_rank_bits"]) == cond["max_d_bits"]
+                assert max(abs(x) for x in back["laplace"]["rank_llr_nats"]) == cond["laplace"]["rank_eps_max_nats"]
+                ranks += 1
+            elif "-linkage-" in sec["id"]:
+                assert "cmc" not in cond["identification"] and "closed_set_linkability" not in cond
+                back = linkage_condition_arrays(cond)
+                ident = cond["identification"]
+                assert back["cmc"][0] == ident["rates"]["rank1"] and back["cmc"][-1] == 1.0
+                assert back["closed_set_linkability"]["linkability"][-1] == pytest.approx(ident["gamma"][0], abs=1e-12)
+                links += 1
+    assert ranks >= 3 * 3 * 16 and links == ranks

@@ -521,3 +521,20 @@ def test_cli_errors_name_the_table_and_the_trial_not_the_argument(tmp_path):
     assert r.exit_code == 2
     assert f"{table}: 1 probe row(s) have the same score for every speaker" in r.output and "(trial B1)" in r.output
     assert "eval_scores" not in r.output
+
+
+def test_report_section_leaves_out_what_gamma_gives_and_it_comes_back_exactly():
+    """Schema 2.3: a linkage section stores no CMC and no closed-set linkability; both follow from gamma."""
+    import json
+
+    from vpeval.report.linkage import linkage_condition_arrays, linkage_section
+    from vpeval.report.writer import _jsonable
+
+    E, eti = synthetic(9, n=80, N=10, gap=2.0)
+    res = linkage_analysis(E, eti, ks=(1, 5))
+    sec = linkage_section({"oa": res})
+    cond = json.loads(json.dumps(_jsonable(sec.data)))["conditions"]["oa"]
+    assert "cmc" not in cond["identification"] and "closed_set_linkability" not in cond
+    back = linkage_condition_arrays(cond)
+    assert back["cmc"] == res.identification.cmc.tolist()
+    assert back["closed_set_linkability"] == res.closed_set.to_dict()

@@ -103,3 +103,28 @@ def test_to_dict_is_json_ready():
     back = json.loads(json.dumps(d))
     assert back["max_d_bits"] == pytest.approx(1.137504, abs=5e-7)
     assert back["rank_eps_max_bits"] == pytest.approx(back["rank_eps_max_nats"] / math.log(2))
+
+
+def test_report_section_stores_gamma_and_the_arrays_are_recomputed_exactly():
+    """Schema 2.3: the rank-disclosure section keeps gamma and the scalars; the per-rank arrays (raw and
+    Laplace-smoothed) and the smoothed gamma come back bit for bit from rank_condition_arrays."""
+    import json
+
+    from vpeval.report.disclosure import RANK_DERIVED, rank_condition_arrays, rank_disclosure_section
+    from vpeval.report.writer import _jsonable
+
+    gammas = {"oa": np.array([0.5, 0.3, 0.2, 0.0]), "aa": np.full(4, 0.25)}
+    sec = rank_disclosure_section(gammas, n_probes={"oa": 10, "aa": 8})
+    data = json.loads(json.dumps(_jsonable(sec.data)))  # as report.json holds it
+    for label, g in gammas.items():
+        cond = data["conditions"][label]
+        assert not set(RANK_DERIVED) & set(cond) and not (set(RANK_DERIVED) | {"gamma"}) & set(cond["laplace"])
+        raw = rank_disclosure(g)
+        sm = rank_disclosure(g, smoothing="laplace", n_probes={"oa": 10, "aa": 8}[label])
+        back = rank_condition_arrays(cond)
+        assert back["per_rank_bits"] == raw.per_rank_bits.tolist() and back["rank_llr_nats"] == raw.rank_llr.tolist()
+        assert back["laplace"] == {"gamma": sm.gamma.tolist(), "per_rank_bits": sm.per_rank_bits.tolist(),
+                                   "rank_llr_nats": sm.rank_llr.tolist()}
+        # the stored scalars are those of the recomputed arrays
+        assert cond["laplace"]["rank_eps_max_nats"] == max(abs(x) for x in back["laplace"]["rank_llr_nats"])
+        assert cond["max_d_bits"] == max(back["per_rank_bits"])

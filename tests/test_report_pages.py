@@ -121,7 +121,7 @@ def test_verification_definitions_stored_once_unless_they_differ():
 
     from vpeval.io.trials import Trials
     from vpeval.metrics.summary import verification_summary
-    from vpeval.report.verification import verification_section
+    from vpeval.report.verification import verification_entries, verification_section
 
     rng = np.random.default_rng(0)
 
@@ -133,10 +133,12 @@ def test_verification_definitions_stored_once_unless_they_differ():
     data = verification_section(systems).data
     assert "eer_rocch" in data["definitions"] and "definition" not in data["systems"]["small"]["eer_rocch"]
     assert "linkability" not in data["definitions"]
+    full = verification_entries(data)  # (schema 2.3: names and units stored once too, in "metrics")
     for name, t in systems.items():
         for m in verification_summary(t.tar, t.non, (0.01, 0.05)):
-            full = {**data["systems"][name][m.key], **data["definitions"].get(m.key, {})}
-            assert full == m.as_dict()
+            assert full[name][m.key] == m.as_dict()
+            assert {**data["systems"][name][m.key], **data["definitions"].get(m.key, {}),
+                    "key": m.key, **data["metrics"][m.key]} == m.as_dict()
 
 
 def test_group_bootstraps_stored_once_and_put_back():
@@ -160,3 +162,16 @@ def test_group_bootstraps_stored_once_and_put_back():
     assert per_metric["alid"] == {"key": "alid", "name": "ALID", "resampled": "probe speaker", "unit": "bits"}
     assert data["A"]["att"]["oa"][1]["metrics"]["eps_max"] == {"value": 0.6, "ci_low": 0.5, "ci_high": 0.7}
     assert group_entries({"systems": data, "bootstrap_common": common, "bootstrap_metrics": per_metric}) == original
+
+
+def test_sentences_differing_in_numbers_only_are_said_once():
+    """The verdict block's per-system notes: one sentence for the systems whose sentences differ only in their
+    numbers, each differing number written a / b / c in the systems' order; names with digits are not numbers."""
+    from vpeval.report.document import merge_sentences
+
+    got = merge_sentences([("a", "floor 5.94 bits; 1,132 more speakers, log10 and oa2 kept"), ("a", "at ceiling 12.5"),
+                           ("b", "floor 6.02 bits; 3,848 more speakers, log10 and oa2 kept"), ("c", "other")])
+    assert got == [(["a", "b"], "floor 5.94 / 6.02 bits; 1,132 / 3,848 more speakers, log10 and oa2 kept"),
+                   (["a"], "at ceiling 12.5"), (["c"], "other")]
+    # a second sentence of the same form from one system is not merged into its first
+    assert merge_sentences([("a", "x 1"), ("a", "x 2")]) == [(["a"], "x 1"), (["a"], "x 2")]

@@ -45,9 +45,40 @@ from ._docs import fill_doc
 from .errors import InvalidScoresError
 from .rowscan import _as_matrix, _as_true_index, _check_nan, _chunk_rows, _iter_blocks
 
-__all__ = ["TIE_RULES", "RankCounts", "rank_counts", "true_speaker_rank", "rank_histogram", "cmc"]
+__all__ = ["TIE_RULES", "RankCounts", "rank_counts", "true_speaker_rank", "rank_histogram", "cmc", "cmc_from_gamma"]
 
 TIE_RULES = ("fractional", "optimistic", "pessimistic")
+
+
+def cmc_from_gamma(gamma) -> np.ndarray:
+    """The CMC of a rank histogram: ``min(cumsum(gamma), 1)`` with the last value exactly 1 (what :func:`cmc`
+    returns for the matrix ``gamma`` was counted from; report.json keeps ``gamma`` only).
+
+    Parameters
+    ----------
+    gamma : array_like of shape (N,)
+        Rank histogram (:func:`rank_histogram`), N >= 1.
+
+    Returns
+    -------
+    ndarray of shape (N,), float64, non-decreasing, last value 1.
+
+    Raises
+    ------
+    InvalidScoresError
+        ``gamma`` not a non-empty 1-D array of finite numbers.
+
+    Examples
+    --------
+    >>> cmc_from_gamma([0.25, 0.25, 0.5]).tolist()
+    [0.25, 0.5, 1.0]
+    """
+    g = np.asarray(gamma, dtype=np.float64)
+    if g.ndim != 1 or g.size == 0 or not np.isfinite(g).all():
+        raise InvalidScoresError(f"gamma: expected a non-empty 1-D array of finite numbers, got shape {g.shape}")
+    curve = np.minimum(np.cumsum(g), 1.0)
+    curve[-1] = 1.0
+    return curve
 
 
 def _count_dtype(n_cols: int):
@@ -147,9 +178,7 @@ class RankCounts:
 
     def cmc(self, ties: str = "fractional") -> np.ndarray:
         """Identification rate at ranks 1..N: P(rank <= k); non-decreasing, last value exactly 1."""
-        curve = np.minimum(np.cumsum(self.histogram(ties)), 1.0)
-        curve[-1] = 1.0
-        return curve
+        return cmc_from_gamma(self.histogram(ties))
 
 
 def rank_counts(score_matrix, true_index, *, chunk_rows: int | None = None) -> RankCounts:

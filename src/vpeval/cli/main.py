@@ -219,11 +219,14 @@ def report(
             rep.add(estimator_table_section(estimator_table(
                 {n: (t.tar, t.non) for n, t in systems.items()}, disclosures=disclosures)))
         render_report(rep, claim.path)
+    from ..report.verification import verification_entries
+
     ver = next(sec for sec in rep.sections if sec.id == "verification")
     if json_out:
         nd = rep.extra.get("verdicts_not_decided")
         echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}),
-                   **({"verdicts_not_decided": nd} if nd else {}), "systems": ver.data["systems"]})
+                   **({"verdicts_not_decided": nd} if nd else {}),
+                   "systems": verification_entries(ver.data, definitions=False)})
     elif not quiet:
         print_verdicts(Console(), rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")

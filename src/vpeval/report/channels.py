@@ -6,7 +6,7 @@ Rendered inside the verdict section (after the verdict table) when the audit fie
 
 from __future__ import annotations
 
-from .document import Paragraph, Table
+from .document import Paragraph, Table, merge_sentences
 
 __all__ = ["channel_blocks", "CHANNELS_NOTE"]
 
@@ -36,8 +36,9 @@ def channel_blocks(channels: dict[str, dict]) -> list:
                             "(the verdict above); same rule, test and seed")]
     multi = len(channels) > 1
     # one paragraph for the systems' sentences, and a caveat shared by every system said once
-    blocks.append(Paragraph(" ".join((f"{system}: " if multi else "") + e["sentence"]
-                                     for system, e in channels.items()), kind="p"))
+    # (systems whose sentences differ in their numbers only share one, the numbers a / b / c)
+    blocks.append(Paragraph(" ".join((f"{' / '.join(systems)}: " if multi else "") + text for systems, text in
+                                     merge_sentences({s: e["sentence"] for s, e in channels.items()})), kind="p"))
     caveats = {system: e["caveat"] for system, e in channels.items() if e.get("caveat")}
     if multi and len(caveats) == len(channels) and len(set(caveats.values())) == 1:
         blocks.append(Paragraph("Every system: " + next(iter(caveats.values())), kind="warning"))

@@ -31,20 +31,19 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
 
     ``metrics``: the metric keys whose rows the table shows (default: every one); ``more``: where the other rows
     are shown, said in a note under the table when rows are left out. With ``metrics`` the table is the short
-    one: short metric names (:data:`SHORT_NAMES`, defined in the method paragraph) and the reading without the
-    metric's name it repeats."""
+    one: short metric names (:data:`SHORT_NAMES`, defined in the method paragraph) and the reading without what
+    the row already says (the systems, trial type and metric: "no significant difference", "A protects
+    better"); ``data`` keeps the full readings."""
     sec = Section("comparisons", "Paired comparison of the systems")
     method = (
-        "First the verdicts' worst cases (the largest eps_max or LID_max over every attacker and trial type, "
-        "trial type 'all'), compared on the replicates of the verdicts' own speaker bootstrap; then for each "
-        "attack type the worst case over the attackers both systems faced (matched by name): the lowest ROCCH-EER "
-        "(the strongest attacker's), the largest eps_max and the largest ALID. A "
-        f"paired speaker-level bootstrap ({n_boot} replicates, seed {seed}) draws the same speakers for both systems "
-        "and every attacker in each replicate; the strongest attacker is chosen inside each replicate, for the "
-        "verdict's interval as for these differences. The "
-        "difference is A - B with its 95 % percentile interval. A higher EER, or a lower eps_max or ALID, protects "
-        "better; when the interval excludes 0 the system that protects better is named, otherwise 'no significant "
-        "difference' (95 % level, not corrected for the several comparisons).")
+        "First the verdicts' worst cases (trial type 'all'), compared on the replicates of the verdicts' own speaker "
+        "bootstrap; then per attack type the worst case over the attackers both systems faced (matched by name): "
+        f"the lowest ROCCH-EER, the largest eps_max and the largest ALID. A paired speaker bootstrap ({n_boot} "
+        f"replicates, seed {seed}) draws the same speakers for both systems and every attacker and re-selects the "
+        "strongest attacker in each replicate. The difference is A - B with its 95 % percentile interval; a higher "
+        "EER, or a lower eps_max or ALID, protects better; when the interval excludes 0 the system that protects "
+        "better is named, otherwise 'no significant difference' (95 % level, not corrected for the several "
+        "comparisons).")
     sec.blocks.append(Paragraph(method))
     rows = []
     shown = [c for c in comparisons if metrics is None or c.metric in metrics]
@@ -52,8 +51,9 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
         k, unit = display_scale(c.unit)
         name = HEADLINE_METRICS[c.metric][0] if c.metric in HEADLINE_METRICS else c.metric
         reading = c.reading
-        if metrics is not None:
-            name, reading = SHORT_NAMES.get(c.metric, name), c.reading.split(": ", 1)[-1]
+        if metrics is not None:  # the short table: the row names the systems, the type and the metric
+            name = SHORT_NAMES.get(c.metric, name)
+            reading = "no significant difference" if c.better is None else f"{c.better} protects better"
         rows.append([c.system_a, c.system_b, c.trial_type, f"{name} ({unit})", k * c.value_a, k * c.value_b,
                      k * c.diff, f"[{k * c.low:.3g}, {k * c.high:.3g}]", reading])
     if rows:

@@ -12,7 +12,7 @@ from ..metrics.rank_disclosure import rank_disclosure
 from ..plots.llr_curves import LLRCurvesDisplay
 from .document import Figure, Paragraph, Section, Table
 
-__all__ = ["disclosure_section", "rank_disclosure_section"]
+__all__ = ["disclosure_section", "rank_disclosure_section", "rank_condition_arrays", "RANK_DERIVED"]
 
 
 def _fmt(v, spec="{:.4g}"):
@@ -118,6 +118,10 @@ def rank_disclosure_section(gammas: dict, *, n_probes: dict | None = None, secti
         Probes behind each ``gamma``: adds the rank-LLR eps_max of the Laplace-smoothed histogram
         (:func:`vpeval.metrics.rank_disclosure.smooth_gamma`, one pseudo-probe per rank), the headline when the
         raw one is infinite.
+
+    ``data`` = ``{conditions: {label: RankDisclosure.to_dict() without the arrays derived from gamma}}``, the
+    Laplace one under ``laplace`` with its ``n_probes`` and ``alpha`` and without its gamma; the per-rank arrays
+    (:data:`RANK_DERIVED`) are recomputed by :func:`rank_condition_arrays` (schema 2.3).
     """
     n_probes = n_probes or {}
     sec = Section(section_id, title)
@@ -136,17 +140,57 @@ def rank_disclosure_section(gammas: dict, *, n_probes: dict | None = None, secti
         n = len(g)
         smooth = None
         if label in n_probes:
-            smooth = rank_disclosure(np.asarray(g, dtype=float), smoothing="laplace", n_probes=int(n_probes[label]))
+            smooth = rank_disclosure(np.asarray(g, dtype=float), smoothing="laplace", n_probes=int(n_probes[label]),
+                                     alpha=_RANK_ALPHA)
         rows.append([label, n, math.log2(n), rd.max_d, rd.mean_d, 100 * rd.idr, 100 / n, rd.rs,
                      float("nan") if smooth is None else smooth.rank_eps_max_bits, rd.rank_eps_max_bits])
-        data[label] = rd.to_dict()
+        data[label] = _without_derived(rd.to_dict(), keep_gamma=True)
         if smooth is not None:
-            data[label]["laplace"] = smooth.to_dict()
+            data[label]["laplace"] = {**_without_derived(smooth.to_dict(), keep_gamma=False),
+                                      "n_probes": int(n_probes[label]), "alpha": _RANK_ALPHA}
     sec.blocks.append(Table(["condition", "N", "log2 N (bits)", "MaxD (bits)", "MeanD (bits)", "IdR (%)",
                              "chance IdR (%)", "RS", "rank-LLR eps_max, Laplace (bits)",
                              "raw rank-LLR eps_max (bits)"], rows))
     sec.data = {"conditions": data}
     return sec
+
+
+_RANK_ALPHA = 1.0  # pseudo-probes per rank of the Laplace-smoothed histogram
+
+#: Arrays of :meth:`RankDisclosure.to_dict` that are a pure function of ``gamma`` (and, smoothed, of ``n_probes``
+#: and ``alpha``): left out of the report (schema 2.3), recomputed bit for bit by one call of
+#: :func:`vpeval.metrics.rank_disclosure.rank_disclosure`.
+RANK_DERIVED = ("per_rank_bits", "rank_llr_nats")
+
+
+def _without_derived(d: dict, *, keep_gamma: bool) -> dict:
+    """``d`` (a :meth:`RankDisclosure.to_dict`) without the per-rank arrays derived from its gamma, and without the
+    smoothed gamma itself (``keep_gamma=False``: ``smooth_gamma(gamma, n_probes, alpha)`` of the raw one)."""
+    drop = set(RANK_DERIVED) | (set() if keep_gamma else {"gamma"})
+    return {k: v for k, v in d.items() if k not in drop}
+
+
+def rank_condition_arrays(condition: dict) -> dict:
+    """The per-rank arrays of one condition of a rank-disclosure section (report.json ``conditions.<type>``, its
+    references resolved), recomputed from its stored ``gamma`` and the Laplace ``n_probes`` and ``alpha``:
+    ``{"per_rank_bits", "rank_llr_nats", "laplace": {"gamma", "per_rank_bits", "rank_llr_nats"}}`` (the last only
+    when the condition has ``laplace``), as the report stored them up to schema 2.2. Equivalent to
+    ``vpeval.rank_disclosure(gamma)`` and ``vpeval.rank_disclosure(gamma, smoothing="laplace", n_probes=n)``.
+
+    Raises
+    ------
+    VpevalError
+        ``gamma`` is not a rank distribution (:func:`vpeval.metrics.rank_disclosure.rank_disclosure`).
+    """
+    g = np.asarray(condition["gamma"], dtype=float)
+    raw = rank_disclosure(g)
+    out = {"per_rank_bits": raw.per_rank_bits.tolist(), "rank_llr_nats": raw.rank_llr.tolist()}
+    lap = condition.get("laplace")
+    if lap is not None:
+        sm = rank_disclosure(g, smoothing="laplace", n_probes=int(lap["n_probes"]), alpha=float(lap["alpha"]))
+        out["laplace"] = {"gamma": sm.gamma.tolist(), "per_rank_bits": sm.per_rank_bits.tolist(),
+                          "rank_llr_nats": sm.rank_llr.tolist()}
+    return out
 
 
 def estimator_table_section(table, *, section_id="estimator-table",

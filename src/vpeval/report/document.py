@@ -122,3 +122,48 @@ def page_file(page: str) -> str:
     ('report.html', 'appendix-mcadams.html')
     """
     return "report.html" if not page else f"{safe_filename(page)}.html"
+
+
+# a number as written in a sentence (not the digits of a name such as log10 or oa2)
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])\d+(?:[.,]\d+)*")
+
+
+def merge_sentences(texts) -> list[tuple[list[str], str]]:
+    """The sentences of several systems with the numbers taken out, said once: systems whose sentences differ in
+    their numbers only share one sentence, each number that differs written ``a / b / c`` in the order of the
+    systems (the one they share once).
+
+    Parameters
+    ----------
+    texts : dict system -> sentence, or iterable of (system, sentence) pairs
+        A system may have several sentences (pairs); its second sentence of one form joins the other systems'
+        second ones of that form.
+
+    Returns
+    -------
+    list of (systems, sentence)
+        In the order of each group's first system; a system whose sentence matches no other's is alone.
+
+    Examples
+    --------
+    >>> merge_sentences({"a": "floor 5.9 bits, 3 more", "b": "floor 6 bits, 3 more", "c": "other"})
+    [(['a', 'b'], 'floor 5.9 / 6 bits, 3 more'), (['c'], 'other')]
+    """
+    pairs = list(texts.items() if isinstance(texts, dict) else texts)
+    groups: dict[tuple[str, int], list[tuple[str, str]]] = {}
+    seen: dict[tuple[str, str], int] = {}
+    for system, text in pairs:
+        template = _NUMBER.sub("#", text)
+        k = seen[system, template] = seen.get((system, template), -1) + 1
+        groups.setdefault((template, k), []).append((system, text))
+    out = []
+    for (template, _), members in groups.items():
+        systems = [s for s, _ in members]
+        numbers = [_NUMBER.findall(t) for _, t in members]
+        parts = template.split("#")
+        text = parts[0]
+        for i, rest in enumerate(parts[1:]):
+            values = [n[i] for n in numbers]
+            text += (values[0] if len(set(values)) == 1 else " / ".join(values)) + rest
+        out.append((systems, text))
+    return out

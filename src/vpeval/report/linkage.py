@@ -14,12 +14,15 @@ from ..plots import CMCDisplay, LIDCCDFDisplay
 from ..plots.displays import legend_label
 from .document import Figure, Paragraph, Section, Table
 
-__all__ = ["linkage_section", "analyse_one_to_n"]
+__all__ = ["linkage_section", "analyse_one_to_n", "linkage_condition_arrays"]
 
 
 def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "linkage",
                     title: str = "1-to-N linkage: LID and identification") -> Section:
-    """Tables and plots of LID summaries, rank-k identification and closed-set linkability per condition."""
+    """Tables and plots of LID summaries, rank-k identification and closed-set linkability per condition.
+
+    ``data`` = ``{conditions: {label: {lid, identification (without cmc), lid_values_bits}}}``; the CMC and the
+    closed-set linkability follow from ``identification.gamma`` (:func:`linkage_condition_arrays`)."""
     names = list(results)
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
@@ -40,8 +43,10 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
         rows.append([n, s.N, math.log2(s.N), s.alid, 100 * s.pdr, s.lid_plus if s.lid_plus is not None else float("nan"),
                      s.lid_minus if s.lid_minus is not None else float("nan"), s.lid_max,
                      float(np.mean(r.lid.slope)), reg])
-        data[n] = {"lid": r.lid.to_dict(), "identification": r.identification.to_dict(),
-                   "closed_set_linkability": r.closed_set.to_dict(),
+        # the CMC and the closed-set linkability are functions of gamma alone: recomputed by
+        # linkage_condition_arrays, not stored (schema 2.3)
+        data[n] = {"lid": r.lid.to_dict(),
+                   "identification": {k: v for k, v in r.identification.to_dict().items() if k != "cmc"},
                    "lid_values_bits": r.lid.lid.tolist()}
     sec.blocks.append(Table(
         ["condition", "N", "log2 N (bits)", "ALID (bits)", "PDR (%)", "LID+ (bits)", "LID- (bits)", "LID_max (bits)",
@@ -69,6 +74,24 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
                              "CMC: identification rate against rank; dotted: chance k/N."))
     sec.data = {"conditions": data}
     return sec
+
+
+def linkage_condition_arrays(condition: dict) -> dict:
+    """The arrays of one condition of a linkage section (report.json ``conditions.<type>``, references resolved)
+    that are functions of its rank histogram ``identification.gamma`` and are not stored (schema 2.3):
+    ``{"cmc": vpeval.ranks.cmc_from_gamma(gamma), "closed_set_linkability":
+    vpeval.closed_set_linkability(gamma).to_dict()}``, equal to what the report stored up to schema 2.2.
+
+    Raises
+    ------
+    InvalidScoresError
+        ``gamma`` is not a rank histogram.
+    """
+    from ..metrics.identification import closed_set_linkability
+    from ..ranks import cmc_from_gamma
+
+    g = np.asarray(condition["identification"]["gamma"], dtype=float)
+    return {"cmc": cmc_from_gamma(g).tolist(), "closed_set_linkability": closed_set_linkability(g).to_dict()}
 
 
 def _enrolled_text(results: dict[str, LinkageAnalysis]) -> str:

@@ -174,6 +174,8 @@ def _factor(data: dict) -> tuple[dict, dict]:
     level, method...), ``metrics[key][part]`` those equal in every entry of one metric (its key, name, unit, the
     direction of its chance test); each entry keeps the rest. :func:`uncertainty_entries` puts them back."""
     entries = [(key, d) for by in data.values() for key, d in by.items()]
+    for _, d in entries:
+        _drop_derived_chance(d)
     common: dict = {part: {} for part in _PARTS}
     metrics: dict = {}
     if not entries:
@@ -196,10 +198,42 @@ def _factor(data: dict) -> tuple[dict, dict]:
     return common, metrics
 
 
+#: The quantile of the null distribution that is the chance floor, by the direction of the leak.
+_FLOOR_QUANTILE = {"higher": "q95", "lower": "q05"}
+
+
+def _drop_derived_chance(d: dict) -> None:
+    """Drop, in place, the two numbers of an entry's chance part that repeat others (schema 2.3): ``value`` (the
+    bootstrap's ``value``) and ``floor`` (its ``q95`` when higher values leak, its ``q05`` when lower ones do);
+    :func:`uncertainty_entries` puts them back. Dropped only when equal, so nothing is lost."""
+    b, c = d.get("bootstrap"), d.get("chance")
+    if not isinstance(b, dict) or not isinstance(c, dict):
+        return
+    if "value" in c and "value" in b and _same([c["value"], b["value"]]):
+        del c["value"]
+    q = _FLOOR_QUANTILE.get(c.get("leak"))
+    if q is not None and "floor" in c and q in c and _same([c["floor"], c[q]]):
+        del c["floor"]
+
+
+def _restore_chance(d: dict) -> dict:
+    """An entry (common fields merged back) with the chance ``value`` and ``floor`` of :func:`_drop_derived_chance`
+    put back."""
+    c = d.get("chance")
+    if isinstance(c, dict):
+        if "value" not in c and "value" in d.get("bootstrap", {}):
+            c["value"] = d["bootstrap"]["value"]
+        q = _FLOOR_QUANTILE.get(c.get("leak"))
+        if "floor" not in c and q in c:
+            c["floor"] = c[q]
+    return d
+
+
 def uncertainty_entries(data: dict) -> dict:
     """The full entries of an uncertainty section's data (report.json): ``{label: {metric key: {"bootstrap":
     {...}, "chance": {...}}}}`` with the fields stored once in ``common`` and ``metrics`` put back in every
-    entry (as :meth:`vpeval.stats.Assessment.to_dict` gives them).
+    entry, and the chance part's ``value`` and ``floor`` (schema 2.3: the bootstrap's value, and the q95 or q05
+    of the null by the direction ``leak``) put back, as :meth:`vpeval.stats.Assessment.to_dict` gives them.
 
     Parameters
     ----------
@@ -212,8 +246,8 @@ def uncertainty_entries(data: dict) -> dict:
         New dicts; ``data`` is not changed.
     """
     common, metrics = data.get("common", {}), data.get("metrics", {})
-    return {label: {key: {part: {**common.get(part, {}), **metrics.get(key, {}).get(part, {}), **d[part]}
-                          for part in d}
+    return {label: {key: _restore_chance({part: {**common.get(part, {}), **metrics.get(key, {}).get(part, {}),
+                                                 **d[part]} for part in d})
                     for key, d in by.items()}
             for label, by in data["groups"].items()}
 

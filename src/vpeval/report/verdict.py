@@ -7,7 +7,7 @@ the speakers behind it and the EER as the average beside it. It only renders the
 from __future__ import annotations
 
 from ..analysis.verdict import INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS, exposed_names
-from .document import Paragraph, Section, Table
+from .document import Paragraph, Section, Table, merge_sentences
 from .units import UNITS_NOTE
 
 __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_RULE", "verdict_rows",
@@ -58,14 +58,12 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
         budgets = sorted({v["budget_bits"] for v in verdicts.values()})
         sec.blocks.append(Table(
             VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
-            caption="Worst case: the largest eps_max or LID_max (bits) over every attacker; 90 % interval: "
-                    "bootstrap over speakers (probes or trials when the input has none) re-selecting the strongest attacker; "
-                    "noise floor: what the strongest "
-                    "attacker reaches by chance (95th percentile under perfect secrecy); pooled bound: what 'protects' "
-                    "needs within the budget (" + " / ".join(f"{b:.3g}" for b in budgets) + " bits), the worst "
-                    "case at a resolution of sqrt(n) trials (rule below); "
-                    "p family-wise over every "
-                    "attacker, trial type and statistic; lowest EER: the average, evidence only (ideal 50 %)",
+            caption="Worst case: the largest eps_max or LID_max over every attacker; 90 % interval: bootstrap over "
+                    "speakers re-selecting the strongest attacker; noise floor: what it reaches by chance (95th "
+                    "percentile under perfect secrecy); pooled bound: the worst case at a resolution of sqrt(n) "
+                    "trials, within the budget (" + " / ".join(f"{b:.3g}" for b in budgets) + " bits) for "
+                    "'protects'; p over every attacker, trial type and statistic; lowest EER: evidence only "
+                    "(ideal 50 %; rule below)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
@@ -75,9 +73,9 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
     if not verdicts and not undecided:
         sec.blocks.append(Paragraph(empty_note or "No attack trial type (oa, aa) was computed, so there is no "
                                     "verdict.", kind="warning"))
-    for system, v in verdicts.items():
-        for w in v.get("warnings", []):
-            sec.blocks.append(Paragraph((f"{system}: " if multi else "") + w, kind="note"))
+    # a warning that differs between systems in its numbers only is said once, the numbers a / b / c
+    for systems, w in merge_sentences((system, w) for system, v in verdicts.items() for w in v.get("warnings", [])):
+        sec.blocks.append(Paragraph((f"{' / '.join(systems)}: " if multi else "") + w, kind="note"))
     if scorecard_rows:
         counts = sorted(set((n_attackers or {}).values())) or [0]
         n = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"

@@ -11,7 +11,7 @@ from ..plots.displays import DET_STYLES, det_floor, det_styles
 from .document import Figure, Paragraph, Section, Table
 from .units import HIDDEN_KEYS, display_metrics
 
-__all__ = ["verification_section"]
+__all__ = ["verification_section", "verification_entries"]
 
 
 def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), section_id="verification",
@@ -65,15 +65,51 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
     # type); one that differs (linkability names its bin count, which follows the trial count) stays in each value
     same = {key for key in order if len({(m.definition, m.function) for n in names for m in summaries[n]
                                          if m.key == key}) == 1}
+    # likewise a metric's name and unit (schema 2.3: they were a third of an audit's verification sections)
+    labelled = {key for key in order if len({(m.name, m.unit) for n in names for m in summaries[n]
+                                             if m.key == key}) == 1}
     sec.data = {
         "systems": {n: {m.key: {k: v for k, v in m.as_dict().items()
-                                if m.key not in same or k not in ("definition", "function")}
+                                if not (m.key in same and k in ("definition", "function"))
+                                and not (m.key in labelled and k in _LABEL_FIELDS)}
                         for m in summaries[n]} for n in names},
+        "metrics": {key: {"name": m.name, "unit": m.unit} for key, m in order.items() if key in labelled},
         "definitions": {key: {"definition": m.definition, "function": m.function} for key, m in order.items()
                         if key in same},
         "p_targets": list(p_targets),
     }
     return sec
+
+
+_LABEL_FIELDS = ("key", "name", "unit")
+
+
+def verification_entries(data: dict, *, definitions: bool = True) -> dict:
+    """The values of a verification section's data (report.json) with the fields stored once put back:
+    ``{system: {metric key: {key, name, value, unit[, definition, function][, error]}}}`` as
+    :meth:`vpeval.metrics.summary.MetricValue.as_dict` gives them.
+
+    Parameters
+    ----------
+    data : dict
+        The ``data`` of a ``verification`` section (any schema; fields already in a value are kept).
+    definitions : bool
+        Put ``definitions.<key>`` (definition, library call) back too; ``False`` keeps a value to its key,
+        name, number, unit and error.
+
+    Returns
+    -------
+    dict
+        New dicts; ``data`` is not changed.
+    """
+    labels, defs = data.get("metrics", {}), data.get("definitions", {}) if definitions else {}
+    order = ("key", "name", "value", "unit", "definition", "function", "error")  # MetricValue's field order
+
+    def full(key, v):
+        d = {"key": key, **labels.get(key, {}), **defs.get(key, {}), **v}
+        return {**{f: d[f] for f in order if f in d}, **{f: x for f, x in d.items() if f not in order}}
+
+    return {n: {key: full(key, v) for key, v in by_key.items()} for n, by_key in data["systems"].items()}
 
 
 def _draw_det(fig, systems):

@@ -20,7 +20,7 @@ from .inputs import page_paths
 __all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION", "resolve_refs",
            "REF_MIN_CHARS"]
 
-SCHEMA_VERSION = "2.2"  # 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
+SCHEMA_VERSION = "2.3"  # 2.3: arrays that are functions of other stored ones left out (rank disclosure per rank, CMC, closed-set linkability), verification names and units and the chance value and floor stored once; 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
 
 
 
@@ -164,7 +164,7 @@ def resolve_refs(doc):
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:1em 2em;
 color:#222;line-height:1.45}
-h1{font-size:1.6em;border-bottom:2px solid #345;padding-bottom:.2em}h2{font-size:1.25em;margin-top:2em;color:#234}
+h1{font-size:1.6em;border-bottom:2px solid #345;padding-bottom:.2em}h2{font-size:1.25em;margin-top:1.5em;color:#234}p{margin:.6em 0}
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccd;padding:.25em .6em;
 text-align:left;vertical-align:top}th{background:#eef2f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}figure{margin:1em 0}
@@ -293,7 +293,9 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str,
             "sha256 (first 16 hex digits; full in report.json))</summary>"
             f'<div class="scroll"><table class="repro"><thead><tr><th>input</th><th>path</th><th>sha256</th></tr>'
             f"</thead><tbody>{inputs}</tbody></table></div></details>{_rates_note(report.inputs)}"
-            f"<p class=\"note\">Options: {e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></section>"
+            # the options fold too: their JSON filled four lines of the main page (report.json has them)
+            f"<details><summary>Options ({len(report.options)} settings, as in report.json)</summary>"
+            f"<p class=\"note\">{e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></details></section>"
         )
     out.append("<footer>Written by vpeval. Every number has its unit: error rates in percent, disclosure in bits "
                "on this page; report.json keeps machine units named in each field.</footer></body></html>")
