@@ -163,9 +163,10 @@ def test_demo_shows_per_sex_rows(demo_report):
     sec = _section(doc, "groups")
     for system, by_attacker in sec["data"]["systems"].items():
         assert sec["data"]["group_by"][system] == "sex"
-        # every voice attacker (content/prosody/fused attackers have no per-group breakdown, docs/channels.md)
-        assert set(by_attacker) == {a for a in _section(doc, "summary")["data"]["systems"][system]["attackers"]
-                                    if doc["attackers"][f"{system} / {a}"]["channel"] == "voice"}
+        # every attacker, of every channel (the strongest attacker of a trial type may be a prosody one)
+        assert set(by_attacker) == set(_section(doc, "summary")["data"]["systems"][system]["attackers"])
+        assert {doc["attackers"][f"{system} / {a}"]["channel"] for a in by_attacker} == {
+            "voice", "content", "prosody", "fused"}
         for attacker, by_type in by_attacker.items():
             assert {"oa", "aa"} <= set(by_type)
             for rows in by_type.values():

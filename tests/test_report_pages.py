@@ -175,3 +175,21 @@ def test_sentences_differing_in_numbers_only_are_said_once():
                    (["a"], "at ceiling 12.5"), (["c"], "other")]
     # a second sentence of the same form from one system is not merged into its first
     assert merge_sentences([("a", "x 1"), ("a", "x 2")]) == [(["a"], "x 1"), (["a"], "x 2")]
+
+
+def test_numeric_columns_are_aligned_by_the_table_not_per_cell():
+    from vpeval.report.writer import report_html
+
+    rep = Report("t")
+    sec = rep.add(Section("s", "S"))
+    sec.blocks.append(Table(["name", "n", "x", "mixed"], [["a", 1, 0.5, 2.0], ["b", 2, float("nan"), "none"]]))
+    html = report_html(rep, {}, "now")
+    # columns 2 and 3 hold numbers only (NaN included): the table right-aligns them, their cells carry no class
+    assert '<table class="r2 r3">' in html
+    assert "<tr><td>a</td><td>1</td><td>0.5</td><td class=\"num\">2</td></tr>" in html
+    assert "<td>b</td><td>2</td><td>—</td><td>none</td>" in html
+    # the stylesheet right-aligns column j of a table of class rj
+    assert ".r2 td:nth-child(2)" in html and ".r3 td:nth-child(3)" in html
+    # a table of text has no class
+    sec.blocks.append(Table(["a"], [["x"], ["y"]]))
+    assert "<table>" in report_html(rep, {}, "now")

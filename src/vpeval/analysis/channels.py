@@ -14,17 +14,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .families import audit_verdicts, verdict_dict
+from .families import audit_verdicts, channel_of, verdict_dict
 from .verdict import DEFAULT_BUDGET_BITS, decide
 
 __all__ = ["channel_verdicts", "channel_of", "has_channels", "voice_view"]
-
-
-def channel_of(res, attacker: str) -> str:
-    """The attack channel of an attacker of a :class:`~vpeval.pipeline.audit.SystemAudit` (``"voice"`` when its
-    attacker record names none)."""
-    att = res.attackers.get(attacker)
-    return getattr(att, "channel", "voice") or "voice"
 
 
 

@@ -10,7 +10,7 @@ from .secrecy import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
 from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
 
 __all__ = ["VERDICT_TYPES", "LARGE_INPUT_TRIALS", "LARGE_N_PERM", "default_n_perm", "score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "audit_verdicts",
-           "scorecard", "verdict_dict"]
+           "scorecard", "verdict_dict", "channel_of"]
 
 #: Attack trial types an audit's verdict is decided on (oaoa stands in for oa when oa was not computed).
 VERDICT_TYPES = ("oa", "aa")
@@ -132,12 +132,17 @@ def verdict_dict(v: Verdict, res) -> dict:
     return d
 
 
+def channel_of(res, attacker: str) -> str:
+    """The attack channel of an attacker of a :class:`~vpeval.pipeline.audit.SystemAudit` (``"voice"`` when its
+    attacker record names none)."""
+    att = res.attackers.get(attacker)
+    return getattr(att, "channel", "voice") or "voice"
+
+
 def _voice_subfamily(res, trials) -> dict | None:
     """``{"voice": attackers}`` when the system fields attackers outside the voice channel and some voice attacker
     is a member of its family (the voice-channel verdict of :mod:`vpeval.analysis.channels`, decided on the same
     relabellings), else None."""
-    from .channels import channel_of
-
     if not any(channel_of(res, a) != "voice" for a in res.trials):
         return None
     voice = {i.attacker for i in trials if channel_of(res, i.attacker) == "voice"}

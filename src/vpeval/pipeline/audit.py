@@ -254,13 +254,11 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                 trials[name] = vpc_lists.build_trials(att, types, protocol=protocol, client=client)
             learnt_on = getattr(att.model, "trial_type", None) if att.members else None
             metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
-            if att.channel != "voice":  # content/prosody/fused: verification trials only (pipeline.channels)
-                probe_spk[name] = {t: trial_speakers(tr, protocol) for t, tr in trials[name].items()}
-                linkage[name], mats[name] = {}, {}
-                continue
-            say(f"1-to-N linkage: {name}")
-            matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
-                        for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
+            matrices = {}
+            if att.channel == "voice":  # content/prosody/fused: verification trials only (pipeline.channels)
+                say(f"1-to-N linkage: {name}")
+                matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
+                            for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
             # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
             linkage[name] = {k: _cached(cache, ("linkage", seed, _matrix_key(m)),
                                         lambda m=m: _attempt(lambda: analyse_one_to_n(m, seed=seed, client=client)))
@@ -301,7 +299,7 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                         cache, ("assess-1-to-N", seed, n_boot, n_perm, _matrix_key(m)),
                         lambda m=m, k=k: assess_one_to_n(m, linkage[name][k].lid, seed=seed, n_boot=n_boot,
                                                          n_perm=n_perm))
-            if "oa" in trials[name] and not isinstance(linkage[name]["oa"], Exception):
+            if "oa" in trials[name] and "oa" in linkage[name] and not isinstance(linkage[name]["oa"], Exception):
                 profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
                                                            lid=linkage[name]["oa"].lid,
                                                            metadata=_speaker_table(metadata))

@@ -21,7 +21,8 @@ Each non-voice channel is attacked with one back-end (:data:`CHANNEL_BACKENDS`),
 condition present, or plain cosine when the channel has no training rows: content with centred cosine (TF-IDF
 rows have thousands of dimensions, more than the training segments, which LDA and PLDA cannot estimate), prosody
 with LDA (a dozen statistics of very different informativeness).  Their attackers are scored on the verification
-trials (oo, oa, aa, ...), not in 1-to-N searches, to keep an audit's cost close to the voice-only one.
+trials (oo, oa, aa, ...), not in 1-to-N searches, to keep an audit's cost close to the voice-only one (their
+verification trials get intervals, chance floors and per-group rows like any attacker's).
 A channel whose training rows lack a condition (e.g. transcripts of the training speakers' original speech
 only) fields no attacker trained on that condition, with a note, instead of stopping the audit.
 

@@ -96,7 +96,7 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
     return rows
 
 
-def _ci(lo, hi, value: float | None = None, n_tar: int = 0, n_non: int = 0) -> str:
+def interval_text(lo, hi, value: float | None = None, n_tar: int = 0, n_non: int = 0) -> str:
     """``[lo, hi]``; a zero-width EER interval (percent ``value``) is followed by the exact binomial interval on
     its trial counts (:func:`vpeval.analysis.readings.exact_eer_interval`)."""
     if math.isnan(lo):
@@ -135,11 +135,11 @@ def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Sect
             table.append(([system] if multi else []) + [
                 r["attacker"], r["enrollment"] + r["trial"], r["gender"], r["enrolled speakers"],
                 r["target trials"], r["non-target trials"], r["ROCCH-EER (%)"],
-                _ci(r["ROCCH-EER 95% low (%)"], r["ROCCH-EER 95% high (%)"], r["ROCCH-EER (%)"],
+                interval_text(r["ROCCH-EER 95% low (%)"], r["ROCCH-EER 95% high (%)"], r["ROCCH-EER (%)"],
                     r["target trials"], r["non-target trials"]), r["EER interp (%)"],
                 r["EER (%)"], r["clipped per-speaker mean EER (%)"], r["minCllr (bits)"],
                 r["D_ECE (bits)"], r["eps_max (bits)"], r["ALID (bits)"],
-                _ci(r["ALID 95% low (bits)"], r["ALID 95% high (bits)"])])
+                interval_text(r["ALID 95% low (bits)"], r["ALID 95% high (bits)"])])
     if table:
         sec.blocks.append(Table(
             (["system"] if multi else []) + [
@@ -241,7 +241,7 @@ def score_groups_section(results: dict, *, source: str, seed: int, n_boot: int) 
         for g in groups:
             roc, eer, eps = _b(g.metrics.get("eer_rocch"), 100), _b(g.metrics.get("eer_interp"), 100), \
                 _b(g.metrics.get("eps_max"), 1 / _LN2)
-            rows.append([name, g.group, g.n_enroll_speakers, g.n_tar, g.n_non, roc[0], _ci(roc[1], roc[2]), eer[0],
+            rows.append([name, g.group, g.n_enroll_speakers, g.n_tar, g.n_non, roc[0], interval_text(roc[1], roc[2]), eer[0],
                          100 * g.clipped_eer, _b(g.metrics.get("min_cllr"))[0], _b(g.metrics.get("d_ece"))[0], eps[0], g.note or ""])
     sec.blocks.append(Table(["input", "group", "enrolled speakers", "target trials", "non-target trials",
                              "EER ROCCH (%)", "95 % CI (%)", "EER interp (%)", "clipped per-speaker mean EER (%)",

@@ -10,13 +10,12 @@ attacker it belongs to; nothing is recomputed.
 
 from __future__ import annotations
 
-import math
 
 from ..analysis.audit import ATTACK_TYPES, strongest_attackers
 from ..pipeline.attackers import attacker_class
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
 from .document import Figure, Links, Paragraph, Section, Table, safe_filename
-from .groups import group_rows
+from .groups import group_rows, interval_text
 from .units import nats_to_bits
 
 __all__ = ["FIGURE_CHOICES", "overview_section", "appendix_page", "assign_pages", "draw_det_all"]
@@ -56,9 +55,12 @@ def draw_det_all(fig, res, featured: list[str]) -> None:
         ax.legend(fontsize=6, loc="upper right")
 
 
-def _ci(assessments, key: str) -> str:
+def _ci(assessments, key: str, m: dict) -> str:
+    """The bootstrap interval (percent) of ``key``, with the exact binomial interval on ``m``'s trial counts
+    beside it when the bootstrap's has zero width (:func:`vpeval.report.groups.interval_text`)."""
     a = next((a for a in assessments if a.key == key), None)
-    return "" if a is None else f"[{100 * a.boot.low:.3g}, {100 * a.boot.high:.3g}]"
+    return "" if a is None else interval_text(100 * a.boot.low, 100 * a.boot.high, 100 * a.boot.value,
+                                              int(m.get("n_tar", 0)), int(m.get("n_non", 0)))
 
 
 def _chance(assessments, key: str) -> str:
@@ -110,7 +112,7 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
         eps = max(names, key=lambda x: (res.type_metrics[x][t]["eps_max_nats"], x))
         cls = attacker_class(res.attackers[a].trained_on, t, res.attackers[a].adapted is not None)
         rows.append([t, a, cls, 100 * m["eer_rocch"],
-                     _ci(ass, "eer_rocch"), _chance(ass, "eer_rocch"), nats_to_bits(m["eps_max_nats"]),
+                     _ci(ass, "eer_rocch", m), _chance(ass, "eer_rocch"), nats_to_bits(m["eps_max_nats"]),
                      100 * mean, nats_to_bits(res.type_metrics[eps][t]["eps_max_nats"]), eps])
         data[t] = {"attacker": a, "eer_rocch": m["eer_rocch"], "eer_interp": m["eer_interp"],
                    "eps_max_nats": m["eps_max_nats"], "eer_rocch_mean": mean, "n_attackers": len(names),
@@ -138,15 +140,16 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
         order = {"oa": 0, "aa": 1}
         vpc.sort(key=lambda r: (order.get(r["enrollment"] + r["trial"], 2), r["gender"] == "all", r["gender"]))
 
-        def ci(lo, hi):
-            return "" if math.isnan(lo) else f"[{lo:.3g}, {hi:.3g}]"
+        def ci(r):
+            return interval_text(r["EER interp 95% low (%)"], r["EER interp 95% high (%)"], r["EER interp (%)"],
+                                 r["target trials"], r["non-target trials"])
         sec.blocks.append(Table(
             ["trial type", "attacker", "gender", "enrolled speakers", "EER (VPC, closest point) (%)",
              "EER interp (%) [95 % CI]", "EER ROCCH (%)", "eps_max (bits)", "ALID (bits)"],
             [[r["enrollment"] + r["trial"], r["attacker"], r["gender"], r["enrolled speakers"], r["EER (%)"],
-              f"{r['EER interp (%)']:.3g} {ci(r['EER interp 95% low (%)'], r['EER interp 95% high (%)'])}".strip(),
+              f"{r['EER interp (%)']:.3g} {ci(r)}".strip(),
               r["ROCCH-EER (%)"], r["eps_max (bits)"], r["ALID (bits)"]] for r in vpc], fmt="{:.3g}",
-            cell_classes={**nowrap, **{f"{r['EER interp (%)']:.3g} {ci(r['EER interp 95% low (%)'], r['EER interp 95% high (%)'])}".strip(): "nw"
+            cell_classes={**nowrap, **{f"{r['EER interp (%)']:.3g} {ci(r)}".strip(): "nw"
                                        for r in vpc}},
             caption="Per gender (VoicePrivacy split: by the enrollment speaker; 'all' pools both) for the strongest "
                     "attackers; every attacker: the groups section"))
