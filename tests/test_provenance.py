@@ -15,7 +15,7 @@ import pytest
 from test_model_file import FBANK, W, _fbank_model, _sidecar, speechlike
 from vpeval.audio.embed import Extractor, MfccStatsExtractor, embed_folder, get_extractor
 from vpeval.errors import ExtractorRecordWarning, InputFileError, VpevalError
-from vpeval.io.embeddings import EmbeddingSet, read_embeddings, write_embeddings
+from vpeval.io.embeddings import EmbeddingSet, read_embeddings, read_extractor_info, write_embeddings
 from vpeval.io.extractor_info import parse_extractor_info
 
 librosa = pytest.importorskip("librosa")
@@ -161,6 +161,7 @@ def test_record_round_trips_through_write_and_read(tmp_path, ort):
     write_embeddings(out, es)
     back = read_embeddings(out)
     assert back.extractor_info == ext.info() and back.extractor == "onnx-enc"
+    assert read_extractor_info(out) == ext.info()  # the record alone, without the rows
     with np.load(out) as z:  # canonical JSON text, no machine path
         text = str(z["extractor_info"])
     assert text == json.dumps(ext.info(), sort_keys=True, separators=(",", ":"))
@@ -182,7 +183,7 @@ def test_a_file_without_the_record_reads_and_writes_as_before(tmp_path):
              speaker_id=np.array(["A", "B", "C"]), condition=np.array(["original"] * 3),
              extractor=np.array("mfcc-stats"))
     es = read_embeddings(path)
-    assert es.extractor_info is None and es.extractor == "mfcc-stats"
+    assert es.extractor_info is None and es.extractor == "mfcc-stats" and read_extractor_info(path) is None
     write_embeddings(tmp_path / "again.npz", es)
     with np.load(tmp_path / "again.npz") as z:
         assert "extractor_info" not in z.files
@@ -220,6 +221,9 @@ def test_a_bad_record_is_refused_naming_the_file(tmp_path, text, message):
     with pytest.raises(InputFileError, match=message) as info:
         read_embeddings(path)
     assert info.value.path == str(path) and str(info.value).startswith(f"{path}: ")
+    if "the file" not in message and "the embeddings have" not in message:  # name and dim need the rows
+        with pytest.raises(InputFileError, match=message):
+            read_extractor_info(path)
 
 
 def test_a_good_record_reads_and_a_record_array_of_another_shape_is_refused(tmp_path):
@@ -245,6 +249,7 @@ def test_parquet_record_in_the_schema_metadata(tmp_path):
     pq.write_table(table.replace_schema_metadata({"extractor_info": "{oops"}), tmp_path / "bad.parquet")
     with pytest.raises(InputFileError, match=r"bad\.parquet: extractor_info is not valid JSON"):
         read_embeddings(tmp_path / "bad.parquet")
+    assert read_extractor_info(tmp_path / "rec.parquet") == rec and read_extractor_info(tmp_path / "none.parquet") is None
 
 
 # --- joins --------------------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ import numpy as np
 from ..errors import ExtractorRecordWarning, InputFileError
 from .extractor_info import check_extractor_info, dump_extractor_info, parse_extractor_info, record_difference
 
-__all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings", "check_conditions"]
+__all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings", "check_conditions", "read_extractor_info"]
 
 
 @dataclass(frozen=True)
@@ -303,11 +303,7 @@ def read_embeddings(path) -> EmbeddingSet:
                     extractor_info=None,
                 )
                 if "extractor_info" in z:
-                    x = z["extractor_info"]
-                    if x.ndim != 0 or x.dtype.kind != "U":
-                        raise InputFileError(path, None, "extractor_info must be one text value (a 0-d string array "
-                                             f"of JSON), got dtype {x.dtype} and shape {x.shape}")
-                    fields["extractor_info"] = parse_extractor_info(str(x), path)
+                    fields["extractor_info"] = _npz_extractor_info(z["extractor_info"], path)
                 if "input_rate_hz" in z:
                     if z["input_rate_hz"].dtype.kind not in "iu":
                         raise InputFileError(path, None, "input_rate_hz must hold integers, got dtype "
@@ -322,6 +318,38 @@ def read_embeddings(path) -> EmbeddingSet:
         object.__setattr__(es, k, v)
     _validate(es, path)
     return es
+
+
+def read_extractor_info(path) -> dict | None:
+    """The extractor record of an embeddings file (``.npz`` or Parquet), without reading its rows; None when it has
+    none.
+
+    Checked as :func:`read_embeddings` checks it, except that its ``name`` and ``dim`` are not compared with the
+    file's (that needs the rows: read the file with :func:`read_embeddings` for the whole check).
+
+    Raises
+    ------
+    InputFileError
+        An unreadable file, or a record that breaks the format (:mod:`vpeval.io.extractor_info`).
+    """
+    path = Path(path)
+    if path.suffix == ".parquet":
+        return _parquet_extractor_info(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "extractor_info" not in z:
+                return None
+            x = z["extractor_info"]
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise InputFileError(path, None, f"not a readable .npz embeddings file ({exc})") from None
+    return _npz_extractor_info(x, path)
+
+
+def _npz_extractor_info(x: np.ndarray, path) -> dict:
+    if x.ndim != 0 or x.dtype.kind != "U":
+        raise InputFileError(path, None, "extractor_info must be one text value (a 0-d string array of JSON), got "
+                             f"dtype {x.dtype} and shape {x.shape}")
+    return parse_extractor_info(str(x), path)
 
 
 def _parquet_extractor_info(path) -> dict | None:
