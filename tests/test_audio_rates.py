@@ -142,7 +142,8 @@ def test_embed_resamples_records_rates_and_keeps_them_on_disk(tmp_path):
     back = read_embeddings(tmp_path / "e.npz")
     np.testing.assert_array_equal(back.input_rate_hz, es.input_rate_hz)
     assert back.select(back.speaker_id == "22").input_rate_hz.tolist() == [48000, 48000]
-    plain = EmbeddingSet(es.embeddings[:1], ["99-1-0000"], ["99"], ["original"], es.extractor)
+    plain = EmbeddingSet(es.embeddings[:1], ["99-1-0000"], ["99"], ["original"], es.extractor,
+                         extractor_info=es.extractor_info)  # rows without rates, of the same extractor
     assert plain.input_rate_hz is None
     assert es.concat(plain).input_rate_hz.tolist() == [8000, 8000, 48000, 48000, 16000, 16000, 0]
     with pytest.raises(InputFileError, match="input_rate_hz has shape"):

@@ -18,6 +18,7 @@ __all__ = [
     "FewPermutationsWarning",
     "FewTrainingSpeakersWarning",
     "RepeatedTrialsWarning",
+    "ExtractorRecordWarning",
 ]
 
 
@@ -95,6 +96,12 @@ class RepeatedTrialsWarning(VpevalWarning):
     label) pair. Accepted, each line being a trial: without ids, distinct trials that score alike (rounded
     scores, a quantised back-end) look the same as a line or a file given twice by mistake, which vpeval cannot
     tell apart. Files with ids refuse a repeated (enroll, test) pair instead."""
+
+
+class ExtractorRecordWarning(VpevalWarning):
+    """Embedding rows were joined of which only some record their extractor (model file, features, version;
+    :mod:`vpeval.io.extractor_info`): the joined rows keep no record, since one record no longer describes them
+    all."""
 
 
 class UndefinedPitchCorrelationWarning(VpevalWarning):

@@ -191,7 +191,7 @@ def embed_cmd(
     features: Optional[Path] = typer.Option(None, "--features", help="onnx:/torchscript: only: the JSON file stating the model's input features, instead of the sidecar PATH.json next to the model (docs/extractors.md)."),
     condition: str = typer.Option("original", "--condition", "-c", help="Condition label stored with the rows: original or anonymized."),
     metadata: Optional[Path] = _MetadataOpt,
-    append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor)."),
+    append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor; a model file must be the same file, by its sha256, with the same features)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT written by `vpeval embed` "
                                "(proved by its manifest); without --append or --force an existing OUTPUT is "
                                "refused."),
@@ -210,8 +210,10 @@ def embed_cmd(
 ) -> None:
     """Extract one speaker embedding per utterance and save them as .npz (float32).
 
-    The file holds embeddings, utterance_id, speaker_id, condition and extractor (see
-    vpeval.io.embeddings); run twice with --append to keep original and anonymized rows in one file.
+    The file holds embeddings, utterance_id, speaker_id, condition, extractor and the extractor record
+    extractor_info (model file name, size and sha256, features; package version or settings of the built-in
+    extractors; see vpeval.io.extractor_info); run twice with --append to keep original and anonymized rows in
+    one file.
     """
     import numpy as np
 
@@ -260,14 +262,21 @@ def embed_cmd(
         "rows": len(es),
         "conditions": {c: int((es.condition == c).sum()) for c in sorted(set(es.condition.tolist()))},
         "input_rates_hz": new_rates,
+        "extractor_info": es.extractor_info,
     }
     if as_json:
         typer.echo(json.dumps(summary))
     else:
         typer.echo(
             f"wrote {summary['rows']} {summary['extractor']} embeddings ({summary['dim']}-dim) to {output}"
-            f"{_rates_text(new_rates)}"
+            f"{_rates_text(new_rates)}{_model_text(ext.info())}"
         )
+
+
+def _model_text(info: dict) -> str:
+    """`` (model file NAME, sha256 FIRST16...)`` for an extractor that runs a model file, else ''."""
+    mf = info.get("model_file")
+    return "" if mf is None else f" (model file {mf['name']}, sha256 {mf['sha256'][:16]}...)"
 
 
 def _write_kaldi_metadata(audio_dir: Path, condition: str, path: Path, dest: Path, append: bool) -> None:

@@ -353,7 +353,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         channel_files = add_channels(folder, name, loaded[name], train[name])
         rel = (lambda f: (f.relative_to(folder) if folder in f.parents else Path("..", f.name)).with_suffix(""))
         inputs += [{"name": f"{name}/{rel(f).as_posix()}", "path": str(f),
-                    "sha256": sha256_file(f), **_input_rates(f)} for f in files]
+                    "sha256": sha256_file(f), **_input_details(f)} for f in files]
         inputs += [{"name": f"{name}/channels/{'train/' if f.parent.name == 'train' else ''}{f.stem}", "path": str(f),
                     "sha256": sha256_file(f)} for f in channel_files]
     utility = {}
@@ -401,18 +401,22 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
     return rep
 
 
-def _input_rates(path: Path) -> dict:
-    """``{"input_rates_hz": {"8000": rows, ...}}`` of an embeddings file that records the sampling rates of its
-    audio (``vpeval embed``; 0 = not known), else ``{}``."""
+def _input_details(path: Path) -> dict:
+    """What an embeddings file records beyond its rows, for the report's inputs: ``"input_rates_hz": {"8000": rows,
+    ...}``, the sampling rates of its audio (``vpeval embed``; 0 = not known), and ``"extractor_info"``, its extractor
+    record (model file name, size, sha256, features: vpeval.io.extractor_info); each only when the file has it."""
     import numpy as np
+
+    from ..io.embeddings import read_extractor_info
 
     if path.suffix != ".npz":
         return {}
+    out = {} if (rec := read_extractor_info(path)) is None else {"extractor_info": rec}
     with np.load(path, allow_pickle=False) as z:
         if "input_rate_hz" not in z:
-            return {}
+            return out
         rates, counts = np.unique(z["input_rate_hz"], return_counts=True)
-    return {"input_rates_hz": {str(int(r)): int(n) for r, n in zip(rates, counts)}}
+    return {"input_rates_hz": {str(int(r)): int(n) for r, n in zip(rates, counts)}, **out}
 
 
 def _audit_verdict_kwargs(verdict: dict | None) -> dict:

@@ -13,27 +13,40 @@ extractor      str          shape (), name of the extractor (e.g. ``mfcc-stats``
 input_rate_hz  int64        shape (n,), optional: sampling rate (Hz) of each row's audio file as read,
                             before vpeval resampled it to 16 kHz; 0 = not known (rows joined
                             from a file without it)
+extractor_info str          shape (), optional: the extractor record, JSON text: which model file
+                            (name, size, sha256), features, package version or settings made
+                            the rows (:mod:`vpeval.io.extractor_info`); checked strictly when
+                            present, files without it stay valid
 ============== ============ ==========================================================
 
 ``(utterance_id, condition)`` is the key: the original and the anonymized version of one utterance share the
 utterance id, so matched pairs can be formed across conditions.
 
 A Parquet table has the columns ``utterance_id, speaker_id, condition, embedding`` (the last a list of
-floats of the same length in every row).
+floats of the same length in every row). It may carry the extractor record as JSON text under the key
+``extractor_info`` of its schema metadata (``pyarrow.Table.replace_schema_metadata``), read and checked as in a
+``.npz`` file; vpeval writes no Parquet embeddings itself.
+
+Joining rows (:meth:`EmbeddingSet.concat`, ``vpeval embed --append``, several files given to one command) needs
+the same extractor name, dimension and, where both sides record one, the same extractor record: rows of another
+model file (another sha256) or other features are refused. When only one side records it, the joined rows keep
+none (their provenance is no longer one record) and an :class:`~vpeval.errors.ExtractorRecordWarning` says so.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputFileError
+from ..errors import ExtractorRecordWarning, InputFileError
+from .extractor_info import check_extractor_info, dump_extractor_info, parse_extractor_info, record_difference
 
-__all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings", "check_conditions"]
+__all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings", "check_conditions", "read_extractor_info"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,10 @@ class EmbeddingSet:
     input_rate_hz : ndarray of shape (n,), int64, or None
         Sampling rate of each row's audio file before it was resampled to 16 kHz (0 = not known); None when
         the embeddings came without it.
+    extractor_info : dict or None
+        The extractor record (:mod:`vpeval.io.extractor_info`: model file name, size and sha256, features,
+        package version or settings), checked on construction (its ``name`` and ``dim`` must be the set's) and
+        kept as a copy; None when the embeddings came without it.
     """
 
     embeddings: np.ndarray
@@ -56,6 +73,7 @@ class EmbeddingSet:
     condition: np.ndarray
     extractor: str = "unknown"
     input_rate_hz: np.ndarray | None = None
+    extractor_info: dict | None = None
 
     def __post_init__(self):
         x = self.extractor
@@ -76,6 +94,8 @@ class EmbeddingSet:
             if r.dtype.kind not in "iu":
                 raise InputFileError("<EmbeddingSet>", None, f"input_rate_hz must hold integers, got dtype {r.dtype}")
             object.__setattr__(self, "input_rate_hz", r.astype(np.int64))
+        if self.extractor_info is not None:  # type and JSON checks; name and dim in _validate
+            object.__setattr__(self, "extractor_info", check_extractor_info(self.extractor_info, "<EmbeddingSet>"))
         _validate(self, "<EmbeddingSet>")
 
     def __len__(self) -> int:
@@ -101,6 +121,7 @@ class EmbeddingSet:
             self.condition[mask],
             self.extractor,
             None if self.input_rate_hz is None else self.input_rate_hz[mask],
+            self.extractor_info,
         )
 
     def concat(self, other: "EmbeddingSet", *, name=None) -> "EmbeddingSet":
@@ -113,10 +134,17 @@ class EmbeddingSet:
             The file the rows are being added to (e.g. ``embed --append``'s output), named in errors instead
             of ``<EmbeddingSet>``.
 
+        Returns
+        -------
+        EmbeddingSet
+            With the extractor record both sides share; with none (and an
+            :class:`~vpeval.errors.ExtractorRecordWarning`) when only one side has one.
+
         Raises
         ------
         InputFileError
-            Another extractor or dimension, or an (utterance, condition) key present in both.
+            Another extractor or dimension, another extractor record (e.g. another model file, told apart by its
+            sha256, or other features), or an (utterance, condition) key present in both.
         """
         where = "<EmbeddingSet>" if name is None else str(name)
         if other.extractor != self.extractor:
@@ -129,6 +157,19 @@ class EmbeddingSet:
                 where, None,
                 f"cannot join embeddings of dimension {other.embeddings.shape[1]} to {self.embeddings.shape[1]}",
             )
+        info = self.extractor_info
+        if self.extractor_info is not None and other.extractor_info is not None:
+            diff = record_difference(self.extractor_info, other.extractor_info)
+            if diff is not None:
+                raise InputFileError(where, None, f"cannot join embeddings of extractor {other.extractor!r} made by "
+                                     f"{diff}")
+        elif self.extractor_info is not None or other.extractor_info is not None:
+            info = None
+            which = ("its rows record no extractor (model file, features or version), the rows joined to it do"
+                     if self.extractor_info is None else
+                     "the rows joined to it record no extractor (model file, features or version), its rows do")
+            warnings.warn(f"{where}: {which}; the joined rows keep no extractor record", ExtractorRecordWarning,
+                          stacklevel=2)
         joined = EmbeddingSet.__new__(EmbeddingSet)
         for field, value in (("embeddings", np.vstack([self.embeddings, other.embeddings])),
                              ("utterance_id", np.concatenate([self.utterance_id, other.utterance_id])),
@@ -137,7 +178,8 @@ class EmbeddingSet:
                              ("extractor", self.extractor),
                              ("input_rate_hz", None if self.input_rate_hz is None and other.input_rate_hz is None
                               else np.concatenate([np.zeros(len(s), np.int64) if s.input_rate_hz is None
-                                                   else s.input_rate_hz for s in (self, other)]))):
+                                                   else s.input_rate_hz for s in (self, other)])),
+                             ("extractor_info", info)):
             object.__setattr__(joined, field, value)
         _validate(joined, where)
         return joined
@@ -164,6 +206,8 @@ def _validate(es: EmbeddingSet, path) -> None:
         if (es.input_rate_hz < 0).any():
             raise InputFileError(path, None, f"row {int(np.flatnonzero(es.input_rate_hz < 0)[0])}: negative "
                                  "input_rate_hz")
+    if es.extractor_info is not None:
+        check_extractor_info(es.extractor_info, path, name=es.extractor, dim=emb.shape[1])
     bad = ~np.isfinite(emb).all(axis=1)
     if bad.any():
         rows = np.flatnonzero(bad)
@@ -218,6 +262,7 @@ def read_embeddings(path) -> EmbeddingSet:
             condition=np.asarray(df["condition"].astype(str), dtype=str),
             extractor=str(df.attrs.get("extractor", "unknown")),
             input_rate_hz=None,
+            extractor_info=_parquet_extractor_info(path),
         )
     else:
         try:
@@ -255,7 +300,10 @@ def read_embeddings(path) -> EmbeddingSet:
                     condition=z["condition"].astype(str),
                     extractor=extractor,
                     input_rate_hz=None,
+                    extractor_info=None,
                 )
+                if "extractor_info" in z:
+                    fields["extractor_info"] = _npz_extractor_info(z["extractor_info"], path)
                 if "input_rate_hz" in z:
                     if z["input_rate_hz"].dtype.kind not in "iu":
                         raise InputFileError(path, None, "input_rate_hz must hold integers, got dtype "
@@ -272,6 +320,56 @@ def read_embeddings(path) -> EmbeddingSet:
     return es
 
 
+def read_extractor_info(path) -> dict | None:
+    """The extractor record of an embeddings file (``.npz`` or Parquet), without reading its rows; None when it has
+    none.
+
+    Checked as :func:`read_embeddings` checks it, except that its ``name`` and ``dim`` are not compared with the
+    file's (that needs the rows: read the file with :func:`read_embeddings` for the whole check).
+
+    Raises
+    ------
+    InputFileError
+        An unreadable file, or a record that breaks the format (:mod:`vpeval.io.extractor_info`).
+    """
+    path = Path(path)
+    if path.suffix == ".parquet":
+        return _parquet_extractor_info(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            if "extractor_info" not in z:
+                return None
+            x = z["extractor_info"]
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise InputFileError(path, None, f"not a readable .npz embeddings file ({exc})") from None
+    return _npz_extractor_info(x, path)
+
+
+def _npz_extractor_info(x: np.ndarray, path) -> dict:
+    if x.ndim != 0 or x.dtype.kind != "U":
+        raise InputFileError(path, None, "extractor_info must be one text value (a 0-d string array of JSON), got "
+                             f"dtype {x.dtype} and shape {x.shape}")
+    return parse_extractor_info(str(x), path)
+
+
+def _parquet_extractor_info(path) -> dict | None:
+    """The record under the key ``extractor_info`` of a Parquet file's schema metadata, or None."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except Exception as exc:  # pyarrow raises several types for bad files
+        raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
+    raw = meta.get(b"extractor_info")
+    if raw is None:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputFileError(path, None, "extractor_info (schema metadata) is not UTF-8 text") from None
+    return parse_extractor_info(text, path)
+
+
 def check_conditions(es: EmbeddingSet, path, allowed=("original", "anonymized")) -> None:
     """Raise :class:`InputFileError` naming ``path`` when a row of ``es`` has a condition not in ``allowed``."""
     present = np.unique(es.condition)
@@ -286,7 +384,8 @@ def write_embeddings(path, es: EmbeddingSet, *, dtype=np.float32) -> None:
     """Write ``es`` to ``path`` (``.npz``, compressed) atomically.
 
     ``dtype`` is the on-disk precision of the embeddings (float32 by default: half the size, and the
-    rounding (relative 6e-8) is far below any effect on cosine scores).
+    rounding (relative 6e-8) is far below any effect on cosine scores). The extractor record, when ``es`` has
+    one, is stored as the ``extractor_info`` array (canonical JSON text: keys sorted).
     """
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp.npz")
@@ -298,5 +397,6 @@ def write_embeddings(path, es: EmbeddingSet, *, dtype=np.float32) -> None:
         condition=es.condition,
         extractor=np.array(es.extractor),
         **({} if es.input_rate_hz is None else {"input_rate_hz": es.input_rate_hz.astype(np.int64)}),
+        **({} if es.extractor_info is None else {"extractor_info": np.array(dump_extractor_info(es.extractor_info))}),
     )
     os.replace(tmp, path)

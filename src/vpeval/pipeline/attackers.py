@@ -36,6 +36,7 @@ from ..backends import BACKENDS, Backend, get_backend
 from ..calibration.fusion import LinearFusion
 from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
+from ..io.extractor_info import record_difference
 from ..io.trials import Trials
 from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 
@@ -334,7 +335,8 @@ def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet]
     ------
     ProtocolError
         Training speakers shared with the evaluation side, a missing training condition, an extractor with
-        training data but no evaluation data, an unknown back-end, or no attacker at all (only trained
+        training data but no evaluation data, training and evaluation embeddings whose extractor records differ
+        (another model file by its sha256, other features: :mod:`vpeval.io.extractor_info`), an unknown back-end, or no attacker at all (only trained
         back-ends requested and no training data).
     vpeval.backends.BackendError
         Training data that a back-end cannot use (e.g. too few segments per speaker for PLDA).
@@ -353,6 +355,12 @@ def make_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet]
         raise ProtocolError(f"training embeddings of extractor {extra[0]!r} have no evaluation embeddings")
     for name, tr in train.items():
         check_disjoint(tr, list(sets.values()))
+        ev = sets[name].extractor_info
+        diff = None if ev is None or tr.extractor_info is None else record_difference(
+            ev, tr.extractor_info, "the evaluation embeddings")
+        if diff is not None:
+            raise ProtocolError(f"the training embeddings of extractor {name!r} were made by {diff}; an attacker is "
+                                "trained and evaluated on embeddings of one extractor")
     out = []
 
     def fit(b, wrap, tr):

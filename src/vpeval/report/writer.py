@@ -15,7 +15,7 @@ from pathlib import Path
 from .._version import __version__
 from ..io.output import OutputExistsError, claim_folder, sha256_file
 from .document import Figure, Links, Paragraph, Report, Table, page_file, safe_filename
-from .inputs import page_paths
+from .inputs import extractor_lines, page_paths
 
 __all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION", "resolve_refs",
            "REF_MIN_CHARS"]
@@ -304,6 +304,8 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str,
             f"<td><code>{e(str(i.get('sha256', ''))[:16])}</code></td></tr>"
             for i, rel in zip(report.inputs, page_paths(report.inputs))
         )
+        # which extractor (model file and its sha256, features, version) made the embedding inputs
+        extractors = "".join(f'<p class="note">Extractor {e(line)}</p>' for line in extractor_lines(report.inputs))
         out.append(
             '<section id="reproducibility"><h2>Reproducibility</h2>'
             f"<p>vpeval {e(__version__)}; report schema {SCHEMA_VERSION}; generated {e(generated_at)}.</p>"
@@ -311,7 +313,7 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str,
             f"<details><summary>Inputs ({len(report.inputs)} files: name, path relative to the common input folder, "
             "sha256 (first 16 hex digits; full in report.json))</summary>"
             f'<div class="scroll"><table class="repro"><thead><tr><th>input</th><th>path</th><th>sha256</th></tr>'
-            f"</thead><tbody>{inputs}</tbody></table></div></details>{_rates_note(report.inputs)}"
+            f"</thead><tbody>{inputs}</tbody></table></div></details>{_rates_note(report.inputs)}{extractors}"
             # the options fold too: their JSON filled four lines of the main page (report.json has them)
             f"<details><summary>Options ({len(report.options)} settings, as in report.json)</summary>"
             f"<p class=\"note\">{e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></details></section>"

@@ -26,7 +26,7 @@ import numpy as np
 
 from ...errors import VpevalError
 from ...pipeline.adapt_head import AdaptedHead, StateSet, head_embed
-from .base import Extractor
+from .base import Extractor, package_record
 from .resemblyzer import _import, preprocess
 
 __all__ = ["lstm_states", "states_folder", "pretrained_projection", "AdaptedResemblyzerExtractor",
@@ -159,6 +159,21 @@ class AdaptedResemblyzerExtractor(Extractor):
         if lstm_state is not None:
             self._enc = copy.deepcopy(self._enc)
             self._enc.lstm.load_state_dict(lstm_state)
+        self._package = package_record("resemblyzer")
+
+    def _identity(self) -> dict:
+        """The package of the frozen parts and the sha256 of the adapted weights: ``W`` and ``b`` as float64
+        little-endian bytes, then (full fine-tune) each LSTM tensor by name in sorted order, its name and its
+        float64 little-endian bytes."""
+        import hashlib
+
+        h = hashlib.sha256()
+        h.update(np.ascontiguousarray(self.W, "<f8").tobytes())
+        h.update(np.ascontiguousarray(self.b, "<f8").tobytes())
+        for k in sorted(self.lstm_state or {}):
+            h.update(k.encode("utf-8") + b"\0")
+            h.update(np.ascontiguousarray(self.lstm_state[k].detach().cpu().double().numpy(), "<f8").tobytes())
+        return {"kind": "resemblyzer-adapted", "package": self._package, "weights_sha256": h.hexdigest()}
 
     def __reduce__(self):
         return (type(self), (self.W, self.b, self.lstm_state, self.threads))

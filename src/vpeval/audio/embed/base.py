@@ -25,7 +25,9 @@ class Extractor(ABC):
     """A speaker-embedding extractor: one fixed-length vector per utterance.
 
     Subclasses set :attr:`name` (stored in embedding files) and :attr:`dim` and implement
-    :meth:`_embed`; :meth:`embed` validates the input first.  Extractors are deterministic: the same
+    :meth:`_embed`; :meth:`embed` validates the input first. :meth:`info` is the extractor record stored beside
+    the embeddings (which model file, features, version or settings made them); subclasses state what identifies
+    them in :meth:`_identity`.  Extractors are deterministic: the same
     waveform gives the same vector, bit for bit on any machine with the same library versions (BLAS runs
     single-threaded during :meth:`_embed`, so the thread count cannot change the last bit).
 
@@ -72,6 +74,33 @@ class Extractor(ABC):
     @abstractmethod
     def _embed(self, x: np.ndarray) -> np.ndarray:
         """Embed a validated float64 16 kHz waveform."""
+
+    def info(self) -> dict:
+        """The extractor record stored with the embeddings (``extractor_info``, format in
+        :mod:`vpeval.io.extractor_info`): ``format``, ``name``, ``kind``, ``dim`` and what identifies this
+        extractor (:meth:`_identity`).
+
+        Returns
+        -------
+        dict
+            JSON values only; no machine paths.
+
+        Examples
+        --------
+        >>> from vpeval.audio.embed import MfccStatsExtractor
+        >>> rec = MfccStatsExtractor().info()
+        >>> rec["kind"], rec["dim"], rec["settings"]["n_mfcc"]
+        ('mfcc', 40, 20)
+        """
+        from ...io.extractor_info import RECORD_FORMAT, check_extractor_info
+
+        rec = {"format": RECORD_FORMAT, "name": self.name, "dim": int(self.dim), **self._identity()}
+        return check_extractor_info(rec, f"<{type(self).__name__}>", name=self.name, dim=int(self.dim))
+
+    def _identity(self) -> dict:
+        """``kind`` and what identifies the extractor beyond its name (model file, features, package version,
+        settings). This default, for an extractor class of the user's own: ``kind`` ``python`` and the class."""
+        return {"kind": "python", "class": f"{type(self).__module__}.{type(self).__qualname__}"}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
@@ -129,7 +158,7 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
     -------
     EmbeddingSet
         Rows sorted by utterance id (independent of file-system order), ``extractor`` = ``extractor.name``,
-        ``input_rate_hz`` = each file's own sampling rate.
+        ``input_rate_hz`` = each file's own sampling rate, ``extractor_info`` = ``extractor.info()``.
 
     Raises
     ------
@@ -169,4 +198,16 @@ def embed_folder(folder, extractor: Extractor, *, condition: str = "original", m
         np.full(len(items), condition),
         extractor.name,
         input_rate_hz=rates,
+        extractor_info=extractor.info(),
     )
+
+
+def package_record(dist: str) -> dict:
+    """``{"name", "version"}`` of an installed distribution (e.g. ``resemblyzer``) for an extractor record."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return {"name": dist, "version": version(dist)}
+    except PackageNotFoundError:
+        raise ExtractorUnavailableError(f"the package {dist!r} is importable but not installed as a distribution "
+                                        "(no version to record); install it with pip") from None

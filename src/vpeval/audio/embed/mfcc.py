@@ -13,7 +13,12 @@ from ...errors import VpevalError
 from ..io import _require
 from .base import Extractor
 
-__all__ = ["MfccStatsExtractor"]
+__all__ = ["MfccStatsExtractor", "MFCC_SETTINGS"]
+
+#: The settings of :func:`librosa.feature.mfcc` every :class:`MfccStatsExtractor` uses (besides ``n_mfcc``); the
+#: extractor record (``info()["settings"]``) states them.
+MFCC_SETTINGS = {"sr": 16000, "n_fft": 512, "win_length": 400, "hop_length": 160, "window": "hann", "center": True,
+                 "n_mels": 40, "fmin": 20.0, "fmax": 7600.0}
 
 
 class MfccStatsExtractor(Extractor):
@@ -51,8 +56,9 @@ class MfccStatsExtractor(Extractor):
 
     def _embed(self, x: np.ndarray) -> np.ndarray:
         librosa = _require("librosa")
-        m = librosa.feature.mfcc(
-            y=x, sr=16000, n_mfcc=self.n_mfcc, n_fft=512, win_length=400, hop_length=160,
-            window="hann", center=True, n_mels=40, fmin=20.0, fmax=7600.0,
-        )
+        m = librosa.feature.mfcc(y=x, n_mfcc=self.n_mfcc, **MFCC_SETTINGS)
         return np.concatenate([m.mean(axis=1), m.std(axis=1)])
+
+    def _identity(self) -> dict:
+        return {"kind": "mfcc", "settings": {**MFCC_SETTINGS, "n_mfcc": self.n_mfcc, "log": "power_to_db",
+                                             "dct": "ortho", "statistics": ["mean", "std (ddof=0)"]}}

@@ -18,6 +18,12 @@ fbanks, raw-waveform models). The contract:
 * **Determinism**: onnxruntime runs with one intra-op and one inter-op thread, torch with one thread during
   each call, so a file embeds the same on any worker of a Dask cluster (the extractor travels as its path and
   options; each worker opens the file once).
+* **Provenance**: the file's sha256 is computed once when it is opened (read in 1 MiB chunks; a file that
+  changes meanwhile is refused), and :meth:`~vpeval.audio.embed.Extractor.info` records the file's name (not its
+  folder), size and sha256, the features (the sidecar's options, defaults filled in) and the output read; the
+  embedding files keep this record (:mod:`vpeval.io.extractor_info`). A worker that opens a file with another
+  sha256 than the one the run started with refuses to embed. The hash covers the model file only: an ONNX model
+  whose weights sit in external data files is identified by its graph file alone.
 
 Errors name the model file: :class:`ModelFileError` for a missing or unreadable file, a missing sidecar, an
 input of the wrong rank or size, and an output that is not ``(1, D)``/``(D,)`` or holds NaN or infinite values.
@@ -34,7 +40,7 @@ from ...errors import VpevalError
 from .base import Extractor, ExtractorUnavailableError
 from .features import FeatureSpec, model_input, read_feature_spec
 
-__all__ = ["ModelFileError", "OnnxExtractor", "TorchScriptExtractor", "sidecar_path", "ONNX_HINT"]
+__all__ = ["ModelFileError", "OnnxExtractor", "TorchScriptExtractor", "sidecar_path", "features_record", "ONNX_HINT"]
 
 ONNX_HINT = ("ONNX speaker models need onnxruntime: pip install -e '.[onnx]' (or pip install 'onnxruntime>=1.17')")
 TORCH_HINT = ("TorchScript speaker models need torch: pip install torch==2.13.0 --index-url "
@@ -107,13 +113,24 @@ class _ModelFileExtractor(Extractor):
         if nm is not None and (not isinstance(nm, str) or not nm.strip()):
             raise ModelFileError(self.path, f"name must be a non-empty string, got {nm!r}")
         self.name = nm if nm is not None else f"{self.kind}-{self.path.stem}"
+        self._key, self.model_file = _hashed(self.path)
         self._open()
+        if _file_key(self.path) != self._key:  # the session must be of the bytes hashed
+            raise ModelFileError(self.path, "the file changed while vpeval was opening it; try again")
 
     def __reduce__(self):
-        # travels as its configuration (path, options), never with a session: the receiving process opens the
-        # file itself, once (module-level cache)
+        # travels as its configuration (path, options, the sha256 it must have), never with a session: the
+        # receiving process opens the file itself, once (module-level cache)
         # (an absolute path: a worker's working folder is not ours)
-        return (_rebuild, (type(self), os.path.abspath(self.path), self.features.to_dict(), self.name, self.output))
+        return (_rebuild, (type(self), os.path.abspath(self.path), self.features.to_dict(), self.name, self.output,
+                           self.model_file["sha256"]))
+
+    def _identity(self) -> dict:
+        return {"kind": self.kind, "model_file": dict(self.model_file), "features": features_record(self.features),
+                "output": self._output_name()}
+
+    def _output_name(self) -> str | None:
+        return None
 
     def _open(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -166,16 +183,58 @@ class _ModelFileExtractor(Extractor):
         return f"{type(self).__name__}(path={str(self.path)!r}, name={self.name!r}, dim={self.dim})"
 
 
-def _rebuild(cls, path, features, name, output):
-    return cls(path, features=FeatureSpec(**features), name=name, output=output)
+def features_record(spec: FeatureSpec) -> dict:
+    """Every option of ``spec`` as the extractor record keeps it: numbers of the float options as floats and
+    ``n_fft`` as an integer, so that a sidecar's ``25`` and ``25.0`` give the same record.
+
+    Examples
+    --------
+    >>> features_record(FeatureSpec(frame_length_ms=25, n_fft=512.0))["frame_length_ms"]
+    25.0
+    """
+    from dataclasses import fields
+
+    out = spec.to_dict()
+    for f in fields(spec):
+        v = out[f.name]
+        if f.type in ("float", float) and not isinstance(v, bool):
+            out[f.name] = float(v)
+        elif f.name == "n_fft" and v is not None:
+            out[f.name] = int(v)
+    return out
+
+
+def _rebuild(cls, path, features, name, output, sha256=None):
+    ext = cls(path, features=FeatureSpec(**features), name=name, output=output)
+    if sha256 is not None and ext.model_file["sha256"] != sha256:
+        raise ModelFileError(path, f"has sha256 {ext.model_file['sha256'][:16]}... here, not {sha256[:16]}... as "
+                             "where the run started: every process (every Dask worker) must see the same model file")
+    return ext
 
 
 _sessions: dict = {}
+_hashes: dict = {}
 
 
 def _file_key(path: Path) -> tuple:
     st = os.stat(path)
     return (os.path.abspath(path), st.st_mtime_ns, st.st_size)
+
+
+def _hashed(path: Path) -> tuple:
+    """(the file's key, its record ``{"name", "size", "sha256"}``), hashed once per process and file version."""
+    from ...io.extractor_info import file_record
+
+    try:
+        key = _file_key(path)
+        if key not in _hashes:
+            rec = file_record(path)
+            if _file_key(path) != key:
+                raise OSError("it changed while it was being read")
+            _hashes[key] = rec
+    except OSError as exc:
+        raise ModelFileError(path, f"cannot read the model file ({exc.strerror or exc})") from None
+    return key, _hashes[key]
 
 
 class OnnxExtractor(_ModelFileExtractor):
@@ -209,7 +268,7 @@ class OnnxExtractor(_ModelFileExtractor):
             import onnxruntime as ort
         except ImportError as exc:
             raise ExtractorUnavailableError(f"{ONNX_HINT}\n(import failed: {exc})") from None
-        key = _file_key(self.path)
+        key = self._key
         if key not in _sessions:
             so = ort.SessionOptions()
             so.intra_op_num_threads = 1
@@ -277,6 +336,9 @@ class OnnxExtractor(_ModelFileExtractor):
     def _run(self, inp: np.ndarray) -> np.ndarray:
         return self._session.run([self._out.name], {self._in_name: inp})[0]
 
+    def _output_name(self) -> str:
+        return self._out.name
+
 
 _modules: dict = {}
 
@@ -304,7 +366,7 @@ class TorchScriptExtractor(_ModelFileExtractor):
                                  "(remove \"output\" from the sidecar)")
         self._torch = torch
         self._dtype = np.float32
-        key = _file_key(self.path)
+        key = self._key
         if key not in _modules:
             try:
                 import warnings

@@ -34,7 +34,7 @@ import warnings
 import numpy as np
 
 from ...errors import VpevalError
-from .base import Extractor, ExtractorUnavailableError
+from .base import Extractor, ExtractorUnavailableError, package_record
 
 __all__ = ["ResemblyzerExtractor", "INSTALL_HINT", "preprocess"]
 
@@ -144,6 +144,10 @@ class ResemblyzerExtractor(Extractor):
         if key not in _encoders:
             _encoders[key] = resemblyzer.VoiceEncoder(device=self.device, verbose=False)
         self._encoder = _encoders[key]
+        self._package = package_record("resemblyzer")
+
+    def _identity(self) -> dict:
+        return {"kind": "resemblyzer", "package": self._package}
 
     def __reduce__(self):
         # Pickled (e.g. sent to a Dask worker) as its configuration, never with the encoder's weights: the

