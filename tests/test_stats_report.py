@@ -7,7 +7,7 @@ import pytest
 
 from vpeval.io.trials import Trials
 from vpeval.pipeline import OneToN
-from vpeval.report.document import Figure, Report, Table
+from vpeval.report.document import Figure, Paragraph, Report, Table
 from vpeval.report.stats import speaker_profile_section, uncertainty_entries, uncertainty_section
 from vpeval.report.writer import write_report
 from vpeval.stats import assess_one_to_n, assess_trials, speaker_profile
@@ -52,6 +52,11 @@ def test_sections_build_and_escape(tmp_path):
     psec = speaker_profile_section({f"{EVIL}": prof}, top=2)
     ptab = next(b for b in psec.blocks if isinstance(b, Table))
     assert len(ptab.rows) == 2 and len(psec.data["profiles"][EVIL]["speakers"]) == 4
+    # profiles outside table_labels are data only, and a sentence says so
+    hid = speaker_profile_section({"a / oa": prof, "b / oa": prof}, table_labels={"b / oa"})
+    assert [b.caption.split(" (")[0] for b in hid.blocks if isinstance(b, Table)] == ["b / oa"]
+    assert set(hid.data["profiles"]) == {"a / oa", "b / oa"}
+    assert any(isinstance(b, Paragraph) and "the other 1 attacks are in report.json" in b.text for b in hid.blocks)
     rep = Report("t")
     rep.add(sec)
     rep.add(psec)

@@ -634,7 +634,8 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         table_labels={f"{pre_sys(n)}{k}" for n, r in results.items() for k in r.assessments
                       if k.split(" / ")[-1].split(" ")[0] in ATTACK_TYPES})).folded = True
     report.add(speaker_profile_section(
-        {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()})).folded = True
+        {f"{pre_sys(n)}{k}": v for n, r in results.items() for k, v in r.profiles.items()},
+        table_labels={f"{pre_sys(n)}{a} / oa" for n in results for a in featured[n]})).folded = True
     for system, res in results.items():
         pre = f"{system} / " if multi else ""
         sid = f"{safe_filename(system)}-" if multi else ""

@@ -324,6 +324,7 @@ def speaker_profile_section(
     top: int | None = 20,
     section_id: str = "speaker-profile",
     title: str = "Per-speaker privacy profile",
+    table_labels=None,
 ) -> Section:
     """Tables of the most exposed speakers (and subgroup summaries) per profiled attack.
 
@@ -334,11 +335,14 @@ def speaker_profile_section(
     top : int or None
         Rows shown per profile (the most exposed first); None shows all. ``data`` always holds all rows.
     section_id, title : str
+    table_labels : collection of str, optional
+        The profiles shown as tables (default: all); the others are in ``data`` only, and a sentence says how
+        many.
 
     Returns
     -------
     Section
-        ``data["profiles"][label]`` = :meth:`vpeval.stats.SpeakerProfile.to_dict`.
+        ``data["profiles"][label]`` = :meth:`vpeval.stats.SpeakerProfile.to_dict` for every profile.
     """
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
@@ -349,7 +353,15 @@ def speaker_profile_section(
         "nothing disclosed, log2 N = certain identification. Rank-1 rate: share of the speaker's probes whose "
         "true speaker scores highest among the N enrolled (ties share the credit); chance is 1/N."))
     data = {}
+    hidden = [label for label in profiles if table_labels is not None and label not in table_labels]
+    if hidden:
+        sec.blocks.append(Paragraph(
+            f"Shown: the strongest attackers' profiles (those linked from the main page); the profiles of the other "
+            f"{len(hidden)} attacks are in report.json (this section's data.profiles, every column)."))
     for label, p in profiles.items():
+        data[label] = p.to_dict()
+        if label in hidden:
+            continue
         tab = p.table
         cols = [(k, h) for k, h in _COLUMNS if k in tab.columns]
         extra = [c for c in tab.columns if c not in dict(_COLUMNS) and c not in _NOT_SHOWN]
@@ -369,6 +381,5 @@ def speaker_profile_section(
             srows = [[_scaled(c, r[c]) for c in keep] for r in summ.to_dict(orient="records")]
             sec.blocks.append(Table([_SUBGROUP_COLUMNS.get(c, str(c)) for c in keep], srows,
                                     caption=f"{label}: speakers grouped by {attr} (all columns in report.json)"))
-        data[label] = p.to_dict()
     sec.data = {"profiles": data}
     return sec
