@@ -1,0 +1,105 @@
+"""eps_max of large labellings from the candidates that can be extreme (worst_case._extremes_pruned): the same
+floats as evaluating every candidate, for the relabellings (eps_max_from_target_blocks) and the trial bootstrap
+(resample._trial_bootstrap_eps_max), checked with the pruning forced on small inputs (tiny edges and segments,
+so that every branch runs) and on inputs above the real threshold."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vpeval.analysis import relabel as RL
+from vpeval.analysis import resample as RS
+from vpeval.analysis import worst_case as W
+
+
+@contextmanager
+def tiny_pruning():
+    """Prune from 1 target on, 1 candidate outright at each end, segments of a third of their distance."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(W, "PRUNE_MIN_TARGETS", 0)
+        mp.setattr(RS, "PRUNE_MIN_TARGETS", 0)
+        mp.setattr(W, "_PRUNE_EDGE", 1)
+        mp.setattr(W, "_PRUNE_SHARE", 3)
+        yield mp
+
+
+def _full(tb, cum):
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(W, "PRUNE_MIN_TARGETS", 10**12)
+        return W.eps_max_from_target_blocks(tb, cum)
+
+
+def _labelling(rng, n_blocks, kind):
+    size = rng.integers(1, 4, size=n_blocks) if rng.random() < 0.5 else np.ones(n_blocks, dtype=np.int64)
+    blk = np.repeat(np.arange(size.size), size)
+    n = blk.size
+    share = {"null": np.full(n, rng.choice([0.05, 0.5, 0.95])), "signal": np.linspace(0, 1, n) ** 3,
+             "reversed": np.linspace(1, 0, n) ** 3, "wave": 0.5 + 0.45 * np.sin(np.linspace(0, 30, n))}[kind]
+    lab = rng.random(n) < share
+    if not 0 < lab.sum() < n:
+        lab[0], lab[-1] = not lab[-1], not lab[0]
+        lab[0], lab[-1] = True, False
+    return size, blk, lab
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(2, 400), st.sampled_from(["null", "signal", "reversed", "wave"]), st.integers(0, 2**31))
+def test_pruned_relabelling_eps_max_is_bit_identical(n_blocks, kind, seed):
+    rng = np.random.default_rng(seed)
+    size, blk, lab = _labelling(rng, n_blocks, kind)
+    cum = np.r_[0, np.cumsum(size)].astype(np.float64)
+    rows = np.stack([np.sort(blk[lab]), np.sort(blk[rng.permutation(lab)])])
+    with tiny_pruning():
+        got = W.eps_max_from_target_blocks(rows, cum)
+        np.testing.assert_array_equal(got, _full(rows, cum))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 300), st.sampled_from(["null", "signal", "reversed", "wave"]), st.integers(0, 2**31),
+       st.integers(1, 50))
+def test_pruned_trial_bootstrap_is_bit_identical(n_blocks, kind, seed, m):
+    """Plain and pooled replicates of the pruned trial bootstrap equal the all-candidates kernel's (same draws),
+    weight-0 targets (absent from the replicate) included."""
+    rng = np.random.default_rng(seed)
+    size, blk, lab = _labelling(rng, n_blocks, kind)
+    cum = np.r_[0, np.cumsum(size)]
+    p = RL._TrialPrep(None, None, blk, cum, lab, int(lab.sum()), bool((size == 1).all()))
+    pooled = W.pooled_extremes(cum, min(m, blk.size))
+    with tiny_pruning() as mp:
+        got = RS._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 6, pooled)
+        mp.setattr(RS, "PRUNE_MIN_TARGETS", 10**12)
+        want = RS._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 6, pooled)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("kind", ["null", "signal", "reversed"])
+def test_real_threshold_large_labelling(monkeypatch, kind):
+    """Above the real PRUNE_MIN_TARGETS (default edges and segments): the same floats, relabelling and bootstrap."""
+    rng = np.random.default_rng(11)
+    size, blk, lab = _labelling(rng, 60_000, kind)
+    assert lab.sum() > W.PRUNE_MIN_TARGETS
+    cum = np.r_[0, np.cumsum(size)]
+    rows = np.stack([np.sort(blk[lab]), np.sort(blk[rng.permutation(lab)])])
+    np.testing.assert_array_equal(W.eps_max_from_target_blocks(rows, cum.astype(float)),
+                                  _full(rows, cum.astype(float)))
+    p = RL._TrialPrep(None, None, blk, cum, lab, int(lab.sum()), bool((size == 1).all()))
+    pooled = W.pooled_extremes(cum, W.resolution_trials(blk.size))
+    got = RS._trial_bootstrap_eps_max(p, np.random.default_rng(3), 3, pooled)
+    monkeypatch.setattr(RS, "PRUNE_MIN_TARGETS", 10**12)
+    want = RS._trial_bootstrap_eps_max(p, np.random.default_rng(3), 3, pooled)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_segments_cover_every_candidate_once():
+    for K in (W._PRUNE_EDGE + 1, 10_000, 5_000_000):
+        c = W._cuts(K)
+        assert c[0] == W._PRUNE_EDGE and c[-1] == K and (np.diff(c) >= 1).all()
+    lo, hi = np.array([0, 5, 9]), np.array([2, 5, 12])
+    assert W._ranges(lo, hi).tolist() == [0, 1, 9, 10, 11]
