@@ -103,3 +103,20 @@ def test_segments_cover_every_candidate_once():
         assert c[0] == W._PRUNE_EDGE and c[-1] == K and (np.diff(c) >= 1).all()
     lo, hi = np.array([0, 5, 9]), np.array([2, 5, 12])
     assert W._ranges(lo, hi).tolist() == [0, 1, 9, 10, 11]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([-1.5, -0.0, 0.0, 0.25, 2.0, np.inf, -np.inf, np.nan]), min_size=0, max_size=12),
+       st.booleans())
+def test_sorted_copy_is_np_sort_bit_for_bit(values, presort):
+    """blocks.sorted_copy (which skips the sort of ascending input) returns np.sort's array exactly, signed zeros
+    and NaN included, and never the input object itself."""
+    from vpeval.blocks import sorted_copy
+
+    x = np.array(values, dtype=np.float64)
+    if presort:
+        x = np.sort(x)
+    got = sorted_copy(x)
+    want = np.sort(x)
+    assert got is not x and got.dtype == want.dtype
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
