@@ -19,12 +19,12 @@ from vpeval.analysis import worst_case as W
 
 @contextmanager
 def tiny_pruning():
-    """Prune from 1 target on, 1 candidate outright at each end, segments of a third of their distance."""
+    """Prune from 1 target on, 1 candidate outright at each end, segments of sqrt(distance) targets."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(W, "PRUNE_MIN_TARGETS", 0)
         mp.setattr(RS, "PRUNE_MIN_TARGETS", 0)
         mp.setattr(W, "_PRUNE_EDGE", 1)
-        mp.setattr(W, "_PRUNE_SHARE", 3)
+        mp.setattr(W, "_PRUNE_ROOT", 1)
         yield mp
 
 

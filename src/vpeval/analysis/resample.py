@@ -86,6 +86,7 @@ def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
     n_w = np.array([float(n)])
     cw = np.zeros(n + 1, dtype=np.int64)
     prune = tpos.size > PRUNE_MIN_TARGETS
+    ct = np.zeros(tpos.size + 1, dtype=np.int64)  # [0, cumsum of the targets' weights]
     for r in range(n_boot):
         d = rng.integers(n, size=n)
         w = np.bincount(d, minlength=n)
@@ -94,15 +95,15 @@ def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
         top = p.block[int(np.searchsorted(cw, n)) - 1]  # the highest block of positive weight
         lo, hi = np.searchsorted(tb, [top, top + 1])
         if prune:  # the same values from the candidates that can be extreme (worst_case._extremes_pruned)
-            wtf = wt.astype(np.float64)
-            out[r] = eps_max_weighted_pruned(wtf, lambda idx: cw[start[idx]].astype(np.float64), float(n),
-                                             float(cw[p.cum[top + 1]] - cw[p.cum[top]]), float(wt[lo:hi].sum()))
+            np.cumsum(wt, out=ct[1:])
+            out[r] = eps_max_weighted_pruned(ct, lambda idx: cw[start[idx]].astype(np.float64), float(n),
+                                             float(cw[p.cum[top + 1]] - cw[p.cum[top]]), float(ct[hi] - ct[lo]))
             if pooled is not None:
                 ptop = nblk[top]
                 lo, hi = np.searchsorted(ptb, [ptop, ptop + 1])
-                out_p[r] = eps_max_weighted_pruned(wtf, lambda idx: cw[pstart[idx]].astype(np.float64), float(n),
+                out_p[r] = eps_max_weighted_pruned(ct, lambda idx: cw[pstart[idx]].astype(np.float64), float(n),
                                                    float(cw[ncum[ptop + 1]] - cw[ncum[ptop]]),
-                                                   float(wt[lo:hi].sum()))
+                                                   float(ct[hi] - ct[lo]))
             continue
         drawn = np.flatnonzero(wt)  # targets of weight 0 are absent (their candidates are dominated)
         wtd = wt[drawn].astype(np.float64)[None]

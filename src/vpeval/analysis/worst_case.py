@@ -53,20 +53,22 @@ def _llr(p: np.ndarray, n_tar, n_non) -> np.ndarray:
 PRUNE_MIN_TARGETS = 1 << 14
 #: Candidates evaluated outright at each end of a pruned labelling.
 _PRUNE_EDGE = 2048
-#: A pruned labelling's other candidates are cut into segments of about 1/_PRUNE_SHARE of their distance from
-#: the end (in targets): a segment's bound then exceeds its candidates by about 2/_PRUNE_SHARE relatively.
-_PRUNE_SHARE = 256
+#: A pruned labelling's other candidates are cut into segments of about ``sqrt(d) / _PRUNE_ROOT`` targets at a
+#: distance ``d`` (targets) from the end: a segment's bound then exceeds its candidates by about
+#: ``1 / (_PRUNE_ROOT sqrt(d))`` relatively, below the spread of the proportions at that distance under the null
+#: (about ``1 / sqrt(d)``), so few segments stay open; ``8 sqrt(K)`` segments in all.
+_PRUNE_ROOT = 4
 _CUTS: dict = {}
 
 
 def _cuts(K: int) -> np.ndarray:
     """Segment ends ``edge = c_0 < c_1 < ... = K`` (distances from one end, in targets) of a pruned labelling."""
-    key = (K, _PRUNE_EDGE, _PRUNE_SHARE)
+    key = (K, _PRUNE_EDGE, _PRUNE_ROOT)
     c = _CUTS.get(key)
     if c is None:
         out, d = [_PRUNE_EDGE], _PRUNE_EDGE
         while d < K:
-            d = min(K, d + max(1, d // _PRUNE_SHARE))
+            d = min(K, d + max(1, math.isqrt(d) // _PRUNE_ROOT))
             out.append(d)
         c = np.array(out, dtype=np.int64)
         if len(_CUTS) < 64:
@@ -82,6 +84,27 @@ def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.repeat(lo - (np.cumsum(ln) - ln), ln) + np.arange(int(ln.sum()))
 
 
+def _open_first(b1: np.ndarray, b2: np.ndarray, thresholds, sign: float):
+    """Yield batches of the segments whose bounds ``(b1, b2)`` can still beat the current ``thresholds()``
+    (``sign`` 1: bounds above them, -1: below; a NaN bound always can), the most promising first and batches
+    doubling in size, until none can: the caller evaluates each batch and moves the thresholds."""
+    done = np.zeros(b1.size, dtype=bool)
+    batch = 16
+    while True:
+        t1, t2 = thresholds()
+        gap = np.fmax(sign * (b1 - t1), sign * (b2 - t2))  # > 0: can beat; NaN from a NaN bound: must look
+        gap = np.where(np.isnan(gap), np.inf, gap)
+        gap[done] = -np.inf
+        open_ = np.flatnonzero(gap > 0)
+        if not open_.size:
+            return
+        if open_.size > batch:
+            open_ = open_[np.argpartition(-gap[open_], batch)[:batch]]
+        done[open_] = True
+        yield np.sort(open_)
+        batch *= 2
+
+
 def _extremes_pruned(t_suf, n_suf, t_pre, n_pre, K: int, floors) -> tuple[float, float, float, float]:
     """The extreme candidates of the min-max formulas (module docstring) of one labelling of ``K`` targets,
     evaluating only the candidates that can be extreme; exactly the values of evaluating them all.
@@ -92,8 +115,9 @@ def _extremes_pruned(t_suf, n_suf, t_pre, n_pre, K: int, floors) -> tuple[float,
     segment ``a <= j < b`` the suffix candidates ``T / N`` and ``(T + 1) / (N + 2)`` are at most those of ``T(a)``
     over ``N(b - 1)``, and the prefix candidates at least those of ``T(a)`` over ``N(b - 1)`` (correctly rounded
     division is monotone, so the bounds hold for the float values too). The ``_PRUNE_EDGE`` candidates at each end
-    are evaluated, then every segment whose bound could beat them (or the ``floors``: the whole-sequence and
-    top-block terms the result is combined with, ``(m1, m2, q1, q2)``) is evaluated in full. A suffix (prefix)
+    are evaluated, then, the most promising first, every segment whose bound could still beat the best candidates
+    so far (or the ``floors``: the whole-sequence and top-block terms the result is combined with, ``(m1, m2, q1,
+    q2)``) is evaluated in full (:func:`_open_first`). A suffix (prefix)
     with ``N <= 0`` is no candidate. Returns ``(m1, m2, q1, q2)``: the largest suffix candidates (``-inf`` if
     none) and the smallest prefix candidates (``inf`` if none), without the floors.
     """
@@ -120,16 +144,17 @@ def _extremes_pruned(t_suf, n_suf, t_pre, n_pre, K: int, floors) -> tuple[float,
         with np.errstate(divide="ignore", invalid="ignore"):
             lo, hi = K - c[1:], K - c[:-1]  # suffix side: segments [lo, hi) below the top edge
             t, n = t_suf(lo), n_suf(hi - 1)
-            bad = ~((t / n <= max(m1, floors[0])) & ((t + 1.0) / (n + 2.0) <= max(m2, floors[1])))
-            if bad.any():
-                a1, a2 = suf(_ranges(lo[bad], hi[bad]))
+            b1, b2 = t / n, (t + 1.0) / (n + 2.0)
+            for take in _open_first(b1, b2, lambda: (max(m1, floors[0]), max(m2, floors[1])), 1.0):
+                a1, a2 = suf(_ranges(lo[take], hi[take]))
                 m1, m2 = max(m1, a1), max(m2, a2)
             lo, hi = c[:-1], c[1:]  # prefix side: segments [lo, hi) above the bottom edge
             t, n = t_pre(lo), n_pre(hi - 1)
-            nz = n > 0  # a segment of empty prefixes only holds no candidate
-            bad = nz & ~((t / n >= min(q1, floors[2])) & ((t + 1.0) / (n + 2.0) >= min(q2, floors[3])))
-            if bad.any():
-                a1, a2 = pre(_ranges(lo[bad], hi[bad]))
+            empty = n <= 0  # a segment of empty prefixes only holds no candidate
+            b1 = np.where(empty, np.inf, t / n)
+            b2 = np.where(empty, np.inf, (t + 1.0) / (n + 2.0))
+            for take in _open_first(b1, b2, lambda: (min(q1, floors[2]), min(q2, floors[3])), -1.0):
+                a1, a2 = pre(_ranges(lo[take], hi[take]))
                 q1, q2 = min(q1, a1), min(q2, a2)
     return float(m1), float(m2), float(q1), float(q2)
 
@@ -213,32 +238,30 @@ def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int
     return _combine(m1, m2, q1, q2, floors, float(K), float(n))
 
 
-def eps_max_weighted_pruned(wt: np.ndarray, n_pre_at, n_w: float, top_size: float, top_tar: float) -> float:
+def eps_max_weighted_pruned(ct: np.ndarray, n_pre_at, n_w: float, top_size: float, top_tar: float) -> float:
     """eps_max (nats, Laplace PAV) of one weighted labelling by :func:`_extremes_pruned`: the value of
     :func:`_eps_max_at_targets` for one row, without evaluating every candidate.
 
-    ``wt`` (K,): the weight of every target (ascending blocks; weight-0 targets allowed: their candidates are
-    dominated by those of the next drawn target, or are the empty suffix or prefix, which is no candidate);
-    ``n_pre_at(idx)``: the weight of the trials in blocks strictly below the blocks of targets ``idx`` (float64);
-    ``n_w``: the total weight; ``top_size``, ``top_tar``: the weight of the highest block of positive weight and
-    of its targets. NaN without drawn targets or without drawn non-targets.
+    ``ct`` (K + 1,): ``[0, cumsum(wt)]`` of the weights ``wt`` of the ``K`` targets (ascending blocks; integer
+    weights, as float64 or int64; weight-0 targets allowed: their candidates are dominated by those of the next
+    drawn target, or are the empty suffix or prefix, which is no candidate); ``n_pre_at(idx)``: the weight of the
+    trials in blocks strictly below the blocks of targets ``idx`` (float64); ``n_w``: the total weight;
+    ``top_size``, ``top_tar``: the weight of the highest block of positive weight and of its targets. NaN without
+    drawn targets or without drawn non-targets.
     """
-    K = wt.size
-    ct = np.empty(K + 1)
-    ct[0] = 0.0
-    np.cumsum(wt, out=ct[1:])
+    K = ct.size - 1
     k_w = float(ct[-1])
     if not (k_w > 0 and n_w - k_w > 0):
         return math.nan
 
     def t_suf(idx):
-        return k_w - ct[idx]
+        return k_w - ct[idx].astype(np.float64)
 
     def n_suf(idx):
         return n_w - n_pre_at(idx)
 
     def t_pre(idx):
-        return ct[idx]
+        return ct[idx].astype(np.float64)
 
     floors = ((k_w + 1.0) / (n_w + 2.0), max((k_w + 2.0) / (n_w + 4.0), 1.0 / (top_size + 2.0) if top_tar <= 0
                                               else -math.inf),
