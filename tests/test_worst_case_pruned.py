@@ -59,28 +59,76 @@ def test_pruned_relabelling_eps_max_is_bit_identical(n_blocks, kind, seed):
         np.testing.assert_array_equal(got, _full(rows, cum))
 
 
-@settings(max_examples=60, deadline=None)
+def _completed_reference(lw, blk, lab, pooled):
+    """eps_max of the replicate's completed weights by the full weighted block counts (plain, pooled)."""
+    w = lw.complete().astype(float)
+    ref = W.eps_max_from_block_counts(np.bincount(blk, weights=w * lab)[None], np.bincount(blk, weights=w)[None])[0]
+    pb = pooled[0][blk]
+    refp = W.eps_max_from_block_counts(np.bincount(pb, weights=w * lab)[None], np.bincount(pb, weights=w)[None])[0]
+    return w, ref, refp
+
+
+@settings(max_examples=80, deadline=None)
 @given(st.integers(2, 300), st.sampled_from(["null", "signal", "reversed", "wave"]), st.integers(0, 2**31),
        st.integers(1, 50))
-def test_pruned_trial_bootstrap_is_bit_identical(n_blocks, kind, seed, m):
-    """Plain and pooled replicates of the pruned trial bootstrap equal the all-candidates kernel's (same draws),
-    weight-0 targets (absent from the replicate) included."""
+def test_lazy_bootstrap_replicate_is_the_eps_max_of_its_completed_weights(n_blocks, kind, seed, m):
+    """A lazily drawn trial-bootstrap replicate (trial_boot) gives the eps_max, plain and pooled, of its weights
+    completed afterwards (every cell drawn), by the independent full block-count path; pruning forced tiny."""
+    from vpeval.analysis import trial_boot as TB
+
     rng = np.random.default_rng(seed)
     size, blk, lab = _labelling(rng, n_blocks, kind)
     cum = np.r_[0, np.cumsum(size)]
     p = RL._TrialPrep(None, None, blk, cum, lab, int(lab.sum()), bool((size == 1).all()))
     pooled = W.pooled_extremes(cum, min(m, blk.size))
+    with tiny_pruning():
+        member = TB._Member(p, pooled)
+        for _ in range(3):
+            lw = member.draw(rng)
+            got = member.replicate(lw)
+            w, ref, refp = _completed_reference(lw, blk, lab, pooled)
+            assert w.sum() == blk.size and (w >= 0).all()
+            np.testing.assert_allclose(got, [ref, refp], rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_lazy_bootstrap_draws_the_multinomial_bootstrap():
+    """The two-stage draw has the law of n indices drawn with replacement: per-position multiplicities with mean
+    1 and variance 1 - 1/n, covariance -1/n between positions, and eps_max replicates distributed as those of
+    integers + bincount (two-sample Kolmogorov-Smirnov test, 600 replicates each)."""
+    from scipy.stats import ks_2samp
+
+    from vpeval.analysis import trial_boot as TB
+
+    rng = np.random.default_rng(5)
+    size, blk, lab = _labelling(rng, 120, "signal")
+    n = blk.size
+    cum = np.r_[0, np.cumsum(size)]
+    p = RL._TrialPrep(None, None, blk, cum, lab, int(lab.sum()), bool((size == 1).all()))
+    pooled = W.pooled_extremes(cum, 3)
     with tiny_pruning() as mp:
-        got = RS._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 6, pooled)
+        member = TB._Member(p, pooled)
+        ws, lazy = [], []
+        for _ in range(600):
+            lw = member.draw(rng)
+            lazy.append(member.replicate(lw)[0])
+            ws.append(lw.complete())
+        ws = np.array(ws, dtype=float)
+        assert (ws.sum(axis=1) == n).all()
+        np.testing.assert_allclose(ws.mean(axis=0).mean(), 1.0, atol=0.01)
+        np.testing.assert_allclose(ws.var(axis=0).mean(), 1 - 1 / n, atol=0.03)
+        cov = np.cov(ws.T)
+        np.testing.assert_allclose(cov[~np.eye(n, dtype=bool)].mean(), -1 / n, atol=0.004)
         mp.setattr(RS, "PRUNE_MIN_TARGETS", 10**12)
-        want = RS._trial_bootstrap_eps_max(p, np.random.default_rng(seed), 6, pooled)
-    np.testing.assert_array_equal(got[0], want[0])
-    np.testing.assert_array_equal(got[1], want[1])
+        plain = RS._trial_bootstrap_eps_max(p, np.random.default_rng(6), 600, pooled)[0]
+    assert ks_2samp(lazy, plain).pvalue > 0.001
 
 
 @pytest.mark.parametrize("kind", ["null", "signal", "reversed"])
-def test_real_threshold_large_labelling(monkeypatch, kind):
-    """Above the real PRUNE_MIN_TARGETS (default edges and segments): the same floats, relabelling and bootstrap."""
+def test_real_threshold_large_labelling(kind):
+    """Above the real PRUNE_MIN_TARGETS (default edges and segments): the same floats for the relabellings, and
+    the lazy bootstrap's replicates are the eps_max of their completed weights."""
+    from vpeval.analysis import trial_boot as TB
+
     rng = np.random.default_rng(11)
     size, blk, lab = _labelling(rng, 60_000, kind)
     assert lab.sum() > W.PRUNE_MIN_TARGETS
@@ -90,11 +138,14 @@ def test_real_threshold_large_labelling(monkeypatch, kind):
                                   _full(rows, cum.astype(float)))
     p = RL._TrialPrep(None, None, blk, cum, lab, int(lab.sum()), bool((size == 1).all()))
     pooled = W.pooled_extremes(cum, W.resolution_trials(blk.size))
-    got = RS._trial_bootstrap_eps_max(p, np.random.default_rng(3), 3, pooled)
-    monkeypatch.setattr(RS, "PRUNE_MIN_TARGETS", 10**12)
-    want = RS._trial_bootstrap_eps_max(p, np.random.default_rng(3), 3, pooled)
-    np.testing.assert_array_equal(got[0], want[0])
-    np.testing.assert_array_equal(got[1], want[1])
+    member = TB._Member(p, pooled)
+    for seed in range(2):
+        lw = member.draw(np.random.default_rng(seed))
+        got = member.replicate(lw)
+        _, ref, refp = _completed_reference(lw, blk, lab, pooled)
+        np.testing.assert_allclose(got, [ref, refp], rtol=1e-12, atol=1e-12)
+    out = RS._trial_bootstrap_eps_max(p, np.random.default_rng(3), 3, pooled)  # the lazy path above the threshold
+    assert out[0].shape == (3,) and np.isfinite(out[0]).all() and out[1].shape == (3,)
 
 
 def test_segments_cover_every_candidate_once():

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..keys import sorted_codes
 from .relabel import _TrialPrep, index_in
-from .worst_case import PRUNE_MIN_TARGETS, _eps_max_at_targets, eps_max_unit_weighted, eps_max_weighted_pruned
+from .trial_boot import lazy_trial_bootstrap
+from .worst_case import PRUNE_MIN_TARGETS, _eps_max_at_targets, eps_max_unit_weighted
 
 _LN2 = math.log(2.0)
 
@@ -67,12 +68,17 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
 def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
     """eps_max (nats) of ``n_boot`` trial-bootstrap replicates (``n`` trials drawn with replacement), O(n)
     per replicate for the draw and O(K) for eps_max: the candidates of the min-max formulas at the blocks
-    holding targets and the highest drawn block alone (:mod:`vpeval.analysis.worst_case`; above
-    ``PRUNE_MIN_TARGETS`` targets only those that can be extreme,
-    :func:`~vpeval.analysis.worst_case.eps_max_weighted_pruned`); the same values as
+    holding targets and the highest drawn block alone (:mod:`vpeval.analysis.worst_case`); the same values as
     :func:`~vpeval.analysis.worst_case.eps_max_from_block_counts` of the weighted block counts. With ``pooled
     = (new_block, new_cum)`` (:func:`~vpeval.analysis.worst_case.pooled_extremes`) also the pooled eps_max of
-    the same replicates (else None): ``(plain, pooled)``."""
+    the same replicates (else None): ``(plain, pooled)``.
+
+    Members with more than ``PRUNE_MIN_TARGETS`` targets are resampled by
+    :func:`~vpeval.analysis.trial_boot.lazy_trial_bootstrap`: the same multinomial bootstrap, its multiplicities
+    drawn in two stages and only where eps_max looks (about 65 ms instead of 200 ms per replicate of 1e7 trials);
+    the values are those of the completed weights, the draws (for a seed) other than those of ``n`` indices."""
+    if int(p.n_tar) > PRUNE_MIN_TARGETS:  # large members: the same bootstrap, drawn where eps_max looks
+        return lazy_trial_bootstrap(p, rng, n_boot, pooled)
     n = p.block.size
     tpos = np.flatnonzero(p.is_tar)
     tb = p.block[tpos]
@@ -85,8 +91,6 @@ def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
         pstart = ncum[ptb]
     n_w = np.array([float(n)])
     cw = np.zeros(n + 1, dtype=np.int64)
-    prune = tpos.size > PRUNE_MIN_TARGETS
-    ct = np.zeros(tpos.size + 1, dtype=np.int64)  # [0, cumsum of the targets' weights]
     for r in range(n_boot):
         d = rng.integers(n, size=n)
         w = np.bincount(d, minlength=n)
@@ -94,17 +98,6 @@ def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
         wt = w[tpos]
         top = p.block[int(np.searchsorted(cw, n)) - 1]  # the highest block of positive weight
         lo, hi = np.searchsorted(tb, [top, top + 1])
-        if prune:  # the same values from the candidates that can be extreme (worst_case._extremes_pruned)
-            np.cumsum(wt, out=ct[1:])
-            out[r] = eps_max_weighted_pruned(ct, lambda idx: cw[start[idx]].astype(np.float64), float(n),
-                                             float(cw[p.cum[top + 1]] - cw[p.cum[top]]), float(ct[hi] - ct[lo]))
-            if pooled is not None:
-                ptop = nblk[top]
-                lo, hi = np.searchsorted(ptb, [ptop, ptop + 1])
-                out_p[r] = eps_max_weighted_pruned(ct, lambda idx: cw[pstart[idx]].astype(np.float64), float(n),
-                                                   float(cw[ncum[ptop + 1]] - cw[ncum[ptop]]),
-                                                   float(ct[hi] - ct[lo]))
-            continue
         drawn = np.flatnonzero(wt)  # targets of weight 0 are absent (their candidates are dominated)
         wtd = wt[drawn].astype(np.float64)[None]
         out[r] = _eps_max_at_targets(wtd, cw[start[drawn]].astype(np.float64)[None], n_w,

@@ -238,35 +238,33 @@ def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int
     return _combine(m1, m2, q1, q2, floors, float(K), float(n))
 
 
-def eps_max_weighted_pruned(ct: np.ndarray, n_pre_at, n_w: float, top_size: float, top_tar: float) -> float:
+def eps_max_weighted_lazy(t_pre_at, n_pre_at, K: int, k_w: float, n_w: float, top_size: float,
+                          top_tar: float) -> float:
     """eps_max (nats, Laplace PAV) of one weighted labelling by :func:`_extremes_pruned`: the value of
-    :func:`_eps_max_at_targets` for one row, without evaluating every candidate.
+    :func:`_eps_max_at_targets` for one row, without evaluating every candidate, and reading the weights only
+    through functions, so that they can be drawn only where :func:`_extremes_pruned` looks
+    (:mod:`vpeval.analysis.trial_boot`).
 
-    ``ct`` (K + 1,): ``[0, cumsum(wt)]`` of the weights ``wt`` of the ``K`` targets (ascending blocks; integer
-    weights, as float64 or int64; weight-0 targets allowed: their candidates are dominated by those of the next
-    drawn target, or are the empty suffix or prefix, which is no candidate); ``n_pre_at(idx)``: the weight of the
-    trials in blocks strictly below the blocks of targets ``idx`` (float64); ``n_w``: the total weight;
-    ``top_size``, ``top_tar``: the weight of the highest block of positive weight and of its targets. NaN without
-    drawn targets or without drawn non-targets.
+    ``t_pre_at(idx)``: the weight of the targets before targets ``idx`` (ascending blocks; ``K`` targets of
+    total weight ``k_w``; integer weights, weight-0 targets allowed: their candidates are dominated by those of
+    the next drawn target, or are the empty suffix or prefix, which is no candidate); ``n_pre_at(idx)``: the
+    weight of the trials in blocks strictly below the blocks of targets ``idx`` (both float64); ``n_w``: the
+    total weight; ``top_size``, ``top_tar``: the weight of the highest block of positive weight and of its
+    targets. NaN without drawn targets or without drawn non-targets.
     """
-    K = ct.size - 1
-    k_w = float(ct[-1])
     if not (k_w > 0 and n_w - k_w > 0):
         return math.nan
 
     def t_suf(idx):
-        return k_w - ct[idx].astype(np.float64)
+        return k_w - t_pre_at(idx)
 
     def n_suf(idx):
         return n_w - n_pre_at(idx)
 
-    def t_pre(idx):
-        return ct[idx].astype(np.float64)
-
     floors = ((k_w + 1.0) / (n_w + 2.0), max((k_w + 2.0) / (n_w + 4.0), 1.0 / (top_size + 2.0) if top_tar <= 0
                                               else -math.inf),
               min(k_w / n_w, (k_w + 1.0) / (n_w + 2.0)), min((k_w + 1.0) / (n_w + 2.0), (k_w + 2.0) / (n_w + 4.0)))
-    m1, m2, q1, q2 = _extremes_pruned(t_suf, n_suf, t_pre, n_pre_at, K, floors)
+    m1, m2, q1, q2 = _extremes_pruned(t_suf, n_suf, t_pre_at, n_pre_at, K, floors)
     return _combine(m1, m2, q1, q2, floors, k_w, n_w)
 
 
