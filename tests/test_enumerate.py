@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vpeval.analysis.enumerate import MAX_SUBSETS, all_k_subsets, n_k_subsets
+from vpeval.analysis.enumerate import MAX_SUBSETS, all_k_subsets, k_subsets_at_most, n_k_subsets
 
 
 def test_five_trials_two_targets_by_hand():
@@ -57,3 +57,28 @@ def test_refuses_bad_sizes_and_bad_first():
     for bad in ([0, 0], [0, 5], [-1, 2], [1], [0.0, 1.0]):
         with pytest.raises(ValueError, match="first"):
             all_k_subsets(5, 2, first=bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 60), st.integers(0, 70), st.integers(-2, 10**6))
+def test_bounded_count_agrees_with_the_full_count(n, k, limit):
+    """k_subsets_at_most(n, k, limit) is exactly C(n, k) <= limit (the bound the trial relabelling's exact
+    listing asks), without building C(n, k) when it is large."""
+    assert k_subsets_at_most(n, k, limit) == (math.comb(n, k) <= limit)
+    c = math.comb(n, k)
+    assert k_subsets_at_most(n, k, c) and (c == 0 or not k_subsets_at_most(n, k, c - 1))
+
+
+def test_bounded_count_is_fast_for_a_large_score_file():
+    """1e7 trials with half targets: C(n, k) has about 1e7 bits (minutes for math.comb); the bound needs a few
+    terms. Timed loosely (a wall-clock bound far above the microseconds it takes, far below the minutes)."""
+    import time
+
+    t0 = time.perf_counter()
+    assert not k_subsets_at_most(10**7, 5 * 10**6, 100_001)
+    assert k_subsets_at_most(10**7, 10**7 - 1, 10**7) and not k_subsets_at_most(10**7, 1, 10**7 - 1)
+    assert time.perf_counter() - t0 < 1.0
+    with pytest.raises(ValueError):
+        k_subsets_at_most(5, 2, 1.5)
+    with pytest.raises(ValueError):
+        k_subsets_at_most(-1, 2, 3)

@@ -334,3 +334,47 @@ def test_repeated_lines_warning_in_the_cli(tmp_path):
     r = CliRunner().invoke(app, ["verify", str(p), "--no-verdict"])
     assert r.exit_code == 0, r.output
     assert f"vpeval: warning: {p}: 1 of 6 trials repeat the score and label" in r.stderr, r.stderr
+
+
+def test_repeat_warning_matches_a_lexsort_oracle():
+    """_warn_repeats sorts each class once (not a lexsort of all trials); its message (count, distinct repeated
+    pairs, the first of the longest runs by label then score, the sign of a repeated zero as first read) is the
+    one of the plain lexsort over (label, score), checked on 300 random small inputs."""
+    import warnings as w_
+
+    import numpy as np
+
+    import vpeval
+    from vpeval.io.readers import _warn_repeats
+
+    def oracle(t):
+        order = np.lexsort((t.scores, t.is_target))
+        s, lab = t.scores[order], t.is_target[order]
+        same = (s[1:] == s[:-1]) & (lab[1:] == lab[:-1])
+        if not same.any():
+            return None
+        starts = np.flatnonzero(np.r_[True, ~same])
+        runs = np.diff(np.r_[starts, s.size])
+        k = int(np.argmax(runs))
+        score = s[starts[k]] if t.meta.get("higher_is_target", True) else -s[starts[k]]
+        return (f"{int(same.sum())} of {s.size} trials", f"({int((runs > 1).sum())} distinct",
+                f"score {float(score)!r} with label {'target' if lab[starts[k]] else 'non-target'}, {int(runs[k])} "
+                "times")
+
+    rng = np.random.default_rng(7)
+    seen = 0
+    for i in range(300):
+        n = int(rng.integers(2, 40))
+        vals = rng.choice([-0.0, 0.0, 1.0, -2.5, 3.0], size=n) if i % 2 else np.round(rng.normal(size=n), 1)
+        lab = rng.random(n) < rng.random()
+        lab[0], lab[-1] = True, False
+        t = vpeval.Trials(vals, lab, meta={"higher_is_target": bool(i % 3)})
+        with w_.catch_warnings(record=True) as got:
+            w_.simplefilter("always")
+            _warn_repeats(t, "f")
+        want = oracle(t)
+        assert (len(got) == 1) == (want is not None)
+        if want is not None:
+            seen += 1
+            assert all(part in str(got[0].message) for part in want), (str(got[0].message), want)
+    assert seen > 100

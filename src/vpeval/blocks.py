@@ -42,23 +42,37 @@ class TieBlocks:
 PARALLEL_SORT_MIN = 1 << 18
 
 
+def sorted_copy(x: np.ndarray) -> np.ndarray:
+    """``np.sort(x)`` of a 1-D float array, as a copy of ``x`` when ``x`` is already ascending (one comparison pass
+    instead of a sort: callers that sort the scores once and hand them on, e.g.
+    :func:`vpeval.disclosure.worst_case_disclosure` to each of its estimators, are not sorted again). The same
+    values either way: an ascending array without zeros of both signs is its own sort (tied floats are equal bit
+    for bit, except ``-0.0`` and ``0.0``, so arrays holding a zero are always sorted)."""
+    x = np.asarray(x)
+    if x.ndim == 1 and x.size > 1 and x.dtype.kind == "f" and bool((x[1:] >= x[:-1]).all()) and not (
+            x[0] <= 0.0 <= x[-1] and np.count_nonzero(x == 0.0)):
+        return x.copy()
+    return np.sort(x)
+
+
 def sorted_pair(tar: np.ndarray, non: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(np.sort(tar), np.sort(non))``; for two large classes the sorts run in two threads (same arrays)."""
+    """``(np.sort(tar), np.sort(non))`` (:func:`sorted_copy`); for two large classes the sorts run in two threads
+    (same arrays)."""
     if min(tar.size, non.size) < PARALLEL_SORT_MIN:
-        return np.sort(tar), np.sort(non)
+        return sorted_copy(tar), sorted_copy(non)
     out: list = [None]
 
     def sort_non():
-        out[0] = np.sort(non)
+        out[0] = sorted_copy(non)
 
     helper = threading.Thread(target=sort_non, name="vpeval-sort")
     helper.start()
     try:
-        st = np.sort(tar)
+        st = sorted_copy(tar)
     finally:
         helper.join()
     if out[0] is None:  # the helper failed (e.g. out of memory): sort here, where errors surface
-        out[0] = np.sort(non)
+        out[0] = sorted_copy(non)
     return st, out[0]
 
 

@@ -291,10 +291,18 @@ def worst_case_disclosure(
         else:
             raise VpevalError(f"estimators must be names or calibrator objects, got {est!r}")
     results = {}
+    fit_on = []  # the scores sorted once: ScoreCalibrator.fit sorts its input first, and skips that when sorted
     for name, cal in cals:
         error = None
         try:
-            cal.fit(tar, non)
+            if type(cal).fit is ScoreCalibrator.fit:
+                if not fit_on:
+                    from .blocks import sorted_pair
+
+                    fit_on[:] = sorted_pair(tar, non)
+                cal.fit(*fit_on)
+            else:
+                cal.fit(tar, non)
             t_llr, n_llr = cal.transform(e_tar), cal.transform(e_non)
         except VpevalError as exc:
             error = f"{type(exc).__name__}: {exc}"

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-__all__ = ["n_k_subsets", "all_k_subsets"]
+__all__ = ["n_k_subsets", "k_subsets_at_most", "all_k_subsets"]
 
 #: Most rows :func:`all_k_subsets` builds (the CLI's largest --n-perm is 100,000: 100,001 relabellings).
 MAX_SUBSETS = 1_000_000
@@ -30,6 +30,40 @@ def n_k_subsets(n: int, k: int) -> int:
     """
     n, k = _sizes(n, k)
     return math.comb(n, k)
+
+
+def k_subsets_at_most(n: int, k: int, limit: int) -> bool:
+    """Whether ``C(n, k) <= limit``, in O(min(j, k, n - k)) small-integer steps, ``j`` the first index with
+    ``C(n, j) > limit``.
+
+    :func:`n_k_subsets` computes ``C(n, k)`` in full: an integer of about ``n`` bits for ``k = n / 2``, which
+    ``math.comb`` takes seconds to build at ``n = 1e6`` and minutes at ``n = 1e7`` (a 1e7-line score file with
+    half targets). Deciding whether the subsets can be listed only needs the bound: ``C(n, j)`` grows with
+    ``j`` up to ``j = min(k, n - k) <= n / 2``, so it is built term by term (``C(n, j + 1) = C(n, j) (n - j) /
+    (j + 1)``, exact integers) and the loop stops at the first term above ``limit``.
+
+    Raises
+    ------
+    ValueError
+        ``n`` or ``k`` not integers ``>= 0``, or ``limit`` not an integer.
+
+    >>> k_subsets_at_most(5, 2, 10), k_subsets_at_most(5, 2, 9), k_subsets_at_most(10**7, 5 * 10**6, 1000)
+    (True, False, False)
+    >>> k_subsets_at_most(2, 3, 0)  # no 3-subset of 2 positions: C(2, 3) = 0
+    True
+    """
+    n, k = _sizes(n, k)
+    if isinstance(limit, (bool, np.bool_)) or not isinstance(limit, (int, np.integer)):
+        raise ValueError(f"limit must be an integer, got {limit!r}")
+    limit = int(limit)
+    if k > n:
+        return 0 <= limit
+    c = 1
+    for j in range(min(k, n - k)):
+        if c > limit:
+            return False
+        c = c * (n - j) // (j + 1)
+    return c <= limit
 
 
 def all_k_subsets(n: int, k: int, first=None) -> np.ndarray:

@@ -322,6 +322,15 @@ def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
     np.not_equal(flat[1:], flat[:-1], out=first[1:])
     first[::K] = True  # every row starts a unit
     f = np.flatnonzero(first)
+    if R == 1:  # one row (large K): the same values without the row bookkeeping
+        mult = np.diff(f, append=K)
+        b = flat[f]
+        cb = p.cum[b]
+        sn = np.empty(f.size, dtype=np.float64)
+        np.subtract(p.cum[b[1:]], cb[:-1], out=sn[:-1])  # upper - cum[b]: the next target block's start
+        sn[-1] = n - cb[-1]
+        sn -= mult
+        return _d_ece_slots(mult.astype(np.float64), sn, None, R, K, n)
     mult = np.diff(np.r_[f, R * K])  # targets of each distinct (row, block)
     b = flat[f]
     last = np.empty(f.size, dtype=bool)  # the unit is its row's highest
@@ -334,45 +343,38 @@ def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
 
 def _d_ece_slots(st, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) -> np.ndarray:
     """D_ECE (bits) per row from the non-empty slots of all rows (targets ``st``, or None for one target per
-    slot; non-targets ``sn``; row ids ascending): one isotonic fit with row ``r`` shifted by ``2 r``, bins
-    re-counted from the slot counts (differences of their cumulative sums: exact for these integer counts)."""
+    slot; non-targets ``sn``; row ids ascending, or None for one row): one isotonic fit with row ``r`` shifted by ``2 r``, bins
+    re-counted from the slot counts (sums over the slots: exact for these integer counts)."""
     from scipy.optimize import isotonic_regression
 
     from ..metrics.zebra import _expected_ece_tar_nats
 
     size = sn.size
-    ct = np.arange(size + 1, dtype=np.float64) if st is None else _cumsum0(st)
-    cn = _cumsum0(sn)
     y = 1.0 / (1.0 + sn) if st is None else st / (st + sn)
     # a unit whose proportion exceeds the next one's (same row) ends in the same PAV block (adjacent violators
     # are always pooled): pool these runs before the fit, which then sees about half as many units
     new = np.empty(size, dtype=bool)
     new[0] = True
     np.less_equal(y[:-1], y[1:], out=new[1:])
-    new[1:] |= row[1:] != row[:-1]
+    if row is not None:
+        new[1:] |= row[1:] != row[:-1]
     g = np.flatnonzero(new)
-    e = ct[np.r_[g, size]]
-    pt = e[1:] - e[:-1]
-    e = cn[np.r_[g, size]]
-    w = pt + (e[1:] - e[:-1])
-    y = pt / w + 2.0 * row[g]
-    s0 = g[np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)]
-    e = np.r_[s0, size]
-    bt, bn = np.diff(ct[e]), np.diff(cn[e])
-    brow = row[s0]
+    # counts of the pooled runs and then of the PAV blocks as sums over their slots (integer-valued floats below
+    # 2**53, so every order of summation gives the same exact value)
+    pt = np.diff(g, append=size).astype(np.float64) if st is None else np.add.reduceat(st, g)
+    pn = np.add.reduceat(sn, g)
+    w = pt + pn
+    y = pt / w
+    if row is not None:
+        y += 2.0 * row[g]  # one row: + 0.0, which changes no value (pt / w >= +0)
+    bl = np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)
+    bt, bn = np.add.reduceat(pt, bl), np.add.reduceat(pn, bl)
+    brow = row[g[bl]] if row is not None else np.zeros(bl.size, dtype=np.int64)
     with np.errstate(divide="ignore"):
         llr = (np.log(bt) - np.log(bn)) - (math.log(K) - math.log(n - K))
     et = np.where(bt > 0, bt * _expected_ece_tar_nats(np.where(bt > 0, llr, 0.0)), 0.0) / K
     en = np.where(bn > 0, bn * _expected_ece_tar_nats(np.where(bn > 0, -llr, 0.0)), 0.0) / (n - K)
     return (0.5 - np.bincount(brow, weights=et + en, minlength=R)) / _LN2
-
-
-def _cumsum0(x: np.ndarray) -> np.ndarray:
-    """``[0, cumsum(x)]`` in float64 (exact for integer counts with totals below 2**53)."""
-    c = np.empty(x.size + 1)
-    c[0] = 0.0
-    np.cumsum(x, out=c[1:])
-    return c
 
 
 def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
@@ -382,7 +384,7 @@ def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
     np.subtract(tb[:, 1:], tb[:, :-1], out=sn[:, :-1])
     sn[:, :-1] -= 1.0
     np.subtract(n - 1, tb[:, -1], out=sn[:, -1])
-    row = np.repeat(np.arange(R), K)
+    row = np.repeat(np.arange(R), K) if R > 1 else None
     return _d_ece_slots(None, sn.reshape(-1), row, R, K, n)
 
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from ..keys import sorted_codes
 from .relabel import _TrialPrep, index_in
-from .worst_case import _eps_max_at_targets, eps_max_unit_weighted
+from .trial_boot import lazy_trial_bootstrap
+from .worst_case import PRUNE_MIN_TARGETS, _eps_max_at_targets, eps_max_unit_weighted
 
 _LN2 = math.log(2.0)
 
@@ -87,7 +88,14 @@ def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
     holding targets and the highest drawn block alone (:mod:`vpeval.analysis.worst_case`); the same values as
     :func:`~vpeval.analysis.worst_case.eps_max_from_block_counts` of the weighted block counts. With ``pooled
     = (new_block, new_cum)`` (:func:`~vpeval.analysis.worst_case.pooled_extremes`) also the pooled eps_max of
-    the same replicates (else None): ``(plain, pooled)``."""
+    the same replicates (else None): ``(plain, pooled)``.
+
+    Members with more than ``PRUNE_MIN_TARGETS`` targets are resampled by
+    :func:`~vpeval.analysis.trial_boot.lazy_trial_bootstrap`: the same multinomial bootstrap, its multiplicities
+    drawn in two stages and only where eps_max looks (about 65 ms instead of 200 ms per replicate of 1e7 trials);
+    the values are those of the completed weights, the draws (for a seed) other than those of ``n`` indices."""
+    if int(p.n_tar) > PRUNE_MIN_TARGETS:  # large members: the same bootstrap, drawn where eps_max looks
+        return lazy_trial_bootstrap(p, rng, n_boot, pooled)
     n = p.block.size
     tpos = np.flatnonzero(p.is_tar)
     tb = p.block[tpos]

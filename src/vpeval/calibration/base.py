@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_scores
+from ..blocks import sorted_copy
 from ..errors import VpevalError
 
 __all__ = ["ScoreCalibrator", "NotFittedError"]
@@ -27,8 +28,8 @@ class ScoreCalibrator:
         """Fit on target scores ``tar`` (n_tar,) and non-target scores ``non`` (n_non,); returns ``self``."""
         # Sorted copies: iterative fits (logistic, Student-t) then see the same floating-point sums whatever the
         # order of the input trials, so the fit is bit-for-bit order invariant.
-        tar = np.sort(as_scores(tar, "tar"))
-        non = np.sort(as_scores(non, "non"))
+        tar = sorted_copy(as_scores(tar, "tar"))  # np.sort, skipped for input sorted already
+        non = sorted_copy(as_scores(non, "non"))
         self._fit(tar, non)
         self.n_tar_, self.n_non_ = tar.size, non.size
         return self

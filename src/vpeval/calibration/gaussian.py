@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import as_scores
+from ..blocks import sorted_copy
 from ..errors import InvalidScoresError
 from .base import ScoreCalibrator
 
@@ -36,7 +37,7 @@ def _training_scores(x, name: str) -> np.ndarray:
     arr = as_scores(x, name, allow_inf=False)
     if arr.size < 2:
         raise InvalidScoresError(f"{name}: at least two scores are needed to fit a density, got {arr.size}")
-    arr = np.sort(arr)
+    arr = sorted_copy(arr)  # np.sort (a copy when already sorted, as after ScoreCalibrator.fit)
     if arr[0] == arr[-1]:
         raise InvalidScoresError(
             f"{name}: all {arr.size} scores equal {float(arr[0])!r}; the fitted variance would be zero and the "

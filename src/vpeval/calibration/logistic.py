@@ -133,16 +133,33 @@ class LogisticCalibrator(ScoreCalibrator):
         zt, zn = (tar - mu) / sd, (non - mu) / sd
         wt, wn = p / tar.size, (1.0 - p) / non.size
 
+        # four work arrays reused by every evaluation (in place: the same operations, so the same values; on
+        # millions of scores allocating the temporaries anew costs more than the arithmetic)
+        bufs = [np.empty(max(zt.size, zn.size)) for _ in range(4)]
+
         def evaluate(theta):
             a, b = theta
             f, g, h = 0.0, np.zeros(2), np.zeros((2, 2))
             for z, w, sign in ((zt, wt, -1.0), (zn, wn, 1.0)):
-                eta = a * z + b + plo
-                f += w * float(np.logaddexp(0.0, sign * eta).sum())
-                r = w * sign * expit(sign * eta)
-                q = w * expit(eta) * expit(-eta)
-                g += (float((r * z).sum()), float(r.sum()))
-                h += ((float((q * z * z).sum()), float((q * z).sum())), (float((q * z).sum()), float(q.sum())))
+                eta, neg, e1, e2 = (x[:z.size] for x in bufs)
+                np.multiply(z, a, out=eta)
+                eta += b
+                eta += plo  # eta = a z + b + plo
+                np.negative(eta, out=neg)
+                f += w * float(np.logaddexp(0.0, neg if sign < 0 else eta, out=e1).sum())
+                expit(neg, out=e2)  # expit(-eta)
+                expit(eta, out=e1)  # expit(eta)
+                r = np.multiply(e2 if sign < 0 else e1, w * sign, out=eta)  # w sign expit(sign eta)
+                r_sum = float(r.sum())
+                rz_sum = float(np.multiply(r, z, out=eta).sum())
+                q = np.multiply(e1, w, out=neg)
+                np.multiply(q, e2, out=q)  # w expit(eta) expit(-eta)
+                q_sum = float(q.sum())
+                qz = np.multiply(q, z, out=e1)
+                qz_sum = float(qz.sum())
+                qzz_sum = float(np.multiply(qz, z, out=e2).sum())
+                g += (rz_sum, r_sum)
+                h += ((qzz_sum, qz_sum), (qz_sum, q_sum))
             return add_slope_ridge(f, g, h, lam, a), g, h
 
         theta, converged = newton_minimize(evaluate)

@@ -74,20 +74,31 @@ def _collapsed_onto(z: np.ndarray, df: float, loc: float, scale: float):
     return None
 
 
-def _nll_t(u, z):
-    """Mean negative log-likelihood of a Student-t and its gradient in ``u = (ln df, loc, ln scale)``."""
+def _nll_t(u, z, bufs=None):
+    """Mean negative log-likelihood of a Student-t and its gradient in ``u = (ln df, loc, ln scale)``.
+
+    ``bufs``: three float64 arrays of ``z``'s shape reused across the optimiser's calls (the same operations in
+    place, so the same values; on millions of scores allocating the temporaries anew costs more than the
+    arithmetic), or None.
+    """
     n = z.size
     v, m, s = np.exp(u[0]), u[1], np.exp(u[2])
-    r = (z - m) / s
-    r2 = r * r
-    q = np.log1p(r2 / v)
-    w = (v + 1) / (v + r2)
+    r, r2, t = bufs if bufs is not None else (np.empty_like(z), np.empty_like(z), np.empty_like(z))
+    np.subtract(z, m, out=r)
+    np.divide(r, s, out=r)
+    np.multiply(r, r, out=r2)
+    np.divide(r2, v, out=t)
+    q_sum = np.log1p(t, out=t).sum()  # sum of q = log1p(r2 / v)
+    np.add(v, r2, out=t)
+    np.divide(v + 1, t, out=t)  # w = (v + 1) / (v + r2)
+    wr_sum = np.multiply(t, r, out=r).sum()
+    wr2_sum = np.multiply(t, r2, out=r2).sum()
     ll = n * (special.gammaln((v + 1) / 2) - special.gammaln(v / 2) - 0.5 * np.log(v * np.pi) - u[2])
-    ll -= 0.5 * (v + 1) * q.sum()
-    d_loc = (w * r).sum() / s
-    d_log_scale = (w * r2).sum() - n
+    ll -= 0.5 * (v + 1) * q_sum
+    d_loc = wr_sum / s
+    d_log_scale = wr2_sum - n
     d_df = n * (0.5 * special.digamma((v + 1) / 2) - 0.5 * special.digamma(v / 2) - 0.5 / v)
-    d_df += -0.5 * q.sum() + 0.5 * (w * r2).sum() / v
+    d_df += -0.5 * q_sum + 0.5 * wr2_sum / v
     return -ll / n, -np.array([v * d_df, d_loc, d_log_scale]) / n
 
 
@@ -99,7 +110,8 @@ def _fit_t_lbfgs(z, df):
     else:
         bounds = [(np.log(df), np.log(df)), (None, None), (-30.0, 30.0)]
         u0 = np.array([np.log(df), float(np.median(z)), 0.0])
-    res = optimize.minimize(_nll_t, u0, args=(z,), jac=True, method="L-BFGS-B", bounds=bounds,
+    bufs = tuple(np.empty(z.shape) for _ in range(3))
+    res = optimize.minimize(_nll_t, u0, args=(z, bufs), jac=True, method="L-BFGS-B", bounds=bounds,
                             options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 1000})
     return float(np.exp(res.x[0])), float(res.x[1]), float(np.exp(res.x[2]))
 

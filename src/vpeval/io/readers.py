@@ -146,23 +146,37 @@ def _finish(scores, labels, enroll, test, source, higher_is_target) -> Trials:
 
 def _warn_repeats(t: Trials, path, stacklevel: int = 3) -> Trials:
     """Warn (:class:`~vpeval.errors.RepeatedTrialsWarning`, naming ``path``, the count and the most repeated
-    line) when trials without ids repeat a (score, label) pair; return ``t`` unchanged. O(n log n)."""
+    line) when trials without ids repeat a (score, label) pair; return ``t`` unchanged. O(n log n): each class
+    sorted once (non-targets first, as the message's "first of the longest runs" is by label, then score)."""
     n = len(t)
     if n < 2:
         return t
-    order = np.lexsort((t.scores, t.is_target))
-    s, lab = t.scores[order], t.is_target[order]
-    same = (s[1:] == s[:-1]) & (lab[1:] == lab[:-1])  # -0.0 == 0.0, as the parsed values are equal
-    extra = int(same.sum())
+    from ..blocks import sorted_pair
+
+    runs_of = []
+    for lab, s in zip((False, True), sorted_pair(t.scores[~t.is_target], t.scores[t.is_target])):
+        if s.size == 0:
+            continue
+        same = s[1:] == s[:-1]  # -0.0 == 0.0, as the parsed values are equal
+        starts = np.flatnonzero(np.r_[True, ~same])  # first row of each run of equal scores
+        runs_of.append((lab, s, starts, np.diff(np.r_[starts, s.size]), int(same.sum())))
+    extra = sum(r[4] for r in runs_of)
     if extra:
-        starts = np.flatnonzero(np.r_[True, ~same])  # first row of each run of equal (score, label)
-        runs = np.diff(np.r_[starts, n])
+        runs = np.concatenate([r[3] for r in runs_of])
         k = int(np.argmax(runs))  # the first (smallest label, then score) of the longest runs
-        score = s[starts[k]] if t.meta.get("higher_is_target", True) else -s[starts[k]]
+        for lab, s, starts, r, _ in runs_of:
+            if k < r.size:
+                break
+            k -= r.size
+        score = s[starts[k]]
+        if score == 0.0:  # the sign of the zero first read with this label (the old stable sort's first)
+            score = t.scores[np.flatnonzero((t.scores == 0.0) & (t.is_target == lab))[0]]
+        if not t.meta.get("higher_is_target", True):
+            score = -score
         warnings.warn(
             f"{path}: {extra} of {n} trials repeat the score and label of an earlier line ({int((runs > 1).sum())} "
             f"distinct (score, label) pairs occur more than once; the most, score {float(score)!r} with label "
-            f"{'target' if lab[starts[k]] else 'non-target'}, {int(runs[k])} times). Each line is counted as a "
+            f"{'target' if lab else 'non-target'}, {int(r[k])} times). Each line is counted as a "
             "trial: without trial ids vpeval cannot tell distinct trials that score alike (rounded scores) from a "
             "line or a file given twice by mistake, which should be removed.", RepeatedTrialsWarning,
             stacklevel=stacklevel)
