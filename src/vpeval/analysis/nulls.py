@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import VpevalError
-from .enumerate import all_k_subsets, n_k_subsets
+from .enumerate import all_k_subsets, k_subsets_at_most
 from .relabel import (
     _CHUNK_TARGETS, _choose_scheme, _d_ece_rows, _evaluation_speakers, _lid_rows, _prep_trials, _probe_design,
     _speaker_design, _speaker_perms, _trial_target_blocks, index_in,
@@ -87,7 +87,7 @@ def null_family(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, 
         n_perm = sig.shape[0] - 1
     if scheme == "trial" and len({(p.block.size, p.n_tar) for p in preps}) == 1:
         n_all, k_all = preps[0].block.size, preps[0].n_tar
-        if n_k_subsets(n_all, k_all) <= n_perm + 1:  # every target subset listed once: an exact test
+        if k_subsets_at_most(n_all, k_all, n_perm + 1):  # every target subset listed once: an exact test
             for p in preps:
                 p.subsets = all_k_subsets(n_all, k_all, first=np.flatnonzero(p.is_tar))
             n_perm = preps[0].subsets.shape[0] - 1
