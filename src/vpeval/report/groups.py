@@ -96,15 +96,18 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
     return rows
 
 
-def interval_text(lo, hi, value: float | None = None, n_tar: int = 0, n_non: int = 0) -> str:
+def interval_text(lo, hi, value: float | None = None, n_tar: int = 0, n_non: int = 0, *,
+                  replace: bool = False) -> str:
     """``[lo, hi]``; a zero-width EER interval (percent ``value``) is followed by the exact binomial interval on
-    its trial counts (:func:`vpeval.analysis.readings.exact_eer_interval`)."""
+    its trial counts (:func:`vpeval.analysis.readings.exact_eer_interval`), or with ``replace`` replaced by it
+    (``exact [a, b]``: for narrow tables whose caption says so)."""
     if math.isnan(lo):
         return ""
     text = f"[{lo:.3g}, {hi:.3g}]"
     if value is not None and lo == hi and n_tar >= 1 and n_non >= 1 and 0 <= value <= 100:
         elo, ehi = exact_eer_interval(value / 100, int(n_tar), int(n_non))
-        text += f" degenerate; exact [{100 * elo:.3g}, {100 * ehi:.3g}]"
+        exact = f"exact [{100 * elo:.3g}, {100 * ehi:.3g}]"
+        text = exact if replace else f"{text} degenerate; {exact}"
     return text
 
 

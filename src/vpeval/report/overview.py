@@ -60,7 +60,7 @@ def _ci(assessments, key: str, m: dict) -> str:
     beside it when the bootstrap's has zero width (:func:`vpeval.report.groups.interval_text`)."""
     a = next((a for a in assessments if a.key == key), None)
     return "" if a is None else interval_text(100 * a.boot.low, 100 * a.boot.high, 100 * a.boot.value,
-                                              int(m.get("n_tar", 0)), int(m.get("n_non", 0)))
+                                              int(m.get("n_tar", 0)), int(m.get("n_non", 0)), replace=True)
 
 
 def _chance(assessments, key: str) -> str:
@@ -133,7 +133,8 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
             rows, fmt="{:.3g}", cell_classes={**nowrap, **{r[4]: "nw" for r in rows},
                                               VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance"},
             caption="Per attack type: strongest attacker (lowest ROCCH-EER) and its numbers; mean of the "
-                    f"{', '.join(str(c) for c in counts)} attackers; largest eps_max (ideal: 50 %, 0 bits)"))
+                    f"{', '.join(str(c) for c in counts)} attackers; largest eps_max (ideal: 50 %, 0 bits); "
+                    "'exact': the bootstrap interval has zero width, the exact binomial one is shown"))
     vpc = [r for r in group_rows(system, res, dataset=dataset, split=split)
            if r["enrollment"] + r["trial"] in data and r["attacker"] == data[r["enrollment"] + r["trial"]]["attacker"]]
     if vpc:
@@ -142,7 +143,7 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
 
         def ci(r):
             return interval_text(r["EER interp 95% low (%)"], r["EER interp 95% high (%)"], r["EER interp (%)"],
-                                 r["target trials"], r["non-target trials"])
+                                 r["target trials"], r["non-target trials"], replace=True)
         sec.blocks.append(Table(
             ["trial type", "attacker", "gender", "enrolled speakers", "EER (VPC, closest point) (%)",
              "EER interp (%) [95 % CI]", "EER ROCCH (%)", "eps_max (bits)", "ALID (bits)"],
@@ -152,7 +153,7 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
             cell_classes={**nowrap, **{f"{r['EER interp (%)']:.3g} {ci(r)}".strip(): "nw"
                                        for r in vpc}},
             caption="Per gender (VoicePrivacy split: by the enrollment speaker; 'all' pools both) for the strongest "
-                    "attackers; every attacker: the groups section"))
+                    "attackers ('exact' as above); every attacker: the groups section"))
     if any(t in by for by in res.trials.values() for t in DET_TYPES):
         sec.blocks.append(Figure(
             "det", lambda fig, _r=res, _f=list(featured): draw_det_all(fig, _r, _f),

@@ -31,6 +31,14 @@ def _pooled(v: dict) -> float:
     return float("nan") if pb is None else pb["upper_bits"]
 
 
+def _p_cell(v: dict):
+    """The family-wise p-value, as ``"<= p"`` when it is the smallest the relabellings can give
+    (``1 / (n_perm + 1)``: the data may support a smaller one)."""
+    p = v["p_value_familywise"]
+    n_perm = (v.get("test") or {}).get("n_perm")
+    return f"≤ {p:.3g}" if n_perm and p <= 1.0 / (n_perm + 1) + 1e-12 else p
+
+
 def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
     """One row per system of :data:`VERDICT_HEADER` from the verdicts' ``to_dict()`` form."""
     rows = []
@@ -39,7 +47,7 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
         avg = v.get("average")
         rows.append([
             system, v["verdict"], w["value_bits"], f"{w['ci_low_bits']:.3g} to {w['ci_high_bits']:.3g}",
-            w["floor_bits"], _pooled(v), v["p_value_familywise"],
+            w["floor_bits"], _pooled(v), _p_cell(v),
             f"{w['attacker']} ({w['trial_type']}, {w['statistic']})" + (" at ceiling" if w["at_ceiling"] else ""),
             _speakers(v), float("nan") if avg is None else 100 * avg["eer_rocch"],
         ])

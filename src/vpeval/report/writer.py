@@ -165,8 +165,8 @@ _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1180px;padding:1em 2em;
 color:#222;line-height:1.45}
 h1{font-size:1.6em;border-bottom:2px solid #345;padding-bottom:.2em}h2{font-size:1.25em;margin-top:1.5em;color:#234}p{margin:.6em 0}
-table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccd;padding:.25em .6em;
-text-align:left;vertical-align:top}th{background:#eef2f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:.8em 0;font-size:.9em;line-height:1.3}th,td{border:1px solid #ccd;
+padding:.15em .5em;text-align:left;vertical-align:top}th{background:#eef2f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
 caption{caption-side:top;text-align:left;font-weight:600;padding:.3em 0}figure{margin:1em 0}
 figure img{max-width:100%;border:1px solid #dde}figcaption{font-size:.85em;color:#555}
 .note{color:#555;font-size:.9em}.warning{background:#fff4e0;border-left:4px solid #e90;padding:.4em .8em}
