@@ -6,8 +6,9 @@ module decides it a second time over the voice channel's attackers only, with th
 and says which channel decides. The voice channel's test is the sub-family of the voice attackers' members in
 the all-channel test (:func:`vpeval.analysis.secrecy.secrecy_test`'s ``subfamilies``): the same relabellings and
 bootstrap draws, its own max-T over its own columns, so no second set of relabellings is computed (with speaker
-relabelling it is bit for bit the test of the voice attackers alone). The decision: the channel of the attacker behind the all-channel worst case when that
-worst case is above the voice channel's (otherwise the voice decides), and whether the verdicts differ.
+relabelling it is bit for bit the test of the voice attackers alone). The decision: the channel of the attacker
+behind the all-channel worst case when that worst case is above the voice channel's (otherwise the voice
+decides), and whether the verdicts differ.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from .families import audit_verdicts, channel_of, verdict_dict
 from .verdict import DEFAULT_BUDGET_BITS, decide
 
 __all__ = ["channel_verdicts", "channel_of", "has_channels", "voice_view"]
-
 
 
 def has_channels(res) -> bool:
