@@ -140,6 +140,10 @@ def test_every_writing_command_twice_in_sequence(name, inputs, tmp_path, monkeyp
         r = runner.invoke(app, args(inputs, out) + ["--force"])
         assert r.exit_code == 3 and "mine.txt" in r.output and (out / "mine.txt").read_text() == "keep"
         (out / "mine.txt").unlink()
+        (out / "mine").mkdir()  # an empty folder of the user's is not in the manifest either
+        r = runner.invoke(app, args(inputs, out) + ["--force"])
+        assert r.exit_code == 3 and "mine" in r.output and (out / "mine").is_dir()
+        (out / "mine").rmdir()
         # a stale file of an earlier run that the new run would not write: the manifest must list it
         first_files = {e["path"] for e in first["files"]}
     r = runner.invoke(app, args(inputs, out) + ["--force"])

@@ -133,6 +133,15 @@ def _files_below(folder: Path, skip=()) -> tuple[list[str], list[str]]:
     return sorted(files), sorted(other)
 
 
+def _empty_folders(folder: Path) -> list[str]:
+    """Relative paths of the folders below ``folder`` (not following links) that hold nothing at all."""
+    out = []
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        if Path(root) != folder and not dirs and not names:
+            out.append(Path(root).relative_to(folder).as_posix())
+    return sorted(out)
+
+
 def _manifest_doc(command: str, base: Path, files: list[str]) -> dict:
     return {
         "schema": MANIFEST_SCHEMA,
@@ -197,6 +206,9 @@ def verify_manifest(target, accepts, *, is_file: bool = False) -> str | None:
     files, other = _files_below(target, skip=(MANIFEST_NAME, _OWNER))  # an owner file left by a kill after install
     if other:
         return f"it holds {other[0]!r}, which is not a regular file written by vpeval"
+    empty = _empty_folders(target)
+    if empty:  # the manifest lists files: a folder holding none of them is not proved to be vpeval's
+        return f"it holds the empty folder {empty[0]!r}, which no file of the manifest is in"
     return _check_listed(target, doc, files)
 
 
