@@ -25,7 +25,7 @@ from vpeval.audio.io import read_audio
 from vpeval.cli.audio import register
 from vpeval.errors import InputFileError, VpevalError
 from conftest import SHARED
-from vpeval.io.embeddings import read_embeddings
+from vpeval.io.embeddings import read_embeddings, write_embeddings
 
 REAL = SHARED / "data" / "librispeech-mini"
 
@@ -208,6 +208,26 @@ def test_cli_embed_append_both_conditions(tmp_path):
     # appending the same condition twice is a duplicate-key error, reported cleanly
     r = CliRunner().invoke(app, ["embed", str(anon), "-o", str(out), "-c", "anonymized", "--append", "-q"])
     assert r.exit_code == 2 and "more than once" in r.output and "Traceback" not in r.output
+    # another extractor's file is refused before any audio is embedded, and left as it was
+    import dataclasses
+
+    import vpeval.audio.embed as embed_mod
+
+    other = tmp_path / "other.npz"
+    write_embeddings(other, dataclasses.replace(es, extractor="other-x", extractor_info=None))
+    before = other.read_bytes()
+
+    def no_work(*a, **k):
+        raise AssertionError("embedded before refusing")
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(embed_mod, "embed_folder", no_work)
+    try:
+        r = CliRunner().invoke(app, ["embed", str(anon), "-o", str(other), "-c", "anonymized", "--append", "-q"])
+    finally:
+        mp.undo()
+    assert r.exit_code == 2 and "cannot join embeddings of extractor 'mfcc-stats' to 'other-x'" in r.output
+    assert other.read_bytes() == before
     r = CliRunner().invoke(app, ["embed", str(src), "-o", str(tmp_path / "e.txt"), "-q"])
     assert r.exit_code == 2 and ".npz" in r.output
     r = CliRunner().invoke(app, ["embed", str(src), "-o", str(out), "-c", "anon", "-q"])

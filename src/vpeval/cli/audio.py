@@ -242,12 +242,16 @@ def embed_cmd(
         with claim_file(output, command="embed", force=force, append=append, protect=[audio_dir]) as claim, \
                 (claim_file(metadata_out, command="embed --metadata-out", force=force, append=append,
                             protect=[audio_dir, output]) if metadata_out is not None else nullcontext()) as mclaim:
+            earlier = read_embeddings(output) if append and output.exists() else None
+            if earlier is not None and earlier.extractor != ext.name:  # refused before the work, not after it
+                raise VpevalError(f"{output}: cannot join embeddings of extractor {ext.name!r} to "
+                                  f"{earlier.extractor!r}")
             with execution(scheduler, workers) as client:
                 es = embed_folder(audio_dir, ext, condition=condition, metadata=metadata, quiet=quiet, client=client,
                                   strict_rate=strict_rate, channel=channel, paths_from=paths_from)
             new_rates = {str(r): int(n) for r, n in zip(*np.unique(es.input_rate_hz, return_counts=True))}
-            if append and output.exists():
-                es = read_embeddings(output).concat(es, name=output)
+            if earlier is not None:
+                es = earlier.concat(es, name=output)
             write_embeddings(claim.path, es)
             if mclaim is not None:
                 _write_kaldi_metadata(audio_dir, condition, metadata_out, mclaim.path, append)
