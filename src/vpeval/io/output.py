@@ -336,7 +336,7 @@ class OutputClaim:
         if why is not None:
             raise OutputExistsError(f"{self.shown}: --force only replaces an earlier output of "
                                     f"{_names(self.accepts)} (proved by its manifest), and {why}; choose another "
-                                    f"{kind}")
+                                    f"{kind}, or move or delete this one yourself once nothing in it is needed")
 
     def _make_tmp(self) -> None:
         tmp = self.target.parent / f".{self.target.name}.vpeval-tmp-{secrets.token_hex(6)}"
