@@ -424,17 +424,19 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         raise VpevalError("the family needs a worst-case statistic: eps_max with trials or lid_max with 1-to-N")
     n_perm, n_boot, seed = int(n_perm), int(n_boot), int(seed)
 
-    null = null_family(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats)
-    test = _decide(null, None, float(alpha), n_boot, seed)
-    subs = {}
-    for name, attackers in (subfamilies or {}).items():
-        keep = frozenset(attackers)
-        unknown = keep - {m[0] for m in null.meta}
+    # sub-families are checked before the work: every attacker a member, a worst case among their statistics
+    worst_of = ({i.attacker for i in trials} if "eps_max" in t_stats else set()) | (
+        {i.attacker for i in one_to_n} if "lid_max" in l_stats else set())
+    keeps = {str(name): frozenset(attackers) for name, attackers in (subfamilies or {}).items()}
+    for name, keep in keeps.items():
+        unknown = keep - {i.attacker for i in trials} - {i.attacker for i in one_to_n}
         if unknown:
             raise VpevalError(f"sub-family {name!r}: no member of the family is attacker {sorted(unknown)[0]!r}")
-        if not any(m[0] in keep and m[2] in WORST_CASE_STATISTICS for m in null.meta):
+        if not keep & worst_of:
             raise VpevalError(f"sub-family {name!r} has no worst-case member (eps_max or lid_max)")
-        subs[str(name)] = _decide(null, keep, float(alpha), n_boot, seed)
+    null = null_family(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats)
+    test = _decide(null, None, float(alpha), n_boot, seed)
+    subs = {name: _decide(null, keep, float(alpha), n_boot, seed) for name, keep in keeps.items()}
     return dataclasses.replace(test, subfamilies=subs) if subs else test
 
 

@@ -36,7 +36,7 @@ from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
 from .channels import channel_blocks
 from .document import Figure, Paragraph, Report, Section, Table, safe_filename
 from .beyond import attributes_section, distinctiveness_section, embedding_section
-from .groups import groups_section
+from .groups import groups_section, interval_text
 from .compare import comparisons_section
 from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import linkage_section
@@ -74,10 +74,9 @@ def _eer_evidence(assessments, trial_type: str, m: dict | None = None) -> tuple[
             verdict = a.chance.verdict
             if verdict == VERDICT_LEAKS:
                 verdict = _non_leak_verdict(trial_type) or verdict
-            ci = f"[{100 * a.boot.low:.3g}, {100 * a.boot.high:.3g}]"
-            if m and a.boot.low == a.boot.high and m.get("n_tar", 0) >= 1 and m.get("n_non", 0) >= 1:
-                lo, hi = exact_eer_interval(a.boot.value, int(m["n_tar"]), int(m["n_non"]))
-                ci += f" degenerate; exact [{100 * lo:.3g}, {100 * hi:.3g}]"
+            m = m or {}
+            ci = interval_text(100 * a.boot.low, 100 * a.boot.high, 100 * a.boot.value, int(m.get("n_tar", 0)),
+                               int(m.get("n_non", 0)))
             return ci, verdict
     return "", ""
 
