@@ -102,7 +102,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
           compare: bool = True, client=None, verdict_perm: int | None = 999,
           budget_bits: float = DEFAULT_BUDGET_BITS, alpha: float = 0.05, utility: dict | None = None,
           pitch: dict | None = None, progress: Callable[[str], None] | None = None, vpc_lists=None,
-          adapt: dict | None = None) -> AuditResult:
+          adapt: dict | None = None, jobs: int = 1) -> AuditResult:
     """Audit one or more anonymization systems from speaker embeddings and decide: nothing is written.
 
     Parameters
@@ -129,6 +129,9 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
         split of :func:`vpeval.pipeline.make_protocol`. ``options["vpc_lists"]`` describes them.
     adapt : dict system -> AdaptInputs, optional
         Field the extractor-adapted attacker and the saturation check (:mod:`vpeval.pipeline.adapted`).
+    jobs : int
+        Worker processes of this machine for the independent analyses (:mod:`vpeval.pipeline.jobs`): 1 (default)
+        computes everything in this process, -1 uses every usable core. The result does not depend on it.
 
     Returns
     -------
@@ -143,7 +146,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     """
     results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
                          seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
-                         group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt)
+                         group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt,
+                         jobs=jobs)
     tests: dict = {}
     if verdict_perm is None:  # --no-verdict
         verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}

@@ -72,6 +72,21 @@ WorkersOpt = typer.Option(
     None, "--workers", min=1, metavar="N",
     help="Run on a local Dask cluster of N worker processes (one thread each), started and stopped by vpeval. "
          "Not with --scheduler.")
+JobsOpt = typer.Option(
+    -1, "--jobs", "-j", metavar="N",
+    help="Worker processes of this machine for the independent analyses (intervals, chance floors, 1-to-N "
+         "linkage, per-group rows): N >= 1, or -1 for every usable core (default). Results do not depend on it. "
+         "Not used with --scheduler/--workers (the cluster computes the scores and scans).")
+
+
+def jobs_value(value: int) -> int:
+    """``--jobs`` as a number of worker processes (:func:`vpeval.pipeline.jobs.resolve_jobs`)."""
+    from ..pipeline.jobs import resolve_jobs
+
+    try:
+        return resolve_jobs(value)
+    except VpevalError as exc:
+        raise VpevalError(f"--jobs: {exc}") from None
 
 
 def execution(scheduler: Optional[str], workers: Optional[int]):

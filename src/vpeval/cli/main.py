@@ -23,7 +23,7 @@ from ..metrics.summary import verification_summary
 from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options,
-    InputSnapshot, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
+    InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, VerdictPermOpt, AlphaOpt,
     NoVerdictOpt, ScorePermOpt, EnrollRuleOpt, print_verdicts, verdict_options, verdict_or_reason,
 )
@@ -283,7 +283,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
                dataset: str = "", split: str = "", command: str = "audit", client=None,
                verdict: dict | None = None, vpc_in_report: str | None = None, vpc_lists=None,
-               figures: str = "strongest") -> None:
+               figures: str = "strongest", jobs: int = 1) -> None:
     from contextlib import nullcontext
 
     from ..io.output import claim_file, claim_folder
@@ -297,7 +297,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                  if vpc_table is not None else nullcontext())
     with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:
         rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split,
-                          client, verdict, vpc_lists, figures=figures)
+                          client, verdict, vpc_lists, figures=figures, jobs=jobs)
         from ..report.groups import vpc_csv_text
 
         sec = next((s for s in rep.sections if s.id == "groups"), None)
@@ -312,7 +312,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
 
 
 def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset="", split="",
-                client=None, verdict: dict | None = None, vpc_lists=None, figures: str = "strongest"):
+                client=None, verdict: dict | None = None, vpc_lists=None, figures: str = "strongest", jobs: int = 1):
     """Run the audit and render its report into the claimed folder ``dest``; ``vpc_lists`` = (enrolls file,
     trials files, enroll rule) or None."""
     from ..report import sha256_file
@@ -393,11 +393,11 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
                             train={k: v for k, v in train.items() if v}, backends=backends or BACKENDS,
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
                             dataset=dataset, split=split, client=client, vpc_lists=lists, figures=figures,
-                            adapt={k: v for k, v in adapt.items() if v is not None} or None,
+                            adapt={k: v for k, v in adapt.items() if v is not None} or None, jobs=jobs,
                             **_audit_verdict_kwargs(verdict))
         rep.inputs = inputs
         status.update("writing the report")
-        render_report(rep, dest)
+        render_report(rep, dest, jobs=jobs)
     return rep
 
 
@@ -541,6 +541,7 @@ def demo(
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
     figures: str = FiguresOpt,
+    jobs: int = JobsOpt,
 ):
     folder = _find_example(example)
     # McAdams in the example folder itself; the further systems in its subfolders (see its README)
@@ -552,7 +553,7 @@ def demo(
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo",
                verdict={**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict},
-               vpc_in_report=DEMO_VPC_TABLE, figures=_figures(figures))
+               vpc_in_report=DEMO_VPC_TABLE, figures=_figures(figures), jobs=jobs_value(jobs))
 
 
 _EXAMPLE_SYSTEMS = {"vtln": "WORLD F0 + VTLN-warping", "resample": "resampling"}
@@ -603,6 +604,7 @@ def audit(
         "--enroll-list): the oo, oa, aa trials of every attacker, the per-gender rows and the verdict."),
     enroll_rule: Optional[str] = EnrollRuleOpt,
     figures: str = FiguresOpt,
+    jobs: int = JobsOpt,
 ):
     folders: list[tuple[Path, str]] = []
     if (enroll_list is None) != (not vpc_trials):
@@ -623,7 +625,7 @@ def audit(
     with execution(scheduler, workers) as client:
         _run_audit(folders, out, force, quiet, json_out, title, seed, backends=_backends(backend), asnorm=asnorm,
                    fusion=not no_fusion, vpc_table=vpc_table, dataset=dataset, split=split, client=client,
-                   verdict=verdict, vpc_lists=lists, figures=_figures(figures))
+                   verdict=verdict, vpc_lists=lists, figures=_figures(figures), jobs=jobs_value(jobs))
 
 
 def _figures(value: str) -> str:

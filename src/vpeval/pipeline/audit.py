@@ -25,6 +25,7 @@ from .attackers import Attacker, content_key, fuse_attackers, make_attackers, tr
 from .channels import field_channel_attackers, split_channels
 from .compare import AttackData
 from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
+from .jobs import Jobs
 from .protocols import make_protocol
 
 __all__ = ["REPORT_TYPES", "GROUP_TYPES", "SystemAudit", "field_attackers", "audit_system", "run_audits", "attackers_json",
@@ -214,7 +215,7 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                  metadata=None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                  progress: Callable[[str], None] | None = None, attackers=None,
                  group_by: str | None = DEFAULT_GROUP_BY, client=None, cache: dict | None = None,
-                 vpc_lists=None) -> SystemAudit:
+                 vpc_lists=None, jobs: "Jobs | int" = 1) -> SystemAudit:
     """Trials of every type for every attacker (extractor x back-end x training condition, fusions), their
     metrics, 1-to-N linkage (oo, oa, aa); embedding structure, voice distinctiveness and (with ``metadata``)
     soft-biometric leakage per extractor. ``attackers``: the ``(attackers, notes)`` of :func:`field_attackers`
@@ -226,11 +227,36 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
     of an attacker that never sees anonymized speech, the same for every system) are computed once.
     ``vpc_lists``: a :class:`vpeval.pipeline.vpc.VPCLists`; every attacker then scores exactly the listed trials
     (oo, oa, aa and the types repeating their pairs) and the other types and the 1-to-N searches use the lists'
-    split (:meth:`~vpeval.pipeline.vpc.VPCLists.build_trials`), instead of the split of :func:`make_protocol`."""
-    say = progress or (lambda msg: None)
+    split (:meth:`~vpeval.pipeline.vpc.VPCLists.build_trials`), instead of the split of :func:`make_protocol`.
+    ``jobs``: worker processes for the intervals, chance floors, 1-to-N linkage and per-group rows (an int as in
+    :class:`vpeval.pipeline.jobs.Jobs`, or a running ``Jobs``); the results do not depend on it."""
     if attackers is None:
         attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
                                     progress=progress, cache=cache)
+    run = jobs if isinstance(jobs, Jobs) else Jobs(jobs)
+    try:
+        steps = _audit_steps(sets, attackers, types=types, seed=seed, metadata=metadata, attributes=attributes,
+                             n_boot=n_boot, n_perm=n_perm, progress=progress, group_by=group_by, client=client,
+                             cache=cache, vpc_lists=vpc_lists, jobs=run)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+    finally:
+        if run is not jobs:
+            run.close()
+
+
+def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, n_perm, progress, group_by, client,
+                 cache, vpc_lists, jobs: Jobs):
+    """:func:`audit_system` in three steps (a generator: ``next`` runs the next step, the last returns the
+    :class:`SystemAudit`), so that :func:`run_audits` can start the analyses of every system on ``jobs`` before it
+    waits for the first: step 1 fields the trials and score matrices and starts their analyses (bootstrap
+    intervals, chance floors, 1-to-N linkage, embedding structure, voice distinctiveness, soft biometrics); step 2
+    takes the 1-to-N linkage and starts what needs it (per-group rows, 1-to-N assessments; speaker profiles);
+    step 3 takes everything, each result under its attacker's (extractor's) name."""
+    say = progress or (lambda msg: None)
     attackers, notes = attackers
     trials, metrics, linkage = {}, {}, {}
     structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
@@ -241,7 +267,7 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
             group_note = f"no per-{group_by} breakdown: the metadata has no {group_by!r} column"
         else:
             spk_groups = speaker_groups(metadata, group_by)
-    for att in attackers:
+    for att in attackers:  # step 1
         name = att.name
         with _named(f"attacker {name!r}"):
             es = att.es if att.es is not None else att.members[0].es
@@ -260,8 +286,8 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                 matrices = {f"{e}{p}": att.one_to_n(protocol, enroll=e, probe=p, client=client)
                             for e, p in (("o", "o"), ("o", "a"), ("a", "a"))}
             # small data (e.g. fewer than 3 speakers) cannot support the LID calibration: reported, not fatal
-            linkage[name] = {k: _cached(cache, ("linkage", seed, _matrix_key(m)),
-                                        lambda m=m: _attempt(lambda: analyse_one_to_n(m, seed=seed, client=client)))
+            linkage[name] = {k: _deferred(cache, ("linkage", seed, _matrix_key(m)), jobs, _attempt_call,
+                                          analyse_one_to_n, m, seed=seed, client=client)
                              for k, m in matrices.items()}
             say(f"bootstrap intervals and chance floors: {name}")
             probe_spk[name], mats[name] = {}, matrices
@@ -269,52 +295,68 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                 probe_spk[name][tname] = trial_speakers(t, speaker_of)
                 # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
                 leak = tuple(sorted(leak_for_trial_type(tname).items()))
-                assessments[f"{name} / {tname}"] = _cached(
+                assessments[f"{name} / {tname}"] = _deferred(
                     cache, ("assess", leak, seed, n_boot, n_perm, _content_of(t), content_key(probe_spk[name][tname])),
-                    lambda t=t, tname=tname: assess_trials(
-                        t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot,
-                        n_perm=n_perm))
+                    jobs, assess_trials, t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname),
+                    seed=seed, n_boot=n_boot, n_perm=n_perm)
+    for extractor, es in split_channels(sets)[0].items():  # voice extractors only
+        # These analyses need enough speakers and utterances; on small data one of them may not be computable.
+        # That is reported in its section instead of failing the whole audit.
+        structure[extractor] = jobs.submit(_attempt_call, analyse_embedding_structure, es, seed=seed)
+        distinct[extractor] = jobs.submit(_attempt_call, analyse_distinctiveness, es)
+        present = [] if metadata is None else [a for a in attributes if a in metadata.columns]
+        if present:
+            attrs[extractor] = jobs.submit(_attempt_call, analyse_attributes, es, metadata, tuple(present))
+    yield
+    for att in attackers:  # step 2
+        name, matrices = att.name, mats[att.name]
+        with _named(f"attacker {name!r}"):
+            linkage[name] = {k: r.get() for k, r in linkage[name].items()}
             if spk_groups is not None:
-                say(f"per-{group_by} breakdown: {name}")
-                try:
-                    by_group[name] = {}
-                    for tname in GROUP_TYPES:
-                        if tname not in trials[name]:
-                            continue
-                        link = linkage[name].get(tname)
-                        ok = link is not None and not isinstance(link, Exception)
-                        key = ("groups", tname, seed, n_boot, group_by, tuple(sorted(spk_groups.items())),
-                               _trials_key(trials[name][tname]), content_key(probe_spk[name][tname]),
-                               _matrix_key(matrices[tname]) if ok else None)
-                        by_group[name][tname] = _cached(
-                            cache, key, lambda tname=tname, link=link, ok=ok: group_breakdown(
-                                trials[name][tname], spk_groups, probe_speakers=probe_spk[name][tname],
-                                one_to_n=matrices.get(tname) if ok else None, lid=link.lid if ok else None,
-                                n_boot=n_boot, seed=seed, source=f"the {group_by!r} column of the metadata"))
-                except GroupsError as exc:  # e.g. a speaker without a value: said in the section, not fatal
-                    spk_groups, by_group, group_note = None, {}, f"no per-{group_by} breakdown: {exc}"
+                by_group[name] = {}
+                for tname in GROUP_TYPES:
+                    if tname not in trials[name]:
+                        continue
+                    link = linkage[name].get(tname)
+                    ok = link is not None and not isinstance(link, Exception)
+                    key = ("groups", tname, seed, n_boot, group_by, tuple(sorted(spk_groups.items())),
+                           _trials_key(trials[name][tname]), content_key(probe_spk[name][tname]),
+                           _matrix_key(matrices[tname]) if ok else None)
+                    by_group[name][tname] = _deferred(
+                        cache, key, jobs, group_breakdown, trials[name][tname], spk_groups,
+                        probe_speakers=probe_spk[name][tname], one_to_n=matrices.get(tname) if ok else None,
+                        lid=linkage[name][tname].lid if ok else None, n_boot=n_boot, seed=seed,
+                        source=f"the {group_by!r} column of the metadata")
             for k, m in matrices.items():
                 if not isinstance(linkage[name][k], Exception):
-                    assessments[f"{name} / {k} 1-to-N"] = _cached(
-                        cache, ("assess-1-to-N", seed, n_boot, n_perm, _matrix_key(m)),
-                        lambda m=m, k=k: assess_one_to_n(m, linkage[name][k].lid, seed=seed, n_boot=n_boot,
-                                                         n_perm=n_perm))
+                    assessments[f"{name} / {k} 1-to-N"] = _deferred(
+                        cache, ("assess-1-to-N", seed, n_boot, n_perm, _matrix_key(m)), jobs, assess_one_to_n, m,
+                        linkage[name][k].lid, seed=seed, n_boot=n_boot, n_perm=n_perm)
             if "oa" in trials[name] and "oa" in linkage[name] and not isinstance(linkage[name]["oa"], Exception):
                 profiles[f"{name} / oa"] = speaker_profile(trials[name]["oa"], one_to_n=matrices["oa"],
                                                            lid=linkage[name]["oa"].lid,
                                                            metadata=_speaker_table(metadata))
-    for extractor, es in split_channels(sets)[0].items():  # voice extractors only
+    yield
+    for att in attackers:  # step 3
+        name = att.name
+        with _named(f"attacker {name!r}"):
+            say(f"bootstrap intervals and chance floors: {name}")
+            for key in [k for k in assessments if k.startswith(f"{name} / ")]:
+                assessments[key] = assessments[key].get()
+            if spk_groups is not None:
+                try:  # e.g. a speaker without a value: said in the section, not fatal
+                    by_group[name] = {t: r.get() for t, r in by_group[name].items()}
+                except GroupsError as exc:
+                    spk_groups, group_note = None, f"no per-{group_by} breakdown: {exc}"
+            if spk_groups is None:
+                by_group = {}
+    for extractor in structure:
         say(f"embedding structure and voice distinctiveness: {extractor}")
-        # These analyses need enough speakers and utterances; on small data one of them may not be computable.
-        # That is reported in its section instead of failing the whole audit.
         with _named(f"extractor {extractor!r}"):
-            structure[extractor] = _attempt(lambda: analyse_embedding_structure(es, seed=seed))
-            distinct[extractor] = _attempt(lambda: analyse_distinctiveness(es))
-            if metadata is not None:
-                present = [a for a in attributes if a in metadata.columns]
-                if present:
-                    say(f"soft-biometric leakage: {extractor}")
-                    attrs[extractor] = _attempt(lambda: analyse_attributes(es, metadata, tuple(present)))
+            structure[extractor] = structure[extractor].get()
+            distinct[extractor] = distinct[extractor].get()
+            if extractor in attrs:
+                attrs[extractor] = attrs[extractor].get()
     return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles,
                        {a.name: a for a in attackers}, notes, probe_spk, mats, by_group,
                        group_by if spk_groups is not None else None, group_note)
@@ -326,6 +368,23 @@ def _attempt(fn):
         return fn()
     except VpevalError as exc:
         return exc
+
+
+def _attempt_call(fn, *args, **kwargs):
+    """:func:`_attempt` of ``fn(*args, **kwargs)``, as a module-level function a worker process can run."""
+    return _attempt(lambda: fn(*args, **kwargs))
+
+
+def _deferred(cache: dict | None, key, jobs: Jobs, fn, *args, **kwargs):
+    """:func:`_cached` for a call started on ``jobs``: its result (``.get()`` gives the value and raises its
+    warnings again, at every use) is kept in ``cache`` under ``key``, so identical analyses of several
+    systems are computed once."""
+    if cache is not None and key in cache:
+        return cache[key]
+    result = jobs.submit(fn, *args, **kwargs)
+    if cache is not None:
+        cache[key] = result
+    return result
 
 
 def _speaker_table(metadata):
@@ -369,13 +428,15 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                group_by: str | None = DEFAULT_GROUP_BY,
                progress: Callable[[str], None] | None = None, client=None, vpc_lists=None,
-               adapt: dict | None = None) -> dict[str, SystemAudit]:
+               adapt: dict | None = None, jobs: int = 1) -> dict[str, SystemAudit]:
     """:func:`field_attackers` and :func:`audit_system` for every system (parameters as in
     :func:`vpeval.report.audit.audit_systems`; ``vpc_lists`` as in :func:`audit_system`, the same lists for every
     system); errors in a system's (training) data name the system.
     ``adapt``: system -> :class:`vpeval.pipeline.adapted.AdaptInputs`: also field the extractor-adapted attacker
     there; with it, the strongest single attacker of each such system gets its learning curve (saturation check,
-    :mod:`vpeval.pipeline.adapted`).
+    :mod:`vpeval.pipeline.adapted`). ``jobs``: worker processes of this machine for the independent analyses
+    (:mod:`vpeval.pipeline.jobs`; -1: every usable core); with a Dask ``client`` they run in this process.
+    Results are the same for every value.
 
     Warnings of the analyses name where they come from: ``"systems 'a', 'b': attacker 'x': ..."`` or
     ``"system 'a': extractor 'e': ..."``; each distinct one is raised once, after the systems are audited,
@@ -396,31 +457,52 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
     metadata = metadata or {}
     results, cache = {}, {}  # fits and analyses shared by the systems (identical inputs computed once)
     said: dict[tuple, list[str]] = {}  # (category, message) -> the systems that raised it
+    pool = Jobs(jobs if client is None else 1)
+
+    def step(name, fn):  # one step of one system, its warnings recorded for naming
+        got: list = []
+        try:
+            with _recorded() as got:
+                return fn()
+        finally:
+            for k in got:
+                if name not in said.setdefault(k, []):
+                    said[k].append(name)
+
+    def start(name, sets):
+        try:
+            attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm,
+                                        fusion=fusion, seed=seed, progress=progress, cache=cache)
+            if adapt and adapt.get(name) is not None:
+                attackers = add_adapted(attackers, adapt[name], sets, seed=seed)
+        except VpevalError as exc:  # say which system's (training) data it is
+            raise VpevalError(f"system {name!r}: {exc}") from None
+        steps = _audit_steps(sets, attackers, types=types, seed=seed, metadata=metadata.get(name),
+                             attributes=attributes, n_boot=n_boot, n_perm=n_perm, group_by=group_by, client=client,
+                             cache=cache, vpc_lists=vpc_lists, jobs=pool,
+                             progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
+        next(steps)
+        return steps
+
+    def advance(name, steps):
+        try:
+            next(steps)
+        except StopIteration as done:
+            results[name] = done.value
+            if adapt and adapt.get(name) is not None:
+                if progress:
+                    progress(f"{name}: learning curve of the strongest attacker")
+                attach_curve(results[name], train.get(name), adapt[name], seed=seed)
+
     try:
-        for name, sets in systems.items():
-            got: list = []
-            try:
-                with _recorded() as got:
-                    try:
-                        attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm,
-                                                    fusion=fusion, seed=seed, progress=progress, cache=cache)
-                        if adapt and adapt.get(name) is not None:
-                            attackers = add_adapted(attackers, adapt[name], sets, seed=seed)
-                    except VpevalError as exc:  # say which system's (training) data it is
-                        raise VpevalError(f"system {name!r}: {exc}") from None
-                    results[name] = audit_system(sets, attackers=attackers, types=types, seed=seed,
-                                                 metadata=metadata.get(name), attributes=attributes,
-                                                 n_boot=n_boot, n_perm=n_perm, group_by=group_by, client=client,
-                                                 cache=cache, vpc_lists=vpc_lists, progress=(lambda m, _n=name: progress(f"{_n}: {m}"))
-                                                 if progress else None)
-                    if adapt and adapt.get(name) is not None:
-                        if progress:
-                            progress(f"{name}: learning curve of the strongest attacker")
-                        attach_curve(results[name], train.get(name), adapt[name], seed=seed)
-            finally:
-                for k in got:
-                    said.setdefault(k, []).append(name)
+        # every system's analyses are started before the first is waited for (the workers of ``jobs`` compute
+        # them while the next system's attackers are fitted); the steps of _audit_steps
+        running = {name: step(name, lambda n=name, s=sets: start(n, s)) for name, sets in systems.items()}
+        for _ in range(2):
+            for name, steps in running.items():
+                step(name, lambda n=name, st=steps: advance(n, st))
     finally:  # each warning once, naming every system it came from (an error above still lets them out)
+        pool.close()
         for (category, message), names in said.items():
             who = (f"system {names[0]!r}" if len(names) == 1 else
                    "systems " + ", ".join(repr(n) for n in names))

@@ -34,7 +34,7 @@ from ..analysis.verdict import DEFAULT_BUDGET_BITS
 from ..backends import BACKENDS
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
 from .channels import channel_blocks
-from .document import Figure, Paragraph, Report, Section, Table, safe_filename
+from .document import Draw, Figure, Paragraph, Report, Section, Table, safe_filename
 from .beyond import attributes_section, distinctiveness_section, embedding_section
 from .groups import groups_section, interval_text
 from .compare import comparisons_section
@@ -111,21 +111,20 @@ def _without_figures(sec: Section, featured: list[str], system: str = "") -> Sec
 COMBINED_TYPES = ("oa", "aa")
 
 
-def _draw_all_attackers(fig, res: "SystemAudit", featured: list[str]) -> None:
+def _draw_all_attackers(fig, names: list[str], cmcs: dict, featured: list[str]) -> None:
     """CMC of every attacker of one system, one panel per trial type of :data:`COMBINED_TYPES`; the featured
-    attackers are drawn thicker. (Their DET curves are on the main page, :func:`vpeval.report.overview.draw_det_all`.)"""
+    attackers are drawn thicker. (Their DET curves are on the main page, :func:`vpeval.report.overview.draw_det_all`.)
+    ``names``: every attacker (colours follow this order); ``cmcs``: attacker -> trial type -> CMC array."""
     from ..plots import CMCDisplay
 
-    types = [t for t in COMBINED_TYPES if any(t in by for by in res.trials.values())]
-    names = list(res.trials)
+    types = [t for t in COMBINED_TYPES if any(t in by for by in cmcs.values())]
     style = {a: {"color": f"C{i % 10}", "ls": ("-", "--", "-.", ":")[(i // 10) % 4],
                  "lw": 2.2 if a in featured else 1.0} for i, a in enumerate(names)}
     for j, t in enumerate(types):
         ax = fig.add_subplot(1, len(types), 1 + j)
-        for a, by_cond in res.linkage.items():
-            link = by_cond.get(t)
-            if link is not None and not isinstance(link, Exception):
-                CMCDisplay(link.identification.cmc, label=a).plot(ax, **style[a])
+        for a, by_cond in cmcs.items():
+            if t in by_cond:
+                CMCDisplay(by_cond[t], label=a).plot(ax, **style[a])
         ax.set_title(f"CMC, {t} (dotted: chance)", fontsize=9)
         ax.legend(fontsize=6, loc="lower right")
 
@@ -445,6 +444,7 @@ def audit_systems(
     vpc_lists=None,
     figures: str = "strongest",
     adapt: dict | None = None,
+    jobs: int = 1,
 ) -> Report:
     """Build the audit report of one or more anonymization systems, side by side.
 
@@ -501,6 +501,8 @@ def audit_systems(
         their tables and report.json), or for every attacker.
     adapt : dict system -> AdaptInputs, optional
         Field the extractor-adapted attacker and the saturation check (:mod:`vpeval.pipeline.adapted`).
+    jobs : int
+        Worker processes for the independent analyses (:func:`vpeval.audit`); the report does not depend on it.
 
     Returns
     -------
@@ -519,7 +521,7 @@ def audit_systems(
     result = audit(systems, train=train, types=types, seed=seed, metadata=metadata, attributes=attributes,
                    n_boot=n_boot, n_perm=n_perm, backends=backends, asnorm=asnorm, fusion=fusion, group_by=group_by,
                    compare=compare, client=client, verdict_perm=verdict_perm, budget_bits=budget_bits, alpha=alpha,
-                   utility=utility, pitch=pitch, progress=progress, vpc_lists=vpc_lists, adapt=adapt)
+                   utility=utility, pitch=pitch, progress=progress, vpc_lists=vpc_lists, adapt=adapt, jobs=jobs)
     return render_audit(result, title=title, dataset=dataset, split=split, figures=figures)
 
 
@@ -601,7 +603,9 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         if any(t in by for by in res.trials.values() for t in COMBINED_TYPES):
             pre_s = f"{system}: " if len(results) > 1 else ""
             summary.blocks.append(Figure(
-                f"all_attackers_{system}", lambda fig, _r=res, _f=featured[system]: _draw_all_attackers(fig, _r, _f),
+                f"all_attackers_{system}", Draw(_draw_all_attackers, list(res.trials), {a: {t: link.identification.cmc for t, link in by.items()
+                                                                  if not isinstance(link, Exception)}
+                                                              for a, by in res.linkage.items()}, featured[system]),
                 f"{pre_s}CMC of every attacker, on {' and '.join(t for t in COMBINED_TYPES)} trials; thick lines: "
                 f"the strongest attackers ({', '.join(featured[system])}), whose own sections also draw their "
                 "figures. The DET curves of every attacker are on the main page.",

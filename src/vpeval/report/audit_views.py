@@ -9,7 +9,7 @@ from ..analysis.attribution import worst_over_attackers
 from ..analysis.readings import NEGATIVE_LID_READING
 from ..errors import VpevalError
 from ..plots.displays import legend_label
-from .document import Figure, Paragraph, Section, Table
+from .document import Draw, Figure, Paragraph, Section, Table
 
 if TYPE_CHECKING:
     from ..pipeline.audit import SystemAudit
@@ -96,11 +96,11 @@ def _eer_vs_disclosure_section(results: dict[str, "SystemAudit"], condition: str
     curves = [(f"{s} ({a})", lk.lid.lid, lk.lid.summary.N) for s, (a, lk) in best.items()]
     noise = [(f"random noise (N = {k[1]})", b.lid.lid, k[1]) for k, b in baselines.items()
              if not isinstance(b, Exception)]
-    sec.blocks.append(Figure("lid_ccdf_systems", lambda fig: _draw_ccdf_systems(fig, curves, noise),
+    sec.blocks.append(Figure("lid_ccdf_systems", Draw(_draw_ccdf_systems, curves, noise),
                              "Share of probes whose LID is at least x bits (LID paper, Fig. 4): per system its "
                              "attacker with the highest ALID (named), and the random-noise baseline (grey, "
                              "dashed); dotted: log2 N.", size=(8.0, 4.5)))
-    sec.blocks.append(Figure("points", lambda fig: _draw_eer_disclosure(fig, points),
+    sec.blocks.append(Figure("points", Draw(_draw_eer_disclosure, points),
                              "EER (x) against disclosure in bits (y): circles ALID, up-triangles LID_max, "
                              "pluses LID+, down-triangles LID-, squares eps_max; one colour per system, one "
                              "vertical stroke per attacker (the table above names them).", size=(8.0, 4.5)))
@@ -179,7 +179,7 @@ def _privacy_utility_section(results: dict[str, "SystemAudit"], utility: dict) -
                               float("nan") if p["alid_oa_bits"] is None else p["alid_oa_bits"]] for p in points],
                             fmt="{:.3g}"))
     if points:
-        sec.blocks.append(Figure("points", lambda fig: _draw_privacy_utility(fig, points),
+        sec.blocks.append(Figure("points", Draw(_draw_privacy_utility, points),
                                  "WER of anonymized speech (x) against oa EER (left) and ALID (right)."))
     sec.data = {"points": points}
     return sec

@@ -21,7 +21,7 @@ from ..pipeline.analyses import (  # noqa: F401
     matched_pairs,
     utterance_attributes,
 )
-from .document import Figure, Paragraph, Section, Table
+from .document import Draw, Figure, Paragraph, Section, Table
 from ..plots.displays import legend_label
 
 __all__ = [
@@ -93,7 +93,7 @@ def embedding_section(results: dict[str, EmbeddingStructure], *, section_id: str
     sec.blocks.append(Table(["attacker", "training pairs", "held-out pairs", "held-out speakers",
                              "PCA dims per view (held-out)", "pairs (in-sample)", "PCA dims per view (in-sample)",
                              "split seed"], rows2, caption="Split and CCA settings"))
-    sec.blocks.append(Figure("embedding_structure", lambda fig: _draw_structure(fig, results),
+    sec.blocks.append(Figure("embedding_structure", Draw(_draw_structure, results),
                              "Value (dot) against its permutation baseline (box: seeds; line: 95th percentile), "
                              "held-out (left of each pair) and in-sample (right; cross: the paper's baseline)."))
     sec.data = {"attackers": data}
@@ -192,7 +192,7 @@ def attributes_section(results: dict[str, AttributeAudit], *, section_id: str = 
          "SBLS (unaligned)", "L_g per subgroup", "degenerate subgroups"], parts,
         caption="SBLS and its parts (unitless, 1 = no leakage; chance-level attacker: about 1). The paper's "
                 "readings are aligned; the unaligned ones are shown for comparison only."))
-    sec.blocks.append(Figure("attributes_mauc", lambda fig: _draw_mauc(fig, results),
+    sec.blocks.append(Figure("attributes_mauc", Draw(_draw_mauc, results),
                              "Aligned mAUC of the frozen attribute attacker on original and anonymized speech; "
                              "dotted: chance 0.5."))
     sec.data = {"attackers": data}
@@ -249,7 +249,7 @@ def distinctiveness_section(results: dict[str, VoiceSimilarity], *, section_id: 
     sec.blocks.append(Table(
         ["attacker", "speakers", "D_diag(oo)", "D_diag(oa)", "D_diag(aa)", "DeID (%)", "ideal DeID (%)",
          "G_VD (dB)", "ideal G_VD (dB)"], rows, caption="De-identification and voice distinctiveness"))
-    sec.blocks.append(Figure("similarity_matrices", lambda fig: _draw_matrices(fig, results),
+    sec.blocks.append(Figure("similarity_matrices", Draw(_draw_matrices, results),
                              "Voice similarity matrices (rows: first condition, columns: second; colour: entry in "
                              "(0, 1)). A bright diagonal means the speakers are told apart.",
                              size=(7.5, 2.6 * len(results))))

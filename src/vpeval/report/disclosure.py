@@ -10,7 +10,7 @@ from ..analysis.worst_case import eps_max_ceiling_nats
 from ..disclosure import DEFAULT_ESTIMATORS, worst_case_disclosure
 from ..metrics.rank_disclosure import rank_disclosure
 from ..plots.llr_curves import LLRCurvesDisplay
-from .document import Figure, Paragraph, Section, Table
+from .document import Draw, Figure, Paragraph, Section, Table
 
 __all__ = ["disclosure_section", "rank_disclosure_section", "rank_condition_arrays", "RANK_DERIVED"]
 
@@ -88,22 +88,22 @@ def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="di
             "verdict, scorecard) is pav_laplace, the privacy-ZEBRA Laplace-smoothed PAV, which stays finite.",
             kind="note"))
 
-    def draw(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        # the calibrators of the table, not a second fit
-        LLRCurvesDisplay.from_disclosure(res, tar, non, oracle=None if oracle is None else oracle[2]).plot(
-            ax, unit="bits")
-
     if not (np.isfinite(tar).all() and np.isfinite(non).all()):
         sec.blocks.append(Paragraph("Scores include +-inf: no score -> LLR plot is drawn (its axis needs finite "
                                     "scores); the table covers every trial.", kind="note"))
         sec.data = {**res.to_dict(), **extra}
         return sec, res
-    sec.blocks.append(Figure("llr_curves", draw, "Score -> LLR (bits) of every estimator over the target (red) "
+    sec.blocks.append(Figure("llr_curves", Draw(_draw_llr_curves, res, tar, non,
+                                                 None if oracle is None else oracle[2]), "Score -> LLR (bits) of every estimator over the target (red) "
                                                   "and non-target (blue) score histograms.", size=(7.0, 4.8)))
     sec.data = {**res.to_dict(), **extra}
     return sec, res
 
+
+
+def _draw_llr_curves(fig, res, tar, non, oracle) -> None:
+    # the calibrators of the table, not a second fit
+    LLRCurvesDisplay.from_disclosure(res, tar, non, oracle=oracle).plot(fig.add_subplot(1, 1, 1), unit="bits")
 
 
 def rank_disclosure_section(gammas: dict, *, n_probes: dict | None = None, section_id: str = "rank-disclosure",

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Table", "Figure", "Paragraph", "Links", "Section", "Report", "safe_filename", "page_file"]
+__all__ = ["Table", "Figure", "Draw", "Paragraph", "Links", "Section", "Report", "safe_filename", "page_file"]
 
 
 @dataclass
@@ -35,9 +35,24 @@ class Table:
     cell_classes: dict[str, str] = field(default_factory=dict)  # cell text -> CSS class (e.g. verdicts)
 
 
+class Draw:
+    """A figure's ``draw`` that can be sent to a worker process: ``Draw(fn, *args)(fig)`` calls ``fn(fig, *args)``
+    (``fn`` a module-level function, ``args`` picklable: the arrays it plots). The report writer draws such
+    figures in worker processes when it has several jobs, any other callable in its own process."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: Callable, *args):
+        self.fn, self.args = fn, args
+
+    def __call__(self, fig) -> None:
+        self.fn(fig, *self.args)
+
+
 @dataclass
 class Figure:
-    """A plot: ``draw(fig)`` draws on a matplotlib Figure; saved as ``<name>.png`` beside the page."""
+    """A plot: ``draw(fig)`` draws on a matplotlib Figure; saved as ``<name>.png`` beside the page
+    (a :class:`Draw` where it can be: then it may be drawn in a worker process)."""
 
     name: str
     draw: Callable[[Any], None]

@@ -12,7 +12,7 @@ from ..metrics.linkage import LinkageAnalysis
 from ..pipeline.analyses import analyse_one_to_n  # noqa: F401  (runs in the pipeline layer; re-exported)
 from ..plots import CMCDisplay, LIDCCDFDisplay
 from ..plots.displays import legend_label
-from .document import Figure, Paragraph, Section, Table
+from .document import Draw, Figure, Paragraph, Section, Table
 
 __all__ = ["linkage_section", "analyse_one_to_n", "linkage_condition_arrays"]
 
@@ -65,12 +65,12 @@ def linkage_section(results: dict[str, LinkageAnalysis], *, section_id: str = "l
     sec.blocks.append(Table(
         ["condition"] + [c for k in ks for c in (f"rank-{k} (%)", f"chance rank-{k} (%)")]
         + ["mean rank", "chance mean rank"], idrows, caption="Rank-k identification (fractional ties)"))
-    sec.blocks.append(Figure("lid_ccdf", lambda fig: _draw_ccdf(fig, results),
+    sec.blocks.append(Figure("lid_ccdf", Draw(_draw_ccdf, results),
                              "Share of probes whose LID is at least x bits; dotted: log2 N."))
-    sec.blocks.append(Figure("p_true", lambda fig: _draw_p_true(fig, results),
+    sec.blocks.append(Figure("p_true", Draw(_draw_p_true, results),
                              "Posterior of the true speaker per probe (log scale); dotted: chance 1/N. Mass to "
                              "the right of the line is disclosure (LID > 0)."))
-    sec.blocks.append(Figure("cmc", lambda fig: _draw_cmc(fig, results),
+    sec.blocks.append(Figure("cmc", Draw(_draw_cmc, results),
                              "CMC: identification rate against rank; dotted: chance k/N."))
     sec.data = {"conditions": data}
     return sec

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..analysis.audit import ATTACK_TYPES, strongest_attackers
 from ..pipeline.attackers import attacker_class
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
-from .document import Figure, Links, Paragraph, Section, Table, safe_filename
+from .document import Draw, Figure, Links, Paragraph, Section, Table, safe_filename
 from .groups import group_rows, interval_text
 from .units import nats_to_bits
 
@@ -33,17 +33,17 @@ def appendix_page(system: str | None, multi: bool) -> str:
     return f"appendix-{safe_filename(system)}" if multi and system is not None else "appendix"
 
 
-def draw_det_all(fig, res, featured: list[str]) -> None:
+def draw_det_all(fig, scores: dict, featured: list[str]) -> None:
     """DET curves of every attacker of one system, one panel per trial type of :data:`DET_TYPES`; the featured
-    (strongest) attackers thick and in the legend, the others thin grey (their curves are in the appendix)."""
+    (strongest) attackers thick and in the legend, the others thin grey (their curves are in the appendix).
+    ``scores``: attacker -> trial type -> ``(tar, non)``."""
     from ..plots import DETDisplay
     from ..plots.displays import det_floor
 
-    types = [t for t in DET_TYPES if any(t in by for by in res.trials.values())]
+    types = [t for t in DET_TYPES if any(t in by for by in scores.values())]
     for j, t in enumerate(types):
         ax = fig.add_subplot(1, len(types), 1 + j)
-        shown = [(a, DETDisplay.from_scores(by[t].tar, by[t].non, label=a)) for a, by in sorted(res.trials.items())
-                 if t in by]
+        shown = [(a, DETDisplay.from_scores(*by[t], label=a)) for a, by in sorted(scores.items()) if t in by]
         floor = min(det_floor(d.pfa, d.pmiss) for _, d in shown)
         for i, (a, d) in enumerate(a_d for a_d in shown if a_d[0] not in featured):
             before = len(ax.lines)
@@ -156,7 +156,8 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
                     "attackers ('exact' as above); every attacker: the groups section"))
     if any(t in by for by in res.trials.values() for t in DET_TYPES):
         sec.blocks.append(Figure(
-            "det", lambda fig, _r=res, _f=list(featured): draw_det_all(fig, _r, _f),
+            "det", Draw(draw_det_all, {a: {t: (tr.tar, tr.non) for t, tr in by.items() if t in DET_TYPES}
+                                       for a, by in res.trials.items()}, list(featured)),
             f"DET curves on {' and '.join(DET_TYPES)} trials: the strongest attackers in colour, every other "
             "attacker in grey (their EERs: the summary in the appendix; their own figures: --figures all).",
             size=(10.0, 2.9)))

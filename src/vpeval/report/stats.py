@@ -9,7 +9,7 @@ import math
 
 from ..analysis.readings import EXACT_INTERVAL_NOTE, exact_eer_interval
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, Assessment, SpeakerProfile
-from .document import Figure, Paragraph, Section, Table
+from .document import Draw, Figure, Paragraph, Section, Table
 from .units import LN2, display_unit, to_display
 from ..plots.displays import legend_label
 
@@ -147,7 +147,7 @@ def uncertainty_section(
         if pts:
             name, unit = pts[0][1].boot.name, display_unit(pts[0][1].boot.unit)[1]
             sec.blocks.append(Figure(
-                plot_metric, lambda fig: _draw_intervals(fig, pts, name, unit),
+                plot_metric, Draw(_draw_intervals, pts, name, unit),
                 f"{name}: value (dot) with its {level} speaker-bootstrap interval (bar) and the chance floor "
                 "(grey tick: the value a perfectly private system stays within 95 % of the time).",
                 size=(6.0, 0.5 + 0.38 * len(pts))))

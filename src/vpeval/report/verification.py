@@ -8,7 +8,7 @@ from ..io.trials import Trials
 from ..metrics.summary import verification_summary
 from ..plots import DETDisplay, ECEDisplay
 from ..plots.displays import DET_STYLES, det_floor, det_styles
-from .document import Figure, Paragraph, Section, Table
+from .document import Draw, Figure, Paragraph, Section, Table
 from .units import HIDDEN_KEYS, display_metrics
 
 __all__ = ["verification_section", "verification_entries"]
@@ -51,12 +51,12 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         "scores)."))
     sec.blocks.append(Table(["metric", "unit"] + names + ["definition"], rows, caption="Verification metrics"))
     sec.blocks.append(Figure(
-        "det", lambda fig: _draw_det(fig, systems),
+        "det", Draw(_draw_det, systems),
         "DET curves (probit axes, ticks over the whole span drawn); dots mark the ROCCH-EER; a curve that "
         "repeats another is dashed over it, its EER marked by a cross, and named in the legend.",
         size=(6.0, 6.0)))
     sec.blocks.append(Figure(
-        "ece", lambda fig: _draw_ece(fig, systems),
+        "ece", Draw(_draw_ece, systems),
         "privacy-ZEBRA ECE profile: cross entropy (bits) of the PAV-calibrated scores against the prior "
         "log-odds, below the dotted uninformative reference (the gap to it is shaded when one curve is drawn). "
         "D_ECE is the gap integrated uniformly over the prior P (not over its log-odds). A curve that repeats "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .._version import __version__
 from ..io.output import OutputExistsError, claim_folder, sha256_file
-from .document import Figure, Links, Paragraph, Report, Table, page_file, safe_filename
+from .document import Draw, Figure, Links, Paragraph, Report, Table, page_file, safe_filename
 from .inputs import extractor_lines, page_paths
 
 __all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION", "resolve_refs",
@@ -339,17 +339,17 @@ def _rates_note(inputs: list) -> str:
             "were resampled to it on read): " + html.escape("; ".join(parts)) + ".</p>")
 
 
-def _render_figures(report: Report, folder: Path) -> dict[int, str]:
-    import matplotlib
+def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, str]:
+    """Draw every figure of ``report`` into ``folder``; with ``jobs`` > 1 the :class:`~vpeval.report.document.Draw`
+    figures are drawn in worker processes (:mod:`vpeval.pipeline.jobs`; same files), the others here meanwhile.
+    Returns ``id(figure) -> file name``."""
+    import pickle
 
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    # TeX is never used; names from input files are escaped where they are drawn (plots.legend_label)
-    rc = {"text.usetex": False}
+    from ..pipeline.jobs import Jobs
 
     names: dict[int, str] = {}
     used: set[str] = set()
+    todo = []
     for s in report.sections:
         for b in s.blocks:
             if not isinstance(b, Figure):
@@ -360,17 +360,44 @@ def _render_figures(report: Report, folder: Path) -> dict[int, str]:
                 k += 1
                 fn = f"{base}_{k}.png"
             used.add(fn)
-            with matplotlib.rc_context(rc):
-                fig = plt.figure(figsize=b.size, dpi=100)
-                try:
-                    b.draw(fig)
-                    fig.tight_layout()
-                    # no timestamp in the PNG metadata: same inputs give identical files
-                    _save_png(fig, folder / fn)
-                finally:
-                    plt.close(fig)
+            todo.append((b, folder / fn))
             names[id(b)] = fn
+    with Jobs(jobs) as pool:
+        sent, here = [], []
+        for b, path in todo:
+            try:  # a Draw of picklable data goes to a worker; anything else is drawn here
+                if not (pool.parallel and isinstance(b.draw, Draw)):
+                    raise TypeError
+                pickle.dumps(b.draw)
+            except (TypeError, AttributeError, pickle.PicklingError):
+                here.append((b, path))
+                continue
+            sent.append(pool.submit(draw_figure, b.draw, b.size, path))
+        for b, path in here:
+            draw_figure(b.draw, b.size, path)
+        for r in sent:
+            r.get()
     return names
+
+
+def draw_figure(draw, size: tuple[float, float], path: Path) -> None:
+    """``draw(fig)`` on a new matplotlib figure of ``size`` inches at 100 dpi, laid out tight, saved as a PNG at
+    ``path`` (:func:`_save_png`); the Agg backend, never TeX."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    # TeX is never used; names from input files are escaped where they are drawn (plots.legend_label)
+    with matplotlib.rc_context({"text.usetex": False}):
+        fig = plt.figure(figsize=size, dpi=100)
+        try:
+            draw(fig)
+            fig.tight_layout()
+            # no timestamp in the PNG metadata: same inputs give identical files
+            _save_png(fig, path)
+        finally:
+            plt.close(fig)
 
 
 def _save_png(fig, path: Path) -> None:
@@ -389,12 +416,13 @@ def _save_png(fig, path: Path) -> None:
             path, format="PNG", optimize=True)
 
 
-def render_report(report: Report, folder, *, generated_at: str | None = None) -> Path:
+def render_report(report: Report, folder, *, generated_at: str | None = None, jobs: int = 1) -> Path:
     """Write ``report.json``, ``report.html`` and the figures into the existing, empty ``folder`` (no checks:
-    callers claim their output with :mod:`vpeval.io.output` first)."""
+    callers claim their output with :mod:`vpeval.io.output` first). ``jobs``: worker processes drawing the
+    figures (:mod:`vpeval.pipeline.jobs`; the files do not depend on it)."""
     folder = Path(folder)
     generated_at = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
-    figs = _render_figures(report, folder)
+    figs = _render_figures(report, folder, jobs)
     (folder / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
                                         errors="backslashreplace")
     for page in report_pages(report):

@@ -1,0 +1,184 @@
+"""Local worker processes for independent analyses (``--jobs``): the same results for any number of jobs.
+
+An audit runs hundreds of independent analyses (bootstrap intervals and chance floors per attacker and trial
+type, 1-to-N linkage, per-group rows). :class:`Jobs` runs them in worker processes of this machine while the
+caller goes on, and hands each result back where the single-process code would have computed it:
+
+- ``jobs=1`` (the library default) computes every call at once, in :meth:`Jobs.submit`, in this process.
+- ``jobs=N`` runs the calls in ``N`` worker processes (``concurrent.futures.ProcessPoolExecutor``, started by
+  the ``forkserver`` method where the platform has it, else ``spawn``: never a fork of a process that runs
+  threads); ``jobs=-1`` uses every core this process may run on (``os.sched_getaffinity``).
+- Each analysis is a deterministic function of its arguments (random draws are seeded by the caller's seed,
+  never by worker or order), so the results are bit for bit those of ``jobs=1``; the tests compare them.
+- Warnings raised by a call are recorded and raised again in this process when its result is taken (with any
+  number of jobs), so the caller's warning filters and naming (:func:`vpeval.pipeline.audit.run_audits`)
+  apply where the result is used; so is an exception of the call.
+- Each worker limits the BLAS and OpenMP thread pools (``threadpoolctl``) to its share of the cores, so that
+  ``N`` workers do not start ``N`` times as many threads as there are cores.
+
+A Dask cluster (``--scheduler``/``--workers``, :mod:`vpeval.pipeline.cluster`) is the way to use more than one
+machine; the two are not combined: an audit on a cluster computes these analyses in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import warnings
+from collections.abc import Callable
+
+from ..errors import VpevalError
+
+__all__ = ["Jobs", "resolve_jobs", "usable_cores"]
+
+#: Modules the forkserver imports once, so that every worker it forks starts with them loaded.
+_PRELOAD = ["numpy", "scipy.special", "matplotlib", "vpeval.pipeline.audit"]
+
+
+def usable_cores() -> int:
+    """The number of cores this process may run on (its CPU affinity where the platform tells it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def resolve_jobs(jobs) -> int:
+    """``jobs`` as a number of processes: an integer >= 1, or -1 for :func:`usable_cores`.
+
+    Raises
+    ------
+    VpevalError
+        Anything else (0, -2, a float, a bool).
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
+        raise VpevalError(f"jobs must be an integer >= 1, or -1 for every usable core, got {jobs!r}")
+    return usable_cores() if jobs == -1 else jobs
+
+
+class _Result:
+    """A result to take later (:meth:`get`): a value, or the exception of the call, and the warnings it raised."""
+
+    __slots__ = ("_future", "_done")
+
+    def __init__(self, future=None, done=None):
+        self._future, self._done = future, done
+
+    def get(self):
+        """The call's value; raises its exception; raises its recorded warnings again first (each once)."""
+        if self._done is None:
+            self._done, self._future = self._future.result(), None
+        value, error, said = self._done
+        for category, message in said:
+            warnings.warn(message, category, stacklevel=2)
+        if error is not None:
+            raise error
+        return value
+
+
+def _limit_threads(n: int) -> None:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # scikit-learn brings it; without it the pools keep their defaults
+        return
+    threadpool_limits(n)
+
+
+def _call(fn: Callable, args: tuple, kwargs: dict, ship: bool = True):
+    """``(value, None, warnings)`` or ``(None, exception, warnings)``; ``ship``: made picklable (run in a
+    worker, for the caller's process)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value, error = fn(*args, **kwargs), None
+        except Exception as exc:  # taken back to the caller, raised where it takes the result
+            value, error = None, exc
+    said: list = []
+    for w in caught:
+        k = (w.category, str(w.message))
+        if k not in said:
+            said.append(k)
+    if not ship:
+        return value, error, said
+    if error is not None:
+        error = _picklable(error)
+    elif isinstance(value, BaseException):  # an analysis that returns its error (kept for the report)
+        value = _picklable(value)
+    return value, error, said
+
+
+def _picklable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling, else a :class:`VpevalError` (or RuntimeError) with its message."""
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        cls = VpevalError if isinstance(exc, VpevalError) else RuntimeError
+        return cls(f"{type(exc).__name__}: {exc}")
+
+
+class Jobs:
+    """Run independent calls now (one job) or in worker processes (several), taking the results in order.
+
+    Parameters
+    ----------
+    jobs : int
+        1: compute each call in :meth:`submit` itself, in this process (no pool); N >= 2: N worker processes;
+        -1: :func:`usable_cores`. Either way a call's warnings and exception are raised when its result is
+        taken (``.get()``, each time it is taken).
+
+    Raises
+    ------
+    VpevalError
+        A bad ``jobs`` (:func:`resolve_jobs`).
+
+    Examples
+    --------
+    >>> import math
+    >>> with Jobs(1) as jobs:
+    ...     r = jobs.submit(math.sqrt, 16.0)
+    >>> r.get()
+    4.0
+    """
+
+    def __init__(self, jobs: int = 1):
+        self.n = resolve_jobs(jobs)
+        self._pool = None
+
+    @property
+    def parallel(self) -> bool:
+        """Whether calls run in worker processes."""
+        return self.n > 1
+
+    def __enter__(self) -> "Jobs":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the workers (pending calls are cancelled); the results already taken stay valid."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def submit(self, fn: Callable, *args, **kwargs) -> _Result:
+        """Start ``fn(*args, **kwargs)``; ``.get()`` on the return value gives its result. With several jobs,
+        ``fn`` must be a module-level function and its arguments picklable."""
+        if not self.parallel:
+            return _Result(done=_call(fn, args, kwargs, ship=False))
+        if self._pool is None:
+            self._pool = self._start()
+        return _Result(future=self._pool.submit(_call, fn, args, kwargs))
+
+    def _start(self):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        methods = multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if ctx.get_start_method() == "forkserver":
+            ctx.set_forkserver_preload(_PRELOAD)
+        threads = max(1, usable_cores() // self.n)
+        return ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_limit_threads,
+                                   initargs=(threads,))

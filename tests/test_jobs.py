@@ -1,0 +1,105 @@
+"""Local worker processes (vpeval.pipeline.jobs, --jobs): the same results, warnings and errors as one process."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from pathlib import Path
+
+import pytest
+
+from vpeval.errors import VpevalError
+from vpeval.pipeline.jobs import Jobs, resolve_jobs, usable_cores
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
+
+
+class _Odd(VpevalError):
+    """An error whose constructor takes two arguments: it does not survive pickling as it is."""
+
+    def __init__(self, path, problem):
+        super().__init__(f"{path}: {problem}")
+
+
+def _warn_and_return(x):
+    warnings.warn(f"about {x}", UserWarning)
+    return x * 2
+
+
+def _raise_vpeval(msg):
+    raise VpevalError(msg)
+
+
+def _raise_odd():
+    raise _Odd("a.txt", "bad line")
+
+
+@pytest.mark.parametrize("value", [0, -2, 1.5, True, "2"])
+def test_bad_jobs_are_refused(value):
+    with pytest.raises(VpevalError, match="jobs must be"):
+        resolve_jobs(value)
+
+
+def test_minus_one_is_every_usable_core():
+    assert resolve_jobs(-1) == usable_cores() >= 1
+    assert resolve_jobs(3) == 3
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_results_warnings_and_errors_come_back_where_taken(n):
+    with Jobs(n) as jobs:
+        assert jobs.parallel == (n > 1)
+        ok = jobs.submit(_warn_and_return, 21)
+        bad = jobs.submit(_raise_vpeval, "no speakers")
+        odd = jobs.submit(_raise_odd)
+        root = jobs.submit(math.sqrt, 16.0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert ok.get() == 42
+            assert ok.get() == 42  # taken twice (a cached analysis): its warnings are raised each time
+        assert [str(w.message) for w in caught] == ["about 21", "about 21"]
+        with pytest.raises(VpevalError, match="no speakers"):
+            bad.get()
+        with pytest.raises(VpevalError, match="a.txt: bad line"):  # the message survives the trip
+            odd.get()
+        assert root.get() == 4.0
+
+
+def test_a_call_that_is_not_picklable_is_refused_with_several_jobs():
+    with Jobs(2) as jobs:
+        with pytest.raises(Exception):
+            jobs.submit(lambda: 1).get()
+
+
+@pytest.mark.slow
+def test_audit_and_report_do_not_depend_on_jobs(tmp_path):
+    """An audit of two systems (one with a trained back-end) with 1 and 2 jobs: report.json equal but for its
+    time stamp, every PNG byte for byte equal."""
+    npz = EXAMPLE / "embeddings_mfcc.npz"
+    if not npz.exists() or not (EXAMPLE / "train" / "embeddings_mfcc.npz").exists():
+        pytest.skip("bundled example missing")
+    import pandas as pd
+
+    import vpeval
+    from vpeval.report.audit import render_audit
+    from vpeval.report.writer import render_report
+
+    es = vpeval.read_embeddings(npz)
+    tr = vpeval.read_embeddings(EXAMPLE / "train" / "embeddings_mfcc.npz")
+    meta = pd.read_csv(EXAMPLE / "metadata.csv", dtype=str, keep_default_na=False)
+    docs, folders = [], []
+    for n in (1, 2):
+        res = vpeval.audit({"A": {"mfcc": es}, "B": {"mfcc": es}}, train={"A": {"mfcc": tr}}, types=("oo", "oa", "aa"),
+                           backends=("cosine", "lda"), fusion=False, metadata={"A": meta, "B": meta}, n_boot=20,
+                           n_perm=19, verdict_perm=99, jobs=n)
+        out = tmp_path / f"jobs{n}"
+        out.mkdir()
+        render_report(render_audit(res), out, generated_at="2026-01-01T00:00:00+00:00", jobs=n)
+        docs.append(json.loads((out / "report.json").read_text()))
+        folders.append(out)
+    assert docs[0] == docs[1]
+    pngs = sorted(p.name for p in folders[0].glob("*.png"))
+    assert pngs and pngs == sorted(p.name for p in folders[1].glob("*.png"))
+    for name in pngs:
+        assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), name
