@@ -22,6 +22,7 @@ from ..pipeline.attackers import attacker_class
 from ..pipeline.audit import REPORT_TYPES, SystemAudit, attackers_json, comparison_inputs, run_audits
 from ..pipeline.compare import compare_systems
 from ..pipeline.groups import DEFAULT_GROUP_BY
+from ..pipeline.jobs import Jobs
 from .attribution import worst_over_attackers
 from .channels import channel_verdicts
 from .comparison import compare_worst_cases
@@ -144,22 +145,23 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
         errors of the analyses (naming the system); a system whose data cannot be tested for the verdict is
         listed in ``undecided`` instead.
     """
-    results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
-                         seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
-                         group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt,
-                         jobs=jobs)
-    tests: dict = {}
-    if verdict_perm is None:  # --no-verdict
-        verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
-        channels = {}
-    else:
-        if progress:
-            progress("the verdict: family-wise perfect-secrecy test over every attacker")
-        verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                             budget_bits=budget_bits, tests=tests)
-        flag_saturation(verdicts, results)
-        channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                    budget_bits=budget_bits, tests=tests)
+    with Jobs(jobs if client is None else 1) as pool:  # one pool for the analyses and the verdicts
+        results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
+                             seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
+                             group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt,
+                             jobs=pool)
+        tests: dict = {}
+        if verdict_perm is None:  # --no-verdict
+            verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
+            channels = {}
+        else:
+            if progress:
+                progress("the verdict: family-wise perfect-secrecy test over every attacker")
+            verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                                                 budget_bits=budget_bits, tests=tests, jobs=pool)
+            flag_saturation(verdicts, results)
+            channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed,
+                                        alpha=alpha, budget_bits=budget_bits, tests=tests)
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each

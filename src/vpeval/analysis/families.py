@@ -6,6 +6,7 @@ Each returns a :class:`~vpeval.analysis.verdict.Verdict` from the one rule of :m
 from __future__ import annotations
 
 from ..io.trials import Trials
+from ..pipeline.jobs import Jobs
 from .secrecy import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
 from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
 
@@ -150,15 +151,16 @@ def _voice_subfamily(res, trials) -> dict | None:
 
 
 def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
-                   budget_bits: float = DEFAULT_BUDGET_BITS,
-                   tests: dict | None = None) -> tuple[dict[str, dict], dict[str, str]]:
+                   budget_bits: float = DEFAULT_BUDGET_BITS, tests: dict | None = None,
+                   jobs=1) -> tuple[dict[str, dict], dict[str, str]]:
     """The ``verdicts`` object of an audit's report.json: per system :meth:`Verdict.to_dict` plus
     ``strongest_attacker`` and ``trial_type`` (of the worst case) and the ``scorecard`` (:func:`scorecard`); and
     per system that could not be decided, why (no attack trial type, fewer than 2 evaluation speakers, ...).
     ``tests``, when given, receives each decided system's :class:`~vpeval.analysis.secrecy.SecrecyTest` (for
     :func:`vpeval.analysis.comparison.compare_worst_cases`); for a system with attackers outside the voice
     channel it carries the voice channel's own test in ``subfamilies["voice"]``, from the same relabellings
-    (for :func:`vpeval.analysis.channels.channel_verdicts`).
+    (for :func:`vpeval.analysis.channels.channel_verdicts`). ``jobs``: the systems' tests run in worker processes
+    (an int or a running :class:`vpeval.pipeline.jobs.Jobs`); the results do not depend on it.
 
     Raises
     ------
@@ -172,19 +174,26 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
 
     check_budget(budget_bits)
     check_test_options(n_perm, n_boot, seed, alpha)  # bad options raise; below, only data errors are caught
-    out, undecided = {}, {}
-    for system, res in results.items():
-        trials, one_to_n = audit_family(res)
-        if not trials and not one_to_n:
-            undecided[system] = "no attack trial type (oa, aa) was computed"
-            continue
-        try:
-            test = secrecy_test(trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                subfamilies=_voice_subfamily(res, trials))
-        except VpevalError as exc:
-            undecided[system] = str(exc)
-            continue
-        if tests is not None:
-            tests[system] = test
-        out[system] = verdict_dict(decide(test, budget_bits), res)
-    return out, undecided
+    out, undecided, started = {}, {}, {}
+    pool = jobs if isinstance(jobs, Jobs) else Jobs(jobs)
+    try:
+        for system, res in results.items():  # every system's test started, then each taken in order
+            trials, one_to_n = audit_family(res)
+            if not trials and not one_to_n:
+                undecided[system] = "no attack trial type (oa, aa) was computed"
+                continue
+            started[system] = pool.submit(secrecy_test, trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed,
+                                          alpha=alpha, subfamilies=_voice_subfamily(res, trials))
+        for system, result in started.items():
+            try:
+                test = result.get()
+            except VpevalError as exc:
+                undecided[system] = str(exc)
+                continue
+            if tests is not None:
+                tests[system] = test
+            out[system] = verdict_dict(decide(test, budget_bits), results[system])
+    finally:
+        if pool is not jobs:
+            pool.close()
+    return out, {s: undecided[s] for s in results if s in undecided}

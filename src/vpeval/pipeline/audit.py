@@ -428,14 +428,15 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                group_by: str | None = DEFAULT_GROUP_BY,
                progress: Callable[[str], None] | None = None, client=None, vpc_lists=None,
-               adapt: dict | None = None, jobs: int = 1) -> dict[str, SystemAudit]:
+               adapt: dict | None = None, jobs: "Jobs | int" = 1) -> dict[str, SystemAudit]:
     """:func:`field_attackers` and :func:`audit_system` for every system (parameters as in
     :func:`vpeval.report.audit.audit_systems`; ``vpc_lists`` as in :func:`audit_system`, the same lists for every
     system); errors in a system's (training) data name the system.
     ``adapt``: system -> :class:`vpeval.pipeline.adapted.AdaptInputs`: also field the extractor-adapted attacker
     there; with it, the strongest single attacker of each such system gets its learning curve (saturation check,
     :mod:`vpeval.pipeline.adapted`). ``jobs``: worker processes of this machine for the independent analyses
-    (:mod:`vpeval.pipeline.jobs`; -1: every usable core); with a Dask ``client`` they run in this process.
+    (:mod:`vpeval.pipeline.jobs`; -1: every usable core; or a running ``Jobs``); with a Dask ``client`` an int
+    ``jobs`` is not used.
     Results are the same for every value.
 
     Warnings of the analyses name where they come from: ``"systems 'a', 'b': attacker 'x': ..."`` or
@@ -457,7 +458,7 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
     metadata = metadata or {}
     results, cache = {}, {}  # fits and analyses shared by the systems (identical inputs computed once)
     said: dict[tuple, list[str]] = {}  # (category, message) -> the systems that raised it
-    pool = Jobs(jobs if client is None else 1)
+    pool = jobs if isinstance(jobs, Jobs) else Jobs(jobs if client is None else 1)
 
     def step(name, fn):  # one step of one system, its warnings recorded for naming
         got: list = []
@@ -502,7 +503,8 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
             for name, steps in running.items():
                 step(name, lambda n=name, st=steps: advance(n, st))
     finally:  # each warning once, naming every system it came from (an error above still lets them out)
-        pool.close()
+        if pool is not jobs:
+            pool.close()
         for (category, message), names in said.items():
             who = (f"system {names[0]!r}" if len(names) == 1 else
                    "systems " + ", ".join(repr(n) for n in names))

@@ -268,7 +268,6 @@ def _draw_intervals(fig, pts, name, unit):
     ax.set_xlabel(f"{name} ({unit})" if unit else name)
     ax.set_ylim(-0.7, len(pts) - 0.3)
     ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
 
 
 #: Subgroup summary columns shown in the page (report.json keeps every column).

@@ -381,8 +381,9 @@ def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, st
 
 
 def draw_figure(draw, size: tuple[float, float], path: Path) -> None:
-    """``draw(fig)`` on a new matplotlib figure of ``size`` inches at 100 dpi, laid out tight, saved as a PNG at
-    ``path`` (:func:`_save_png`); the Agg backend, never TeX."""
+    """``draw(fig)`` on a new matplotlib figure of ``size`` inches at 100 dpi, laid out tight (by the layout
+    engine, within the one drawing of the canvas), saved as a PNG at ``path`` (:func:`_save_png`); the Agg
+    backend, never TeX."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -390,30 +391,27 @@ def draw_figure(draw, size: tuple[float, float], path: Path) -> None:
 
     # TeX is never used; names from input files are escaped where they are drawn (plots.legend_label)
     with matplotlib.rc_context({"text.usetex": False}):
-        fig = plt.figure(figsize=size, dpi=100)
+        fig = plt.figure(figsize=size, dpi=100, layout="tight")
         try:
             draw(fig)
-            fig.tight_layout()
-            # no timestamp in the PNG metadata: same inputs give identical files
             _save_png(fig, path)
         finally:
             plt.close(fig)
 
 
-def _save_png(fig, path: Path) -> None:
-    """``fig`` as a PNG of at most 256 colours (line plots need no more; a third to a quarter of the size of
-    the full-colour file), without a timestamp in its metadata (same inputs give identical files)."""
-    import io
-
+def _save_png(fig, path) -> None:
+    """``fig`` drawn on its Agg canvas, as a PNG of at most 256 colours (line plots need no more; a third to a
+    quarter of the size of the full-colour file) at ``path`` (or a binary file object), without a timestamp
+    in its metadata (same inputs give identical files). The canvas's pixels are quantized directly: no
+    full-colour PNG is encoded and decoded on the way (that was a sixth of the drawing time)."""
     from PIL import Image
 
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", metadata={"Software": None})
-    buf.seek(0)
-    with Image.open(buf) as im:
-        # fast octree: a third of median cut's time and smaller files on line plots (measured on a DET figure)
-        im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
-            path, format="PNG", optimize=True)
+    fig.canvas.draw()
+    w, h = fig.canvas.get_width_height(physical=True)
+    im = Image.frombuffer("RGBA", (w, h), fig.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    # fast octree: a third of median cut's time and smaller files on line plots (measured on a DET figure)
+    im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
+        path, format="PNG", optimize=True)
 
 
 def render_report(report: Report, folder, *, generated_at: str | None = None, jobs: int = 1) -> Path:
