@@ -103,3 +103,21 @@ def test_audit_and_report_do_not_depend_on_jobs(tmp_path):
     assert pngs and pngs == sorted(p.name for p in folders[1].glob("*.png"))
     for name in pngs:
         assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), name
+
+
+def test_a_script_without_the_main_guard_gets_a_clear_error(tmp_path):
+    """Workers import the script's __main__: without the guard they cannot start; the error says why."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text("import math\nfrom vpeval.pipeline.jobs import Jobs\n"
+                      "with Jobs(2) as jobs:\n    print(jobs.submit(math.sqrt, 4.0).get())\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "WorkerError" in r.stderr and "__name__" in r.stderr and "jobs=1" in r.stderr
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("import math\nfrom vpeval.pipeline.jobs import Jobs\nif __name__ == '__main__':\n"
+                       "    with Jobs(2) as jobs:\n        print(jobs.submit(math.sqrt, 4.0).get())\n")
+    r = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "2.0", r.stderr

@@ -16,6 +16,11 @@ caller goes on, and hands each result back where the single-process code would h
 - Each worker limits the BLAS and OpenMP thread pools (``threadpoolctl``) to its share of the cores, so that
   ``N`` workers do not start ``N`` times as many threads as there are cores.
 
+A script that calls vpeval with ``jobs`` > 1 must guard its top level by ``if __name__ == "__main__":``: each
+worker imports the script's ``__main__`` module (Python's rule for the ``forkserver`` and ``spawn`` methods);
+without the guard the workers cannot start and :class:`WorkerError` says so. The ``vpeval`` command needs
+nothing.
+
 A Dask cluster (``--scheduler``/``--workers``, :mod:`vpeval.pipeline.cluster`) is the way to use more than one
 machine; the two are not combined: an audit on a cluster computes these analyses in this process.
 """
@@ -29,10 +34,14 @@ from collections.abc import Callable
 
 from ..errors import VpevalError
 
-__all__ = ["Jobs", "resolve_jobs", "usable_cores"]
+__all__ = ["Jobs", "WorkerError", "resolve_jobs", "usable_cores"]
 
 #: Modules the forkserver imports once, so that every worker it forks starts with them loaded.
 _PRELOAD = ["numpy", "scipy.special", "matplotlib", "vpeval.pipeline.audit"]
+
+
+class WorkerError(VpevalError):
+    """A worker process died or could not start; the message says the likely causes and the way out."""
 
 
 def usable_cores() -> int:
@@ -67,7 +76,16 @@ class _Result:
     def get(self):
         """The call's value; raises its exception; raises its recorded warnings again first (each once)."""
         if self._done is None:
-            self._done, self._future = self._future.result(), None
+            from concurrent.futures.process import BrokenProcessPool
+
+            try:
+                self._done, self._future = self._future.result(), None
+            except BrokenProcessPool as exc:
+                raise WorkerError(
+                    "a worker process of --jobs/jobs died or could not start (out of memory, a crash in a library, "
+                    "or a script that calls vpeval with jobs > 1 without guarding its top level by "
+                    "`if __name__ == \"__main__\":`, which Python's multiprocessing requires); run again with "
+                    f"jobs=1 (--jobs 1) to compute in one process ({exc})") from None
         value, error, said = self._done
         for category, message in said:
             warnings.warn(message, category, stacklevel=2)
