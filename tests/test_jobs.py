@@ -121,3 +121,28 @@ def test_a_script_without_the_main_guard_gets_a_clear_error(tmp_path):
                        "    with Jobs(2) as jobs:\n        print(jobs.submit(math.sqrt, 4.0).get())\n")
     r = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "2.0", r.stderr
+
+
+def test_score_report_does_not_depend_on_jobs(tmp_path):
+    """`vpeval report` starts each input's verdict on a worker: the same report.json and PNGs as one process."""
+    import numpy as np
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    rng = np.random.default_rng(3)
+    f = tmp_path / "scores.txt"
+    f.write_text("".join(f"{s:.6f} {lab}\n" for s, lab in zip(np.r_[rng.normal(1, 1, 60), rng.normal(0, 1, 600)],
+                                                            [1] * 60 + [0] * 600)))
+    docs = []
+    for n in ("1", "2"):
+        r = CliRunner().invoke(app, ["report", f"a={f}", f"b={f}", "-o", str(tmp_path / n), "-q", "--jobs", n,
+                                     "--n-perm", "99"])
+        assert r.exit_code == 0, r.output
+        d = json.loads((tmp_path / n / "report.json").read_text())
+        d.pop("generated_at")
+        docs.append(d)
+    assert docs[0] == docs[1] and set(docs[0]["verdicts"]) == {"a", "b"}
+    assert [s["id"] for s in docs[0]["sections"]][0] == "verdict"
+    for png in sorted((tmp_path / "1").glob("*.png")):
+        assert png.read_bytes() == (tmp_path / "2" / png.name).read_bytes(), png.name

@@ -140,8 +140,10 @@ def report(
     n_perm: Optional[int] = ScorePermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
+    jobs: int = JobsOpt,
 ):
     from ..io.output import claim_folder
+    from ..pipeline.jobs import Jobs
     from ..report import Report, verification_section
     from ..report.disclosure import disclosure_section
     from ..report.writer import render_report
@@ -156,7 +158,8 @@ def report(
         from ..io.speaker_groups import read_speaker_groups
 
         spk_groups = read_speaker_groups(groups)
-    with claim_folder(out, command="report", force=force, protect=protect) as claim, InputSnapshot() as snap:
+    with claim_folder(out, command="report", force=force, protect=protect) as claim, InputSnapshot() as snap, \
+            Jobs(jobs_value(jobs)) as pool:
         systems, meta = {}, []
         for spec in inputs:
             name, path = split_name(spec)
@@ -174,23 +177,14 @@ def report(
             meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f)} for f in files]
         rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
                                                    "scores_are_llrs": llr})
-        if not no_verdict:
+        if not no_verdict:  # each input's test on a worker (--jobs) while the sections below are computed here
             from ..analysis.families import score_verdict
             from ..report.verdict import verdict_section
 
             rep.options.update({"verdict_perm": "auto" if n_perm is None else n_perm,
                                 "budget_bits": vopts["budget_bits"], "alpha": alpha, "seed": seed})
-            verdicts, undecided = {}, {}
-            for name, t in systems.items():
-                v, why = verdict_or_reason(lambda t=t, name=name: score_verdict(t, name, seed=seed, **vopts))
-                if v is None:
-                    undecided[name] = why
-                else:
-                    verdicts[name] = v
-            rep.extra["verdicts"] = verdicts
-            if undecided:
-                rep.extra["verdicts_not_decided"] = undecided
-            rep.add(verdict_section(verdicts, undecided=undecided))
+            started = {name: pool.submit(score_verdict, t, name, seed=seed, **vopts) for name, t in systems.items()}
+            placeholder = rep.add(verdict_section({}))  # replaced once the tests are taken, below
         rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
         if spk_groups is not None:
             from ..io.output import sha256_file
@@ -218,7 +212,15 @@ def report(
 
             rep.add(estimator_table_section(estimator_table(
                 {n: (t.tar, t.non) for n, t in systems.items()}, disclosures=disclosures)))
-        render_report(rep, claim.path)
+        if not no_verdict:
+            taken = {name: verdict_or_reason(r.get) for name, r in started.items()}
+            verdicts = {name: v for name, (v, _) in taken.items() if v is not None}
+            undecided = {name: why for name, (v, why) in taken.items() if v is None}
+            rep.extra["verdicts"] = verdicts
+            if undecided:
+                rep.extra["verdicts_not_decided"] = undecided
+            rep.sections[rep.sections.index(placeholder)] = verdict_section(verdicts, undecided=undecided)
+        render_report(rep, claim.path, jobs=jobs_value(jobs))
     from ..report.verification import verification_entries
 
     ver = next(sec for sec in rep.sections if sec.id == "verification")
