@@ -143,7 +143,7 @@ def report(
     jobs: int = JobsOpt,
 ):
     from ..io.output import claim_folder
-    from ..pipeline.jobs import Jobs
+    from ..pipeline.jobs import HeldWarnings, Jobs
     from ..report import Report, verification_section
     from ..report.disclosure import disclosure_section
     from ..report.writer import render_report
@@ -185,33 +185,34 @@ def report(
                                 "budget_bits": vopts["budget_bits"], "alpha": alpha, "seed": seed})
             started = {name: pool.submit(score_verdict, t, name, seed=seed, **vopts) for name, t in systems.items()}
             placeholder = rep.add(verdict_section({}))  # replaced once the tests are taken, below
-        rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
-        if spk_groups is not None:
-            from ..io.output import sha256_file
-            from ..pipeline.groups import group_breakdown, pooled_result
-            from ..report.groups import score_groups_section
+        with HeldWarnings() as held:  # said after the verdicts' warnings, as in one process
+            rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
+            if spk_groups is not None:
+                from ..io.output import sha256_file
+                from ..pipeline.groups import group_breakdown, pooled_result
+                from ..report.groups import score_groups_section
 
-            n_boot, by_input = 200, {}
+                n_boot, by_input = 200, {}
+                for name, t in systems.items():
+                    if t.enroll is None:
+                        raise VpevalError(f"--groups: input {name!r} has no enrollment keys (a score/label file); give "
+                                          "Kaldi trials+scores")
+                    by_input[name] = [pooled_result(t, n_boot=n_boot, seed=seed)] + group_breakdown(
+                        t, spk_groups, n_boot=n_boot, seed=seed, source=str(groups))
+                meta.append({"name": "groups", "path": str(groups), "sha256": sha256_file(groups)})
+                rep.options.update({"groups": str(groups), "seed": seed, "n_boot": n_boot})
+                rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
+            disclosures = {}
             for name, t in systems.items():
-                if t.enroll is None:
-                    raise VpevalError(f"--groups: input {name!r} has no enrollment keys (a score/label file); give "
-                                      "Kaldi trials+scores")
-                by_input[name] = [pooled_result(t, n_boot=n_boot, seed=seed)] + group_breakdown(
-                    t, spk_groups, n_boot=n_boot, seed=seed, source=str(groups))
-            meta.append({"name": "groups", "path": str(groups), "sha256": sha256_file(groups)})
-            rep.options.update({"groups": str(groups), "seed": seed, "n_boot": n_boot})
-            rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
-        disclosures = {}
-        for name, t in systems.items():
-            sec, disclosures[name] = disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
-                                                        title=f"Worst-case disclosure per LLR estimator: {name}")
-            rep.add(sec)
-        if len(systems) > 1:
-            from ..disclosure import estimator_table
-            from ..report.disclosure import estimator_table_section
+                sec, disclosures[name] = disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
+                                                            title=f"Worst-case disclosure per LLR estimator: {name}")
+                rep.add(sec)
+            if len(systems) > 1:
+                from ..disclosure import estimator_table
+                from ..report.disclosure import estimator_table_section
 
-            rep.add(estimator_table_section(estimator_table(
-                {n: (t.tar, t.non) for n, t in systems.items()}, disclosures=disclosures)))
+                rep.add(estimator_table_section(estimator_table(
+                    {n: (t.tar, t.non) for n, t in systems.items()}, disclosures=disclosures)))
         if not no_verdict:
             taken = {name: verdict_or_reason(r.get) for name, r in started.items()}
             verdicts = {name: v for name, (v, _) in taken.items() if v is not None}
@@ -220,6 +221,7 @@ def report(
             if undecided:
                 rep.extra["verdicts_not_decided"] = undecided
             rep.sections[rep.sections.index(placeholder)] = verdict_section(verdicts, undecided=undecided)
+        held.release()
         render_report(rep, claim.path, jobs=jobs_value(jobs))
     from ..report.verification import verification_entries
 

@@ -34,7 +34,7 @@ from collections.abc import Callable
 
 from ..errors import VpevalError
 
-__all__ = ["Jobs", "WorkerError", "resolve_jobs", "usable_cores"]
+__all__ = ["Jobs", "WorkerError", "HeldWarnings", "resolve_jobs", "usable_cores"]
 
 #: Modules the forkserver imports once, so that every worker it forks starts with them loaded.
 _PRELOAD = ["numpy", "scipy.special", "matplotlib", "vpeval.pipeline.audit"]
@@ -200,3 +200,26 @@ class Jobs:
         threads = max(1, usable_cores() // self.n)
         return ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_limit_threads,
                                    initargs=(threads,))
+
+
+class HeldWarnings:
+    """Hold the warnings raised inside a ``with`` block until :meth:`release` raises them again, in order (so
+    that work done while a worker computes can say its warnings after the worker's, as one process would).
+    An exception leaving the block releases them at once."""
+
+    def __enter__(self) -> "HeldWarnings":
+        self._cm = warnings.catch_warnings(record=True)
+        self._caught = self._cm.__enter__()
+        warnings.simplefilter("always")
+        return self
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self._cm.__exit__(exc_type, *exc)
+        if exc_type is not None:
+            self.release()
+
+    def release(self) -> None:
+        """Raise the held warnings again (each with its category, file and line), once."""
+        caught, self._caught = self._caught, []
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
