@@ -75,8 +75,9 @@ WorkersOpt = typer.Option(
 JobsOpt = typer.Option(
     -1, "--jobs", "-j", metavar="N",
     help="Worker processes of this machine for the independent analyses (intervals, chance floors, 1-to-N "
-         "linkage, per-group rows): N >= 1, or -1 for every usable core (default). Results do not depend on it. "
-         "Not used with --scheduler/--workers (the cluster computes the scores and scans).")
+         "linkage, per-group rows, verdict tests) and the figures: N >= 1, or -1 for every usable core (default). "
+         "The report does not depend on it. On a Dask cluster (audit --scheduler/--workers) the analyses run in "
+         "the main process.")
 
 
 def jobs_value(value: int) -> int:

@@ -33,6 +33,10 @@ def appendix_page(system: str | None, multi: bool) -> str:
     return f"appendix-{safe_filename(system)}" if multi and system is not None else "appendix"
 
 
+#: The rates (%) labelled on the short y axes of :func:`draw_det_all` (the ticks stay at every DET rate).
+_SHORT_DET_LABELS = {"0.01", "0.1", "1", "5", "20", "80", "95", "99", "99.9", "99.99"}
+
+
 def draw_det_all(fig, scores: dict, featured: list[str]) -> None:
     """DET curves of every attacker of one system, one panel per trial type of :data:`DET_TYPES`; the featured
     (strongest) attackers thick and in the legend, the others thin grey (their curves are in the appendix).
@@ -53,6 +57,9 @@ def draw_det_all(fig, scores: dict, featured: list[str]) -> None:
             d.plot(ax, floor=floor, color=f"C{k % 10}", lw=2.0)
         ax.set_title(f"DET, {t}", fontsize=9)
         ax.legend(fontsize=6, loc="upper right")
+        # a short panel: label every other rate on the probit axis (all of them overlapped near 1 % and 99 %)
+        ax.set_yticks(ax.get_yticks(), [lab.get_text() if lab.get_text() in _SHORT_DET_LABELS else ""
+                                        for lab in ax.get_yticklabels()], fontsize=7)
 
 
 def _ci(assessments, key: str, m: dict) -> str:

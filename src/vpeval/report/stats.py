@@ -6,6 +6,7 @@ Every number comes from :mod:`vpeval.stats`; these functions only lay them out.
 from __future__ import annotations
 
 import math
+import textwrap
 
 from ..analysis.readings import EXACT_INTERVAL_NOTE, exact_eer_interval
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS, Assessment, SpeakerProfile
@@ -265,7 +266,8 @@ def _draw_intervals(fig, pts, name, unit):
             if f is not None and math.isfinite(f):
                 ax.plot([k * f, k * f], [y - 0.3, y + 0.3], color="grey", lw=1.5)
     ax.set_yticks(range(len(pts)), [legend_label(p[0]) for p in reversed(pts)], fontsize=7)
-    ax.set_xlabel(f"{name} ({unit})" if unit else name)
+    # wrapped: the attackers' names push the axes right, and a long label centred under them left the figure
+    ax.set_xlabel(textwrap.fill(f"{name} ({unit})" if unit else name, 45), fontsize=9)
     ax.set_ylim(-0.7, len(pts) - 0.3)
     ax.grid(True, axis="x", alpha=0.3)
 

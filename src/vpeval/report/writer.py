@@ -430,7 +430,7 @@ def render_report(report: Report, folder, *, generated_at: str | None = None, jo
 
 
 def write_report(report: Report, out_dir, *, force: bool = False, generated_at: str | None = None,
-                 protect=(), command: str = "report") -> Path:
+                 protect=(), command: str = "report", jobs: int = 1) -> Path:
     """Write ``report.json``, ``report.html`` and the figures into ``out_dir`` under the output policy.
 
     Parameters
@@ -447,6 +447,9 @@ def write_report(report: Report, out_dir, *, force: bool = False, generated_at: 
         Inputs that ``--force`` must never replace.
     command : str
         The command recorded in the manifest (report, audit or demo).
+    jobs : int
+        Worker processes drawing the figures (:mod:`vpeval.pipeline.jobs`; -1: every usable core); the files do
+        not depend on it.
 
     Returns
     -------
@@ -454,5 +457,5 @@ def write_report(report: Report, out_dir, *, force: bool = False, generated_at: 
         ``out_dir``.
     """
     with claim_folder(out_dir, command=command, force=force, protect=protect) as claim:
-        render_report(report, claim.path, generated_at=generated_at)
+        render_report(report, claim.path, generated_at=generated_at, jobs=jobs)
     return Path(out_dir)
