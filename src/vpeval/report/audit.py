@@ -600,16 +600,17 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
             sec.blocks.insert(1, Paragraph(_lists_sentence(o["vpc_lists"])))
     summary = report.add(_summary_section(results))
     for system, res in results.items():
-        if any(t in by for by in res.trials.values() for t in COMBINED_TYPES):
+        cmcs = {a: {t: link.identification.cmc for t, link in by.items() if not isinstance(link, Exception)}
+                for a, by in res.linkage.items()}
+        if any(t in by for by in cmcs.values() for t in COMBINED_TYPES):
             pre_s = f"{system}: " if len(results) > 1 else ""
+            thick = [a for a in featured[system] if cmcs.get(a)]  # channel attackers have no 1-to-N search
             summary.blocks.append(Figure(
-                f"all_attackers_{system}", Draw(_draw_all_attackers, list(res.trials), {a: {t: link.identification.cmc for t, link in by.items()
-                                                                  if not isinstance(link, Exception)}
-                                                              for a, by in res.linkage.items()}, featured[system]),
-                f"{pre_s}CMC of every attacker, on {' and '.join(t for t in COMBINED_TYPES)} trials; thick lines: "
-                f"the strongest attackers ({', '.join(featured[system])}), whose own sections also draw their "
-                "figures. The DET curves of every attacker are on the main page.",
-                size=(11.0, 5.0)))
+                f"all_attackers_{system}", Draw(_draw_all_attackers, list(res.trials), cmcs, featured[system]),
+                f"{pre_s}CMC of every attacker with a 1-to-N search (the voice channel), on "
+                f"{' and '.join(t for t in COMBINED_TYPES)} trials; thick lines: the strongest attackers "
+                f"({', '.join(thick) or 'none of them searches 1-to-N'}), whose own sections also draw their "
+                "figures. The DET curves of every attacker are on the main page.", size=(11.0, 5.0)))
     report.add(attackers_section(results)).folded = True
     report.add(_eer_vs_disclosure_section(results, seed=seed))
     anon = {f"{system} / {ext}": audit.results["anonymized"] for system, res in results.items()
