@@ -41,12 +41,19 @@ def test_bad_jobs_are_refused(value):
         resolve_jobs(value)
 
 
-def test_minus_one_is_every_usable_core():
+def test_minus_one_is_every_usable_core_and_more_are_refused():
     assert resolve_jobs(-1) == usable_cores() >= 1
-    assert resolve_jobs(3) == 3
+    assert resolve_jobs(1) == 1
+    with pytest.raises(VpevalError, match="more than the"):
+        resolve_jobs(usable_cores() + 1)
+    with pytest.raises(VpevalError, match="more than the"):
+        resolve_jobs(10 ** 20)
 
 
-@pytest.mark.parametrize("n", [1, 2])
+needs_two = pytest.mark.skipif(usable_cores() < 2, reason="needs two usable cores")
+
+
+@pytest.mark.parametrize("n", [1, pytest.param(2, marks=needs_two)])
 def test_results_warnings_and_errors_come_back_where_taken(n):
     with Jobs(n) as jobs:
         assert jobs.parallel == (n > 1)
@@ -66,12 +73,14 @@ def test_results_warnings_and_errors_come_back_where_taken(n):
         assert root.get() == 4.0
 
 
+@needs_two
 def test_a_call_that_is_not_picklable_is_refused_with_several_jobs():
     with Jobs(2) as jobs:
         with pytest.raises(Exception):
             jobs.submit(lambda: 1).get()
 
 
+@needs_two
 @pytest.mark.slow
 def test_audit_and_report_do_not_depend_on_jobs(tmp_path):
     """An audit of two systems (one with a trained back-end) with 1 and 2 jobs: report.json equal but for its
@@ -105,6 +114,7 @@ def test_audit_and_report_do_not_depend_on_jobs(tmp_path):
         assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), name
 
 
+@needs_two
 def test_a_script_without_the_main_guard_gets_a_clear_error(tmp_path):
     """Workers import the script's __main__: without the guard they cannot start; the error says why."""
     import subprocess
@@ -123,6 +133,7 @@ def test_a_script_without_the_main_guard_gets_a_clear_error(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == "2.0", r.stderr
 
 
+@needs_two
 def test_score_report_does_not_depend_on_jobs(tmp_path):
     """`vpeval report` starts each input's verdict on a worker: the same report.json and PNGs as one process."""
     import numpy as np
@@ -146,3 +157,100 @@ def test_score_report_does_not_depend_on_jobs(tmp_path):
     assert [s["id"] for s in docs[0]["sections"]][0] == "verdict"
     for png in sorted((tmp_path / "1").glob("*.png")):
         assert png.read_bytes() == (tmp_path / "2" / png.name).read_bytes(), png.name
+
+
+@needs_two
+def test_a_script_read_from_stdin_computes_in_one_process_and_says_so(tmp_path):
+    """Workers cannot import a main script that is not a file: the calls run here, with a warning."""
+    import subprocess
+    import sys
+
+    code = ("import math, warnings\nfrom vpeval.pipeline.jobs import Jobs\nif __name__ == '__main__':\n"
+            "    with Jobs(2) as jobs:\n        print(jobs.submit(math.sqrt, 9.0).get(), jobs.parallel)\n")
+    r = subprocess.run([sys.executable, "-"], input=code, capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["3.0", "False"]
+    assert "cannot be started here" in r.stderr and "not a file" in r.stderr
+
+
+@needs_two
+def test_pool_that_cannot_start_falls_back_to_one_process(tmp_path, monkeypatch):
+    """A temporary folder whose path is too long for the forkserver's socket: same result, in this process."""
+    import subprocess
+    import sys
+
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    script = tmp_path / "s.py"
+    script.write_text("import math\nfrom vpeval.pipeline.jobs import Jobs\nif __name__ == '__main__':\n"
+                      "    with Jobs(2) as jobs:\n        print(jobs.submit(math.sqrt, 9.0).get())\n")
+    import os
+
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "TMPDIR": str(deep)})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "3.0"
+    assert "cannot be started here" in r.stderr
+
+
+@needs_two
+def test_workers_leave_when_their_parent_is_killed(tmp_path):
+    """SIGKILL of the process that started the pool: its workers notice and exit (they were left forever)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "s.py"
+    script.write_text("import os, time\nfrom vpeval.pipeline.jobs import Jobs\nif __name__ == '__main__':\n"
+                      "    with Jobs(2) as jobs:\n        pids = {jobs.submit(os.getpid).get() for _ in range(20)}\n"
+                      "        r = jobs.submit(time.sleep, 60)\n        print(' '.join(map(str, pids)), flush=True)\n"
+                      "        time.sleep(60)\n")
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    workers = [int(x) for x in p.stdout.readline().split()]
+    assert workers
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    deadline = time.monotonic() + 20
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = []
+        for w in workers:
+            try:
+                os.kill(w, 0)
+                with open(f"/proc/{w}/stat") as f:  # a zombie waiting for its parent counts as gone
+                    if f.read().split(") ")[1].startswith("Z"):
+                        continue
+                alive.append(w)
+            except (ProcessLookupError, FileNotFoundError):
+                pass
+    assert not alive, f"workers {alive} outlived their parent"
+
+
+def test_sigterm_leaves_like_ctrl_c(tmp_path):
+    """`kill PID` on a running command: exit 143, nothing half-written, no lock left (the output policy's cleanup
+    runs), no worker left behind."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    example = EXAMPLE
+    if not (example / "embeddings_mfcc.npz").exists():
+        pytest.skip("bundled example missing")
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "vpeval.cli.main", "demo", "-o", str(out), "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(12)  # into the audit, workers running
+    assert p.poll() is None, p.communicate()
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 143, err
+    assert not out.exists() and not [f for f in os.listdir(tmp_path) if f.startswith(".")], os.listdir(tmp_path)
+    time.sleep(3)
+    left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes of the run's session left: {left}"

@@ -80,6 +80,21 @@ JobsOpt = typer.Option(
          "the main process.")
 
 
+def exit_on_sigterm() -> None:
+    """Make SIGTERM (``kill PID``, a batch system's time limit) leave like Ctrl-C: as ``SystemExit(143)`` raised
+    in the main thread, so that the output policy removes what this run left half-written and releases its lock,
+    and the worker processes of ``--jobs`` are stopped (they were left behind by a plain SIGTERM)."""
+    import signal
+
+    def _leave(signum, frame):
+        raise SystemExit(128 + signum)
+
+    try:
+        signal.signal(signal.SIGTERM, _leave)
+    except ValueError:  # not the main thread of the main interpreter (e.g. embedded): keep the default
+        pass
+
+
 def jobs_value(value: int) -> int:
     """``--jobs`` as a number of worker processes (:func:`vpeval.pipeline.jobs.resolve_jobs`)."""
     from ..pipeline.jobs import resolve_jobs

@@ -13,8 +13,13 @@ caller goes on, and hands each result back where the single-process code would h
 - Warnings raised by a call are recorded and raised again in this process when its result is taken (with any
   number of jobs), so the caller's warning filters and naming (:func:`vpeval.pipeline.audit.run_audits`)
   apply where the result is used; so is an exception of the call.
-- Each worker limits the BLAS and OpenMP thread pools (``threadpoolctl``) to its share of the cores, so that
-  ``N`` workers do not start ``N`` times as many threads as there are cores.
+- Every call runs with one BLAS/OpenMP thread (``threadpoolctl``), whatever the number of jobs: a matrix
+  product's last bit can depend on the thread count, and ``N`` workers must not start ``N`` times as many
+  threads as there are cores.
+- ``jobs`` above the usable cores is refused. A worker watches the process that started it and exits when that
+  process is gone (killed, or out of memory), so no worker outlives a run. When worker processes cannot be
+  started here (no usable temporary folder, a read-only ``/dev/shm``, a script read from stdin), the calls run
+  in this process instead, with a :class:`~vpeval.errors.VpevalWarning` that says why.
 
 A script that calls vpeval with ``jobs`` > 1 must guard its top level by ``if __name__ == "__main__":``: each
 worker imports the script's ``__main__`` module (Python's rule for the ``forkserver`` and ``spawn`` methods);
@@ -53,16 +58,20 @@ def usable_cores() -> int:
 
 
 def resolve_jobs(jobs) -> int:
-    """``jobs`` as a number of processes: an integer >= 1, or -1 for :func:`usable_cores`.
+    """``jobs`` as a number of processes: an integer from 1 to :func:`usable_cores`, or -1 for all of them.
 
     Raises
     ------
     VpevalError
-        Anything else (0, -2, a float, a bool).
+        Anything else (0, -2, more than the usable cores, a float, a bool).
     """
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs == 0 or jobs < -1:
         raise VpevalError(f"jobs must be an integer >= 1, or -1 for every usable core, got {jobs!r}")
-    return usable_cores() if jobs == -1 else jobs
+    cores = usable_cores()
+    if jobs > cores:
+        raise VpevalError(f"jobs {jobs} is more than the {cores} core(s) this process may use (more workers than "
+                          "cores only cost memory); give at most that many, or -1")
+    return cores if jobs == -1 else jobs
 
 
 class _Result:
@@ -94,18 +103,56 @@ class _Result:
         return value
 
 
-def _limit_threads(n: int) -> None:
+_THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
+def _worker_start(parent: int) -> None:
+    """Initializer of each worker: one BLAS thread for libraries loaded from here on, and a watch on ``parent``."""
+    import threading
+
+    for var in _THREAD_VARS:
+        os.environ[var] = "1"
+    threading.Thread(target=_watch, args=(parent,), daemon=True, name="vpeval-parent-watch").start()
+
+
+def _watch(parent: int) -> None:
+    """Exit this worker (at once, without cleanup: it holds nothing of the caller's) once ``parent`` is gone."""
+    import time
+
+    try:
+        fd = os.pidfd_open(parent)  # Linux >= 5.3: readable when the process ends (no pid reuse)
+    except (AttributeError, OSError):
+        fd = None
+    if fd is not None:
+        import select
+
+        select.select([fd], [], [])
+        os._exit(1)
+    while True:  # elsewhere: poll; a reused pid keeps the worker until the caller's pool stops it
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:
+            pass
+        time.sleep(1.0)
+
+
+def _one_thread():
+    """A context with one thread in every BLAS/OpenMP pool loaded (threadpoolctl), or a no-op without it."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # scikit-learn brings it; without it the pools keep their defaults
-        return
-    threadpool_limits(n)
+        from contextlib import nullcontext
+
+        return nullcontext()
+    return threadpool_limits(1)
 
 
 def _call(fn: Callable, args: tuple, kwargs: dict, ship: bool = True):
-    """``(value, None, warnings)`` or ``(None, exception, warnings)``; ``ship``: made picklable (run in a
-    worker, for the caller's process)."""
-    with warnings.catch_warnings(record=True) as caught:
+    """``(value, None, warnings)`` or ``(None, exception, warnings)``, computed with one BLAS thread;
+    ``ship``: made picklable (run in a worker, for the caller's process)."""
+    with warnings.catch_warnings(record=True) as caught, _one_thread():
         warnings.simplefilter("always")
         try:
             value, error = fn(*args, **kwargs), None
@@ -175,31 +222,57 @@ class Jobs:
         self.close()
 
     def close(self) -> None:
-        """Stop the workers (pending calls are cancelled); the results already taken stay valid."""
+        """Stop the workers: calls not started are cancelled; the running ones are waited for, unless an
+        exception (Ctrl-C among them) is on its way out, then the workers are left to finish their call and
+        exit on their own. The results already taken stay valid."""
         if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+            import sys
+
+            self._pool.shutdown(wait=sys.exc_info()[0] is None, cancel_futures=True)
             self._pool = None
 
     def submit(self, fn: Callable, *args, **kwargs) -> _Result:
         """Start ``fn(*args, **kwargs)``; ``.get()`` on the return value gives its result. With several jobs,
         ``fn`` must be a module-level function and its arguments picklable."""
+        if self.parallel and self._pool is None:
+            self._pool = self._start()
         if not self.parallel:
             return _Result(done=_call(fn, args, kwargs, ship=False))
-        if self._pool is None:
-            self._pool = self._start()
-        return _Result(future=self._pool.submit(_call, fn, args, kwargs))
+        try:
+            return _Result(future=self._pool.submit(_call, fn, args, kwargs))
+        except OSError as exc:  # the first submit starts the processes (forkserver socket, semaphores)
+            self._fall_back(exc)
+            return _Result(done=_call(fn, args, kwargs, ship=False))
+
+    def _fall_back(self, why) -> None:
+        """Compute in this process from now on, saying why (results are the same)."""
+        from ..errors import VpevalWarning
+
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool, self.n = None, 1
+        warnings.warn(f"worker processes (--jobs/jobs) cannot be started here ({why}); computing in this process "
+                      "instead (the same results, more slowly)", VpevalWarning, stacklevel=3)
 
     def _start(self):
         import multiprocessing
+        import sys
         from concurrent.futures import ProcessPoolExecutor
 
+        main = getattr(sys.modules.get("__main__"), "__file__", None)
+        if main is not None and not os.path.isfile(main):  # e.g. a script read from stdin: workers cannot import it
+            self._fall_back(f"the main script {main!r} is not a file the workers can import")
+            return None
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if ctx.get_start_method() == "forkserver":
             ctx.set_forkserver_preload(_PRELOAD)
-        threads = max(1, usable_cores() // self.n)
-        return ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_limit_threads,
-                                   initargs=(threads,))
+        try:
+            return ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_worker_start,
+                                       initargs=(os.getpid(),))
+        except OSError as exc:  # e.g. no semaphores: a read-only or full /dev/shm
+            self._fall_back(exc)
+            return None
 
 
 class HeldWarnings:
