@@ -248,8 +248,8 @@ class Jobs:
         """Compute in this process from now on, saying why (results are the same)."""
         from ..errors import VpevalWarning
 
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._pool is not None:  # calls already sent still run on the workers that did start
+            self._pool.shutdown(wait=False, cancel_futures=False)
         self._pool, self.n = None, 1
         warnings.warn(f"worker processes (--jobs/jobs) cannot be started here ({why}); computing in this process "
                       "instead (the same results, more slowly)", VpevalWarning, stacklevel=3)
