@@ -27,7 +27,8 @@ without the guard the workers cannot start and :class:`WorkerError` says so. The
 nothing.
 
 A Dask cluster (``--scheduler``/``--workers``, :mod:`vpeval.pipeline.cluster`) is the way to use more than one
-machine; the two are not combined: an audit on a cluster computes these analyses in this process.
+machine. The two are not combined for the analyses: an audit on a cluster computes them in this process (its
+figures are still drawn on ``--jobs`` workers).
 """
 
 from __future__ import annotations
