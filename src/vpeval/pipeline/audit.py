@@ -137,20 +137,11 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
 
 
 def _cached(cache: dict | None, key, compute):
-    """``compute()``, memoised in ``cache`` under ``key`` (no cache: always computed). Every analysis cached
-    here is a deterministic function of its key's inputs, so a cached result is the one it would recompute; the
-    warnings it raised are kept with it and raised again on every later use, so that each system whose analysis
-    it is says them (:func:`run_audits` names the systems)."""
-    if cache is None:
-        return compute()
-    if key not in cache:
-        with _recorded() as said:
-            value = compute()
-        cache[key] = (value, said)
-    value, said = cache[key]
-    for category, message in said:
-        warnings.warn(message, category, stacklevel=2)
-    return value
+    """``compute()``, memoised in ``cache`` under ``key`` (no cache: always computed): :func:`_deferred` in this
+    process. Every analysis cached here is a deterministic function of its key's inputs, so a cached result is
+    the one it would recompute; the warnings it raised are kept with it and raised again on every later use, so
+    that each system whose analysis it is says them (:func:`run_audits` names the systems)."""
+    return _deferred(cache, key, Jobs(1), compute).get()
 
 
 @contextmanager

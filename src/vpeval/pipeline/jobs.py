@@ -13,7 +13,7 @@ caller goes on, and hands each result back where the single-process code would h
 - Warnings raised by a call are recorded and raised again in this process when its result is taken (with any
   number of jobs), so the caller's warning filters and naming (:func:`vpeval.pipeline.audit.run_audits`)
   apply where the result is used; so is an exception of the call.
-- Every call runs with one BLAS/OpenMP thread (``threadpoolctl``), whatever the number of jobs: a matrix
+- Every call runs with one BLAS thread (``threadpoolctl``), whatever the number of jobs: a matrix
   product's last bit can depend on the thread count, and ``N`` workers must not start ``N`` times as many
   threads as there are cores.
 - ``jobs`` above the usable cores is refused. A worker watches the process that started it and exits when that
@@ -139,21 +139,13 @@ def _watch(parent: int) -> None:
         time.sleep(1.0)
 
 
-def _one_thread():
-    """A context with one thread in every BLAS/OpenMP pool loaded (threadpoolctl), or a no-op without it."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # scikit-learn brings it; without it the pools keep their defaults
-        from contextlib import nullcontext
-
-        return nullcontext()
-    return threadpool_limits(1)
-
-
 def _call(fn: Callable, args: tuple, kwargs: dict, ship: bool = True):
-    """``(value, None, warnings)`` or ``(None, exception, warnings)``, computed with one BLAS thread;
-    ``ship``: made picklable (run in a worker, for the caller's process)."""
-    with warnings.catch_warnings(record=True) as caught, _one_thread():
+    """``(value, None, warnings)`` or ``(None, exception, warnings)``, computed with one BLAS thread
+    (:func:`vpeval.pipeline.scoring._one_blas_thread`); ``ship``: made picklable (run in a worker, for the
+    caller's process)."""
+    from .scoring import _one_blas_thread
+
+    with warnings.catch_warnings(record=True) as caught, _one_blas_thread():
         warnings.simplefilter("always")
         try:
             value, error = fn(*args, **kwargs), None

@@ -343,8 +343,6 @@ def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, st
     """Draw every figure of ``report`` into ``folder``; with ``jobs`` > 1 the :class:`~vpeval.report.document.Draw`
     figures are drawn in worker processes (:mod:`vpeval.pipeline.jobs`; same files), the others here meanwhile.
     Returns ``id(figure) -> file name``."""
-    import pickle
-
     from ..pipeline.jobs import Jobs
 
     names: dict[int, str] = {}
@@ -362,22 +360,27 @@ def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, st
             used.add(fn)
             todo.append((b, folder / fn))
             names[id(b)] = fn
-    with Jobs(jobs) as pool:
-        sent, here = [], []
-        for b, path in todo:
-            try:  # a Draw of picklable data goes to a worker; anything else is drawn here
-                if not (pool.parallel and isinstance(b.draw, Draw)):
-                    raise TypeError
-                pickle.dumps(b.draw)
-            except (TypeError, AttributeError, pickle.PicklingError):
-                here.append((b, path))
-                continue
-            sent.append(pool.submit(draw_figure, b.draw, b.size, path))
-        for b, path in here:
-            draw_figure(b.draw, b.size, path)
+    with Jobs(jobs) as pool:  # a Draw of picklable data goes to a worker; anything else is drawn here
+        away = [pool.parallel and _picklable_draw(b.draw) for b, _ in todo]
+        sent = [pool.submit(draw_figure, b.draw, b.size, path) for (b, path), a in zip(todo, away) if a]
+        for (b, path), a in zip(todo, away):
+            if not a:
+                draw_figure(b.draw, b.size, path)
         for r in sent:
             r.get()
     return names
+
+
+def _picklable_draw(draw) -> bool:
+    import pickle
+
+    if not isinstance(draw, Draw):
+        return False
+    try:
+        pickle.dumps(draw)
+        return True
+    except (TypeError, AttributeError, pickle.PicklingError):
+        return False
 
 
 def draw_figure(draw, size: tuple[float, float], path: Path) -> None:
@@ -403,7 +406,7 @@ def _save_png(fig, path) -> None:
     """``fig`` drawn on its Agg canvas, as a PNG of at most 256 colours (line plots need no more; a third to a
     quarter of the size of the full-colour file) at ``path`` (or a binary file object), without a timestamp
     in its metadata (same inputs give identical files). The canvas's pixels are quantized directly: no
-    full-colour PNG is encoded and decoded on the way (that was a sixth of the drawing time)."""
+    full-colour PNG is encoded and decoded on the way."""
     from PIL import Image
 
     fig.canvas.draw()
