@@ -6,7 +6,7 @@ Each returns a :class:`~vpeval.analysis.verdict.Verdict` from the one rule of :m
 from __future__ import annotations
 
 from ..io.trials import Trials
-from ..pipeline.jobs import Jobs
+from ..pipeline.jobs import using
 from .secrecy import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
 from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
 
@@ -175,8 +175,7 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
     check_budget(budget_bits)
     check_test_options(n_perm, n_boot, seed, alpha)  # bad options raise; below, only data errors are caught
     out, undecided, started = {}, {}, {}
-    pool = jobs if isinstance(jobs, Jobs) else Jobs(jobs)
-    try:
+    with using(jobs) as pool:
         for system, res in results.items():  # every system's test started, then each taken in order
             trials, one_to_n = audit_family(res)
             if not trials and not one_to_n:
@@ -193,7 +192,4 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
             if tests is not None:
                 tests[system] = test
             out[system] = verdict_dict(decide(test, budget_bits), results[system])
-    finally:
-        if pool is not jobs:
-            pool.close()
     return out, {s: undecided[s] for s in results if s in undecided}

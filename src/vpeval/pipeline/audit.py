@@ -25,7 +25,7 @@ from .attackers import Attacker, content_key, fuse_attackers, make_attackers, tr
 from .channels import field_channel_attackers, split_channels
 from .compare import AttackData
 from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
-from .jobs import Jobs
+from .jobs import Jobs, using
 from .protocols import make_protocol
 
 __all__ = ["REPORT_TYPES", "GROUP_TYPES", "SystemAudit", "field_attackers", "audit_system", "run_audits", "attackers_json",
@@ -224,8 +224,7 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
     if attackers is None:
         attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
                                     progress=progress, cache=cache)
-    run = jobs if isinstance(jobs, Jobs) else Jobs(jobs)
-    try:
+    with using(jobs) as run:
         steps = _audit_steps(sets, attackers, types=types, seed=seed, metadata=metadata, attributes=attributes,
                              n_boot=n_boot, n_perm=n_perm, progress=progress, group_by=group_by, client=client,
                              cache=cache, vpc_lists=vpc_lists, jobs=run)
@@ -234,9 +233,6 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
                 next(steps)
             except StopIteration as done:
                 return done.value
-    finally:
-        if run is not jobs:
-            run.close()
 
 
 def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, n_perm, progress, group_by, client,
@@ -449,8 +445,6 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
     metadata = metadata or {}
     results, cache = {}, {}  # fits and analyses shared by the systems (identical inputs computed once)
     said: dict[tuple, list[str]] = {}  # (category, message) -> the systems that raised it
-    pool = jobs if isinstance(jobs, Jobs) else Jobs(jobs if client is None else 1)
-
     def step(name, fn):  # one step of one system, its warnings recorded for naming
         got: list = []
         try:
@@ -489,13 +483,12 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
     try:
         # every system's analyses are started before the first is waited for (the workers of ``jobs`` compute
         # them while the next system's attackers are fitted); the steps of _audit_steps
-        running = {name: step(name, lambda n=name, s=sets: start(n, s)) for name, sets in systems.items()}
-        for _ in range(2):
-            for name, steps in running.items():
-                step(name, lambda n=name, st=steps: advance(n, st))
+        with using(jobs if client is None else 1) as pool:
+            running = {name: step(name, lambda n=name, s=sets: start(n, s)) for name, sets in systems.items()}
+            for _ in range(2):
+                for name, steps in running.items():
+                    step(name, lambda n=name, st=steps: advance(n, st))
     finally:  # each warning once, naming every system it came from (an error above still lets them out)
-        if pool is not jobs:
-            pool.close()
         for (category, message), names in said.items():
             who = (f"system {names[0]!r}" if len(names) == 1 else
                    "systems " + ", ".join(repr(n) for n in names))

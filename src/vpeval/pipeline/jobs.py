@@ -37,10 +37,11 @@ import os
 import pickle
 import warnings
 from collections.abc import Callable
+from contextlib import contextmanager
 
 from ..errors import VpevalError
 
-__all__ = ["Jobs", "WorkerError", "HeldWarnings", "resolve_jobs", "usable_cores"]
+__all__ = ["Jobs", "WorkerError", "HeldWarnings", "resolve_jobs", "usable_cores", "using"]
 
 #: Modules the forkserver imports once, so that every worker it forks starts with them loaded.
 _PRELOAD = ["numpy", "scipy.special", "matplotlib", "vpeval.pipeline.audit"]
@@ -266,6 +267,17 @@ class Jobs:
         except OSError as exc:  # e.g. no semaphores: a read-only or full /dev/shm
             self._fall_back(exc)
             return None
+
+
+@contextmanager
+def using(jobs):
+    """``jobs`` itself when it is a running :class:`Jobs` (left running: its owner closes it), else a new
+    ``Jobs(jobs)`` closed at the end of the ``with`` block."""
+    if isinstance(jobs, Jobs):
+        yield jobs
+        return
+    with Jobs(jobs) as pool:
+        yield pool
 
 
 class HeldWarnings:
