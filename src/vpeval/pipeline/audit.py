@@ -137,11 +137,22 @@ def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet
 
 
 def _cached(cache: dict | None, key, compute):
-    """``compute()``, memoised in ``cache`` under ``key`` (no cache: always computed): :func:`_deferred` in this
-    process. Every analysis cached here is a deterministic function of its key's inputs, so a cached result is
-    the one it would recompute; the warnings it raised are kept with it and raised again on every later use, so
-    that each system whose analysis it is says them (:func:`run_audits` names the systems)."""
-    return _deferred(cache, key, Jobs(1), compute).get()
+    """``compute()``, memoised in ``cache`` under ``key`` (no cache: always computed). Every analysis cached
+    here is a deterministic function of its key's inputs, so a cached result is the one it would recompute; the
+    warnings it raised are kept with it and raised again on every later use, so that each system whose analysis
+    it is says them (:func:`run_audits` names the systems). Computed here, with
+    the process's own BLAS threads (not :func:`_deferred`, whose calls run with one: the fusion's fits move in
+    the last digits with the thread count)."""
+    if cache is None:
+        return compute()
+    if key not in cache:
+        with _recorded() as said:
+            value = compute()
+        cache[key] = (value, said)
+    value, said = cache[key]
+    for category, message in said:
+        warnings.warn(message, category, stacklevel=2)
+    return value
 
 
 @contextmanager
