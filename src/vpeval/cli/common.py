@@ -80,6 +80,16 @@ JobsOpt = typer.Option(
          "the main process.")
 
 
+def start_process() -> None:
+    """What the command line sets up once, before any command: SIGTERM leaves like Ctrl-C
+    (:func:`exit_on_sigterm`), and the C allocator reuses freed large blocks
+    (:func:`vpeval.pipeline.allocator.reuse_large_blocks`)."""
+    from ..pipeline.allocator import reuse_large_blocks
+
+    exit_on_sigterm()
+    reuse_large_blocks()
+
+
 def exit_on_sigterm() -> None:
     """Make SIGTERM (``kill PID``, a batch system's time limit) leave like Ctrl-C: as ``SystemExit(143)`` raised
     in the main thread, so that the output policy removes what this run left half-written and releases its lock,

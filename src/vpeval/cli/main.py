@@ -22,7 +22,7 @@ from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .system_extras import add_channels, load_adapt
 from .common import (
-    FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, exit_on_sigterm,
+    FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, VerdictPermOpt, AlphaOpt,
     NoVerdictOpt, ScorePermOpt, EnrollRuleOpt, print_verdicts, verdict_options, verdict_or_reason,
@@ -692,7 +692,7 @@ _register_families()
 
 
 def main():  # console-script entry point
-    exit_on_sigterm()
+    start_process()
     app()
 
 

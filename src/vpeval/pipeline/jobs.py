@@ -109,9 +109,13 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "B
 
 
 def _worker_start(parent: int) -> None:
-    """Initializer of each worker: one BLAS thread for libraries loaded from here on, and a watch on ``parent``."""
+    """Initializer of each worker: one BLAS thread for libraries loaded from here on, freed large blocks kept
+    for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), and a watch on ``parent``."""
     import threading
 
+    from .allocator import reuse_large_blocks
+
+    reuse_large_blocks()
     for var in _THREAD_VARS:
         os.environ[var] = "1"
     threading.Thread(target=_watch, args=(parent,), daemon=True, name="vpeval-parent-watch").start()
