@@ -107,3 +107,20 @@ class ExtractorRecordWarning(VpevalWarning):
 class UndefinedPitchCorrelationWarning(VpevalWarning):
     """A pitch correlation is undefined (fewer than two frames voiced in both contours, or a constant
     contour over them) and is returned as NaN."""
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes ``warnings.warn``, called by the function that calls this, name the first
+    line outside vpeval: for warnings raised deep in computations written as steps (generators advanced by
+    :func:`vpeval.pipeline.jobs.drive`), where a fixed stacklevel would name vpeval's own frames. 2 (the caller's
+    caller) when every frame is vpeval's."""
+    import inspect
+    import os
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = inspect.currentframe().f_back.f_back, 2  # the frame that warns is level 1
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(package):
+            return level
+        frame, level = frame.f_back, level + 1
+    return 2

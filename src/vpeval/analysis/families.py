@@ -6,11 +6,12 @@ Each returns a :class:`~vpeval.analysis.verdict.Verdict` from the one rule of :m
 from __future__ import annotations
 
 from ..io.trials import Trials
-from ..pipeline.jobs import using
-from .secrecy import OneToNInput, TrialInput, secrecy_test, speakers_from_keys
+from ..pipeline.jobs import Started, drive, using
+from .secrecy import OneToNInput, TrialInput, secrecy_steps, secrecy_test, speakers_from_keys
 from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
 
-__all__ = ["VERDICT_TYPES", "LARGE_INPUT_TRIALS", "LARGE_N_PERM", "default_n_perm", "score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "audit_verdicts",
+__all__ = ["VERDICT_TYPES", "LARGE_INPUT_TRIALS", "LARGE_N_PERM", "default_n_perm", "score_verdict",
+           "start_score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "audit_verdicts",
            "scorecard", "verdict_dict", "channel_of"]
 
 #: Attack trial types an audit's verdict is decided on (oaoa stands in for oa when oa was not computed).
@@ -29,20 +30,37 @@ def default_n_perm(n_trials: int) -> int:
 
 
 def score_verdict(trials: Trials, name: str = "scores", *, n_perm: int | None = None, n_boot: int = 200,
-                  seed: int = 0, alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:
+                  seed: int = 0, alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS,
+                  jobs=None) -> Verdict:
     """Verdict of one score input, the attacker being the scores as given (trial type ``"scores"``).
 
     With Kaldi keys the speakers come from the keys (:func:`~vpeval.analysis.speakers_from_keys`) and speaker
     identities are permuted when the design is complete, else each probe's target within its row; a ``score
     label`` file permutes trial labels (exchangeable trials assumed; the verdict's warnings say so).
     Parameters as in :func:`~vpeval.analysis.secrecy_test` and :func:`~vpeval.analysis.verdict.decide`;
-    ``n_perm=None`` is :func:`default_n_perm` of the input's size.
+    ``n_perm=None`` is :func:`default_n_perm` of the input's size. ``jobs``: a running
+    :class:`~vpeval.pipeline.jobs.Jobs` whose workers share the relabellings of a large input (the same verdict
+    for any number of jobs), or None.
     """
+    return drive(_score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs))
+
+
+def start_score_verdict(trials: Trials, name: str = "scores", *, jobs, n_perm: int | None = None,
+                        n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
+                        budget_bits: float = DEFAULT_BUDGET_BITS) -> Started:
+    """:func:`score_verdict` started: the input is sorted here and the relabellings of a large input are handed
+    to the workers of ``jobs`` (a running :class:`~vpeval.pipeline.jobs.Jobs`); ``.get()`` computes the rest
+    here (bootstrap, decision) and returns the :class:`Verdict`, or raises what :func:`score_verdict` raises."""
+    return Started(_score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs))
+
+
+def _score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs):
     if n_perm is None:
         n_perm = default_n_perm(len(trials))
     spk = speakers_from_keys(trials)
     inp = TrialInput(name, "scores", trials, *(spk if spk is not None else (None, None)))
-    return decide(secrecy_test([inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha), budget_bits)
+    test = yield from secrecy_steps([inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha, jobs=jobs)
+    return decide(test, budget_bits)
 
 
 def one_to_n_verdict(matrix, name: str = "scores", *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,

@@ -10,6 +10,7 @@ other members do), so no second set of relabellings is drawn.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -19,7 +20,7 @@ from ..errors import VpevalError
 from .enumerate import all_k_subsets, k_subsets_at_most
 from .relabel import (
     _CHUNK_TARGETS, _choose_scheme, _d_ece_rows, _evaluation_speakers, _lid_rows, _prep_trials, _probe_design,
-    _speaker_design, _speaker_perms, _trial_target_blocks, index_in,
+    _speaker_design, _speaker_perms, _TrialPrep, _trial_target_blocks, index_in,
 )
 from .resample import _bootstrap_worst
 from .worst_case import eps_max_from_target_blocks, pooled_extremes, resolution_trials
@@ -61,8 +62,28 @@ class NullFamily:
     boot_units: tuple
 
 
-def null_family(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, l_stats) -> NullFamily:
-    """The null statistics and bootstrap replicates of every member (options already checked by the caller)."""
+def null_family(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, l_stats, jobs=None) -> NullFamily:
+    """The null statistics and bootstrap replicates of every member (options already checked by the caller).
+    ``jobs``: a running :class:`~vpeval.pipeline.jobs.Jobs` whose workers share the relabellings of large
+    members (:func:`null_family_steps`), or None (this process)."""
+    from ..pipeline.jobs import drive
+
+    return drive(null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs))
+
+
+#: A member's relabellings are shared among the workers when they hold at least this many target entries
+#: (relabellings x targets: a few seconds of work; below it, shipping the member costs more than it saves).
+PARALLEL_TARGET_ENTRIES = 50_000_000
+
+
+def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, l_stats, jobs=None):
+    """:func:`null_family` in two steps (a generator: the first ``next`` sorts the members and hands the
+    relabellings of every large member to ``jobs``' workers, in parts of whole chunks; the second computes the
+    rest here and returns the :class:`NullFamily`). Each relabelling's draw depends on the seed and its row
+    alone, and each chunk is computed as in one process, so the family is the same for any number of jobs."""
+    from ..pipeline.jobs import Jobs
+
+    jobs = jobs if jobs is not None else Jobs(1)
     preps = [_prep_trials(i) for i in trials]
     scheme = _choose_scheme(trials, one_to_n)
     S = None
@@ -92,46 +113,45 @@ def null_family(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, 
                 p.subsets = all_k_subsets(n_all, k_all, first=np.flatnonzero(p.is_tar))
             n_perm = preps[0].subsets.shape[0] - 1
             exact = True
-    rng_trial = np.random.default_rng([seed, 1])
 
-    # ---- null statistics: columns = members x statistics, row 0 = observed
+    # ---- null statistics: columns = members x statistics, row 0 = observed; large members' rows on the workers
+    rows_needed = n_perm + 1
+    started = []
+    for p in preps:
+        chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
+        bounds = [(lo, min(rows_needed, lo + chunk)) for lo in range(0, rows_needed, chunk)]
+        n_parts = jobs.n if rows_needed * p.n_tar >= PARALLEL_TARGET_ENTRIES else 1
+        slim = _slim(p) if n_parts > 1 else p
+        started.append([jobs.submit(_member_rows, slim, scheme, sig, seed, part, t_stats)
+                        for part in np.array_split(np.array(bounds), n_parts) if len(part)])
+    yield
+
     cols, meta, owner = [], [], []
     pooled_cols, pooled_meta, pooled_owner = [], [], []  # the pooled worst case ('protects', ProtectionBound)
     pooled_blocks = []  # per member: its pooled tie blocks (new_block, new_cum)
     pooled_ceilings = []  # per member: the most its pooled eps_max can show (perfect separation), bits
     from ..metrics.verification import rocch_eer
 
-    for i, p in enumerate(preps):
+    for i, (p, parts) in enumerate(zip(preps, started)):
         eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
-        rows_needed = n_perm + 1
-        chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
-        eps, dec, pooled = [], [], []
-        cum_f = p.cum.astype(np.float64)
         m_res = resolution_trials(p.block.size)
         new_block, new_cum = pooled_extremes(p.cum, m_res)
-        new_cum_f = new_cum.astype(np.float64)
         pooled_blocks.append((new_block, new_cum))
         if "eps_max" in t_stats:  # targets the highest, or the lowest, trials
             n_all = p.block.size
             sep = np.stack([np.arange(n_all - p.n_tar, n_all), np.arange(p.n_tar)])
-            pooled_ceilings.append((i, float(eps_max_from_target_blocks(new_block[p.block[sep]], new_cum_f).max()
-                                             / _LN2)))
-        for lo in range(0, rows_needed, chunk):
-            tb = _trial_target_blocks(p, scheme, sig, rng_trial, slice(lo, min(rows_needed, lo + chunk)))
-            if "eps_max" in t_stats:
-                eps.append(eps_max_from_target_blocks(tb, cum_f) / _LN2)
-                pooled.append(eps_max_from_target_blocks(new_block[tb], new_cum_f) / _LN2)
-            if "d_ece" in t_stats:
-                dec.append(_d_ece_rows(p, tb))
-        if eps:
-            cols.append(np.concatenate(eps))
+            pooled_ceilings.append((i, float(eps_max_from_target_blocks(new_block[p.block[sep]],
+                                                                        new_cum.astype(np.float64)).max() / _LN2)))
+        eps, pooled, dec = (np.concatenate(c) for c in zip(*(part.get() for part in parts)))
+        if "eps_max" in t_stats:
+            cols.append(eps)
             meta.append((p.inp.attacker, p.inp.trial_type, "eps_max", eer))
             owner.append(("t", i))
-            pooled_cols.append(np.concatenate(pooled))
+            pooled_cols.append(pooled)
             pooled_meta.append((p.inp.attacker, p.inp.trial_type, "eps_max_pooled", m_res))
             pooled_owner.append(("t", i))
-        if dec:
-            cols.append(np.concatenate(dec))
+        if "d_ece" in t_stats:
+            cols.append(dec)
             meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
             owner.append(("t", i))
     lid_obs, lid_ceilings = [], []
@@ -173,3 +193,27 @@ def null_family(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, 
     return NullFamily(preps, list(one_to_n), scheme, scheme_reason, S, n_perm, exact, cols, meta, owner,
                       pooled_cols, pooled_meta, pooled_owner, pooled_ceilings, lid_ceilings, lid_obs, t_reps,
                       l_reps, n_units, boot_units)
+
+
+def _slim(p: _TrialPrep) -> _TrialPrep:
+    """``p`` without what the relabellings do not read (the input, its order, keys and bootstrap units): what a
+    worker is sent."""
+    return dataclasses.replace(p, inp=None, order=None, model_idx=None, probe_idx=None, unit=None,
+                               unit_names=None, key_codes={})
+
+
+def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats):
+    """eps_max, pooled eps_max and D_ECE (bits; empty where not asked) of one member's relabellings in the
+    chunks ``bounds`` (``(lo, hi)`` row ranges, each computed as one chunk)."""
+    cum_f = p.cum.astype(np.float64)
+    new_block, new_cum = pooled_extremes(p.cum, resolution_trials(p.block.size))
+    new_cum_f = new_cum.astype(np.float64)
+    eps, pooled, dec = [np.empty(0)], [np.empty(0)], [np.empty(0)]
+    for lo, hi in bounds:
+        tb = _trial_target_blocks(p, scheme, sig, seed, slice(int(lo), int(hi)))
+        if "eps_max" in t_stats:
+            eps.append(eps_max_from_target_blocks(tb, cum_f) / _LN2)
+            pooled.append(eps_max_from_target_blocks(new_block[tb], new_cum_f) / _LN2)
+        if "d_ece" in t_stats:
+            dec.append(_d_ece_rows(p, tb))
+    return np.concatenate(eps), np.concatenate(pooled), np.concatenate(dec)

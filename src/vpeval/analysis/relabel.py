@@ -227,8 +227,12 @@ def _speaker_perms(rng, n_s: int, n_perm: int) -> np.ndarray:
     return sig
 
 
-def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, rng_trial, rows: slice) -> np.ndarray:
-    """Sorted tie blocks of the targets of relabellings ``rows`` (row 0 = observed), shape (R, K)."""
+def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, seed, rows: slice) -> np.ndarray:
+    """Sorted tie blocks of the targets of relabellings ``rows`` (row 0 = observed), shape (R, K).
+
+    Speaker scheme: relabelling ``r`` is ``sig[r]``. Probe and trial schemes: relabelling ``r`` is drawn from
+    its own stream, ``default_rng([seed, 1, r])``, so a row's draw depends on ``seed`` and ``r`` alone, not on
+    which rows are computed together or by which worker process."""
     R = rows.stop - rows.start
     if scheme == "speaker":
         # model m gets identity sig[m]: its trials with probes of that speaker are the targets; gather their
@@ -247,6 +251,7 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, rng_trial, rows: slice
         if r == 0:
             out[i] = p.block[p.is_tar]
             continue
+        rng_trial = None if p.subsets is not None else np.random.default_rng([seed, 1, r])
         if scheme == "probe":
             u = rng_trial.random(p.group_start.size)
             pos = p.group_rows[p.group_start + np.minimum((u * p.group_size).astype(np.int64), p.group_size - 1)]

@@ -86,10 +86,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import FewPermutationsWarning, VpevalError
+from ..errors import FewPermutationsWarning, VpevalError, user_stacklevel
 from ..stats.results import order_statistic
 from .members import OneToNInput, TrialInput, speakers_from_keys
-from .nulls import NullFamily, null_family
+from .nulls import NullFamily, null_family_steps
 from .relabel import LID_SLOPE_GRID
 from .resample import family_maximum
 from .worst_case import eps_max_ceiling_nats
@@ -359,7 +359,7 @@ def check_test_options(n_perm, n_boot, seed, alpha) -> None:
 
 def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
                  alpha: float = 0.05, statistics=("eps_max", "d_ece", "lid_max", "alid"),
-                 subfamilies: dict | None = None) -> SecrecyTest:
+                 subfamilies: dict | None = None, jobs=None) -> SecrecyTest:
     """Test perfect secrecy of one system over a family of attackers, trial types and statistics.
 
     Parameters
@@ -389,6 +389,10 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         members carry; it shares the family's scheme, units and ``n_perm``, so it is the test that
         :func:`secrecy_test` of its members alone would give whenever the family's relabelling scheme is the one
         its members would choose (speaker relabelling: the same result, bit for bit).
+    jobs : vpeval.pipeline.jobs.Jobs, optional
+        A running pool whose worker processes share the relabellings of large members (at least
+        :data:`vpeval.analysis.nulls.PARALLEL_TARGET_ENTRIES` relabellings x targets); the result is the same
+        for any number of jobs. None: this process.
 
     Returns
     -------
@@ -411,6 +415,18 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     >>> r.scheme, r.rejected, r.worst.statistic
     ('trial', True, 'eps_max')
     """
+    from ..pipeline.jobs import drive
+
+    return drive(secrecy_steps(trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                               statistics=statistics, subfamilies=subfamilies, jobs=jobs))
+
+
+def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
+                  alpha: float = 0.05, statistics=("eps_max", "d_ece", "lid_max", "alid"),
+                  subfamilies: dict | None = None, jobs=None):
+    """:func:`secrecy_test` in two steps (a generator that yields once, when the relabellings of its large
+    members are on ``jobs``' workers, and returns the :class:`SecrecyTest`): with
+    :class:`vpeval.pipeline.jobs.Started`, the caller computes other things meanwhile."""
     trials, one_to_n = list(trials), list(one_to_n)
     if not trials and not one_to_n:
         raise VpevalError("the perfect-secrecy test needs at least one member (trials or a 1-to-N matrix)")
@@ -434,7 +450,7 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
             raise VpevalError(f"sub-family {name!r}: no member of the family is attacker {sorted(unknown)[0]!r}")
         if not keep & worst_of:
             raise VpevalError(f"sub-family {name!r} has no worst-case member (eps_max or lid_max)")
-    null = null_family(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats)
+    null = yield from null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs)
     test = _decide(null, None, float(alpha), n_boot, seed)
     subs = {name: _decide(null, keep, float(alpha), n_boot, seed) for name, keep in keeps.items()}
     return dataclasses.replace(test, subfamilies=subs) if subs else test
@@ -511,7 +527,7 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
                          if log10_distinct < math.log10(1.0 / alpha) else
                          f"{n_perm} relabellings reach p >= {1 / (n_perm + 1):.3g}")
                       + "; the verdict cannot be 'leaks', 'partial' or 'protects'", FewPermutationsWarning,
-                      stacklevel=3)
+                      stacklevel=user_stacklevel())
     kp = [k for k, o in enumerate(null.pooled_owner)
           if (o[0] == "t" and o[1] in t_keep) or (o[0] == "l" and o[1] in l_keep)]
     ceilings = ([c for i, c in null.pooled_ceilings if i in t_keep] + [c for j, c in null.lid_ceilings if j in l_keep])

@@ -177,13 +177,13 @@ def report(
             meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f)} for f in files]
         rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
                                                    "scores_are_llrs": llr})
-        if not no_verdict:  # each input's test on a worker (--jobs) while the sections below are computed here
-            from ..analysis.families import score_verdict
+        if not no_verdict:  # each input's relabellings on the workers (--jobs) while the sections below are computed
+            from ..analysis.families import start_score_verdict
             from ..report.verdict import verdict_section
 
             rep.options.update({"verdict_perm": "auto" if n_perm is None else n_perm,
                                 "budget_bits": vopts["budget_bits"], "alpha": alpha, "seed": seed})
-            started = {name: pool.submit(score_verdict, t, name, seed=seed, **vopts) for name, t in systems.items()}
+            started = {name: start_score_verdict(t, name, jobs=pool, seed=seed, **vopts) for name, t in systems.items()}
             placeholder = rep.add(verdict_section({}))  # replaced once the tests are taken, below
         with HeldWarnings() as held:  # said after the verdicts' warnings, as in one process
             rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))

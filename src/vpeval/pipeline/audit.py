@@ -25,7 +25,7 @@ from .attackers import Attacker, content_key, fuse_attackers, make_attackers, tr
 from .channels import field_channel_attackers, split_channels
 from .compare import AttackData
 from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
-from .jobs import Jobs, using
+from .jobs import Jobs, drive, using
 from .protocols import make_protocol
 
 __all__ = ["REPORT_TYPES", "GROUP_TYPES", "SystemAudit", "field_attackers", "audit_system", "run_audits", "attackers_json",
@@ -239,11 +239,7 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
         steps = _audit_steps(sets, attackers, types=types, seed=seed, metadata=metadata, attributes=attributes,
                              n_boot=n_boot, n_perm=n_perm, progress=progress, group_by=group_by, client=client,
                              cache=cache, vpc_lists=vpc_lists, jobs=run)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                return done.value
+        return drive(steps)
 
 
 def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, n_perm, progress, group_by, client,

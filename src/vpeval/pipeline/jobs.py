@@ -41,7 +41,7 @@ from contextlib import contextmanager
 
 from ..errors import VpevalError
 
-__all__ = ["Jobs", "WorkerError", "HeldWarnings", "resolve_jobs", "usable_cores", "using"]
+__all__ = ["Jobs", "WorkerError", "HeldWarnings", "Started", "drive", "resolve_jobs", "usable_cores", "using"]
 
 #: Modules the forkserver imports once, so that every worker it forks starts with them loaded.
 _PRELOAD = ["numpy", "scipy.special", "matplotlib", "vpeval.pipeline.audit"]
@@ -282,6 +282,39 @@ def using(jobs):
         return
     with Jobs(jobs) as pool:
         yield pool
+
+
+def drive(steps):
+    """Run a generator of steps (a computation that yields where its work is on the workers) to its end and
+    return its value."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+class Started:
+    """A computation written as steps (:func:`drive`), advanced here to its first ``yield``, where its work is
+    on the workers; :meth:`get` runs the rest and returns the value. An exception raised before the ``yield`` is
+    raised by :meth:`get`, as the one of a call submitted to :class:`Jobs` is."""
+
+    def __init__(self, steps):
+        self._steps, self._error, self._value, self._done = steps, None, None, False
+        try:
+            next(steps)
+        except StopIteration as done:
+            self._value, self._done = done.value, True
+        except Exception as exc:  # noqa: BLE001 - raised again by get()
+            self._error, self._done = exc, True
+
+    def get(self):
+        """The computation's value; raises its exception."""
+        if not self._done:
+            self._value, self._done = drive(self._steps), True
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 class HeldWarnings:
