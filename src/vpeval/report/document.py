@@ -6,6 +6,7 @@ files (speaker ids, system names) cannot inject markup.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -100,7 +101,8 @@ class Report:
 
     def add(self, section: Section) -> Section:
         """Append ``section``; its id must stay unique once made file-name safe (it names anchors and PNGs)."""
-        if any(safe_filename(s.id) == safe_filename(section.id) for s in self.sections):
+        mine = safe_filename(section.id)
+        if any(safe_filename(s.id) == mine for s in self.sections):  # cached: an audit adds about 300
             from ..errors import VpevalError
 
             raise VpevalError(f"report section id {section.id!r} collides with an existing one once made "
@@ -109,6 +111,7 @@ class Report:
         return section
 
 
+@functools.lru_cache(maxsize=4096)
 def safe_filename(name: str, max_len: int = 60) -> str:
     """A file-name-safe form of ``name``: ASCII letters, digits, ``-`` and ``_`` only, never empty.
 
