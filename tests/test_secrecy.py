@@ -120,9 +120,10 @@ def test_vectorised_d_ece_equals_one_pav_fit_per_row(data, seed, untied):
         np.testing.assert_allclose(RL._d_ece_rows(p, tb), RL._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("n,k", [(6, 2), (7, 6), (5, 1), (4, 4)])
+@pytest.mark.parametrize("n,k", [(6, 2), (7, 6), (5, 1), (4, 4), (200, 1)])
 def test_k_of_n_draws_every_subset_equally_often(n, k):
-    """The O(k) draw of a relabelling's targets (geometric skips, rejection, removal) is a uniform k-subset:
+    """The draw of a relabelling's targets (16-bit masks or, sparse as (200, 1), geometric skips; rejection,
+    removal) is a uniform k-subset:
     every subset's count over 30,000 seeded draws is within a chi-square bound (p = 0.001) of uniform."""
     from scipy.stats import chi2
 
@@ -139,11 +140,12 @@ def test_k_of_n_draws_every_subset_equally_often(n, k):
     assert c == 1 or stat < chi2.ppf(0.999, c - 1)
 
 
-def test_k_of_n_draws_large_sizes_uniformly_by_position():
+@pytest.mark.parametrize("k,draws", [(3_000, 200), (300, 2_000)])  # dense (16-bit masks), sparse (skips)
+def test_k_of_n_draws_large_sizes_uniformly_by_position(k, draws):
     rng = np.random.default_rng(12)
-    n, k = 10_000, 3_000
+    n = 10_000
     hits = np.zeros(n)
-    for _ in range(200):
+    for _ in range(draws):
         pos = RL._k_of_n_sorted(rng, n, k)
         assert pos.size == k and np.all(np.diff(pos) > 0)
         hits[pos] += 1
