@@ -171,12 +171,13 @@ def report(
             if name in systems:
                 raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
             systems[name] = t
-            files = [Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]
-            if key:
-                files.append(Path(key))
+            files = ([Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]) + (
+                [Path(key)] if key else [])
             meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f)} for f in files]
         rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
                                                    "scores_are_llrs": llr})
+        disclosed = {name: pool.submit(disclosure_section, t.tar, t.non, section_id=f"disclosure-{name}", title=(
+            f"Worst-case disclosure per LLR estimator: {name}")) for name, t in systems.items()}  # 5 fits each
         if not no_verdict:  # each input's relabellings on the workers (--jobs) while the sections below are computed
             from ..analysis.families import start_score_verdict
             from ..report.verdict import verdict_section
@@ -203,9 +204,8 @@ def report(
                 rep.options.update({"groups": str(groups), "seed": seed, "n_boot": n_boot})
                 rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
             disclosures = {}
-            for name, t in systems.items():
-                sec, disclosures[name] = disclosure_section(t.tar, t.non, section_id=f"disclosure-{name}",
-                                                            title=f"Worst-case disclosure per LLR estimator: {name}")
+            for name, started_section in disclosed.items():
+                sec, disclosures[name] = started_section.get()
                 rep.add(sec)
             if len(systems) > 1:
                 from ..disclosure import estimator_table
