@@ -74,10 +74,12 @@ def test_weighted_eps_max_is_the_pav_fit_of_repeated_trials(data, k):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(2, 30), st.integers(1, 5), st.integers(0, 2 ** 31))
-def test_unit_weighted_eps_max_equals_the_weighted_block_counts(n, n_units, seed):
+@given(st.integers(2, 30), st.integers(1, 5), st.integers(0, 2 ** 31), st.booleans())
+def test_unit_weighted_eps_max_equals_the_weighted_block_counts(n, n_units, seed, by_trial):
     """The O(K) bootstrap kernel (candidates at target blocks, the top block alone) equals the full-block one,
-    units of weight 0 included."""
+    units of weight 0 included; so does its branch for many units and targets (weights summed trial by trial,
+    ``by_trial``: forced by a zero matrix limit)."""
+    from vpeval.analysis import worst_case
     from vpeval.analysis.worst_case import eps_max_unit_weighted
 
     rng = np.random.default_rng(seed)
@@ -88,8 +90,13 @@ def test_unit_weighted_eps_max_equals_the_weighted_block_counts(n, n_units, seed
     nb = int(block.max()) + 1
     nt = np.array([np.bincount(block, weights=w[unit] * is_tar, minlength=nb) for w in W])
     na = np.array([np.bincount(block, weights=w[unit], minlength=nb) for w in W])
-    np.testing.assert_allclose(eps_max_unit_weighted(unit, block, is_tar, W), eps_max_from_block_counts(nt, na),
-                               rtol=1e-12, atol=1e-12, equal_nan=True)
+    limit = worst_case.UNIT_MATRIX_MAX
+    try:
+        worst_case.UNIT_MATRIX_MAX = 0 if by_trial else limit
+        got = eps_max_unit_weighted(unit, block, is_tar, W)
+    finally:
+        worst_case.UNIT_MATRIX_MAX = limit
+    np.testing.assert_allclose(got, eps_max_from_block_counts(nt, na), rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
 def test_ceiling_is_perfect_separation():
@@ -754,3 +761,22 @@ def test_a_relabelling_depends_on_the_seed_and_its_row_alone():
     whole = RL._trial_target_blocks(p, "trial", None, 7, slice(0, 10))
     part = RL._trial_target_blocks(p, "trial", None, 7, slice(5, 10))
     assert np.array_equal(whole[5:], part) and not np.array_equal(whole[5], whole[6])
+
+
+def test_unit_weighted_eps_max_branches_agree_bit_for_bit():
+    """The two ways of summing unit weights give the same floats for the bootstrap's integer weights."""
+    from vpeval.analysis import worst_case
+
+    rng = np.random.default_rng(8)
+    n, U = 3000, 400
+    block, unit = np.sort(rng.integers(0, 900, n)), rng.integers(0, U, n)
+    is_tar = rng.random(n) < 0.2
+    W = rng.multinomial(U, np.full(U, 1.0 / U), size=30).astype(float)
+    dense = worst_case.eps_max_unit_weighted(unit, block, is_tar, W)
+    limit = worst_case.UNIT_MATRIX_MAX
+    try:
+        worst_case.UNIT_MATRIX_MAX = 0
+        by_trial = worst_case.eps_max_unit_weighted(unit, block, is_tar, W)
+    finally:
+        worst_case.UNIT_MATRIX_MAX = limit
+    assert np.array_equal(dense, by_trial, equal_nan=True)

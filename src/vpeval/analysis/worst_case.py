@@ -354,21 +354,24 @@ def eps_max_unit_weighted(unit: np.ndarray, block: np.ndarray, is_tar: np.ndarra
     tpos = np.flatnonzero(is_tar)
     tb, tu = block[tpos], unit[tpos]
     K = tpos.size
-    # below[u, j]: trials of unit u in blocks below target j's block. The trials (by block) fall into K + 1
-    # segments cut at the first trial of each target's block; count units per segment, then cumulate.
-    cut = np.searchsorted(block, tb, side="left")
-    seg = np.searchsorted(cut, np.arange(block.size), side="right")  # segment of each trial, 0 .. K
-    per_seg = np.bincount(seg * U + unit, minlength=(K + 1) * U).reshape(K + 1, U)
-    below = np.cumsum(per_seg[:K], axis=0).T.astype(np.float64)
+    cut = np.searchsorted(block, tb, side="left")  # first trial of each target's block
     n_u = np.bincount(unit, minlength=U).astype(np.float64)
     n_w = W @ n_u
     wt = W[:, tu]  # (R, K) target weights, ascending blocks
-    n_pre = W @ below
     # the highest non-empty block of each resample, its weight and whether it holds a weighted target
     top_u = np.full(U, -1, dtype=np.int64)
     np.maximum.at(top_u, unit, block)
     present = W > 0
     top = np.where(present, top_u[None, :], -1).max(axis=1)
+    if (K + 1) * U > UNIT_MATRIX_MAX:  # many units and targets (one unit per probe): no (K, U) matrices
+        n_pre, top_size, top_tar = _unit_weighted_sums(unit, block, is_tar, W, cut, top)
+        return _eps_max_at_targets(wt, n_pre, n_w, top_size, top_tar)
+    # below[u, j]: trials of unit u in blocks below target j's block. The trials (by block) fall into K + 1
+    # segments cut at the first trial of each target's block; count units per segment, then cumulate.
+    seg = np.searchsorted(cut, np.arange(block.size), side="right")  # segment of each trial, 0 .. K
+    per_seg = np.bincount(seg * U + unit, minlength=(K + 1) * U).reshape(K + 1, U)
+    below = np.cumsum(per_seg[:K], axis=0).T.astype(np.float64)
+    n_pre = W @ below
     # per candidate top block (some unit's highest), its trials and targets per unit
     cands = np.unique(top_u[top_u >= 0])
     sel = np.isin(block, cands)
@@ -381,6 +384,35 @@ def eps_max_unit_weighted(unit: np.ndarray, block: np.ndarray, is_tar: np.ndarra
     top_size = (W * cnt[at]).sum(axis=1)
     top_tar = (W * tcnt[at]).sum(axis=1)
     return _eps_max_at_targets(wt, n_pre, n_w, top_size, top_tar)
+
+
+#: Above this many entries (targets + 1) x units, :func:`eps_max_unit_weighted` sums weights trial by trial
+#: instead of through (K, U) count matrices (16.7 M entries, 134 MB each; an incomplete Kaldi design of 1.2e6
+#: trials with one unit per probe needed 27 GB).
+UNIT_MATRIX_MAX = 1 << 24
+
+
+def _unit_weighted_sums(unit, block, is_tar, W, cut, top):
+    """``(n_pre, top_size, top_tar)`` of :func:`eps_max_unit_weighted` from cumulative trial weights (trials by
+    block), a few resamples at a time: O(n) time and at most about 2**22 floats per step. Sums of integer weights
+    are exact, so they equal the matrix products of the other branch."""
+    R, n = W.shape[0], block.size
+    n_pre = np.empty((R, cut.size))
+    top_size, top_tar = np.zeros(R), np.zeros(R)
+    lo_top = np.searchsorted(block, top, side="left")
+    hi_top = np.searchsorted(block, top, side="right")
+    step = max(1, (1 << 22) // max(n, 1))
+    for lo in range(0, R, step):
+        rows = slice(lo, lo + step)
+        w = W[rows][:, unit]  # (r, n) weight of every trial
+        cw = np.zeros((w.shape[0], n + 1))
+        np.cumsum(w, axis=1, out=cw[:, 1:])
+        n_pre[rows] = cw[:, cut]
+        r = np.arange(w.shape[0])
+        top_size[rows] = cw[r, hi_top[rows]] - cw[r, lo_top[rows]]
+        np.cumsum(w * is_tar, axis=1, out=cw[:, 1:])
+        top_tar[rows] = cw[r, hi_top[rows]] - cw[r, lo_top[rows]]
+    return n_pre, top_size, top_tar
 
 
 def _eps_max_at_targets(wt, n_pre, n_w, top_size, top_tar) -> np.ndarray:
