@@ -254,3 +254,39 @@ def test_sigterm_leaves_like_ctrl_c(tmp_path):
     time.sleep(3)
     left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True).stdout.split()
     assert not left, f"processes of the run's session left: {left}"
+
+
+@needs_two
+def test_leaving_does_not_wait_for_a_running_call_and_a_second_sigterm_does_not_hang(tmp_path):
+    """SIGTERM (twice, as a batch system may send it) while a worker is in a 60 s call: the process leaves at
+    once with 143 and stops its workers (it used to wait for the call, and to hang for ever on the second)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "s.py"
+    script.write_text("import time\nfrom vpeval.cli.common import exit_on_sigterm\n"
+                      "from vpeval.pipeline.jobs import Jobs\nif __name__ == '__main__':\n    exit_on_sigterm()\n"
+                      "    with Jobs(2) as jobs:\n        jobs.submit(abs, 1).get()\n"
+                      "        r = jobs.submit(time.sleep, 60)\n        print('ready', flush=True)\n"
+                      "        r.get()\n")
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.3)
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+    try:
+        _, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        pytest.fail("the process hung after SIGTERM")
+    assert p.returncode == 143, err
+    assert time.monotonic() - t0 < 15, "leaving waited for the running call"
+    time.sleep(2)
+    left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes of the run's session left: {left}"

@@ -97,6 +97,9 @@ def exit_on_sigterm() -> None:
     import signal
 
     def _leave(signum, frame):
+        # once: a second SIGTERM during the cleanup is ignored (raised inside the interpreter's exit, where
+        # concurrent.futures joins its threads, it left the process waiting for ever)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
     try:

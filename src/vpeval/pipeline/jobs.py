@@ -108,7 +108,7 @@ class _Result:
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
 
-def _worker_start(parent: int) -> None:
+def _worker_start(parent: int, pids=None) -> None:
     """Initializer of each worker: one BLAS thread for libraries loaded from here on, freed large blocks kept
     for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), and a watch on ``parent``."""
     import threading
@@ -116,6 +116,8 @@ def _worker_start(parent: int) -> None:
     from .allocator import reuse_large_blocks
 
     reuse_large_blocks()
+    if pids is not None:  # so that the pool's owner can stop this worker in the middle of a call
+        pids.put(os.getpid())
     for var in _THREAD_VARS:
         os.environ[var] = "1"
     threading.Thread(target=_watch, args=(parent,), daemon=True, name="vpeval-parent-watch").start()
@@ -207,6 +209,7 @@ class Jobs:
     def __init__(self, jobs: int = 1):
         self.n = resolve_jobs(jobs)
         self._pool = None
+        self._pids = None  # a queue on which each worker puts its pid when it starts
 
     @property
     def parallel(self) -> bool:
@@ -221,13 +224,25 @@ class Jobs:
 
     def close(self) -> None:
         """Stop the workers: calls not started are cancelled; the running ones are waited for, unless an
-        exception (Ctrl-C among them) is on its way out, then the workers are left to finish their call and
-        exit on their own. The results already taken stay valid."""
+        exception (Ctrl-C, SIGTERM, an error) is on its way out: then the workers are terminated at once
+        (SIGTERM), so that leaving does not wait for a long call. The results already taken stay valid."""
         if self._pool is not None:
             import sys
 
-            self._pool.shutdown(wait=sys.exc_info()[0] is None, cancel_futures=True)
+            leaving = sys.exc_info()[0] is not None
+            if leaving:
+                self._terminate_workers()
+            self._pool.shutdown(wait=not leaving, cancel_futures=True)
             self._pool = None
+
+    def _terminate_workers(self) -> None:
+        import signal
+
+        while self._pids is not None and not self._pids.empty():
+            try:
+                os.kill(self._pids.get(), signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):  # already gone
+                pass
 
     def submit(self, fn: Callable, *args, **kwargs) -> _Result:
         """Start ``fn(*args, **kwargs)``; ``.get()`` on the return value gives its result. With several jobs,
@@ -266,8 +281,9 @@ class Jobs:
         if ctx.get_start_method() == "forkserver":
             ctx.set_forkserver_preload(_PRELOAD)
         try:
+            self._pids = ctx.SimpleQueue()
             return ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_worker_start,
-                                       initargs=(os.getpid(),))
+                                       initargs=(os.getpid(), self._pids))
         except OSError as exc:  # e.g. no semaphores: a read-only or full /dev/shm
             self._fall_back(exc)
             return None
