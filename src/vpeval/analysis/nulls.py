@@ -1,7 +1,7 @@
 """The null statistics of a family (internal to :mod:`vpeval.analysis.secrecy`): every statistic of every member
 on the same relabellings, row 0 the observed labels, and every member's bootstrap replicates on the same draws.
 
-:func:`null_family` does the work once; :func:`vpeval.analysis.secrecy.secrecy_test` then decides over the whole
+:func:`null_family_steps` does the work once; :func:`vpeval.analysis.secrecy.secrecy_test` then decides over the whole
 family and over any sub-family (e.g. the voice channel's attackers) from the same columns and replicates: a
 sub-family's max-T over its own columns of the same relabellings is a valid family-wise test of its own null
 (its columns' joint law is invariant under relabelling whenever its members carry no information, whatever the
@@ -62,24 +62,17 @@ class NullFamily:
     boot_units: tuple
 
 
-def null_family(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, l_stats, jobs=None) -> NullFamily:
-    """The null statistics and bootstrap replicates of every member (options already checked by the caller).
-    ``jobs``: a running :class:`~vpeval.pipeline.jobs.Jobs` whose workers share the relabellings of large
-    members (:func:`null_family_steps`), or None (this process)."""
-    from ..pipeline.jobs import drive
-
-    return drive(null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs))
-
-
 #: A member's relabellings are shared among the workers when they hold at least this many target entries
 #: (relabellings x targets: a few seconds of work; below it, shipping the member costs more than it saves).
 PARALLEL_TARGET_ENTRIES = 50_000_000
 
 
 def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_stats, l_stats, jobs=None):
-    """:func:`null_family` in two steps (a generator: the first ``next`` sorts the members and hands the
-    relabellings of every large member to ``jobs``' workers, in parts of whole chunks; the second computes the
-    rest here and returns the :class:`NullFamily`). Each relabelling's draw depends on the seed and its row
+    """The null statistics and bootstrap replicates of every member (options already checked by the caller), in
+    two steps (a generator, driven by :func:`vpeval.pipeline.jobs.drive`): the first ``next`` sorts the members
+    and hands the relabellings of every large member to ``jobs``' workers (a running
+    :class:`~vpeval.pipeline.jobs.Jobs`; None: this process), in parts of whole chunks; the second computes the
+    rest here and returns the :class:`NullFamily`. Each relabelling's draw depends on the seed and its row
     alone, and each chunk is computed as in one process, so the family is the same for any number of jobs."""
     from ..pipeline.jobs import Jobs
 
@@ -120,29 +113,28 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     boot = None  # trial scheme: the bootstrap reads the tie blocks alone, so a worker can draw it too (first)
     if scheme == "trial" and any(large):
         boot = jobs.submit(_trial_bootstrap, [_slim(p) for p in preps], n_boot, seed, t_stats)
+    pooled_blocks = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]  # (block, cum)
     started = []
-    for p, big in zip(preps, large):
+    for p, big, pb in zip(preps, large, pooled_blocks):
         chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
         bounds = [(lo, min(rows_needed, lo + chunk)) for lo in range(0, rows_needed, chunk)]
         # three parts per worker, so that the workers that also draw the bootstrap or other sections are not
         # left to finish alone (one part per worker measured the same on 1e7 trials, within the noise)
         n_parts = 3 * jobs.n if big else 1
         slim = _slim(p) if big else p
-        started.append([jobs.submit(_member_rows, slim, scheme, sig, seed, part, t_stats)
+        started.append([jobs.submit(_member_rows, slim, scheme, sig, seed, part, t_stats, None if big else pb)
                         for part in np.array_split(np.array(bounds), n_parts) if len(part)])
     yield
 
     cols, meta, owner = [], [], []
     pooled_cols, pooled_meta, pooled_owner = [], [], []  # the pooled worst case ('protects', ProtectionBound)
-    pooled_blocks = []  # per member: its pooled tie blocks (new_block, new_cum)
     pooled_ceilings = []  # per member: the most its pooled eps_max can show (perfect separation), bits
     from ..metrics.verification import rocch_eer
 
     for i, (p, parts) in enumerate(zip(preps, started)):
         eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
         m_res = resolution_trials(p.block.size)
-        new_block, new_cum = pooled_extremes(p.cum, m_res)
-        pooled_blocks.append((new_block, new_cum))
+        new_block, new_cum = pooled_blocks[i]
         if "eps_max" in t_stats:  # targets the highest, or the lowest, trials
             n_all = p.block.size
             sep = np.stack([np.arange(n_all - p.n_tar, n_all), np.arange(p.n_tar)])
@@ -211,11 +203,12 @@ def _slim(p: _TrialPrep) -> _TrialPrep:
                                unit_names=None, key_codes={})
 
 
-def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats):
+def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats, pooled=None):
     """eps_max, pooled eps_max and D_ECE (bits; empty where not asked) of one member's relabellings in the
-    chunks ``bounds`` (``(lo, hi)`` row ranges, each computed as one chunk)."""
+    chunks ``bounds`` (``(lo, hi)`` row ranges, each computed as one chunk). ``pooled``: the member's pooled
+    tie blocks, or None to compute them here (on a worker: cheaper than sending them)."""
     cum_f = p.cum.astype(np.float64)
-    new_block, new_cum = pooled_extremes(p.cum, resolution_trials(p.block.size))
+    new_block, new_cum = pooled if pooled is not None else pooled_extremes(p.cum, resolution_trials(p.block.size))
     new_cum_f = new_cum.astype(np.float64)
     eps, pooled, dec = [np.empty(0)], [np.empty(0)], [np.empty(0)]
     for lo, hi in bounds:
