@@ -3,9 +3,9 @@
 glibc's ``malloc`` hands every block above its mmap threshold (at most 32 MiB, raised dynamically from 128 KiB)
 straight to the kernel and back on ``free``: a NumPy temporary of 5e6 doubles (40 MB) is then a fresh mapping
 whose every 4 KiB page is faulted in and zeroed by the kernel, each time it is allocated. The perfect-secrecy
-test on 1e7 trials allocates such temporaries for every relabelling: 2.0 million page faults and 24 s of system
-time in an 84 s verdict (measured 2026-12-02 with ``getrusage`` around :func:`vpeval.analysis.score_verdict`;
-with the thresholds below: 0.05 million faults, 1.7 s of system time, 62 s, peak RSS 1060 MiB instead of 990).
+test on 1e7 trials allocates such temporaries for every relabelling: ``python benchmarks/allocator.py`` measured
+(2026-12-02, idle) 2.13 million page faults and 19.3 s of system time in a 63.8 s verdict, and with the thresholds
+below 0.05 million faults, 1.5 s of system time, 46.4 s, peak RSS 989 MiB instead of 911.
 
 :func:`reuse_large_blocks` raises the mmap threshold to 256 MiB and the trim threshold to 512 MiB
 (``mallopt(M_MMAP_THRESHOLD)``, ``mallopt(M_TRIM_THRESHOLD)``, ``man 3 mallopt``), so freed temporaries stay in
