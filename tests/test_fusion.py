@@ -7,7 +7,7 @@ import pytest
 from scipy.optimize import minimize
 
 from vpeval.calibration import LogisticCalibrator
-from vpeval.calibration.fusion import LinearFusion, linearly_separable, quasi_separation
+from vpeval.calibration.fusion import LinearFusion, linearly_separable, overlap_certified, quasi_separation
 from vpeval.errors import InvalidScoresError, SeparableScoresError
 
 
@@ -124,3 +124,66 @@ def test_quasi_separation_is_not_claimed_for_overlap_or_collinear_overlap():
     assert quasi_separation(t, n) is None
     # ... but a difference of the members seen on one target only is a direction of recession
     assert quasi_separation(t + [[0, 1e-3], [0, 0], [0, 0]], n) is not None
+
+
+def _rows(tar, non):
+    """Rows y_i (s_i, 1) of overlap_certified."""
+    tar, non = np.asarray(tar, float), np.asarray(non, float)
+    return np.vstack([np.c_[tar, np.ones(len(tar))], -np.c_[non, np.ones(len(non))]])
+
+
+def test_overlap_certificate_by_hand():
+    # tar {1, 2}, non {2, 1}: equal weights sum the rows (1,1) + (2,1) - (2,1) - (1,1) to 0: overlap proved
+    assert overlap_certified(_rows([[1.0], [2.0]], [[2.0], [1.0]]), np.ones(4))
+    # ... and weights far from a certificate are projected onto one (all stay positive)
+    assert overlap_certified(_rows([[1.0], [2.0]], [[2.0], [1.0]]), np.array([1.0, 1.2, 0.9, 1.1]))
+    # tar {2, 3}, non {0, 1}: separated, so no positive weights can sum the rows to 0
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        assert not overlap_certified(_rows([[2.0], [3.0]], [[0.0], [1.0]]), rng.uniform(0.01, 1.0, 4))
+    # collinear members: the rows do not span R^3, nothing is proved (the linear program decides)
+    t, n = np.array([[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0]]), np.array([[0.5, 0.5], [-2.0, -2.0]])
+    assert not overlap_certified(_rows(t, n), np.ones(5))
+    assert not overlap_certified(_rows([[1.0], [2.0]], [[2.0], [1.0]]), np.array([1.0, np.nan, 1.0, 1.0]))
+
+
+def test_fusion_of_overlapping_scores_needs_no_linear_program(monkeypatch):
+    import scipy.optimize
+
+    tar, non, _, _ = gaussian_scores(2000, seed=7)
+    expected = LinearFusion().fit(tar, non)
+
+    def refuse(*a, **k):
+        raise AssertionError("the linear program was run")
+
+    monkeypatch.setattr(scipy.optimize, "linprog", refuse)
+    got = LinearFusion().fit(tar, non)
+    np.testing.assert_array_equal(got.weights_, expected.weights_)
+    assert got.intercept_ == expected.intercept_
+    with pytest.raises(AssertionError, match="linear program"):  # separated trials still reach it
+        LinearFusion().fit(tar + [[10.0, 0.0, 0.0]], non)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3), st.booleans()), min_size=2, max_size=12),
+       st.lists(st.floats(0.01, 1.0), min_size=12, max_size=12))
+def test_overlap_certificate_never_contradicts_the_linear_program(points, weights):
+    # small integer scores: ties, separation, quasi-separation and overlap all occur
+    tar = np.array([p[:2] for p in points if p[2]], float).reshape(-1, 2)
+    non = np.array([p[:2] for p in points if not p[2]], float).reshape(-1, 2)
+    if len(tar) == 0 or len(non) == 0:
+        return
+    a = _rows(tar, non)
+    if overlap_certified(a, np.array(weights[: len(a)])):
+        assert quasi_separation(tar, non) is None
+    try:
+        LinearFusion().fit(tar, non)
+    except SeparableScoresError as exc:
+        assert quasi_separation(tar, non) is not None or "did not converge" in str(exc)
+    except InvalidScoresError:  # a member with one score on every trial
+        pass
+    else:
+        assert quasi_separation(tar, non) is None
