@@ -1,5 +1,5 @@
 """score_block runs BLAS single-threaded; the thread-pool controller behind it is made once and remade only when a
-shared object has been loaded or unloaded since (vpeval.pipeline.scoring._one_blas_thread)."""
+shared object has been loaded or unloaded since (vpeval.pipeline.scoring.one_blas_thread)."""
 
 import numpy as np
 import pytest
@@ -15,7 +15,7 @@ def _blas_threads():
 
 def test_score_block_limits_blas_to_one_thread_and_restores():
     before = _blas_threads()
-    with sc._one_blas_thread():
+    with sc.one_blas_thread():
         assert _blas_threads() == {1}
     assert _blas_threads() == before
     x, m = np.random.default_rng(0).normal(size=(2, 5, 3))
@@ -35,16 +35,16 @@ def test_controller_reused_until_a_library_is_loaded(monkeypatch):
     monkeypatch.setattr(threadpoolctl, "ThreadpoolController", Counting)
     monkeypatch.setattr(sc, "_controller", [None, None])
     for _ in range(3):
-        with sc._one_blas_thread():
+        with sc.one_blas_thread():
             pass
     assert len(made) == 1
     state[0] = (11, 0)  # a shared object was loaded: a new controller sees it
-    with sc._one_blas_thread():
+    with sc.one_blas_thread():
         pass
     assert len(made) == 2
     monkeypatch.setattr(sc, "_loads_and_unloads", lambda: None)  # counters unreadable: a new one every time
     for _ in range(2):
-        with sc._one_blas_thread():
+        with sc.one_blas_thread():
             pass
     assert len(made) == 4
 

@@ -23,6 +23,7 @@ from ..pipeline.audit import REPORT_TYPES, SystemAudit, attackers_json, comparis
 from ..pipeline.compare import compare_systems
 from ..pipeline.groups import DEFAULT_GROUP_BY
 from ..pipeline.jobs import Jobs
+from ..pipeline.scoring import one_blas_thread
 from .attribution import worst_over_attackers
 from .channels import channel_verdicts
 from .comparison import compare_worst_cases
@@ -145,7 +146,10 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
         errors of the analyses (naming the system); a system whose data cannot be tested for the verdict is
         listed in ``undecided`` instead.
     """
-    with Jobs(jobs if client is None else 1) as pool:  # one pool for the analyses and the verdicts
+    # One pool for the analyses and the verdicts. This process, too, computes with one BLAS thread, whatever the
+    # jobs: the workers' calls already do (bit-identical results for any jobs), and the back-end fits made here
+    # meanwhile must not compete with them for the cores (PLDA's solves took 7x longer with two BLAS threads).
+    with Jobs(jobs if client is None else 1) as pool, one_blas_thread():
         results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
                              seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
                              group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt,

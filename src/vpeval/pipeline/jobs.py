@@ -148,11 +148,11 @@ def _watch(parent: int) -> None:
 
 def _call(fn: Callable, args: tuple, kwargs: dict, ship: bool = True):
     """``(value, None, warnings)`` or ``(None, exception, warnings)``, computed with one BLAS thread
-    (:func:`vpeval.pipeline.scoring._one_blas_thread`); ``ship``: made picklable (run in a worker, for the
+    (:func:`vpeval.pipeline.scoring.one_blas_thread`); ``ship``: made picklable (run in a worker, for the
     caller's process)."""
-    from .scoring import _one_blas_thread
+    from .scoring import one_blas_thread
 
-    with warnings.catch_warnings(record=True) as caught, _one_blas_thread():
+    with warnings.catch_warnings(record=True) as caught, one_blas_thread():
         warnings.simplefilter("always")
         try:
             value, error = fn(*args, **kwargs), None

@@ -13,7 +13,7 @@ import ctypes
 
 import numpy as np
 
-__all__ = ["SCORE_BLOCK_ROWS", "score_block_rows", "score_block", "score_rows"]
+__all__ = ["SCORE_BLOCK_ROWS", "score_block_rows", "score_block", "score_rows", "one_blas_thread"]
 
 #: Probe rows scored together by one matrix product in :func:`score_rows` (and per task on a cluster), so a
 #: score matrix is computed with the same products whether in one process or on a Dask cluster.
@@ -33,7 +33,7 @@ def score_block(probes: np.ndarray, models: np.ndarray, backend=None) -> np.ndar
     scores (133 of the 5,550 cosine scores of the bundled example's resemblyzer oo matrix differ between one and
     two threads), so this gives the same matrix on any machine and on any Dask worker.
     """
-    with _one_blas_thread():
+    with one_blas_thread():
         return probes @ models.T if backend is None else backend.score(models, probes).T
 
 
@@ -74,7 +74,7 @@ def _loads_and_unloads():
 _controller: list = [None, None]  # [(loads, unloads) when made, ThreadpoolController]
 
 
-def _one_blas_thread():
+def one_blas_thread():
     """``threadpool_limits(limits=1, user_api="blas")`` without re-scanning the process's libraries each time.
 
     Making a ``ThreadpoolController`` finds and queries every BLAS and OpenMP library loaded (a few ms; an audit
