@@ -132,13 +132,13 @@ def _same_curve(a, b) -> bool:
     pm1, pf1, pm2, pf2 = (np.asarray(v, float) for v in (pm1, pf1, pm2, pf2))
     if pm1.shape != pm2.shape or pf1.shape != pf2.shape:
         # different numbers of thresholds can still trace the same staircase
-        return _staircase(pm1, pf1) == _staircase(pm2, pf2)
+        return bool(np.array_equal(_staircase(pm1, pf1), _staircase(pm2, pf2)))
     return bool(np.allclose(pm1, pm2, atol=1e-9) and np.allclose(pf1, pf2, atol=1e-9))
 
 
-def _staircase(pm, pf) -> tuple:
-    pts = np.unique(np.round(np.c_[pf, pm], 9), axis=0)
-    return tuple(map(tuple, pts))
+def _staircase(pm, pf) -> np.ndarray:
+    """The distinct (pfa, pmiss) points, rounded to 1e-9, sorted: (k, 2)."""
+    return np.unique(np.round(np.c_[pf, pm], 9), axis=0)
 
 
 @dataclass

@@ -184,9 +184,12 @@ def chance_floor(
     k_chosen = int(fixed_tar.size + ms_k.sum())
     if not many and not _trial_bootstrap._ONE_AT_A_TIME and batchable(ms, 2 * k_chosen + 2, n):
         # every permutation at once (vpeval.stats.batch: bit-identical to the loop below, same draws)
-        chosen = np.empty((n_perm, k_chosen), dtype=np.intp)
-        for r in range(n_perm):
-            chosen[r] = _chosen(r)
+        if single:  # the draws are made already: every row at once
+            chosen = np.concatenate([np.broadcast_to(fixed_tar, (n_perm, fixed_tar.size)), draws], axis=1)
+        else:
+            chosen = np.empty((n_perm, k_chosen), dtype=np.intp)
+            for r in range(n_perm):
+                chosen[r] = _chosen(r)
         n_tar, n_non = _target_block_grid(np.sort(blk[chosen], axis=1), srt.size, cum)
         nulls = evaluate_rows(ms, n_tar, n_non, "blocks")
         return {m.key: _chance_result(m, observed[i], nulls[i], alpha, n_perm, seed, how)
