@@ -155,6 +155,10 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
                              group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt,
                              jobs=pool)
         tests: dict = {}
+        compared = None
+        if compare and len(results) > 1:  # the paired comparisons on a worker, beside the verdicts
+            compared = pool.submit(compare_systems, comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot,
+                                   seed=seed)
         if verdict_perm is None:  # --no-verdict
             verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
             channels = {}
@@ -166,10 +170,10 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
             flag_saturation(verdicts, results)
             channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed,
                                         alpha=alpha, budget_bits=budget_bits, tests=tests)
+        more, more_notes = ([], []) if compared is None else compared.get()
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each
-        more, more_notes = compare_systems(comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot, seed=seed)
         comparisons, notes = comparisons + more, notes + more_notes
     options = {"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                "systems": {s: list(a) for s, a in systems.items()}, "backends": list(backends),

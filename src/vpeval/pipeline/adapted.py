@@ -352,26 +352,51 @@ def attach_curve(res, train: dict | None, inputs: AdaptInputs | None, *, seed: i
     (lowest ``trial_type`` ROCCH-EER; fusions and AS-norm variants excluded, ties by name) and attach it to
     that attacker (``Attacker.learning_curve``, with ``strongest: true``); the adapted attacker gets its own curve too
     (``strongest: false`` unless it is the strongest). Returns the strongest one's name, or None when no such
-    attacker exists."""
+    attacker exists. :func:`start_curves` and :func:`finish_curves` do the same in two steps, on worker
+    processes."""
+    from .jobs import Jobs
+
+    with Jobs(1) as pool:
+        started = start_curves(res.attackers, res.type_metrics, train, inputs, seed=seed, n_boot=n_boot,
+                               trial_type=trial_type, jobs=pool)
+    return finish_curves(res.attackers, started)
+
+
+def start_curves(attackers: dict, type_metrics: dict, train: dict | None, inputs: AdaptInputs | None, *, jobs,
+                 seed: int = 0, n_boot: int = CURVE_BOOT, trial_type: str = "aa"):
+    """Choose the attackers of :func:`attach_curve` (``attackers``: name -> Attacker; ``type_metrics``: name ->
+    trial type -> the metrics of :func:`vpeval.pipeline.audit._type_metrics`) and start their learning curves on
+    ``jobs`` (a running :class:`~vpeval.pipeline.jobs.Jobs`). Returns what :func:`finish_curves` takes."""
     cands = []
-    for name, att in res.attackers.items():
+    for name, att in attackers.items():
         if att.members or att.trained_on != "anonymized" or att.backend.endswith("+asnorm"):
             continue
-        m = res.type_metrics.get(name, {}).get(trial_type)
+        m = type_metrics.get(name, {}).get(trial_type)
         if m is None:
             continue
         if att.adapted is None and (att.model is None or not train or att.extractor not in train):
             continue
         cands.append((m["eer_rocch"], name))
     if not cands:
-        return None
+        return None, {}, trial_type
     best = min(cands)[1]
-    adapted = [n for n, a in res.attackers.items() if a.adapted is not None]
+    adapted = [n for n, a in attackers.items() if a.adapted is not None]
+    running = {}
     for name in [best] + [n for n in adapted if n != best]:
-        att = res.attackers[name]
+        att = attackers[name]
         data = inputs.train if att.adapted is not None else train[att.extractor]
+        running[name] = jobs.submit(curve_of_attacker, att, data, seed=seed, n_boot=n_boot, trial_type=trial_type)
+    return best, running, trial_type
+
+
+def finish_curves(attackers: dict, started) -> str | None:
+    """Attach the curves of :func:`start_curves` (taken from its jobs) to their attackers; returns the strongest
+    attacker's name, or None."""
+    best, running, trial_type = started
+    for name, result in running.items():
+        att = attackers[name]
         try:
-            att.learning_curve = curve_of_attacker(att, data, seed=seed, n_boot=n_boot, trial_type=trial_type)
+            att.learning_curve = result.get()
         except VpevalError as exc:  # e.g. a subset a back-end cannot be fitted on: said in the report, not fatal
             att.learning_curve = {"trial_type": trial_type, "error": str(exc), "saturated": None}
         att.learning_curve["strongest"] = name == best

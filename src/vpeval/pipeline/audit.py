@@ -19,7 +19,7 @@ from ..metrics.linkage import LinkageAnalysis
 from ..metrics.summary import verification_summary
 from ..metrics.verification import cllr
 from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
-from .adapted import add_adapted, attach_curve
+from .adapted import add_adapted, finish_curves, start_curves
 from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
 from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
 from .channels import field_channel_attackers, split_channels
@@ -242,18 +242,34 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
         return drive(steps)
 
 
+def start_extractor_analyses(sets, metadata, attributes, *, seed: int, jobs: Jobs) -> tuple[dict, dict, dict]:
+    """Start the analyses of each voice extractor's embeddings that no attacker enters (embedding structure, voice
+    distinctiveness, soft biometrics) on ``jobs``: ``(structure, distinctiveness, attributes)``, each extractor
+    -> started call. They need enough speakers and utterances; on small data one of them may not be computable,
+    which is reported in its section (the call's value is the error) instead of failing the whole audit."""
+    structure, distinct, attrs = {}, {}, {}
+    for extractor, es in split_channels(sets)[0].items():  # voice extractors only
+        structure[extractor] = jobs.submit(_attempt_call, analyse_embedding_structure, es, seed=seed)
+        distinct[extractor] = jobs.submit(_attempt_call, analyse_distinctiveness, es)
+        present = [] if metadata is None else [a for a in attributes if a in metadata.columns]
+        if present:
+            attrs[extractor] = jobs.submit(_attempt_call, analyse_attributes, es, metadata, tuple(present))
+    return structure, distinct, attrs
+
+
 def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, n_perm, progress, group_by, client,
-                 cache, vpc_lists, jobs: Jobs):
+                 cache, vpc_lists, jobs: Jobs, extractor_jobs=None):
     """:func:`audit_system` in three steps (a generator: ``next`` runs the next step, the last returns the
     :class:`SystemAudit`), so that :func:`run_audits` can start the analyses of every system on ``jobs`` before it
-    waits for the first: step 1 fields the trials and score matrices and starts their analyses (bootstrap
-    intervals, chance floors, 1-to-N linkage, embedding structure, voice distinctiveness, soft biometrics); step 2
+    waits for the first: step 1 fields the trials and score matrices, starts their analyses (bootstrap
+    intervals, chance floors, 1-to-N linkage, embedding structure, voice distinctiveness, soft biometrics) and
+    yields the trial metrics (attacker -> trial type -> metrics: what the learning curves are chosen by); step 2
     takes the 1-to-N linkage and starts what needs it (per-group rows, 1-to-N assessments; speaker profiles);
     step 3 takes everything, each result under its attacker's (extractor's) name."""
     say = progress or (lambda msg: None)
     attackers, notes = attackers
     trials, metrics, linkage = {}, {}, {}
-    structure, attrs, distinct, assessments, profiles = {}, {}, {}, {}, {}
+    assessments, profiles = {}, {}
     probe_spk, mats, by_group = {}, {}, {}
     spk_groups, group_note = None, None
     if group_by is not None:
@@ -293,15 +309,9 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                     cache, ("assess", leak, seed, n_boot, n_perm, _content_of(t), content_key(probe_spk[name][tname])),
                     jobs, assess_trials, t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname),
                     seed=seed, n_boot=n_boot, n_perm=n_perm)
-    for extractor, es in split_channels(sets)[0].items():  # voice extractors only
-        # These analyses need enough speakers and utterances; on small data one of them may not be computable.
-        # That is reported in its section instead of failing the whole audit.
-        structure[extractor] = jobs.submit(_attempt_call, analyse_embedding_structure, es, seed=seed)
-        distinct[extractor] = jobs.submit(_attempt_call, analyse_distinctiveness, es)
-        present = [] if metadata is None else [a for a in attributes if a in metadata.columns]
-        if present:
-            attrs[extractor] = jobs.submit(_attempt_call, analyse_attributes, es, metadata, tuple(present))
-    yield
+    structure, distinct, attrs = extractor_jobs or start_extractor_analyses(sets, metadata, attributes, seed=seed,
+                                                                              jobs=jobs)
+    yield metrics  # the trial metrics, for what run_audits starts beside the analyses
     for att in attackers:  # step 2
         name, matrices = att.name, mats[att.name]
         with _named(f"attacker {name!r}"):
@@ -472,25 +482,33 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
             raise VpevalError(f"system {name!r}: {exc}") from None
         steps = _audit_steps(sets, attackers, types=types, seed=seed, metadata=metadata.get(name),
                              attributes=attributes, n_boot=n_boot, n_perm=n_perm, group_by=group_by, client=client,
-                             cache=cache, vpc_lists=vpc_lists, jobs=pool,
+                             cache=cache, vpc_lists=vpc_lists, jobs=pool, extractor_jobs=early.get(name),
                              progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
-        next(steps)
-        return steps
+        metrics = next(steps)
+        curves = None
+        if adapt and adapt.get(name) is not None:  # on the workers, beside the analyses (its choice needs metrics)
+            if progress:
+                progress(f"{name}: learning curve of the strongest attacker")
+            curves = start_curves({a.name: a for a in attackers[0]}, metrics, train.get(name), adapt[name],
+                                  seed=seed, jobs=pool)
+        return steps, curves
 
-    def advance(name, steps):
+    def advance(name, started):
+        steps, curves = started
         try:
             next(steps)
         except StopIteration as done:
             results[name] = done.value
-            if adapt and adapt.get(name) is not None:
-                if progress:
-                    progress(f"{name}: learning curve of the strongest attacker")
-                attach_curve(results[name], train.get(name), adapt[name], seed=seed)
+            if curves is not None:
+                finish_curves(results[name].attackers, curves)
 
     try:
         # every system's analyses are started before the first is waited for (the workers of ``jobs`` compute
         # them while the next system's attackers are fitted); the steps of _audit_steps
         with using(jobs if client is None else 1) as pool:
+            # what needs no attacker first: the workers compute it while the first attackers are fitted here
+            early = {name: start_extractor_analyses(sets, metadata.get(name), attributes, seed=seed, jobs=pool)
+                     for name, sets in systems.items()} if pool.parallel else {}
             running = {name: step(name, lambda n=name, s=sets: start(n, s)) for name, sets in systems.items()}
             for _ in range(2):
                 for name, steps in running.items():
