@@ -12,11 +12,10 @@ import numpy as np
 from ..errors import VpevalError
 from ..io.trials import Trials
 from ..keys import sorted_codes
+from ..stats.one_to_n import LID_SLOPE_GRID
 from .members import OneToNInput, TrialInput
 
 _LN2 = math.log(2.0)
-#: Knots of the LID slope's interpolation in T_z (:func:`vpeval.stats.one_to_n._null_lids`).
-LID_SLOPE_GRID = 33
 #: Relabellings are evaluated in chunks of about this many target entries (rows x targets, at least one row):
 #: small enough for the (rows, K) temporaries to stay in the CPU cache.
 _CHUNK_TARGETS = 1 << 17

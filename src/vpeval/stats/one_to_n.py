@@ -30,7 +30,12 @@ from .results import (
     order_statistic,
 )
 
-__all__ = ["bootstrap_one_to_n", "chance_floor_one_to_n", "assess_one_to_n"]
+__all__ = ["bootstrap_one_to_n", "chance_floor_one_to_n", "assess_one_to_n", "LID_SLOPE_GRID"]
+
+#: Knots of the LID slope's interpolation in T_z (:func:`_null_lids`), in the chance floors here and in the
+#: verdict's relabellings (:mod:`vpeval.analysis.relabel`). On a 50 x 111 matrix and 200 labellings: 37 ms
+#: instead of 114 ms, ALID within 1e-7 bits and LID_max within 1e-4 bits of the exact refit of every labelling.
+LID_SLOPE_GRID = 33
 
 
 def _probe_metrics(metrics) -> list[ProbeMetric]:
@@ -247,7 +252,9 @@ def chance_floor_one_to_n(m, lid=None, *, metrics=PROBE_METRICS, n_perm: int = 1
     m : vpeval.pipeline.OneToN
     lid : array_like or LIDPipelineResult, optional
         The observed per-probe LIDs (bits); needed for ALID / LID_max. Under the null they are recomputed
-        with a logistic slope refitted to each permuted labelling, in-sample (module docstring).
+        with a logistic slope refitted to each permuted labelling, in-sample (module docstring); the slopes of
+        the labellings that are not separable are fitted at :data:`LID_SLOPE_GRID` knots of their target z-score
+        sum and interpolated between them (:func:`_null_lids`; as in the verdict's relabellings).
     metrics, n_perm, seed, alpha
         As in :func:`chance_floor`.
 
@@ -276,7 +283,7 @@ def chance_floor_one_to_n(m, lid=None, *, metrics=PROBE_METRICS, n_perm: int = 1
         hit = s[np.arange(P)[None, :], cols] == rmax[None, :]
         null_vals["rank1"] = np.where(hit, 1.0 / nmax[None, :], 0.0)
     if "lid" in vals:
-        null_vals["lid"] = _null_lids(znorm_rows(s), cols)
+        null_vals["lid"] = _null_lids(znorm_rows(s), cols, grid=LID_SLOPE_GRID)
     out = {}
     for x in ms:
         nv = null_vals[x.values]
