@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vpeval.errors import VpevalError
-from vpeval.pipeline.jobs import Jobs, resolve_jobs, usable_cores
+from vpeval.pipeline.jobs import Jobs, resolve_jobs, usable_cores, using, warmed
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
 
@@ -71,6 +71,20 @@ def test_results_warnings_and_errors_come_back_where_taken(n):
         with pytest.raises(VpevalError, match="a.txt: bad line"):  # the message survives the trip
             odd.get()
         assert root.get() == 4.0
+
+
+@pytest.mark.parametrize("n", [1, pytest.param(2, marks=needs_two)])
+def test_warmed_pool_starts_its_workers_at_once_and_is_shared_by_using(n):
+    import os
+
+    with warmed(n) as pool:
+        assert pool.parallel == (n > 1)
+        with using(pool) as same:  # a running pool is used as it is, and left running
+            assert same is pool
+            pids = {same.submit(os.getpid).get() for _ in range(4)}
+        assert pool.submit(math.sqrt, 9.0).get() == 3.0
+        # one job: this process; several: the workers warm_up started (no new process per call)
+        assert pids == {os.getpid()} if n == 1 else (os.getpid() not in pids and len(pids) <= n)
 
 
 @needs_two

@@ -22,7 +22,7 @@ from ..pipeline.attackers import attacker_class
 from ..pipeline.audit import REPORT_TYPES, SystemAudit, attackers_json, comparison_inputs, run_audits
 from ..pipeline.compare import compare_systems
 from ..pipeline.groups import DEFAULT_GROUP_BY
-from ..pipeline.jobs import Jobs
+from ..pipeline.jobs import using
 from ..pipeline.scoring import one_blas_thread
 from .attribution import worst_over_attackers
 from .channels import channel_verdicts
@@ -131,9 +131,10 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
         split of :func:`vpeval.pipeline.make_protocol`. ``options["vpc_lists"]`` describes them.
     adapt : dict system -> AdaptInputs, optional
         Field the extractor-adapted attacker and the saturation check (:mod:`vpeval.pipeline.adapted`).
-    jobs : int
+    jobs : int or vpeval.pipeline.jobs.Jobs
         Worker processes of this machine for the independent analyses (:mod:`vpeval.pipeline.jobs`): 1 (default)
-        computes everything in this process, -1 uses every usable core. The result does not depend on it.
+        computes everything in this process, -1 uses every usable core; a running ``Jobs`` is used (and left
+        running). The result does not depend on it.
 
     Returns
     -------
@@ -149,7 +150,7 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     # One pool for the analyses and the verdicts. This process, too, computes with one BLAS thread, whatever the
     # jobs: the workers' calls already do (bit-identical results for any jobs), and the back-end fits made here
     # meanwhile must not compete with them for the cores (PLDA's solves took 7x longer with two BLAS threads).
-    with Jobs(jobs if client is None else 1) as pool, one_blas_thread():
+    with using(jobs if client is None else 1) as pool, one_blas_thread():
         results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
                              seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
                              group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt,

@@ -20,6 +20,7 @@ from rich.table import Table as RichTable
 from .._version import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
+from ..pipeline.jobs import warmed
 from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
@@ -289,7 +290,6 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                verdict: dict | None = None, vpc_in_report: str | None = None, vpc_lists=None,
                figures: str = "strongest", jobs: int = 1) -> None:
     from contextlib import nullcontext
-
     from ..io.output import claim_file, claim_folder
 
     protect = [f for folder, _ in systems for f in folder.glob("*")]
@@ -299,7 +299,8 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
     vpc_claim = (claim_file(vpc_table, command=f"{command} --vpc-table", force=force,
                             protect=[f for folder, _ in systems for f in folder.rglob("*")])
                  if vpc_table is not None else nullcontext())
-    with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim:
+    with claim_folder(out, command=command, force=force, protect=protect) as claim, vpc_claim as vclaim, \
+            warmed(jobs) as jobs:
         rep = _audit_into(claim.path, systems, quiet, json_out, title, seed, backends, asnorm, fusion, dataset, split,
                           client, verdict, vpc_lists, figures=figures, jobs=jobs)
         from ..report.groups import vpc_csv_text
@@ -324,7 +325,6 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
     from ..report.writer import render_report
 
     import pandas as pd
-
 
     console = Console(stderr=True, quiet=quiet or json_out)
     loaded, inputs, metadata, train, adapt = {}, [], {}, {}, {}

@@ -343,7 +343,7 @@ def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, st
     """Draw every figure of ``report`` into ``folder``; with ``jobs`` > 1 the :class:`~vpeval.report.document.Draw`
     figures are drawn in worker processes (:mod:`vpeval.pipeline.jobs`; same files), the others here meanwhile.
     Returns ``id(figure) -> file name``."""
-    from ..pipeline.jobs import Jobs
+    from ..pipeline.jobs import using
 
     names: dict[int, str] = {}
     used: set[str] = set()
@@ -360,7 +360,7 @@ def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, st
             used.add(fn)
             todo.append((b, folder / fn))
             names[id(b)] = fn
-    with Jobs(jobs) as pool:  # a Draw of picklable data goes to a worker; anything else is drawn here
+    with using(jobs) as pool:  # a Draw of picklable data goes to a worker; anything else is drawn here
         away = [pool.parallel and _picklable_draw(b.draw) for b, _ in todo]
         sent = [pool.submit(draw_figure, b.draw, b.size, path) for (b, path), a in zip(todo, away) if a]
         for (b, path), a in zip(todo, away):
