@@ -140,9 +140,9 @@ def _cached(cache: dict | None, key, compute):
     """``compute()``, memoised in ``cache`` under ``key`` (no cache: always computed). Every analysis cached
     here is a deterministic function of its key's inputs, so a cached result is the one it would recompute; the
     warnings it raised are kept with it and raised again on every later use, so that each system whose analysis
-    it is says them (:func:`run_audits` names the systems). Computed here, with
-    the process's own BLAS threads (not :func:`_deferred`, whose calls run with one: the fusion's fits move in
-    the last digits with the thread count)."""
+    it is says them (:func:`run_audits` names the systems). Computed here, with the caller's BLAS threads
+    (:func:`vpeval.analysis.audit` limits them to one, as :func:`_deferred`'s calls always are: the fusion's
+    fits move in the last digits with the thread count)."""
     if cache is None:
         return compute()
     if key not in cache:
