@@ -87,6 +87,27 @@ def test_warmed_pool_starts_its_workers_at_once_and_is_shared_by_using(n):
         assert pids == {os.getpid()} if n == 1 else (os.getpid() not in pids and len(pids) <= n)
 
 
+def _plot_line(fig, y):
+    fig.add_subplot().plot([0.0, 1.0], [0.0, y])
+
+
+@needs_two
+def test_figure_drafts_redraw_a_figure_changed_after_its_section_was_added():
+    from vpeval.report.document import Draw, Figure, Report, Section
+    from vpeval.report.writer import FigureDrafts, png_bytes
+
+    with Jobs(2) as pool:
+        drafts = FigureDrafts(pool)
+        rep = Report("t", drafts=drafts)
+        f = Figure("a", Draw(_plot_line, 1.0), size=(2.0, 2.0))
+        g = Figure("b", Draw(_plot_line, 2.0), size=(2.0, 2.0))
+        rep.add(Section("s", "S", [f, g]))
+        g.draw = Draw(_plot_line, 3.0)  # replaced after the drawing started: not taken
+        assert drafts.take(g) is None
+        assert drafts.take(f).get() == png_bytes(f.draw, f.size)
+        assert drafts.take(f) is None  # taken once
+
+
 @needs_two
 def test_a_call_that_is_not_picklable_is_refused_with_several_jobs():
     with Jobs(2) as jobs:
@@ -126,6 +147,21 @@ def test_audit_and_report_do_not_depend_on_jobs(tmp_path):
     assert pngs and pngs == sorted(p.name for p in folders[1].glob("*.png"))
     for name in pngs:
         assert (folders[0] / name).read_bytes() == (folders[1] / name).read_bytes(), name
+    # figures started on the workers while the report is laid out (FigureDrafts, as `vpeval audit` does): the same
+    from vpeval.report.writer import FigureDrafts
+
+    with Jobs(2) as pool:
+        drafts = FigureDrafts(pool)
+        rep = render_audit(res, drafts=drafts)
+        assert drafts._started  # drawing had begun before rendering
+        out = tmp_path / "drafts"
+        out.mkdir()
+        render_report(rep, out, generated_at="2026-01-01T00:00:00+00:00", jobs=pool)
+    assert rep.drafts is None and not drafts._started  # every early drawing was taken
+    assert json.loads((out / "report.json").read_text()) == docs[0]
+    assert sorted(p.name for p in out.glob("*.png")) == pngs
+    for name in pngs:
+        assert (out / name).read_bytes() == (folders[0] / name).read_bytes(), name
 
 
 @needs_two

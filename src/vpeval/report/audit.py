@@ -501,8 +501,10 @@ def audit_systems(
         their tables and report.json), or for every attacker.
     adapt : dict system -> AdaptInputs, optional
         Field the extractor-adapted attacker and the saturation check (:mod:`vpeval.pipeline.adapted`).
-    jobs : int
-        Worker processes for the independent analyses (:func:`vpeval.audit`); the report does not depend on it.
+    jobs : int or vpeval.pipeline.jobs.Jobs
+        Worker processes for the independent analyses (:func:`vpeval.audit`); the report does not depend on it. A
+        running ``Jobs`` of several workers also draws the figures while the report is laid out
+        (:class:`vpeval.report.writer.FigureDrafts`; pass the same pool to :func:`vpeval.report.writer.render_report`).
 
     Returns
     -------
@@ -522,7 +524,12 @@ def audit_systems(
                    n_boot=n_boot, n_perm=n_perm, backends=backends, asnorm=asnorm, fusion=fusion, group_by=group_by,
                    compare=compare, client=client, verdict_perm=verdict_perm, budget_bits=budget_bits, alpha=alpha,
                    utility=utility, pitch=pitch, progress=progress, vpc_lists=vpc_lists, adapt=adapt, jobs=jobs)
-    return render_audit(result, title=title, dataset=dataset, split=split, figures=figures)
+    from ..pipeline.jobs import Jobs
+    from .writer import FigureDrafts
+
+    # with a running pool of several jobs, the figures start drawing on it while the report is laid out
+    drafts = FigureDrafts(jobs) if isinstance(jobs, Jobs) and jobs.parallel else None
+    return render_audit(result, title=title, dataset=dataset, split=split, figures=figures, drafts=drafts)
 
 
 def _lists_sentence(lists: dict) -> str:
@@ -534,7 +541,7 @@ def _lists_sentence(lists: dict) -> str:
 
 
 def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: str = "", split: str = "",
-                 figures: str = "strongest") -> Report:
+                 figures: str = "strongest", drafts=None) -> Report:
     """Lay out an :class:`~vpeval.analysis.audit.AuditResult` as the audit report (sections, tables, figures);
     ``dataset`` and ``split`` fill the VoicePrivacy-style rows of the groups section.
 
@@ -543,14 +550,15 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     section (every attacker x trial type x metric) is on an appendix page (``appendix.html`` for what spans the
     systems, ``appendix-<system>.html`` per system with several systems), linked from the main page.
     ``figures``: ``"strongest"`` draws per-attacker figures for the strongest attackers only, ``"all"`` for
-    every attacker."""
+    every attacker. ``drafts``: set as the report's ``drafts`` (:class:`vpeval.report.writer.FigureDrafts`)
+    before the first section is added."""
     if figures not in FIGURE_CHOICES:
         raise VpevalError(f"figures={figures!r}: expected one of {', '.join(FIGURE_CHOICES)}")
     results, o = result.systems, result.options
     systems = o["systems"]
     seed, n_boot = o["seed"], o["n_boot"]
     report = Report(title, options={k: o[k] for k in ("trial_types", "seed", "n_boot", "n_perm", "systems",
-                                                       "backends", "asnorm", "fusion")})
+                                                       "backends", "asnorm", "fusion")}, drafts=drafts)
     data = result.to_dict()
     report.extra["attackers"] = data["attackers"]
     verdicts, undecided = result.verdicts, result.undecided

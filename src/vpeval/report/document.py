@@ -98,9 +98,13 @@ class Report:
     options: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)  # further top-level report.json objects (e.g. "attackers")
     page_titles: dict = field(default_factory=dict)  # appendix page -> its title (Section.page)
+    #: called with each section as it is added (e.g. :class:`vpeval.report.writer.FigureDrafts`, which starts
+    #: drawing its figures on worker processes); not part of the report's content
+    drafts: Callable[[Section], None] | None = field(default=None, repr=False, compare=False)
 
     def add(self, section: Section) -> Section:
-        """Append ``section``; its id must stay unique once made file-name safe (it names anchors and PNGs)."""
+        """Append ``section``; its id must stay unique once made file-name safe (it names anchors and PNGs).
+        ``drafts``, when set, is then called with it."""
         mine = safe_filename(section.id)
         if any(safe_filename(s.id) == mine for s in self.sections):  # cached: an audit adds about 300
             from ..errors import VpevalError
@@ -108,6 +112,8 @@ class Report:
             raise VpevalError(f"report section id {section.id!r} collides with an existing one once made "
                               "file-name safe; give the inputs names that differ in letters or digits")
         self.sections.append(section)
+        if self.drafts is not None:
+            self.drafts(section)
         return section
 
 

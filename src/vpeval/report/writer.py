@@ -17,7 +17,7 @@ from ..io.output import OutputExistsError, claim_folder, sha256_file
 from .document import Draw, Figure, Links, Paragraph, Report, Table, page_file, safe_filename
 from .inputs import extractor_lines, page_paths
 
-__all__ = ["write_report", "render_report", "OutputExistsError", "sha256_file", "SCHEMA_VERSION", "resolve_refs",
+__all__ = ["write_report", "render_report", "FigureDrafts", "png_bytes", "OutputExistsError", "sha256_file", "SCHEMA_VERSION", "resolve_refs",
            "REF_MIN_CHARS"]
 
 SCHEMA_VERSION = "2.3"  # 2.3: inputs[].extractor_info (the embedding file's extractor record, when it has one); arrays that are functions of other stored ones left out (rank disclosure per rank, CMC, closed-set linkability), verification names and units and the chance value and floor stored once; 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
@@ -339,9 +339,46 @@ def _rates_note(inputs: list) -> str:
             "were resampled to it on read): " + html.escape("; ".join(parts)) + ".</p>")
 
 
+class FigureDrafts:
+    """Figures drawn while their report is still being built: set as ``Report.drafts`` with a running pool of
+    several jobs (:class:`~vpeval.pipeline.jobs.Jobs`), it starts each added section's
+    :class:`~vpeval.report.document.Draw` figures on the workers at once (:func:`png_bytes`), and
+    :func:`render_report` writes those PNGs instead of drawing them again: the same bytes, drawn while this
+    process lays out the rest of the report. A figure whose ``draw`` or ``size`` was replaced after its section
+    was added is drawn again at rendering; with one job nothing is started early."""
+
+    def __init__(self, jobs):
+        self.jobs = jobs
+        self._started: dict[int, tuple] = {}
+
+    def __call__(self, section) -> None:
+        if not self.jobs.parallel:
+            return
+        for b in section.blocks:
+            if isinstance(b, Figure) and _picklable_draw(b.draw):
+                self._started[id(b)] = (b, b.draw, b.size, self.jobs.submit(png_bytes, b.draw, b.size))
+
+    def take(self, figure: Figure):
+        """The started drawing of ``figure`` (``.get()`` gives its PNG bytes), or None."""
+        got = self._started.pop(id(figure), None)
+        if got is None or got[0] is not figure or got[1] is not figure.draw or got[2] != figure.size:
+            return None
+        return got[3]
+
+
+def png_bytes(draw, size: tuple[float, float]) -> bytes:
+    """The PNG file :func:`draw_figure` writes for ``draw`` and ``size``, as bytes."""
+    import io
+
+    buf = io.BytesIO()
+    draw_figure(draw, size, buf)
+    return buf.getvalue()
+
+
 def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, str]:
     """Draw every figure of ``report`` into ``folder``; with ``jobs`` > 1 the :class:`~vpeval.report.document.Draw`
-    figures are drawn in worker processes (:mod:`vpeval.pipeline.jobs`; same files), the others here meanwhile.
+    figures are drawn in worker processes (:mod:`vpeval.pipeline.jobs`; same files), the others here meanwhile;
+    those ``report.drafts`` (:class:`FigureDrafts`) started already are taken from it.
     Returns ``id(figure) -> file name``."""
     from ..pipeline.jobs import using
 
@@ -360,12 +397,17 @@ def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, st
             used.add(fn)
             todo.append((b, folder / fn))
             names[id(b)] = fn
+    drafts = report.drafts if isinstance(report.drafts, FigureDrafts) else None
+    early = [None if drafts is None else drafts.take(b) for b, _ in todo]
     with using(jobs) as pool:  # a Draw of picklable data goes to a worker; anything else is drawn here
-        away = [pool.parallel and _picklable_draw(b.draw) for b, _ in todo]
+        away = [e is None and pool.parallel and _picklable_draw(b.draw) for (b, _), e in zip(todo, early)]
         sent = [pool.submit(draw_figure, b.draw, b.size, path) for (b, path), a in zip(todo, away) if a]
-        for (b, path), a in zip(todo, away):
-            if not a:
+        for (b, path), a, e in zip(todo, away, early):
+            if not a and e is None:
                 draw_figure(b.draw, b.size, path)
+        for (b, path), e in zip(todo, early):
+            if e is not None:
+                path.write_bytes(e.get())
         for r in sent:
             r.get()
     return names
@@ -424,6 +466,7 @@ def render_report(report: Report, folder, *, generated_at: str | None = None, jo
     folder = Path(folder)
     generated_at = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
     figs = _render_figures(report, folder, jobs)
+    report.drafts = None  # taken: the report holds no pool any more
     (folder / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
                                         errors="backslashreplace")
     for page in report_pages(report):
