@@ -20,7 +20,6 @@ from rich.table import Table as RichTable
 from .._version import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
-from ..pipeline.jobs import warmed
 from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
@@ -291,6 +290,7 @@ def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: b
                figures: str = "strongest", jobs: int = 1) -> None:
     from contextlib import nullcontext
     from ..io.output import claim_file, claim_folder
+    from ..pipeline.jobs import warmed  # not at the top: importing the CLI loads no pipeline (test_lazy_import)
 
     protect = [f for folder, _ in systems for f in folder.glob("*")]
     if vpc_table is not None and (Path(vpc_table).resolve() == out.resolve()
