@@ -97,10 +97,12 @@ def test_lid_pipeline_is_the_same_with_and_without_the_compiled_loop(monkeypatch
 
 def test_jit_can_be_switched_off(monkeypatch):
     pytest.importorskip("numba")
+    from vpeval import jit
+
     monkeypatch.setenv("VPEVAL_JIT", "0")
-    assert mk._compile() is None
+    assert jit._compile(mk.accumulate_moments, mk._SIGNATURE) is None
     monkeypatch.setenv("VPEVAL_JIT", "1")
-    assert mk._compile() is not None
+    assert jit._compile(mk.accumulate_moments, mk._SIGNATURE) is not None
 
 
 def test_results_do_not_depend_on_the_memory_order_of_the_matrix():

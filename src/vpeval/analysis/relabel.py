@@ -14,6 +14,7 @@ from ..io.trials import Trials
 from ..keys import sorted_codes
 from ..stats.one_to_n import LID_SLOPE_GRID
 from .members import OneToNInput, TrialInput
+from .pav_kernel import JIT_MIN_TARGETS, compiled_pav_target_blocks
 
 _LN2 = math.log(2.0)
 #: Relabellings are evaluated in chunks of about this many target entries (rows x targets, at least one row):
@@ -325,6 +326,12 @@ def _d_ece_rows(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:
     """
     R, K = tb.shape
     n = int(p.cum[-1])
+    kernel = compiled_pav_target_blocks() if K >= JIT_MIN_TARGETS else None
+    if kernel is not None:  # the same PAV blocks from one compiled pass (vpeval.analysis.pav_kernel)
+        out_t, out_w, out_row = (np.empty(R * K, dtype=np.int64) for _ in range(3))
+        m = kernel(np.ascontiguousarray(tb, dtype=np.int64), p.cum, n, out_t, out_w, out_row)
+        bt = out_t[:m].astype(np.float64)
+        return _d_ece_from_blocks(bt, out_w[:m] - bt, out_row[:m], R, K, n)
     if p.untied:  # no tied scores: each target is a block of its own, only the gaps between them vary
         return _d_ece_untied(tb, n, R, K)
     flat = tb.reshape(-1)
@@ -358,8 +365,6 @@ def _d_ece_slots(st, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) ->
     re-counted from the slot counts (sums over the slots: exact for these integer counts)."""
     from scipy.optimize import isotonic_regression
 
-    from ..metrics.zebra import _expected_ece_tar_nats
-
     size = sn.size
     y = 1.0 / (1.0 + sn) if st is None else st / (st + sn)
     # a unit whose proportion exceeds the next one's (same row) ends in the same PAV block (adjacent violators
@@ -381,6 +386,30 @@ def _d_ece_slots(st, sn: np.ndarray, row: np.ndarray, R: int, K: int, n: int) ->
     bl = np.asarray(isotonic_regression(y, weights=w, increasing=True).blocks[:-1], dtype=np.int64)
     bt, bn = np.add.reduceat(pt, bl), np.add.reduceat(pn, bl)
     brow = row[g[bl]] if row is not None else np.zeros(bl.size, dtype=np.int64)
+    return _d_ece_from_blocks(*_merge_level_ties(bt, bn, brow), R, K, n)
+
+
+def _merge_level_ties(bt: np.ndarray, bn: np.ndarray, brow: np.ndarray):
+    """PAV blocks (targets ``bt``, non-targets ``bn``, rows ``brow``) with adjacent blocks of one row and equal
+    proportions pooled: the fit's maximal level sets, the blocks :func:`~vpeval.analysis.pav_kernel.\
+pav_target_blocks` returns (proportions compared exactly, as int64 cross-products)."""
+    if bt.size < 2:
+        return bt, bn, brow
+    ti = bt.astype(np.int64)
+    wi = ti + bn.astype(np.int64)
+    tie = (ti[:-1] * wi[1:] == ti[1:] * wi[:-1]) & (brow[:-1] == brow[1:])
+    if not tie.any():
+        return bt, bn, brow
+    g = np.flatnonzero(np.r_[True, ~tie])
+    return np.add.reduceat(bt, g), np.add.reduceat(bn, g), brow[g]
+
+
+def _d_ece_from_blocks(bt: np.ndarray, bn: np.ndarray, brow: np.ndarray, R: int, K: int, n: int) -> np.ndarray:
+    """D_ECE (bits) per row from the PAV blocks of all rows: targets ``bt`` and non-targets ``bn`` (exact
+    integer-valued float64) and row ``brow`` of each block, rows ascending; each row has ``K`` targets of
+    ``n`` trials."""
+    from ..metrics.zebra import _expected_ece_tar_nats
+
     with np.errstate(divide="ignore"):
         llr = (np.log(bt) - np.log(bn)) - (math.log(K) - math.log(n - K))
     et = np.where(bt > 0, bt * _expected_ece_tar_nats(np.where(bt > 0, llr, 0.0)), 0.0) / K

@@ -13,18 +13,16 @@ their bins one score at a time in row-major order, which is the order of ``np.bi
 depend on whether numba is installed (on this machine or on a cluster's workers). Set the environment
 variable ``VPEVAL_JIT=0`` to use the NumPy path anyway.
 
-The compiled function is cached by numba on disk (``cache=True``: beside this file or in numba's user cache
-folder; no cache when neither is writable). The first use in a process imports numba (about 0.4 s) and
+The compiled function is made by :func:`vpeval.jit.compiled` and cached by numba on disk. The first use in a process imports numba (about 0.4 s) and
 compiles or loads it, so :func:`vpeval.metrics.linkage.lid_pipeline` uses it only for matrices of at least
 :data:`vpeval.metrics.linkage.histogram.JIT_MIN_SCORES` (2**26, about 67 million) scores.
 """
 
 from __future__ import annotations
 
-import os
-import threading
-
 import numpy as np
+
+from ..jit import compiled
 
 __all__ = ["accumulate_moments", "compiled_accumulate"]
 
@@ -77,30 +75,10 @@ def accumulate_moments(z, t, row_off, col_off, tgt_off, inv_h, hist):
             hist[4, i] += d3 * d
 
 
-_LOCK = threading.Lock()
-_COMPILED: list = []  # [] not tried yet; [None] unavailable; [fn] compiled
+_SIGNATURE = "void(float64[:, ::1], int64[::1], int64[::1], int64[::1], int64[::1], float64, float64[:, ::1])"
 
 
 def compiled_accumulate():
     """:func:`accumulate_moments` compiled by numba (releasing the GIL), or None when numba is not installed,
-    cannot compile here, or ``VPEVAL_JIT=0`` is set. Tried once per process."""
-    with _LOCK:
-        if not _COMPILED:
-            _COMPILED.append(_compile())
-        return _COMPILED[0]
-
-
-def _compile():
-    if os.environ.get("VPEVAL_JIT", "1").strip() == "0":
-        return None
-    try:
-        import numba
-    except ImportError:
-        return None
-    sig = "void(float64[:, ::1], int64[::1], int64[::1], int64[::1], int64[::1], float64, float64[:, ::1])"
-    for cache in (True, False):  # no cache where neither this folder nor numba's user cache is writable
-        try:
-            return numba.njit(sig, nogil=True, cache=cache, boundscheck=False)(accumulate_moments)
-        except Exception:  # noqa: BLE001 - any failure to compile means: use the NumPy path
-            continue
-    return None
+    cannot compile here, or ``VPEVAL_JIT=0`` is set (:func:`vpeval.jit.compiled`). Tried once per process."""
+    return compiled(accumulate_moments, _SIGNATURE)

@@ -1,0 +1,86 @@
+"""The compiled PAV of many relabellings (vpeval.analysis.pav_kernel) against the NumPy path of
+relabel._d_ece_rows (SciPy's isotonic fit): the same PAV blocks, so bit-identical D_ECE."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import vpeval.analysis.pav_kernel as PK
+from vpeval.analysis import relabel as RL
+
+
+def _prep(size: np.ndarray, k: int) -> RL._TrialPrep:
+    blk = np.repeat(np.arange(size.size), size)
+    return RL._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], None, k, bool((size == 1).all()))
+
+
+def _rows(p: RL._TrialPrep, R: int, rng) -> np.ndarray:
+    n = p.block.size
+    return np.array([np.sort(p.block[rng.choice(n, p.n_tar, replace=False)]) for _ in range(R)])
+
+
+def _d_ece_with(kernel, p: RL._TrialPrep, tb: np.ndarray) -> np.ndarray:
+    R, K = tb.shape
+    n = int(p.cum[-1])
+    out = [np.empty(R * K, dtype=np.int64) for _ in range(3)]
+    m = kernel(np.ascontiguousarray(tb, dtype=np.int64), p.cum, n, *out)
+    bt = out[0][:m].astype(np.float64)
+    return RL._d_ece_from_blocks(bt, out[1][:m] - bt, out[2][:m], R, K, n)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(sizes=st.lists(st.integers(1, 5), min_size=2, max_size=60), seed=st.integers(0, 2**32 - 1),
+       R=st.integers(1, 5), untied=st.booleans())
+def test_plain_loop_equals_the_scipy_path_bit_for_bit(sizes, seed, R, untied):
+    size = np.ones(sum(sizes), dtype=np.int64) if untied else np.array(sizes)
+    n = int(size.sum())
+    rng = np.random.default_rng(seed)
+    p = _prep(size, int(rng.integers(1, n)))
+    tb = _rows(p, R, rng)
+    ref = RL._d_ece_rows(p, tb)  # K below JIT_MIN_TARGETS: the NumPy path
+    assert np.array_equal(_d_ece_with(PK.pav_target_blocks, p, tb), ref)
+    np.testing.assert_allclose(ref, RL._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
+
+
+def test_blocks_are_the_maximal_level_sets_hand_computed():
+    # 6 trials in 6 blocks; targets at blocks 1, 2, 4: units (block 1 alone: 1 of 1), (block 2 + 3: 1 of 2),
+    # (block 4 + 5: 1 of 2). The first is above the second, so they pool: 2 of 3, then 2/3 >= 1/2 pools again:
+    # one block of 3 targets in 5 trials (block 0 below the lowest target is left out).
+    tb = np.array([[1, 2, 4]])
+    out = [np.empty(3, dtype=np.int64) for _ in range(3)]
+    m = PK.pav_target_blocks(tb, np.arange(7), 6, *out)
+    assert m == 1 and out[0][0] == 3 and out[1][0] == 5 and out[2][0] == 0
+    # equal proportions pool too: targets at 0 and 2 of 4 untied trials give units 1/2 and 1/2 -> one block
+    m = PK.pav_target_blocks(np.array([[0, 2]]), np.arange(5), 4, *out)
+    assert m == 1 and (out[0][0], out[1][0]) == (2, 4)
+    # increasing proportions stay apart: targets at 1 and 3 of 4 -> units 1/2 and 1/1
+    m = PK.pav_target_blocks(np.array([[1, 3]]), np.arange(5), 4, *out)
+    assert m == 2 and list(out[0][:2]) == [1, 1] and list(out[1][:2]) == [2, 1]
+
+
+def test_merge_level_ties_pools_equal_neighbours_within_a_row_only():
+    bt, bn, brow = np.array([1.0, 2.0, 1.0, 1.0]), np.array([1.0, 2.0, 1.0, 3.0]), np.array([0, 0, 1, 1])
+    t, nn, r = RL._merge_level_ties(bt, bn, brow)
+    assert list(t) == [3.0, 1.0, 1.0] and list(nn) == [3.0, 1.0, 3.0] and list(r) == [0, 1, 1]
+
+
+def test_compiled_loop_is_used_on_large_rows_and_agrees():
+    pytest.importorskip("numba")
+    assert PK.compiled_pav_target_blocks() is not None
+    rng = np.random.default_rng(3)
+    size = rng.integers(1, 4, 150_000)
+    n = int(size.sum())
+    p = _prep(size, n // 2)
+    assert p.n_tar >= PK.JIT_MIN_TARGETS
+    tb = _rows(p, 2, rng)
+    got = RL._d_ece_rows(p, tb)  # the compiled path
+    orig = RL.compiled_pav_target_blocks
+    RL.compiled_pav_target_blocks = lambda: None
+    try:
+        ref = RL._d_ece_rows(p, tb)
+    finally:
+        RL.compiled_pav_target_blocks = orig
+    assert np.array_equal(got, ref)
