@@ -108,6 +108,30 @@ def test_figure_drafts_redraw_a_figure_changed_after_its_section_was_added():
         assert drafts.take(f) is None  # taken once
 
 
+def test_figure_drafts_drawn_here_give_the_files_of_rendering(tmp_path):
+    """FigureDrafts() (no pool: `vpeval report` drawing while its workers take the verdict's tests) draws each
+    figure when its section is added; render_report writes those bytes, equal to drawing at rendering."""
+    from vpeval.report.document import Draw, Figure, Report, Section
+    from vpeval.report.writer import FigureDrafts, render_report
+
+    def report(drafts):
+        rep = Report("t", drafts=drafts)
+        rep.add(Section("s", "S", [Figure("a", Draw(_plot_line, 1.0), size=(2.0, 2.0)),
+                                   Figure("b", Draw(_plot_line, 2.0), size=(2.0, 2.0))]))
+        return rep
+
+    drafts = FigureDrafts()
+    rep = report(drafts)
+    assert len(drafts._started) == 2  # drawn at once, before rendering
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    render_report(rep, tmp_path / "a", generated_at="x")
+    render_report(report(None), tmp_path / "b", generated_at="x")
+    assert not drafts._started  # every draft taken
+    for f in ("s_a.png", "s_b.png", "report.json"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+
+
 @needs_two
 def test_a_call_that_is_not_picklable_is_refused_with_several_jobs():
     with Jobs(2) as jobs:

@@ -146,7 +146,7 @@ def report(
     from ..pipeline.jobs import HeldWarnings, Jobs
     from ..report import Report, verification_section
     from ..report.disclosure import disclosure_section
-    from ..report.writer import render_report
+    from ..report.writer import FigureDrafts, render_report
 
     key, lower_is_target = score_input.key, score_input.lower_is_target
     vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict (see its help)
@@ -186,6 +186,7 @@ def report(
                                 "budget_bits": vopts["budget_bits"], "alpha": alpha, "seed": seed})
             started = {name: start_score_verdict(t, name, jobs=pool, seed=seed, **vopts) for name, t in systems.items()}
             placeholder = rep.add(verdict_section({}))  # replaced once the tests are taken, below
+        rep.drafts = FigureDrafts() if pool.parallel and not no_verdict else None  # drawn here during the tests
         with HeldWarnings() as held:  # said after the verdicts' warnings, as in one process
             rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
             if spk_groups is not None:
@@ -222,12 +223,11 @@ def report(
                 rep.extra["verdicts_not_decided"] = undecided
             rep.sections[rep.sections.index(placeholder)] = verdict_section(verdicts, undecided=undecided)
         held.release()
-        render_report(rep, claim.path, jobs=jobs_value(jobs))
-    from ..report.verification import verification_entries
-
-    ver = next(sec for sec in rep.sections if sec.id == "verification")
+        render_report(rep, claim.path, jobs=pool)
     if json_out:
-        nd = rep.extra.get("verdicts_not_decided")
+        from ..report.verification import verification_entries
+
+        ver, nd = next(sec for sec in rep.sections if sec.id == "verification"), rep.extra.get("verdicts_not_decided")
         echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}),
                    **({"verdicts_not_decided": nd} if nd else {}),
                    "systems": verification_entries(ver.data, definitions=False)})

@@ -340,22 +340,29 @@ def _rates_note(inputs: list) -> str:
 
 
 class FigureDrafts:
-    """Figures drawn while their report is still being built: set as ``Report.drafts`` with a running pool of
-    several jobs (:class:`~vpeval.pipeline.jobs.Jobs`), it starts each added section's
-    :class:`~vpeval.report.document.Draw` figures on the workers at once (:func:`png_bytes`), and
-    :func:`render_report` writes those PNGs instead of drawing them again: the same bytes, drawn while this
-    process lays out the rest of the report. A figure whose ``draw`` or ``size`` was replaced after its section
-    was added is drawn again at rendering; with one job nothing is started early."""
+    """Figures drawn while their report is still being built: set as ``Report.drafts``, it draws each added
+    section's :class:`~vpeval.report.document.Draw` figures at once, and :func:`render_report` writes those PNGs
+    instead of drawing them again (the same bytes, :func:`png_bytes`).
 
-    def __init__(self, jobs):
+    ``jobs``: a running pool of several jobs (:class:`~vpeval.pipeline.jobs.Jobs`) draws them on its workers
+    while this process lays out the rest of the report (with one job nothing is started early); None draws them
+    here, when the section is added: for a caller that would otherwise wait idle for its workers (``vpeval
+    report`` while the verdict's relabellings run). A figure whose ``draw`` or ``size`` was replaced after its
+    section was added is drawn again at rendering."""
+
+    def __init__(self, jobs=None):
         self.jobs = jobs
         self._started: dict[int, tuple] = {}
 
     def __call__(self, section) -> None:
-        if not self.jobs.parallel:
+        if self.jobs is not None and not self.jobs.parallel:
             return
         for b in section.blocks:
-            if isinstance(b, Figure) and _picklable_draw(b.draw):
+            if not isinstance(b, Figure):
+                continue
+            if self.jobs is None and isinstance(b.draw, Draw):
+                self._started[id(b)] = (b, b.draw, b.size, _Drawn(png_bytes(b.draw, b.size)))
+            elif self.jobs is not None and _picklable_draw(b.draw):
                 self._started[id(b)] = (b, b.draw, b.size, self.jobs.submit(png_bytes, b.draw, b.size))
 
     def take(self, figure: Figure):
@@ -364,6 +371,18 @@ class FigureDrafts:
         if got is None or got[0] is not figure or got[1] is not figure.draw or got[2] != figure.size:
             return None
         return got[3]
+
+
+class _Drawn:
+    """A figure drafted in this process: ``get()`` gives its PNG bytes."""
+
+    __slots__ = ("png",)
+
+    def __init__(self, png: bytes):
+        self.png = png
+
+    def get(self) -> bytes:
+        return self.png
 
 
 def png_bytes(draw, size: tuple[float, float]) -> bytes:
