@@ -84,3 +84,43 @@ def test_compiled_loop_is_used_on_large_rows_and_agrees():
     finally:
         RL.compiled_pav_target_blocks = orig
     assert np.array_equal(got, ref)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(sizes=st.lists(st.integers(1, 4), min_size=3, max_size=300), seed=st.integers(0, 2**32 - 1),
+       share=st.floats(0.13, 0.95))
+def test_kept_blocks_equals_the_position_draw(sizes, seed, share):
+    """The compiled-path draw (kept_blocks, here as plain Python) gives the blocks of the positions the NumPy
+    draw gives, from the same random stream."""
+    size = np.array(sizes)
+    n = int(size.sum())
+    k = min(n - 1, max(1, int(share * n)))
+    blk = np.repeat(np.arange(size.size), size).astype(np.int64)
+    ref = blk[RL._k_of_n_sorted(np.random.default_rng(seed), n, k)]
+    got = RL._k_of_n_sorted(np.random.default_rng(seed), n, k, blocks=blk, kept=PK.kept_blocks)
+    assert np.array_equal(got, ref)
+    assert np.array_equal(RL._k_of_n_sorted(np.random.default_rng(seed), n, k, blocks=blk), ref)
+
+
+def test_relabellings_of_a_large_member_are_the_same_with_and_without_numba(monkeypatch):
+    """A trial-scheme member above JIT_MIN_TARGETS: target blocks, eps_max (plain and pooled, the latter read
+    through the block map) and D_ECE of its relabellings are bit-identical with VPEVAL_JIT on and off."""
+    pytest.importorskip("numba")
+    from vpeval.analysis.nulls import _member_rows
+
+    rng = np.random.default_rng(11)
+    size = rng.integers(1, 4, 3000)
+    n = int(size.sum())
+    blk = np.repeat(np.arange(size.size), size).astype(np.int64)
+    p = RL._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], np.zeros(n, bool), n // 3, False)
+    p.is_tar[np.sort(rng.choice(n, p.n_tar, replace=False))] = True
+    monkeypatch.setattr(RL, "JIT_MIN_TARGETS", 16)
+    stats = ("eps_max", "d_ece")
+    fast = _member_rows(p, "trial", None, 5, [(0, 4), (4, 9)], stats)
+    tb_fast = RL._trial_target_blocks(p, "trial", None, 5, slice(0, 9))
+    monkeypatch.setattr(RL, "compiled_kept_blocks", lambda: None)
+    monkeypatch.setattr(RL, "compiled_pav_target_blocks", lambda: None)
+    slow = _member_rows(p, "trial", None, 5, [(0, 4), (4, 9)], stats)
+    assert np.array_equal(RL._trial_target_blocks(p, "trial", None, 5, slice(0, 9)), tb_fast)
+    for a, b in zip(fast, slow):
+        assert a.size == 9 and np.array_equal(a, b)

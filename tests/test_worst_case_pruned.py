@@ -47,6 +47,25 @@ def _labelling(rng, n_blocks, kind):
     return size, blk, lab
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 400), st.sampled_from(["null", "signal", "reversed", "wave"]), st.integers(0, 2**31),
+       st.booleans())
+def test_eps_max_through_a_block_map_equals_the_mapped_rows(n_blocks, kind, seed, pruned):
+    """eps_max_from_target_blocks(tb, cum, block_map) (the pooled worst case of the relabellings, read through
+    the map only where the pruned evaluation looks) is eps_max_from_target_blocks(block_map[tb], cum)."""
+    from vpeval.analysis.worst_case import pooled_extremes
+
+    rng = np.random.default_rng(seed)
+    size, blk, lab = _labelling(rng, n_blocks, kind)
+    cum = np.r_[0, np.cumsum(size)]
+    new_block, new_cum = pooled_extremes(cum, int(rng.integers(1, 6)))
+    ncf = new_cum.astype(np.float64)
+    rows = np.stack([np.sort(blk[lab]), np.sort(blk[rng.permutation(lab)])])
+    with tiny_pruning() if pruned else pytest.MonkeyPatch.context():
+        np.testing.assert_array_equal(W.eps_max_from_target_blocks(rows, ncf, new_block),
+                                      W.eps_max_from_target_blocks(new_block[rows], ncf))
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(2, 400), st.sampled_from(["null", "signal", "reversed", "wave"]), st.integers(0, 2**31))
 def test_pruned_relabelling_eps_max_is_bit_identical(n_blocks, kind, seed):

@@ -215,7 +215,7 @@ def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats, po
         tb = _trial_target_blocks(p, scheme, sig, seed, slice(int(lo), int(hi)))
         if "eps_max" in t_stats:
             eps.append(eps_max_from_target_blocks(tb, cum_f) / _LN2)
-            pooled.append(eps_max_from_target_blocks(new_block[tb], new_cum_f) / _LN2)
+            pooled.append(eps_max_from_target_blocks(tb, new_cum_f, new_block) / _LN2)
         if "d_ece" in t_stats:
             dec.append(_d_ece_rows(p, tb))
     return np.concatenate(eps), np.concatenate(pooled), np.concatenate(dec)

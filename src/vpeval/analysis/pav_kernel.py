@@ -22,7 +22,8 @@ import numpy as np
 
 from ..jit import compiled
 
-__all__ = ["pav_target_blocks", "compiled_pav_target_blocks", "JIT_MIN_TARGETS"]
+__all__ = ["pav_target_blocks", "compiled_pav_target_blocks", "kept_blocks", "compiled_kept_blocks",
+           "JIT_MIN_TARGETS"]
 
 #: Relabellings of at least this many targets each use the compiled loop when numba is installed: below it,
 #: importing numba (about 0.4 s a process) costs more than the loop saves.
@@ -85,3 +86,60 @@ _SIGNATURE = "int64(int64[:, ::1], int64[::1], int64, int64[::1], int64[::1], in
 def compiled_pav_target_blocks():
     """:func:`pav_target_blocks` compiled by numba, or None (numba missing, failing, or ``VPEVAL_JIT=0``)."""
     return compiled(pav_target_blocks, _SIGNATURE)
+
+
+def kept_blocks(u, threshold, drop, block, out):
+    """The tie blocks of the positions a dense draw keeps, ascending, written to ``out``.
+
+    Position ``i`` is drawn when ``u[i] < threshold``; of the drawn positions, in ascending order, those whose
+    rank (0-based) is in ``drop`` are removed again; ``out`` (length ``k``, the number that remain) receives
+    ``block[i]`` of each remaining position. The same as ``block[np.delete(np.flatnonzero(u < threshold),
+    drop)]`` (:func:`vpeval.analysis.relabel._k_of_n_sorted` followed by the gather of the blocks) in one pass,
+    without the position arrays.
+
+    Parameters
+    ----------
+    u : uint16 array of shape (n,)
+    threshold : int
+    drop : int64 array of shape (d,)
+        The ranks to remove, ascending and distinct.
+    block : int64 array of shape (n,)
+        The tie block of every position.
+    out : int64 array of shape (k,)
+
+    Notes
+    -----
+    Between two dropped ranks the loop has no data-dependent branch (half the positions are drawn: a branch
+    would be mispredicted every other position): every position's block is written at the next free slot,
+    which only the drawn ones advance. The dropped position is then skipped; after the last one the loop stops
+    once ``k`` are kept (the drawn positions after that are all dropped ones).
+    """
+    k = out.size
+    i = 0
+    m = 0
+    rank = 0
+    for d in range(drop.size):
+        stop = drop[d]
+        while rank < stop:
+            keep = np.int64(u[i] < threshold)
+            out[m] = block[i]
+            m += keep
+            rank += keep
+            i += 1
+        while u[i] >= threshold:  # the dropped position
+            i += 1
+        i += 1
+        rank += 1
+    while m < k:
+        keep = np.int64(u[i] < threshold)
+        out[m] = block[i]
+        m += keep
+        i += 1
+
+
+_KEPT_SIGNATURE = "void(uint16[::1], int64, int64[::1], int64[::1], int64[::1])"
+
+
+def compiled_kept_blocks():
+    """:func:`kept_blocks` compiled by numba, or None (numba missing, failing, or ``VPEVAL_JIT=0``)."""
+    return compiled(kept_blocks, _KEPT_SIGNATURE)

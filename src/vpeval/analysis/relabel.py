@@ -14,7 +14,7 @@ from ..io.trials import Trials
 from ..keys import sorted_codes
 from ..stats.one_to_n import LID_SLOPE_GRID
 from .members import OneToNInput, TrialInput
-from .pav_kernel import JIT_MIN_TARGETS, compiled_pav_target_blocks
+from .pav_kernel import JIT_MIN_TARGETS, compiled_kept_blocks, compiled_pav_target_blocks
 
 _LN2 = math.log(2.0)
 #: Relabellings are evaluated in chunks of about this many target entries (rows x targets, at least one row):
@@ -247,6 +247,9 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, seed, rows: slice) -> 
         idx = np.repeat(starts - offsets, lengths) + np.arange(total)
         return np.sort(p.pair_block[idx].reshape(R, p.n_tar), axis=1)
     out = np.empty((R, p.n_tar), dtype=np.int64)
+    kept = None
+    if scheme == "trial" and p.n_tar >= JIT_MIN_TARGETS and p.block.dtype == np.int64 and p.block.flags.c_contiguous:
+        kept = compiled_kept_blocks()
     for i, r in enumerate(range(rows.start, rows.stop)):
         if r == 0:
             out[i] = p.block[p.is_tar]
@@ -259,14 +262,17 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, seed, rows: slice) -> 
         else:
             if p.subsets is not None:  # every k-subset listed once (an exact test)
                 pos = p.subsets[r]
+                out[i] = pos if p.untied else p.block[pos]
+            elif kept is not None:  # the blocks of the drawn positions straight from the draw
+                _k_of_n_sorted(rng_trial, p.block.size, p.n_tar, blocks=p.block, kept=kept, into=out[i])
             else:
                 pos = _k_of_n_sorted(rng_trial, p.block.size, p.n_tar)  # ascending positions
-            out[i] = pos if p.untied else p.block[pos]
+                out[i] = pos if p.untied else p.block[pos]
     return out
 
 
-def _k_of_n_sorted(rng, n: int, k: int) -> np.ndarray:
-    """A uniformly random ``k``-subset of ``0 .. n-1``, ascending (``0 < k <= n``).
+def _k_of_n_sorted(rng, n: int, k: int, blocks=None, kept=None, into=None) -> np.ndarray:
+    """A uniformly random ``k``-subset of ``0 .. n-1``, ascending (``0 < k <= n``), or ``blocks`` of it.
 
     Every position is kept independently with probability ``q`` (any ``q``: conditional on their number ``m``,
     the kept positions are a uniform ``m``-subset). A draw with ``m < k`` is rejected and redrawn (``q`` puts
@@ -277,13 +283,24 @@ def _k_of_n_sorted(rng, n: int, k: int) -> np.ndarray:
     exactly that over ``2**16``), O(n) but 3 ns a position against 20 ns a geometric skip (measured on 1e7
     positions, k = n / 2: 37 ms against 104 ms a draw). Replaces ``Generator.choice(n, k, replace=False)``
     followed by a sort (a partial shuffle of ``arange(n)``, O(n)).
+
+    ``blocks`` (int64, shape (n,)): return ``blocks[subset]`` instead; with ``kept``
+    (:func:`~vpeval.analysis.pav_kernel.compiled_kept_blocks`) a dense draw is turned into them in one compiled
+    pass over the 16-bit draws, without the position arrays (the same values from the same random draws).
+    ``into`` (int64, shape (k,)): written with the result, which is also returned.
     """
     q = min(1.0, (k + 4.0 * math.sqrt(k) + 10.0) / n)
     size = int(n * q + 6.0 * math.sqrt(n * q * (1.0 - q)) + 16.0)
+    dense = q >= 0.125
     while True:
-        if q >= 0.125:
-            pos = np.flatnonzero(rng.integers(0, 1 << 16, n, dtype=np.uint16) < math.ceil(q * (1 << 16)))
-            m = pos.size
+        if dense:
+            u = rng.integers(0, 1 << 16, n, dtype=np.uint16)
+            below = math.ceil(q * (1 << 16))
+            if kept is not None and blocks is not None:
+                m = int(np.count_nonzero(u < below))
+            else:
+                pos = np.flatnonzero(u < below)
+                m = pos.size
         else:
             pos = np.cumsum(rng.geometric(q, size=size)) - 1
             while pos[-1] < n - 1:  # not yet past the end: more skips (rare)
@@ -291,10 +308,14 @@ def _k_of_n_sorted(rng, n: int, k: int) -> np.ndarray:
             m = int(np.searchsorted(pos, n))
         if m >= k:
             break
-    pos = pos[:m]
-    if m > k:
-        pos = np.delete(pos, rng.choice(m, m - k, replace=False))
-    return pos
+    drop = rng.choice(m, m - k, replace=False) if m > k else np.zeros(0, dtype=np.int64)
+    out = np.empty(k, dtype=np.int64) if into is None else into
+    if dense and kept is not None and blocks is not None:
+        kept(u, below, np.sort(drop).astype(np.int64), blocks, out)
+        return out
+    pos = np.delete(pos[:m], drop)
+    out[:] = pos if blocks is None else blocks[pos]
+    return out
 
 
 def _d_ece_rows_loop(p: _TrialPrep, tb: np.ndarray) -> np.ndarray:

@@ -159,7 +159,7 @@ def _extremes_pruned(t_suf, n_suf, t_pre, n_pre, K: int, floors) -> tuple[float,
     return float(m1), float(m2), float(q1), float(q2)
 
 
-def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
+def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray, block_map=None) -> np.ndarray:
     """eps_max (nats, Laplace PAV) of labellings given by the tie blocks of their targets.
 
     Parameters
@@ -170,6 +170,10 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
     cum : ndarray of int or float64, shape (B + 1,)
         ``[0, cumsum(block sizes)]`` of the ``B`` tie blocks (ascending scores); ``cum[-1] = n`` trials. Passing
         it as float64 (exact up to 2**53) saves a conversion of the gathered values per call.
+    block_map : ndarray of int, shape (B0,), optional
+        The blocks of ``cum`` are ``block_map[tb]`` (non-decreasing: a pooling of finer blocks ``tb`` refers
+        to). The same value as passing ``block_map[tb]``, but large rows are read through the map only where
+        the pruned evaluation looks, without gathering every target.
 
     Returns
     -------
@@ -184,7 +188,9 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
     B = cum.size - 1
     nn = n - K
     if K > PRUNE_MIN_TARGETS:
-        return np.array([_eps_max_one_pruned(row, cum, K, n, B) for row in tb])
+        return np.array([_eps_max_one_pruned(row, cum, K, n, B, block_map) for row in tb])
+    if block_map is not None:
+        tb = np.asarray(block_map)[tb]
     j = np.arange(K, dtype=np.float64)
     # trials in blocks below each target's block (float cum: one gather, no conversion pass)
     before = tb.astype(np.float64) if B == n else np.take(cum, tb).astype(np.float64, copy=False)  # B == n: untied
@@ -214,13 +220,13 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
     return np.maximum(np.abs(_llr(f_top, K, nn)), np.abs(_llr(f_bot, K, nn)))
 
 
-def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int) -> float:
-    """:func:`eps_max_from_target_blocks` of one labelling (sorted target blocks ``row``) by
-    :func:`_extremes_pruned`: the same candidates and floors, so the same value."""
+def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int, block_map=None) -> float:
+    """:func:`eps_max_from_target_blocks` of one labelling (sorted target blocks ``row``, read through
+    ``block_map`` when given) by :func:`_extremes_pruned`: the same candidates and floors, so the same value."""
     cf = np.asarray(cum, dtype=np.float64)
 
     def before(idx):
-        return cf[row[idx]]
+        return cf[row[idx] if block_map is None else block_map[row[idx]]]
 
     def t_suf(idx):
         return K - idx.astype(np.float64)
@@ -231,7 +237,8 @@ def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int
     def t_pre(idx):
         return idx.astype(np.float64)
 
-    top_free = 1.0 / (cf[B] - cf[B - 1] + 2.0) if row[-1] < B - 1 else -np.inf
+    top = row[-1] if block_map is None else block_map[row[-1]]
+    top_free = 1.0 / (cf[B] - cf[B - 1] + 2.0) if top < B - 1 else -np.inf
     floors = ((K + 1.0) / (n + 2.0), max((K + 2.0) / (n + 4.0), top_free),
               min(K / n, (K + 1.0) / (n + 2.0)), min((K + 1.0) / (n + 2.0), (K + 2.0) / (n + 4.0)))
     m1, m2, q1, q2 = _extremes_pruned(t_suf, n_suf, t_pre, before, K, floors)
