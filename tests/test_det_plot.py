@@ -100,3 +100,12 @@ def test_the_det_legend_shows_every_system_inside_the_figure(n):
             assert box.x0 - 1 <= e.x0 and e.x1 <= box.x1 + 1 and box.y0 - 1 <= e.y0 and e.y1 <= box.y1 + 1, t.get_text()
     finally:
         plt.close(fig)
+
+
+def test_det_display_takes_a_known_eer_instead_of_computing_it():
+    from vpeval import rocch_eer
+    from vpeval.plots import DETDisplay
+
+    tar, non = np.array([0.2, 0.6, 0.9]), np.array([0.1, 0.3, 0.7])
+    assert DETDisplay.from_scores(tar, non).eer == rocch_eer(tar, non)
+    assert DETDisplay.from_scores(tar, non, eer=0.25).eer == 0.25

@@ -231,3 +231,17 @@ def test_ece_profile_of_few_distinct_llrs_equals_the_plain_means():
     ref = [(pi * np.logaddexp(0.0, -(tar + lo)).mean() + (1 - pi) * np.logaddexp(0.0, non + lo).mean()) / math.log(2)
            for lo, pi in zip(plo, p)]
     np.testing.assert_allclose(ece_profile(tar, non, plo), ref, rtol=1e-13, atol=1e-15)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 60), st.integers(0, 2**31), st.sampled_from([0.5, 2.0, 50.0]))
+def test_ece_display_from_pav_bins_equals_the_profile_of_the_per_trial_llrs(nt, nn, seed, grid):
+    """ECEDisplay.from_scores reads the PAV bins with their counts (one sort); the profile equals ece_profile
+    of the per-trial PAV LLRs, ties and pure bins (+-inf LLRs) included."""
+    from vpeval.plots import ECEDisplay
+
+    rng = np.random.default_rng(seed)
+    tar = np.round(rng.normal(1.0, 1.0, nt) * grid) / grid
+    non = np.round(rng.normal(0.0, 1.0, nn) * grid) / grid
+    d = ECEDisplay.from_scores(tar, non)
+    np.testing.assert_allclose(d.pav, ece_profile(*pav_llr(tar, non), d.plo), rtol=1e-12, atol=1e-12)

@@ -6,9 +6,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..calibration.pav import pav_llr
+from .._checks import as_tar_non
+from ..blocks import compress_runs, merge_sorted_pair, pav_bin_llr, sorted_pair
+from ..errors import InvalidScoresError
 from ..metrics.verification import det_curve, rocch_eer
-from ..metrics.zebra import ece_profile
+from ..metrics.zebra import _ece_profile_weighted
 
 
 def legend_label(text: str) -> str:
@@ -44,9 +46,11 @@ class DETDisplay:
     label: str = ""
 
     @classmethod
-    def from_scores(cls, tar, non, label: str = "") -> "DETDisplay":
+    def from_scores(cls, tar, non, label: str = "", eer: float | None = None) -> "DETDisplay":
+        """The display of scores ``tar``/``non``; ``eer``: their ROCCH-EER when the caller has it already
+        (e.g. from :func:`vpeval.verification_summary`), else computed here."""
         c = det_curve(tar, non)
-        return cls(c.pmiss, c.pfa, rocch_eer(tar, non), label)
+        return cls(c.pmiss, c.pfa, rocch_eer(tar, non) if eer is None else float(eer), label)
 
     def plot(self, ax=None, floor=None, **kwargs):
         """Draw on ``ax`` (a new figure when None); returns the Axes.
@@ -159,8 +163,15 @@ class ECEDisplay:
         plo = np.linspace(-7, 7, 141) if plo is None else np.asarray(plo, dtype=float)
         p = 1 / (1 + np.exp(-plo))
         ref = -(p * np.log2(p) + (1 - p) * np.log2(1 - p))
-        t, n = pav_llr(tar, non)
-        return cls(plo, ref, ece_profile(t, n, plo), label)
+        if not np.isfinite(plo).all():
+            raise InvalidScoresError("plo must be finite prior log-odds")
+        # the PAV LLR of each bin with its counts (what ece_profile reduces the per-trial PAV LLRs to), from one
+        # sort and merge instead of the per-trial LLRs and their distinct values
+        tar, non = as_tar_non(tar, non)
+        llr, nt, nn = pav_bin_llr(compress_runs([merge_sorted_pair(list(sorted_pair(tar, non)))]), False)
+        t, n = nt > 0, nn > 0
+        return cls(plo, ref, _ece_profile_weighted(llr[t], nt[t].astype(np.float64), llr[n],
+                                                   nn[n].astype(np.float64), plo), label)
 
     def plot(self, ax=None, *, fill: bool = True, reference: bool = True, **kwargs):
         """Draw the PAV curve; ``fill`` shades the D_ECE area up to the reference, ``reference`` draws the

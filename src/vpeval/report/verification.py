@@ -51,7 +51,7 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         "scores)."))
     sec.blocks.append(Table(["metric", "unit"] + names + ["definition"], rows, caption="Verification metrics"))
     sec.blocks.append(Figure(
-        "det", Draw(_draw_det, systems),
+        "det", Draw(_draw_det, systems, {n: _value(summaries[n], "eer_rocch") for n in names}),
         "DET curves (probit axes, ticks over the whole span drawn); dots mark the ROCCH-EER; a curve that "
         "repeats another is dashed over it, its EER marked by a cross, and named in the legend.",
         size=(6.0, 6.0)))
@@ -112,9 +112,14 @@ def verification_entries(data: dict, *, definitions: bool = True) -> dict:
     return {n: {key: full(key, v) for key, v in by_key.items()} for n, by_key in data["systems"].items()}
 
 
-def _draw_det(fig, systems):
+def _value(summary, key: str):
+    return next((m.value for m in summary if m.key == key), None)
+
+
+def _draw_det(fig, systems, eers=None):
     ax = fig.add_subplot(1, 1, 1)
-    shown = [DETDisplay.from_scores(t.tar, t.non, label=name) for name, t in systems.items()]
+    eers = eers or {}
+    shown = [DETDisplay.from_scores(t.tar, t.non, label=name, eer=eers.get(name)) for name, t in systems.items()]
     # curves that coincide (aa and aaaa often have identical scores) are dashed over each other, not hidden
     styles = det_styles([(d.pmiss, d.pfa) for d in shown])
     # one span for all curves, so none is clipped at a narrower edge drawn before a wider one
