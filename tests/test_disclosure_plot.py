@@ -44,3 +44,20 @@ def test_failed_estimator_listed_not_drawn_and_plot_on_given_axes(tmp_path, monk
 def test_rejects_non_finite_scores():
     with pytest.raises(VpevalError):
         LLRCurvesDisplay.from_scores([1.0, np.inf], [0.0, 1.0])
+
+
+def test_disclosure_section_without_llrs_gives_the_same_section():
+    """keep_llrs=False (what `vpeval report` asks of its workers) empties only the per-trial LLR arrays: the
+    section's data and its figure's PNG are the same."""
+    from vpeval.report.disclosure import disclosure_section
+    from vpeval.report.writer import png_bytes
+
+    rng = np.random.default_rng(4)
+    tar, non = rng.normal(1.5, 1.0, 300), rng.normal(0.0, 1.2, 400)
+    full, res_full = disclosure_section(tar, non)
+    lean, res_lean = disclosure_section(tar, non, keep_llrs=False)
+    assert lean.data == full.data
+    assert all(r.tar_llr.size == 0 and r.non_llr.size == 0 for r in res_lean.results.values())
+    assert all(r.tar_llr.size == tar.size for r in res_full.results.values())
+    fig_f, fig_l = (next(b for b in s.blocks if getattr(b, "name", "") == "llr_curves") for s in (full, lean))
+    assert png_bytes(fig_l.draw, fig_l.size) == png_bytes(fig_f.draw, fig_f.size)

@@ -177,7 +177,7 @@ def report(
         rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
                                                    "scores_are_llrs": llr})
         disclosed = {name: pool.submit(disclosure_section, t.tar, t.non, section_id=f"disclosure-{name}", title=(
-            f"Worst-case disclosure per LLR estimator: {name}")) for name, t in systems.items()}  # 5 fits each
+            f"Worst-case disclosure per LLR estimator: {name}"), keep_llrs=False) for name, t in systems.items()}
         if not no_verdict:  # each input's relabellings on the workers (--jobs) while the sections below are computed
             from ..analysis.families import start_score_verdict
             from ..report.verdict import verdict_section

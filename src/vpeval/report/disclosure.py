@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -51,14 +52,21 @@ _COLUMNS = ["estimator", "eps_max (bits)", "attained by", "q95 |LLR| (bits)", "q
 
 
 def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="disclosure",
-                       title="Worst-case disclosure per LLR estimator"):
+                       title="Worst-case disclosure per LLR estimator", keep_llrs: bool = True):
     """A report section: the per-estimator table and the score -> LLR plot over the score histograms.
 
-    ``oracle`` is an optional ``(tar_llr, non_llr, llr_function)`` triple (simulations).
+    ``oracle`` is an optional ``(tar_llr, non_llr, llr_function)`` triple (simulations). Returns the section and
+    the :class:`~vpeval.disclosure.WorstCaseDisclosure`; ``keep_llrs=False`` leaves its per-trial LLR arrays
+    empty (the section needs none of them; on a worker process, 80 MB per estimator not sent back for 1e7
+    trials).
     """
     est = DEFAULT_ESTIMATORS if estimators is None else estimators
     tar, non = np.asarray(tar, dtype=float), np.asarray(non, dtype=float)
     res = worst_case_disclosure(tar, non, est, oracle=None if oracle is None else oracle[:2])
+    if not keep_llrs:
+        empty = np.empty(0)
+        res = dataclasses.replace(res, results={k: dataclasses.replace(r, tar_llr=empty, non_llr=empty)
+                                                for k, r in res.results.items()})
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
         "eps_max = max |LLR| over all trials, by LLR estimator (worst-case paper), in bits (report.json also has "
