@@ -4,8 +4,9 @@
 each relabelling's PAV fit as exact integer counts, in one pass with a stack (pool adjacent violators). Compiled
 by numba (:func:`vpeval.jit.compiled`), it replaces the NumPy path of :func:`vpeval.analysis.relabel._d_ece_rows`
 (about ten array passes and SciPy's isotonic regression per chunk) for members of at least
-:data:`JIT_MIN_TARGETS` targets: about 5x less time per relabelling of a 1e7-line score file (measured by
-``benchmarks/relabel_kernel.py``).
+:data:`JIT_MIN_TARGETS` targets, and :func:`kept_blocks` turns a dense draw of
+:func:`vpeval.analysis.relabel._k_of_n_sorted` into its target blocks in one pass. On a 1e7-line score file a
+relabelling takes about 2.4x less time (``benchmarks/relabel_kernel.py``; BENCHMARKS.md has the figures).
 
 **The two paths give the same PAV blocks.** The fit is unique, and both return its *maximal* level sets: the
 stack pools whenever the lower block's proportion is at least the upper one's, compared exactly as integer

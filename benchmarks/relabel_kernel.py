@@ -1,0 +1,91 @@
+"""One relabelling of a large score label file, with and without the compiled loops of
+:mod:`vpeval.analysis.pav_kernel` (numba), and the parts it is made of.
+
+    python benchmarks/relabel_kernel.py [--lines 10000000] [--repeat 7]
+
+Writes a ``score label`` file as ``benchmarks/run.py``'s report section does (seed 10, half targets, scores
+with six decimals, so about 4.6 million tie blocks for 1e7 lines), reads it, sorts it into the permutation
+engine's tie blocks, and times, interleaved (one of each per round, ``--repeat`` rounds, medians):
+
+- ``_member_rows`` of one relabelling (the draw, eps_max plain and pooled, D_ECE), compiled and NumPy paths;
+- the draw alone (``_trial_target_blocks``) and D_ECE alone (``_d_ece_rows``), both paths.
+
+The two paths' values are checked equal (bit for bit) on every round. The 1-minute load average is printed
+before and after. Needs numba (``pip install -e '.[fast]'``); without it both columns are the NumPy path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--lines", type=int, default=10_000_000)
+    ap.add_argument("--repeat", type=int, default=7)
+    a = ap.parse_args()
+
+    from run import _write_score_label  # the report benchmark's file
+
+    import vpeval.analysis.relabel as RL
+    from vpeval.analysis.nulls import _member_rows
+    from vpeval.analysis.secrecy import TrialInput
+    from vpeval.analysis.worst_case import pooled_extremes, resolution_trials
+    from vpeval.io.readers import read_score_label
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "scores.txt"
+        _write_score_label(path, a.lines, np.random.default_rng(10))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the repeated-lines warning of rounded scores
+            trials = read_score_label(path)
+    p = RL._prep_trials(TrialInput("scores", "scores", trials, None, None))
+    pooled = pooled_extremes(p.cum, resolution_trials(p.block.size))
+    jit = (RL.compiled_kept_blocks(), RL.compiled_pav_target_blocks())
+    print(f"{p.block.size:,} trials, {p.n_tar:,} targets, {p.cum.size - 1:,} tie blocks; numba: "
+          f"{'yes' if None not in jit else 'no'}; load {os.getloadavg()[0]:.2f}")
+
+    def numpy_path(on: bool):
+        RL.compiled_kept_blocks = (lambda: jit[0]) if on else (lambda: None)
+        RL.compiled_pav_target_blocks = (lambda: jit[1]) if on else (lambda: None)
+
+    stats = ("eps_max", "d_ece")
+    times: dict[str, list[float]] = {}
+
+    def timed(name, fn):
+        t = time.perf_counter()
+        out = fn()
+        times.setdefault(name, []).append(time.perf_counter() - t)
+        return out
+
+    for r in range(1, a.repeat + 1):
+        got = {}
+        for on, label in ((True, "compiled"), (False, "NumPy")):
+            numpy_path(on)
+            got[label] = timed(f"one relabelling, {label}",
+                               lambda: _member_rows(p, "trial", None, 0, [(r, r + 1)], stats, pooled))
+            tb = timed(f"  draw (target blocks), {label}", lambda: RL._trial_target_blocks(p, "trial", None, 0,
+                                                                                          slice(r, r + 1)))
+            timed(f"  D_ECE, {label}", lambda: RL._d_ece_rows(p, tb))
+        if not all(np.array_equal(x, y) for x, y in zip(got["compiled"], got["NumPy"])):
+            raise SystemExit(f"round {r}: the compiled and NumPy paths differ")
+    numpy_path(True)
+    for name, ts in times.items():
+        print(f"{name}: {1000 * np.median(ts):.1f} ms (median of {len(ts)})")
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
