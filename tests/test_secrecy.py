@@ -780,3 +780,17 @@ def test_unit_weighted_eps_max_branches_agree_bit_for_bit():
     finally:
         worst_case.UNIT_MATRIX_MAX = limit
     assert np.array_equal(dense, by_trial, equal_nan=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 2**31), st.sampled_from([1.0, 4.0, 100.0]))
+def test_member_rocch_eer_from_its_tie_blocks_equals_rocch_eer(nt, nn, seed, grid):
+    """The verdict's EER of a member comes from the member's own sorted tie blocks: rocch_eer exactly."""
+    from vpeval import rocch_eer
+    from vpeval.analysis.nulls import _rocch_eer_of
+
+    rng = np.random.default_rng(seed)
+    tar, non = np.round(rng.normal(1, 1, nt) * grid) / grid, np.round(rng.normal(0, 1, nn) * grid) / grid
+    t = Trials(np.r_[tar, non], np.r_[np.ones(nt, bool), np.zeros(nn, bool)], source="x")
+    p = RL._prep_trials(TrialInput("a", "scores", t, None, None))
+    assert _rocch_eer_of(p) == rocch_eer(tar, non)

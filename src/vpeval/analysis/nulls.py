@@ -129,10 +129,8 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     cols, meta, owner = [], [], []
     pooled_cols, pooled_meta, pooled_owner = [], [], []  # the pooled worst case ('protects', ProtectionBound)
     pooled_ceilings = []  # per member: the most its pooled eps_max can show (perfect separation), bits
-    from ..metrics.verification import rocch_eer
-
     for i, (p, parts) in enumerate(zip(preps, started)):
-        eer = float(rocch_eer(p.inp.trials.tar, p.inp.trials.non))
+        eer = _rocch_eer_of(p)
         m_res = resolution_trials(p.block.size)
         new_block, new_cum = pooled_blocks[i]
         if "eps_max" in t_stats:  # targets the highest, or the lowest, trials
@@ -194,6 +192,18 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     return NullFamily(preps, list(one_to_n), scheme, scheme_reason, S, n_perm, exact, cols, meta, owner,
                       pooled_cols, pooled_meta, pooled_owner, pooled_ceilings, lid_ceilings, lid_obs, t_reps,
                       l_reps, n_units, boot_units)
+
+
+def _rocch_eer_of(p: _TrialPrep) -> float:
+    """:func:`vpeval.rocch_eer` of a member, from its tie blocks (no second sort): the same blocks as
+    :func:`vpeval.blocks.tie_blocks` of its targets and non-targets, so the same value."""
+    from ..blocks import TieBlocks
+    from ..metrics.verification import _rocch_eer, _rocch_points
+
+    size = np.diff(p.cum)
+    n_tar = np.bincount(p.block[p.is_tar], minlength=size.size).astype(np.int64)
+    values = p.inp.trials.scores[p.order[p.cum[:-1]]]
+    return float(_rocch_eer(*_rocch_points(TieBlocks(values, n_tar, size - n_tar))))
 
 
 def _slim(p: _TrialPrep) -> _TrialPrep:
