@@ -60,24 +60,32 @@ def pav_target_blocks(tb, cum, n, out_t, out_w, out_row):
     m = 0
     for r in range(R):
         base = m
-        i = 0
-        while i < K:
-            b = tb[r, i]
-            j = i + 1
-            while j < K and tb[r, j] == b:
-                j += 1
-            upper = cum[tb[r, j]] if j < K else n
-            t = np.int64(j - i)
-            w = upper - cum[b]
-            while m > base and out_t[m - 1] * w >= t * out_w[m - 1]:
+        tt = np.int64(0)  # the stack's top (out_t[m - 1], out_w[m - 1]) kept at hand
+        tw = np.int64(1)
+        b = tb[r, 0]
+        t = np.int64(1)
+        for i in range(1, K + 1):
+            nb = tb[r, i] if i < K else -1
+            if nb == b:  # another target of the unit's block
+                t += 1
+                continue
+            w = (cum[nb] if i < K else n) - cum[b]
+            while m > base and tt * w >= t * tw:
+                t += tt
+                w += tw
                 m -= 1
-                t += out_t[m]
-                w += out_w[m]
+                if m > base:
+                    tt = out_t[m - 1]
+                    tw = out_w[m - 1]
             out_t[m] = t
             out_w[m] = w
-            out_row[m] = r
+            tt = t
+            tw = w
             m += 1
-            i = j
+            b = nb
+            t = np.int64(1)
+        for q in range(base, m):
+            out_row[q] = r
     return m
 
 
