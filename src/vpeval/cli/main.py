@@ -49,9 +49,6 @@ def _root(ctx: typer.Context, version: bool = typer.Option(False, "--version", c
     install_warning_hook(ctx)
 
 
-# shared options: see .common
-
-
 @app.command(help="Verification and privacy-ZEBRA metrics of one score input, as a table or JSON.\n"
              + FORMATS_HELP)
 @handle_errors
@@ -178,6 +175,7 @@ def report(
                                                    "scores_are_llrs": llr})
         disclosed = {name: pool.submit(disclosure_section, t.tar, t.non, section_id=f"disclosure-{name}", title=(
             f"Worst-case disclosure per LLR estimator: {name}"), keep_llrs=False) for name, t in systems.items()}
+        verified = pool.submit(verification_section, systems, tuple(p_target), scores_are_llrs=llr)  # meanwhile
         if not no_verdict:  # each input's relabellings on the workers (--jobs) while the sections below are computed
             from ..analysis.families import start_score_verdict
             from ..report.verdict import verdict_section
@@ -188,7 +186,7 @@ def report(
             placeholder = rep.add(verdict_section({}))  # replaced once the tests are taken, below
         rep.drafts = FigureDrafts() if pool.parallel and not no_verdict else None  # drawn here during the tests
         with HeldWarnings() as held:  # said after the verdicts' warnings, as in one process
-            rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr))
+            rep.add(verified.get())
             if spk_groups is not None:
                 from ..io.output import sha256_file
                 from ..pipeline.groups import group_breakdown, pooled_result
