@@ -794,3 +794,24 @@ def test_member_rocch_eer_from_its_tie_blocks_equals_rocch_eer(nt, nn, seed, gri
     t = Trials(np.r_[tar, non], np.r_[np.ones(nt, bool), np.zeros(nn, bool)], source="x")
     p = RL._prep_trials(TrialInput("a", "scores", t, None, None))
     assert _rocch_eer_of(p) == rocch_eer(tar, non)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 50), st.integers(1, 50), st.integers(0, 2**31), st.sampled_from([1.0, 4.0, 1e6]))
+def test_keyless_prep_equals_the_canonical_order(nt, nn, seed, grid):
+    """A key-less input (score label file) is prepared from one sort per class and a merge: the same tie
+    blocks, targets and block scores as sorting all trials by (score, label) with np.lexsort."""
+    rng = np.random.default_rng(seed)
+    tar, non = np.round(rng.normal(1, 1, nt) * grid) / grid, np.round(rng.normal(0, 1, nn) * grid) / grid
+    perm = rng.permutation(nt + nn)
+    t = Trials(np.r_[tar, non][perm], np.r_[np.ones(nt, bool), np.zeros(nn, bool)][perm], source="x")
+    p = RL._prep_trials(TrialInput("a", "scores", t, None, None))
+    order = np.lexsort((t.is_target, t.scores))
+    s = t.scores[order]
+    new = np.r_[True, s[1:] != s[:-1]]
+    assert p.order is None
+    assert np.array_equal(p.block, np.cumsum(new) - 1)
+    assert np.array_equal(p.cum, np.r_[np.flatnonzero(new), s.size])
+    assert np.array_equal(p.is_tar, t.is_target[order])
+    assert p.n_tar == nt and p.untied == bool(new.all())
+    assert np.array_equal(p.values, s[new])

@@ -202,15 +202,14 @@ def _rocch_eer_of(p: _TrialPrep) -> float:
 
     size = np.diff(p.cum)
     n_tar = np.bincount(p.block[p.is_tar], minlength=size.size).astype(np.int64)
-    values = p.inp.trials.scores[p.order[p.cum[:-1]]]
-    return float(_rocch_eer(*_rocch_points(TieBlocks(values, n_tar, size - n_tar))))
+    return float(_rocch_eer(*_rocch_points(TieBlocks(p.values, n_tar, size - n_tar))))
 
 
 def _slim(p: _TrialPrep) -> _TrialPrep:
     """``p`` without what the relabellings do not read (the input, its order, keys and bootstrap units): what a
     worker is sent."""
     return dataclasses.replace(p, inp=None, order=None, model_idx=None, probe_idx=None, unit=None,
-                               unit_names=None, key_codes={})
+                               unit_names=None, key_codes={}, values=None)
 
 
 def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats, pooled=None):

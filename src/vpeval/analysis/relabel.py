@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..blocks import merge_sorted_pair, sorted_pair
 from ..errors import VpevalError
 from ..io.trials import Trials
 from ..keys import sorted_codes
@@ -25,7 +26,7 @@ _CHUNK_TARGETS = 1 << 17
 @dataclass
 class _TrialPrep:
     inp: TrialInput
-    order: np.ndarray  # trials in canonical order (score, then keys)
+    order: np.ndarray | None  # trials in canonical order (score, then keys); None for a key-less input
     block: np.ndarray  # tie block of each trial in canonical order
     cum: np.ndarray  # [0, cumsum(block sizes)]
     is_tar: np.ndarray  # canonical order
@@ -44,6 +45,7 @@ class _TrialPrep:
     fallback: str = ""  # why a finer relabelling scheme could not be used
     subsets: np.ndarray | None = None  # trial scheme, exact: every target subset once, row 0 observed
     key_codes: dict = field(default_factory=dict)  # kind -> sorted_codes of that key, input order (memo)
+    values: np.ndarray | None = None  # the score of each tie block (ascending)
 
     def codes(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
         """``sorted_codes`` of the member's ``model``/``probe`` speakers or its ``test``/``enroll`` keys (input
@@ -85,6 +87,19 @@ def _prep_trials(inp: TrialInput) -> _TrialPrep:
     if np.isnan(t.scores).any():
         raise VpevalError(f"{t.source}: scores contain NaN")
     memo: dict = {}
+    n = len(t)
+    if t.test is None and t.enroll is None and inp.model_speaker is None and inp.probe_speaker is None:
+        # no keys: the canonical order is by score, then label, and trials alike in both are interchangeable,
+        # so the blocks come from one sort per class and a merge, without the order itself
+        if not 0 < int(t.is_target.sum()) < n:
+            raise VpevalError(f"{t.source}: needs at least one target and one non-target trial")
+        b = merge_sorted_pair(list(sorted_pair(t.tar, t.non)))
+        size = b.n_tar + b.n_non
+        cum = np.r_[0, np.cumsum(size)]
+        block = np.repeat(np.arange(size.size), size)
+        # each block's non-targets first, then its targets
+        is_tar = np.repeat(np.tile(np.array([False, True]), size.size), np.stack([b.n_non, b.n_tar], axis=1).ravel())
+        return _TrialPrep(inp, None, block, cum, is_tar, int(b.total_tar), bool(size.size == n), values=b.values)
     order = _canonical_order(t, lambda kind: _member_codes(inp, memo, kind))
     s = t.scores[order]
     new = np.empty(s.size, dtype=bool)
@@ -96,7 +111,8 @@ def _prep_trials(inp: TrialInput) -> _TrialPrep:
     k = int(is_tar.sum())
     if not 0 < k < s.size:
         raise VpevalError(f"{t.source}: needs at least one target and one non-target trial")
-    return _TrialPrep(inp, order, block, cum, is_tar, k, bool(cum.size - 1 == s.size), key_codes=memo)
+    return _TrialPrep(inp, order, block, cum, is_tar, k, bool(cum.size - 1 == s.size), key_codes=memo,
+                      values=s[cum[:-1]])
 
 
 def _choose_scheme(trials: list[TrialInput], one_to_n: list[OneToNInput]) -> str:
