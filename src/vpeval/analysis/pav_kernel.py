@@ -6,7 +6,7 @@ by numba (:func:`vpeval.jit.compiled`), it replaces the NumPy path of :func:`vpe
 (about ten array passes and SciPy's isotonic regression per chunk) for members of at least
 :data:`JIT_MIN_TARGETS` targets, and :func:`kept_blocks` turns a dense draw of
 :func:`vpeval.analysis.relabel._k_of_n_sorted` into its target blocks in one pass. On a 1e7-line score file a
-relabelling takes about 2.4x less time (``benchmarks/relabel_kernel.py``; BENCHMARKS.md has the figures).
+relabelling takes about 2.7x less time (``benchmarks/relabel_kernel.py``; BENCHMARKS.md has the figures).
 
 **The two paths give the same PAV blocks.** The fit is unique, and both return its *maximal* level sets: the
 stack pools whenever the lower block's proportion is at least the upper one's, compared exactly as integer

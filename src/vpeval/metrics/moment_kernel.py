@@ -13,8 +13,8 @@ their bins one score at a time in row-major order, which is the order of ``np.bi
 depend on whether numba is installed (on this machine or on a cluster's workers). Set the environment
 variable ``VPEVAL_JIT=0`` to use the NumPy path anyway.
 
-The compiled function is made by :func:`vpeval.jit.compiled` and cached by numba on disk. The first use in a process imports numba (about 0.4 s) and
-compiles or loads it, so :func:`vpeval.metrics.linkage.lid_pipeline` uses it only for matrices of at least
+The compiled function is made by :func:`vpeval.jit.compiled` and cached by numba on disk. The first use in a
+process imports numba (about 0.4 s) and compiles or loads it, so :func:`vpeval.metrics.linkage.lid_pipeline` uses it only for matrices of at least
 :data:`vpeval.metrics.linkage.histogram.JIT_MIN_SCORES` (2**26, about 67 million) scores.
 """
 
