@@ -102,19 +102,20 @@ def test_warnings_are_one_line_and_silenced_by_quiet(tmp_path, monkeypatch):
     before = warnings.showwarning
     with warnings.catch_warnings():
         warnings.simplefilter("always")
-        # --no-verdict: four trials have 6 distinct relabellings, whose FewPermutationsWarning is checked below
-        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "a"), "--no-verdict"])
+        # --no-verdict: four trials have 6 distinct relabellings, whose FewPermutationsWarning is checked below;
+        # --jobs 1: the patched section must run in this process (with workers it is computed on one of them)
+        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "a"), "--no-verdict", "--jobs", "1"])
         assert r.exit_code == 0, r.output
         lines = [line for line in r.output.splitlines() if "warning:" in line]
         assert lines == ["vpeval: warning: few trials: the estimate is rough",
                          "vpeval: warning: RuntimeWarning: a library's own warning"], r.output
-        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "c")])
+        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "c"), "--jobs", "1"])
         assert r.exit_code == 0, r.output
         lines = [line for line in r.output.splitlines() if "warning:" in line]
         assert lines[0].startswith("vpeval: warning: the perfect-secrecy test cannot reject at alpha = 0.05: "
                                    "only about 6 distinct relabellings exist"), r.output
         assert ".py" not in r.output
-        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "b"), "-q"])
+        r = CliRunner().invoke(app, ["report", str(f), "-o", str(tmp_path / "b"), "-q", "--jobs", "1"])
         assert r.exit_code == 0 and r.output == ""
     assert warnings.showwarning is before  # restored when the command ends
 
