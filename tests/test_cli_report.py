@@ -302,3 +302,19 @@ def test_verification_section_stores_names_and_units_once():
         want = {m.key: m.as_dict() for m in verification_summary(t.tar, t.non)}
         assert full[n] == want
         assert all(list(full[n][k]) == list(v) for k, v in want.items())  # and in the same field order
+
+
+def test_groups_with_a_score_label_input_is_refused_before_any_work(tmp_path, monkeypatch):
+    """--groups needs enrollment keys: a score/label input is refused right after it is read, before any section
+    or the verdict is computed (on a large file that used to take the verification section first)."""
+    import vpeval.report as rep
+
+    f = tmp_path / "s.txt"
+    f.write_text("0.9 1\n0.8 1\n0.3 0\n0.1 0\n")
+    g = tmp_path / "spk2gender"
+    g.write_text("a m\n")
+    monkeypatch.setattr(rep, "verification_section", lambda *a, **k: pytest.fail("a section was computed"))
+    r = CliRunner().invoke(app, ["report", str(f), "--groups", str(g), "-o", str(tmp_path / "out"), "--jobs", "1"])
+    assert r.exit_code == 2, r.output
+    assert "--groups: input 's' has no enrollment keys" in r.output
+    assert not (tmp_path / "out").exists()

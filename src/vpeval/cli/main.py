@@ -167,6 +167,9 @@ def report(
             name = name or display_name(Path(path).stem or Path(path).name)
             if name in systems:
                 raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
+            if spk_groups is not None and t.enroll is None:  # said before any work starts
+                raise VpevalError(f"--groups: input {name!r} has no enrollment keys (a score/label file); give "
+                                  "Kaldi trials+scores")
             systems[name] = t
             files = ([Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]) + (
                 [Path(key)] if key else [])
@@ -194,9 +197,6 @@ def report(
 
                 n_boot, by_input = 200, {}
                 for name, t in systems.items():
-                    if t.enroll is None:
-                        raise VpevalError(f"--groups: input {name!r} has no enrollment keys (a score/label file); give "
-                                          "Kaldi trials+scores")
                     by_input[name] = [pooled_result(t, n_boot=n_boot, seed=seed)] + group_breakdown(
                         t, spk_groups, n_boot=n_boot, seed=seed, source=str(groups))
                 meta.append({"name": "groups", "path": str(groups), "sha256": sha256_file(groups)})
