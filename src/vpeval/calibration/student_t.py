@@ -102,8 +102,28 @@ def _nll_t(u, z, bufs=None):
     return -ll / n, -np.array([v * d_df, d_loc, d_log_scale]) / n
 
 
+#: The L-BFGS-B fit stops once this many evaluations in a row since its last accepted step found no lower
+#: value than that step's, if the step's gradient is below :data:`_STALL_GRADIENT` (see :func:`_fit_t_lbfgs`).
+_STALL_EVALUATIONS = 10
+_STALL_GRADIENT = 1e-6
+
+
+class _Stalled(Exception):
+    """Raised inside the objective when the optimiser can make no more progress."""
+
+
 def _fit_t_lbfgs(z, df):
-    """ML fit of standardised scores by L-BFGS-B with the analytic gradient; ``df`` fixed if not None."""
+    """ML fit of standardised scores by L-BFGS-B with the analytic gradient; ``df`` fixed if not None.
+
+    Near the optimum the mean log-likelihood of millions of scores is flat to the last bits, and its gradient
+    in ``ln df`` (scaled by ``df``) keeps a rounding residue above ``gtol``: L-BFGS-B then runs line searches
+    that cannot find a lower value, about 30 evaluations, before it gives up and returns its last accepted
+    step. The fit stops at that step as soon as :data:`_STALL_EVALUATIONS` evaluations in a row since it was
+    accepted have found no lower value (a line search that succeeds finds a lower value within its first few
+    trial steps) and that step's gradient is below :data:`_STALL_GRADIENT` (the mean log-likelihood of the
+    standardised scores, per unit of each parameter: flat far beyond any digit the fit reports). L-BFGS-B
+    would stop at that step or, rarely, make a last step that changes the fit in about its 9th digit.
+    """
     if df is None:
         bounds = [_LOG_DF_BOUNDS, (None, None), (-30.0, 30.0)]
         u0 = np.array([np.log(10.0), float(np.median(z)), 0.0])
@@ -111,9 +131,35 @@ def _fit_t_lbfgs(z, df):
         bounds = [(np.log(df), np.log(df)), (None, None), (-30.0, 30.0)]
         u0 = np.array([np.log(df), float(np.median(z)), 0.0])
     bufs = tuple(np.empty(z.shape) for _ in range(3))
-    res = optimize.minimize(_nll_t, u0, args=(z, bufs), jac=True, method="L-BFGS-B", bounds=bounds,
-                            options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 1000})
-    return float(np.exp(res.x[0])), float(res.x[1]), float(np.exp(res.x[2]))
+    # the last accepted step (its value and gradient), evaluations since, and the last few evaluations
+    step = {"u": u0.copy(), "f": np.inf, "g": np.inf, "since": 0, "seen": []}
+
+    def objective(u):
+        f, g = _nll_t(u, z, bufs)
+        step["seen"] = [(u.copy(), g)] + step["seen"][:7]
+        if step["f"] == np.inf and np.array_equal(u, step["u"]):
+            step["f"], step["g"] = f, float(np.abs(g).max())  # the starting point
+        elif f < step["f"]:
+            step["since"] = 0
+        else:
+            step["since"] += 1
+            if step["since"] >= _STALL_EVALUATIONS and step["g"] < _STALL_GRADIENT:
+                raise _Stalled
+        return f, g
+
+    def accepted(intermediate_result):
+        x = intermediate_result.x
+        g = next((g for u, g in step["seen"] if np.array_equal(u, x)), None)
+        step.update(u=x.copy(), f=float(intermediate_result.fun), since=0,
+                    g=np.inf if g is None else float(np.abs(g).max()))
+
+    try:
+        res = optimize.minimize(objective, u0, jac=True, method="L-BFGS-B", bounds=bounds, callback=accepted,
+                                options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 1000})
+        x = res.x
+    except _Stalled:
+        x = step["u"]
+    return float(np.exp(x[0])), float(x[1]), float(np.exp(x[2]))
 
 
 def _fit_t(x: np.ndarray, df, name: str, fitter: str, shown=None):
@@ -125,7 +171,7 @@ def _fit_t(x: np.ndarray, df, name: str, fitter: str, shown=None):
     """
     shown = x if shown is None else shown  # the scores in the caller's units, for messages
     m = float(np.sum(x) / x.size)
-    sd = float(np.sqrt(np.sum(np.sort((x - m) ** 2)) / x.size))
+    sd = float(np.sqrt(np.sum(np.sort((x - m) ** 2, kind="stable")) / x.size))  # one merge (see gaussian)
     if not (np.isfinite(sd) and sd > 0):
         raise InvalidScoresError(f"{name}: the spread of the scores (standard deviation {sd!r} after scaling) is "
                                  "not a positive finite float64; the scores are too close together to fit a density")
