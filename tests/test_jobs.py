@@ -27,6 +27,13 @@ def _warn_and_return(x):
     return x * 2
 
 
+def _sum_of_shared(x):
+    from vpeval.pipeline.jobs import opened
+
+    a = opened(x)
+    return type(a).__name__, a.dtype.str, a.shape, int(a.sum()), a.flags.c_contiguous
+
+
 def _raise_vpeval(msg):
     raise VpevalError(msg)
 
@@ -92,6 +99,39 @@ def _plot_line(fig, y):
 
 
 @needs_two
+def test_shared_arrays_reach_the_workers_once_and_their_folder_goes_with_the_pool(monkeypatch):
+    """Jobs.share: one job gives the array itself; several write it once and the workers map it (a plain,
+    C-contiguous array of the same values); close() removes the folder; a folder that cannot be written gives
+    the array itself (pickled with each call, as without sharing)."""
+    import os
+    import pickle
+    import tempfile
+
+    import numpy as np
+
+    from vpeval.pipeline.jobs import SharedArray, opened
+
+    a = np.arange(3 * 7, dtype=np.int64).reshape(3, 7)
+    with Jobs(1) as one:
+        assert one.share(a) is not None and np.shares_memory(one.share(a), a)
+    with Jobs(2) as pool:
+        h = pool.share(a)
+        assert isinstance(h, SharedArray) and len(pickle.dumps(h)) < 200
+        folder = os.path.dirname(h.path)
+        assert np.array_equal(opened(h), a) and opened(a) is a
+        assert pool.submit(_sum_of_shared, h).get() == ("ndarray", a.dtype.str, (3, 7), int(a.sum()), True)
+        assert pool.submit(_sum_of_shared, pool.share(a[:, ::2])).get()[2:4] == ((3, 4), int(a[:, ::2].sum()))
+    assert not os.path.exists(folder)
+
+    def refuse(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse)
+    with Jobs(2) as pool:
+        assert pool.share(a) is a
+        assert pool.submit(_sum_of_shared, pool.share(a)).get()[3] == int(a.sum())
+
+
 def test_figure_drafts_redraw_a_figure_changed_after_its_section_was_added():
     from vpeval.report.document import Draw, Figure, Report, Section
     from vpeval.report.writer import FigureDrafts, png_bytes

@@ -744,6 +744,7 @@ def test_relabellings_shared_among_workers_give_the_same_test(monkeypatch):
     one = {k: secrecy_test(f, n_perm=99, n_boot=20, seed=4) for k, f in families.items()}
     verdict_one = score_verdict(Trials(t.scores, t.is_target), "v", n_perm=99, n_boot=20, seed=4)
     monkeypatch.setattr(nulls, "PARALLEL_TARGET_ENTRIES", 1)
+    monkeypatch.setattr(nulls, "_SHARE_BYTES", 0)  # every array of the members sent as a shared file
     with Jobs(2) as pool:
         started = start_score_verdict(Trials(t.scores, t.is_target), "v", jobs=pool, n_perm=99, n_boot=20, seed=4)
         for scheme, f in families.items():

@@ -110,18 +110,19 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     # ---- null statistics: columns = members x statistics, row 0 = observed; large members' rows on the workers
     rows_needed = n_perm + 1
     large = [jobs.parallel and rows_needed * p.n_tar >= PARALLEL_TARGET_ENTRIES for p in preps]
+    # what the workers are sent of each large member (its arrays written once for all its calls, Jobs.share)
+    slims = [_slim(p, jobs) if big or (scheme == "trial" and any(large)) else p for p, big in zip(preps, large)]
     boot = None  # trial scheme: the bootstrap reads the tie blocks alone, so a worker can draw it too (first)
     if scheme == "trial" and any(large):
-        boot = jobs.submit(_trial_bootstrap, [_slim(p) for p in preps], n_boot, seed, t_stats)
+        boot = jobs.submit(_trial_bootstrap, slims, n_boot, seed, t_stats)
     pooled_blocks = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]  # (block, cum)
     started = []
-    for p, big, pb in zip(preps, large, pooled_blocks):
+    for p, big, pb, slim in zip(preps, large, pooled_blocks, slims):
         chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
         bounds = [(lo, min(rows_needed, lo + chunk)) for lo in range(0, rows_needed, chunk)]
         # three parts per worker, so that the workers that also draw the bootstrap or other sections are not
         # left to finish alone (one part per worker measured the same on 1e7 trials, within the noise)
         n_parts = 3 * jobs.n if big else 1
-        slim = _slim(p) if big else p
         started.append([jobs.submit(_member_rows, slim, scheme, sig, seed, part, t_stats, None if big else pb)
                         for part in np.array_split(np.array(bounds), n_parts) if len(part)])
     yield
@@ -205,17 +206,37 @@ def _rocch_eer_of(p: _TrialPrep) -> float:
     return float(_rocch_eer(*_rocch_points(TieBlocks(p.values, n_tar, size - n_tar))))
 
 
-def _slim(p: _TrialPrep) -> _TrialPrep:
-    """``p`` without what the relabellings do not read (the input, its order, keys and bootstrap units): what a
-    worker is sent."""
-    return dataclasses.replace(p, inp=None, order=None, model_idx=None, probe_idx=None, unit=None,
-                               unit_names=None, key_codes={}, values=None)
+def _slim(p: _TrialPrep, jobs) -> _TrialPrep:
+    """``p`` without what the relabellings do not read (the input, its order, keys and bootstrap units), its
+    arrays shared with ``jobs``' workers (:meth:`~vpeval.pipeline.jobs.Jobs.share`: written once, mapped by
+    each call instead of pickled with it): what a worker is sent. :func:`_opened` undoes the sharing."""
+    q = dataclasses.replace(p, inp=None, order=None, model_idx=None, probe_idx=None, unit=None, unit_names=None,
+                            key_codes={}, values=None)
+    for f in dataclasses.fields(q):
+        v = getattr(q, f.name)
+        if isinstance(v, np.ndarray) and v.nbytes >= _SHARE_BYTES:
+            setattr(q, f.name, jobs.share(v))
+    return q
+
+
+#: Arrays of at least this many bytes are shared with the workers rather than pickled with each call.
+_SHARE_BYTES = 1 << 20
+
+
+def _opened(p: _TrialPrep) -> _TrialPrep:
+    """``p`` with the arrays :func:`_slim` shared mapped here (in the worker); ``p`` itself when none is."""
+    from ..pipeline.jobs import SharedArray, opened
+
+    shared = {f.name: opened(getattr(p, f.name)) for f in dataclasses.fields(p)
+              if isinstance(getattr(p, f.name), SharedArray)}
+    return dataclasses.replace(p, **shared) if shared else p
 
 
 def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats, pooled=None):
     """eps_max, pooled eps_max and D_ECE (bits; empty where not asked) of one member's relabellings in the
     chunks ``bounds`` (``(lo, hi)`` row ranges, each computed as one chunk). ``pooled``: the member's pooled
     tie blocks, or None to compute them here (on a worker: cheaper than sending them)."""
+    p = _opened(p)
     cum_f = p.cum.astype(np.float64)
     new_block, new_cum = pooled if pooled is not None else pooled_extremes(p.cum, resolution_trials(p.block.size))
     new_cum_f = new_cum.astype(np.float64)
@@ -233,5 +254,6 @@ def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats, po
 def _trial_bootstrap(preps, n_boot: int, seed: int, t_stats):
     """:func:`~vpeval.analysis.resample._bootstrap_worst` of a trial-scheme family (no 1-to-N members), from the
     members' tie blocks alone (:func:`_slim` preps): what a worker is given."""
+    preps = [_opened(p) for p in preps]
     pooled = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]
     return _bootstrap_worst(preps, [], "trial", None, n_boot, seed, t_stats, [], pooled)
