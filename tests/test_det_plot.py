@@ -109,3 +109,46 @@ def test_det_display_takes_a_known_eer_instead_of_computing_it():
     tar, non = np.array([0.2, 0.6, 0.9]), np.array([0.1, 0.3, 0.7])
     assert DETDisplay.from_scores(tar, non).eer == rocch_eer(tar, non)
     assert DETDisplay.from_scores(tar, non, eer=0.25).eer == 0.25
+
+
+def test_displays_from_tie_blocks_equal_those_from_scores():
+    """DETDisplay/ECEDisplay.from_blocks of tie_blocks(tar, non) are from_scores(tar, non), value for value
+    (ties, +-inf and a shared EER included)."""
+    from vpeval.blocks import tie_blocks
+    from vpeval.plots import ECEDisplay
+
+    rng = np.random.default_rng(4)
+    tar = np.r_[np.round(rng.normal(1, 1, 400), 1), np.inf]
+    non = np.r_[np.round(rng.normal(0, 1, 3000), 1), -np.inf]
+    b = tie_blocks(tar, non)
+    for eer in (None, 0.25):
+        a, d = DETDisplay.from_scores(tar, non, "x", eer=eer), DETDisplay.from_blocks(b, "x", eer=eer)
+        assert np.array_equal(a.pmiss, d.pmiss) and np.array_equal(a.pfa, d.pfa) and a.eer == d.eer
+    a, d = ECEDisplay.from_scores(tar, non, "x"), ECEDisplay.from_blocks(b, "x")
+    assert np.array_equal(a.pav, d.pav) and np.array_equal(a.reference, d.reference)
+
+
+def test_section_figures_sort_the_scores_once_in_a_process(monkeypatch):
+    """The verification section's DET and ECE figures share the tie blocks: one tie_blocks per system when
+    both are drawn here, let go after the second; a pickled copy (a worker's) computes its own."""
+    import pickle
+
+    import vpeval.blocks as blocks
+    from vpeval.report.verification import _SystemBlocks, _draw_ece
+
+    calls = []
+    original = blocks.tie_blocks
+    monkeypatch.setattr(blocks, "tie_blocks", lambda *a: calls.append(1) or original(*a))
+    tar, non = _scores(1)
+    systems = {"a": Trials(np.r_[tar, non], np.r_[np.ones(tar.size, bool), np.zeros(non.size, bool)]),
+               "b": Trials(np.r_[tar, non] * 2, np.r_[np.ones(tar.size, bool), np.zeros(non.size, bool)])}
+    shared = _SystemBlocks(systems, uses=2)
+    for draw in (_draw_det, _draw_ece):
+        fig = plt.figure()
+        try:
+            draw(fig, shared)
+        finally:
+            plt.close(fig)
+    assert len(calls) == 2 and shared._blocks is None
+    copy = pickle.loads(pickle.dumps(_SystemBlocks(systems, uses=2)))
+    assert dict(copy.items()).keys() == {"a", "b"} and len(calls) == 4

@@ -86,3 +86,18 @@ def test_det_thresholds_reproduce_their_points(tar, non):
         assert pm == np.mean(tar < t) and pf == np.mean(non >= t)
     assert np.count_nonzero(c.thresholds == np.inf) <= 1
     assert math.isnan(c.thresholds[-1]) == bool(np.isposinf(np.r_[tar, non]).any())
+
+
+def test_verification_section_from_summaries_computed_elsewhere_is_the_same():
+    """The numbers a worker computes (verification_summaries) give the section computed in one call."""
+    from vpeval.io.trials import Trials
+    from vpeval.report.verification import verification_section, verification_summaries
+
+    rng = np.random.default_rng(3)
+    s = np.r_[rng.normal(1, 1, 200), rng.normal(0, 1, 900)]
+    lab = np.r_[np.ones(200, bool), np.zeros(900, bool)]
+    systems = {"a": Trials(s, lab), "b": Trials(np.round(s, 1), lab)}
+    one = verification_section(systems, (0.01, 0.1))
+    two = verification_section(systems, (0.01, 0.1), summaries=verification_summaries(systems, (0.01, 0.1)))
+    assert json.dumps(_jsonable(one.data), sort_keys=True) == json.dumps(_jsonable(two.data), sort_keys=True)
+    assert [type(b).__name__ for b in one.blocks] == [type(b).__name__ for b in two.blocks]

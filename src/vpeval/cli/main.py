@@ -142,6 +142,7 @@ def report(
     from ..io.output import claim_folder
     from ..pipeline.jobs import HeldWarnings, Jobs
     from ..report import Report, verification_section
+    from ..report.verification import verification_summaries
     from ..report.disclosure import disclosure_section
     from ..report.writer import FigureDrafts, render_report
 
@@ -178,7 +179,7 @@ def report(
                                                    "scores_are_llrs": llr})
         disclosed = {name: pool.submit(disclosure_section, t.tar, t.non, section_id=f"disclosure-{name}", title=(
             f"Worst-case disclosure per LLR estimator: {name}"), keep_llrs=False) for name, t in systems.items()}
-        verified = pool.submit(verification_section, systems, tuple(p_target), scores_are_llrs=llr)  # meanwhile
+        verified = pool.submit(verification_summaries, systems, tuple(p_target), scores_are_llrs=llr)  # meanwhile
         if not no_verdict:  # each input's relabellings on the workers (--jobs) while the sections below are computed
             from ..analysis.families import start_score_verdict
             from ..report.verdict import verdict_section
@@ -189,7 +190,7 @@ def report(
             placeholder = rep.add(verdict_section({}))  # replaced once the tests are taken, below
         rep.drafts = FigureDrafts() if pool.parallel and not no_verdict else None  # drawn here during the tests
         with HeldWarnings() as held:  # said after the verdicts' warnings, as in one process
-            rep.add(verified.get())
+            rep.add(verification_section(systems, tuple(p_target), scores_are_llrs=llr, summaries=verified.get()))
             if spk_groups is not None:
                 from ..io.output import sha256_file
                 from ..pipeline.groups import group_breakdown, pooled_result

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import as_tar_non
-from ..blocks import compress_runs, merge_sorted_pair, pav_bin_llr, sorted_pair
+from ..blocks import TieBlocks, compress_runs, merge_sorted_pair, operating_points, pav_bin_llr, sorted_pair
 from ..errors import InvalidScoresError
 from ..metrics.verification import det_curve, rocch_eer
 from ..metrics.zebra import _ece_profile_weighted
@@ -51,6 +51,15 @@ class DETDisplay:
         (e.g. from :func:`vpeval.verification_summary`), else computed here."""
         c = det_curve(tar, non)
         return cls(c.pmiss, c.pfa, rocch_eer(tar, non) if eer is None else float(eer), label)
+
+    @classmethod
+    def from_blocks(cls, blocks: TieBlocks, label: str = "", eer: float | None = None) -> "DETDisplay":
+        """The display of the scores whose tie blocks are ``blocks`` (:func:`vpeval.blocks.tie_blocks`): the
+        same curve as :meth:`from_scores` of those scores, without sorting them again."""
+        from ..metrics.verification import _rocch_eer, _rocch_points
+
+        pmiss, pfa = operating_points(blocks)
+        return cls(pmiss, pfa, _rocch_eer(*_rocch_points(blocks)) if eer is None else float(eer), label)
 
     def plot(self, ax=None, floor=None, **kwargs):
         """Draw on ``ax`` (a new figure when None); returns the Axes.
@@ -160,15 +169,21 @@ class ECEDisplay:
 
     @classmethod
     def from_scores(cls, tar, non, label: str = "", plo=None) -> "ECEDisplay":
+        tar, non = as_tar_non(tar, non)
+        return cls.from_blocks(merge_sorted_pair(list(sorted_pair(tar, non))), label, plo)
+
+    @classmethod
+    def from_blocks(cls, blocks: TieBlocks, label: str = "", plo=None) -> "ECEDisplay":
+        """The display of the scores whose tie blocks are ``blocks`` (:func:`vpeval.blocks.tie_blocks`): the
+        same profile as :meth:`from_scores` of those scores, without sorting them again."""
         plo = np.linspace(-7, 7, 141) if plo is None else np.asarray(plo, dtype=float)
         p = 1 / (1 + np.exp(-plo))
         ref = -(p * np.log2(p) + (1 - p) * np.log2(1 - p))
         if not np.isfinite(plo).all():
             raise InvalidScoresError("plo must be finite prior log-odds")
-        # the PAV LLR of each bin with its counts (what ece_profile reduces the per-trial PAV LLRs to), from one
-        # sort and merge instead of the per-trial LLRs and their distinct values
-        tar, non = as_tar_non(tar, non)
-        llr, nt, nn = pav_bin_llr(compress_runs([merge_sorted_pair(list(sorted_pair(tar, non)))]), False)
+        # the PAV LLR of each bin with its counts (what ece_profile reduces the per-trial PAV LLRs to), from the
+        # tie blocks instead of the per-trial LLRs and their distinct values
+        llr, nt, nn = pav_bin_llr(compress_runs([blocks]), False)
         t, n = nt > 0, nn > 0
         return cls(plo, ref, _ece_profile_weighted(llr[t], nt[t].astype(np.float64), llr[n],
                                                    nn[n].astype(np.float64), plo), label)

@@ -11,21 +11,33 @@ from ..plots.displays import DET_STYLES, det_floor, det_styles
 from .document import Draw, Figure, Paragraph, Section, Table
 from .units import HIDDEN_KEYS, display_metrics
 
-__all__ = ["verification_section", "verification_entries"]
+__all__ = ["verification_section", "verification_summaries", "verification_entries"]
+
+
+def verification_summaries(systems: dict[str, Trials], p_targets=(0.01, 0.05),
+                           scores_are_llrs: bool = False) -> dict:
+    """``{name: verification_summary(...)}`` of each system: the numbers of :func:`verification_section`, which
+    a worker can compute and send back without the scores."""
+    return {n: verification_summary(t.tar, t.non, p_targets, scores_are_llrs=scores_are_llrs)
+            for n, t in systems.items()}
 
 
 def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), section_id="verification",
-                         title="Verification and privacy-ZEBRA", scores_are_llrs: bool = False) -> Section:
+                         title="Verification and privacy-ZEBRA", scores_are_llrs: bool = False,
+                         summaries: dict | None = None) -> Section:
     """One column per system/condition: EERs, minDCF, minCllr, D_ECE, eps_max, ZEBRA tag, linkability.
 
     Parameters
     ----------
     systems : dict name -> Trials
     p_targets : priors for minDCF
+    summaries : dict, optional
+        :func:`verification_summaries` of ``systems`` with the same ``p_targets`` and ``scores_are_llrs``, when
+        already computed (e.g. by a worker); else computed here.
     """
     names = list(systems)
-    summaries = {n: verification_summary(systems[n].tar, systems[n].non, p_targets, scores_are_llrs=scores_are_llrs)
-                 for n in names}
+    if summaries is None:
+        summaries = verification_summaries(systems, p_targets, scores_are_llrs)
     # Metrics are matched by key: a metric can be missing for one system.
     order: dict[str, object] = {}
     for n in names:
@@ -50,13 +62,14 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         "and eps_max 0 (tag 0). A dash marks a metric that is undefined for that input (linkability needs finite "
         "scores)."))
     sec.blocks.append(Table(["metric", "unit"] + names + ["definition"], rows, caption="Verification metrics"))
+    blocks = _SystemBlocks(systems, uses=2)  # the DET and the ECE profile read the same tie blocks
     sec.blocks.append(Figure(
-        "det", Draw(_draw_det, systems, {n: _value(summaries[n], "eer_rocch") for n in names}),
+        "det", Draw(_draw_det, blocks, {n: _value(summaries[n], "eer_rocch") for n in names}),
         "DET curves (probit axes, ticks over the whole span drawn); dots mark the ROCCH-EER; a curve that "
         "repeats another is dashed over it, its EER marked by a cross, and named in the legend.",
         size=(6.0, 6.0)))
     sec.blocks.append(Figure(
-        "ece", Draw(_draw_ece, systems),
+        "ece", Draw(_draw_ece, blocks),
         "privacy-ZEBRA ECE profile: cross entropy (bits) of the PAV-calibrated scores against the prior "
         "log-odds, below the dotted uninformative reference (the gap to it is shaded when one curve is drawn). "
         "D_ECE is the gap integrated uniformly over the prior P (not over its log-odds). A curve that repeats "
@@ -116,10 +129,36 @@ def _value(summary, key: str):
     return next((m.value for m in summary if m.key == key), None)
 
 
+class _SystemBlocks:
+    """The tie blocks of each system's scores (:func:`vpeval.blocks.tie_blocks`) for the figures of one section:
+    sorted and merged once by the first figure drawn in a process and kept for the others (the DET and the ECE
+    profile of 1e7 trials read the same blocks: one sort and merge instead of two), then let go after ``uses``
+    reads. Pickled (for a worker) without them."""
+
+    def __init__(self, systems: dict[str, Trials], uses: int):
+        self.systems, self.uses, self._blocks, self._read = systems, uses, None, 0
+
+    def items(self):
+        """``(name, TieBlocks)`` of every system, in order."""
+        from ..blocks import tie_blocks
+
+        blocks = self._blocks
+        if blocks is None:
+            blocks = {n: tie_blocks(t.tar, t.non) for n, t in self.systems.items()}
+        self._read += 1
+        self._blocks = blocks if self._read < self.uses else None
+        return blocks.items()
+
+    def __getstate__(self):
+        return {"systems": self.systems, "uses": self.uses, "_blocks": None, "_read": 0}
+
+
 def _draw_det(fig, systems, eers=None):
     ax = fig.add_subplot(1, 1, 1)
     eers = eers or {}
-    shown = [DETDisplay.from_scores(t.tar, t.non, label=name, eer=eers.get(name)) for name, t in systems.items()]
+    if not isinstance(systems, _SystemBlocks):
+        systems = _SystemBlocks(systems, uses=1)
+    shown = [DETDisplay.from_blocks(b, label=name, eer=eers.get(name)) for name, b in systems.items()]
     # curves that coincide (aa and aaaa often have identical scores) are dashed over each other, not hidden
     styles = det_styles([(d.pmiss, d.pfa) for d in shown])
     # one span for all curves, so none is clipped at a narrower edge drawn before a wider one
@@ -145,7 +184,9 @@ _DET_LEGEND_INSIDE = 8  # systems whose legend fits in the corner of the DET axe
 
 def _draw_ece(fig, systems):
     ax = fig.add_subplot(1, 1, 1)
-    shown = [ECEDisplay.from_scores(t.tar, t.non, label=name) for name, t in systems.items()]
+    if not isinstance(systems, _SystemBlocks):
+        systems = _SystemBlocks(systems, uses=1)
+    shown = [ECEDisplay.from_blocks(b, label=name) for name, b in systems.items()]
     one = len(shown) == 1
     ax.plot(shown[0].plo, shown[0].reference, ":", color="grey", lw=1.2, label="reference (no information)")
     drawn = []
