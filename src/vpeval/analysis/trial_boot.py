@@ -98,15 +98,15 @@ class LazyWeights:
     def before(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         m = self.m
         x = np.asarray(x, dtype=np.int64)
-        c = np.searchsorted(m.bounds, x, side="right") - 1  # x = n: c = number of cells, off = 0
+        c = m.cell_of[x]  # x = n: c = number of cells, off = 0
         W = self.CW[c].astype(np.float64)
         T = self.CT[c].astype(np.float64)
         inner = np.flatnonzero(x != m.bounds[c])
         if inner.size:
-            need = np.unique(c[inner])
-            need = need[~self.drawn[need]]
+            need = c[inner]
+            need = need[~self.drawn[need]]  # the cells not drawn yet (most queried cells are), then distinct
             if need.size:
-                self._draw(need)
+                self._draw(np.unique(need))
             W[inner] = m.pw[x[inner]]
             T[inner] = m.pt[x[inner]]
         return W, T
@@ -142,6 +142,13 @@ class _Member:
             self.pstart = ncum[nblk[p.block[self.tpos]]]
             starts.append(self.pstart)
         self.bounds = cell_bounds(self.tpos, starts, n)
+        # the cell of every position 0..n (n: the number of cells), i.e. searchsorted(bounds, x, "right") - 1
+        # as one gather instead of a binary search per query
+        n_cells = self.bounds.size - 1
+        dtype = np.int32 if n_cells < 2 ** 31 else np.int64
+        self.cell_of = np.empty(n + 1, dtype=dtype)
+        self.cell_of[:n] = np.repeat(np.arange(n_cells, dtype=dtype), np.diff(self.bounds))
+        self.cell_of[n] = n_cells
         self.tar_cum = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(p.is_tar, out=self.tar_cum[1:])
         self.is_tar = p.is_tar
