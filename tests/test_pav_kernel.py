@@ -96,10 +96,15 @@ def test_kept_blocks_equals_the_position_draw(sizes, seed, share):
     n = int(size.sum())
     k = min(n - 1, max(1, int(share * n)))
     blk = np.repeat(np.arange(size.size), size).astype(np.int64)
-    ref = blk[RL._k_of_n_sorted(np.random.default_rng(seed), n, k)]
-    got = RL._k_of_n_sorted(np.random.default_rng(seed), n, k, blocks=blk, kept=PK.kept_blocks)
-    assert np.array_equal(got, ref)
-    assert np.array_equal(RL._k_of_n_sorted(np.random.default_rng(seed), n, k, blocks=blk), ref)
+    least = RL._U16_FROM_U64_MIN
+    try:
+        for RL._U16_FROM_U64_MIN in (least, 1):  # 16-bit draws, and 16-bit parts of 64-bit ones
+            ref = blk[RL._k_of_n_sorted(np.random.default_rng(seed), n, k)]
+            got = RL._k_of_n_sorted(np.random.default_rng(seed), n, k, blocks=blk, kept=PK.kept_blocks)
+            assert np.array_equal(got, ref)
+            assert np.array_equal(RL._k_of_n_sorted(np.random.default_rng(seed), n, k, blocks=blk), ref)
+    finally:
+        RL._U16_FROM_U64_MIN = least
 
 
 def test_relabellings_of_a_large_member_are_the_same_with_and_without_numba(monkeypatch):

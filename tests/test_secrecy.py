@@ -127,12 +127,17 @@ def test_vectorised_d_ece_equals_one_pav_fit_per_row(data, seed, untied):
         np.testing.assert_allclose(RL._d_ece_rows(p, tb), RL._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("cut", [False, True])
 @pytest.mark.parametrize("n,k", [(6, 2), (7, 6), (5, 1), (4, 4), (200, 1)])
-def test_k_of_n_draws_every_subset_equally_often(n, k):
+def test_k_of_n_draws_every_subset_equally_often(n, k, cut, monkeypatch):
     """The draw of a relabelling's targets (16-bit masks or, sparse as (200, 1), geometric skips; rejection,
     removal) is a uniform k-subset:
-    every subset's count over 30,000 seeded draws is within a chi-square bound (p = 0.001) of uniform."""
+    every subset's count over 30,000 seeded draws is within a chi-square bound (p = 0.001) of uniform. ``cut``:
+    the 16-bit masks cut from 64-bit words, as for a million positions and more (RL._uniform_u16)."""
     from scipy.stats import chi2
+
+    if cut:
+        monkeypatch.setattr(RL, "_U16_FROM_U64_MIN", 1)
 
     rng = np.random.default_rng(11)
     counts = {}
