@@ -213,3 +213,13 @@ def test_lbfgs_stops_where_its_line_searches_stall(monkeypatch, seed):
     assert n_stopped <= len(calls) - stall
     np.testing.assert_allclose(stopped, full, rtol=1e-8)
     assert _loglik(z, *stopped) >= _loglik(z, *full) - 1e-12 * abs(_loglik(z, *full))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.floats(0.05, 1e8), st.floats(-1e6, 1e6), st.floats(1e-6, 1e6), st.integers(0, 2**32 - 1))
+def test_t_logpdf_is_scipys_bit_for_bit(df, loc, scale, seed):
+    """The transform's Student-t log-density (df-only terms computed once) equals scipy.stats.t.logpdf exactly."""
+    from vpeval.calibration.student_t import _t_logpdf
+
+    x = np.random.default_rng(seed).normal(loc, 4 * scale, 257)
+    assert np.array_equal(_t_logpdf(x, df, loc, scale), stats.t.logpdf(x, df, loc, scale))

@@ -74,6 +74,16 @@ def _collapsed_onto(z: np.ndarray, df: float, loc: float, scale: float):
     return None
 
 
+def _t_logpdf(x: np.ndarray, df: float, loc: float, scale: float) -> np.ndarray:
+    """``scipy.stats.t.logpdf(x, df, loc, scale)`` (natural log) for finite ``x`` and finite ``df > 0``,
+    ``scale > 0``: the same operations as SciPy's (its ``t_logpdf``), with the terms that depend on ``df`` alone
+    computed once instead of on arrays the size of ``x`` (SciPy broadcasts ``df``: 0.35 s instead of 0.05 s
+    per 5e6 scores). The tests compare both bit for bit."""
+    z = (x - loc) / scale
+    head = np.log(special.poch(0.5 * df, 0.5)) - 0.5 * (np.log(df) + np.log(np.pi))
+    return head - (df + 1) / 2 * np.log1p(z * z / df) - np.log(scale)
+
+
 def _nll_t(u, z, bufs=None):
     """Mean negative log-likelihood of a Student-t and its gradient in ``u = (ln df, loc, ln scale)``.
 
@@ -290,4 +300,4 @@ class StudentTCalibrator(ScoreCalibrator):
 
     def _transform(self, scores) -> np.ndarray:
         s = np.ldexp(as_scores(scores, "scores", allow_inf=False), -self._e)
-        return stats.t.logpdf(s, *self._tar_fit) - stats.t.logpdf(s, *self._non_fit)
+        return _t_logpdf(s, *self._tar_fit) - _t_logpdf(s, *self._non_fit)
