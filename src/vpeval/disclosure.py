@@ -193,7 +193,8 @@ def summarize_llrs(name, tar, non, tar_llr, non_llr, calibrator=None) -> Estimat
         cls, idx, score = "target", int(best_t), float(tar[best_t])
     else:
         cls, idx, score = "nontarget", int(best_n), float(non[best_n])
-    quant = {q: float(np.quantile(both, q, method="inverted_cdf")) for q in QUANTILES}
+    # one partition for all quantiles (each is an order statistic: the same values as one call per quantile)
+    quant = dict(zip(QUANTILES, (float(v) for v in np.quantile(both, list(QUANTILES), method="inverted_cdf"))))
     share = {k: float(np.count_nonzero(both > v) / both.size) for k, v in THRESHOLDS.items()}
     return EstimatorDisclosure(
         estimator=name,
