@@ -110,20 +110,23 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     # ---- null statistics: columns = members x statistics, row 0 = observed; large members' rows on the workers
     rows_needed = n_perm + 1
     large = [jobs.parallel and rows_needed * p.n_tar >= PARALLEL_TARGET_ENTRIES for p in preps]
-    # what the workers are sent of each large member (its arrays written once for all its calls, Jobs.share)
-    slims = [_slim(p, jobs) if big or (scheme == "trial" and any(large)) else p for p, big in zip(preps, large)]
+    pooled_blocks = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]  # (block, cum)
+    # what the workers are sent of each large member: its arrays and pooled blocks written once for all its
+    # calls (Jobs.share), not pickled with each nor computed again by each
+    ship = [big or (scheme == "trial" and any(large)) for big in large]
+    slims = [_slim(p, jobs) if s else p for p, s in zip(preps, ship)]
+    pooled_sent = [tuple(jobs.share(a) for a in pb) if s else pb for pb, s in zip(pooled_blocks, ship)]
     boot = None  # trial scheme: the bootstrap reads the tie blocks alone, so a worker can draw it too (first)
     if scheme == "trial" and any(large):
-        boot = jobs.submit(_trial_bootstrap, slims, n_boot, seed, t_stats)
-    pooled_blocks = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]  # (block, cum)
+        boot = jobs.submit(_trial_bootstrap, slims, n_boot, seed, t_stats, pooled_sent)
     started = []
-    for p, big, pb, slim in zip(preps, large, pooled_blocks, slims):
+    for p, big, pb, slim in zip(preps, large, pooled_sent, slims):
         chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
         bounds = [(lo, min(rows_needed, lo + chunk)) for lo in range(0, rows_needed, chunk)]
         # three parts per worker, so that the workers that also draw the bootstrap or other sections are not
         # left to finish alone (one part per worker measured the same on 1e7 trials, within the noise)
         n_parts = 3 * jobs.n if big else 1
-        started.append([jobs.submit(_member_rows, slim, scheme, sig, seed, part, t_stats, None if big else pb)
+        started.append([jobs.submit(_member_rows, slim, scheme, sig, seed, part, t_stats, pb)
                         for part in np.array_split(np.array(bounds), n_parts) if len(part)])
     yield
 
@@ -235,10 +238,14 @@ def _opened(p: _TrialPrep) -> _TrialPrep:
 def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats, pooled=None):
     """eps_max, pooled eps_max and D_ECE (bits; empty where not asked) of one member's relabellings in the
     chunks ``bounds`` (``(lo, hi)`` row ranges, each computed as one chunk). ``pooled``: the member's pooled
-    tie blocks, or None to compute them here (on a worker: cheaper than sending them)."""
+    tie blocks ``(block, cum)`` (arrays or :class:`~vpeval.pipeline.jobs.SharedArray`), or None to compute
+    them here."""
+    from ..pipeline.jobs import opened
+
     p = _opened(p)
     cum_f = p.cum.astype(np.float64)
-    new_block, new_cum = pooled if pooled is not None else pooled_extremes(p.cum, resolution_trials(p.block.size))
+    new_block, new_cum = ((opened(pooled[0]), opened(pooled[1])) if pooled is not None
+                          else pooled_extremes(p.cum, resolution_trials(p.block.size)))
     new_cum_f = new_cum.astype(np.float64)
     eps, pooled, dec = [np.empty(0)], [np.empty(0)], [np.empty(0)]
     for lo, hi in bounds:
@@ -251,9 +258,15 @@ def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats, po
     return np.concatenate(eps), np.concatenate(pooled), np.concatenate(dec)
 
 
-def _trial_bootstrap(preps, n_boot: int, seed: int, t_stats):
+def _trial_bootstrap(preps, n_boot: int, seed: int, t_stats, pooled=None):
     """:func:`~vpeval.analysis.resample._bootstrap_worst` of a trial-scheme family (no 1-to-N members), from the
-    members' tie blocks alone (:func:`_slim` preps): what a worker is given."""
+    members' tie blocks alone (:func:`_slim` preps) and their pooled blocks (as :func:`_member_rows` takes them;
+    None: computed here): what a worker is given."""
+    from ..pipeline.jobs import opened
+
     preps = [_opened(p) for p in preps]
-    pooled = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]
+    if pooled is None:
+        pooled = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]
+    else:
+        pooled = [(opened(b), opened(c)) for b, c in pooled]
     return _bootstrap_worst(preps, [], "trial", None, n_boot, seed, t_stats, [], pooled)
