@@ -281,7 +281,7 @@ def test_report_refuses_scores_near_the_float64_limit_naming_the_file(tmp_path):
     p = _score_label(tmp_path, "huge.txt", lines)
     r = runner.invoke(app, ["report", str(p), "-o", str(tmp_path / "out")])
     assert r.exit_code == 2, r.output
-    assert f"vpeval: error: {p}: " in r.stderr and "finite, but beyond the span" in r.stderr, r.stderr
+    assert f"vpeval: error: {p}:1: score " in r.stderr and "finite, but beyond" in r.stderr, r.stderr
     assert "NaN" not in r.stderr and not (tmp_path / "out").exists()
 
 

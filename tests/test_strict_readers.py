@@ -4,6 +4,8 @@ beyond 2**53, non-UTF-8 and infinite scores in 1-to-N tables, lid's matrix and c
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -276,14 +278,18 @@ def test_finite_scores_beyond_1e300_are_refused_in_every_format(tmp_path, big):
     key, sc = tmp_path / "key", tmp_path / "scores"
     key.write_text("a x target\na y nontarget\na z nontarget\n")
     sc.write_text(f"a x 0.5\na y {big}\na z 0.1\n")
-    for read, where in ((lambda: vpeval.read_score_label(sl), str(sl)),
-                        (lambda: vpeval.read_trials_scores(key, sc), f"{key} + {sc}"),
-                        (lambda: read_columns(sl, label_col=1, score_col=0, target="1", nontarget="0"), str(sl))):
+    for read, where in ((lambda: vpeval.read_score_label(sl), f"{sl}:2:"),
+                        (lambda: vpeval.read_trials_scores(key, sc), f"{sc}:2:"),
+                        (lambda: read_columns(sl, label_col=1, score_col=0, target="1", nontarget="0"), f"{sl}:2:")):
         with pytest.raises(InputFileError, match=r"beyond \+-1e\+300") as e:
             read()
         msg = str(e.value)
-        assert msg.startswith(where + ":") and repr(float(big)) in msg and "trial 2" in msg, msg
-        assert "finite, but beyond the span" in msg and "rescale" in msg, msg
+        assert msg.startswith(where) and repr(float(big)) in msg, msg
+        assert "finite, but beyond" in msg and "span float64" in msg and "rescale" in msg, msg
+    # the line of the file, not the trial's number: blank lines and comments do not count as trials
+    sl.write_text(f"0.5 1\n\n0.2 0\n\n{big} 0\n0.1 0\n")
+    with pytest.raises(InputFileError, match=rf"^{re.escape(str(sl))}:5: score {re.escape(repr(float(big)))}"):
+        vpeval.read_score_label(sl)
     sl.write_text("1e300 1\n-1e300 0\ninf 1\n-inf 0\n")
     t = vpeval.read_score_label(sl)
     assert t.scores.tolist() == [1e300, -1e300, np.inf, -np.inf]

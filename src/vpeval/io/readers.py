@@ -90,6 +90,8 @@ def _score(path, lineno, token) -> float:
         raise InputFileError(path, lineno, f"score {token!r} is outside the float64 range")
     if v == 0.0 and any(c in "123456789" for c in token.lower().split("e")[0]):
         raise InputFileError(path, lineno, f"score {token!r} underflows float64 to 0")
+    if math.isfinite(v) and abs(v) > MAX_FINITE_SCORE:
+        raise InputFileError(path, lineno, f"score {v!r} is {_BEYOND}")
     return v
 
 
@@ -110,11 +112,15 @@ def _fields(path, lineno, line, n, what) -> list[str]:
 #: of up to 1e8 trials. 1e300 leaves that headroom; every scale-free result is tested up to this scale
 #: (tests/test_scale_invariance.py). +-inf stays a valid score.
 MAX_FINITE_SCORE = 1e300
+_BEYOND = (f"finite, but beyond +-{MAX_FINITE_SCORE:g}, beyond the span float64 can compute on (differences, "
+           "padded plot axes and sums overflow near 1.8e308); rescale the scores (every result but score-domain "
+           "thresholds is invariant to a positive scale)")
 
 
 def _check_magnitude(s: np.ndarray, source) -> None:
     """Raise InputFileError when a finite score of ``s`` is beyond +-:data:`MAX_FINITE_SCORE` (naming the
-    first such trial, its value and the file's finite range)."""
+    first such trial, its value and the file's finite range). The line-by-line readers refuse such a score at
+    its line first (:func:`_score`); this catches the scores of any other reader."""
     if not s.size:
         return
     with np.errstate(invalid="ignore"):
