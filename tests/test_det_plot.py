@@ -129,16 +129,17 @@ def test_displays_from_tie_blocks_equal_those_from_scores():
 
 
 def test_section_figures_sort_the_scores_once_in_a_process(monkeypatch):
-    """The verification section's DET and ECE figures share the tie blocks: one tie_blocks per system when
+    """The verification section's DET and ECE figures share the tie blocks: one sort and merge per system when
     both are drawn here, let go after the second; a pickled copy (a worker's) computes its own."""
     import pickle
 
     import vpeval.blocks as blocks
     from vpeval.report.verification import _SystemBlocks, _draw_ece
 
-    calls = []
-    original = blocks.tie_blocks
-    monkeypatch.setattr(blocks, "tie_blocks", lambda *a: calls.append(1) or original(*a))
+    calls, sorts = [], []
+    original, original_sort = blocks.merge_sorted, blocks.sorted_pair
+    monkeypatch.setattr(blocks, "merge_sorted", lambda *a: calls.append(1) or original(*a))
+    monkeypatch.setattr(blocks, "sorted_pair", lambda *a: sorts.append(1) or original_sort(*a))
     tar, non = _scores(1)
     systems = {"a": Trials(np.r_[tar, non], np.r_[np.ones(tar.size, bool), np.zeros(non.size, bool)]),
                "b": Trials(np.r_[tar, non] * 2, np.r_[np.ones(tar.size, bool), np.zeros(non.size, bool)])}
@@ -149,6 +150,6 @@ def test_section_figures_sort_the_scores_once_in_a_process(monkeypatch):
             draw(fig, shared)
         finally:
             plt.close(fig)
-    assert len(calls) == 2 and shared._blocks is None
+    assert len(calls) == 2 and len(sorts) == 2 and shared._blocks is None
     copy = pickle.loads(pickle.dumps(_SystemBlocks(systems, uses=2)))
-    assert dict(copy.items()).keys() == {"a", "b"} and len(calls) == 4
+    assert dict(copy.items()).keys() == {"a", "b"} and len(calls) == 4 and len(sorts) == 4

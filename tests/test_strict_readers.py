@@ -384,3 +384,20 @@ def test_repeat_warning_matches_a_lexsort_oracle():
             seen += 1
             assert all(part in str(got[0].message) for part in want), (str(got[0].message), want)
     assert seen > 100
+
+
+def test_trials_sort_their_classes_once_and_do_not_pickle_them(tmp_path):
+    """Trials.sorted_classes: np.sort of each class, read-only, the same arrays on the next call (the reader's
+    repeated-lines check sorted them already); a pickled copy carries the trials, not the sorted classes."""
+    import pickle
+
+    p = tmp_path / "s.txt"
+    p.write_text("0.5 1\n0.5 1\n-0.0 0\n0.0 0\n0.3 0\n2 1\n")
+    with pytest.warns(Warning):
+        t = vpeval.read_score_label(p)
+    st, sn = t.sorted_classes()
+    assert st.tolist() == sorted(t.tar.tolist()) and sn.tolist() == sorted(t.non.tolist())
+    assert t.sorted_classes()[0] is st and not st.flags.writeable and not sn.flags.writeable
+    copy = pickle.loads(pickle.dumps(t))
+    assert "_sorted" not in copy.__dict__ and np.array_equal(copy.scores, t.scores)
+    assert np.array_equal(copy.sorted_classes()[1], sn)

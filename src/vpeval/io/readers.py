@@ -157,10 +157,8 @@ def _warn_repeats(t: Trials, path, stacklevel: int = 3) -> Trials:
     n = len(t)
     if n < 2:
         return t
-    from ..blocks import sorted_pair
-
     runs_of = []
-    for lab, s in zip((False, True), sorted_pair(t.scores[~t.is_target], t.scores[t.is_target])):
+    for lab, s in zip((False, True), t.sorted_classes()[::-1]):
         if s.size == 0:
             continue
         same = s[1:] == s[:-1]  # -0.0 == 0.0, as the parsed values are equal

@@ -84,6 +84,23 @@ class Trials:
         return (f"Trials(n={len(self)}, targets={n_tar}, non_targets={len(self) - n_tar}, keys={keys}, "
                 f"source={self.source!r})")
 
+    def sorted_classes(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(np.sort(tar), np.sort(non))`` (:func:`vpeval.blocks.sorted_pair`), read-only, sorted on the first
+        call and kept for the next ones: the reader's repeated-lines check, the verdict and the figures of one
+        report read the same sorted classes (on 1e7 trials each sort costs about 0.4 s). Not pickled."""
+        kept = self.__dict__.get("_sorted")
+        if kept is None:
+            from ..blocks import sorted_pair
+
+            kept = sorted_pair(self.tar, self.non)
+            for a in kept:
+                a.flags.writeable = False
+            object.__setattr__(self, "_sorted", kept)
+        return kept
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_sorted"}
+
     def select(self, mask) -> "Trials":
         """The trials where the boolean ``mask`` is true."""
         m = np.asarray(mask, dtype=bool)

@@ -140,11 +140,11 @@ class _SystemBlocks:
 
     def items(self):
         """``(name, TieBlocks)`` of every system, in order."""
-        from ..blocks import tie_blocks
+        from ..blocks import merge_sorted
 
         blocks = self._blocks
-        if blocks is None:
-            blocks = {n: tie_blocks(t.tar, t.non) for n, t in self.systems.items()}
+        if blocks is None:  # Trials are validated scores: the tie blocks of their sorted classes
+            blocks = {n: merge_sorted(*t.sorted_classes()) for n, t in self.systems.items()}
         self._read += 1
         self._blocks = blocks if self._read < self.uses else None
         return blocks.items()
