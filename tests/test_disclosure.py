@@ -311,3 +311,20 @@ def test_report_warns_when_a_parametric_worst_case_is_beyond_the_data():
     assert [b.startswith("gaussian (") for b in sec.data["beyond_ceiling"]] == [True]
     assert any(getattr(b, "kind", "") == "warning" and "extrapolation" in b.text for b in sec.blocks)
     assert res.results["pav_laplace"].eps_max_bits <= ceiling * (1 + 1e-12)
+
+
+def test_pav_fit_from_tie_blocks_is_the_fit_from_scores():
+    """PAVCalibrator.fit_blocks(tie_blocks(tar, non)) is fit(tar, non) (both smoothings): the same bins, LLRs
+    and counts; worst_case_disclosure fits both PAV variants from one merge."""
+    from vpeval.blocks import tie_blocks
+    from vpeval.calibration.pav import PAVCalibrator
+
+    rng = np.random.default_rng(6)
+    tar, non = np.round(rng.normal(1, 1, 300), 1), np.round(rng.normal(0, 1, 2000), 1)
+    for laplace in (False, True):
+        a = PAVCalibrator(laplace=laplace).fit(tar, non)
+        b = PAVCalibrator(laplace=laplace).fit_blocks(tie_blocks(tar, non))
+        assert np.array_equal(a.thresholds_, b.thresholds_) and np.array_equal(a.llr_, b.llr_)
+        assert (a.n_tar_, a.n_non_, a.name) == (b.n_tar_, b.n_non_, b.name)
+        s = rng.normal(0.5, 2, 500)
+        assert np.array_equal(a.transform(s), b.transform(s))

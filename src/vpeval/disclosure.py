@@ -20,6 +20,7 @@ import numpy as np
 
 from ._checks import as_tar_non
 from .calibration.base import ScoreCalibrator
+from .calibration.pav import PAVCalibrator
 from .calibration.registry import DEFAULT_ESTIMATORS, ESTIMATORS, make_calibrator
 from .errors import VpevalError
 
@@ -301,7 +302,14 @@ def worst_case_disclosure(
                     from .blocks import sorted_pair
 
                     fit_on[:] = sorted_pair(tar, non)
-                cal.fit(*fit_on)
+                if type(cal) is PAVCalibrator:  # both PAV variants from one merge of the sorted scores
+                    if len(fit_on) == 2:
+                        from .blocks import merge_sorted
+
+                        fit_on.append(merge_sorted(*fit_on))
+                    cal.fit_blocks(fit_on[2])
+                else:
+                    cal.fit(*fit_on[:2])
             else:
                 cal.fit(tar, non)
             t_llr, n_llr = cal.transform(e_tar), cal.transform(e_non)

@@ -89,8 +89,18 @@ class PAVCalibrator(ScoreCalibrator):
     def __init__(self, laplace: bool = False):
         self.laplace = laplace
 
+    def fit_blocks(self, blocks) -> "PAVCalibrator":
+        """Fit on the tie blocks of the training scores (:func:`vpeval.blocks.tie_blocks` of ``tar``, ``non``):
+        the same fit as ``fit(tar, non)``, without sorting and merging the scores again (a caller fitting both
+        PAV variants on millions of scores merges them once). Returns ``self``."""
+        self._fit_blocks(blocks)
+        self.n_tar_, self.n_non_ = blocks.total_tar, blocks.total_non
+        return self
+
     def _fit(self, tar, non):
-        b = tie_blocks(tar, non)
+        self._fit_blocks(tie_blocks(tar, non))
+
+    def _fit_blocks(self, b):
         block_llr = pav_block_llr(b, self.laplace)
         # Keep one threshold per run of equal LLR (the PAV bins as seen from the real blocks).
         keep = np.concatenate([[True], block_llr[1:] != block_llr[:-1]])

@@ -179,7 +179,8 @@ def report(
                                                    "scores_are_llrs": llr})
         disclosed = {name: pool.submit(disclosure_section, t.tar, t.non, section_id=f"disclosure-{name}", title=(
             f"Worst-case disclosure per LLR estimator: {name}"), keep_llrs=False) for name, t in systems.items()}
-        verified = pool.submit(verification_summaries, systems, tuple(p_target), scores_are_llrs=llr)  # meanwhile
+        verified = pool.submit(verification_summaries, {n: t.sorted_classes() for n, t in systems.items()},
+                               tuple(p_target), scores_are_llrs=llr)  # meanwhile, from the classes sorted on reading
         if not no_verdict:  # each input's relabellings on the workers (--jobs) while the sections below are computed
             from ..analysis.families import start_score_verdict
             from ..report.verdict import verdict_section

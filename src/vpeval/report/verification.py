@@ -14,12 +14,12 @@ from .units import HIDDEN_KEYS, display_metrics
 __all__ = ["verification_section", "verification_summaries", "verification_entries"]
 
 
-def verification_summaries(systems: dict[str, Trials], p_targets=(0.01, 0.05),
-                           scores_are_llrs: bool = False) -> dict:
+def verification_summaries(systems: dict, p_targets=(0.01, 0.05), scores_are_llrs: bool = False) -> dict:
     """``{name: verification_summary(...)}`` of each system: the numbers of :func:`verification_section`, which
-    a worker can compute and send back without the scores."""
-    return {n: verification_summary(t.tar, t.non, p_targets, scores_are_llrs=scores_are_llrs)
-            for n, t in systems.items()}
+    a worker can compute and send back without the scores. ``systems``: name -> :class:`Trials`, or name ->
+    ``Trials.sorted_classes()`` (every number is order-invariant: sorted classes are not sorted again)."""
+    return {n: verification_summary(*(t.sorted_classes() if isinstance(t, Trials) else t), p_targets,
+                                    scores_are_llrs=scores_are_llrs) for n, t in systems.items()}
 
 
 def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), section_id="verification",
