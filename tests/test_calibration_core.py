@@ -94,3 +94,30 @@ def test_logistic_extreme_scale():
     b = LogisticCalibrator().fit(t * 1e300, n * 1e300)
     assert b.slope_ * 1e300 == pytest.approx(a.slope_, rel=1e-9)
     assert b.intercept_ == pytest.approx(a.intercept_, rel=1e-9)
+
+
+def test_logistic_fit_of_a_million_scores_starts_at_a_sample_fit(monkeypatch):
+    """From 2**20 training scores the Newton iterations start at the fit of an evenly spaced sample of each
+    sorted class: fewer passes over all the scores (3 or 4 instead of 8), the same fit to rounding."""
+    import vpeval.calibration.logistic as L
+
+    rng = np.random.default_rng(9)
+    tar, non = rng.normal(1.5, 1.2, 300_000), rng.normal(-0.5, 1.0, 800_000)
+    full_passes = []
+    objective = L._objective
+
+    def counted(zt, zn, *a):
+        evaluate = objective(zt, zn, *a)
+        if zt.size + zn.size == tar.size + non.size:  # a pass over all the scores
+            return lambda th: full_passes.append(1) or evaluate(th)
+        return evaluate
+
+    monkeypatch.setattr(L, "_objective", counted)
+    warm = L.LogisticCalibrator().fit(tar, non)
+    n_warm = len(full_passes)
+    monkeypatch.setattr(L, "_WARM_START_TRIALS", 10 ** 12)
+    full_passes.clear()
+    cold = L.LogisticCalibrator().fit(tar, non)
+    assert warm.converged_ and cold.converged_ and n_warm <= 4 < len(full_passes)
+    assert warm.slope_ == pytest.approx(cold.slope_, rel=1e-12)
+    assert warm.intercept_ == pytest.approx(cold.intercept_, rel=1e-12, abs=1e-14)
