@@ -131,7 +131,9 @@ class LogisticCalibrator(ScoreCalibrator):
     -----
     Brummer & du Preez (2006), Sec. 6 and Brummer & de Villiers, BOSARIS toolkit (2011), linear calibration.
     The optimum is invariant to trial order. Transforming new scores is an affine map; +-inf scores give
-    +-inf LLRs (for a positive slope).
+    +-inf LLRs (for a positive slope). Newton's method (exact Hessian, backtracking) runs until the gradient
+    vanishes to rounding; from 2**20 training scores on it starts at the fit of an evenly spaced sample of
+    2**16 scores of each sorted class (3 or 4 passes over all the scores instead of about 8; the same optimum).
 
     Examples
     --------

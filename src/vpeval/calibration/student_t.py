@@ -261,8 +261,8 @@ class StudentTCalibrator(ScoreCalibrator):
     its half width at half maximum, lies within half the distance from ``x0`` to the nearest other score.  Both quantities are ratios within the data (scale relative to the data's spacing, ``df``
     relative to the multiplicity of ``x0``), so the decision is invariant under affine maps of the scores and
     under duplicating every trial, and it does not depend on where the optimiser stopped on the ridge.
-    Runtime: a few dozen log-likelihood evaluations per class with ``"lbfgs"``, a few hundred
-    with ``"scipy"``.
+    Runtime: a few dozen log-likelihood evaluations per class with ``"lbfgs"`` (the fit stops where
+    L-BFGS-B's line searches stall at a flat optimum, see ``_fit_t_lbfgs``), a few hundred with ``"scipy"``.
 
     Examples
     --------
