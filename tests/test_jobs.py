@@ -132,6 +132,92 @@ def test_shared_arrays_reach_the_workers_once_and_their_folder_goes_with_the_poo
         assert pool.submit(_sum_of_shared, pool.share(a)).get()[3] == int(a.sum())
 
 
+def test_a_shared_file_that_cannot_be_written_is_removed_and_the_array_sent(tmp_path, monkeypatch):
+    """A full disk while the array is written: the partial file is removed (the folder keeps its owner file
+    alone) and the array itself is returned, sent with each call."""
+    import os
+    import tempfile
+
+    import numpy as np
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    real_save = np.save
+
+    def save_half(f, arr, **kw):
+        f.write(b"\x93NUMPY partial")
+        raise OSError(28, "No space left on device")
+
+    a = np.arange(10.0)
+    with Jobs(2) as pool:
+        monkeypatch.setattr(np, "save", save_half)
+        assert pool.share(a) is a
+        monkeypatch.setattr(np, "save", real_save)
+        (folder,) = [d for d in os.listdir(tmp_path) if d.startswith("vpeval-jobs-")]
+        assert os.listdir(tmp_path / folder) == ["vpeval-owner"]
+        assert pool.submit(_sum_of_shared, pool.share(a)).get()[3] == 45
+    assert os.listdir(tmp_path) == []
+
+
+def test_shared_folders_of_dead_runs_are_removed_and_an_interrupted_close_removes_its_own(tmp_path, monkeypatch):
+    """A run killed outright leaves its vpeval-jobs-* folder: the next run of this host that shares an array
+    removes it when its owner file names a dead process of this host; a live owner's folder, another host's and
+    one without an owner file stay. A close() interrupted by a second Ctrl-C still removes the run's folder."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import tempfile
+
+    import numpy as np
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True).stdout.strip()
+    host = socket.gethostname()
+    for name, owner in (("vpeval-jobs-dead", f"{dead} {host}"), ("vpeval-jobs-live", f"{os.getppid()} {host}"),
+                        ("vpeval-jobs-other", f"{dead} not-{host}"), ("vpeval-jobs-unknown", None)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "x.npy").write_bytes(b"x")
+        if owner is not None:
+            (tmp_path / name / "vpeval-owner").write_text(owner + "\n")
+    with pytest.raises(KeyboardInterrupt):
+        with Jobs(2) as pool:
+            assert pool.submit(_sum_of_shared, pool.share(np.arange(4))).get()[3] == 6  # the workers run
+            assert not (tmp_path / "vpeval-jobs-dead").exists()
+
+            def interrupted():
+                raise KeyboardInterrupt
+
+            monkeypatch.setattr(pool, "_terminate_workers", interrupted)
+            raise KeyboardInterrupt
+    pool._pool.shutdown(wait=True, cancel_futures=True)  # what the interrupted close() did not stop
+    assert sorted(os.listdir(tmp_path)) == ["vpeval-jobs-live", "vpeval-jobs-other", "vpeval-jobs-unknown"]
+
+
+def test_sighup_leaves_like_ctrl_c_unless_ignored(tmp_path):
+    """The terminal closed (SIGHUP): the command leaves like Ctrl-C (exit 129, the cleanup of `finally` blocks
+    runs: the output policy's, the pool's shared folder); under nohup (SIGHUP ignored) it goes on."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import signal, sys, time\n"
+            "if sys.argv[1] == 'nohup':\n    signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+            "from vpeval.cli.common import exit_on_sigterm\nexit_on_sigterm()\n"
+            "try:\n    print('ready', flush=True)\n    time.sleep(3)\n    print('slept', flush=True)\n"
+            "finally:\n    open(sys.argv[2], 'w').write('cleaned')\n")
+    for mode, rc in (("plain", 129), ("nohup", 0)):
+        mark = tmp_path / mode
+        p = subprocess.Popen([sys.executable, "-c", code, mode, str(mark)], stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline() == "ready\n"
+        time.sleep(0.2)
+        p.send_signal(signal.SIGHUP)
+        out, _ = p.communicate(timeout=30)
+        assert p.returncode == rc and mark.read_text() == "cleaned", (mode, p.returncode, out)
+        assert ("slept" in out) == (mode == "nohup")
+
+
 def test_figure_drafts_redraw_a_figure_changed_after_its_section_was_added():
     from vpeval.report.document import Draw, Figure, Report, Section
     from vpeval.report.writer import FigureDrafts, png_bytes

@@ -91,19 +91,27 @@ def start_process() -> None:
 
 
 def exit_on_sigterm() -> None:
-    """Make SIGTERM (``kill PID``, a batch system's time limit) leave like Ctrl-C: as ``SystemExit(143)`` raised
-    in the main thread, so that the output policy removes what this run left half-written and releases its lock,
-    and the worker processes of ``--jobs`` are stopped (they were left behind by a plain SIGTERM)."""
+    """Make SIGTERM (``kill PID``, a batch system's time limit) and SIGHUP (the terminal closed; unless ignored,
+    as under ``nohup``) leave like Ctrl-C: as ``SystemExit(128 + signal)`` (143, 129) raised in the main thread,
+    so that the output policy removes what this run left half-written and releases its lock, the worker
+    processes of ``--jobs`` are stopped (they were left behind by a plain SIGTERM) and their shared files
+    removed."""
     import signal
 
+    caught = [signal.SIGTERM]
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        caught.append(signal.SIGHUP)
+
     def _leave(signum, frame):
-        # once: a second SIGTERM during the cleanup is ignored (raised inside the interpreter's exit, where
+        # once: a second signal during the cleanup is ignored (raised inside the interpreter's exit, where
         # concurrent.futures joins its threads, it left the process waiting for ever)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        for s in caught:
+            signal.signal(s, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
     try:
-        signal.signal(signal.SIGTERM, _leave)
+        for s in caught:
+            signal.signal(s, _leave)
     except ValueError:  # not the main thread of the main interpreter (e.g. embedded): keep the default
         pass
 

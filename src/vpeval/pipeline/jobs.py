@@ -148,6 +148,40 @@ def _watch(parent: int) -> None:
         time.sleep(1.0)
 
 
+#: The file in a ``vpeval-jobs-*`` folder that names the process and host that made it.
+_OWNER = "vpeval-owner"
+
+
+def _shared_folder() -> str:
+    """A new private ``vpeval-jobs-*`` folder of the temporary folder, with its owner file, after removing the
+    folders there that dead runs of this host left (their owner file proves it). Raises OSError."""
+    import glob
+    import shutil
+    import socket
+    import tempfile
+
+    from ..io.output import _pid_alive
+
+    base, host = tempfile.gettempdir(), socket.gethostname()
+    for old in glob.glob(os.path.join(glob.escape(base), "vpeval-jobs-*")):
+        try:
+            with open(os.path.join(old, _OWNER), encoding="utf-8") as f:
+                pid, h = f.read().split()
+            pid = int(pid)
+        except (OSError, ValueError):
+            continue  # not provably ours
+        if h == host and pid != os.getpid() and not _pid_alive(pid) and not os.path.islink(old):
+            shutil.rmtree(old, ignore_errors=True)
+    folder = tempfile.mkdtemp(prefix="vpeval-jobs-", dir=base)
+    try:
+        with open(os.path.join(folder, _OWNER), "w", encoding="utf-8") as f:
+            f.write(f"{os.getpid()} {host}\n")
+    except OSError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder
+
+
 @dataclass(frozen=True)
 class SharedArray:
     """An array :meth:`Jobs.share` wrote to ``path`` (``.npy``); :func:`opened` maps it in a worker."""
@@ -254,31 +288,35 @@ class Jobs:
         """Stop the workers: calls not started are cancelled; the running ones are waited for, unless an
         exception (Ctrl-C, SIGTERM, an error) is on its way out: then the workers are terminated at once
         (SIGTERM), so that leaving does not wait for a long call. The results already taken stay valid."""
-        if self._pool is not None:
-            import sys
+        try:
+            if self._pool is not None:
+                import sys
 
-            leaving = sys.exc_info()[0] is not None
-            if leaving:
-                self._terminate_workers()
-            self._pool.shutdown(wait=not leaving, cancel_futures=True)
-            self._pool = None
-        if self._shared_dir is not None:
-            import shutil
+                leaving = sys.exc_info()[0] is not None
+                if leaving:
+                    self._terminate_workers()
+                self._pool.shutdown(wait=not leaving, cancel_futures=True)
+                self._pool = None
+        finally:  # also when a second Ctrl-C interrupts the shutdown
+            if self._shared_dir is not None:
+                import shutil
 
-            shutil.rmtree(self._shared_dir, ignore_errors=True)
-            self._shared_dir = None
+                shutil.rmtree(self._shared_dir, ignore_errors=True)
+                self._shared_dir = None
 
     def share(self, arr):
         """``arr`` (a NumPy array) for calls to the workers, sent once instead of with every call.
 
-        With several jobs the array is written once to a file of a private folder of the temporary folder
-        (``TMPDIR``; not ``/dev/shm``, whose files would hold memory if a killed run left them) and the call
-        receives a :class:`SharedArray`, a path that pickles in bytes; the worker reads the file (:func:`opened`,
-        from the page cache) instead of receiving the array pickled through a pipe with each call: on 1e7 trials
-        a member's arrays are 127 MB, sent with each of its 7 calls before. The folder is removed by
-        :meth:`close` (also on Ctrl-C and SIGTERM; a run killed outright leaves a ``vpeval-jobs-*`` folder). With one job, or
-        when the file cannot be written (a full or read-only folder), ``arr`` itself is returned: it is then
-        pickled with each call as before, with the same results. ``arr`` must not change afterwards."""
+        With several jobs the array is written once to a file of a private folder ``vpeval-jobs-*`` of the
+        temporary folder (Python's ``tempfile.gettempdir()``: ``TMPDIR`` where it is writable, else ``/tmp``,
+        ``/var/tmp``, ...; not ``/dev/shm``) and the call receives a :class:`SharedArray`, a path that pickles
+        in bytes; the worker reads the file (:func:`opened`, from the page cache) instead of receiving the array
+        pickled through a pipe with each call: on 1e7 trials a member's arrays are 127 MB, sent with each of its
+        7 calls before. The folder is removed by :meth:`close` (also on Ctrl-C, SIGTERM and SIGHUP); one that a
+        run killed outright left behind is removed by the next run of this host that shares an array (an owner
+        file names the process and host, as the output policy's temporary folders do). When the file cannot be
+        written (a full disk), the partial file is removed and ``arr`` itself is returned: it is then pickled
+        with each call as before, with the same results. ``arr`` must not change afterwards."""
         import numpy as np
 
         arr = np.asarray(arr)
@@ -286,13 +324,19 @@ class Jobs:
             return arr
         import tempfile
 
+        path = None
         try:
             if self._shared_dir is None:
-                self._shared_dir = tempfile.mkdtemp(prefix="vpeval-jobs-")
+                self._shared_dir = _shared_folder()
             fd, path = tempfile.mkstemp(suffix=".npy", dir=self._shared_dir)
             with os.fdopen(fd, "wb") as f:
                 np.save(f, np.ascontiguousarray(arr), allow_pickle=False)
         except OSError:
+            if path is not None:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
             return arr
         return SharedArray(path)
 
