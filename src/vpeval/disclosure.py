@@ -293,23 +293,25 @@ def worst_case_disclosure(
         else:
             raise VpevalError(f"estimators must be names or calibrator objects, got {est!r}")
     results = {}
-    fit_on = []  # the scores sorted once: ScoreCalibrator.fit sorts its input first, and skips that when sorted
+    # the scores sorted once (ScoreCalibrator.fit sorts its input first, and skips that when sorted), and their tie
+    # blocks merged once for both PAV variants; made when the first estimator needs them
+    fit_on: dict = {}
     for name, cal in cals:
         error = None
         try:
             if type(cal).fit is ScoreCalibrator.fit:
-                if not fit_on:
+                if "sorted" not in fit_on:
                     from .blocks import sorted_pair
 
-                    fit_on[:] = sorted_pair(tar, non)
-                if type(cal) is PAVCalibrator:  # both PAV variants from one merge of the sorted scores
-                    if len(fit_on) == 2:
+                    fit_on["sorted"] = sorted_pair(tar, non)
+                if type(cal) is PAVCalibrator:
+                    if "blocks" not in fit_on:
                         from .blocks import merge_sorted
 
-                        fit_on.append(merge_sorted(*fit_on))
-                    cal.fit_blocks(fit_on[2])
+                        fit_on["blocks"] = merge_sorted(*fit_on["sorted"])
+                    cal.fit_blocks(fit_on["blocks"])
                 else:
-                    cal.fit(*fit_on[:2])
+                    cal.fit(*fit_on["sorted"])
             else:
                 cal.fit(tar, non)
             t_llr, n_llr = cal.transform(e_tar), cal.transform(e_non)

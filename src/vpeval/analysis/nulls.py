@@ -211,8 +211,9 @@ def _rocch_eer_of(p: _TrialPrep) -> float:
 
 def _slim(p: _TrialPrep, jobs) -> _TrialPrep:
     """``p`` without what the relabellings do not read (the input, its order, keys and bootstrap units), its
-    arrays shared with ``jobs``' workers (:meth:`~vpeval.pipeline.jobs.Jobs.share`: written once, mapped by
-    each call instead of pickled with it): what a worker is sent. :func:`_opened` undoes the sharing."""
+    arrays of at least :data:`_SHARE_BYTES` shared with ``jobs``' workers (:meth:`~vpeval.pipeline.jobs.Jobs.share`:
+    written once, read by each call instead of pickled with it): what a worker is sent. :func:`_opened` undoes
+    the sharing."""
     q = dataclasses.replace(p, inp=None, order=None, model_idx=None, probe_idx=None, unit=None, unit_names=None,
                             key_codes={}, values=None)
     for f in dataclasses.fields(q):
@@ -227,7 +228,7 @@ _SHARE_BYTES = 1 << 20
 
 
 def _opened(p: _TrialPrep) -> _TrialPrep:
-    """``p`` with the arrays :func:`_slim` shared mapped here (in the worker); ``p`` itself when none is."""
+    """``p`` with the arrays :func:`_slim` shared read here (in the worker); ``p`` itself when none is."""
     from ..pipeline.jobs import SharedArray, opened
 
     shared = {f.name: opened(getattr(p, f.name)) for f in dataclasses.fields(p)

@@ -90,9 +90,20 @@ class PAVCalibrator(ScoreCalibrator):
         self.laplace = laplace
 
     def fit_blocks(self, blocks) -> "PAVCalibrator":
-        """Fit on the tie blocks of the training scores (:func:`vpeval.blocks.tie_blocks` of ``tar``, ``non``):
-        the same fit as ``fit(tar, non)``, without sorting and merging the scores again (a caller fitting both
-        PAV variants on millions of scores merges them once). Returns ``self``."""
+        """Fit on the tie blocks of the training scores: the same fit as ``fit(tar, non)``, without sorting and
+        merging the scores again (a caller fitting both PAV variants on millions of scores merges them once).
+
+        Parameters
+        ----------
+        blocks : vpeval.blocks.TieBlocks
+            :func:`vpeval.blocks.tie_blocks` of validated ``tar``, ``non`` (``values`` ascending, shape (B,);
+            ``n_tar``, ``n_non`` int64 counts of shape (B,), each class non-empty).
+
+        Returns
+        -------
+        PAVCalibrator
+            ``self``, fitted (``thresholds_``, ``llr_`` in nats, ``n_tar_``, ``n_non_``).
+        """
         self._fit_blocks(blocks)
         self.n_tar_, self.n_non_ = blocks.total_tar, blocks.total_non
         return self

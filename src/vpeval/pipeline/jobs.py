@@ -184,7 +184,7 @@ def _shared_folder() -> str:
 
 @dataclass(frozen=True)
 class SharedArray:
-    """An array :meth:`Jobs.share` wrote to ``path`` (``.npy``); :func:`opened` maps it in a worker."""
+    """An array :meth:`Jobs.share` wrote to ``path`` (``.npy``); :func:`opened` reads it in a worker."""
 
     path: str
 

@@ -15,9 +15,27 @@ __all__ = ["verification_section", "verification_summaries", "verification_entri
 
 
 def verification_summaries(systems: dict, p_targets=(0.01, 0.05), scores_are_llrs: bool = False) -> dict:
-    """``{name: verification_summary(...)}`` of each system: the numbers of :func:`verification_section`, which
-    a worker can compute and send back without the scores. ``systems``: name -> :class:`Trials`, or name ->
-    ``Trials.sorted_classes()`` (every number is order-invariant: sorted classes are not sorted again)."""
+    """The numbers of :func:`verification_section`, which a worker can compute and send back without the scores.
+
+    Parameters
+    ----------
+    systems : dict
+        name -> :class:`Trials`, or name -> ``(tar, non)`` float64 arrays of shapes (n_tar,), (n_non,), e.g.
+        ``Trials.sorted_classes()`` (every number is order-invariant, and sorted classes are not sorted again).
+    p_targets, scores_are_llrs
+        As in :func:`vpeval.metrics.summary.verification_summary`.
+
+    Returns
+    -------
+    dict
+        name -> the list of :class:`~vpeval.metrics.summary.MetricValue` of
+        :func:`~vpeval.metrics.summary.verification_summary` (units and definitions in each value).
+
+    Raises
+    ------
+    InvalidScoresError
+        What :func:`~vpeval.metrics.summary.verification_summary` raises (an empty class, NaN scores).
+    """
     return {n: verification_summary(*(t.sorted_classes() if isinstance(t, Trials) else t), p_targets,
                                     scores_are_llrs=scores_are_llrs) for n, t in systems.items()}
 
