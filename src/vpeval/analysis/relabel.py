@@ -345,7 +345,7 @@ def _uniform_u16(rng, n: int) -> np.ndarray:
     From :data:`_U16_FROM_U64_MIN` on, each full-range uniform 64-bit integer (``integers(0, 2**64 - 1,
     endpoint=True)``: one output of the bit generator, no rejection) gives four: its four 16-bit parts are
     independent and uniform. The same law as ``integers(0, 2**16, n, dtype=uint16)``, which spends a 32-bit
-    draw on each (on 1e7 positions 7.9 ms instead of 16.4 ms a relabelling); other values for the same seed."""
+    draw on each (about half the time: ``benchmarks/report_parts.py``); other values for the same seed."""
     if n < _U16_FROM_U64_MIN:
         return rng.integers(0, 1 << 16, n, dtype=np.uint16)
     words = rng.integers(0, np.iinfo(np.uint64).max, -(-n // 4), dtype=np.uint64, endpoint=True)

@@ -1,0 +1,143 @@
+#!/usr/bin/env python
+"""The parts of ``vpeval report`` that the 2026-12-03 round made faster, each beside what it replaced, in one
+process (the figures of BENCHMARKS.md, "less work per estimator, nothing sent or sorted twice").
+
+    python benchmarks/report_parts.py [--n 5000000] [--repeat 7]
+
+Rows (medians of ``--repeat`` interleaved runs; the 1-minute load average printed before and after), each with a
+check that both sides give the same values (or, for the two fits, the same fit to the stated tolerance):
+
+- the 16-bit uniforms of one relabelling of ``2 n`` positions: ``integers(0, 2**16, dtype=uint16)`` vs the four
+  16-bit parts of full-range 64-bit draws (``vpeval.analysis.relabel._uniform_u16``; same law, other values);
+- the sum of squared deviations of ``n`` sorted scores: default sort vs stable sort (the same sorted values);
+- the Student-t log-density of ``n`` scores: ``scipy.stats.t.logpdf`` vs ``_t_logpdf`` (bit for bit);
+- the cell of 50,000 positions among 75,000 cells of ``2 n`` positions: ``searchsorted`` vs a gather from a
+  per-position table (the bootstrap's lookup; the same cells);
+- the logistic fit of ``n`` + ``n`` scores: Newton from 0 vs from the fit of a sample (slope within 1e-12);
+- the Student-t fit of ``n`` normal scores with six decimals (as a class of ``benchmarks/run.py``'s report file):
+  L-BFGS-B run to its end vs stopped where its line searches stall (parameters within 1e-8 relative; evaluations
+  counted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def interleaved(a, b, repeat):
+    ta, tb = [], []
+    out = [None, None]
+    for _ in range(repeat):
+        for i, (fn, ts) in enumerate(((a, ta), (b, tb))):
+            t0 = time.perf_counter()
+            out[i] = fn()
+            ts.append(time.perf_counter() - t0)
+    return float(np.median(ta)), float(np.median(tb)), out
+
+
+def row(name, before, after, same):
+    print(f"| {name} | {1000 * before:.1f} ms | {1000 * after:.1f} ms | {before / after:.2f}x | {same} |", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--n", type=int, default=5_000_000)
+    ap.add_argument("--repeat", type=int, default=7)
+    a = ap.parse_args()
+    n, rep = a.n, max(5, a.repeat)
+
+    import vpeval.calibration.logistic as L
+    import vpeval.calibration.student_t as S
+    from scipy import stats
+    from vpeval.analysis.relabel import _U16_FROM_U64_MIN, _uniform_u16
+
+    print(f"load {os.getloadavg()[0]:.2f}; n = {n:,}; medians of {rep} interleaved runs\n")
+    print("| part | before | after | before / after | check |")
+    print("|---|---|---|---|---|")
+    rng = np.random.default_rng(1)
+
+    m = max(2 * n, _U16_FROM_U64_MIN)  # the size from which the 64-bit cut is used
+    b, c, (u_old, u_new) = interleaved(lambda: rng.integers(0, 1 << 16, m, dtype=np.uint16),
+                                       lambda: _uniform_u16(rng, m), rep)
+    # the same law: the means of both are 32767.5 within 6 standard errors
+    se = 18918.6 / np.sqrt(m)
+    ok = abs(u_old.mean() - 32767.5) < 6 * se and abs(u_new.mean() - 32767.5) < 6 * se and u_new.dtype == np.uint16
+    row(f"16-bit uniforms of one relabelling of {m:,} positions", b, c, "same law (means)" if ok else "FAILED")
+
+    x = np.sort(np.round(rng.normal(size=n), 6))
+    dev = (x - x.mean()) ** 2
+    b, c, (s_old, s_new) = interleaved(lambda: np.sum(np.sort(dev)), lambda: np.sum(np.sort(dev, kind="stable")),
+                                       rep)
+    row(f"sum of sorted squared deviations of {n:,} sorted scores", b, c, "equal" if s_old == s_new else "FAILED")
+
+    z = rng.standard_t(5, n) * 1.3 + 0.2
+    b, c, (l_old, l_new) = interleaved(lambda: stats.t.logpdf(z, 5712.04, 0.01, 0.99),
+                                       lambda: S._t_logpdf(z, 5712.04, 0.01, 0.99), rep)
+    row(f"Student-t log-density of {n:,} scores", b, c, "equal" if np.array_equal(l_old, l_new) else "FAILED")
+
+    bounds = np.unique(np.r_[0, rng.integers(1, m, 75_000), m]).astype(np.int64)
+    cell_of = np.empty(m + 1, dtype=np.int32)
+    cell_of[:m] = np.repeat(np.arange(bounds.size - 1, dtype=np.int32), np.diff(bounds))
+    cell_of[m] = bounds.size - 1
+    q = rng.integers(0, m + 1, 50_000)
+    b, c, (c_old, c_new) = interleaved(lambda: np.searchsorted(bounds, q, side="right") - 1, lambda: cell_of[q],
+                                       rep * 20)
+    row(f"cells of 50,000 positions among {bounds.size - 1:,} cells", b, c,
+        "equal" if np.array_equal(c_old, c_new) else "FAILED")
+
+    tar, non = np.sort(rng.normal(1.5, 1.2, n)), np.sort(rng.normal(-0.5, 1.0, n))
+    warm_from = L._WARM_START_TRIALS
+
+    def cold():
+        L._WARM_START_TRIALS = 10 ** 15
+        try:
+            return L.LogisticCalibrator().fit(tar, non)
+        finally:
+            L._WARM_START_TRIALS = warm_from
+
+    b, c, (f_old, f_new) = interleaved(cold, lambda: L.LogisticCalibrator().fit(tar, non), max(5, rep // 2))
+    ok = abs(f_new.slope_ - f_old.slope_) <= 1e-12 * abs(f_old.slope_)
+    row(f"logistic fit of {n:,} + {n:,} scores", b, c, "slope within 1e-12" if ok else "FAILED")
+
+    zs = np.sort(np.round(rng.normal(size=n), 6))  # as a class of the report benchmark's file (six decimals)
+    calls = []
+    nll = S._nll_t
+
+    def counted(*args, **kw):
+        calls.append(1)
+        return nll(*args, **kw)
+
+    stall = S._STALL_EVALUATIONS
+    S._nll_t = counted
+    counts = {}
+
+    def fit(stop):
+        S._STALL_EVALUATIONS = stall if stop else 10 ** 9
+        calls.clear()
+        try:
+            return S._fit_t(zs, None, "x", "lbfgs")
+        finally:
+            counts[stop] = len(calls)
+            S._STALL_EVALUATIONS = stall
+
+    try:
+        b, c, (t_old, t_new) = interleaved(lambda: fit(False), lambda: fit(True), 5)
+    finally:
+        S._nll_t = nll
+    ok = np.allclose(t_new, t_old, rtol=1e-8)
+    row(f"Student-t fit of {n:,} normal scores ({counts[False]} -> {counts[True]} evaluations)", b, c,
+        "within 1e-8" if ok else "FAILED")
+    print(f"\nload {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
