@@ -117,6 +117,34 @@ def test_fast_path_is_taken_for_plain_files(tmp_path):
     assert t.scores.tolist() == [1.5, 0.25] and t.enroll.tolist() == ["a", "b"]
 
 
+def test_zero_scores_are_parsed_as_numbers_unless_a_number_could_have_underflowed(tmp_path, monkeypatch):
+    """A score file with zeros as written is read by the CSV reader's own float parse (no second read as text);
+    an exponent or a long run of zeros (a number below the smallest subnormal) sends it to the text route,
+    whose token check sees the underflow. Both give the exact reader's values, signed zeros included, or its
+    error."""
+    calls = []
+    real = _fast._parse
+
+    def parse(*a, **k):
+        calls.append(tuple(a[5]) if len(a) > 5 else ())
+        return real(*a, **k)
+
+    monkeypatch.setattr(_fast, "_parse", parse)
+    tiny = "0." + "0" * 330 + "1"  # 1e-331 rounds to 0.0
+    cases = [("0.000000 1\n-0.0 0\n0.25 1\n-1.5 0\n", [(0,)]),
+             ("0 1\n1.5e3 0\n0.5 0\n", [(0,), ()]),  # an exponent: the zero might be an underflow
+             ("0 1\n" + tiny + " 0\n0.5 1\n", [(0,), ()]),  # the text route refuses the underflow
+             ("0." + "0" * 200 + "1 1\n0 0\n", [(0,)])]  # 200 zeros: 1e-201 is no underflow
+    for text, want_calls in cases:
+        calls.clear()
+        p = tmp_path / "z.txt"
+        p.write_text(text)
+        _same(lambda: readers.read_score_label(p), lambda: readers._exact_score_label(p, True))
+        calls.clear()
+        readers._fast_score_label(p, True)
+        assert calls == want_calls, text[:40]
+
+
 def test_strings_to_numpy_keeps_values():
     pa = pytest.importorskip("pyarrow")
     col = pa.chunked_array([pa.array(["ab", "a", "xyz"]), pa.array([]).cast(pa.string()),

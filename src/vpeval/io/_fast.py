@@ -68,9 +68,17 @@ def _file_chunks(path):
             yield chunk
 
 
+#: A number written without an exponent rounds to 0.0 only with at least 323 zeros after its point (below
+#: 2.5e-324, half the smallest subnormal): a file without ``e``/``E`` and without a run of this many ``0``
+#: bytes holds no nonzero number that underflows (a margin below 323).
+_UNDERFLOW_ZEROS = 320
+
+
 def _scan(path, sep, numeric=False):
-    """Read the file in chunks: (plain, ok, numeric). ``ok`` False: a lone CR or an unreadable file (-> exact
-    reader). ``numeric`` (computed only when asked): every byte is one of :data:`_SCORE_BYTES` or white space.
+    """Read the file in chunks: (plain, ok, numeric, zeros_exact). ``ok`` False: a lone CR or an unreadable
+    file (-> exact reader). ``numeric`` (computed only when asked): every byte is one of :data:`_SCORE_BYTES`
+    or white space. ``zeros_exact`` (only with ``numeric``): no byte ``e``/``E`` and no run of
+    :data:`_UNDERFLOW_ZEROS` zeros, so every number the file holds that parses to 0.0 is written as a zero.
 
     ``plain`` False: a whitespace file with tabs, which pyarrow cannot split as it is (runs of spaces and
     leading or trailing spaces show up as empty fields after parsing, see :func:`read_table`); or a CSV file
@@ -80,7 +88,9 @@ def _scan(path, sep, numeric=False):
     plain = True
     prev = b""
     n_cr = n_crlf = 0
-    only_numbers = numeric
+    only_numbers = zeros_exact = numeric
+    tail = b""  # the end of the previous chunk, for a run of zeros across two chunks
+    zeros = b"0" * _UNDERFLOW_ZEROS
     try:
         for chunk in _file_chunks(path):
             if b"\r" in chunk:
@@ -90,14 +100,18 @@ def _scan(path, sep, numeric=False):
                 n_crlf += 1
             if only_numbers and chunk.translate(None, _NUMERIC_FILE_BYTES):
                 only_numbers = False
+            if only_numbers and zeros_exact and (b"e" in chunk or b"E" in chunk or zeros in tail + chunk[:len(zeros)]
+                                                 or zeros in chunk):
+                zeros_exact = False
+            tail = chunk[-len(zeros):]
             if sep is None:
                 plain = plain and b"\t" not in chunk
             elif b'"' in chunk or not chunk.isascii() or any(bytes([c]) in chunk for c in range(0x1C, 0x20)):
-                return False, False, False  # CSV that is not plain goes to the exact reader
+                return False, False, False, False  # CSV that is not plain goes to the exact reader
             prev = chunk[-1:]
     except OSError:
-        return False, False, False
-    return plain, n_cr == n_crlf, only_numbers
+        return False, False, False, False
+    return plain, n_cr == n_crlf, only_numbers, only_numbers and zeros_exact
 
 
 def _load(path):
@@ -146,7 +160,10 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
     float_cols : sequence of int
         Whitespace files only: when every byte of the file is one of :data:`_SCORE_BYTES` or white space,
         these columns are parsed as float64 by the CSV reader itself (Arrow's parser; the same values as its
-        string-to-double cast, see :func:`scores_from_strings`), which spares the column of strings.
+        string-to-double cast, see :func:`scores_from_strings`), which spares the column of strings. They are
+        returned so only when every 0.0 among them is a zero as written: a file with an exponent or a long run
+        of zeros (see :data:`_UNDERFLOW_ZEROS`) whose float columns hold a 0.0 is parsed as strings instead,
+        whose text tells an underflow.
 
     Returns
     -------
@@ -162,12 +179,12 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
         regular = False
     if not regular:  # a pipe or /dev/stdin can be read once only: the exact reader reads it
         return None
-    plain, ok, numeric = _scan(path, sep, numeric=bool(float_cols) and sep is None)
+    plain, ok, numeric, zeros_exact = _scan(path, sep, numeric=bool(float_cols) and sep is None)
     if not ok:
         return None
     if numeric:
         cols = _parse(path, sep, plain, n_fields, min_fields, float_cols)
-        if cols is not None:
+        if cols is not None and (zeros_exact or not any(_has_zero(cols[i]) for i in float_cols if i < len(cols))):
             return cols
     cols = _parse(path, sep, plain, n_fields, min_fields)
     if cols is None and sep is None and plain:
@@ -226,6 +243,11 @@ def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):
             if len(cols[0]) == 0:
                 return None
     return cols
+
+
+def _has_zero(col) -> bool:
+    """True if the float64 Arrow column holds a 0.0 or -0.0."""
+    return any(not _float64_view(chunk).all() for chunk in col.chunks)
 
 
 def release_memory() -> None:
@@ -289,8 +311,9 @@ def scores_from_strings(col) -> np.ndarray | None:
         for chunk in col.chunks:
             out[pos : pos + len(chunk)] = _float64_view(chunk)
             pos += len(chunk)
-        if not np.isfinite(out).all() or not out.all():
-            return None  # an inf or a 0: only its text tells an overflow or underflow (read it as strings)
+        # read_table returns a float column only when its zeros are zeros as written (no underflow)
+        if not np.isfinite(out).all():
+            return None  # an inf: only its text tells an overflow (read it as strings)
         if (np.abs(out) >= 2.0 ** 53).any():
             return None  # maybe an integer float64 rounds: only its text tells (the exact reader refuses it)
         return out
