@@ -153,3 +153,56 @@ def test_section_figures_sort_the_scores_once_in_a_process(monkeypatch):
     assert len(calls) == 2 and len(sorts) == 2 and shared._blocks is None
     copy = pickle.loads(pickle.dumps(_SystemBlocks(systems, uses=2)))
     assert dict(copy.items()).keys() == {"a", "b"} and len(calls) == 4 and len(sorts) == 4
+
+
+def test_det_floor_is_the_smallest_rate_away_from_both_edges():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from vpeval.plots.displays import DET_FLOORS, det_floor
+
+    def slow(pfa, pmiss):  # the definition: min(r, 1 - r) over rates strictly inside (0, 1)
+        r = [min(v, 1 - v) for v in list(pfa) + list(pmiss) if v == v and min(v, 1 - v) > 0]
+        m = min(r) if r else 1e-3
+        return next((f for f in DET_FLOORS if f <= m), DET_FLOORS[-1])
+
+    rate = st.one_of(st.sampled_from([0.0, 1.0, 1e-5, 5e-4, 0.9995, 1 - 1e-5, float("nan")]),
+                     st.floats(0, 1))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(rate, max_size=8), st.lists(rate, max_size=8))
+    def check(pfa, pmiss):
+        assert det_floor(np.array(pfa, float), np.array(pmiss, float)) == slow(pfa, pmiss)
+
+    check()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_long_det_curve_is_drawn_through_points_within_a_cell_of_every_point(seed):
+    """drawn_points: every operating point left out lies within one DET_DRAW_STEP (both probits) of the kept
+    points on either side of it; the ends are kept; short curves are drawn in full."""
+    from scipy.special import ndtri
+
+    from vpeval.plots.displays import DET_DRAW_STEP, drawn_points
+
+    rng = np.random.default_rng(seed)
+    tar, non = rng.normal(1.5, 1, 60_000), np.round(rng.normal(0, 1, 300_000), 5)  # ties among non-targets
+    d = DETDisplay.from_scores(tar, non)
+    floor = 1e-4
+    keep = drawn_points(d.pmiss, d.pfa, floor)
+    assert 100 < keep.size < d.pmiss.size / 3 and keep[0] == 0 and keep[-1] == d.pmiss.size - 1
+    x = ndtri(np.clip(d.pfa, floor, 1 - floor))
+    y = ndtri(np.clip(d.pmiss, floor, 1 - floor))
+    left_out = np.setdiff1d(np.arange(x.size), keep)
+    seg = np.searchsorted(keep, left_out) - 1  # the kept points before and after each point left out
+    for v in (x, y):
+        for nb in (keep[seg], keep[seg + 1]):
+            assert np.all(np.abs(v[left_out] - v[nb]) <= DET_DRAW_STEP * (1 + 1e-9))
+    assert drawn_points(d.pmiss[:500], d.pfa[:500], floor).tolist() == list(range(500))
+    fig, ax = plt.subplots()
+    try:
+        d.plot(ax, floor=floor)
+        line = next(ln for ln in ax.lines if ln.get_gid() == "vpeval-det")
+        np.testing.assert_array_equal(line.get_xdata(), x[keep])
+    finally:
+        plt.close(fig)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,7 +69,9 @@ class DETDisplay:
         there (at most 0.1 %, at least 0.01 %) to one minus it, with a labelled tick at every step of
         :data:`DET_TICKS` inside that span; zero rates sit on the edge. ``floor`` (one of :data:`DET_FLOORS`)
         sets the smallest rate shown instead, e.g. the :func:`det_floor` of all curves to be drawn. Extra keyword arguments (``ls``,
-        ``marker``, ``color``...) go to the curve; ``eer_marker`` (default ``"o"``) marks the ROCCH-EER.
+        ``marker``, ``color``...) go to the curve; ``eer_marker`` (default ``"o"``) marks the ROCCH-EER. Of a
+        curve with more than 20,000 points, the line goes through those :func:`drawn_points` keeps (within about
+        a tenth of a pixel of the full staircase); the display's ``pmiss``/``pfa`` keep every point.
         """
         from scipy.special import ndtri
         from scipy.stats import norm  # here, not at import: scipy.stats takes a noticeable part of a second
@@ -82,8 +85,10 @@ class DETDisplay:
         lim = (norm.ppf(floor) - 0.12, -norm.ppf(floor) + 0.12)
         # the probit of every point (millions for a large trial list) by scipy.special.ndtri, the function
         # norm.ppf evaluates, without its argument checks and copies: the same values, half the time
-        x = ndtri(np.clip(self.pfa, floor, 1 - floor))
-        y = ndtri(np.clip(self.pmiss, floor, 1 - floor))
+        # of millions of points (a large trial list), those that differ on the figure (drawn_points)
+        keep = drawn_points(self.pmiss, self.pfa, floor)
+        x = ndtri(np.clip(np.asarray(self.pfa, float)[keep], floor, 1 - floor))
+        y = ndtri(np.clip(np.asarray(self.pmiss, float)[keep], floor, 1 - floor))
         line = ax.plot(x, y, label=legend_label(f"{self.label} (ROCCH-EER {100 * self.eer:.2f} %)"), **kwargs)[0]
         line.set_gid("vpeval-det")
         e = norm.ppf(np.clip(self.eer, floor, 1 - floor))
@@ -114,12 +119,50 @@ DET_FLOORS = (1e-3, 5e-4, 1e-4)
 
 
 def det_floor(pfa, pmiss) -> float:
-    """The lowest rate the DET axes must show: the smallest non-zero rate, snapped down to 0.1, 0.05 or 0.01 %."""
-    r = np.concatenate([np.asarray(pfa, float), np.asarray(pmiss, float)])
-    r = np.minimum(r, 1 - r)
-    pos = r[r > 0]
-    m = float(pos.min()) if pos.size else 1e-3
+    """The lowest rate the DET axes must show: the smallest non-zero rate, snapped down to 0.1, 0.05 or 0.01 %.
+
+    A rate ``r`` counts by its distance from the nearer edge, ``min(r, 1 - r)``; rates of exactly 0 or 1 (and
+    NaN) do not count; without any other, the floor is 0.1 %. Computed as the least of the smallest rate above
+    0 and one minus the largest rate below 1 (the same number, without temporaries the size of the curve)."""
+    m = 1.0
+    for r in (np.asarray(pfa, float), np.asarray(pmiss, float)):
+        if r.size:
+            m = min(m, float(np.min(r, where=r > 0, initial=1.0)), 1.0 - float(np.max(r, where=r < 1, initial=0.0)))
+    m = m if m < 1.0 else 1e-3  # no rate strictly between 0 and 1
     return next((f for f in DET_FLOORS if f <= m), DET_FLOORS[-1])
+
+
+#: Drawn DET curves keep, of points that lie within one cell of this size (probit units, on both axes) in a row,
+#: the first and the last: the drawn line is within ``sqrt(2)`` times it of the full staircase, about a tenth of
+#: a pixel at the report's figure sizes (see :func:`drawn_points`).
+DET_DRAW_STEP = 1e-3
+
+
+def drawn_points(pmiss, pfa, floor: float, step: float = DET_DRAW_STEP) -> np.ndarray:
+    """Indices (ascending) of the DET operating points a plot of the curve draws; all of them for a short curve.
+
+    A curve of a large trial list has millions of points (one per distinct score) where a figure shows a few
+    thousand pixels. For a curve in the order :func:`vpeval.det_curve` gives (``pmiss`` non-decreasing,
+    ``pfa`` non-increasing), the plane of probits is cut into cells of ``step`` by lines at ``ndtri(rate) =
+    j * step`` over the span the axes show (``floor`` to ``1 - floor``); the points kept are the first and the
+    last, and the two on either side of every crossing of a line (one binary search per line and axis). Between
+    two consecutive kept points, the points left out lie in one cell with them, so the drawn line stays within
+    ``step * sqrt(2)`` probit units of the full one, and every point drawn is an operating point of the curve.
+    Curves of up to 20,000 points, and curves not in that order, are drawn in full."""
+    from scipy.special import ndtr, ndtri
+
+    pmiss, pfa = np.asarray(pmiss, float), np.asarray(pfa, float)
+    n = pmiss.size
+    if n <= 20_000 or pfa.size != n:
+        return np.arange(n)
+    if not (np.all(pmiss[1:] >= pmiss[:-1]) and np.all(pfa[1:] <= pfa[:-1])):  # NaN fails both as well
+        return np.arange(n)
+    lim = float(-ndtri(floor))
+    edges = ndtr(np.arange(math.floor(-lim / step) - 1, math.ceil(lim / step) + 2) * step)  # rates, ascending
+    c_miss = np.searchsorted(pmiss, edges, side="left")  # first point at or above each line
+    c_fa = n - np.searchsorted(pfa[::-1], edges, side="left")  # first point below each line (pfa descending)
+    cross = np.concatenate([c_miss, c_miss - 1, c_fa, c_fa - 1, [0, n - 1]])
+    return np.unique(np.clip(cross, 0, n - 1))
 
 
 DET_STYLES = ("-", "--", "-.", ":")
