@@ -223,3 +223,19 @@ def test_t_logpdf_is_scipys_bit_for_bit(df, loc, scale, seed):
 
     x = np.random.default_rng(seed).normal(loc, 4 * scale, 257)
     assert np.array_equal(_t_logpdf(x, df, loc, scale), stats.t.logpdf(x, df, loc, scale))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([-1.0, -0.0, 0.0, 0.5, 2.0]) | st.floats(-3, 3, allow_nan=False), min_size=1,
+                max_size=30), st.booleans())
+def test_distinct_values_of_sorted_scores_are_those_of_np_unique(values, presorted):
+    """The collapse check's one-pass distinct values of sorted scores equal np.unique's (values with their sign,
+    first positions, counts); unsorted input goes to np.unique itself."""
+    from vpeval.calibration.student_t import _distinct_sorted
+
+    z = np.sort(np.array(values)) if presorted else np.array(values)
+    got, want = _distinct_sorted(z), np.unique(z, return_index=True, return_counts=True)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype
+    np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(want[0]))

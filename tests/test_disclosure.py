@@ -223,6 +223,24 @@ def test_every_estimator_is_order_invariant(tar, non, rnd):
                 assert (rb.argmax_class, rb.argmax_score) == (ra.argmax_class, ra.argmax_score)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([-1.0, -0.0, 0.0, 0.5, 2.0, 3.0]) | st.floats(-5, 5, allow_nan=False), min_size=2,
+                max_size=20),
+       st.lists(st.sampled_from([-1.0, -0.0, 0.0, 0.5, 2.0]) | st.floats(-5, 5, allow_nan=False), min_size=2,
+                max_size=20))
+def test_keep_llrs_false_reports_the_same_numbers(tar, non):
+    """keep_llrs=False (PAV looked up at the sorted scores, the attaining trial found again in the input)
+    reports every number of keep_llrs=True, the attaining trial's index and signed score included."""
+    tar, non = np.array(tar), np.array(non)
+    est = ("pav", "pav_laplace", "pav_succession", "gaussian", "logistic")
+    a = worst_case_disclosure(tar, non, estimators=est)
+    b = worst_case_disclosure(tar, non, estimators=est, keep_llrs=False)
+    for name in est:
+        ra, rb = a[name].to_dict(), b[name].to_dict()
+        assert json.dumps(ra, sort_keys=True) == json.dumps(rb, sort_keys=True), name
+        assert b[name].tar_llr.size == 0 and b[name].non_llr.size == 0
+
+
 @settings(max_examples=25, deadline=None)
 @given(scores, scores)
 def test_finite_where_promised(tar, non):

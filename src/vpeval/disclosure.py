@@ -13,6 +13,7 @@ of ``|LLR|`` as stable companions of the maximum, and the share of trials whose 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -183,8 +184,9 @@ def summarize_llrs(name, tar, non, tar_llr, non_llr, calibrator=None) -> Estimat
         raise VpevalError(f"{name}: LLR arrays do not match the score arrays in shape")
     if np.isnan(tar_llr).any() or np.isnan(non_llr).any():
         raise VpevalError(f"{name}: the estimator produced NaN LLRs")
-    a_t, a_n = np.abs(tar_llr), np.abs(non_llr)
-    both = np.concatenate([a_t, a_n])
+    # |LLR| of both classes in one array (its halves are views), computed in place
+    both = np.empty(tar_llr.size + non_llr.size)
+    a_t, a_n = np.abs(tar_llr, out=both[:tar_llr.size]), np.abs(non_llr, out=both[tar_llr.size:])
     eps = float(both.max())
     hit_t, hit_n = np.flatnonzero(a_t == eps), np.flatnonzero(a_n == eps)
     best_t = hit_t[np.argmax(tar[hit_t])] if hit_t.size else None
@@ -194,9 +196,12 @@ def summarize_llrs(name, tar, non, tar_llr, non_llr, calibrator=None) -> Estimat
         cls, idx, score = "target", int(best_t), float(tar[best_t])
     else:
         cls, idx, score = "nontarget", int(best_n), float(non[best_n])
-    # one partition for all quantiles (each is an order statistic: the same values as one call per quantile)
-    quant = dict(zip(QUANTILES, (float(v) for v in np.quantile(both, list(QUANTILES), method="inverted_cdf"))))
     share = {k: float(np.count_nonzero(both > v) / both.size) for k, v in THRESHOLDS.items()}
+    # one partition for all quantiles (each is an order statistic: the same values as one call per quantile),
+    # of ``both`` itself (it is not used afterwards)
+    quant = dict(zip(QUANTILES, (float(v) for v in np.quantile(both, list(QUANTILES), method="inverted_cdf",
+                                                               overwrite_input=True))))
+    del a_t, a_n, both
     return EstimatorDisclosure(
         estimator=name,
         error=None,
@@ -221,6 +226,7 @@ def worst_case_disclosure(
     eval_tar=None,
     eval_non=None,
     oracle=None,
+    keep_llrs: bool = True,
 ) -> WorstCaseDisclosure:
     """Worst-case disclosure eps_max = max |LLR| under several LLR estimators (worst-case paper).
 
@@ -239,6 +245,10 @@ def worst_case_disclosure(
     oracle : (array_like, array_like), optional
         Exact LLRs (nats) of the evaluated target and non-target trials (e.g. from :mod:`vpeval.simulate`);
         reported as estimator ``"oracle"``.
+    keep_llrs : bool, default True
+        False: each result's per-trial LLR arrays (``tar_llr``/``non_llr``) are left empty, which spares their
+        memory and lets a PAV estimator fitted and evaluated on the same trials be evaluated on the sorted
+        scores (its step function looked up in order; every number reported is the same).
 
     Returns
     -------
@@ -297,7 +307,7 @@ def worst_case_disclosure(
     # blocks merged once for both PAV variants; made when the first estimator needs them
     fit_on: dict = {}
     for name, cal in cals:
-        error = None
+        error, on_sorted = None, False
         try:
             if type(cal).fit is ScoreCalibrator.fit:
                 if "sorted" not in fit_on:
@@ -314,7 +324,12 @@ def worst_case_disclosure(
                     cal.fit(*fit_on["sorted"])
             else:
                 cal.fit(tar, non)
-            t_llr, n_llr = cal.transform(e_tar), cal.transform(e_non)
+            # a PAV step function looked up at the sorted scores (a search in order, not at random) when no
+            # per-trial LLR is kept: the summary needs the LLRs as a multiset, and the trial attaining eps_max is
+            # found again in the input order (_summary_of_sorted)
+            on_sorted = (not keep_llrs and fitted_on == "same" and type(cal) is PAVCalibrator
+                         and "sorted" in fit_on)
+            t_llr, n_llr = (cal.transform(e) for e in (fit_on["sorted"] if on_sorted else (e_tar, e_non)))
         except VpevalError as exc:
             error = f"{type(exc).__name__}: {exc}"
         # a calibrator object's name is read after fitting (PAVCalibrator names itself pav_laplace then)
@@ -323,12 +338,36 @@ def worst_case_disclosure(
             raise VpevalError(f"estimator names must be unique; {name!r} appears twice")
         if error is not None:
             results[name] = _failed(name, error)
+        elif on_sorted:
+            results[name] = _summary_of_sorted(name, e_tar, e_non, *fit_on["sorted"], t_llr, n_llr, cal)
         else:
             results[name] = summarize_llrs(name, e_tar, e_non, t_llr, n_llr, cal)
+        if not keep_llrs:
+            results[name] = _without_llrs(results[name])
+        t_llr = n_llr = None
     if oracle is not None:
         o_t, o_n = oracle
         results["oracle"] = summarize_llrs("oracle", e_tar, e_non, o_t, o_n)
+        if not keep_llrs:
+            results["oracle"] = _without_llrs(results["oracle"])
     return WorstCaseDisclosure(results, int(e_tar.size), int(e_non.size), fitted_on)
+
+
+def _without_llrs(r: EstimatorDisclosure) -> EstimatorDisclosure:
+    empty = np.empty(0)
+    return dataclasses.replace(r, tar_llr=empty, non_llr=empty)
+
+
+def _summary_of_sorted(name, tar, non, s_tar, s_non, t_llr, n_llr, cal) -> EstimatorDisclosure:
+    """:func:`summarize_llrs` of ``tar``/``non`` from the LLRs ``t_llr``/``n_llr`` of their sorted copies
+    ``s_tar``/``s_non`` under a function of the score: the same summary. The LLRs as a multiset give eps_max,
+    the quantiles and the shares; the trial attaining eps_max is the highest-scoring one (all trials of one
+    score share its LLR), and among the input's trials of that score the lowest index, as summarize_llrs
+    picks it."""
+    r = summarize_llrs(name, s_tar, s_non, t_llr, n_llr, cal)
+    orig = tar if r.argmax_class == "target" else non
+    idx = int(np.flatnonzero(orig == r.argmax_score)[0])  # -0.0 == 0.0: the first of either sign, as argmax
+    return dataclasses.replace(r, argmax_index=idx, argmax_score=float(orig[idx]))
 
 
 # --------------------------------------------------------------------------------------------------------

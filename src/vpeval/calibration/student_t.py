@@ -60,7 +60,7 @@ def _collapsed_onto(z: np.ndarray, df: float, loc: float, scale: float):
     data's spread, not a fraction of one gap; on the ridge the half width is orders of magnitude below the
     gap wherever the optimiser stopped, so the decision does not hinge on optimiser tolerances.
     """
-    vals, first, counts = np.unique(z, return_index=True, return_counts=True)
+    vals, first, counts = _distinct_sorted(z)
     if vals.size < 2:
         return None
     i = int(np.argmin(np.abs(vals - loc)))
@@ -72,6 +72,19 @@ def _collapsed_onto(z: np.ndarray, df: float, loc: float, scale: float):
     if abs(float(vals[i]) - loc) + hw < _COLLAPSE_GAP * gap:
         return int(first[i]), k
     return None
+
+
+def _distinct_sorted(z: np.ndarray):
+    """``np.unique(z, return_index=True, return_counts=True)`` of an ascending ``z`` in one pass over the runs of
+    equal values (np.unique would sort again, by a stable argsort for the indices); an unsorted ``z`` goes to
+    np.unique. The same arrays either way."""
+    if z.size < 2 or not bool((z[1:] >= z[:-1]).all()):
+        return np.unique(z, return_index=True, return_counts=True)
+    new = np.empty(z.size, dtype=bool)
+    new[0] = True
+    np.not_equal(z[1:], z[:-1], out=new[1:])
+    first = np.flatnonzero(new)
+    return z[first], first, np.diff(first, append=z.size)
 
 
 def _t_logpdf(x: np.ndarray, df: float, loc: float, scale: float) -> np.ndarray:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -62,11 +61,7 @@ def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="di
     """
     est = DEFAULT_ESTIMATORS if estimators is None else estimators
     tar, non = np.asarray(tar, dtype=float), np.asarray(non, dtype=float)
-    res = worst_case_disclosure(tar, non, est, oracle=None if oracle is None else oracle[:2])
-    if not keep_llrs:
-        empty = np.empty(0)
-        res = dataclasses.replace(res, results={k: dataclasses.replace(r, tar_llr=empty, non_llr=empty)
-                                                for k, r in res.results.items()})
+    res = worst_case_disclosure(tar, non, est, oracle=None if oracle is None else oracle[:2], keep_llrs=keep_llrs)
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
         "eps_max = max |LLR| over all trials, by LLR estimator (worst-case paper), in bits (report.json also has "
