@@ -80,6 +80,19 @@ def _canonical_order(t: Trials, codes) -> np.ndarray:
     return np.lexsort(keys)  # last key (score) primary
 
 
+def _targets_last(cum: np.ndarray, n_tar: np.ndarray) -> np.ndarray:
+    """The class of every trial when each tie block holds its non-targets first, then its targets: bool, shape
+    ``(cum[-1],)``; block ``k`` spans ``cum[k]:cum[k + 1]`` and holds ``n_tar[k]`` targets. The runs of targets
+    are marked by +1 at their starts and -1 at their ends and summed up (int8 partial sums, each 0 or 1): no
+    per-trial array of counts or flags besides the result."""
+    n = int(cum[-1])
+    has = np.flatnonzero(n_tar)
+    mark = np.zeros(n + 1, dtype=np.int8)
+    mark[cum[has + 1] - n_tar[has]] = 1  # a run's start; distinct, and never another run's end
+    mark[cum[has + 1]] -= 1  # its end (the next block's start, where a run may start again: 1 - 1 = 0)
+    return np.cumsum(mark[:n], dtype=np.int8).view(bool)
+
+
 def _prep_trials(inp: TrialInput) -> _TrialPrep:
     t = inp.trials
     if len(t) == 0:
@@ -97,9 +110,8 @@ def _prep_trials(inp: TrialInput) -> _TrialPrep:
         size = b.n_tar + b.n_non
         cum = np.r_[0, np.cumsum(size)]
         block = np.repeat(np.arange(size.size), size)
-        # each block's non-targets first, then its targets
-        is_tar = np.repeat(np.tile(np.array([False, True]), size.size), np.stack([b.n_non, b.n_tar], axis=1).ravel())
-        return _TrialPrep(inp, None, block, cum, is_tar, int(b.total_tar), bool(size.size == n), values=b.values)
+        return _TrialPrep(inp, None, block, cum, _targets_last(cum, b.n_tar), int(b.total_tar), bool(size.size == n),
+                          values=b.values)
     order = _canonical_order(t, lambda kind: _member_codes(inp, memo, kind))
     s = t.scores[order]
     new = np.empty(s.size, dtype=bool)
