@@ -140,7 +140,7 @@ def report(
     jobs: int = JobsOpt,
 ):
     from ..io.output import claim_folder
-    from ..pipeline.jobs import HeldWarnings, Jobs
+    from ..pipeline.jobs import HeldWarnings, warmed
     from ..report import Report, verification_section
     from ..report.verification import verification_summaries
     from ..report.disclosure import disclosure_section
@@ -157,7 +157,7 @@ def report(
 
         spk_groups = read_speaker_groups(groups)
     with claim_folder(out, command="report", force=force, protect=protect) as claim, InputSnapshot() as snap, \
-            Jobs(jobs_value(jobs)) as pool:
+            warmed(jobs_value(jobs)) as pool:  # the workers start while the inputs are read
         systems, meta = {}, []
         for spec in inputs:
             name, path = split_name(spec)

@@ -272,6 +272,7 @@ class Jobs:
         self._pool = None
         self._pids = None  # a queue on which each worker puts its pid when it starts
         self._shared_dir = None  # the folder of share()'s files, made on first use, removed by close()
+        self._warming = None  # the thread of warm_up(), while it starts the workers
 
     @property
     def parallel(self) -> bool:
@@ -289,6 +290,9 @@ class Jobs:
         exception (Ctrl-C, SIGTERM, an error) is on its way out: then the workers are terminated at once
         (SIGTERM), so that leaving does not wait for a long call. The results already taken stay valid."""
         try:
+            if self._warming is not None:  # at most the start of the workers (about a second)
+                self._warming.join()
+                self._warming = None
             if self._pool is not None:
                 import sys
 
@@ -352,10 +356,31 @@ class Jobs:
     def warm_up(self) -> None:
         """Start the worker processes now, without waiting for them (nothing happens with one job): the start
         method's server imports :data:`_PRELOAD` (about 1.6 s here) while this process goes on reading its
-        inputs, instead of when the first call is submitted."""
-        if self.parallel:
-            for _ in range(self.n):
-                self.submit(_ready)
+        inputs, instead of when the first call is submitted.
+
+        The workers are started by a thread of this process: starting one waits until the server has imported
+        those modules and forked it (``benchmarks/report_parts.py`` times what this call costs the caller), and
+        the caller's thread goes on meanwhile. A call submitted before they are up waits for them, as it would
+        have without a warm-up; a failure to start them is met and reported by that call."""
+        if not self.parallel:
+            return
+        if self._pool is None:
+            self._pool = self._start()
+        if self._pool is None or self._warming is not None:  # computing in this process, or already warming
+            return
+        import threading
+
+        pool, n = self._pool, self.n
+
+        def start():
+            try:
+                for _ in range(n):
+                    pool.submit(_call, _ready, (), {})
+            except Exception:  # noqa: BLE001 - the next submit() meets the same failure and raises it
+                pass
+
+        self._warming = threading.Thread(target=start, name="vpeval-warm-up", daemon=True)
+        self._warming.start()
 
     def submit(self, fn: Callable, *args, **kwargs) -> _Result:
         """Start ``fn(*args, **kwargs)``; ``.get()`` on the return value gives its result. With several jobs,
