@@ -401,3 +401,22 @@ def test_trials_sort_their_classes_once_and_do_not_pickle_them(tmp_path):
     copy = pickle.loads(pickle.dumps(t))
     assert "_sorted" not in copy.__dict__ and np.array_equal(copy.scores, t.scores)
     assert np.array_equal(copy.sorted_classes()[1], sn)
+
+
+def test_trials_merge_their_tie_blocks_once_and_do_not_pickle_them(tmp_path):
+    """Trials.tie_blocks: vpeval.blocks.tie_blocks of the trials, read-only, the same object on the next call; a
+    pickled copy carries the trials, not the blocks (and merges its own, equal ones)."""
+    import pickle
+
+    from vpeval.blocks import tie_blocks
+
+    p = tmp_path / "s.txt"
+    p.write_text("0.5 1\n0.5 0\n-0.0 0\n0.0 1\n0.3 0\n2 1\n")
+    t = vpeval.read_score_label(p)
+    b, want = t.tie_blocks(), tie_blocks(t.tar, t.non)
+    for name in ("values", "n_tar", "n_non"):
+        np.testing.assert_array_equal(getattr(b, name), getattr(want, name))
+        assert getattr(b, name).dtype == getattr(want, name).dtype and not getattr(b, name).flags.writeable
+    assert t.tie_blocks() is b
+    copy = pickle.loads(pickle.dumps(t))
+    assert "_blocks" not in copy.__dict__ and np.array_equal(copy.tie_blocks().n_tar, b.n_tar)

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..blocks import merge_sorted_pair
 from ..errors import VpevalError
 from ..io.trials import Trials
 from ..keys import sorted_codes
@@ -106,7 +105,7 @@ def _prep_trials(inp: TrialInput) -> _TrialPrep:
         # so the blocks come from one sort per class and a merge, without the order itself
         if not 0 < int(t.is_target.sum()) < n:
             raise VpevalError(f"{t.source}: needs at least one target and one non-target trial")
-        b = merge_sorted_pair(list(t.sorted_classes()))
+        b = t.tie_blocks()
         size = b.n_tar + b.n_non
         cum = np.r_[0, np.cumsum(size)]
         block = np.repeat(np.arange(size.size), size)

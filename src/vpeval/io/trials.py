@@ -98,8 +98,23 @@ class Trials:
             object.__setattr__(self, "_sorted", kept)
         return kept
 
+    def tie_blocks(self):
+        """:func:`vpeval.blocks.tie_blocks` of the trials (:class:`vpeval.blocks.TieBlocks`, int64 counts,
+        read-only arrays), merged from :meth:`sorted_classes` on the first call and kept for the next ones: the
+        verdict's relabellings and the report's DET and ECE figures read the same blocks instead of merging
+        millions of scores twice. Not pickled."""
+        kept = self.__dict__.get("_blocks")
+        if kept is None:
+            from ..blocks import merge_sorted
+
+            kept = merge_sorted(*self.sorted_classes())
+            for a in (kept.values, kept.n_tar, kept.n_non):
+                a.flags.writeable = False
+            object.__setattr__(self, "_blocks", kept)
+        return kept
+
     def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k != "_sorted"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_sorted", "_blocks")}
 
     def select(self, mask) -> "Trials":
         """The trials where the boolean ``mask`` is true."""

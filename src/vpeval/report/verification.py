@@ -158,11 +158,9 @@ class _SystemBlocks:
 
     def items(self):
         """``(name, TieBlocks)`` of every system, in order."""
-        from ..blocks import merge_sorted
-
         blocks = self._blocks
-        if blocks is None:  # Trials are validated scores: the tie blocks of their sorted classes
-            blocks = {n: merge_sorted(*t.sorted_classes()) for n, t in self.systems.items()}
+        if blocks is None:  # Trials are validated scores: the tie blocks of their sorted classes (kept by them)
+            blocks = {n: t.tie_blocks() for n, t in self.systems.items()}
         self._read += 1
         self._blocks = blocks if self._read < self.uses else None
         return blocks.items()
