@@ -359,8 +359,7 @@ class Jobs:
         inputs, instead of when the first call is submitted.
 
         The workers are started by a thread of this process: starting one waits until the server has imported
-        those modules and forked it (``benchmarks/report_parts.py`` times what this call costs the caller), and
-        the caller's thread goes on meanwhile. A call submitted before they are up waits for them, as it would
+        those modules and forked it, and the caller's thread goes on meanwhile (it used to wait there itself). A call submitted before they are up waits for them, as it would
         have without a warm-up; a failure to start them is met and reported by that call."""
         if not self.parallel:
             return
