@@ -17,6 +17,16 @@ check that both sides give the same values (or, for the two fits, the same fit t
 - the Student-t fit of ``n`` normal scores with six decimals (as a class of ``benchmarks/run.py``'s report file):
   L-BFGS-B run to its end vs stopped where its line searches stall (parameters within 1e-8 relative; evaluations
   counted).
+
+Rows of the second round (2026-12-03, late morning):
+
+- the scores of a ``score label`` file of ``2 n + 1`` lines that holds a ``0.000000``: read as text and cast (what
+  a zero used to cost) vs the CSV reader's float parse (kept now that a zero without an exponent cannot be an
+  underflow); bit for bit the same;
+- the DET floor of the curve of ``n`` + ``n`` scores: the former concatenating formula vs ``det_floor``;
+- that curve drawn on an Agg canvas: every operating point vs the points ``drawn_points`` keeps;
+- both PAV estimators' worst-case disclosure of ``n`` + ``n`` scores: with the per-trial LLRs kept (evaluated in
+  input order) vs ``keep_llrs=False`` (evaluated at the sorted scores); the same summaries.
 """
 
 from __future__ import annotations
@@ -136,7 +146,75 @@ def main() -> None:
     ok = np.allclose(t_new, t_old, rtol=1e-8)
     row(f"Student-t fit of {n:,} normal scores ({counts[False]} -> {counts[True]} evaluations)", b, c,
         "within 1e-8" if ok else "FAILED")
+    second_round(n, rep, rng)
     print(f"\nload {os.getloadavg()[0]:.2f}")
+
+
+def second_round(n, rep, rng) -> None:
+    """The rows of the round of 2026-12-03, late morning (see the module docstring)."""
+    import tempfile
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from vpeval.blocks import tie_blocks
+    from vpeval.disclosure import worst_case_disclosure
+    from vpeval.io import _fast
+    from vpeval.plots.displays import DETDisplay, det_floor
+
+    tar, non = np.round(rng.normal(1, 1, n), 6), np.round(rng.normal(0, 1, n), 6)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "scores.txt")
+        with open(path, "w") as f:
+            f.write("\n".join(f"{v:.6f} {lab}" for v, lab in zip(np.r_[tar, non].tolist(), [1] * n + [0] * n)))
+            f.write("\n0.000000 1\n")  # a zero as written, as the report benchmark's file has a few
+
+        def scores(float_cols):
+            return _fast.scores_from_strings(_fast.read_table(path, 2, float_cols=float_cols)[0])
+
+        b, c, (s_old, s_new) = interleaved(lambda: scores(()), lambda: scores((0,)), rep)
+    row(f"scores of a {2 * n + 1:,}-line score label file holding a 0.000000: parsed as text and cast vs the CSV "
+        "reader's float parse", b, c, "equal bit for bit" if np.array_equal(s_old.view(np.int64), s_new.view(np.int64))
+        else "FAILED")
+
+    d = DETDisplay.from_blocks(tie_blocks(tar, non), eer=0.3)
+
+    def old_floor():
+        r = np.concatenate([d.pfa, d.pmiss])
+        r = np.minimum(r, 1 - r)
+        pos = r[r > 0]
+        m = float(pos.min()) if pos.size else 1e-3
+        return next((f for f in (1e-3, 5e-4, 1e-4) if f <= m), 1e-4)
+
+    b, c, (f_old, f_new) = interleaved(old_floor, lambda: det_floor(d.pfa, d.pmiss), rep)
+    row(f"DET floor of {d.pmiss.size:,} operating points", b, c, "equal" if f_old == f_new else "FAILED")
+
+    def draw(all_points):
+        from scipy.special import ndtri
+
+        fig = plt.figure(figsize=(6, 6))
+        ax = fig.add_subplot(1, 1, 1)
+        if all_points:  # the curve as it was drawn: every operating point
+            ax.plot(ndtri(np.clip(d.pfa, f_new, 1 - f_new)), ndtri(np.clip(d.pmiss, f_new, 1 - f_new)))
+        else:
+            d.plot(ax, floor=f_new)
+        fig.canvas.draw()
+        out = np.asarray(fig.canvas.buffer_rgba()).copy()
+        plt.close(fig)
+        return out
+
+    b, c, (img_old, img_new) = interleaved(lambda: draw(True), lambda: draw(False), rep)
+    row(f"DET curve of {d.pmiss.size:,} operating points drawn (Agg)", b, c, "same image size" if
+        img_old.shape == img_new.shape else "FAILED")
+
+    est = ("pav", "pav_laplace")
+    b, c, (w_old, w_new) = interleaved(lambda: worst_case_disclosure(tar, non, est),
+                                       lambda: worst_case_disclosure(tar, non, est, keep_llrs=False), rep)
+    same = all(w_old[e].to_dict() == w_new[e].to_dict() for e in est)
+    row(f"worst-case disclosure, both PAV estimators, {n:,} + {n:,} scores: LLRs kept vs not", b, c,
+        "same summaries" if same else "FAILED")
 
 
 if __name__ == "__main__":
