@@ -490,3 +490,25 @@ def test_leaving_does_not_wait_for_a_running_call_and_a_second_sigterm_does_not_
     time.sleep(2)
     left = subprocess.run(["pgrep", "-s", str(p.pid)], capture_output=True, text=True).stdout.split()
     assert not left, f"processes of the run's session left: {left}"
+
+
+@needs_two
+def test_leaving_right_after_a_warm_up_terminates_every_worker(monkeypatch):
+    """An exception (Ctrl-C) right after warm_up(): close() waits until each warming worker is up and terminates
+    all of them, so none is left starting after the process has gone (in `vpeval report` one such worker printed a
+    FileNotFoundError traceback, unable to open the pool's semaphores)."""
+    import os
+    import signal
+
+    real_kill, sent = os.kill, []
+
+    def kill(pid, sig):
+        sent.append(sig)
+        real_kill(pid, sig)
+
+    monkeypatch.setattr(os, "kill", kill)
+    with pytest.raises(KeyboardInterrupt):
+        with Jobs(2) as pool:
+            pool.warm_up()
+            raise KeyboardInterrupt
+    assert sent == [signal.SIGTERM, signal.SIGTERM]

@@ -273,6 +273,7 @@ class Jobs:
         self._pids = None  # a queue on which each worker puts its pid when it starts
         self._shared_dir = None  # the folder of share()'s files, made on first use, removed by close()
         self._warming = None  # the thread of warm_up(), while it starts the workers
+        self._warmed = False  # warm_up() started all n workers (each puts its pid on _pids once it is up)
 
     @property
     def parallel(self) -> bool:
@@ -346,8 +347,19 @@ class Jobs:
 
     def _terminate_workers(self) -> None:
         import signal
+        import time
 
-        while self._pids is not None and not self._pids.empty():
+        # after a warm-up every worker was started: wait (at most 3 s) until each is up and has said its pid, so
+        # that none is left starting after this process has gone (it would then fail to open the pool's
+        # semaphores and print a traceback)
+        expect, deadline, killed = (self.n if self._warmed else 0), time.monotonic() + 3.0, 0
+        while self._pids is not None:
+            if self._pids.empty():
+                if killed >= expect or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+                continue
+            killed += 1
             try:
                 os.kill(self._pids.get(), signal.SIGTERM)
             except (ProcessLookupError, PermissionError):  # already gone
@@ -380,6 +392,7 @@ class Jobs:
 
         self._warming = threading.Thread(target=start, name="vpeval-warm-up", daemon=True)
         self._warming.start()
+        self._warmed = True
 
     def submit(self, fn: Callable, *args, **kwargs) -> _Result:
         """Start ``fn(*args, **kwargs)``; ``.get()`` on the return value gives its result. With several jobs,
