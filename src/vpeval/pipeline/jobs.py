@@ -371,8 +371,10 @@ class Jobs:
         inputs, instead of when the first call is submitted.
 
         The workers are started by a thread of this process: starting one waits until the server has imported
-        those modules and forked it, and the caller's thread goes on meanwhile (it used to wait there itself). A call submitted before they are up waits for them, as it would
-        have without a warm-up; a failure to start them is met and reported by that call."""
+        those modules and forked it, and the caller's thread goes on meanwhile (it used to wait there itself). A
+        call submitted before they are up waits for them, as it would have without a warm-up; a failure to start
+        them is met and reported by that call. Leaving (:meth:`close` on an exception) waits until the warmed
+        workers are up, at most 3 s, and terminates them all."""
         if not self.parallel:
             return
         if self._pool is None:
