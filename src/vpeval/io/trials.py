@@ -88,33 +88,34 @@ class Trials:
         """``(np.sort(tar), np.sort(non))`` (:func:`vpeval.blocks.sorted_pair`), read-only, sorted on the first
         call and kept for the next ones: the reader's repeated-lines check, the verdict and the figures of one
         report read the same sorted classes instead of sorting millions of scores three times. Not pickled."""
-        kept = self.__dict__.get("_sorted")
-        if kept is None:
-            from ..blocks import sorted_pair
+        from ..blocks import sorted_pair
 
-            kept = sorted_pair(self.tar, self.non)
-            for a in kept:
-                a.flags.writeable = False
-            object.__setattr__(self, "_sorted", kept)
-        return kept
+        return self._kept("_sorted", lambda: sorted_pair(self.tar, self.non))
 
     def tie_blocks(self):
         """:func:`vpeval.blocks.tie_blocks` of the trials (:class:`vpeval.blocks.TieBlocks`, int64 counts,
         read-only arrays), merged from :meth:`sorted_classes` on the first call and kept for the next ones: the
         verdict's relabellings and the report's DET and ECE figures read the same blocks instead of merging
         millions of scores twice. Not pickled."""
-        kept = self.__dict__.get("_blocks")
-        if kept is None:
-            from ..blocks import merge_sorted
+        from ..blocks import merge_sorted
 
-            kept = merge_sorted(*self.sorted_classes())
-            for a in (kept.values, kept.n_tar, kept.n_non):
+        return self._kept("_blocks", lambda: merge_sorted(*self.sorted_classes()))
+
+    _KEPT = ("_sorted", "_blocks")  # the attributes _kept() fills: derived from the trials, never pickled
+
+    def _kept(self, attr: str, make):
+        """``make()`` on the first call for ``attr`` (one of :data:`_KEPT`), its arrays made read-only, and the
+        same object afterwards (the instance is frozen: set through ``object.__setattr__``)."""
+        kept = self.__dict__.get(attr)
+        if kept is None:
+            kept = make()
+            for a in (kept if isinstance(kept, tuple) else (kept.values, kept.n_tar, kept.n_non)):
                 a.flags.writeable = False
-            object.__setattr__(self, "_blocks", kept)
+            object.__setattr__(self, attr, kept)
         return kept
 
     def __getstate__(self):
-        return {k: v for k, v in self.__dict__.items() if k not in ("_sorted", "_blocks")}
+        return {k: v for k, v in self.__dict__.items() if k not in self._KEPT}
 
     def select(self, mask) -> "Trials":
         """The trials where the boolean ``mask`` is true."""

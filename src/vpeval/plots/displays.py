@@ -83,9 +83,8 @@ class DETDisplay:
             drawn = norm.cdf(ax.get_xlim()[0] + 0.12)
             floor = min(floor, min(DET_FLOORS, key=lambda f: abs(f - drawn)))
         lim = (norm.ppf(floor) - 0.12, -norm.ppf(floor) + 0.12)
-        # the probit of every point (millions for a large trial list) by scipy.special.ndtri, the function
-        # norm.ppf evaluates, without its argument checks and copies: the same values, half the time
-        # of millions of points (a large trial list), those that differ on the figure (drawn_points)
+        # of millions of points (a large trial list), those that differ on the figure (drawn_points); their
+        # probits by scipy.special.ndtri, the function norm.ppf evaluates, without its argument checks and copies
         keep = drawn_points(self.pmiss, self.pfa, floor)
         x = ndtri(np.clip(np.asarray(self.pfa, float)[keep], floor, 1 - floor))
         y = ndtri(np.clip(np.asarray(self.pmiss, float)[keep], floor, 1 - floor))
@@ -121,6 +120,18 @@ DET_FLOORS = (1e-3, 5e-4, 1e-4)
 def det_floor(pfa, pmiss) -> float:
     """The lowest rate the DET axes must show: the smallest non-zero rate, snapped down to 0.1, 0.05 or 0.01 %.
 
+    Parameters
+    ----------
+    pfa, pmiss : array_like of shape (m,) and (k,)
+        Operating points (fractions), in any order; NaN allowed.
+
+    Returns
+    -------
+    float
+        One of :data:`DET_FLOORS` (a fraction). Raises nothing.
+
+    Notes
+    -----
     A rate ``r`` counts by its distance from the nearer edge, ``min(r, 1 - r)``; rates of exactly 0 or 1 (and
     NaN) do not count; without any other, the floor is 0.1 %. Computed as the least of the smallest rate above
     0 and one minus the largest rate below 1 (the same number, without temporaries the size of the curve)."""
@@ -148,7 +159,29 @@ def drawn_points(pmiss, pfa, floor: float, step: float = DET_DRAW_STEP) -> np.nd
     last, and the two on either side of every crossing of a line (one binary search per line and axis). Between
     two consecutive kept points, the points left out lie in one cell with them, so the drawn line stays within
     ``step * sqrt(2)`` probit units of the full one, and every point drawn is an operating point of the curve.
-    Curves of up to 20,000 points, and curves not in that order, are drawn in full."""
+    Curves of up to 20,000 points, and curves not in that order, are drawn in full.
+
+    Parameters
+    ----------
+    pmiss, pfa : array_like of shape (n,)
+        The curve's operating points (fractions), e.g. :class:`DETDisplay`'s.
+    floor : float
+        The smallest rate the axes show (fraction, ``0 < floor < 0.5``; :func:`det_floor`); rates beyond
+        ``floor`` and ``1 - floor`` are drawn on the edge.
+    step : float
+        Cell size in probit units (:data:`DET_DRAW_STEP`).
+
+    Returns
+    -------
+    ndarray of int64, shape (k,)
+        Ascending distinct indices into the points, ``0`` and ``n - 1`` included (``k = n`` for a curve drawn in
+        full, else at most ``8 * ndtri(1 - floor) / step + 22``). Raises nothing; arrays of different
+        lengths are drawn in full (``arange(n)``).
+
+    Notes
+    -----
+    Not in any paper: a drawing device, the DET curve being that of Martin et al. (1997), "The DET curve in
+    assessment of detection task performance", Eurospeech."""
     from scipy.special import ndtr, ndtri
 
     pmiss, pfa = np.asarray(pmiss, float), np.asarray(pfa, float)
