@@ -110,14 +110,17 @@ class _Result:
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
 
-def _worker_start(parent: int, pids=None) -> None:
+def _worker_start(parent: int, pids=None, warm_up=None) -> None:
     """Initializer of each worker: one BLAS thread for libraries loaded from here on, freed large blocks kept
     for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), and a watch on ``parent``."""
     import threading
 
     from .allocator import reuse_large_blocks
 
+    global _WARM_UP
+
     reuse_large_blocks()
+    _WARM_UP = warm_up
     if pids is not None:  # so that the pool's owner can stop this worker in the middle of a call
         pids.put(os.getpid())
     for var in _THREAD_VARS:
@@ -203,8 +206,24 @@ def opened(x):
     return x
 
 
+#: In a worker: the barrier of its pool's warm-up (:func:`_worker_start`).
+_WARM_UP = None
+
+
 def _ready() -> None:
-    """A call that does nothing (:meth:`Jobs.warm_up`)."""
+    """The call of :meth:`Jobs.warm_up`: it waits (at most 60 s) until every worker of the pool has started.
+
+    The pool starts a worker when a call finds none idle, so a worker that finished this call before the next
+    one was submitted would take that one too, and fewer workers would start than were asked for (then
+    :meth:`Jobs.close` on Ctrl-C waited 3 s for a pid that never came). Held at the barrier, no worker is idle
+    until all are up."""
+    import threading
+
+    if _WARM_UP is not None:
+        try:
+            _WARM_UP.wait(60.0)
+        except threading.BrokenBarrierError:  # a worker failed to start: the pool reports it to the next call
+            pass
 
 
 def _call(fn: Callable, args: tuple, kwargs: dict, ship: bool = True):
@@ -351,17 +370,20 @@ class Jobs:
 
         # after a warm-up every worker was started: wait (at most 3 s) until each is up and has said its pid, so
         # that none is left starting after this process has gone (it would then fail to open the pool's
-        # semaphores and print a traceback)
-        expect, deadline, killed = (self.n if self._warmed else 0), time.monotonic() + 3.0, 0
+        # semaphores and print a traceback). All pids are taken before any worker is signalled: a worker puts its
+        # pid holding the queue's lock, and one terminated between its write and the lock's release left the
+        # next worker blocked on that lock for good (its pid never came; about 1 run in 10 of the warm-up test)
+        expect, deadline, pids = (self.n if self._warmed else 0), time.monotonic() + 3.0, []
         while self._pids is not None:
             if self._pids.empty():
-                if killed >= expect or time.monotonic() > deadline:
+                if len(pids) >= expect or time.monotonic() > deadline:
                     break
                 time.sleep(0.02)
                 continue
-            killed += 1
+            pids.append(self._pids.get())
+        for pid in pids:
             try:
-                os.kill(self._pids.get(), signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)
             except (ProcessLookupError, PermissionError):  # already gone
                 pass
 
@@ -374,12 +396,13 @@ class Jobs:
         those modules and forked it, and the caller's thread goes on meanwhile (it used to wait there itself). A
         call submitted before they are up waits for them, as it would have without a warm-up; a failure to start
         them is met and reported by that call. Leaving (:meth:`close` on an exception) waits until the warmed
-        workers are up, at most 3 s, and terminates them all."""
-        if not self.parallel:
+        workers are up, at most 3 s, and terminates them all. Each warm-up call holds its worker until all ``n``
+        have started (:func:`_ready`), so that all of them start. Nothing happens when calls were submitted
+        before: they started the workers already."""
+        if not self.parallel or self._pool is not None:  # computing in this process, warmed, or already computing
             return
+        self._pool = self._start()
         if self._pool is None:
-            self._pool = self._start()
-        if self._pool is None or self._warming is not None:  # computing in this process, or already warming
             return
         import threading
 
@@ -435,7 +458,7 @@ class Jobs:
         try:
             self._pids = ctx.SimpleQueue()
             return ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_worker_start,
-                                       initargs=(os.getpid(), self._pids))
+                                       initargs=(os.getpid(), self._pids, ctx.Barrier(self.n)))
         except OSError as exc:  # e.g. no semaphores: a read-only or full /dev/shm
             self._fall_back(exc)
             return None
