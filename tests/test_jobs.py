@@ -34,6 +34,11 @@ def _sum_of_shared(x):
     return type(a).__name__, a.dtype.str, a.shape, int(a.sum()), a.flags.c_contiguous
 
 
+def _thp_enabled():
+    with open("/proc/self/status") as f:
+        return [line.split()[1] for line in f if line.startswith("THP_enabled:")]
+
+
 def _raise_vpeval(msg):
     raise VpevalError(msg)
 
@@ -78,6 +83,19 @@ def test_results_warnings_and_errors_come_back_where_taken(n):
         with pytest.raises(VpevalError, match="a.txt: bad line"):  # the message survives the trip
             odd.get()
         assert root.get() == 4.0
+
+
+@needs_two
+def test_workers_take_small_pages_and_keep_freed_blocks(monkeypatch):
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("Linux prctl")
+    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    with Jobs(2) as jobs:
+        seen = jobs.submit(_thp_enabled).get()
+    assert seen in ([], ["0"])  # [] where /proc has no THP_enabled line (Linux < 5.0)
+    assert _thp_enabled() in ([], ["1"])  # this process is left as it was
 
 
 @pytest.mark.parametrize("n", [1, pytest.param(2, marks=needs_two)])

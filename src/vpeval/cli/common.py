@@ -82,12 +82,14 @@ JobsOpt = typer.Option(
 
 def start_process() -> None:
     """What the command line sets up once, before any command: SIGTERM leaves like Ctrl-C
-    (:func:`exit_on_sigterm`), and the C allocator reuses freed large blocks
-    (:func:`vpeval.pipeline.allocator.reuse_large_blocks`)."""
-    from ..pipeline.allocator import reuse_large_blocks
+    (:func:`exit_on_sigterm`), the C allocator reuses freed large blocks
+    (:func:`vpeval.pipeline.allocator.reuse_large_blocks`), and new memory comes in 4 KiB pages
+    (:func:`vpeval.pipeline.allocator.small_pages`)."""
+    from ..pipeline.allocator import reuse_large_blocks, small_pages
 
     exit_on_sigterm()
     reuse_large_blocks()
+    small_pages()
 
 
 def exit_on_sigterm() -> None:

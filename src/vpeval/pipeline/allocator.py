@@ -10,6 +10,14 @@ below 0.05 million faults, 1.5 s of system time, 46.4 s, peak RSS 989 MiB instea
 :func:`reuse_large_blocks` raises the mmap threshold to 256 MiB and the trim threshold to 512 MiB
 (``mallopt(M_MMAP_THRESHOLD)``, ``mallopt(M_TRIM_THRESHOLD)``, ``man 3 mallopt``), so freed temporaries stay in
 the heap and are reused without faults. Only the allocator's bookkeeping changes: every result is the same.
+
+:func:`small_pages` turns transparent huge pages off for the process (``prctl(PR_SET_THP_DISABLE)``, ``man 2
+prctl``). NumPy asks the kernel for huge pages for every array of 4 MiB or more (``madvise(MADV_HUGEPAGE)``,
+unless ``NUMPY_MADVISE_HUGEPAGE=0``). On the virtual machines vpeval is developed and tested on (2 cores, Linux
+6.18, free pages handed back to the host), a huge page that has not been touched since the host took it back
+costs about 10 ms a MiB on first touch, and a 4 KiB page about 0.7 ms a MiB: ``python
+benchmarks/first_touch.py --pages`` measures both in fresh processes. ``vpeval report`` on a 1e7-line score
+file touches several GiB in its three processes; ``benchmarks/report_cpu.py`` has the difference.
 """
 
 from __future__ import annotations
@@ -25,6 +33,10 @@ MMAP_THRESHOLD_BYTES = 256 << 20
 TRIM_THRESHOLD_BYTES = 512 << 20
 #: Environment variables by which a user sets these thresholds: theirs wins.
 _USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+#: ``prctl`` option (linux ``prctl.h``): 1 turns transparent huge pages off for the process and its children.
+_PR_SET_THP_DISABLE = 41
+#: The environment variable by which a user chooses NumPy's huge page advice: theirs wins.
+_USER_PAGES = "NUMPY_MADVISE_HUGEPAGE"
 
 
 def reuse_large_blocks() -> bool:
@@ -50,3 +62,29 @@ def reuse_large_blocks() -> bool:
     # mmap first: setting it fixes the threshold (glibc stops adjusting it dynamically)
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES)) and bool(mallopt(_M_TRIM_THRESHOLD,
                                                                                    TRIM_THRESHOLD_BYTES))
+
+
+def small_pages() -> bool:
+    """Back this process's new memory with 4 KiB pages instead of transparent huge pages (Linux).
+
+    Called once at the start of ``vpeval`` on the command line and of each ``--jobs`` worker, beside
+    :func:`reuse_large_blocks`; a library user who wants the same calls it at the start of their own process.
+    The setting is the kernel's ``PR_SET_THP_DISABLE`` (Linux >= 3.15): it holds for the memory the process
+    faults in from then on, and child processes inherit it (``fork`` and ``exec``). It leaves the pages alone
+    when the user has set ``NUMPY_MADVISE_HUGEPAGE`` (to either value) in the environment, and off Linux or
+    where ``prctl`` refuses. Only where the pages come from changes: every result is the same.
+
+    Returns
+    -------
+    bool
+        Whether huge pages were turned off. Raises nothing.
+    """
+    if not sys.platform.startswith("linux") or _USER_PAGES in os.environ:
+        return False
+    try:
+        prctl = ctypes.CDLL(None).prctl
+    except (OSError, AttributeError):
+        return False
+    prctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong)
+    prctl.restype = ctypes.c_int
+    return prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0

@@ -112,14 +112,16 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "B
 
 def _worker_start(parent: int, pids=None, warm_up=None) -> None:
     """Initializer of each worker: one BLAS thread for libraries loaded from here on, freed large blocks kept
-    for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), and a watch on ``parent``."""
+    for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), 4 KiB pages
+    (:func:`~vpeval.pipeline.allocator.small_pages`), and a watch on ``parent``."""
     import threading
 
-    from .allocator import reuse_large_blocks
+    from .allocator import reuse_large_blocks, small_pages
 
     global _WARM_UP
 
     reuse_large_blocks()
+    small_pages()
     _WARM_UP = warm_up
     if pids is not None:  # so that the pool's owner can stop this worker in the middle of a call
         pids.put(os.getpid())
@@ -195,10 +197,10 @@ class SharedArray:
 def opened(x):
     """``x``, or the array of a :class:`SharedArray`, read into this process's memory.
 
-    The file is mapped and copied in one pass: a copy in ordinary memory (which the kernel backs with huge
-    pages) is read faster by the random accesses of the relabellings and the bootstrap than the file's 4 KiB
-    pages (in one traced ``vpeval report`` of 1e7 trials the bootstrap took about 30 % longer on the mapped file;
-    not kept as a benchmark), and it costs less than unpickling the array from a pipe."""
+    The file is mapped and copied in one pass: a copy in the process's own memory is read faster by the random
+    accesses of the relabellings and the bootstrap than the mapped file (in one traced ``vpeval report`` of 1e7
+    trials, when the copy was still in huge pages, the bootstrap took about 30 % longer on the mapped file; not
+    kept as a benchmark), and it costs less than unpickling the array from a pipe."""
     if isinstance(x, SharedArray):
         import numpy as np
 
