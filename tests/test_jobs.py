@@ -150,6 +150,30 @@ def test_shared_arrays_reach_the_workers_once_and_their_folder_goes_with_the_poo
         assert pool.submit(_sum_of_shared, pool.share(a)).get()[3] == int(a.sum())
 
 
+def test_large_shared_integers_travel_as_int32_where_their_values_fit_and_come_back_as_they_were():
+    import numpy as np
+
+    from vpeval.pipeline.jobs import _NARROW_MIN, opened
+
+    small = np.arange(_NARROW_MIN, dtype=np.int64) - _NARROW_MIN // 2
+    cases = [
+        (small * 65536, "<i4"),  # from -2**31 exactly to 2**31 - 2**16: still fits
+        (np.r_[small, 2**31], "<i8"),  # one value too large: written as it is
+        (np.r_[small, -2**31 - 1], "<i8"),
+        (small[:-1], "<i8"),  # below _NARROW_MIN elements: as it is
+        (np.abs(small).astype(np.uint64), "<i4"),
+        (small.astype(np.float64), "<f8"),
+    ]
+    with Jobs(2) as pool:
+        for a, written in cases:
+            h = pool.share(a)
+            assert np.load(h.path, mmap_mode="r").dtype.str == written
+            back = opened(h)
+            assert back.dtype == a.dtype and np.array_equal(back, a) and back.flags.c_contiguous
+        got = pool.submit(_sum_of_shared, pool.share(small * 65536)).get()
+        assert got == ("ndarray", "<i8", small.shape, int((small * 65536).sum()), True)
+
+
 def test_a_shared_file_that_cannot_be_written_is_removed_and_the_array_sent(tmp_path, monkeypatch):
     """A full disk while the array is written: the partial file is removed (the folder keeps its owner file
     alone) and the array itself is returned, sent with each call."""
