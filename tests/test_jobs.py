@@ -112,6 +112,43 @@ def test_warmed_pool_starts_its_workers_at_once_and_is_shared_by_using(n):
         assert pids == {os.getpid()} if n == 1 else (os.getpid() not in pids and len(pids) <= n)
 
 
+def _slow_pid():
+    import os
+    import time
+
+    time.sleep(1.5)
+    return os.getpid()
+
+
+def test_warm_up_calls_wait_for_the_workers_to_start_not_for_each_other(monkeypatch):
+    """_ready returns once the pool's count of started workers reaches n (so that every warm-up call starts a
+    worker of its own), and a call of the caller's queued among the warm-up calls holds up no other worker."""
+    import multiprocessing
+    import os
+    import threading
+    import time
+
+    from vpeval.pipeline import jobs as jobs_mod
+
+    count = multiprocessing.get_context("spawn").Value("i", 1)
+    monkeypatch.setattr(jobs_mod, "_STARTED", (count, 2))
+    threading.Timer(0.3, lambda: setattr(count, "value", 2)).start()
+    t0 = time.monotonic()
+    jobs_mod._ready()
+    assert time.monotonic() - t0 >= 0.25
+    t0 = time.monotonic()
+    jobs_mod._ready()  # all up: at once
+    assert time.monotonic() - t0 < 0.1
+    if usable_cores() < 2:
+        return
+    with Jobs(2) as pool:
+        pool.warm_up()
+        slow, quick = pool.submit(_slow_pid), pool.submit(os.getpid)
+        quick_pid, t_quick = quick.get(), time.monotonic()
+        slow_pid, t_slow = slow.get(), time.monotonic()
+    assert quick_pid != slow_pid and t_quick < t_slow - 0.5
+
+
 def _plot_line(fig, y):
     fig.add_subplot().plot([0.0, 1.0], [0.0, y])
 

@@ -110,7 +110,7 @@ class _Result:
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
 
 
-def _worker_start(parent: int, pids=None, warm_up=None) -> None:
+def _worker_start(parent: int, pids=None, started=None) -> None:
     """Initializer of each worker: one BLAS thread for libraries loaded from here on, freed large blocks kept
     for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), 4 KiB pages
     (:func:`~vpeval.pipeline.allocator.small_pages`), and a watch on ``parent``."""
@@ -118,11 +118,14 @@ def _worker_start(parent: int, pids=None, warm_up=None) -> None:
 
     from .allocator import reuse_large_blocks, small_pages
 
-    global _WARM_UP
+    global _STARTED
 
     reuse_large_blocks()
     small_pages()
-    _WARM_UP = warm_up
+    if started is not None:  # one more worker of the pool is up
+        _STARTED = started
+        with started[0].get_lock():
+            started[0].value += 1
     if pids is not None:  # so that the pool's owner can stop this worker in the middle of a call
         pids.put(os.getpid())
     for var in _THREAD_VARS:
@@ -214,24 +217,26 @@ def opened(x):
 #: From this many elements on, :meth:`Jobs.share` writes 8-byte integers as int32 where their values allow.
 _NARROW_MIN = 1 << 16
 
-#: In a worker: the barrier of its pool's warm-up (:func:`_worker_start`).
-_WARM_UP = None
+#: In a worker: ``(count, n)``, the pool's shared count of started workers and its size (:func:`_worker_start`).
+_STARTED = None
 
 
 def _ready() -> None:
-    """The call of :meth:`Jobs.warm_up`: it waits (at most 60 s) until every worker of the pool has started.
+    """The call of :meth:`Jobs.warm_up`: it returns once every worker of the pool has started (at most 60 s).
 
     The pool starts a worker when a call finds none idle, so a worker that finished this call before the next
     one was submitted would take that one too, and fewer workers would start than were asked for (then
-    :meth:`Jobs.close` on Ctrl-C waited 3 s for a pid that never came). Held at the barrier, no worker is idle
-    until all are up."""
-    import threading
+    :meth:`Jobs.close` on Ctrl-C waited 3 s for a pid that never came). Waiting here, no worker is idle until all
+    are up. It waits for the workers to start, not for the other warm-up calls: one of those may be queued
+    behind a call of the caller's, which a worker that is up computes meanwhile."""
+    import time
 
-    if _WARM_UP is not None:
-        try:
-            _WARM_UP.wait(60.0)
-        except threading.BrokenBarrierError:  # a worker failed to start: the pool reports it to the next call
-            pass
+    if _STARTED is None:
+        return
+    count, n = _STARTED
+    deadline = time.monotonic() + 60.0
+    while count.value < n and time.monotonic() < deadline:
+        time.sleep(0.005)
 
 
 def _call(fn: Callable, args: tuple, kwargs: dict, ship: bool = True):
@@ -476,7 +481,7 @@ class Jobs:
         try:
             self._pids = ctx.SimpleQueue()
             return ProcessPoolExecutor(max_workers=self.n, mp_context=ctx, initializer=_worker_start,
-                                       initargs=(os.getpid(), self._pids, ctx.Barrier(self.n)))
+                                       initargs=(os.getpid(), self._pids, (ctx.Value("i", 0), self.n)))
         except OSError as exc:  # e.g. no semaphores: a read-only or full /dev/shm
             self._fall_back(exc)
             return None
