@@ -8,10 +8,14 @@ with six decimals, so about 4.6 million tie blocks for 1e7 lines), reads it, sor
 engine's tie blocks, and times, interleaved (one of each per round, ``--repeat`` rounds, medians):
 
 - ``_member_rows`` of one relabelling (the draw, eps_max plain and pooled, D_ECE), compiled and NumPy paths;
-- the draw alone (``_trial_target_blocks``) and D_ECE alone (``_d_ece_rows``), both paths.
+- the draw alone (``_trial_target_blocks``) and D_ECE alone (``_d_ece_rows``), both paths;
+- the PAV blocks of one relabelling by the compiled kernel (``pav_target_blocks``: a coarse hull, then the stack
+  over the points it leaves) and by the compiled stack over every unit (``pav_target_blocks_every_unit``, the
+  kernel before 2026-12-03 noon), checked equal.
 
-The two paths' values are checked equal (bit for bit) on every round. The 1-minute load average is printed
-before and after. Needs numba (``pip install -e '.[fast]'``); without it both columns are the NumPy path.
+The process keeps freed blocks and takes 4 KiB pages, as the ``vpeval`` command and its workers do
+(:mod:`vpeval.pipeline.allocator`). The two paths' values are checked equal (bit for bit) on every round. The
+1-minute load average is printed before and after. Needs numba (``pip install -e '.[fast]'``); without it both columns are the NumPy path.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ def main() -> None:
 
     from run import _write_score_label  # the report benchmark's file
 
+    from vpeval.pipeline.allocator import reuse_large_blocks, small_pages
+
+    reuse_large_blocks()  # as in the vpeval command and its workers
+    small_pages()
+
     import vpeval.analysis.relabel as RL
     from vpeval.analysis.nulls import _member_rows
     from vpeval.analysis.secrecy import TrialInput
@@ -54,6 +63,10 @@ def main() -> None:
     p = RL._prep_trials(TrialInput("scores", "scores", trials, None, None))
     pooled = pooled_extremes(p.cum, resolution_trials(p.block.size))
     jit = (RL.compiled_kept_blocks(), RL.compiled_pav_target_blocks())
+    from vpeval.analysis import pav_kernel as PK
+    from vpeval.jit import compiled
+
+    every_unit = compiled(PK.pav_target_blocks_every_unit, PK._SIGNATURE)
     print(f"{p.block.size:,} trials, {p.n_tar:,} targets, {p.cum.size - 1:,} tie blocks; numba: "
           f"{'yes' if None not in jit else 'no'}; load {os.getloadavg()[0]:.2f}")
 
@@ -81,6 +94,14 @@ def main() -> None:
             timed(f"  D_ECE, {label}", lambda: RL._d_ece_rows(p, tb))
         if not all(np.array_equal(x, y) for x, y in zip(got["compiled"], got["NumPy"])):
             raise SystemExit(f"round {r}: the compiled and NumPy paths differ")
+        if every_unit is not None:
+            blocks = {}
+            for label, kernel in (("hull filter", jit[1]), ("every unit", every_unit)):
+                out = [np.empty(tb.size, dtype=np.int64) for _ in range(3)]
+                m = timed(f"  PAV blocks, compiled, {label}", lambda: kernel(tb, p.cum, int(p.cum[-1]), *out))
+                blocks[label] = [o[:m] for o in out]
+            if not all(np.array_equal(x, y) for x, y in zip(*blocks.values())):
+                raise SystemExit(f"round {r}: the two PAV kernels differ")
     numpy_path(True)
     for name, ts in times.items():
         print(f"{name}: {1000 * np.median(ts):.1f} ms (median of {len(ts)})")

@@ -45,6 +45,58 @@ def test_plain_loop_equals_the_scipy_path_bit_for_bit(sizes, seed, R, untied):
     np.testing.assert_allclose(ref, RL._d_ece_rows_loop(p, tb), rtol=0, atol=1e-12)
 
 
+def _skewed_rows(blk: np.ndarray, k: int, R: int, rng) -> np.ndarray:
+    """Rows whose targets crowd where a random weight is high: leaking relabellings, with many PAV blocks."""
+    n = blk.size
+    rows = []
+    for _ in range(R):
+        w = np.exp(rng.normal(0.0, 4.0) * np.linspace(0.0, 1.0, n) + rng.normal(0.0, 1.0, n))
+        rows.append(np.sort(blk[rng.choice(n, k, replace=False, p=w / w.sum())]))
+    return np.array(rows, dtype=np.int64)
+
+
+def _blocks(kernel, tb, cum, n):
+    out = [np.empty(tb.size, dtype=np.int64) for _ in range(3)]
+    m = kernel(np.ascontiguousarray(tb, dtype=np.int64), cum, n, *out)
+    return [o[:m] for o in out]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(n_blocks=st.integers(2, 3000), tied=st.booleans(), seed=st.integers(0, 2**32 - 1),
+       share=st.floats(0.0, 1.0), skewed=st.booleans(), R=st.integers(1, 3))
+def test_hull_filter_gives_the_blocks_of_the_stack_over_every_unit(n_blocks, tied, seed, share, skewed, R):
+    """pav_target_blocks (a coarse hull, then the stack over the points on or below it, runs of targets above
+    it skipped) against the stack over every unit, as plain Python: the same blocks, null and leaking rows, up
+    to 3000 blocks (subsamples of 2 to 46 targets)."""
+    rng = np.random.default_rng(seed)
+    size = rng.integers(1, 4, n_blocks) if tied else np.ones(n_blocks, dtype=np.int64)
+    cum = np.r_[0, np.cumsum(size)].astype(np.int64)
+    n = int(cum[-1])
+    blk = np.repeat(np.arange(n_blocks), size)
+    k = min(n - 1, max(1, int(share * n)))
+    tb = _skewed_rows(blk, k, R, rng) if skewed else _rows(RL._TrialPrep(None, None, blk, cum, None, k, not tied), R,
+                                                            rng)
+    got, ref = _blocks(PK.pav_target_blocks, tb, cum, n), _blocks(PK.pav_target_blocks_every_unit, tb, cum, n)
+    assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+
+
+def test_compiled_hull_filter_agrees_on_large_null_and_leaking_rows():
+    pytest.importorskip("numba")
+    from vpeval.jit import compiled
+
+    fast = PK.compiled_pav_target_blocks()
+    slow = compiled(PK.pav_target_blocks_every_unit, PK._SIGNATURE)
+    rng = np.random.default_rng(8)
+    size = rng.integers(1, 4, 400_000)
+    cum = np.r_[0, np.cumsum(size)].astype(np.int64)
+    n = int(cum[-1])
+    blk = np.repeat(np.arange(size.size), size)
+    p = RL._TrialPrep(None, None, blk, cum, None, n // 2, False)
+    for tb in (_rows(p, 3, rng), _skewed_rows(blk, n // 3, 3, rng)):
+        got, ref = _blocks(fast, tb, cum, n), _blocks(slow, tb, cum, n)
+        assert all(np.array_equal(a, b) for a, b in zip(got, ref))
+
+
 def test_blocks_are_the_maximal_level_sets_hand_computed():
     # 6 trials in 6 blocks; targets at blocks 1, 2, 4: units (block 1 alone: 1 of 1), (block 2 + 3: 1 of 2),
     # (block 4 + 5: 1 of 2). The first is above the second, so they pool: 2 of 3, then 2/3 >= 1/2 pools again:
