@@ -63,15 +63,16 @@ def pav_target_blocks(tb, cum, n, out_t, out_w, out_row):
        end. Its vertices are points of the set, so the full minorant lies on or below it, and a point strictly
        above it is no vertex of the minorant.
     2. A stack over the points on or below that hull only, each pooled with the block below while that block's
-       proportion ``t / w`` is at least its own (``t_lo * w >= t * w_lo``, exact in int64 for ``n < 3e9``).
-       The minorant of these candidates is the full one (they include all its vertices). A run of ``L``
-       targets whose lowest possible point (its first target's count, its last target's trials) is strictly
-       above the hull is skipped without reading it.
+       proportion ``t / w`` is at least its own (``t_lo * w >= t * w_lo``). The minorant of these candidates
+       is the full one (they include all its vertices). A run of ``L`` targets whose lowest possible point (its
+       first target's count, its last target's trials) is strictly above the hull is skipped without reading
+       it.
 
-    Under perfect secrecy a relabelling's points hug one line, and on a 1e7-line score file about 340 of 3.3
-    million unit starts remained in pass 2: 10 ms a relabelling instead of 46 ms for the stack over every unit
-    (``benchmarks/relabel_kernel.py``, medians of 7). The blocks are the same (the stack over every unit is the tests'
-    oracle). Slow in plain Python; :func:`compiled_pav_target_blocks` returns the compiled form.
+    Every comparison is exact in int64 (cross-products below ``2 K n``, so for ``n < 2e9`` trials). Under
+    perfect secrecy a relabelling's points hug one line, and on a 1e7-line score file about 340 of 3.3 million
+    unit starts remained in pass 2: 10 ms a relabelling instead of 46 ms for the stack over every unit
+    (``benchmarks/relabel_kernel.py``, medians of 7). The blocks are the same (the stack over every unit is the
+    tests' oracle). Slow in plain Python; :func:`compiled_pav_target_blocks` returns the compiled form.
     """
     R, K = tb.shape
     L = max(2, min(_SUBSAMPLE, K // _SUBSAMPLE))
