@@ -240,3 +240,23 @@ def logistic_llr_fit(tar, non, regularization=None, iterations=60):
         v = v - t * step
     w = v[0] / sd
     return w, v[1] - w * m - (math.log(tar.size) - math.log(non.size))
+
+
+def privacy_profile_bits(tar, non, delta):
+    """eps(delta) in bits by brute force: every region cut between distinct scores (intervals and their
+    complements), both orders, ln((P(A) - delta) / Q(A)) with exact fractions."""
+    cuts = [-math.inf] + sorted(set(tar) | set(non)) + [math.inf]
+    nt, nn = len(tar), len(non)
+    best = 0.0
+    for i in range(len(cuts)):
+        for j in range(i, len(cuts)):
+            a, b = cuts[i], cuts[j]
+            kt = sum(1 for x in tar if a <= x < b) if a != -math.inf else sum(1 for x in tar if x < b)
+            kn = sum(1 for x in non if a <= x < b) if a != -math.inf else sum(1 for x in non if x < b)
+            for ct, cn in ((kt, kn), (nt - kt, nn - kn)):
+                for p, q in ((Fraction(ct, nt), Fraction(cn, nn)), (Fraction(cn, nn), Fraction(ct, nt))):
+                    if p > delta:
+                        if q == 0:
+                            return math.inf
+                        best = max(best, math.log2(float((p - Fraction(delta)) / q)))
+    return best

@@ -1,0 +1,430 @@
+r"""The privacy profile eps(delta) of an attacker's scores, exact, with simultaneous confidence bounds.
+
+Definition (hypothesis-testing differential privacy)
+----------------------------------------------------
+Read an attacker as a test between ``T`` ("same speaker", the target trials) and ``N`` ("different speakers").
+It is *(eps, delta)-indistinguishable* over a family ``F`` of decision regions when every ``A`` in ``F`` has
+
+    ``P_T(A) <= e^eps P_N(A) + delta``  and  ``P_N(A) <= e^eps P_T(A) + delta``
+
+(Wasserman & Zhou, JASA 2010, Def. 2.1 and Thm. 2.4; Kairouz, Oh & Viswanath, ICML 2015, Thm. 2.1; Dong, Roth &
+Su, JRSS-B 2022, Sec. 2). The *privacy profile* is the smallest such eps for each delta:
+
+    ``eps(delta) = max(0, max over A in F and both orders (P, Q) in {(P_T, P_N), (P_N, P_T)} of
+    ln((P(A) - delta) / Q(A)))``,  over the ``A`` with ``P(A) > delta``
+
+(``+inf`` when such an ``A`` has ``Q(A) = 0``). Here ``P_T``, ``P_N`` are the empirical distributions of the
+scores as given: the shares of target and of non-target trials in ``A``.
+
+The region family ``F``: every *interval* of scores and every complement of one, i.e. the thresholds
+(``s >= t`` and ``s < t``), the bands ``a <= s < b`` and the two-tailed regions ``s < a or s >= b``. Regions are cut
+between distinct scores only, so a block of tied scores is never split. The two-tailed regions are needed for
+attackers that are not monotone in their score: in the worst-case paper's counterexample (targets ``N(0, 2)``,
+non-targets ``N(0, 1)``, Fig. 1) both tails favour the target and no threshold region sees it (tested).
+
+Units: eps in bits here (``log2`` of a likelihood ratio), delta a probability (a share of trials).
+
+Relation to eps_max (privacy-ZEBRA, Nautsch et al., Interspeech 2020, Eq. 9, without Laplace smoothing)
+------------------------------------------------------------------------------------------------------
+``eps_thresholds(0) <= eps_max(PAV) <= eps(0)``: a threshold region's ratio ``P_T/P_N`` is the slope of a chord of
+the ROC from its end, at most the steepest segment of the ROC convex hull, which is PAV's largest likelihood
+ratio (and likewise at the other end); every PAV bin is an interval of scores, so its ratio is one of ``F``'s.
+With intervals in ``F``, ``eps(0)`` is the largest ratio of any single tie block (a ratio of sums never exceeds
+the largest ratio of its parts), hence ``+inf`` whenever a block holds one class only: ``eps(0)``, the worst case,
+cannot be bounded from finite data, which is why the verdict decides at a ``delta > 0``. ``eps(delta)`` is
+non-increasing in delta and is 0 from ``delta = TV`` on, the total-variation distance of ``P_T`` and ``P_N`` over
+``F`` (at ``e^eps = 1`` the condition reads ``P(A) - Q(A) <= delta``).
+
+Computation
+-----------
+For a ratio ``x = e^eps`` let ``g(x) = max over A in F of P(A) - x Q(A)``. Over intervals this is the largest sum of
+a contiguous run of the per-block weights ``p_k - x q_k`` (a running minimum of their prefix sums); over
+complements it is ``1 - x`` minus the smallest such sum. ``eps(delta) = ln x*`` for the root of
+``g(x) = delta``, found by Dinkelbach's iteration ``x <- (P(A) - delta) / Q(A)`` at the maximising region ``A``
+(Dinkelbach, Management Science 1967), which ends, exactly, at the attaining region in a few steps: each step
+O(K) for K tie blocks, O(n log n) in all with the sort.
+
+Confidence bounds (:func:`profile_bounds`)
+------------------------------------------
+The region the attacker would use is chosen on the data, so the bounds hold for every region at once. Let the
+target scores be i.i.d. from a continuous law with ``n`` trials. A region holding ``k`` of them lies inside the
+open interval (or the open two-tailed region) between the targets just outside it, whose probability is
+distributed as ``Beta(k + 1, n - k)`` (uniform spacings; David & Nagaraja, "Order Statistics", 2003, Sec. 6.4),
+so its Clopper-Pearson upper bound ``B^-1(1 - g; k + 1, n - k)`` bounds ``P_T(A)``; a region holding ``k`` of them
+contains the closed interval between the outermost ones (``Beta(k - 1, n - k + 2)``) or the two closed tails up to
+them (``Beta(k, n - k + 1)``), whose lower quantiles bound it from below. For each ``k`` there are at most
+``n + 2`` such spacings; level ``g_k = a w_k / (n + 2)`` with ``w_k = 1 / ((k + 1)(k + 2))`` (summing to 1 over
+``k``, weighted to the small counts where eps is decided) makes the bounds hold for every region and every ``k``
+at once with probability ``>= 1 - a`` per class and side (Bonferroni). The four families (upper and lower, targets
+and non-targets) get ``alpha / 4`` each, so ``eps_low(delta) <= eps(delta) <= eps_high(delta)`` holds for every
+delta at once with probability ``>= 1 - alpha`` (``alpha / m`` for a family of ``m`` attackers: the certificate
+holds for all of them at once).
+
+Then ``eps_high(delta) = max over A of ln((U_T(A) - delta) / L_N(A))`` (and the mirror order), maximised exactly by
+dominance: for each count ``k`` of the denominator's class, only the region with the most of the numerator's class
+among those holding at most ``k`` matters (computed for ``k <= 64`` exactly, then on a grid of ratio 1.05 with
+the conservative end of each grid cell, so ``eps_high`` is an upper bound of the exact maximum); ``eps_low`` likewise
+with the lower and upper bounds exchanged (grid points only: a lower bound of its maximum).
+
+Dependence: trials that share a speaker are not independent. The bounds then use Kish's *effective* sample size,
+``n / deff`` (counts scaled alike), with the design effect ``deff`` of the class's share of trials above a
+threshold, estimated from the clusters (:func:`design_effect`: the largest over a grid of thresholds, at least 1).
+That is an approximation, whose coverage is measured by simulation (``docs/verdict_calibration.md``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from .._checks import as_real, as_tar_non
+from ..blocks import TieBlocks, tie_blocks
+from ..errors import InvalidScoresError
+
+__all__ = ["privacy_profile_bits", "profile_bounds", "design_effect", "total_variation", "DELTA_GRID",
+           "EXACT_COUNTS", "GRID_RATIO"]
+
+_LN2 = math.log(2.0)
+#: A grid of delta for the profile's figure and table (log-spaced, 1e-4 to 0.5).
+DELTA_GRID = np.array([1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5])
+#: Denominator counts ``k`` handled one by one in the bounds' maximisation; beyond, a geometric grid.
+EXACT_COUNTS = 64
+#: Ratio of the geometric grid of counts beyond :data:`EXACT_COUNTS`.
+GRID_RATIO = 1.05
+
+
+def _blocks(tar, non) -> TieBlocks:
+    tar, non = as_tar_non(tar, non)
+    return tie_blocks(tar, non)
+
+
+def _deltas(delta) -> tuple[np.ndarray, bool]:
+    d = np.asarray(delta, dtype=float)
+    scalar = d.ndim == 0
+    d = np.atleast_1d(d)
+    if d.ndim != 1 or d.size == 0 or not np.isfinite(d).all() or (d < 0).any() or (d >= 1).any():
+        raise InvalidScoresError(f"delta must be a number or 1-D array of numbers in [0, 1), got {delta!r}")
+    return d, scalar
+
+
+# ------------------------------------------------------------------------------------------- point estimate
+
+
+def _best_region(p: np.ndarray, q: np.ndarray, x: float) -> tuple[float, tuple]:
+    """``max over A in F of p(A) - x q(A)`` and the attaining region: ``("in", i, j)`` for blocks ``i..j-1``,
+    ``("out", i, j)`` for its complement (``p``, ``q``: per-block shares)."""
+    c = np.empty(p.size + 1)
+    c[0] = 0.0
+    np.cumsum(p - x * q, out=c[1:])
+    lo = np.minimum.accumulate(c)
+    j_in = int(np.argmax(c - lo))
+    v_in = float(c[j_in] - lo[j_in])
+    i_in = int(np.argmin(c[:j_in + 1]))
+    hi = np.maximum.accumulate(c)
+    j_out = int(np.argmin(c - hi))
+    v_out = float(c[-1] - (c[j_out] - hi[j_out]))  # = (1 - x) - (smallest run sum), with c[-1] = 1 - x
+    i_out = int(np.argmax(c[:j_out + 1]))
+    if v_out > v_in:
+        return v_out, ("out", i_out, j_out)
+    return v_in, ("in", i_in, j_in)
+
+
+def _counts(cum: np.ndarray, region: tuple) -> int:
+    kind, i, j = region
+    inside = int(cum[j] - cum[i])
+    return inside if kind == "in" else int(cum[-1]) - inside
+
+
+def _eps_one_order(cp: np.ndarray, cq: np.ndarray, deltas: np.ndarray) -> np.ndarray:
+    """``max over A of ln((P(A) - delta) / Q(A))`` per delta (0 floor, nats), from the prefix counts of the
+    numerator's class ``cp`` and the denominator's ``cq`` over the blocks (Dinkelbach's iteration)."""
+    n_p, n_q = int(cp[-1]), int(cq[-1])
+    dp, dq = np.diff(cp).astype(float), np.diff(cq).astype(float)
+    p, q = dp / n_p, dq / n_q
+    # regions without the denominator's class: P(A) up to the largest run of q-free blocks or the tails outside q
+    free = q == 0
+    best_free = 0.0
+    if free.any():
+        edges = np.flatnonzero(np.diff(np.r_[0, free.astype(np.int8), 0]) != 0).reshape(-1, 2)
+        cs = np.r_[0, np.cumsum(dp)]
+        run = float((cs[edges[:, 1]] - cs[edges[:, 0]]).max()) / n_p
+        nz = np.flatnonzero(~free)
+        tails = float(p[:nz[0]].sum() + p[nz[-1] + 1:].sum()) if nz.size else 1.0
+        best_free = max(run, tails)
+    out = np.zeros(deltas.size)
+    for m, d in enumerate(deltas):
+        if best_free > d * (1 + 1e-12) + 1e-15:
+            out[m] = math.inf
+            continue
+        x = 1.0
+        for _ in range(200):
+            v, region = _best_region(p, q, x)
+            if v <= d:
+                break
+            kp, kq = _counts(cp, region), _counts(cq, region)
+            if kq == 0:  # a q-free region with P(A) > delta was ruled out above; rounding only
+                break
+            nxt = (kp / n_p - d) / (kq / n_q)
+            if not nxt > x * (1 + 1e-15):
+                x = max(x, nxt)
+                break
+            x = nxt
+        out[m] = math.log(x) if x > 1.0 else 0.0
+    return out
+
+
+def privacy_profile_bits(tar, non, delta=DELTA_GRID):
+    """The attacker's privacy profile eps(delta), in bits, over intervals and their complements (exact).
+
+    Parameters
+    ----------
+    tar, non : array-like of shape (n_tar,), (n_non,)
+        Target and non-target scores (higher = more target-like; the profile does not depend on the direction).
+    delta : float or array-like of shape (n_delta,)
+        Values in ``[0, 1)``; default :data:`DELTA_GRID`.
+
+    Returns
+    -------
+    float or ndarray of shape (n_delta,)
+        ``eps(delta)`` in bits (``log2``), ``>= 0``; ``inf`` where a region without one class holds more than
+        ``delta`` of the other (e.g. always at ``delta = 0`` when some tie block holds one class only).
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty classes, NaN scores, delta outside ``[0, 1)``.
+
+    Notes
+    -----
+    Definition, region family, relation to eps_max and algorithm: module docstring. Depends on the scores
+    only through their order and ties: invariant under any strictly increasing (or decreasing) transform, the
+    order of the input, and duplicating every trial.
+
+    Examples
+    --------
+    One target above both non-targets, one between them: ``s >= 3`` holds half of the targets and no
+    non-target, so eps is infinite below delta = 1/2 and 0 from there on.
+
+    >>> privacy_profile_bits([3.0, 1.5], [1.0, 2.0], [0.49, 0.5]).tolist()
+    [inf, 0.0]
+
+    ``s >= 1`` holds 3/4 of the targets and 1/4 of the non-targets: at delta = 1/4, ``(3/4 - 1/4) / (1/4) = 2``.
+
+    >>> round(float(privacy_profile_bits([0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], 0.25)), 9)
+    1.0
+    """
+    d, scalar = _deltas(delta)
+    b = _blocks(tar, non)
+    ct = np.r_[0, np.cumsum(b.n_tar, dtype=np.int64)]
+    cn = np.r_[0, np.cumsum(b.n_non, dtype=np.int64)]
+    eps = np.maximum(_eps_one_order(ct, cn, d), _eps_one_order(cn, ct, d)) / _LN2
+    return float(eps[0]) if scalar else eps
+
+
+def total_variation(tar, non) -> float:
+    """``max over A in F of |P_T(A) - P_N(A)|``: the smallest delta with ``eps(delta) = 0`` (a share, no unit;
+    equal to the Kolmogorov-Smirnov distance when ``F`` holds intervals; ties never split)."""
+    b = _blocks(tar, non)
+    c = np.r_[0.0, np.cumsum(b.n_tar / b.total_tar - b.n_non / b.total_non)]
+    return float(max(c.max() - c.min(), 0.0))
+
+
+# ------------------------------------------------------------------------------------------- bounds
+
+
+def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each count ``k`` in ``ks``: the most numerator-class trials ``(interval, two-tailed)`` among regions
+    holding at most ``k`` of the denominator's class (``cp``, ``cq``: prefix counts over the blocks)."""
+    n_p, n_q = int(cp[-1]), int(cq[-1])
+    m_int = np.empty(ks.size, dtype=np.int64)
+    m_two = np.empty(ks.size, dtype=np.int64)
+    # prefix with at most k1 q-trials: up to the last boundary with cq <= k1; suffix likewise from the top
+    pre_end = np.searchsorted(cq, np.arange(n_q + 1), side="right") - 1  # last boundary with cq <= k1
+    suf_start = np.searchsorted(cq, n_q - np.arange(n_q + 1), side="left")  # first boundary with n_q - cq <= k2
+    pre = cp[pre_end]
+    suf = n_p - cp[suf_start]
+    for r, k in enumerate(ks):
+        k = int(k)
+        if k >= n_q:
+            m_int[r] = m_two[r] = n_p
+            continue
+        ends = np.searchsorted(cq, cq + k, side="right") - 1
+        m_int[r] = int((cp[ends] - cp).max())
+        k1 = np.arange(k + 1)
+        ok = pre_end[k1] < suf_start[k - k1]  # prefix and suffix disjoint
+        m_two[r] = int((pre[k1] + suf[k - k1])[ok].max()) if ok.any() else n_p
+    return m_int, m_two
+
+
+def _count_grid(n_q: int) -> np.ndarray:
+    """0..EXACT_COUNTS one by one, then a geometric grid of ratio GRID_RATIO, ending at ``n_q``."""
+    ks = list(range(min(EXACT_COUNTS, n_q) + 1))
+    k = float(ks[-1])
+    while ks[-1] < n_q:
+        k *= GRID_RATIO
+        ks.append(min(n_q, int(math.ceil(k))))
+    return np.unique(np.asarray(ks, dtype=np.int64))
+
+
+def _level(k, n_eff: float, a: float) -> np.ndarray:
+    """Per-spacing level of count ``k`` (module docstring): ``a w_k / (n + 2)``."""
+    k = np.asarray(k, dtype=float)
+    return a / ((k + 1.0) * (k + 2.0) * (n_eff + 2.0))
+
+
+def _upper(k, n: int, deff: float, a: float) -> np.ndarray:
+    """Simultaneous upper bound on the probability of any region holding ``k`` of ``n`` trials."""
+    ne, ke = n / deff, np.asarray(k, dtype=float) / deff
+    u = special.betaincinv(ke + 1.0, np.maximum(ne - ke, 1e-12), 1.0 - _level(ke, ne, a))
+    return np.where(ke >= ne, 1.0, u)
+
+
+def _lower(k, n: int, deff: float, a: float, interval: bool) -> np.ndarray:
+    """Simultaneous lower bound on the probability of any interval (``interval``) or two-tailed/threshold region
+    holding ``k`` of ``n`` trials."""
+    ne, ke = n / deff, np.asarray(k, dtype=float) / deff
+    shape = ke - 1.0 if interval else ke
+    lv = _level(ke, ne, a)
+    with np.errstate(invalid="ignore"):
+        low = special.betaincinv(np.maximum(shape, 1e-12), ne - shape + 1.0, lv)
+    return np.where(shape <= 0, 0.0, low)
+
+
+def _bounds_one_order(cp, cq, d, deff_p, deff_q, a):
+    """(eps_low, eps_high) in nats for the order (P, Q) = (numerator class, denominator class), per delta."""
+    n_p, n_q = int(cp[-1]), int(cq[-1])
+    ks = _count_grid(n_q)
+    m_int, m_two = _dominance(cp, cq, ks)
+    exact = ks <= EXACT_COUNTS
+    # eps_high: U_P(most P-trials among regions with <= k Q-trials) over L_Q of the fewest Q-trials they may hold
+    # (k itself where counted one by one; the grid cell's lower end + 1 beyond, conservative)
+    k_low = np.where(exact, ks, np.r_[0, ks[:-1]] + 1)
+    u_int, u_two = _upper(m_int, n_p, deff_p, a), _upper(m_two, n_p, deff_p, a)
+    l_int, l_two = _lower(k_low, n_q, deff_q, a, True), _lower(k_low, n_q, deff_q, a, False)
+    # eps_low: L_P of the regions found over U_Q of their k (grid points only: attained regions)
+    lp_int, lp_two = _lower(m_int, n_p, deff_p, a, True), _lower(m_two, n_p, deff_p, a, False)
+    uq = _upper(ks, n_q, deff_q, a)
+    hi = np.zeros(d.size)
+    lo = np.zeros(d.size)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for m, dd in enumerate(d):
+            num = np.r_[u_int, u_two] - dd
+            den = np.r_[l_int, l_two]
+            r = np.where(num > 0, np.where(den > 0, num / den, np.inf), 0.0)
+            hi[m] = math.log(r.max()) if r.max() > 1.0 else 0.0
+            num = np.r_[lp_int, lp_two] - dd
+            r = np.where(num > 0, num / np.r_[uq, uq], 0.0)
+            lo[m] = math.log(r.max()) if r.max() > 1.0 else 0.0
+    return lo, hi
+
+
+def profile_bounds(tar, non, delta=DELTA_GRID, *, alpha: float = 0.05, deff_tar: float = 1.0,
+                   deff_non: float = 1.0, n_members: int = 1):
+    """Simultaneous lower and upper confidence bounds on the privacy profile eps(delta), in bits.
+
+    Parameters
+    ----------
+    tar, non : array-like of shape (n_tar,), (n_non,)
+    delta : float or array-like of shape (n_delta,), in ``[0, 1)``
+    alpha : float in (0, 1)
+        ``eps_low <= eps <= eps_high`` at every delta at once with probability ``>= 1 - alpha`` (for i.i.d.
+        trials of continuous scores; module docstring).
+    deff_tar, deff_non : float >= 1
+        Design effects (:func:`design_effect`): the bounds use ``n / deff`` trials of each class.
+    n_members : int >= 1
+        The bounds are made at ``alpha / n_members`` (Bonferroni), so that those of ``n_members`` attackers hold
+        together.
+
+    Returns
+    -------
+    (eps_low, eps_high) : floats or ndarrays of shape (n_delta,)
+        In bits; ``eps_high`` is ``inf`` where the data cannot exclude a region holding more than ``delta`` of one
+        class and none of the other (too few trials for that delta).
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty classes, NaN scores, a delta outside ``[0, 1)``, alpha outside (0, 1), a design effect below 1 or a
+        bad ``n_members``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> lo, hi = profile_bounds(rng.normal(size=10_000), rng.normal(size=100_000), 0.01)
+    >>> float(lo), round(float(hi), 2)   # a likelihood ratio of at most 2^1.27 = 2.4 beyond delta = 1 %
+    (0.0, 1.27)
+    """
+    d, scalar = _deltas(delta)
+    a = as_real(alpha, "alpha", low=0.0, high=1.0)
+    dt = as_real(deff_tar, "deff_tar", low=1.0, open_low=False)
+    dn = as_real(deff_non, "deff_non", low=1.0, open_low=False)
+    if isinstance(n_members, bool) or not isinstance(n_members, (int, np.integer)) or n_members < 1:
+        raise InvalidScoresError(f"n_members must be an integer >= 1, got {n_members!r}")
+    b = _blocks(tar, non)
+    ct = np.r_[0, np.cumsum(b.n_tar, dtype=np.int64)]
+    cn = np.r_[0, np.cumsum(b.n_non, dtype=np.int64)]
+    a4 = a / (4.0 * int(n_members))
+    lo1, hi1 = _bounds_one_order(ct, cn, d, dt, dn, a4)
+    lo2, hi2 = _bounds_one_order(cn, ct, d, dn, dt, a4)
+    lo, hi = np.maximum(lo1, lo2) / _LN2, np.maximum(hi1, hi2) / _LN2
+    return (float(lo[0]), float(hi[0])) if scalar else (lo, hi)
+
+
+def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95,
+                                                          0.99, 0.999)) -> tuple[float, float]:
+    """Kish design effects ``(deff_tar, deff_non)`` of each class's share of trials at or above a threshold.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n,)
+    is_target : array-like of bool, shape (n,)
+    clusters : array-like of shape (n,)
+        The unit each trial depends through (e.g. its probe's speaker); trials of one cluster are correlated.
+    quantiles : sequence of float in (0, 1)
+        Thresholds at these quantiles of all scores.
+
+    Returns
+    -------
+    (deff_tar, deff_non) : floats >= 1
+        Per class, the largest over the thresholds of the cluster-robust variance of the share of its trials at
+        or above the threshold, ``G / (G - 1) sum_g (sum_{i in g} (y_i - p))^2 / n^2``, over the binomial
+        ``p (1 - p) / n`` (Kish, "Survey Sampling", 1965, Sec. 8.2), and at least 1. A class in fewer than 2
+        clusters gets ``n`` (one effective trial). Thresholds where the share is 0 or 1 are skipped.
+
+    Raises
+    ------
+    InvalidScoresError
+        Mismatched lengths, NaN scores.
+    """
+    s = np.asarray(scores, dtype=float)
+    y = np.asarray(is_target, dtype=bool)
+    g = np.asarray(clusters)
+    if s.ndim != 1 or y.shape != s.shape or g.shape != s.shape:
+        raise InvalidScoresError(f"scores, is_target and clusters must be 1-D of one length, got {s.shape}, "
+                                 f"{y.shape}, {g.shape}")
+    if np.isnan(s).any():
+        raise InvalidScoresError("scores: contains NaN")
+    thr = np.quantile(s, quantiles) if s.size else np.array([])
+    out = []
+    for cls in (True, False):
+        sel = y == cls
+        n = int(sel.sum())
+        _, gi = np.unique(g[sel], return_inverse=True)
+        n_g = int(gi.max()) + 1 if n else 0
+        if n_g < 2:
+            out.append(float(max(n, 1)))
+            continue
+        sc = s[sel]
+        worst = 1.0
+        for t in thr:
+            z = (sc >= t).astype(float)
+            p = z.mean()
+            if p <= 0.0 or p >= 1.0:
+                continue
+            sums = np.bincount(gi, weights=z - p, minlength=n_g)
+            v_cl = n_g / (n_g - 1) * float(np.dot(sums, sums)) / n ** 2
+            worst = max(worst, v_cl / (p * (1 - p) / n))
+        out.append(float(worst))
+    return out[0], out[1]

@@ -1,0 +1,173 @@
+"""The privacy profile eps(delta) (vpeval.metrics.profile): hand cases, the brute-force oracle, properties,
+the worst-case paper's counterexample, and the simultaneous bounds' guarantees."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from vpeval.errors import InvalidScoresError
+from vpeval.metrics.profile import (DELTA_GRID, design_effect, privacy_profile_bits, profile_bounds,
+                                    total_variation)
+
+import oracles
+
+small_scores = st.lists(st.integers(-4, 4).map(float), min_size=1, max_size=7)
+
+
+def test_hand_cases():
+    # targets outside, non-targets inside: the two-tailed region s < 1 or s >= 3 holds every target and no
+    # non-target (no threshold does), so eps is infinite at every delta < 1
+    assert privacy_profile_bits([3.0, 0.0], [1.0, 2.0], 0.0) == math.inf
+    assert privacy_profile_bits([3.0, 0.0], [1.0, 2.0], 0.99) == math.inf
+    # one target above both non-targets, one between: s >= 3 holds 1/2 of the targets and no non-target
+    assert privacy_profile_bits([3.0, 1.5], [1.0, 2.0], 0.49) == math.inf
+    assert privacy_profile_bits([3.0, 1.5], [1.0, 2.0], 0.5) == 0.0
+    # identical distributions: 0 at every delta, also at delta = 0
+    assert privacy_profile_bits([1.0, 2.0], [2.0, 1.0], 0.0) == 0.0
+    # tar {0, 1, 1, 1}, non {0, 0, 0, 1}: s >= 1 holds 3/4 against 1/4; at delta = 1/4 the ratio (3/4 - 1/4)/(1/4) = 2
+    assert privacy_profile_bits([0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], 0.25) == pytest.approx(1.0, abs=1e-12)
+    # at delta = 0: ln 3 / ln 2 bits
+    assert privacy_profile_bits([0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], 0.0) == pytest.approx(math.log2(3))
+
+
+def test_ties_are_one_block():
+    # all scores tied: no region separates anything
+    assert privacy_profile_bits([1.0, 1.0], [1.0, 1.0, 1.0], 0.0) == 0.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(small_scores, small_scores, st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75]))
+def test_matches_brute_force(tar, non, delta):
+    assert privacy_profile_bits(tar, non, delta) == pytest.approx(oracles.privacy_profile_bits(tar, non, delta),
+                                                                  rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_scores, small_scores, st.randoms(use_true_random=False))
+def test_properties(tar, non, rnd):
+    d = np.array([0.0, 0.1, 0.3])
+    base = privacy_profile_bits(tar, non, d)
+    t2, n2 = list(tar), list(non)
+    rnd.shuffle(t2)
+    rnd.shuffle(n2)
+    np.testing.assert_array_equal(privacy_profile_bits(t2, n2, d), base)  # order
+    np.testing.assert_array_equal(privacy_profile_bits(np.exp(tar), np.exp(non), d), base)  # increasing map
+    np.testing.assert_array_equal(privacy_profile_bits(-np.array(tar), -np.array(non), d), base)  # direction
+    np.testing.assert_allclose(privacy_profile_bits(tar * 2, non * 2, d), base, rtol=1e-12)  # duplication
+    np.testing.assert_array_equal(privacy_profile_bits(non, tar, d), base)  # swapping roles
+    assert all(a >= b - 1e-12 for a, b in zip(base, base[1:]))  # non-increasing in delta
+    tv = total_variation(tar, non)
+    assert privacy_profile_bits(tar, non, min(tv, 0.999)) == 0.0
+
+
+def test_relation_to_eps_max():
+    # eps over thresholds at delta = 0 <= PAV eps_max (no smoothing) <= eps(0) over intervals
+    rng = np.random.default_rng(3)
+    tar = np.round(rng.normal(1.0, 1.0, 300), 1)
+    non = np.round(rng.normal(0.0, 1.0, 900), 1)
+    tar_llr, non_llr = oracles.pav_llr(tar, non, laplace=False)
+    emax = max(np.abs(np.r_[tar_llr, non_llr])) / math.log(2)
+    assert privacy_profile_bits(tar, non, 0.0) >= emax - 1e-9
+    # threshold regions alone at delta = 0: ln of the largest TPR/FPR or FNR/TNR ratio, at most eps_max
+    t = np.unique(np.r_[tar, non])
+    tpr = (tar[None, :] >= t[:, None]).mean(1)
+    fpr = (non[None, :] >= t[:, None]).mean(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.r_[tpr / fpr, fpr / tpr, (1 - tpr) / (1 - fpr), (1 - fpr) / (1 - tpr)]
+    thr = np.log2(np.nanmax(r[np.isfinite(r)]))
+    assert thr <= emax + 1e-9
+
+
+def test_counterexample_needs_two_tailed_regions():
+    # worst-case paper, Fig. 1: targets N(0, 2), non-targets N(0, 1) (variances); both tails favour the target
+    rng = np.random.default_rng(0)
+    tar = rng.normal(0.0, math.sqrt(2.0), 100_000)
+    non = rng.normal(0.0, 1.0, 100_000)
+    eps = privacy_profile_bits(tar, non, 0.05)
+    # the oracle: the two-tailed region |s| >= c with the same delta, from the two normal laws
+    from scipy.stats import norm
+    c = np.linspace(0.0, 4.0, 4001)
+    pt, pn = 2 * norm.sf(c / math.sqrt(2.0)), 2 * norm.sf(c)
+    true = np.log2(np.max(np.where(pt > 0.05, (pt - 0.05) / pn, 0)))
+    assert eps == pytest.approx(true, abs=0.12)
+    # on the data: at least the best symmetric two-tailed region |s| >= c
+    cs = np.linspace(1.5, 3.0, 301)
+    et = np.array([(np.abs(tar) >= c).mean() for c in cs])
+    en = np.array([(np.abs(non) >= c).mean() for c in cs])
+    assert eps >= np.log2(np.max((et - 0.05) / en)) - 1e-9
+    # a single threshold (either tail alone) shows much less: the one-tailed profile is smaller
+    one_tail = np.log2(np.max(np.where(pt / 2 > 0.05, (pt / 2 - 0.05) / (pn / 2), 0)))
+    assert eps > one_tail + 0.2
+
+
+def test_bounds_bracket_the_estimate_and_truth():
+    rng = np.random.default_rng(1)
+    tar, non = rng.normal(0.5, 1.0, 2000), rng.normal(0.0, 1.0, 20_000)
+    lo, hi = profile_bounds(tar, non, DELTA_GRID)
+    est = privacy_profile_bits(tar, non, DELTA_GRID)
+    assert (lo <= est + 1e-9).all() and (est <= hi + 1e-9).all()
+    assert np.isinf(hi[0]) and np.isfinite(hi[-4:]).all()
+    # the true profile of N(0.5, 1) vs N(0, 1) at delta = 0.05 (threshold regions suffice: monotone LR)
+    from scipy.stats import norm
+    t = np.linspace(-6, 8, 20001)
+    pt, pn = norm.sf(t - 0.5), norm.sf(t)
+    true = np.log2(np.max(np.where(pt > 0.05, (pt - 0.05) / pn, 0)))
+    lo5, hi5 = profile_bounds(tar, non, 0.05)
+    assert lo5 <= true <= hi5
+
+
+def test_bounds_under_perfect_secrecy_certify_at_large_sizes():
+    # the issue's score-file size: 10,000 targets and 100,000 non-targets from one law
+    rng = np.random.default_rng(2)
+    lo, hi = profile_bounds(rng.normal(size=10_000), rng.normal(size=100_000), 0.01)
+    assert lo == 0.0 and hi <= math.log2(10)
+
+
+def test_bounds_see_a_fully_separated_share():
+    # 5 % of targets above every non-target: at delta = 0.01 the lower bound must exceed 3.32 bits
+    rng = np.random.default_rng(4)
+    tar = np.r_[rng.normal(size=1900), rng.normal(20.0, 1.0, 100)]
+    non = rng.normal(size=20_000)
+    lo, hi = profile_bounds(tar, non, 0.01)
+    assert lo > math.log2(10) and hi == math.inf
+
+
+def test_more_members_and_design_effects_widen():
+    rng = np.random.default_rng(5)
+    tar, non = rng.normal(0.3, 1.0, 3000), rng.normal(size=30_000)
+    lo1, hi1 = profile_bounds(tar, non, 0.05)
+    lo2, hi2 = profile_bounds(tar, non, 0.05, n_members=10)
+    lo3, hi3 = profile_bounds(tar, non, 0.05, deff_tar=3.0, deff_non=3.0)
+    assert lo2 <= lo1 <= hi1 <= hi2 and lo3 <= lo1 and hi1 <= hi3
+
+
+def test_design_effect():
+    rng = np.random.default_rng(6)
+    spk = np.repeat(np.arange(100), 20)
+    s_ind = rng.normal(size=2000)
+    s_clu = rng.normal(size=100)[spk] * 1.5 + rng.normal(size=2000) * 0.5
+    lab = np.tile(np.r_[np.ones(5, bool), np.zeros(15, bool)], 100)
+    d_ind = design_effect(s_ind, lab, spk)
+    d_clu = design_effect(s_clu, lab, spk)
+    assert max(d_ind) < 2.0 and min(d_clu) > 2.5 and d_clu[1] > d_clu[0]  # 15 trials a cluster against 5
+    assert design_effect(s_ind, lab, np.zeros(2000))[0] == 500.0  # one cluster: one effective trial
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.0, float("nan"), [[0.1]]])
+def test_bad_delta(bad):
+    with pytest.raises(InvalidScoresError, match="delta"):
+        privacy_profile_bits([1.0], [0.0], bad)
+
+
+def test_bad_options():
+    with pytest.raises(InvalidScoresError, match="alpha"):
+        profile_bounds([1.0], [0.0], 0.1, alpha=1.5)
+    with pytest.raises(InvalidScoresError, match="deff_tar"):
+        profile_bounds([1.0], [0.0], 0.1, deff_tar=0.5)
+    with pytest.raises(InvalidScoresError, match="n_members"):
+        profile_bounds([1.0], [0.0], 0.1, n_members=0)
