@@ -87,6 +87,8 @@ __all__ = ["privacy_profile_bits", "profile_bounds", "design_effect", "total_var
            "EXACT_COUNTS", "GRID_RATIO"]
 
 _LN2 = math.log(2.0)
+#: Shares of trials (sums of per-block shares in floats) within this much are equal.
+_SHARE_TOL = 1e-12
 #: A grid of delta for the profile's figure and table (log-spaced, 1e-4 to 0.5).
 DELTA_GRID = np.array([1e-4, 2e-4, 5e-4, 1e-3, 2e-3, 5e-3, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5])
 #: Denominator counts ``k`` handled one by one in the bounds' maximisation; beyond, a geometric grid.
@@ -155,13 +157,13 @@ def _eps_one_order(cp: np.ndarray, cq: np.ndarray, deltas: np.ndarray) -> np.nda
         best_free = max(run, tails)
     out = np.zeros(deltas.size)
     for m, d in enumerate(deltas):
-        if best_free > d * (1 + 1e-12) + 1e-15:
+        if best_free > d + _SHARE_TOL:
             out[m] = math.inf
             continue
         x = 1.0
         for _ in range(200):
             v, region = _best_region(p, q, x)
-            if v <= d:
+            if v <= d + _SHARE_TOL:  # shares differ by >= 1 / n_p n_q > 1e-12 unless equal: float rounding
                 break
             kp, kq = _counts(cp, region), _counts(cq, region)
             if kq == 0:  # a q-free region with P(A) > delta was ruled out above; rounding only
