@@ -47,25 +47,6 @@ def _labelling(rng, n_blocks, kind):
     return size, blk, lab
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.integers(2, 400), st.sampled_from(["null", "signal", "reversed", "wave"]), st.integers(0, 2**31),
-       st.booleans())
-def test_eps_max_through_a_block_map_equals_the_mapped_rows(n_blocks, kind, seed, pruned):
-    """eps_max_from_target_blocks(tb, cum, block_map) (the pooled worst case of the relabellings, read through
-    the map only where the pruned evaluation looks) is eps_max_from_target_blocks(block_map[tb], cum)."""
-    from vpeval.analysis.worst_case import pooled_extremes
-
-    rng = np.random.default_rng(seed)
-    size, blk, lab = _labelling(rng, n_blocks, kind)
-    cum = np.r_[0, np.cumsum(size)]
-    new_block, new_cum = pooled_extremes(cum, int(rng.integers(1, 6)))
-    ncf = new_cum.astype(np.float64)
-    rows = np.stack([np.sort(blk[lab]), np.sort(blk[rng.permutation(lab)])])
-    with tiny_pruning() if pruned else pytest.MonkeyPatch.context():
-        np.testing.assert_array_equal(W.eps_max_from_target_blocks(rows, ncf, new_block),
-                                      W.eps_max_from_target_blocks(new_block[rows], ncf))
-
-
 @settings(max_examples=150, deadline=None)
 @given(st.integers(2, 400), st.sampled_from(["null", "signal", "reversed", "wave"]), st.integers(0, 2**31))
 def test_pruned_relabelling_eps_max_is_bit_identical(n_blocks, kind, seed):
@@ -78,20 +59,18 @@ def test_pruned_relabelling_eps_max_is_bit_identical(n_blocks, kind, seed):
         np.testing.assert_array_equal(got, _full(rows, cum))
 
 
-def _completed_reference(lw, blk, lab, pooled):
-    """eps_max of the replicate's completed weights by the full weighted block counts (plain, pooled)."""
+def _completed_reference(lw, blk, lab):
+    """eps_max of the replicate's completed weights by the full weighted block counts."""
     w = lw.complete().astype(float)
     ref = W.eps_max_from_block_counts(np.bincount(blk, weights=w * lab)[None], np.bincount(blk, weights=w)[None])[0]
-    pb = pooled[0][blk]
-    refp = W.eps_max_from_block_counts(np.bincount(pb, weights=w * lab)[None], np.bincount(pb, weights=w)[None])[0]
-    return w, ref, refp
+    return w, ref
 
 
 @settings(max_examples=80, deadline=None)
 @given(st.integers(2, 300), st.sampled_from(["null", "signal", "reversed", "wave"]), st.integers(0, 2**31),
        st.integers(1, 50))
 def test_lazy_bootstrap_replicate_is_the_eps_max_of_its_completed_weights(n_blocks, kind, seed, m):
-    """A lazily drawn trial-bootstrap replicate (trial_boot) gives the eps_max, plain and pooled, of its weights
+    """A lazily drawn trial-bootstrap replicate (trial_boot) gives the eps_max of its weights
     completed afterwards (every cell drawn), by the independent full block-count path; pruning forced tiny."""
     from vpeval.analysis import trial_boot as TB
 
@@ -99,15 +78,14 @@ def test_lazy_bootstrap_replicate_is_the_eps_max_of_its_completed_weights(n_bloc
     size, blk, lab = _labelling(rng, n_blocks, kind)
     cum = np.r_[0, np.cumsum(size)]
     p = RL._TrialPrep(None, None, blk, cum, lab, int(lab.sum()), bool((size == 1).all()))
-    pooled = W.pooled_extremes(cum, min(m, blk.size))
     with tiny_pruning():
-        member = TB._Member(p, pooled)
+        member = TB._Member(p)
         for _ in range(3):
             lw = member.draw(rng)
             got = member.replicate(lw)
-            w, ref, refp = _completed_reference(lw, blk, lab, pooled)
+            w, ref = _completed_reference(lw, blk, lab)
             assert w.sum() == blk.size and (w >= 0).all()
-            np.testing.assert_allclose(got, [ref, refp], rtol=1e-12, atol=1e-12, equal_nan=True)
+            np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
 def test_lazy_bootstrap_draws_the_multinomial_bootstrap():
@@ -123,13 +101,12 @@ def test_lazy_bootstrap_draws_the_multinomial_bootstrap():
     n = blk.size
     cum = np.r_[0, np.cumsum(size)]
     p = RL._TrialPrep(None, None, blk, cum, lab, int(lab.sum()), bool((size == 1).all()))
-    pooled = W.pooled_extremes(cum, 3)
     with tiny_pruning() as mp:
-        member = TB._Member(p, pooled)
+        member = TB._Member(p)
         ws, lazy = [], []
         for _ in range(600):
             lw = member.draw(rng)
-            lazy.append(member.replicate(lw)[0])
+            lazy.append(member.replicate(lw))
             ws.append(lw.complete())
         ws = np.array(ws, dtype=float)
         assert (ws.sum(axis=1) == n).all()
@@ -138,7 +115,7 @@ def test_lazy_bootstrap_draws_the_multinomial_bootstrap():
         cov = np.cov(ws.T)
         np.testing.assert_allclose(cov[~np.eye(n, dtype=bool)].mean(), -1 / n, atol=0.004)
         mp.setattr(RS, "PRUNE_MIN_TARGETS", 10**12)
-        plain = RS._trial_bootstrap_eps_max(p, np.random.default_rng(6), 600, pooled)[0]
+        plain = RS._trial_bootstrap_eps_max(p, np.random.default_rng(6), 600)
     assert ks_2samp(lazy, plain).pvalue > 0.001
 
 
@@ -156,15 +133,14 @@ def test_real_threshold_large_labelling(kind):
     np.testing.assert_array_equal(W.eps_max_from_target_blocks(rows, cum.astype(float)),
                                   _full(rows, cum.astype(float)))
     p = RL._TrialPrep(None, None, blk, cum, lab, int(lab.sum()), bool((size == 1).all()))
-    pooled = W.pooled_extremes(cum, W.resolution_trials(blk.size))
-    member = TB._Member(p, pooled)
+    member = TB._Member(p)
     for seed in range(2):
         lw = member.draw(np.random.default_rng(seed))
         got = member.replicate(lw)
-        _, ref, refp = _completed_reference(lw, blk, lab, pooled)
-        np.testing.assert_allclose(got, [ref, refp], rtol=1e-12, atol=1e-12)
-    out = RS._trial_bootstrap_eps_max(p, np.random.default_rng(3), 3, pooled)  # the lazy path above the threshold
-    assert out[0].shape == (3,) and np.isfinite(out[0]).all() and out[1].shape == (3,)
+        _, ref = _completed_reference(lw, blk, lab)
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+    out = RS._trial_bootstrap_eps_max(p, np.random.default_rng(3), 3)  # the lazy path above the threshold
+    assert out.shape == (3,) and np.isfinite(out).all()
 
 
 def test_segments_cover_every_candidate_once():

@@ -5,9 +5,9 @@ this package decides.
 """
 
 from .secrecy import (
-    SCHEMES, WORST_CASE_STATISTICS, ExposedSpeaker, MemberTest, OneToNInput, ProtectionBound, SecrecyTest,
+    SCHEMES, WORST_CASE_STATISTICS, ExposedSpeaker, MemberTest, OneToNInput, SecrecyTest,
     TrialInput, WorstCase, secrecy_test, speakers_from_keys,
 )
 
-__all__ = ["SCHEMES", "WORST_CASE_STATISTICS", "ExposedSpeaker", "MemberTest", "OneToNInput", "ProtectionBound",
+__all__ = ["SCHEMES", "WORST_CASE_STATISTICS", "ExposedSpeaker", "MemberTest", "OneToNInput",
            "SecrecyTest", "TrialInput", "WorstCase", "secrecy_test", "speakers_from_keys"]

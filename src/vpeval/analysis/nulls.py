@@ -23,7 +23,7 @@ from .relabel import (
     _speaker_design, _speaker_perms, _TrialPrep, _trial_target_blocks, index_in,
 )
 from .resample import _bootstrap_worst
-from .worst_case import eps_max_from_target_blocks, pooled_extremes, resolution_trials
+from .worst_case import eps_max_from_target_blocks
 
 _LN2 = math.log(2.0)
 
@@ -34,10 +34,7 @@ class NullFamily:
 
     ``cols[k]``: statistic ``k`` per relabelling (bits, shape ``(n_perm + 1,)``, row 0 observed), described by
     ``meta[k] = (attacker, trial_type, statistic, eer_rocch)`` and owned by member ``owner[k]`` (``("t", i)``:
-    ``preps[i]``; ``("l", j)``: ``lid_obs[j]``); likewise ``pooled_cols``/``pooled_meta``/``pooled_owner`` for
-    the pooled worst case (meta's last field: the resolution in trials). ``pooled_ceilings``: per trial member
-    with eps_max, ``(i, ceiling bits)``; ``lid_ceilings``: per 1-to-N member with LID_max, ``(j, log2 N)``.
-    ``t_reps``/``l_reps``: the bootstrap replicates of :func:`~vpeval.analysis.resample._bootstrap_worst`.
+    ``preps[i]``; ``("l", j)``: ``lid_obs[j]``). ``t_reps``/``l_reps``: the bootstrap replicates of :func:`~vpeval.analysis.resample._bootstrap_worst`.
     """
 
     preps: list
@@ -50,11 +47,6 @@ class NullFamily:
     cols: list
     meta: list
     owner: list
-    pooled_cols: list
-    pooled_meta: list
-    pooled_owner: list
-    pooled_ceilings: list
-    lid_ceilings: list
     lid_obs: list
     t_reps: list
     l_reps: list
@@ -110,51 +102,37 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     # ---- null statistics: columns = members x statistics, row 0 = observed; large members' rows on the workers
     rows_needed = n_perm + 1
     large = [jobs.parallel and rows_needed * p.n_tar >= PARALLEL_TARGET_ENTRIES for p in preps]
-    pooled_blocks = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]  # (block, cum)
-    # what the workers are sent of each large member: its arrays and pooled blocks written once for all its
-    # calls (Jobs.share), not pickled with each nor computed again by each
+    # what the workers are sent of each large member: its arrays written once for all its calls (Jobs.share),
+    # not pickled with each
     ship = [big or (scheme == "trial" and any(large)) for big in large]
     slims = [_slim(p, jobs) if s else p for p, s in zip(preps, ship)]
-    pooled_sent = [tuple(jobs.share(a) for a in pb) if s else pb for pb, s in zip(pooled_blocks, ship)]
     boot = None  # trial scheme: the bootstrap reads the tie blocks alone, so a worker can draw it too (first)
     if scheme == "trial" and any(large):
-        boot = jobs.submit(_trial_bootstrap, slims, n_boot, seed, t_stats, pooled_sent)
+        boot = jobs.submit(_trial_bootstrap, slims, n_boot, seed, t_stats)
     started = []
-    for p, big, pb, slim in zip(preps, large, pooled_sent, slims):
+    for p, big, slim in zip(preps, large, slims):
         chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
         bounds = [(lo, min(rows_needed, lo + chunk)) for lo in range(0, rows_needed, chunk)]
         # three parts per worker, so that the workers that also draw the bootstrap or other sections are not
         # left to finish alone (one part per worker measured the same on 1e7 trials, within the noise)
         n_parts = 3 * jobs.n if big else 1
-        started.append([jobs.submit(_member_rows, slim, scheme, sig, seed, part, t_stats, pb)
+        started.append([jobs.submit(_member_rows, slim, scheme, sig, seed, part, t_stats)
                         for part in np.array_split(np.array(bounds), n_parts) if len(part)])
     yield
 
     cols, meta, owner = [], [], []
-    pooled_cols, pooled_meta, pooled_owner = [], [], []  # the pooled worst case ('protects', ProtectionBound)
-    pooled_ceilings = []  # per member: the most its pooled eps_max can show (perfect separation), bits
     for i, (p, parts) in enumerate(zip(preps, started)):
         eer = _rocch_eer_of(p)
-        m_res = resolution_trials(p.block.size)
-        new_block, new_cum = pooled_blocks[i]
-        if "eps_max" in t_stats:  # targets the highest, or the lowest, trials
-            n_all = p.block.size
-            sep = np.stack([np.arange(n_all - p.n_tar, n_all), np.arange(p.n_tar)])
-            pooled_ceilings.append((i, float(eps_max_from_target_blocks(new_block[p.block[sep]],
-                                                                        new_cum.astype(np.float64)).max() / _LN2)))
-        eps, pooled, dec = (np.concatenate(c) for c in zip(*(part.get() for part in parts)))
+        eps, dec = (np.concatenate(c) for c in zip(*(part.get() for part in parts)))
         if "eps_max" in t_stats:
             cols.append(eps)
             meta.append((p.inp.attacker, p.inp.trial_type, "eps_max", eer))
             owner.append(("t", i))
-            pooled_cols.append(pooled)
-            pooled_meta.append((p.inp.attacker, p.inp.trial_type, "eps_max_pooled", m_res))
-            pooled_owner.append(("t", i))
         if "d_ece" in t_stats:
             cols.append(dec)
             meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
             owner.append(("t", i))
-    lid_obs, lid_ceilings = [], []
+    lid_obs = []
     from ..metrics.linkage import znorm_rows
 
     for j, i in enumerate(one_to_n):
@@ -178,10 +156,6 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
             cols.append(L.max(axis=1))
             meta.append((i.attacker, i.trial_type, "lid_max", None))
             owner.append(("l", j))
-            pooled_cols.append(cols[-1])
-            pooled_meta.append((i.attacker, i.trial_type, "lid_max", 1))
-            pooled_owner.append(("l", j))
-            lid_ceilings.append((j, math.log2(np.shape(m.scores)[1])))
         if "alid" in l_stats:
             cols.append(L.mean(axis=1))
             meta.append((i.attacker, i.trial_type, "alid", None))
@@ -190,12 +164,11 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
         t_reps, l_reps, n_units, boot_units = boot.get()
     else:
         t_reps, l_reps, n_units, boot_units = _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats,
-                                                               l_stats, pooled_blocks)
+                                                               l_stats)
     if scheme == "speaker":
         n_units = int(S.size)
     return NullFamily(preps, list(one_to_n), scheme, scheme_reason, S, n_perm, exact, cols, meta, owner,
-                      pooled_cols, pooled_meta, pooled_owner, pooled_ceilings, lid_ceilings, lid_obs, t_reps,
-                      l_reps, n_units, boot_units)
+                      lid_obs, t_reps, l_reps, n_units, boot_units)
 
 
 def _rocch_eer_of(p: _TrialPrep) -> float:
@@ -236,38 +209,23 @@ def _opened(p: _TrialPrep) -> _TrialPrep:
     return dataclasses.replace(p, **shared) if shared else p
 
 
-def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats, pooled=None):
-    """eps_max, pooled eps_max and D_ECE (bits; empty where not asked) of one member's relabellings in the
-    chunks ``bounds`` (``(lo, hi)`` row ranges, each computed as one chunk). ``pooled``: the member's pooled
-    tie blocks ``(block, cum)`` (arrays or :class:`~vpeval.pipeline.jobs.SharedArray`), or None to compute
-    them here."""
-    from ..pipeline.jobs import opened
-
+def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats):
+    """eps_max and D_ECE (bits; empty where not asked) of one member's relabellings in the chunks ``bounds``
+    (``(lo, hi)`` row ranges, each computed as one chunk)."""
     p = _opened(p)
     cum_f = p.cum.astype(np.float64)
-    new_block, new_cum = ((opened(pooled[0]), opened(pooled[1])) if pooled is not None
-                          else pooled_extremes(p.cum, resolution_trials(p.block.size)))
-    new_cum_f = new_cum.astype(np.float64)
-    eps, pooled, dec = [np.empty(0)], [np.empty(0)], [np.empty(0)]
+    eps, dec = [np.empty(0)], [np.empty(0)]
     for lo, hi in bounds:
         tb = _trial_target_blocks(p, scheme, sig, seed, slice(int(lo), int(hi)))
         if "eps_max" in t_stats:
             eps.append(eps_max_from_target_blocks(tb, cum_f) / _LN2)
-            pooled.append(eps_max_from_target_blocks(tb, new_cum_f, new_block) / _LN2)
         if "d_ece" in t_stats:
             dec.append(_d_ece_rows(p, tb))
-    return np.concatenate(eps), np.concatenate(pooled), np.concatenate(dec)
+    return np.concatenate(eps), np.concatenate(dec)
 
 
-def _trial_bootstrap(preps, n_boot: int, seed: int, t_stats, pooled=None):
+def _trial_bootstrap(preps, n_boot: int, seed: int, t_stats):
     """:func:`~vpeval.analysis.resample._bootstrap_worst` of a trial-scheme family (no 1-to-N members), from the
-    members' tie blocks alone (:func:`_slim` preps) and their pooled blocks (as :func:`_member_rows` takes them;
-    None: computed here): what a worker is given."""
-    from ..pipeline.jobs import opened
-
+    members' tie blocks alone (:func:`_slim` preps): what a worker is given."""
     preps = [_opened(p) for p in preps]
-    if pooled is None:
-        pooled = [pooled_extremes(p.cum, resolution_trials(p.block.size)) for p in preps]
-    else:
-        pooled = [(opened(b), opened(c)) for b, c in pooled]
-    return _bootstrap_worst(preps, [], "trial", None, n_boot, seed, t_stats, [], pooled)
+    return _bootstrap_worst(preps, [], "trial", None, n_boot, seed, t_stats, [])

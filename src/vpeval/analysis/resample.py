@@ -16,16 +16,14 @@ from .worst_case import PRUNE_MIN_TARGETS, _eps_max_at_targets, eps_max_unit_wei
 _LN2 = math.log(2.0)
 
 
-def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, pooled=None):
+def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
     """Replicates of every member's worst-case statistic on the same draws, from which the family maximum (and
     any sub-family's) is re-selected per replicate.
 
-    Returns ``(t_reps, l_reps, n_units, names)``: ``t_reps[i]`` is ``(eps_max, pooled eps_max)`` of ``preps[i]``
-    per replicate (bits, shape ``(n_boot,)`` each; -inf where a replicate drew no target or no non-target trial;
-    the pooled one None when ``pooled`` is None; ``t_reps`` empty without ``eps_max``), ``l_reps[j]`` the
-    LID_max of ``lid_obs[j]`` per replicate (empty without ``lid_max`` or units), the number of units, and the
-    sorted unit names. ``pooled``: per member, the pooled blocks ``(new_block, new_cum)`` of
-    :func:`~vpeval.analysis.worst_case.pooled_extremes`."""
+    Returns ``(t_reps, l_reps, n_units, names)``: ``t_reps[i]`` is the eps_max of ``preps[i]`` per replicate
+    (bits, shape ``(n_boot,)``; -inf where a replicate drew no target or no non-target trial; ``t_reps`` empty
+    without ``eps_max``), ``l_reps[j]`` the LID_max of ``lid_obs[j]`` per replicate (empty without ``lid_max``
+    or units), the number of units, and the sorted unit names."""
     rng = np.random.default_rng([seed, 2])
     kind = {"speaker": "probe", "probe": "test"}.get(scheme)  # the unit's key of each trial
     if scheme == "speaker":
@@ -39,25 +37,18 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
         W = rng.multinomial(U, np.full(U, 1.0 / U), size=n_boot).astype(np.float64)
     t_reps, l_reps = [], []
     if "eps_max" in t_stats:
-        for i, p in enumerate(preps):
-            nb_nc = pooled[i] if pooled is not None else None
+        for p in preps:
             if names is not None:
                 reps = np.empty(n_boot)
-                reps_pooled = np.empty(n_boot) if nb_nc is not None else None
                 unit = p.index_of(kind, names_arr)
                 step = max(1, (1 << 22) // max(p.n_tar, U, 1))
-                pblock = None if nb_nc is None else nb_nc[0][p.block]
                 for lo in range(0, n_boot, step):  # O(K) per replicate: candidates at the target blocks only
                     sl = slice(lo, lo + step)
                     reps[sl] = eps_max_unit_weighted(unit, p.block, p.is_tar, W[sl]) / _LN2
-                    if pblock is not None:
-                        reps_pooled[sl] = eps_max_unit_weighted(unit, pblock, p.is_tar, W[sl]) / _LN2
             else:
-                plain, pooled_v = _trial_bootstrap_eps_max(p, rng, n_boot, nb_nc)
-                reps, reps_pooled = plain / _LN2, (None if pooled_v is None else pooled_v / _LN2)
+                reps = _trial_bootstrap_eps_max(p, rng, n_boot) / _LN2
             # NaN (no target or no non-target drawn) reads as absent from the maximum
-            t_reps.append((np.where(np.isnan(reps), -np.inf, reps),
-                           None if reps_pooled is None else np.where(np.isnan(reps_pooled), -np.inf, reps_pooled)))
+            t_reps.append(np.where(np.isnan(reps), -np.inf, reps))
     if "lid_max" in l_stats and names is not None:
         for _, lid, pspk in lid_obs:
             g = index_in(names_arr, pspk)
@@ -68,44 +59,36 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats, 
     return t_reps, l_reps, n_units, tuple(names or ())
 
 
-def family_maximum(t_reps, l_reps, n_boot: int, t_keep=None, l_keep=None, pooled: bool = False) -> np.ndarray:
+def family_maximum(t_reps, l_reps, n_boot: int, t_keep=None, l_keep=None) -> np.ndarray:
     """Per replicate, the maximum over the kept members of :func:`_bootstrap_worst`'s replicates (all when
-    ``t_keep``/``l_keep`` is None; -inf where no kept member has a value): the worst case, or with ``pooled``
-    the pooled worst case (LID_max is its own pooled statistic)."""
+    ``t_keep``/``l_keep`` is None; -inf where no kept member has a value): the worst case."""
     out = np.full(n_boot, -np.inf)
-    for i, (plain, pool) in enumerate(t_reps):
+    for i, plain in enumerate(t_reps):
         if t_keep is None or i in t_keep:
-            out = np.fmax(out, pool if pooled else plain)
+            out = np.fmax(out, plain)
     for j, v in enumerate(l_reps):
         if l_keep is None or j in l_keep:
             out = np.fmax(out, v)
     return out
 
 
-def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
+def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int):
     """eps_max (nats) of ``n_boot`` trial-bootstrap replicates (``n`` trials drawn with replacement), O(n)
     per replicate for the draw and O(K) for eps_max: the candidates of the min-max formulas at the blocks
     holding targets and the highest drawn block alone (:mod:`vpeval.analysis.worst_case`); the same values as
-    :func:`~vpeval.analysis.worst_case.eps_max_from_block_counts` of the weighted block counts. With ``pooled
-    = (new_block, new_cum)`` (:func:`~vpeval.analysis.worst_case.pooled_extremes`) also the pooled eps_max of
-    the same replicates (else None): ``(plain, pooled)``.
+    :func:`~vpeval.analysis.worst_case.eps_max_from_block_counts` of the weighted block counts.
 
     Members with more than ``PRUNE_MIN_TARGETS`` targets are resampled by
     :func:`~vpeval.analysis.trial_boot.lazy_trial_bootstrap`: the same multinomial bootstrap, its multiplicities
     drawn in two stages and only where eps_max looks (about 65 ms instead of 200 ms per replicate of 1e7 trials);
     the values are those of the completed weights, the draws (for a seed) other than those of ``n`` indices."""
     if int(p.n_tar) > PRUNE_MIN_TARGETS:  # large members: the same bootstrap, drawn where eps_max looks
-        return lazy_trial_bootstrap(p, rng, n_boot, pooled)
+        return lazy_trial_bootstrap(p, rng, n_boot)
     n = p.block.size
     tpos = np.flatnonzero(p.is_tar)
     tb = p.block[tpos]
     start = p.cum[tb]  # first canonical position of each target's block
     out = np.empty(n_boot)
-    out_p = np.empty(n_boot) if pooled is not None else None
-    if pooled is not None:
-        nblk, ncum = pooled
-        ptb = nblk[tb]
-        pstart = ncum[ptb]
     n_w = np.array([float(n)])
     cw = np.zeros(n + 1, dtype=np.int64)
     for r in range(n_boot):
@@ -120,10 +103,4 @@ def _trial_bootstrap_eps_max(p: _TrialPrep, rng, n_boot: int, pooled=None):
         out[r] = _eps_max_at_targets(wtd, cw[start[drawn]].astype(np.float64)[None], n_w,
                                      np.array([float(cw[p.cum[top + 1]] - cw[p.cum[top]])]),
                                      np.array([float(wt[lo:hi].sum())]))[0]
-        if pooled is not None:
-            ptop = nblk[top]  # the pooled block holding the highest drawn block is the highest drawn pooled one
-            lo, hi = np.searchsorted(ptb, [ptop, ptop + 1])
-            out_p[r] = _eps_max_at_targets(wtd, cw[pstart[drawn]].astype(np.float64)[None], n_w,
-                                           np.array([float(cw[ncum[ptop + 1]] - cw[ncum[ptop]])]),
-                                           np.array([float(wt[lo:hi].sum())]))[0]
-    return out, out_p
+    return out

@@ -90,11 +90,12 @@ from ..errors import FewPermutationsWarning, VpevalError, user_stacklevel
 from ..stats.results import order_statistic
 from .members import OneToNInput, TrialInput, speakers_from_keys
 from .nulls import NullFamily, null_family_steps
+from .profiles import member_profiles
 from .relabel import LID_SLOPE_GRID
 from .resample import family_maximum
 from .worst_case import eps_max_ceiling_nats
 
-__all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "ProtectionBound", "SecrecyTest",
+__all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "SecrecyTest",
            "secrecy_test", "check_test_options", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS",
            "LID_SLOPE_GRID"]
 
@@ -191,54 +192,6 @@ class WorstCase:
 
 
 @dataclass(frozen=True)
-class ProtectionBound:
-    """What ``protects`` is decided on: the family's *pooled* worst case (bits), its noise floor and upper bound.
-
-    The pooled worst case of a verification member is privacy-ZEBRA's eps_max with the ``m = ceil(sqrt(n))``
-    highest and lowest of its ``n`` trials pooled into one block each
-    (:func:`~vpeval.analysis.worst_case.eps_max_pooled_nats`); a 1-to-N member enters with its LID_max. Unlike
-    eps_max, whose noise floor does not fall below ``log2(2 Nn / Nt)`` bits at any sample size when targets are
-    a small share, the pooled worst case's floor under perfect secrecy falls towards 0 as the data grow at a fixed
-    share of targets, so "the data rule out disclosure above the budget" becomes reachable with enough trials.
-    Where the share itself falls (every probe scored against every one of ``M`` models: ``1 / M``), a pooled block
-    holds about ``sqrt(P / M)`` targets however many speakers are added, and the floor falls only slowly
-    (``docs/verdict_calibration.md``).
-
-    ``value``: the observed family maximum and who reaches it (``resolution``: that member's ``m``, trials;
-    1 for LID_max); ``floor``: the 95th percentile of the family maximum over the relabellings; ``ci_high``:
-    the 95th percentile of the bootstrap of the family maximum (strongest attacker re-selected per replicate,
-    the same replicates as :class:`WorstCase`'s interval; score regions of the pooled blocks fixed at the
-    observed data's). ``design``: that member's ``{trials, targets, probes, models}`` (distinct test and enroll
-    ids), from which the verdict tells whether more speakers can shrink the bound; None for LID_max or trials
-    without ids. ``ceiling``: the most the pooled family maximum can show at all with these trial counts (each
-    member's pooled eps_max when its targets are its highest or its lowest trials, ``log2 N`` for LID_max; the
-    family's largest): where it is within the budget, the pooled bound cannot show disclosure above the budget
-    however the scores fall, and ``protects`` is withheld (tiny inputs; None: not computed).
-    """
-
-    value: float
-    statistic: str
-    attacker: str
-    trial_type: str
-    resolution: int
-    floor: float
-    ci_high: float
-    design: dict | None = None
-    ceiling: float | None = None
-
-    @property
-    def upper(self) -> float:
-        """``max(ci_high, floor)``: the bound ``protects`` needs within the budget."""
-        return max(self.ci_high, self.floor)
-
-    def to_dict(self) -> dict:
-        return {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
-                "trial_type": self.trial_type, "resolution_trials": self.resolution, "floor_bits": self.floor,
-                "ci_high_bits": self.ci_high, "upper_bits": self.upper, "design": self.design,
-                "ceiling_bits": self.ceiling}
-
-
-@dataclass(frozen=True)
 class SecrecyTest:
     """Result of :func:`secrecy_test` (see the module docstring for every definition).
 
@@ -260,8 +213,12 @@ class SecrecyTest:
         Most exposed first.
     n_units : int
         Evaluation speakers (``"speaker"``), probes (``"probe"``) or trials (``"trial"``): the resampling units.
-    protection : ProtectionBound or None
-        The pooled worst case ``protects`` is decided on (None only for hand-made tests).
+    profiles : tuple of MemberProfile
+        The members' privacy-profile inputs (:mod:`vpeval.analysis.profiles`), from which the verdict computes
+        eps(delta) and its bounds at any delta (empty for hand-made tests).
+    designs : tuple of dict
+        Per verification member with keys, ``{trials, targets, probes, models}`` (distinct test and enroll ids):
+        from which the verdict's plan tells whether speakers can be added to the same design.
     log10_distinct : float
         log10 of the number of distinct relabellings of the scheme (``|S|!``, the product of the probes' row
         sizes, or ``C(n, n_tar)``).
@@ -297,7 +254,8 @@ class SecrecyTest:
     null_max: np.ndarray = field(repr=False)
     log10_distinct: float = math.inf
     can_reject: bool = True
-    protection: ProtectionBound | None = None
+    profiles: tuple = field(default=(), repr=False)
+    designs: tuple = field(default=(), repr=False)
     boot_max: np.ndarray | None = field(default=None, repr=False)
     boot_units: tuple = field(default=(), repr=False)
     subfamilies: dict = field(default_factory=dict, repr=False)
@@ -307,7 +265,6 @@ class SecrecyTest:
                 "alpha": self.alpha, "p_value": self.p_value, "rejected": self.rejected,
                 "n_units": self.n_units, "log10_distinct_relabellings": self.log10_distinct,
                 "can_reject": self.can_reject, "worst_case": self.worst.to_dict(),
-                "protection": None if self.protection is None else self.protection.to_dict(),
                 "thresholds_bits": dict(self.thresholds), "exposed_speakers": [e.to_dict() for e in self.exposed],
                 "members": [m.to_dict() for m in self.members]}
 
@@ -451,13 +408,24 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
         if not keep & worst_of:
             raise VpevalError(f"sub-family {name!r} has no worst-case member (eps_max or lid_max)")
     null = yield from null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs)
-    test = _decide(null, None, float(alpha), n_boot, seed)
-    subs = {name: _decide(null, keep, float(alpha), n_boot, seed) for name, keep in keeps.items()}
+    profs = member_profiles(trials, one_to_n)
+    designs = [_design_of(i) for i in trials]
+    test = _decide(null, None, float(alpha), n_boot, seed, profs, designs)
+    subs = {name: _decide(null, keep, float(alpha), n_boot, seed, profs, designs) for name, keep in keeps.items()}
     return dataclasses.replace(test, subfamilies=subs) if subs else test
 
 
-def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int, seed: int) -> SecrecyTest:
-    """The max-T test, worst case, thresholds, exposed speakers and pooled bound over the members of attackers
+def _design_of(inp: TrialInput) -> dict | None:
+    t = inp.trials
+    if t.enroll is None or t.test is None:
+        return None
+    return {"trials": len(t), "targets": int(t.is_target.sum()), "probes": int(np.unique(t.test).size),
+            "models": int(np.unique(t.enroll).size)}
+
+
+def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int, seed: int, profs=(),
+            designs=()) -> SecrecyTest:
+    """The max-T test, worst case, thresholds, exposed speakers and privacy-profile inputs over the members of attackers
     ``keep`` (all when None) from the family's shared null columns and bootstrap replicates; the
     :class:`~vpeval.errors.FewPermutationsWarning` is issued for the whole family only."""
     ks = [k for k, m in enumerate(null.meta) if keep is None or m[0] in keep]
@@ -498,7 +466,6 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
 
     # ---- bootstrap of the re-selected family maximum (the members' replicates on the same draws)
     boot_max = family_maximum(null.t_reps, null.l_reps, n_boot, t_keep, l_keep)
-    pooled_boot = family_maximum(null.t_reps, null.l_reps, n_boot, t_keep, l_keep, pooled=True)
     reps = boot_max[np.isfinite(boot_max)] if np.isfinite(boot_max).any() else boot_max
     a, tt, st, _ = meta[best]
 
@@ -526,36 +493,17 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
                       + (f"only about {10 ** log10_distinct:.3g} distinct relabellings exist"
                          if log10_distinct < math.log10(1.0 / alpha) else
                          f"{n_perm} relabellings reach p >= {1 / (n_perm + 1):.3g}")
-                      + "; the verdict cannot be 'leaks', 'partial' or 'protects'", FewPermutationsWarning,
+                      + "; the verdict cannot be 'leaks' or 'partial'", FewPermutationsWarning,
                       stacklevel=user_stacklevel())
-    kp = [k for k, o in enumerate(null.pooled_owner)
-          if (o[0] == "t" and o[1] in t_keep) or (o[0] == "l" and o[1] in l_keep)]
-    ceilings = ([c for i, c in null.pooled_ceilings if i in t_keep] + [c for j, c in null.lid_ceilings if j in l_keep])
-    protection = dataclasses.replace(_protection([null.pooled_cols[k] for k in kp], [null.pooled_meta[k] for k in kp],
-                                                 pooled_boot, preps), ceiling=max(ceilings))
+    kept_profiles = tuple(p for p in profs if keep is None or p.attacker in keep)
+    kept_designs = tuple(d for d, p in zip(designs, profs) if d is not None and (keep is None or p.attacker in keep))
     note = _SCHEME_NOTES[scheme] + (f" ({null.scheme_reason})" if null.scheme_reason else "")
     if null.exact:
         note += f"; all {n_perm + 1} relabellings listed once (exact)"
     return SecrecyTest(scheme, note, n_perm, seed, alpha, p_family, bool(p_family <= alpha and can_reject), members,
                        worst, thresholds, exposed, null.n_units, null_max, float(log10_distinct), bool(can_reject),
-                       protection, np.where(np.isfinite(boot_max), boot_max, np.nan), null.boot_units)
-
-
-def _protection(cols, meta, pooled_boot, preps) -> ProtectionBound:
-    """The family's pooled worst case, its floor over the relabellings and its bootstrap upper bound (from the
-    replicates of the worst case's interval: the same unit or trial draws, on the pooled blocks)."""
-    P = np.column_stack(cols)
-    j = min(range(P.shape[1]), key=lambda k: (-P[0, k], meta[k][2], meta[k][0], meta[k][1]))
-    reps = pooled_boot[np.isfinite(pooled_boot)] if np.isfinite(pooled_boot).any() else pooled_boot
-    a, tt, st, m = meta[j]
-    design = None
-    if st == "eps_max_pooled":
-        t = next(p for p in preps if (p.inp.attacker, p.inp.trial_type) == (a, tt)).inp.trials
-        if t.enroll is not None and t.test is not None:
-            design = {"trials": len(t), "targets": int(t.is_target.sum()), "probes": int(np.unique(t.test).size),
-                      "models": int(np.unique(t.enroll).size)}
-    return ProtectionBound(float(P[0, j]), st, a, tt, int(m), _exact_q(P[1:].max(axis=1), 0.95),
-                           _exact_q(reps, 0.95), design)
+                       kept_profiles, kept_designs, np.where(np.isfinite(boot_max), boot_max, np.nan),
+                       null.boot_units)
 
 
 def _log10_distinct(scheme: str, S, preps) -> float:

@@ -33,7 +33,7 @@ from .worst_case import _ranges, eps_max_weighted_lazy
 def cell_bounds(tpos: np.ndarray, starts: list, n: int) -> np.ndarray:
     """Sorted distinct cell boundaries (positions, ``0`` and ``n`` included): the positions at which
     :func:`~vpeval.analysis.worst_case._extremes_pruned` bounds its segments, for every ``starts`` array (first
-    position of each target's block, plain and pooled); ``tpos``: the targets' canonical positions."""
+    position of each target's block); ``tpos``: the targets' canonical positions."""
     K = tpos.size
     pts = [np.array([0, n], dtype=np.int64)]
     edge_n = _wc._PRUNE_EDGE  # read at call time (the tests shrink it)
@@ -128,19 +128,15 @@ class LazyWeights:
 
 
 class _Member:
-    """What every replicate of one member needs: target positions, their blocks' first positions (plain and
-    pooled), the cell boundaries and the cumulative target count."""
+    """What every replicate of one member needs: target positions, their blocks' first positions, the cell
+    boundaries and the cumulative target count."""
 
-    def __init__(self, p, pooled=None):
-        self.p, self.pooled = p, pooled
+    def __init__(self, p):
+        self.p = p
         n = p.block.size
         self.tpos = np.flatnonzero(p.is_tar)
         self.start = p.cum[p.block[self.tpos]]
         starts = [self.start]
-        if pooled is not None:
-            nblk, ncum = pooled
-            self.pstart = ncum[nblk[p.block[self.tpos]]]
-            starts.append(self.pstart)
         self.bounds = cell_bounds(self.tpos, starts, n)
         # the cell of every position 0..n (n: the number of cells), i.e. searchsorted(bounds, x, "right") - 1
         # as one gather instead of a binary search per query
@@ -160,8 +156,8 @@ class _Member:
     def draw(self, rng) -> LazyWeights:
         return LazyWeights(rng, self)
 
-    def replicate(self, lw: LazyWeights) -> tuple[float, float | None]:
-        """``(plain, pooled)`` eps_max (nats) of the replicate ``lw`` (pooled None without pooled blocks)."""
+    def replicate(self, lw: LazyWeights) -> float:
+        """eps_max (nats) of the replicate ``lw``."""
         p, tpos = self.p, self.tpos
         K, k_w, n_w = tpos.size, float(lw.CT[-1]), float(p.block.size)
 
@@ -170,27 +166,12 @@ class _Member:
 
         top = int(p.block[lw.top_position()])
         (w0, w1), (t0, t1) = lw.before(np.array([p.cum[top], p.cum[top + 1]]))
-        plain = eps_max_weighted_lazy(t_pre, lambda idx: lw.before(self.start[idx])[0], K, k_w, n_w,
-                                      float(w1 - w0), float(t1 - t0))
-        if self.pooled is None:
-            return plain, None
-        nblk, ncum = self.pooled
-        ptop = nblk[top]
-        (w0, w1), (t0, t1) = lw.before(np.array([ncum[ptop], ncum[ptop + 1]]))
-        return plain, eps_max_weighted_lazy(t_pre, lambda idx: lw.before(self.pstart[idx])[0], K, k_w, n_w,
-                                            float(w1 - w0), float(t1 - t0))
+        return eps_max_weighted_lazy(t_pre, lambda idx: lw.before(self.start[idx])[0], K, k_w, n_w,
+                                     float(w1 - w0), float(t1 - t0))
 
 
-def lazy_trial_bootstrap(p, rng, n_boot: int, pooled=None):
-    """``(plain, pooled)`` eps_max (nats) of ``n_boot`` trial-bootstrap replicates of member ``p`` (a
-    :class:`~vpeval.analysis.relabel._TrialPrep`), drawn lazily (module docstring); ``pooled = (new_block,
-    new_cum)`` as in :func:`~vpeval.analysis.resample._trial_bootstrap_eps_max` (else the second is None)."""
-    m = _Member(p, pooled)
-    out = np.empty(n_boot)
-    out_p = np.empty(n_boot) if pooled is not None else None
-    for r in range(n_boot):
-        a, b = m.replicate(m.draw(rng))
-        out[r] = a
-        if out_p is not None:
-            out_p[r] = b
-    return out, out_p
+def lazy_trial_bootstrap(p, rng, n_boot: int) -> np.ndarray:
+    """eps_max (nats) of ``n_boot`` trial-bootstrap replicates of member ``p`` (a
+    :class:`~vpeval.analysis.relabel._TrialPrep`), drawn lazily (module docstring)."""
+    m = _Member(p)
+    return np.array([m.replicate(m.draw(rng)) for _ in range(n_boot)], dtype=np.float64)

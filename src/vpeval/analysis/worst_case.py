@@ -159,7 +159,7 @@ def _extremes_pruned(t_suf, n_suf, t_pre, n_pre, K: int, floors) -> tuple[float,
     return float(m1), float(m2), float(q1), float(q2)
 
 
-def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray, block_map=None) -> np.ndarray:
+def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
     """eps_max (nats, Laplace PAV) of labellings given by the tie blocks of their targets.
 
     Parameters
@@ -170,10 +170,6 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray, block_map=None) 
     cum : ndarray of int or float64, shape (B + 1,)
         ``[0, cumsum(block sizes)]`` of the ``B`` tie blocks (ascending scores); ``cum[-1] = n`` trials. Passing
         it as float64 (exact up to 2**53) saves a conversion of the gathered values per call.
-    block_map : ndarray of int, shape (B0,), optional
-        The blocks of ``cum`` are ``block_map[tb]`` (non-decreasing: a pooling of finer blocks ``tb`` refers
-        to). The same value as passing ``block_map[tb]``, but large rows are read through the map only where
-        the pruned evaluation looks, without gathering every target.
 
     Returns
     -------
@@ -188,9 +184,7 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray, block_map=None) 
     B = cum.size - 1
     nn = n - K
     if K > PRUNE_MIN_TARGETS:
-        return np.array([_eps_max_one_pruned(row, cum, K, n, B, block_map) for row in tb])
-    if block_map is not None:
-        tb = np.asarray(block_map)[tb]
+        return np.array([_eps_max_one_pruned(row, cum, K, n, B) for row in tb])
     j = np.arange(K, dtype=np.float64)
     # trials in blocks below each target's block (float cum: one gather, no conversion pass)
     before = tb.astype(np.float64) if B == n else np.take(cum, tb).astype(np.float64, copy=False)  # B == n: untied
@@ -220,13 +214,13 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray, block_map=None) 
     return np.maximum(np.abs(_llr(f_top, K, nn)), np.abs(_llr(f_bot, K, nn)))
 
 
-def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int, block_map=None) -> float:
-    """:func:`eps_max_from_target_blocks` of one labelling (sorted target blocks ``row``, read through
-    ``block_map`` when given) by :func:`_extremes_pruned`: the same candidates and floors, so the same value."""
+def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int) -> float:
+    """:func:`eps_max_from_target_blocks` of one labelling (sorted target blocks ``row``) by
+    :func:`_extremes_pruned`: the same candidates and floors, so the same value."""
     cf = np.asarray(cum, dtype=np.float64)
 
     def before(idx):
-        return cf[row[idx] if block_map is None else block_map[row[idx]]]
+        return cf[row[idx]]
 
     def t_suf(idx):
         return K - idx.astype(np.float64)
@@ -237,7 +231,7 @@ def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int
     def t_pre(idx):
         return idx.astype(np.float64)
 
-    top = row[-1] if block_map is None else block_map[row[-1]]
+    top = row[-1]
     top_free = 1.0 / (cf[B] - cf[B - 1] + 2.0) if top < B - 1 else -np.inf
     floors = ((K + 1.0) / (n + 2.0), max((K + 2.0) / (n + 4.0), top_free),
               min(K / n, (K + 1.0) / (n + 2.0)), min((K + 1.0) / (n + 2.0), (K + 2.0) / (n + 4.0)))
@@ -466,119 +460,3 @@ def _eps_max_at_targets(wt, n_pre, n_w, top_size, top_tar) -> np.ndarray:
         f_top, f_bot = np.minimum(m1, m2), np.maximum(q1, q2)
         out = np.maximum(np.abs(_llr(f_top, k_w, n_w - k_w)), np.abs(_llr(f_bot, k_w, n_w - k_w)))
     return np.where((k_w > 0) & (n_w - k_w > 0), out, np.nan)
-
-
-def resolution_trials(n: int) -> int:
-    """The resolution ``m = ceil(sqrt(n))`` (trials) of the pooled worst case of ``n`` trials.
-
-    ``m`` grows with ``n`` so that, at a fixed target share ``pi``, the pooled eps_max's noise floor under perfect
-    secrecy falls towards 0 (a block of ``m`` trials estimates its LLR to about ``1 / sqrt(m pi (1 - pi))``
-    nats; where ``pi`` itself falls as ``1 / n`` grows, it does not), while ``m / n`` falls
-    to 0 so that disclosure over any fixed share of the trials is eventually measured in full.
-
-    Raises
-    ------
-    ValueError
-        ``n < 1``.
-
-    >>> resolution_trials(5550), resolution_trials(1), resolution_trials(100)
-    (75, 1, 10)
-    """
-    if n < 1:
-        raise ValueError(f"the resolution needs at least one trial, got {n}")
-    return int(math.isqrt(n - 1) + 1)
-
-
-def pooled_extremes(cum: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
-    """Merge the tie blocks holding the ``m`` lowest and the ``m`` highest trials into one block each.
-
-    Parameters
-    ----------
-    cum : ndarray of int, shape (B + 1,)
-        ``[0, cumsum(block sizes)]`` of the ``B`` tie blocks (ascending scores).
-    m : int >= 1
-        Trials pooled at each end. A tie block straddling position ``m`` (or ``n - m``) is pooled whole, so a
-        pooled block can hold more than ``m`` trials; when the two ends meet, everything is one block.
-
-    Returns
-    -------
-    new_block : ndarray of int, shape (B,)
-        The pooled block of every tie block (non-decreasing, so sorted target blocks stay sorted).
-    new_cum : ndarray of int
-        ``[0, cumsum(pooled block sizes)]``.
-
-    Examples
-    --------
-    >>> new, c = pooled_extremes(np.array([0, 1, 2, 3, 4, 5, 6]), 2)
-    >>> new.tolist(), c.tolist()
-    ([0, 0, 1, 2, 3, 3], [0, 2, 3, 4, 6])
-    >>> pooled_extremes(np.array([0, 1, 2, 3]), 1)[1].tolist()  # m = 1 pools nothing: privacy-ZEBRA's blocks
-    [0, 1, 2, 3]
-    """
-    cum = np.asarray(cum)
-    n, B = int(cum[-1]), cum.size - 1
-    if m < 1:
-        raise ValueError(f"m must be >= 1, got {m}")
-    bot = cum[:-1] < m
-    top = cum[1:] > n - m
-    if (bot & top).any():  # the two ends meet
-        return np.zeros(B, dtype=np.int64), np.array([0, n], dtype=np.int64)
-    key = np.where(bot, 0, np.where(top, B + 1, np.arange(1, B + 1)))
-    first = np.r_[True, key[1:] != key[:-1]]
-    return (np.cumsum(first) - 1).astype(np.int64), np.r_[cum[:-1][first], n].astype(np.int64)
-
-
-def eps_max_pooled_nats(tar: np.ndarray, non: np.ndarray, m: int | None = None) -> float:
-    """The pooled worst case (nats): Laplace-PAV eps_max after pooling the ``m`` highest and ``m`` lowest trials.
-
-    privacy-ZEBRA's eps_max (Nautsch et al., Interspeech 2020, Eq. 9) with the extreme tie blocks merged by
-    :func:`pooled_extremes`: the largest ``|LLR|`` the attacker's scores show for any trial when its most
-    extreme evidence is averaged over at least ``m`` trials (default :func:`resolution_trials`, ``ceil(sqrt n)``).
-    With ``m = 1`` it is privacy-ZEBRA's eps_max. Unlike that one, its value under perfect secrecy falls towards
-    0 as the trials grow at a fixed share of targets (privacy-ZEBRA's Laplace pseudo-block carries the LLR
-    ``ln(Nn / Nt)``, so a single target at the top reads ``log2(2 Nn / Nt)`` bits however many trials there are).
-    Ties are pooled whole; the result depends on the scores only through their order.
-
-    Parameters
-    ----------
-    tar, non : array_like of float, shape (Nt,), (Nn,)
-        Target and non-target scores, both non-empty, no NaN.
-    m : int >= 1, optional
-
-    Returns
-    -------
-    float
-        Nats (divide by ``ln 2`` for bits).
-
-    Raises
-    ------
-    ValueError
-        An empty class, NaN scores, or ``m`` not an integer >= 1.
-
-    Examples
-    --------
-    >>> tar, non = np.array([3.0, 2.0]), np.array([0.0, 1.0, 2.5])
-    >>> bool(np.isclose(eps_max_pooled_nats(tar, non, 1), eps_max_from_target_blocks(np.array([[2, 4]]),
-    ...      np.arange(6))[0]))
-    True
-    >>> round(eps_max_pooled_nats(tar, non, 2), 4)  # PAV pools the top 2 with the target below: 2 of 3, ln 2.25
-    0.8109
-    """
-    tar, non = np.asarray(tar, dtype=np.float64).ravel(), np.asarray(non, dtype=np.float64).ravel()
-    if tar.size == 0 or non.size == 0:
-        raise ValueError("the pooled eps_max needs at least one target and one non-target score")
-    s = np.r_[tar, non]
-    if np.isnan(s).any():
-        raise ValueError("scores contain NaN")
-    n = s.size
-    if m is not None and (isinstance(m, bool) or not isinstance(m, (int, np.integer))):
-        raise ValueError(f"m must be an integer >= 1, got {m!r}")
-    m = resolution_trials(n) if m is None else int(m)
-    o = np.argsort(s, kind="stable")
-    ss = s[o]
-    new = np.r_[True, ss[1:] != ss[:-1]]
-    block = np.cumsum(new) - 1
-    cum = np.r_[np.flatnonzero(new), n]
-    nb, ncum = pooled_extremes(cum, m)
-    tb = np.sort(nb[block[o < tar.size]])  # original positions < Nt are the targets
-    return float(eps_max_from_target_blocks(tb[None, :], ncum)[0])

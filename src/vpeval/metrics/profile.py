@@ -77,13 +77,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from .._checks import as_real, as_tar_non
 from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
 
-__all__ = ["privacy_profile_bits", "profile_bounds", "design_effect", "total_variation", "DELTA_GRID",
+__all__ = ["privacy_profile_bits", "profile_bounds", "ProfileCounts", "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID",
            "EXACT_COUNTS", "GRID_RATIO"]
 
 _LN2 = math.log(2.0)
@@ -217,12 +217,7 @@ def privacy_profile_bits(tar, non, delta=DELTA_GRID):
     >>> round(float(privacy_profile_bits([0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], 0.25)), 9)
     1.0
     """
-    d, scalar = _deltas(delta)
-    b = _blocks(tar, non)
-    ct = np.r_[0, np.cumsum(b.n_tar, dtype=np.int64)]
-    cn = np.r_[0, np.cumsum(b.n_non, dtype=np.int64)]
-    eps = np.maximum(_eps_one_order(ct, cn, d), _eps_one_order(cn, ct, d)) / _LN2
-    return float(eps[0]) if scalar else eps
+    return ProfileCounts(tar, non, bounds=False).eps_bits(delta)
 
 
 def total_variation(tar, non) -> float:
@@ -279,7 +274,8 @@ def _level(k, n_eff: float, a: float) -> np.ndarray:
 def _upper(k, n: int, deff: float, a: float) -> np.ndarray:
     """Simultaneous upper bound on the probability of any region holding ``k`` of ``n`` trials."""
     ne, ke = n / deff, np.asarray(k, dtype=float) / deff
-    u = special.betaincinv(ke + 1.0, np.maximum(ne - ke, 1e-12), 1.0 - _level(ke, ne, a))
+    # the upper tail's quantile directly: 1 - level rounds to 1.0 for levels below 1e-16
+    u = special.betainccinv(ke + 1.0, np.maximum(ne - ke, 1e-12), _level(ke, ne, a))
     return np.where(ke >= ne, 1.0, u)
 
 
@@ -294,11 +290,9 @@ def _lower(k, n: int, deff: float, a: float, interval: bool) -> np.ndarray:
     return np.where(shape <= 0, 0.0, low)
 
 
-def _bounds_one_order(cp, cq, d, deff_p, deff_q, a):
-    """(eps_low, eps_high) in nats for the order (P, Q) = (numerator class, denominator class), per delta."""
-    n_p, n_q = int(cp[-1]), int(cq[-1])
-    ks = _count_grid(n_q)
-    m_int, m_two = _dominance(cp, cq, ks)
+def _bounds_one_order(n_p, n_q, ks, m_int, m_two, d, deff_p, deff_q, a):
+    """(eps_low, eps_high) in nats for the order (P, Q) = (numerator class, denominator class), per delta, from
+    the dominance counts ``m_int``, ``m_two`` at the denominator counts ``ks`` (:func:`_dominance`)."""
     exact = ks <= EXACT_COUNTS
     # eps_high: U_P(most P-trials among regions with <= k Q-trials) over L_Q of the fewest Q-trials they may hold
     # (k itself where counted one by one; the grid cell's lower end + 1 beyond, conservative)
@@ -358,20 +352,95 @@ def profile_bounds(tar, non, delta=DELTA_GRID, *, alpha: float = 0.05, deff_tar:
     >>> float(lo), round(float(hi), 2)   # a likelihood ratio of at most 2^1.27 = 2.4 beyond delta = 1 %
     (0.0, 1.27)
     """
-    d, scalar = _deltas(delta)
-    a = as_real(alpha, "alpha", low=0.0, high=1.0)
-    dt = as_real(deff_tar, "deff_tar", low=1.0, open_low=False)
-    dn = as_real(deff_non, "deff_non", low=1.0, open_low=False)
-    if isinstance(n_members, bool) or not isinstance(n_members, (int, np.integer)) or n_members < 1:
-        raise InvalidScoresError(f"n_members must be an integer >= 1, got {n_members!r}")
-    b = _blocks(tar, non)
-    ct = np.r_[0, np.cumsum(b.n_tar, dtype=np.int64)]
-    cn = np.r_[0, np.cumsum(b.n_non, dtype=np.int64)]
-    a4 = a / (4.0 * int(n_members))
-    lo1, hi1 = _bounds_one_order(ct, cn, d, dt, dn, a4)
-    lo2, hi2 = _bounds_one_order(cn, ct, d, dn, dt, a4)
-    lo, hi = np.maximum(lo1, lo2) / _LN2, np.maximum(hi1, hi2) / _LN2
-    return (float(lo[0]), float(hi[0])) if scalar else (lo, hi)
+    _deltas(delta)  # checked before the work
+    return ProfileCounts(tar, non).bounds_bits(delta, alpha=alpha, deff_tar=deff_tar, deff_non=deff_non,
+                                               n_members=n_members)
+
+
+def typical_bounds_bits(n_tar: float, n_non: float, delta: float, *, alpha: float = 0.05, deff_tar: float = 1.0,
+                      deff_non: float = 1.0, n_members: int = 1) -> float:
+    """``eps_high(delta)`` (bits) of a typical perfectly secret sample of ``n_tar`` targets and ``n_non``
+    non-targets: how far the bound alone keeps a perfect system from zero at this size.
+
+    In such a sample (the two classes in random order) the regions holding at most ``k`` of one class hold, at
+    most, about the largest of ``n_q`` negative-binomial counts of the other class before the ``(k + 1)``-th
+    trial of the first (a scan statistic; its ``1 - 1 / n_q`` quantile is used), the dominance counts of
+    :func:`profile_bounds` in closed form. It is what :func:`vpeval.analysis.profiles.plan` searches on; its
+    agreement with simulated perfectly secret samples is measured in ``docs/verdict_calibration.md``.
+
+    Raises
+    ------
+    InvalidScoresError
+        Sizes below 1, a delta outside ``[0, 1)``, bad options (as :func:`profile_bounds`).
+    """
+    if not (n_tar >= 1 and n_non >= 1):
+        raise InvalidScoresError(f"the class sizes must be >= 1, got {n_tar!r} and {n_non!r}")
+    d, _ = _deltas(delta)
+    a = as_real(alpha, "alpha", low=0.0, high=1.0) / (4.0 * int(n_members))
+    hi = 0.0
+    for n_p, n_q, dp, dq in ((n_tar, n_non, deff_tar, deff_non), (n_non, n_tar, deff_non, deff_tar)):
+        ks = _count_grid(int(math.floor(n_q)))
+        # the largest of about n_q windows, each holding a negative-binomial count of P-trials before its
+        # (k + 1)-th Q-trial (trials of the two classes in random order), at its 1 - 1/n_q quantile
+        scan = stats.nbinom.isf(1.0 / (n_q + 1.0), ks + 1.0, n_q / (n_p + n_q))
+        m = np.minimum(n_p, np.maximum((ks + 1.0) * (n_p / n_q), scan))
+        hi = max(hi, float(_bounds_one_order(n_p, n_q, ks, m, m, d, dp, dq, a)[1][0]))
+    return hi / _LN2
+
+
+class ProfileCounts:
+    """What the profile and its bounds are computed from, kept for any delta, level and design effect.
+
+    Holds, for one attacker's scores, the prefix counts of both classes over the tie blocks (O(K) for K blocks)
+    and, unless ``bounds=False``, for each order of the classes the dominance counts at the grid of denominator
+    counts (module docstring; the costly part of the bounds, O(K log K) per grid count).
+
+    Parameters
+    ----------
+    tar, non : array-like of shape (n_tar,), (n_non,)
+    bounds : bool
+        Compute the dominance counts (needed by :meth:`bounds_bits`).
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty classes, NaN scores.
+    """
+
+    def __init__(self, tar, non, *, bounds: bool = True):
+        b = _blocks(tar, non)
+        self.ct = np.r_[0, np.cumsum(b.n_tar, dtype=np.int64)]
+        self.cn = np.r_[0, np.cumsum(b.n_non, dtype=np.int64)]
+        self.n_tar, self.n_non = int(self.ct[-1]), int(self.cn[-1])
+        self._dom = None
+        if bounds:
+            self._dom = []
+            for cp, cq in ((self.ct, self.cn), (self.cn, self.ct)):
+                ks = _count_grid(int(cq[-1]))
+                self._dom.append((int(cp[-1]), int(cq[-1]), ks, *_dominance(cp, cq, ks)))
+
+    def eps_bits(self, delta=DELTA_GRID):
+        """:func:`privacy_profile_bits` of these scores."""
+        d, scalar = _deltas(delta)
+        eps = np.maximum(_eps_one_order(self.ct, self.cn, d), _eps_one_order(self.cn, self.ct, d)) / _LN2
+        return float(eps[0]) if scalar else eps
+
+    def bounds_bits(self, delta=DELTA_GRID, *, alpha: float = 0.05, deff_tar: float = 1.0, deff_non: float = 1.0,
+                    n_members: int = 1):
+        """:func:`profile_bounds` of these scores (same parameters, returns and errors)."""
+        d, scalar = _deltas(delta)
+        a = as_real(alpha, "alpha", low=0.0, high=1.0)
+        dt = as_real(deff_tar, "deff_tar", low=1.0, open_low=False)
+        dn = as_real(deff_non, "deff_non", low=1.0, open_low=False)
+        if isinstance(n_members, bool) or not isinstance(n_members, (int, np.integer)) or n_members < 1:
+            raise InvalidScoresError(f"n_members must be an integer >= 1, got {n_members!r}")
+        if self._dom is None:
+            raise InvalidScoresError("these ProfileCounts were made with bounds=False")
+        a4 = a / (4.0 * int(n_members))
+        lo1, hi1 = _bounds_one_order(*self._dom[0], d, dt, dn, a4)
+        lo2, hi2 = _bounds_one_order(*self._dom[1], d, dn, dt, a4)
+        lo, hi = np.maximum(lo1, lo2) / _LN2, np.maximum(hi1, hi2) / _LN2
+        return (float(lo[0]), float(hi[0])) if scalar else (lo, hi)
 
 
 def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95,

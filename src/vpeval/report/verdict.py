@@ -1,5 +1,6 @@
-"""The verdict block the page opens with: per system the verdict, the worst case with its floor and interval,
-the speakers behind it and the EER as the average beside it. It only renders the verdicts that
+"""The verdict block the page opens with: per system the verdict, the privacy profile at delta that decides it
+(lower bound, estimate, upper bound), the worst case at delta = 0 as evidence, the speakers behind it and the EER
+as the average beside it. It only renders the verdicts that
 :mod:`vpeval.analysis.verdict` decides (their ``to_dict()`` form); the rule is written there and in
 ``docs/report.md``.
 """
@@ -14,8 +15,9 @@ __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_
            "verdict_section"]
 
 _CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
-VERDICT_HEADER = ["system", "verdict", "worst case (bits)", "90 % interval (bits)", "noise floor (bits)",
-                  "pooled bound (bits)", "p family-wise", "decided by", "exposed speakers", "lowest EER (%)"]
+VERDICT_HEADER = ["system", "verdict", "delta (%)", "eps low (bits)", "eps (bits)", "eps high (bits)",
+                  "strongest attacker", "eps_max (bits)", "noise floor (bits)", "p family-wise", "exposed speakers",
+                  "lowest EER (%)"]
 
 
 def _speakers(v: dict) -> str:
@@ -24,11 +26,6 @@ def _speakers(v: dict) -> str:
         return "none above the family-wise threshold" if v["units"] == "evaluation speakers" else \
             "n/a (no speaker labels)"
     return f"{len(ex)} of {v['n_units']}: {exposed_names(ex)}"
-
-
-def _pooled(v: dict) -> float:
-    pb = v["test"].get("protection")
-    return float("nan") if pb is None else pb["upper_bits"]
 
 
 def _p_cell(v: dict):
@@ -45,10 +42,13 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
     for system, v in verdicts.items():
         w = v["worst_case"]
         avg = v.get("average")
+        pr = v["profile"]
+        key = {"leaks": "eps_low", "protects": "eps_high"}.get(v["verdict"], "eps_high")
+        a, t = pr["strongest"][key]
         rows.append([
-            system, v["verdict"], w["value_bits"], f"{w['ci_low_bits']:.3g} to {w['ci_high_bits']:.3g}",
-            w["floor_bits"], _pooled(v), _p_cell(v),
-            f"{w['attacker']} ({w['trial_type']}, {w['statistic']})" + (" at ceiling" if w["at_ceiling"] else ""),
+            system, v["verdict"], 100 * v["delta"], v["eps_low_bits"], v["eps_bits"], v["eps_high_bits"],
+            a + ("" if t == "scores" else f" ({t})"),
+            f"{w['value_bits']:.3g}" + (" (at ceiling)" if w["at_ceiling"] else ""), w["floor_bits"], _p_cell(v),
             _speakers(v), float("nan") if avg is None else 100 * avg["eer_rocch"],
         ])
     return rows
@@ -66,12 +66,14 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
         budgets = sorted({v["budget_bits"] for v in verdicts.values()})
         sec.blocks.append(Table(
             VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
-            caption="Worst case: the largest eps_max or LID_max over every attacker; 90 % interval: bootstrap over "
-                    "speakers re-selecting the strongest attacker; noise floor: what it reaches by chance (95th "
-                    "percentile under perfect secrecy); pooled bound: the worst case at a resolution of sqrt(n) "
-                    "trials, within the budget (" + " / ".join(f"{b:.3g}" for b in budgets) + " bits) for "
-                    "'protects'; p over every attacker, trial type and statistic; lowest EER: evidence only "
-                    "(ideal 50 %; rule below)",
+            caption="eps: the strongest attacker's privacy profile at delta (no decision it can make is more than "
+                    "2^eps times likelier for the same speaker than for different ones, or the reverse, except on a "
+                    "share delta of the trials); eps low / eps high: its bounds, holding for every attacker at once "
+                    "at 95 %; 'protects' needs eps high within the budget (" + " / ".join(f"{b:.3g}" for b in budgets)
+                    + " bits), 'leaks' eps low above it and the test rejected; strongest attacker: the one whose "
+                    "bound decides; eps_max: the worst case at delta = 0 (evidence: no data can bound it from "
+                    "above) with its noise floor; p over every attacker, trial type and statistic; lowest EER: "
+                    "evidence only (ideal 50 %; rule below)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
