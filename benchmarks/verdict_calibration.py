@@ -107,7 +107,7 @@ def run_condition(condition: str, args) -> dict:
         w = test.worst
         rows.append({"verdict": v.verdict, "rejected": test.rejected, "value": w.value, "floor": w.floor,
                      "lo": w.ci_low, "hi": w.ci_high, "eer": v.average["eer_rocch"] if v.average else None,
-                     "pooled": test.protection.upper})
+                     "eps_low": v.profile.eps_low, "eps_high": v.profile.eps_high, "delta": v.profile.delta})
     n = len(rows)
     k = sum(r["rejected"] for r in rows)
     med = float(np.median([r["value"] for r in rows]))
@@ -116,7 +116,8 @@ def run_condition(condition: str, args) -> dict:
            "words": {w: sum(r["verdict"] == w for r in rows) / n for w in VERDICTS},
            "median_worst_bits": med, "median_floor_bits": float(np.median([r["floor"] for r in rows])),
            "coverage_90": cover, "median_lowest_eer": float(np.median([r["eer"] for r in rows])),
-           "median_pooled_bound_bits": float(np.median([r["pooled"] for r in rows]))}
+           "median_eps_low_bits": float(np.median([r["eps_low"] for r in rows])),
+           "median_eps_high_bits": float(np.median([r["eps_high"] for r in rows])), "delta": rows[0]["delta"]}
     return out
 
 
@@ -187,16 +188,17 @@ def _render(results, setups, args, argv) -> None:
         for head in setups:
             print(head + "\n")
         print("| condition | speakers | probes per speaker | rejected (95 % CI) | leaks | partial | inconclusive | protects | "
-              "median worst case (bits) | median noise floor (bits) | median pooled bound (bits) | "
+              "median worst case (bits) | median noise floor (bits) | delta | median eps low / high (bits) | "
               "90 % interval coverage | median lowest EER |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in results:
             w = r["words"]
             lo, hi = r["rejected_ci"]
             print(f"| {r['condition']} | {r['speakers']} | {r.get('probes', 5)} | {100 * r['rejected']:.1f} % ({100 * lo:.1f}-{100 * hi:.1f}) "
                   f"| {100 * w['leaks']:.1f} % | {100 * w['partial']:.1f} % | {100 * w['inconclusive']:.1f} % | "
                   f"{100 * w['protects']:.1f} % | {r['median_worst_bits']:.2f} | {r['median_floor_bits']:.2f} | "
-                  f"{r.get('median_pooled_bound_bits', float('nan')):.2f} | "
+                  f"{r.get('delta', float('nan')):.3g} | {r.get('median_eps_low_bits', float('nan')):.2f} / "
+                  f"{r.get('median_eps_high_bits', float('nan')):.2f} | "
                   f"{100 * r['coverage_90']:.0f} % | {100 * r['median_lowest_eer']:.1f} % |")
     else:
         for head in setups:

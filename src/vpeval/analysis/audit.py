@@ -102,7 +102,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
           metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
           backends=BACKENDS, asnorm: bool = False, fusion: bool = True, group_by: str | None = DEFAULT_GROUP_BY,
           compare: bool = True, client=None, verdict_perm: int | None = 999,
-          budget_bits: float = DEFAULT_BUDGET_BITS, alpha: float = 0.05, utility: dict | None = None,
+          budget_bits: float = DEFAULT_BUDGET_BITS, alpha: float = 0.05, delta: float | None = None,
+          utility: dict | None = None,
           pitch: dict | None = None, progress: Callable[[str], None] | None = None, vpc_lists=None,
           adapt: dict | None = None, jobs: int = 1) -> AuditResult:
     """Audit one or more anonymization systems from speaker embeddings and decide: nothing is written.
@@ -122,6 +123,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
         Relabellings of the verdict's perfect-secrecy test; None skips the verdict (``undecided`` says so).
     budget_bits, alpha : float
         Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
+    delta : float in (0, 1) or None
+        The verdict's delta (:mod:`vpeval.analysis.profiles`; None: ``1 / (2 S)``).
     utility, pitch : dict system -> result, optional
         Word error rates and pitch correlations computed elsewhere, kept with the result for the report.
     vpc_lists : vpeval.pipeline.vpc.VPCLists, optional
@@ -167,10 +170,10 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
             if progress:
                 progress("the verdict: family-wise perfect-secrecy test over every attacker")
             verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                                 budget_bits=budget_bits, tests=tests, jobs=pool)
+                                                 budget_bits=budget_bits, tests=tests, jobs=pool, delta=delta)
             flag_saturation(verdicts, results)
             channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed,
-                                        alpha=alpha, budget_bits=budget_bits, tests=tests)
+                                        alpha=alpha, budget_bits=budget_bits, tests=tests, delta=delta)
         more, more_notes = ([], []) if compared is None else compared.get()
     comparisons, notes = [], []
     if compare and len(results) > 1:
@@ -179,7 +182,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     options = {"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                "systems": {s: list(a) for s, a in systems.items()}, "backends": list(backends),
                "asnorm": bool(asnorm), "fusion": bool(fusion), "verdict_perm": verdict_perm,
-               "budget_bits": budget_bits, "alpha": alpha, "compare": bool(compare), "group_by": group_by,
+               "budget_bits": budget_bits, "alpha": alpha, "delta": delta, "compare": bool(compare),
+               "group_by": group_by,
                "vpc_lists": None if vpc_lists is None else vpc_lists.describe()}
     return AuditResult(results, verdicts, undecided, tests, comparisons, notes, options, dict(utility or {}),
                        dict(pitch or {}), channels)

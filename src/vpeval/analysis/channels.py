@@ -40,7 +40,7 @@ def voice_view(res):
 
 def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
                      alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS,
-                     tests: dict | None = None) -> dict[str, dict]:
+                     tests: dict | None = None, delta: float | None = None) -> dict[str, dict]:
     """Per system with non-voice attackers: the voice-channel verdict beside the all-channel one.
 
     Parameters
@@ -48,7 +48,7 @@ def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot
     results : dict system -> SystemAudit
     verdicts : dict system -> dict
         The all-channel verdicts (:func:`~vpeval.analysis.families.audit_verdicts`).
-    n_perm, n_boot, seed, alpha, budget_bits
+    n_perm, n_boot, seed, alpha, budget_bits, delta
         The settings the all-channel verdicts were decided with (the voice verdict uses the same).
     tests : dict system -> SecrecyTest, optional
         The all-channel tests (``audit_verdicts(..., tests=...)``): a system's voice verdict is then decided from
@@ -78,10 +78,10 @@ def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot
         voice = voice_view(res)
         sub = getattr((tests or {}).get(system), "subfamilies", {}).get("voice")
         if sub is not None:
-            entry["voice"] = verdict_dict(decide(sub, budget_bits), voice)
+            entry["voice"] = verdict_dict(decide(sub, budget_bits, delta), voice)
         elif voice.trials:
             got, why = audit_verdicts({system: voice}, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                      budget_bits=budget_bits)
+                                      budget_bits=budget_bits, delta=delta)
             entry["voice"] = got.get(system)
             if system in why:
                 entry["voice_note"] = why[system]

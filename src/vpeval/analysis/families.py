@@ -31,6 +31,7 @@ def default_n_perm(n_trials: int) -> int:
 
 def score_verdict(trials: Trials, name: str = "scores", *, n_perm: int | None = None, n_boot: int = 200,
                   seed: int = 0, alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS,
+                  delta: float | None = None,
                   jobs=None) -> Verdict:
     """Verdict of one score input, the attacker being the scores as given (trial type ``"scores"``).
 
@@ -42,33 +43,34 @@ def score_verdict(trials: Trials, name: str = "scores", *, n_perm: int | None = 
     :class:`~vpeval.pipeline.jobs.Jobs` whose workers share the relabellings of a large input (the same verdict
     for any number of jobs), or None.
     """
-    return drive(_score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs))
+    return drive(_score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs, delta))
 
 
 def start_score_verdict(trials: Trials, name: str = "scores", *, jobs, n_perm: int | None = None,
                         n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
-                        budget_bits: float = DEFAULT_BUDGET_BITS) -> Started:
+                        budget_bits: float = DEFAULT_BUDGET_BITS, delta: float | None = None) -> Started:
     """:func:`score_verdict` started: the input is sorted here and the relabellings of a large input are handed
     to the workers of ``jobs`` (a running :class:`~vpeval.pipeline.jobs.Jobs`); ``.get()`` computes the rest
     here (bootstrap, decision) and returns the :class:`Verdict`, or raises what :func:`score_verdict` raises."""
-    return Started(_score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs))
+    return Started(_score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs, delta))
 
 
-def _score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs):
+def _score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits, jobs, delta=None):
     if n_perm is None:
         n_perm = default_n_perm(len(trials))
     spk = speakers_from_keys(trials)
     inp = TrialInput(name, "scores", trials, *(spk if spk is not None else (None, None)))
     test = yield from secrecy_steps([inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha, jobs=jobs)
-    return decide(test, budget_bits)
+    return decide(test, budget_bits, delta)
 
 
 def one_to_n_verdict(matrix, name: str = "scores", *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
-                     alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS) -> Verdict:
+                     alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS,
+                     delta: float | None = None) -> Verdict:
     """Verdict of one 1-to-N score matrix (:class:`vpeval.pipeline.OneToN`) from its LID_max and ALID."""
     inp = OneToNInput(name, "1-to-N", matrix)
     return decide(secrecy_test(one_to_n=[inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha),
-                  budget_bits)
+                  budget_bits, delta)
 
 
 def audit_family(res, types=VERDICT_TYPES) -> tuple[list[TrialInput], list[OneToNInput]]:
@@ -100,13 +102,14 @@ def audit_family(res, types=VERDICT_TYPES) -> tuple[list[TrialInput], list[OneTo
 
 
 def audit_verdict(res, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
-                  budget_bits: float = DEFAULT_BUDGET_BITS, types=VERDICT_TYPES) -> Verdict | None:
+                  budget_bits: float = DEFAULT_BUDGET_BITS, types=VERDICT_TYPES,
+                  delta: float | None = None) -> Verdict | None:
     """Verdict of one audited system over all its attackers (None when no attack trial type was computed)."""
     trials, one_to_n = audit_family(res, types)
     if not trials and not one_to_n:
         return None
     return decide(secrecy_test(trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha),
-                  budget_bits)
+                  budget_bits, delta)
 
 
 def _worst(values: dict[tuple[str, str], float], metric: str):
@@ -170,7 +173,7 @@ def _voice_subfamily(res, trials) -> dict | None:
 
 def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
                    budget_bits: float = DEFAULT_BUDGET_BITS, tests: dict | None = None,
-                   jobs=1) -> tuple[dict[str, dict], dict[str, str]]:
+                   jobs=1, delta: float | None = None) -> tuple[dict[str, dict], dict[str, str]]:
     """The ``verdicts`` object of an audit's report.json: per system :meth:`Verdict.to_dict` plus
     ``strongest_attacker`` and ``trial_type`` (of the worst case) and the ``scorecard`` (:func:`scorecard`); and
     per system that could not be decided, why (no attack trial type, fewer than 2 evaluation speakers, ...).
@@ -188,9 +191,11 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
     """
     from ..errors import VpevalError
     from .secrecy import check_test_options
+    from .profiles import check_delta
     from .verdict import check_budget
 
     check_budget(budget_bits)
+    check_delta(delta)
     check_test_options(n_perm, n_boot, seed, alpha)  # bad options raise; below, only data errors are caught
     out, undecided, started = {}, {}, {}
     with using(jobs) as pool:
@@ -209,5 +214,5 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
                 continue
             if tests is not None:
                 tests[system] = test
-            out[system] = verdict_dict(decide(test, budget_bits), results[system])
+            out[system] = verdict_dict(decide(test, budget_bits, delta), results[system])
     return out, {s: undecided[s] for s in results if s in undecided}

@@ -451,8 +451,13 @@ EnrollRuleOpt = typer.Option(
 #: the verdict's options, shared by verify, report, linkage, audit and demo (vpeval.analysis.verdict)
 BudgetOpt = typer.Option(
     None, "--budget-bits", help="Disclosure budget of the verdict in bits (default log2(10) = 3.32: a likelihood "
-    "ratio of 10, the upper edge of privacy-ZEBRA's tag A). 'leaks' needs the worst case's lower bound above it, "
-    "'protects' the pooled worst case (a resolution of sqrt(n) trials) within it, upper bound and noise floor.")
+    "ratio of 10, the upper edge of privacy-ZEBRA's tag A). 'protects' needs every attacker's privacy profile "
+    "eps(delta) certified within it (upper bound), 'leaks' its lower bound above it and the test rejected.")
+DeltaOpt = typer.Option(
+    None, "--delta", help="The verdict's delta: the share of trials the certificate may leave out (eps(delta) "
+    "bounds every decision of every attacker except on that share). Default 1 / (2 S) for S speakers behind the "
+    "target trials (half of one speaker's share, so one fully exposed speaker always blocks 'protects'); 0.01 "
+    "for trials without speakers.")
 VerdictPermOpt = typer.Option(
     999, "--n-perm", min=19, max=100_000, help="Relabellings of the family-wise perfect-secrecy test behind the verdict "
     "(the smallest p-value is 1/(n+1)).")
@@ -463,19 +468,20 @@ ScorePermOpt = typer.Option(
     "costs a pass over its trials).")
 AlphaOpt = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Family-wise level of the verdict's test.")
 NoVerdictOpt = typer.Option(False, "--no-verdict", help="Skip the verdict (its permutation test). --budget-bits, "
-                            "--n-perm and --alpha are still checked (a value out of range is an error, as without "
+                            "--delta, --n-perm and --alpha are still checked (a value out of range is an error, as without "
                             "--no-verdict) but not used.")
 
 
-def verdict_options(budget_bits, n_perm: int, alpha: float) -> dict:
+def verdict_options(budget_bits, n_perm: int, alpha: float, delta=None) -> dict:
     """The keyword arguments of the verdict functions (vpeval.analysis.families) from the CLI options.
 
     Every command calls it, with or without --no-verdict, before reading any input: the verdict's options are
     checked alike whether or not they are used (typer checks --n-perm's and --alpha's ranges in any case)."""
+    from ..analysis.profiles import check_delta
     from ..analysis.verdict import DEFAULT_BUDGET_BITS, check_budget
 
     return {"budget_bits": DEFAULT_BUDGET_BITS if budget_bits is None else check_budget(budget_bits),
-            "n_perm": n_perm, "alpha": alpha}
+            "n_perm": n_perm, "alpha": alpha, "delta": check_delta(delta)}
 
 
 def print_verdicts(console, verdicts: dict, undecided: dict | None = None) -> None:

@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from ..errors import VpevalError
 from .common import (
-    AlphaOpt, BudgetOpt, NoVerdictOpt, SchedulerOpt, WorkersOpt, echo_json, execution, handle_errors, print_verdicts,
+    AlphaOpt, BudgetOpt, DeltaOpt, NoVerdictOpt, SchedulerOpt, WorkersOpt, echo_json, execution, handle_errors, print_verdicts,
     verdict_options, verdict_or_reason,
 )
 
@@ -142,6 +142,7 @@ def register(app: typer.Typer) -> None:
         scheduler: Optional[str] = SchedulerOpt,
         workers: Optional[int] = WorkersOpt,
         budget_bits: Optional[float] = BudgetOpt,
+        delta: Optional[float] = DeltaOpt,
         n_perm: int = typer.Option(
             999, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (each recomputes every "
             "probe's LID: about n_perm passes over the matrix; lower it or use --no-verdict for large tables)."),
@@ -151,7 +152,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         from ..metrics.linkage import linkage_analysis
 
-        vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict (see its help)
+        vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict (see its help)
         if no_verdict:
             vopts = None
 

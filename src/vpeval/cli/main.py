@@ -24,7 +24,7 @@ from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
-    execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, VerdictPermOpt, AlphaOpt,
+    execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, DeltaOpt, VerdictPermOpt, AlphaOpt,
     NoVerdictOpt, ScorePermOpt, EnrollRuleOpt, print_verdicts, verdict_options, verdict_or_reason,
 )
 
@@ -60,12 +60,13 @@ def verify(
     llr: bool = LLROpt,
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
     budget_bits: Optional[float] = BudgetOpt,
+    delta: Optional[float] = DeltaOpt,
     n_perm: Optional[int] = ScorePermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
 ):
-    vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict (see its help)
+    vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict (see its help)
     if no_verdict:
         vopts = None
     t = score_input.load(scores)
@@ -134,6 +135,7 @@ def report(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the per-group bootstrap (with --groups) and of "
                              "the verdict."),
     budget_bits: Optional[float] = BudgetOpt,
+    delta: Optional[float] = DeltaOpt,
     n_perm: Optional[int] = ScorePermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
@@ -147,7 +149,7 @@ def report(
     from ..report.writer import FigureDrafts, render_report
 
     key, lower_is_target = score_input.key, score_input.lower_is_target
-    vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict (see its help)
+    vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict (see its help)
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
     protect = [split_name(i)[1] for i in inputs] + ([key] if key else []) + ([str(groups)] if groups else [])
@@ -186,7 +188,8 @@ def report(
             from ..report.verdict import verdict_section
 
             rep.options.update({"verdict_perm": "auto" if n_perm is None else n_perm,
-                                "budget_bits": vopts["budget_bits"], "alpha": alpha, "seed": seed})
+                                "budget_bits": vopts["budget_bits"], "alpha": alpha, "delta": vopts["delta"],
+                                "seed": seed})
             started = {name: start_score_verdict(t, name, jobs=pool, seed=seed, **vopts) for name, t in systems.items()}
             placeholder = rep.add(verdict_section({}))  # replaced once the tests are taken, below
         rep.drafts = FigureDrafts() if pool.parallel and not no_verdict else None  # drawn here during the tests
@@ -428,7 +431,8 @@ def _audit_verdict_kwargs(verdict: dict | None) -> dict:
         return {}
     if verdict.get("skip"):
         return {"verdict_perm": None}
-    return {"verdict_perm": verdict["n_perm"], "budget_bits": verdict["budget_bits"], "alpha": verdict["alpha"]}
+    return {"verdict_perm": verdict["n_perm"], "budget_bits": verdict["budget_bits"], "alpha": verdict["alpha"],
+            "delta": verdict.get("delta")}
 
 
 def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
@@ -541,6 +545,7 @@ def demo(
                                 "example folder's name)."),
     split: str = SplitOpt,
     budget_bits: Optional[float] = BudgetOpt,
+    delta: Optional[float] = DeltaOpt,
     n_perm: int = VerdictPermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
@@ -556,7 +561,7 @@ def demo(
                + " anonymization of LibriSpeech (bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo",
-               verdict={**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict},
+               verdict={**verdict_options(budget_bits, n_perm, alpha, delta), "skip": no_verdict},
                vpc_in_report=DEMO_VPC_TABLE, figures=_figures(figures), jobs=jobs_value(jobs))
 
 
@@ -597,6 +602,7 @@ def audit(
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
     budget_bits: Optional[float] = BudgetOpt,
+    delta: Optional[float] = DeltaOpt,
     n_perm: int = VerdictPermOpt,
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
@@ -616,7 +622,7 @@ def audit(
     if enroll_rule is not None and not vpc_trials:
         raise VpevalError("--enroll-rule applies to the VoicePrivacy lists: give --vpc-trials and --enroll-list")
     lists = None if enroll_list is None else (enroll_list, list(vpc_trials), enroll_rule)
-    verdict = {**verdict_options(budget_bits, n_perm, alpha), "skip": no_verdict}
+    verdict = {**verdict_options(budget_bits, n_perm, alpha, delta), "skip": no_verdict}
     for spec in systems:
         name, path = split_name(spec)
         folder = Path(path)

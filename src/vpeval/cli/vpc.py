@@ -10,7 +10,7 @@ import typer
 
 from typing import Optional
 
-from .common import (AlphaOpt, BudgetOpt, NoVerdictOpt, PathsFromOpt, ScorePermOpt, handle_errors, print_verdicts,
+from .common import (AlphaOpt, BudgetOpt, DeltaOpt, NoVerdictOpt, PathsFromOpt, ScorePermOpt, handle_errors, print_verdicts,
                      verdict_options)
 
 __all__ = ["register"]
@@ -76,11 +76,12 @@ def register(app: typer.Typer) -> None:
         n_boot: int = typer.Option(200, "--n-boot", min=1, help="Bootstrap replicates."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON summary instead of a table."),
         budget_bits: Optional[float] = BudgetOpt,
+        delta: Optional[float] = DeltaOpt,
         n_perm: Optional[int] = ScorePermOpt,
         alpha: float = AlphaOpt,
         no_verdict: bool = NoVerdictOpt,
     ):
-        vopts = verdict_options(budget_bits, n_perm, alpha)  # checked even with --no-verdict
+        vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict
         from ..io.kaldi_write import atomic_write_bytes
         from ..io.output import claim_folder
         from ..report.vpc_import import IMPORT_COLUMNS, import_csv_text, import_vpc_outputs

@@ -4,5 +4,6 @@ matplotlib is imported lazily, inside ``plot``; reports pass their own figures a
 """
 
 from .displays import CMCDisplay, DETDisplay, ECEDisplay, LIDCCDFDisplay
+from .profile import ProfileDisplay
 
-__all__ = ["DETDisplay", "ECEDisplay", "CMCDisplay", "LIDCCDFDisplay"]
+__all__ = ["DETDisplay", "ECEDisplay", "CMCDisplay", "LIDCCDFDisplay", "ProfileDisplay"]

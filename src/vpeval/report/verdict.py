@@ -8,11 +8,11 @@ as the average beside it. It only renders the verdicts that
 from __future__ import annotations
 
 from ..analysis.verdict import INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS, exposed_names
-from .document import Paragraph, Section, Table, merge_sentences
+from .document import Draw, Figure, Paragraph, Section, Table, merge_sentences
 from .units import UNITS_NOTE
 
 __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_RULE", "verdict_rows",
-           "verdict_section"]
+           "verdict_section", "profile_figure", "profile_reading"]
 
 _CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
 VERDICT_HEADER = ["system", "verdict", "delta (%)", "eps low (bits)", "eps (bits)", "eps high (bits)",
@@ -54,6 +54,51 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
     return rows
 
 
+def profile_reading(v: dict) -> str:
+    """The profile at the verdict's delta in plain words (one sentence)."""
+    pr, b = v["profile"], v["budget_bits"]
+    d = f"{100 * pr['delta']:.3g} %"
+    if v["verdict"] == PROTECTS:
+        return (f"Certified: except on at most {d} of the trials, no attacker can make a decision that is more than "
+                f"{2 ** min(pr['eps_high_bits'], 1000):.3g} times likelier when two recordings share a speaker than "
+                f"when they do not (or the reverse), within the budget of {2 ** min(b, 1000):.3g}.")
+    if v["verdict"] == LEAKS:
+        return (f"Leaking: on more than {d} of the trials some attacker's decisions are at least "
+                f"{2 ** min(pr['eps_low_bits'], 1000):.3g} times likelier for the same speaker than for different "
+                f"ones (or the reverse), beyond the budget of {2 ** min(b, 1000):.3g}.")
+    hi = pr["eps_high_bits"]
+    what = ("no bound at all" if hi == float("inf") else f"a ratio of up to {2 ** min(hi, 1000):.3g}")
+    return (f"Not certified: at {d} of the trials these data allow {what}, more than the budget of "
+            f"{2 ** min(b, 1000):.3g}" + (", though no leak beyond it is shown." if v["verdict"] == PARTIAL else "."))
+
+
+def _draw_profile(fig, delta, eps, lo, hi, budget, d, at, label):
+    from ..plots.profile import ProfileDisplay
+
+    ax = fig.add_subplot(1, 1, 1)
+    disp = ProfileDisplay(delta, eps, lo, hi, budget, d, label)
+    top = disp.top_bits()
+    disp.plot(ax, top=top)
+    lo_d, est_d, hi_d = (min(x, top) for x in at)
+    ax.plot([d], [est_d], "o", color="k", ms=5)
+    ax.plot([d, d], [lo_d, hi_d], "-", color="k", lw=2.5)
+
+
+def profile_figure(system: str, v: dict, index: int) -> Figure | None:
+    """The figure of one system's privacy profile (family maxima over the delta grid, the band, the budget and the
+    verdict's delta with its three numbers), captioned with :func:`profile_reading`; None without a profile."""
+    pr = v.get("profile")
+    if not pr:
+        return None
+    at = (v["eps_low_bits"], v["eps_bits"], v["eps_high_bits"])
+    return Figure(f"profile_{index}", Draw(_draw_profile, pr["delta_grid"], pr["eps_grid_bits"],
+                                           pr["eps_low_grid_bits"], pr["eps_high_grid_bits"], v["budget_bits"],
+                                           pr["delta"], at, f"{system}: eps(delta), strongest attacker at each delta"),
+                  caption=f"{system}: privacy profile eps(delta) over every attacker (the largest at each delta), its "
+                          "95 % band and the budget; black: the verdict's delta with its bounds. "
+                          + profile_reading(v), size=(6.0, 3.6))
+
+
 def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None = None,
                     n_attackers: dict[str, int] | None = None, *, empty_note: str | None = None,
                     undecided: dict[str, str] | None = None) -> Section:
@@ -78,6 +123,10 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
     for system, v in verdicts.items():
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
         sec.blocks.append(Paragraph(lead + v["sentence"], kind=f"verdict-{v['verdict']}"))
+    for i, (system, v) in enumerate(verdicts.items()):
+        fig = profile_figure(system, v, i)
+        if fig is not None:
+            sec.blocks.append(fig)
     for system, why in (undecided or {}).items():
         sec.blocks.append(Paragraph(f"{system}: no verdict: {why}.", kind="warning"))
     if not verdicts and not undecided:

@@ -20,7 +20,7 @@ from .inputs import extractor_lines, page_paths
 __all__ = ["write_report", "render_report", "FigureDrafts", "png_bytes", "OutputExistsError", "sha256_file",
            "SCHEMA_VERSION", "resolve_refs", "REF_MIN_CHARS"]
 
-SCHEMA_VERSION = "2.3"  # 2.3: inputs[].extractor_info (the embedding file's extractor record, when it has one); arrays that are functions of other stored ones left out (rank disclosure per rank, CMC, closed-set linkability), verification names and units and the chance value and floor stored once; 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
+SCHEMA_VERSION = "3.0"  # 3.0: verdicts decided by the privacy profile (delta, eps_low/eps/eps_high_bits, profile, plan; test.protection and more_units_needed gone); 2.3: inputs[].extractor_info (the embedding file's extractor record, when it has one); arrays that are functions of other stored ones left out (rank disclosure per rank, CMC, closed-set linkability), verification names and units and the chance value and floor stored once; 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
 
 
 
