@@ -38,6 +38,7 @@ _SOURCES = {
     "calibration.student_t": ("StudentTCalibrator",),
     "disclosure": ("worst_case_disclosure",),
     "metrics.rank_disclosure": ("RankDisclosure", "rank_disclosure", "smooth_gamma"),
+    "metrics.profile": ("privacy_profile_bits", "profile_bounds"),
     "pipeline": ("OneToN", "Protocol", "ProtocolError", "build_trials", "make_protocol", "one_to_n"),
     "pipeline.attackers": ("Attacker", "attacker_class", "check_disjoint", "fuse_attackers", "make_attackers"),
     "pipeline.vpc": ("VPCLists",),
@@ -93,7 +94,7 @@ __all__ = [
     # calibration
     "pav_llr", "PAVCalibrator", "LogisticCalibrator", "ScoreCalibrator",
     # disclosure
-    "zebra", "zebra_tag", "d_ece",
+    "zebra", "zebra_tag", "d_ece", "privacy_profile_bits", "profile_bounds",
     # 1-to-N linkage and identification
     "ScoreMatrix", "read_score_matrix", "read_kaldi_score_matrix", "score_matrix_from_table", "lid", "lid_summary",
     "lid_pipeline", "linkage_analysis", "znorm_rows", "cmc", "rank_histogram", "true_speaker_rank",

@@ -30,7 +30,7 @@ from ..errors import VpevalError
 from ..metrics.profile import DELTA_GRID, ProfileCounts, design_effect, typical_bounds_bits
 from .members import OneToNInput, TrialInput
 
-__all__ = ["MemberProfile", "ProfileFamily", "member_profiles", "profile_family", "default_delta", "check_delta",
+__all__ = ["MemberProfile", "ProfileFamily", "member_profiles", "profile_family", "default_delta", "check_delta", "plan",
            "DEFAULT_DELTA_NO_SPEAKERS"]
 
 #: Default delta where no speaker is known (a score file without keys): as if 50 speakers.

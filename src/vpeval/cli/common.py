@@ -484,6 +484,16 @@ def verdict_options(budget_bits, n_perm: int, alpha: float, delta=None) -> dict:
             "n_perm": n_perm, "alpha": alpha, "delta": check_delta(delta)}
 
 
+def audit_verdict_kwargs(verdict: dict | None) -> dict:
+    """The verdict keyword arguments of :func:`vpeval.analysis.audit.audit` from a command's verdict options."""
+    if verdict is None:
+        return {}
+    if verdict.get("skip"):
+        return {"verdict_perm": None}
+    return {"verdict_perm": verdict["n_perm"], "budget_bits": verdict["budget_bits"], "alpha": verdict["alpha"],
+            "delta": verdict.get("delta")}
+
+
 def print_verdicts(console, verdicts: dict, undecided: dict | None = None) -> None:
     """Each verdict as the terminal's first lines: the word, the worst case with its interval, floor and ceiling,
     the exposed speakers and the average (the sentence of :mod:`vpeval.analysis.verdict`), then its warnings;

@@ -26,6 +26,7 @@ from .common import (
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, DeltaOpt, VerdictPermOpt, AlphaOpt,
     NoVerdictOpt, ScorePermOpt, EnrollRuleOpt, print_verdicts, verdict_options, verdict_or_reason,
+    audit_verdict_kwargs,
 )
 
 app = typer.Typer(
@@ -401,7 +402,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
                             asnorm=asnorm, fusion=fusion, progress=lambda m: status.update(escape(m)),
                             dataset=dataset, split=split, client=client, vpc_lists=lists, figures=figures,
                             adapt={k: v for k, v in adapt.items() if v is not None} or None, jobs=jobs,
-                            **_audit_verdict_kwargs(verdict))
+                            **audit_verdict_kwargs(verdict))
         rep.inputs = inputs
         status.update("writing the report")
         render_report(rep, dest, jobs=jobs)
@@ -424,15 +425,6 @@ def _input_details(path: Path) -> dict:
             return out
         rates, counts = np.unique(z["input_rate_hz"], return_counts=True)
     return {"input_rates_hz": {str(int(r)): int(n) for r, n in zip(rates, counts)}, **out}
-
-
-def _audit_verdict_kwargs(verdict: dict | None) -> dict:
-    if verdict is None:
-        return {}
-    if verdict.get("skip"):
-        return {"verdict_perm": None}
-    return {"verdict_perm": verdict["n_perm"], "budget_bits": verdict["budget_bits"], "alpha": verdict["alpha"],
-            "delta": verdict.get("delta")}
 
 
 def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
