@@ -172,3 +172,33 @@ def test_bad_options():
         profile_bounds([1.0], [0.0], 0.1, deff_tar=0.5)
     with pytest.raises(InvalidScoresError, match="n_members"):
         profile_bounds([1.0], [0.0], 0.1, n_members=0)
+
+
+def test_design_effect_curve_reads_the_tails():
+    # speaker effects in the middle of the range, none in the top tail: a perfectly separating attacker's
+    # non-targets share their speaker's level, but the few above the rest come one per speaker
+    rng = np.random.default_rng(7)
+    spk = np.repeat(np.arange(50), 40)
+    s = rng.normal(size=50)[spk] * 1.5 + rng.normal(size=2000) * 0.5
+    lab = np.zeros(2000, bool)
+    lab[::40] = True
+    scalar = design_effect(s, lab, spk)[1]
+    shares, values = design_effect(s, lab, spk, by_share=True)[1]
+    assert (np.diff(shares) > 0).all() and (values >= 1).all() and shares[-1] == 0.5
+    assert values.max() == pytest.approx(scalar, rel=0.5)
+    # a curve is read at the shares up to twice the region's: bounds with the curve lie between no design
+    # effect and the scalar one
+    tar, non = s[lab] + 3.0, s[~lab]
+    curve = design_effect(np.r_[tar, non], np.r_[np.ones(50, bool), np.zeros(1950, bool)], np.r_[spk[lab], spk[~lab]],
+                          by_share=True)
+    lo1 = profile_bounds(tar, non, 0.05)[0]
+    lo_c = profile_bounds(tar, non, 0.05, deff_tar=curve[0], deff_non=curve[1])[0]
+    lo_s = profile_bounds(tar, non, 0.05, deff_tar=max(curve[0][1]), deff_non=max(curve[1][1]))[0]
+    assert lo_s <= lo_c <= lo1
+
+
+@pytest.mark.parametrize("bad", [([0.1, 0.05], [2.0, 2.0]), ([0.1], [0.5]), ([0.7], [2.0]), ([0.1, 0.2], [2.0]),
+                                 "x"])
+def test_bad_design_effect_curves(bad):
+    with pytest.raises(InvalidScoresError, match="deff_non"):
+        profile_bounds([1.0, 2.0], [0.0, 0.5], 0.1, deff_non=bad)

@@ -97,8 +97,8 @@ def test_sentence_leads_with_the_deciding_numbers_then_the_worst_case_then_the_a
     v = decide(test_(p=0.001, value=12.0, ceiling=12.0, exposed=ex, eer=0.45, floor=2.0, n_units=10),
                profile=prof(8.0, 9.0, math.inf, delta=0.05))
     s = v.sentence
-    assert s.startswith("Privacy profile of the strongest attacker: eps(5 %) = 9 bits, 95 % bounds 8 to inf bits "
-                        "(attacker x/plda, aa; delta given) over 1 attacker"), s
+    assert s.startswith("Privacy profile over 1 attacker (the largest of each number): eps(5 %) = 9 bits, 95 % "
+                        "bounds 8 to inf bits; the lower bound from attacker x/plda, aa (delta given)"), s
     assert "Worst case at delta = 0, evidence only: eps_max 12 bits" in s and "at the ceiling of 12 bits" in s
     assert "exposed: 7 of 10 evaluation speakers (spk0, spk1, spk2, spk3, spk4 and 2 more)" in s
     assert "The EER, an average over trials, is 45 % at its lowest" in s

@@ -60,7 +60,9 @@ class MemberProfile:
     """One member's profile inputs: counts, clusters and design effects (the bounds at any delta from them).
 
     ``cluster``: what the design effects were estimated over (``"speaker"``, ``"probe"`` or ``"none"``),
-    ``n_clusters`` of them; ``n_speakers``: speakers behind the target trials (None when unknown).
+    ``n_clusters`` of them; ``n_speakers``: speakers behind the target trials (None when unknown); ``deff_tar``,
+    ``deff_non``: the design-effect curves ``(shares, values)`` of each class's tails
+    (:func:`vpeval.metrics.profile.design_effect` with ``by_share``), or 1.0 without clusters.
     """
 
     attacker: str
@@ -70,9 +72,14 @@ class MemberProfile:
     cluster: str
     n_clusters: int
     n_speakers: int | None
-    deff_tar: float
-    deff_non: float
+    deff_tar: object
+    deff_non: object
     counts: ProfileCounts = field(repr=False, compare=False)
+
+    @property
+    def deff_max(self) -> tuple[float, float]:
+        """The largest design effect of each class (what the page shows)."""
+        return tuple(float(d) if np.ndim(d) == 0 else float(np.max(d[1])) for d in (self.deff_tar, self.deff_non))
 
     def at(self, delta, alpha: float, n_members: int) -> tuple:
         """``(eps_low, eps, eps_high)`` in bits at ``delta`` (floats or arrays)."""
@@ -102,14 +109,15 @@ def _member(attacker, trial_type, scores, is_target, kind, clusters, n_speakers)
         dt = dn = 1.0
         n_cl = 0
     else:
-        dt, dn = design_effect(scores, is_target, clusters)
+        dt, dn = design_effect(scores, is_target, clusters, by_share=True)
         n_cl = int(np.unique(clusters).size)
-    return MemberProfile(attacker, trial_type, counts.n_tar, counts.n_non, kind, n_cl, n_speakers, float(dt),
-                         float(dn), counts)
+    return MemberProfile(attacker, trial_type, counts.n_tar, counts.n_non, kind, n_cl, n_speakers, dt, dn, counts)
 
 
 def member_profiles(trials=(), one_to_n=()) -> list[MemberProfile]:
-    """One :class:`MemberProfile` per member (1-to-N matrices read as trials), in the order given.
+    """One :class:`MemberProfile` per member, in the order given: the verification trials, then the 1-to-N
+    matrices read as trials, except those of an attacker and trial type whose trials are already members (an
+    audit's 1-to-N matrix holds the same scores as its verification trials: counted once).
 
     Raises
     ------
@@ -121,7 +129,10 @@ def member_profiles(trials=(), one_to_n=()) -> list[MemberProfile]:
         kind, cl, spk = _clusters(inp)
         t = inp.trials
         out.append(_member(inp.attacker, inp.trial_type, t.scores, t.is_target, kind, cl, spk))
+    seen = {(i.attacker, i.trial_type) for i in trials}
     for inp in one_to_n:
+        if (inp.attacker, inp.trial_type) in seen:
+            continue
         m = inp.matrix
         enrolled = np.asarray(m.enrolled_speaker if hasattr(m, "enrolled_speaker") else m.speaker_ids, dtype=str)
         pspk = np.asarray(m.probe_speaker, dtype=str)
@@ -211,8 +222,8 @@ def profile_family(profiles: list[MemberProfile], *, alpha: float = 0.05, delta:
         at.append((float(lo[0]), float(est[0]), float(hi[0])))
         curves.append((lo[1:], est[1:], hi[1:]))
         rows.append({"attacker": p.attacker, "trial_type": p.trial_type, "n_tar": p.n_tar, "n_non": p.n_non,
-                     "cluster": p.cluster, "n_clusters": p.n_clusters, "deff_tar": p.deff_tar,
-                     "deff_non": p.deff_non, "eps_low_bits": float(lo[0]), "eps_bits": float(est[0]),
+                     "cluster": p.cluster, "n_clusters": p.n_clusters, "deff_tar": p.deff_max[0],
+                     "deff_non": p.deff_max[1], "eps_low_bits": float(lo[0]), "eps_bits": float(est[0]),
                      "eps_high_bits": float(hi[0]), "eps_low_grid_bits": lo[1:].tolist(),
                      "eps_grid_bits": est[1:].tolist(), "eps_high_grid_bits": hi[1:].tolist()})
 

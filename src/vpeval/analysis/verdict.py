@@ -320,8 +320,9 @@ def _sentence(verdict: str, reason: str, test: SecrecyTest, average: dict | None
               at: str) -> str:
     w = test.worst
     n_att = len({m.attacker for m in test.members})
-    s = (f"Privacy profile of the strongest attacker: {at} ({_who(pr, 'eps_high')}; delta {pr.delta_rule}) "
-         f"over {n_att} attacker{'s' if n_att != 1 else ''}")
+    key = "eps_low" if verdict == LEAKS else "eps_high"  # the attacker whose bound decides
+    s = (f"Privacy profile over {n_att} attacker{'s' if n_att != 1 else ''} (the largest of each number): {at}; "
+         f"the {'lower' if key == 'eps_low' else 'upper'} bound from {_who(pr, key)} (delta {pr.delta_rule})")
     stat = {"eps_max": "eps_max", "lid_max": "LID_max"}[w.statistic]
     where = "" if w.trial_type == "scores" else f", {w.trial_type}"
     s += (f". Worst case at delta = 0, evidence only: {stat} {_bits(w.value)} (attacker {w.attacker}{where}; "

@@ -67,9 +67,11 @@ the conservative end of each grid cell, so ``eps_high`` is an upper bound of the
 with the lower and upper bounds exchanged (grid points only: a lower bound of its maximum).
 
 Dependence: trials that share a speaker are not independent. The bounds then use Kish's *effective* sample size,
-``n / deff`` (counts scaled alike), with the design effect ``deff`` of the class's share of trials above a
-threshold, estimated from the clusters (:func:`design_effect`: the largest over a grid of thresholds, at least 1).
-That is an approximation, whose coverage is measured by simulation (``docs/verdict_calibration.md``).
+``n / deff`` (counts scaled alike), with the design effect ``deff`` of the class's share of trials beyond a
+threshold, estimated from the clusters (:func:`design_effect`): a number, or a curve over the share of the class's
+own trials in a tail (``by_share``), read for a region holding ``k`` of ``n`` trials at the shares up to
+``2 min(k, n - k) / n`` (the largest there, and at least the rarest estimated share's). That is an approximation,
+whose coverage is measured by simulation (``docs/verdict_calibration.md``).
 """
 
 from __future__ import annotations
@@ -271,18 +273,35 @@ def _level(k, n_eff: float, a: float) -> np.ndarray:
     return a / ((k + 1.0) * (k + 2.0) * (n_eff + 2.0))
 
 
-def _upper(k, n: int, deff: float, a: float) -> np.ndarray:
+def _deff_at(deff, k, n) -> np.ndarray:
+    """The design effect for regions holding ``k`` of ``n`` trials: ``deff`` itself when a number; from a curve
+    ``(shares, values)`` (:func:`design_effect` with ``by_share=True``) the largest value at the shares up to twice
+    the region's folded share ``min(k, n - k) / n`` (the rarest estimated share at least)."""
+    k = np.asarray(k, dtype=float)
+    if isinstance(deff, (int, float, np.integer, np.floating)):
+        return np.full(k.shape, float(deff))
+    shares, values = (np.asarray(x, dtype=float) for x in deff)
+    if shares.size == 0:
+        return np.ones(k.shape)
+    env = np.maximum.accumulate(values)  # shares ascending: the largest value at or below each share
+    s = np.maximum(np.minimum(k, n - k) / n * 2.0, shares[0])
+    return env[np.searchsorted(shares, s, side="right") - 1]
+
+
+def _upper(k, n: int, deff, a: float) -> np.ndarray:
     """Simultaneous upper bound on the probability of any region holding ``k`` of ``n`` trials."""
-    ne, ke = n / deff, np.asarray(k, dtype=float) / deff
+    dk = _deff_at(deff, k, n)
+    ne, ke = n / dk, np.asarray(k, dtype=float) / dk
     # the upper tail's quantile directly: 1 - level rounds to 1.0 for levels below 1e-16
     u = special.betainccinv(ke + 1.0, np.maximum(ne - ke, 1e-12), _level(ke, ne, a))
     return np.where(ke >= ne, 1.0, u)
 
 
-def _lower(k, n: int, deff: float, a: float, interval: bool) -> np.ndarray:
+def _lower(k, n: int, deff, a: float, interval: bool) -> np.ndarray:
     """Simultaneous lower bound on the probability of any interval (``interval``) or two-tailed/threshold region
     holding ``k`` of ``n`` trials."""
-    ne, ke = n / deff, np.asarray(k, dtype=float) / deff
+    dk = _deff_at(deff, k, n)
+    ne, ke = n / dk, np.asarray(k, dtype=float) / dk
     shape = ke - 1.0 if interval else ke
     lv = _level(ke, ne, a)
     with np.errstate(invalid="ignore"):
@@ -327,8 +346,9 @@ def profile_bounds(tar, non, delta=DELTA_GRID, *, alpha: float = 0.05, deff_tar:
     alpha : float in (0, 1)
         ``eps_low <= eps <= eps_high`` at every delta at once with probability ``>= 1 - alpha`` (for i.i.d.
         trials of continuous scores; module docstring).
-    deff_tar, deff_non : float >= 1
-        Design effects (:func:`design_effect`): the bounds use ``n / deff`` trials of each class.
+    deff_tar, deff_non : float >= 1 or (shares, values)
+        Design effects (:func:`design_effect`, a number or a curve over shares): the bounds use ``n / deff``
+        trials of each class.
     n_members : int >= 1
         The bounds are made at ``alpha / n_members`` (Bonferroni), so that those of ``n_members`` attackers hold
         together.
@@ -349,8 +369,8 @@ def profile_bounds(tar, non, delta=DELTA_GRID, *, alpha: float = 0.05, deff_tar:
     --------
     >>> rng = np.random.default_rng(0)
     >>> lo, hi = profile_bounds(rng.normal(size=10_000), rng.normal(size=100_000), 0.01)
-    >>> float(lo), round(float(hi), 2)   # a likelihood ratio of at most 2^1.27 = 2.4 beyond delta = 1 %
-    (0.0, 1.27)
+    >>> float(lo), round(float(hi), 2)   # a likelihood ratio of at most 2^0.93 = 1.9 beyond delta = 1 %
+    (0.0, 0.93)
     """
     _deltas(delta)  # checked before the work
     return ProfileCounts(tar, non).bounds_bits(delta, alpha=alpha, deff_tar=deff_tar, deff_non=deff_non,
@@ -430,8 +450,7 @@ class ProfileCounts:
         """:func:`profile_bounds` of these scores (same parameters, returns and errors)."""
         d, scalar = _deltas(delta)
         a = as_real(alpha, "alpha", low=0.0, high=1.0)
-        dt = as_real(deff_tar, "deff_tar", low=1.0, open_low=False)
-        dn = as_real(deff_non, "deff_non", low=1.0, open_low=False)
+        dt, dn = _check_deff(deff_tar, "deff_tar"), _check_deff(deff_non, "deff_non")
         if isinstance(n_members, bool) or not isinstance(n_members, (int, np.integer)) or n_members < 1:
             raise InvalidScoresError(f"n_members must be an integer >= 1, got {n_members!r}")
         if self._dom is None:
@@ -443,8 +462,27 @@ class ProfileCounts:
         return (float(lo[0]), float(hi[0])) if scalar else (lo, hi)
 
 
+def _check_deff(deff, name: str):
+    """A design effect: a number >= 1, or a curve ``(shares, values)`` of equal lengths, shares ascending in
+    (0, 0.5], values >= 1."""
+    if isinstance(deff, (int, float, np.integer, np.floating, bool, np.bool_)):
+        return as_real(deff, name, low=1.0, open_low=False)
+    try:
+        shares, values = (np.asarray(x, dtype=float) for x in deff)
+    except (TypeError, ValueError):
+        raise InvalidScoresError(f"{name} must be a number >= 1 or a pair (shares, values), got {deff!r}") from None
+    if (shares.shape != values.shape or shares.ndim != 1 or not np.isfinite(values).all() or (values < 1).any()
+            or (shares.size and ((shares <= 0).any() or (shares > 0.5).any() or (np.diff(shares) <= 0).any()))):
+        raise InvalidScoresError(f"{name}: a curve needs ascending shares in (0, 0.5] and values >= 1 of one length")
+    return shares, values
+
+
+#: Shares (of a class's own trials, in its tails) at which :func:`design_effect` estimates the curve.
+DEFF_SHARES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5)
+
+
 def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95,
-                                                          0.99, 0.999)) -> tuple[float, float]:
+                                                          0.99, 0.999), *, by_share: bool = False):
     """Kish design effects ``(deff_tar, deff_non)`` of each class's share of trials at or above a threshold.
 
     Parameters
@@ -458,11 +496,18 @@ def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1
 
     Returns
     -------
-    (deff_tar, deff_non) : floats >= 1
+    (deff_tar, deff_non) : floats >= 1, or with ``by_share`` pairs ``(shares, values)``
         Per class, the largest over the thresholds of the cluster-robust variance of the share of its trials at
         or above the threshold, ``G / (G - 1) sum_g (sum_{i in g} (y_i - p))^2 / n^2``, over the binomial
         ``p (1 - p) / n`` (Kish, "Survey Sampling", 1965, Sec. 8.2), and at least 1. A class in fewer than 2
         clusters gets ``n`` (one effective trial). Thresholds where the share is 0 or 1 are skipped.
+
+        With ``by_share``: per class a curve instead, the design effect of its share in each tail at the class's
+        own quantiles ``q`` and ``1 - q`` for ``q`` in :data:`DEFF_SHARES` (the larger of the two tails), only
+        where at least 5 of its trials are beyond (rarer shares cannot be estimated; the bounds use the rarest
+        estimated one there, :func:`profile_bounds`). Regions of the attacker's decisions are mostly rare, and
+        the dependence of rare exceedances differs from that of the median: a perfectly separating attacker's
+        non-targets, say, share a speaker effect in the middle of their range but none above every target.
 
     Raises
     ------
@@ -478,6 +523,8 @@ def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1
     if np.isnan(s).any():
         raise InvalidScoresError("scores: contains NaN")
     thr = np.quantile(s, quantiles) if s.size else np.array([])
+    if by_share:
+        return tuple(_deff_curve(s[y == cls], g[y == cls]) for cls in (True, False))
     out = []
     for cls in (True, False):
         sel = y == cls
@@ -499,3 +546,39 @@ def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1
             worst = max(worst, v_cl / (p * (1 - p) / n))
         out.append(float(worst))
     return out[0], out[1]
+
+
+def _cluster_deff(z: np.ndarray, gi: np.ndarray, n_g: int) -> float | None:
+    """Kish design effect of the mean of the 0/1 array ``z`` over clusters ``gi`` (None when ``z`` is constant)."""
+    n = z.size
+    p = float(z.mean())
+    if p <= 0.0 or p >= 1.0:
+        return None
+    sums = np.bincount(gi, weights=z - p, minlength=n_g)
+    return max(1.0, n_g / (n_g - 1) * float(np.dot(sums, sums)) / n ** 2 / (p * (1 - p) / n))
+
+
+def _deff_curve(sc: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The design-effect curve of one class (:func:`design_effect` with ``by_share``)."""
+    n = sc.size
+    _, gi = np.unique(g, return_inverse=True)
+    n_g = int(gi.max()) + 1 if n else 0
+    if n_g < 2:
+        return np.array([0.5]), np.array([float(max(n, 1))])
+    srt = np.sort(sc)
+    shares, values = [], []
+    for q in DEFF_SHARES:
+        k = int(math.floor(q * n))
+        if k < 5:
+            continue
+        worst = None
+        for z in (sc >= srt[n - k], sc <= srt[k - 1]):  # the top and the bottom tail, ties whole
+            v = _cluster_deff(z.astype(float), gi, n_g)
+            if v is not None:
+                worst = v if worst is None else max(worst, v)
+        if worst is not None:
+            shares.append(q)
+            values.append(worst)
+    if not shares:
+        return np.array([0.5]), np.array([1.0])
+    return np.asarray(shares), np.asarray(values)

@@ -440,6 +440,7 @@ def audit_systems(
     client=None,
     verdict_perm: int | None = 999,
     budget_bits: float = DEFAULT_BUDGET_BITS,
+    delta: float | None = None,
     alpha: float = 0.05,
     vpc_lists=None,
     figures: str = "strongest",
@@ -494,6 +495,8 @@ def audit_systems(
         skips the verdict (the block then says so).
     budget_bits, alpha : float
         Disclosure budget (bits) and level of the verdict (:mod:`vpeval.analysis.verdict`).
+    delta : float in (0, 1) or None
+        The verdict's delta (None: ``1 / (2 S)``; :mod:`vpeval.analysis.profiles`).
     vpc_lists : vpeval.pipeline.vpc.VPCLists, optional
         Score the challenge's enrolls/trials lists instead of vpeval's split (:func:`vpeval.audit`).
     figures : {"strongest", "all"}
@@ -523,6 +526,7 @@ def audit_systems(
     result = audit(systems, train=train, types=types, seed=seed, metadata=metadata, attributes=attributes,
                    n_boot=n_boot, n_perm=n_perm, backends=backends, asnorm=asnorm, fusion=fusion, group_by=group_by,
                    compare=compare, client=client, verdict_perm=verdict_perm, budget_bits=budget_bits, alpha=alpha,
+                   delta=delta,
                    utility=utility, pitch=pitch, progress=progress, vpc_lists=vpc_lists, adapt=adapt, jobs=jobs)
     from ..pipeline.jobs import Jobs
     from .writer import FigureDrafts
@@ -562,7 +566,7 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     data = result.to_dict()
     report.extra["attackers"] = data["attackers"]
     verdicts, undecided = result.verdicts, result.undecided
-    report.options.update({k: o[k] for k in ("verdict_perm", "budget_bits", "alpha")})
+    report.options.update({k: o[k] for k in ("verdict_perm", "budget_bits", "alpha", "delta")})
     if o.get("vpc_lists"):
         report.options["vpc_lists"] = o["vpc_lists"]
     report.extra["verdicts"] = verdicts
