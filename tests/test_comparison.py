@@ -66,3 +66,20 @@ def test_level_is_checked():
     for bad in (-1, 0, 1, 2, float("nan"), "0.9"):
         with pytest.raises(VpevalError, match="level"):
             compare_worst_cases({"x": t, "y": t}, level=bad)
+
+
+def test_profiles_compared_on_the_share_beyond_the_budget():
+    from vpeval.analysis.comparison import compare_profiles
+    from vpeval.metrics.profile import share_beyond
+
+    rng = np.random.default_rng(5)
+    tests = {"leaky": _system(rng, 3.0), "private": _system(rng, 0.0), "other": _system(rng, 0.0, n_spk=6)}
+    comps, notes = compare_profiles(tests, 3.32, n_boot=100)
+    assert [(c.system_a, c.system_b) for c in comps] == [("leaky", "private")]
+    assert len(notes) == 2 and all("not evaluated on the same speakers" in n for n in notes)
+    (c,) = comps
+    t = tests["leaky"].profiles[0].source
+    assert c.value_a == pytest.approx(share_beyond(t[0][t[1]], t[0][~t[1]], 3.32))
+    assert c.metric == "share_beyond" and c.unit == "fraction" and c.better == "private" and c.low > 0
+    (r,), _ = compare_profiles({"private": tests["private"], "leaky": tests["leaky"]}, 3.32, n_boot=100)
+    assert (r.diff, r.low, r.high) == (-c.diff, -c.high, -c.low) and r.better == "private"

@@ -202,3 +202,16 @@ def test_design_effect_curve_reads_the_tails():
 def test_bad_design_effect_curves(bad):
     with pytest.raises(InvalidScoresError, match="deff_non"):
         profile_bounds([1.0, 2.0], [0.0, 0.5], 0.1, deff_non=bad)
+
+
+@settings(max_examples=80, deadline=None)
+@given(small_scores, small_scores, st.sampled_from([0.0, 0.5, 1.0, 3.32]))
+def test_share_beyond_is_where_the_profile_meets_the_budget(tar, non, b):
+    from vpeval.metrics.profile import share_beyond
+
+    d = share_beyond(tar, non, b)
+    assert 0.0 <= d <= 1.0  # 1 at perfect separation
+    if d < 1.0:  # (the float d is within rounding of a share: compared just above it)
+        assert oracles.privacy_profile_bits(tar, non, d + 1e-12) <= b + 1e-9
+    if d > 1e-9:
+        assert oracles.privacy_profile_bits(tar, non, d - 1e-9) > b

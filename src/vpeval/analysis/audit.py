@@ -26,7 +26,7 @@ from ..pipeline.jobs import using
 from ..pipeline.scoring import one_blas_thread
 from .attribution import worst_over_attackers
 from .channels import channel_verdicts
-from .comparison import compare_worst_cases
+from .comparison import compare_profiles, compare_worst_cases
 from .readings import OAAA_COMPRESSION_FLAG
 from .families import audit_verdicts
 from .verdict import DEFAULT_BUDGET_BITS
@@ -178,6 +178,9 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each
+        if verdict_perm is not None:  # the share of trials beyond the budget: ordered where eps(delta) is not
+            shares, share_notes = compare_profiles(tests, budget_bits, n_boot=n_boot)
+            comparisons, notes = comparisons + shares, notes + share_notes
         comparisons, notes = comparisons + more, notes + more_notes
     options = {"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                "systems": {s: list(a) for s, a in systems.items()}, "backends": list(backends),

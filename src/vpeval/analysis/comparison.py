@@ -27,10 +27,12 @@ from ..pipeline.compare import HEADLINE_METRICS, Comparison, comparison_reading
 from ..stats.results import order_statistic
 from .secrecy import SecrecyTest
 
-__all__ = ["WORST_CASE_METRIC", "compare_worst_cases"]
+__all__ = ["WORST_CASE_METRIC", "SHARE_METRIC", "compare_worst_cases", "compare_profiles"]
 
 #: The key of the verdict's worst case among the comparisons' metrics (:data:`vpeval.pipeline.compare.HEADLINE_METRICS`).
 WORST_CASE_METRIC = "worst_case"
+#: The key of the share of trials beyond the budget (:func:`compare_profiles`).
+SHARE_METRIC = "share_beyond"
 #: The comparisons' trial type for the family maximum, which spans every attack trial type.
 ALL_TYPES = "all"
 
@@ -117,3 +119,121 @@ def compare_worst_cases(tests: Mapping[str, SecrecyTest], *, level: float = 0.95
                 continue
             out.append(_pair(a, ta, b, tb, level))
     return out, notes
+
+
+def _member_blocks(p, names: np.ndarray):
+    """(block of each trial, is_target, unit index of each trial or -1) of a profile member."""
+    scores, is_tar, clusters = p.source
+    _, block = np.unique(scores, return_inverse=True)
+    unit = np.full(scores.size, -1, dtype=np.int64)
+    if clusters is not None and names.size:
+        pos = np.searchsorted(names, clusters)
+        ok = (pos < names.size) & (names[np.minimum(pos, names.size - 1)] == clusters)
+        unit[ok] = pos[ok]
+    return block.reshape(-1), np.asarray(is_tar, dtype=bool), unit
+
+
+def _share_replicates(test: SecrecyTest, budget_bits: float, W: np.ndarray, names: np.ndarray):
+    """(observed family share beyond the budget, its attacker, per-replicate family shares) of one system."""
+    from ..metrics.profile import share_beyond_blocks
+
+    best = None
+    reps = np.full(W.shape[0], -np.inf)
+    for p in test.profiles:
+        block, is_tar, unit = _member_blocks(p, names)
+        K = int(block.max()) + 1
+        v = share_beyond_blocks(np.bincount(block[is_tar], minlength=K), np.bincount(block[~is_tar], minlength=K),
+                                budget_bits)
+        key = (-v, p.attacker, p.trial_type)  # ties: by name, so the input order never matters
+        if best is None or key < best[0]:
+            best = (key, v, f"{p.attacker} ({p.trial_type})")
+        order = np.argsort(block, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(block[order]) != 0])
+        for lo in range(0, W.shape[0], 16):  # 16 replicates at a time: (16, n) weights in memory
+            w = np.where(unit[order] >= 0, W[lo:lo + 16][:, np.maximum(unit[order], 0)], 1.0)
+            t = np.add.reduceat(w * is_tar[order], starts, axis=1)
+            n = np.add.reduceat(w * ~is_tar[order], starts, axis=1)
+            v = share_beyond_blocks(t, n, budget_bits)
+            reps[lo:lo + 16] = np.fmax(reps[lo:lo + 16], np.where(np.isfinite(v), v, -np.inf))
+    return best[1], best[2], reps
+
+
+def compare_profiles(tests: Mapping[str, SecrecyTest], budget_bits: float, *, level: float = 0.95,
+                     n_boot: int = 200, seed: int | None = None) -> tuple[list[Comparison], list[str]]:
+    """Every pair of systems: the paired difference of their shares of trials beyond the budget.
+
+    The compared value is each system's largest, over its attackers and trial types, of
+    :func:`vpeval.metrics.profile.share_beyond`: the smallest delta at which eps(delta) is within the budget, i.e.
+    the share of trials on which some attacker's decisions carry more than the budget. It is finite where eps at
+    the verdict's delta is not, so it orders systems whose profiles all read infinite there (or whose eps_max all
+    sit at the ceiling). Replicates draw the evaluation speakers with replacement (``default_rng([seed, 3])``, the
+    same draws for both systems of a pair, which are evaluated on the same speakers), every trial weighted by its
+    probe speaker's multiplicity, and re-select the strongest attacker in each; the interval is the percentile
+    interval of ``A - B``. A lower share protects better.
+
+    Parameters
+    ----------
+    tests : mapping system -> SecrecyTest
+        With their members' privacy profiles (:func:`~vpeval.analysis.secrecy.secrecy_test`).
+    budget_bits : float > 0
+    level : float in (0, 1)
+    n_boot : int >= 1
+    seed : int or None
+        None: each test's own seed.
+
+    Returns
+    -------
+    (comparisons, notes)
+        One :class:`~vpeval.pipeline.compare.Comparison` per pairable pair (``metric = "share_beyond"``, unit
+        ``fraction``, ``trial_type = "all"``); ``notes`` say which pairs are not paired and why.
+
+    Raises
+    ------
+    VpevalError
+        ``level`` outside (0, 1), ``n_boot < 1``, a bad budget.
+    """
+    from .verdict import check_budget
+
+    b = check_budget(budget_bits)
+    if not (isinstance(level, (int, float)) and 0.0 < level < 1.0):
+        raise VpevalError(f"level must be in (0, 1), got {level!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise VpevalError(f"n_boot must be an integer >= 1, got {n_boot!r}")
+    names = list(tests)
+    out, notes, cache = [], [], {}
+    for i, a in enumerate(names):
+        for bname in names[i + 1:]:
+            ta, tb = tests[a], tests[bname]
+            why = None
+            if ta.scheme != "speaker" or tb.scheme != "speaker":
+                why = "not both with known speakers (no shared speakers to pair the bootstrap on)"
+            elif ta.boot_units != tb.boot_units:
+                why = "not evaluated on the same speakers"
+            elif not ta.profiles or not tb.profiles:
+                why = "no privacy profiles"
+            if why:
+                notes.append(f"share beyond the budget: {a} and {bname} are not compared: {why}")
+                continue
+            units = np.asarray(ta.boot_units, dtype=str)
+            s = ta.seed if seed is None else int(seed)
+            rng = np.random.default_rng([s, 3])
+            W = rng.multinomial(units.size, np.full(units.size, 1.0 / units.size), size=n_boot).astype(float)
+            for name, t in ((a, ta), (bname, tb)):
+                if (name, s) not in cache:
+                    cache[name, s] = _share_replicates(t, b, W, units)
+            out.append(_share_pair(a, cache[a, s], bname, cache[bname, s], level, s, units.size,
+                                   len({p.attacker for p in ta.profiles} & {p.attacker for p in tb.profiles})))
+    return out, notes
+
+
+def _share_pair(a, ra, b, rb, level, seed, n_units, n_att) -> Comparison:
+    if b < a:
+        return _share_pair(b, rb, a, ra, level, seed, n_units, n_att).swapped()
+    (va, wa, reps_a), (vb, wb, reps_b) = ra, rb
+    ok = np.isfinite(reps_a) & np.isfinite(reps_b)
+    half = (1.0 - level) / 2.0
+    lo, hi = order_statistic(reps_a[ok] - reps_b[ok], [half, 1.0 - half])
+    better = b if lo > 0 else (a if hi < 0 else None)
+    return Comparison(a, b, ALL_TYPES, SHARE_METRIC, HEADLINE_METRICS[SHARE_METRIC][1], va, vb, wa, wb, va - vb,
+                      float(lo), float(hi), level, int(ok.sum()), seed, n_units, n_att, better,
+                      comparison_reading(a, b, ALL_TYPES, SHARE_METRIC, better))

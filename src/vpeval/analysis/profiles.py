@@ -75,6 +75,7 @@ class MemberProfile:
     deff_tar: object
     deff_non: object
     counts: ProfileCounts = field(repr=False, compare=False)
+    source: tuple = field(default=(), repr=False, compare=False)  # (scores, is_target, clusters or None)
 
     @property
     def deff_max(self) -> tuple[float, float]:
@@ -107,11 +108,13 @@ def _member(attacker, trial_type, scores, is_target, kind, clusters, n_speakers)
     counts = ProfileCounts(scores[is_target], scores[~is_target])
     if clusters is None:
         dt = dn = 1.0
+        clusters = None
         n_cl = 0
     else:
         dt, dn = design_effect(scores, is_target, clusters, by_share=True)
         n_cl = int(np.unique(clusters).size)
-    return MemberProfile(attacker, trial_type, counts.n_tar, counts.n_non, kind, n_cl, n_speakers, dt, dn, counts)
+    return MemberProfile(attacker, trial_type, counts.n_tar, counts.n_non, kind, n_cl, n_speakers, dt, dn, counts,
+                         (scores, is_target, clusters))
 
 
 def member_profiles(trials=(), one_to_n=()) -> list[MemberProfile]:

@@ -85,7 +85,7 @@ from .._checks import as_real, as_tar_non
 from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
 
-__all__ = ["privacy_profile_bits", "profile_bounds", "ProfileCounts", "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID",
+__all__ = ["privacy_profile_bits", "profile_bounds", "share_beyond", "share_beyond_blocks", "ProfileCounts", "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID",
            "EXACT_COUNTS", "GRID_RATIO"]
 
 _LN2 = math.log(2.0)
@@ -220,6 +220,69 @@ def privacy_profile_bits(tar, non, delta=DELTA_GRID):
     1.0
     """
     return ProfileCounts(tar, non, bounds=False).eps_bits(delta)
+
+
+def _beyond(p: np.ndarray, q: np.ndarray, x: float) -> float:
+    """``max(0, max over A in F of p(A) - x q(A))`` from per-block shares (both orders are the caller's)."""
+    return max(0.0, _best_region(p, q, x)[0])
+
+
+def share_beyond_blocks(n_tar: np.ndarray, n_non: np.ndarray, budget_bits: float):
+    """:func:`share_beyond` from per-block (weighted) counts of the tie blocks, ascending scores: arrays of shape
+    ``(K,)`` give a float, of shape ``(R, K)`` one value per row (e.g. bootstrap replicates; NaN for a row without
+    one class)."""
+    t, n = np.asarray(n_tar, dtype=float), np.asarray(n_non, dtype=float)
+    x = 2.0 ** float(budget_bits)
+    if t.ndim == 1:
+        pt, pn = t / t.sum(), n / n.sum()
+        return max(_beyond(pt, pn, x), _beyond(pn, pt, x))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        pt, pn = t / t.sum(axis=1, keepdims=True), n / n.sum(axis=1, keepdims=True)
+    return np.maximum(np.maximum(_beyond_rows(pt, pn, x), _beyond_rows(pn, pt, x)), 0.0)
+
+
+def _beyond_rows(p: np.ndarray, q: np.ndarray, x: float) -> np.ndarray:
+    """:func:`_beyond` of every row of ``p``, ``q`` (shape ``(R, K)``) at once."""
+    c = np.zeros((p.shape[0], p.shape[1] + 1))
+    np.cumsum(p - x * q, axis=1, out=c[:, 1:])
+    inside = (c - np.minimum.accumulate(c, axis=1)).max(axis=1)
+    outside = c[:, -1] - (c - np.maximum.accumulate(c, axis=1)).min(axis=1)
+    return np.maximum(inside, outside)
+
+
+def share_beyond(tar, non, budget_bits: float) -> float:
+    """The smallest delta at which eps(delta) is within ``budget_bits``: the share of trials beyond the budget.
+
+    ``delta*(b) = max(0, max over A in F of P(A) - 2^b Q(A))`` over both orders of the classes (module docstring:
+    ``eps(delta) <= b`` iff every region has ``P(A) - 2^b Q(A) <= delta``), a share in ``[0, 1]``. Unlike eps at a
+    fixed delta it is finite for every attacker, so it orders systems whose profiles are infinite at that delta
+    (:func:`vpeval.analysis.comparison.compare_profiles`): 0 when no decision of the attacker exceeds a likelihood
+    ratio of ``2^b`` at all, 1 at perfect separation.
+
+    Parameters
+    ----------
+    tar, non : array-like of shape (n_tar,), (n_non,)
+    budget_bits : float >= 0
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InvalidScoresError
+        Empty classes, NaN scores, a negative or non-finite budget.
+
+    Examples
+    --------
+    >>> share_beyond([3.0, 1.5], [1.0, 2.0], 1.0)   # s >= 3 holds half of the targets and no non-target
+    0.5
+    >>> share_beyond([0.0, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0], 1.0)  # 3/4 - 2 (1/4)
+    0.25
+    """
+    b = as_real(budget_bits, "budget_bits", low=0.0, open_low=False)
+    blk = _blocks(tar, non)
+    return share_beyond_blocks(blk.n_tar, blk.n_non, b)
 
 
 def total_variation(tar, non) -> float:

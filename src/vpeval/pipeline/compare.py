@@ -59,6 +59,10 @@ HEADLINE_METRICS = {
     # the verdict's family maximum over every attack trial type (vpeval.analysis.comparison; trial type "all")
     "worst_case": ("verdict's worst case (largest eps_max or LID_max over every attacker and trial type)", "bits",
                    False, max),
+    # the share of trials beyond the budget: the smallest delta at which every attacker's eps(delta) is within it
+    # (vpeval.analysis.comparison.compare_profiles; trial type "all")
+    "share_beyond": ("share of trials beyond the budget (smallest delta with every attacker's eps(delta) within it)",
+                     "fraction", False, max),
 }
 #: The metrics :func:`compare_pair` bootstraps per trial type (the worst case is compared from the verdicts' own
 #: replicates, :func:`vpeval.analysis.comparison.compare_worst_cases`).

@@ -65,9 +65,9 @@ class ProfileDisplay:
             return np.where(np.isfinite(v), v, top)
 
         d = self.delta
-        ax.fill_between(d, clip(self.eps_low), clip(self.eps_high), step="post", color="C0", alpha=0.25,
+        ax.fill_between(d, clip(self.eps_low), clip(self.eps_high), color="C0", alpha=0.25,
                         label="95 % band (every attacker, every delta)")
-        ax.step(d, clip(self.eps), where="post", color="C0", lw=1.8, label=legend_label(self.label or "eps(delta)"))
+        ax.plot(d, clip(self.eps), ".-", color="C0", lw=1.8, label=legend_label(self.label or "eps(delta)"))
         inf = ~np.isfinite(self.eps_high)
         if inf.any():
             ax.plot(d[inf], np.full(inf.sum(), top), "^", color="C0", ms=5, label="unbounded above")
@@ -80,5 +80,5 @@ class ProfileDisplay:
         ax.set_xlabel("delta (share of trials the certificate may leave out)")
         ax.set_ylabel("eps (bits)")
         ax.grid(True, alpha=0.3, which="both")
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
         return ax

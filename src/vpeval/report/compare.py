@@ -20,7 +20,7 @@ def display_scale(unit: str) -> tuple[float, str]:
 
 #: Short metric names of the main page's comparison table (the appendix's table gives the full ones).
 SHORT_NAMES = {"worst_case": "verdict's worst case", "eer_rocch": "lowest ROCCH-EER", "eps_max": "largest eps_max",
-               "alid": "largest ALID"}
+               "alid": "largest ALID", "share_beyond": "share of trials beyond the budget"}
 
 
 def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, seed: int, metrics=None,

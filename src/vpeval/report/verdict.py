@@ -76,6 +76,7 @@ def _draw_profile(fig, delta, eps, lo, hi, budget, d, at, label):
     from ..plots.profile import ProfileDisplay
 
     ax = fig.add_subplot(1, 1, 1)
+    fig.subplots_adjust(bottom=0.34)
     disp = ProfileDisplay(delta, eps, lo, hi, budget, d, label)
     top = disp.top_bits()
     disp.plot(ax, top=top)
@@ -96,7 +97,7 @@ def profile_figure(system: str, v: dict, index: int) -> Figure | None:
                                            pr["delta"], at, f"{system}: eps(delta), strongest attacker at each delta"),
                   caption=f"{system}: privacy profile eps(delta) over every attacker (the largest at each delta), its "
                           "95 % band and the budget; black: the verdict's delta with its bounds. "
-                          + profile_reading(v), size=(6.0, 3.6))
+                          + profile_reading(v), size=(6.0, 4.4))
 
 
 def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None = None,
