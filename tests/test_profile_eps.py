@@ -215,3 +215,25 @@ def test_share_beyond_is_where_the_profile_meets_the_budget(tar, non, b):
         assert oracles.privacy_profile_bits(tar, non, d + 1e-12) <= b + 1e-9
     if d > 1e-9:
         assert oracles.privacy_profile_bits(tar, non, d - 1e-9) > b
+
+
+@settings(max_examples=100, deadline=None)
+@given(small_scores, small_scores)
+def test_dominance_counts_match_brute_force(tar, non):
+    """For each count k of one class, the most trials of the other class in any interval (or two-tailed region)
+    holding at most k of the first: the counts the bounds are maximised over."""
+    from vpeval.blocks import tie_blocks
+    from vpeval.metrics.profile import _dominance
+
+    b = tie_blocks(np.array(tar), np.array(non))
+    for n_p_blocks, n_q_blocks in ((b.n_tar, b.n_non), (b.n_non, b.n_tar)):
+        cp, cq = np.r_[0, np.cumsum(n_p_blocks)], np.r_[0, np.cumsum(n_q_blocks)]
+        K = cp.size - 1
+        ks = np.arange(int(cq[-1]) + 1)
+        m_int, m_two = _dominance(cp, cq, ks)
+        for k in ks:
+            best_in = max(cp[j] - cp[i] for i in range(K + 1) for j in range(i, K + 1) if cq[j] - cq[i] <= k)
+            best_out = max(cp[-1] - (cp[j] - cp[i]) for i in range(K + 1) for j in range(i, K + 1)
+                           if cq[-1] - (cq[j] - cq[i]) <= k)
+            assert m_int[k] == best_in
+            assert m_two[k] == best_out

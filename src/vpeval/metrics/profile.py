@@ -307,13 +307,17 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray) -> tuple[np.ndarr
     suf_start = np.searchsorted(cq, n_q - np.arange(n_q + 1), side="left")  # first boundary with n_q - cq <= k2
     pre = cp[pre_end]
     suf = n_p - cp[suf_start]
+    # a best interval starts at 0 or right after a block holding the denominator's class: any other start can
+    # move down over blocks of the numerator's class alone, gaining trials at no cost
+    starts = np.r_[0, np.flatnonzero(np.diff(cq) > 0) + 1]
+    c_start, p_start = cq[starts], cp[starts]
     for r, k in enumerate(ks):
         k = int(k)
         if k >= n_q:
             m_int[r] = m_two[r] = n_p
             continue
-        ends = np.searchsorted(cq, cq + k, side="right") - 1
-        m_int[r] = int((cp[ends] - cp).max())
+        ends = np.searchsorted(cq, c_start + k, side="right") - 1
+        m_int[r] = int((cp[ends] - p_start).max())
         k1 = np.arange(k + 1)
         ok = pre_end[k1] < suf_start[k - k1]  # prefix and suffix disjoint
         m_two[r] = int((pre[k1] + suf[k - k1])[ok].max()) if ok.any() else n_p
