@@ -747,3 +747,28 @@ def test_keyless_prep_equals_the_canonical_order(nt, nn, seed, grid):
     assert np.array_equal(p.is_tar, t.is_target[order])
     assert p.n_tar == nt and p.untied == bool(new.all())
     assert np.array_equal(p.values, s[new])
+
+
+def test_relabellings_are_extended_when_the_p_value_is_near_alpha(monkeypatch):
+    rng = np.random.default_rng(30)
+    t = Trials(np.r_[rng.normal(0.2, 1, 60), rng.normal(0, 1, 600)], np.r_[np.ones(60), np.zeros(600)].astype(bool))
+    inp = [TrialInput("a", "scores", t)]
+    calls = []
+
+    def near_once(p, n_perm, alpha, level=0.99):
+        calls.append(n_perm)
+        return len(calls) == 1
+
+    monkeypatch.setattr(S, "near_alpha", near_once)
+    r = secrecy_test(inp, n_perm=99, n_boot=10)
+    assert calls == [99, 999] and r.n_perm == 999
+    # the first 100 relabellings of the extended run are those of the first run (streams seeded per row)
+    monkeypatch.setattr(S, "near_alpha", lambda *a, **k: False)
+    small = secrecy_test(inp, n_perm=99, n_boot=10)
+    assert small.n_perm == 99 and small.members[0].value == r.members[0].value
+
+
+def test_near_alpha_reads_the_monte_carlo_interval():
+    assert S.near_alpha(0.05, 999, 0.05) and S.near_alpha(0.06, 199, 0.05)
+    assert not S.near_alpha(0.001, 999, 0.05) and not S.near_alpha(0.2, 999, 0.05)
+    assert not S.near_alpha(0.03, 99_999, 0.05)  # 3,000 of 100,000: far from 5 % at this count

@@ -326,7 +326,9 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
     one_to_n : sequence of OneToNInput
         1-to-N matrices per attacker and condition (need speakers; :class:`vpeval.pipeline.OneToN`).
     n_perm : int >= 19
-        Relabellings (the same for every member). The smallest reachable p-value is ``1 / (n_perm + 1)``. With
+        Relabellings (the same for every member). The smallest reachable p-value is ``1 / (n_perm + 1)``. Where the
+        family-wise p-value's Monte-Carlo interval holds ``alpha`` (:func:`near_alpha`), ten times as many are
+        drawn (at most twice, up to :data:`MAX_N_PERM`); the result's ``n_perm`` is the last run's. With
         speaker relabelling and ``|S|! <= n_perm + 1`` every permutation is listed once instead (the result's
         ``n_perm`` is then ``|S|! - 1``), and likewise with trial relabelling and ``C(n, K) <= n_perm + 1``
         target subsets (members of equal ``n`` and ``K``; ``n_perm`` is then ``C(n, K) - 1``): exact, and
@@ -407,12 +409,49 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
             raise VpevalError(f"sub-family {name!r}: no member of the family is attacker {sorted(unknown)[0]!r}")
         if not keep & worst_of:
             raise VpevalError(f"sub-family {name!r} has no worst-case member (eps_max or lid_max)")
-    null = yield from null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs)
     profs = member_profiles(trials, one_to_n)
     designs = [_design_of(i) for i in trials]
-    test = _decide(null, None, float(alpha), n_boot, seed, profs, designs)
+    for extension in range(MAX_EXTENSIONS + 1):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            null = yield from null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs)
+            test = _decide(null, None, float(alpha), n_boot, seed, profs, designs)
+        more = min(MAX_N_PERM, 10 * (n_perm + 1) - 1)
+        if (extension == MAX_EXTENSIONS or null.exact or more <= n_perm
+                or not near_alpha(test.p_value, null.n_perm, float(alpha))):
+            break
+        n_perm = more  # the p-value's Monte-Carlo error could decide the word: ten times the relabellings
+    for w in caught:  # the warnings of the run that stands, once
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     subs = {name: _decide(null, keep, float(alpha), n_boot, seed, profs, designs) for name, keep in keeps.items()}
     return dataclasses.replace(test, subfamilies=subs) if subs else test
+
+
+#: Extensions of the relabellings when the family-wise p-value lies near alpha (:func:`near_alpha`).
+MAX_EXTENSIONS = 2
+
+
+def near_alpha(p_value: float, n_perm: int, alpha: float, level: float = 0.99) -> bool:
+    """Whether the Monte-Carlo error of a permutation p-value could decide the test at ``alpha``: the
+    Clopper-Pearson interval (``level``) of the share of relabellings at or above the observed statistic, from the
+    ``p_value (n_perm + 1)`` counted among ``n_perm + 1``, contains ``alpha``.
+
+    :func:`secrecy_test` then draws ten times the relabellings (the first ``n_perm`` are the same draws: their
+    streams are seeded per row, or drawn in order from one stream), at most :data:`MAX_EXTENSIONS` times and up to
+    :data:`MAX_N_PERM`, and decides on the last run alone. Looking again only where the first run could not tell
+    changes the level by at most the chance that the first run's interval holds alpha and the two runs disagree.
+
+    >>> near_alpha(0.05, 999, 0.05), near_alpha(0.001, 999, 0.05), near_alpha(0.3, 999, 0.05)
+    (True, False, False)
+    """
+    from scipy.stats import beta
+
+    B = n_perm + 1
+    k = int(round(p_value * B))
+    half = (1.0 - level) / 2.0
+    lo = 0.0 if k == 0 else float(beta.ppf(half, k, B - k + 1))
+    hi = 1.0 if k >= B else float(beta.ppf(1.0 - half, k + 1, B - k))
+    return lo <= alpha <= hi
 
 
 def _design_of(inp: TrialInput) -> dict | None:
