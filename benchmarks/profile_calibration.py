@@ -55,12 +55,13 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
     return lo, hi
 
 
-def crossed(rng, S: int, P: int, D: int, condition: str, shift: float, missing: float = 0.0):
-    """(scores, is_target, enroll, test, probe speaker) of S speakers x P probes against S + D models."""
+def crossed(rng, S: int, P: int, D: int, condition: str, shift: float, missing: float = 0.0, effect: float = 0.7):
+    """(scores, is_target, enroll, test, probe speaker) of S speakers x P probes against S + D models; ``effect``:
+    the weight of the pair effect u[speaker, model] (0: independent trials), the total variance kept at 1."""
     M = S + D
     p_spk = np.repeat(np.arange(S), P)
     u = rng.standard_normal((S, M))
-    s = 0.7 * u[p_spk] + 0.71 * rng.standard_normal((S * P, M))
+    s = effect * u[p_spk] + math.sqrt(1.0 - effect ** 2) * rng.standard_normal((S * P, M))
     tgt = np.zeros((S * P, M), dtype=bool)
     tgt[np.arange(S * P), p_spk] = True
     rows = np.arange(S * P)
@@ -114,7 +115,8 @@ def one_run(rng, design: str, condition: str, args):
         return [TrialInput("a", "scores", t)], None
     miss = 0.3 if design == "incomplete" else 0.0
     D = args.distractors if design == "audit" else 0
-    s, lab, enr, tst, psp = crossed(rng, args.speakers, args.probes, D, condition, args.shift, miss)
+    s, lab, enr, tst, psp = crossed(rng, args.speakers, args.probes, D, condition, args.shift, miss,
+                                    args.speaker_effect)
     if design == "file-speakers-bare":
         return [TrialInput("a", "scores", Trials(s, lab))], args.speakers
     t = Trials(s, lab, enroll=enr, test=tst)
@@ -155,7 +157,7 @@ def speakers_table(args) -> list:
         hits = np.zeros(len(deltas), dtype=int)
         for r in range(args.runs):
             rng = np.random.default_rng([args.seed, r, S])
-            s, lab, enr, tst, psp = crossed(rng, S, args.probes, 0, "null", 0.0)
+            s, lab, enr, tst, psp = crossed(rng, S, args.probes, 0, "null", 0.0, effect=args.speaker_effect)
             prof = member_profiles([TrialInput("a", "oa", Trials(s, lab, enroll=enr, test=tst), enr, psp)])[0]
             _, _, hi = prof.at(np.array(deltas), args.alpha, 1)
             hits += hi <= args.budget_bits
@@ -174,6 +176,8 @@ def main(argv=None) -> int:
     ap.add_argument("--file-targets", type=int, default=10_000)
     ap.add_argument("--file-nontargets", type=int, default=100_000)
     ap.add_argument("--shift", type=float, default=4.0)
+    ap.add_argument("--speaker-effect", type=float, default=0.7,
+                    help="weight of the pair effect u[speaker, model] in the crossed designs (0: independent)")
     ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--delta", type=float, default=None, help="default: 1 / (2 S), 1 %% without speakers")
     ap.add_argument("--budget-bits", type=float, default=DEFAULT_BUDGET_BITS)
@@ -196,7 +200,7 @@ def main(argv=None) -> int:
     if args.table_speakers:
         rows = speakers_table(args)
         head = (f"{args.runs} runs per row, crossed design without distractors, {args.probes} probes per speaker, "
-                f"perfect secrecy with speaker structure, alpha {args.alpha}, budget {args.budget_bits:.3g} bits; "
+                f"perfect secrecy, speaker effect {args.speaker_effect}, alpha {args.alpha}, budget {args.budget_bits:.3g} bits; "
                 f"{time.time() - t0:.0f} s, load {load0:.1f} -> {os.getloadavg()[0]:.1f}")
         if args.markdown:
             deltas = sorted({d for r in rows for d in r["deltas"]})
@@ -217,7 +221,8 @@ def main(argv=None) -> int:
                 print(res, file=sys.stderr, flush=True)
     head = (f"{args.runs} runs per cell; designs: score file {args.file_targets:,} / {args.file_nontargets:,} "
             f"trials; crossed {args.speakers} speakers x {args.probes} probes (audit: + {args.distractors} "
-            f"distractor models; incomplete: 30 % of non-targets missing); shift {args.shift}; alpha {args.alpha}; "
+            f"distractor models; incomplete: 30 % of non-targets missing); speaker effect {args.speaker_effect}; "
+            f"shift {args.shift}; alpha {args.alpha}; "
             f"budget {args.budget_bits:.3g} bits; seed {args.seed}; {time.time() - t0:.0f} s on "
             f"{platform.machine()}, load {load0:.1f} -> {os.getloadavg()[0]:.1f}")
     if args.markdown:
