@@ -230,10 +230,32 @@ def test_dominance_counts_match_brute_force(tar, non):
         cp, cq = np.r_[0, np.cumsum(n_p_blocks)], np.r_[0, np.cumsum(n_q_blocks)]
         K = cp.size - 1
         ks = np.arange(int(cq[-1]) + 1)
-        m_int, m_two = _dominance(cp, cq, ks)
+        m_int, m_two, m_low = _dominance(cp, cq, ks)
+        assert (m_int == m_low).all()  # exact below 2 STRIDE_DIV
         for k in ks:
             best_in = max(cp[j] - cp[i] for i in range(K + 1) for j in range(i, K + 1) if cq[j] - cq[i] <= k)
             best_out = max(cp[-1] - (cp[j] - cp[i]) for i in range(K + 1) for j in range(i, K + 1)
                            if cq[-1] - (cq[j] - cq[i]) <= k)
             assert m_int[k] == best_in
             assert m_two[k] == best_out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-6, 6).map(float), min_size=5, max_size=40),
+       st.lists(st.integers(-6, 6).map(float), min_size=5, max_size=40), st.integers(1, 3))
+def test_strided_dominance_brackets_the_exact_counts(tar, non, div):
+    """With starts read at a stride, the high counts are upper values and the low ones attained."""
+    import vpeval.metrics.profile as P
+    from vpeval.blocks import tie_blocks
+
+    b = tie_blocks(np.array(tar), np.array(non))
+    cp, cq = np.r_[0, np.cumsum(b.n_tar)], np.r_[0, np.cumsum(b.n_non)]
+    ks = np.arange(int(cq[-1]) + 1)
+    exact = P._dominance(cp, cq, ks)
+    old = P.STRIDE_DIV
+    P.STRIDE_DIV = div
+    try:
+        hi, two, lo = P._dominance(cp, cq, ks)
+    finally:
+        P.STRIDE_DIV = old
+    assert (lo <= exact[0]).all() and (exact[0] <= hi).all() and (two == exact[1]).all()
