@@ -51,7 +51,6 @@ def main() -> None:
     import vpeval.analysis.relabel as RL
     from vpeval.analysis.nulls import _member_rows
     from vpeval.analysis.secrecy import TrialInput
-    from vpeval.analysis.worst_case import pooled_extremes, resolution_trials
     from vpeval.io.readers import read_score_label
 
     with tempfile.TemporaryDirectory() as d:
@@ -61,7 +60,6 @@ def main() -> None:
             warnings.simplefilter("ignore")  # the repeated-lines warning of rounded scores
             trials = read_score_label(path)
     p = RL._prep_trials(TrialInput("scores", "scores", trials, None, None))
-    pooled = pooled_extremes(p.cum, resolution_trials(p.block.size))
     jit = (RL.compiled_kept_blocks(), RL.compiled_pav_target_blocks())
     from vpeval.analysis import pav_kernel as PK
     from vpeval.jit import compiled
@@ -88,7 +86,7 @@ def main() -> None:
         for on, label in ((True, "compiled"), (False, "NumPy")):
             numpy_path(on)
             got[label] = timed(f"one relabelling, {label}",
-                               lambda: _member_rows(p, "trial", None, 0, [(r, r + 1)], stats, pooled))
+                               lambda: _member_rows(p, "trial", None, 0, [(r, r + 1)], stats))
             tb = timed(f"  draw (target blocks), {label}", lambda: RL._trial_target_blocks(p, "trial", None, 0,
                                                                                           slice(r, r + 1)))
             timed(f"  D_ECE, {label}", lambda: RL._d_ece_rows(p, tb))

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..metrics.profile import DELTA_GRID, ProfileCounts, design_effect, typical_bounds_bits
-from .members import OneToNInput, TrialInput
+from .members import TrialInput
 
 __all__ = ["MemberProfile", "ProfileFamily", "member_profiles", "profile_family", "default_delta", "check_delta", "plan",
            "DEFAULT_DELTA_NO_SPEAKERS"]
