@@ -15,7 +15,8 @@ input design a user can bring, many runs per cell:
   speakers known.
 
 Conditions (``--conditions``): ``null`` (perfect secrecy), ``counterexample`` (targets with twice the variance of
-the non-targets, same mean: the worst-case paper's Fig. 1, for every speaker), ``selective-P`` (a share P of the
+the non-targets, same mean: the worst-case paper's Fig. 1, for every speaker), ``shift-X`` (every target score
+raised by X: a finite profile, where the coverage of both bounds is informative), ``selective-P`` (a share P of the
 speakers, at least one, with their target scores raised by ``--shift``), ``exposed-1`` (one speaker's targets
 above every non-target). The oracle eps(delta) of each condition is computed from its population law over every
 interval and complement (a sample of 2e6 trials per class through :func:`vpeval.metrics.profile.privacy_profile_bits`,
@@ -67,6 +68,8 @@ def crossed(rng, S: int, P: int, D: int, condition: str, shift: float, missing: 
     rows = np.arange(S * P)
     if condition == "counterexample":
         s[tgt] *= math.sqrt(2.0)
+    elif condition.startswith("shift-"):
+        s[tgt] += float(condition.split("-", 1)[1])
     elif condition.startswith("selective-"):
         k = max(1, int(round(float(condition.split("-", 1)[1]) * S)))
         leaky = np.zeros(S, dtype=bool)
@@ -95,6 +98,8 @@ def oracle(condition: str, S: int, shift: float, deltas) -> np.ndarray:
         return np.zeros(len(deltas))
     if condition == "counterexample":
         tar *= math.sqrt(2.0)
+    elif condition.startswith("shift-"):
+        tar += float(condition.split("-", 1)[1])
     elif condition.startswith("selective-"):
         k = max(1, int(round(float(condition.split("-", 1)[1]) * S)))
         tar[: int(n * k / S)] += shift
@@ -109,6 +114,8 @@ def one_run(rng, design: str, condition: str, args):
         tar, non = rng.standard_normal(nt), rng.standard_normal(nn)
         if condition == "counterexample":
             tar *= math.sqrt(2.0)
+        elif condition.startswith("shift-"):
+            tar += float(condition.split("-", 1)[1])
         elif condition != "null":
             return None  # speakers are needed to define a selective leak
         t = Trials(np.r_[tar, non], np.r_[np.ones(nt, bool), np.zeros(nn, bool)])
@@ -167,6 +174,26 @@ def speakers_table(args) -> list:
     return rows
 
 
+def plan_table(args) -> list:
+    """Probes per speaker a perfectly secret crossed design needs for eps_high <= budget at delta = 1 / (2 S), from
+    the bound of a typical perfectly secret sample (vpeval.metrics.profile.typical_bounds_bits), per design effect."""
+    from vpeval.analysis.profiles import _smallest_factor
+    from vpeval.metrics.profile import typical_bounds_bits
+
+    rows = []
+    for S in args.table_sizes:
+        row = {"speakers": S}
+        for deff in args.plan_deffs:
+            def ok(p, S=S, deff=deff):
+                n_t = S * p
+                return typical_bounds_bits(n_t, n_t * (S - 1), 1.0 / (2 * S), alpha=args.alpha, deff_tar=deff,
+                                           deff_non=deff) <= args.budget_bits
+            c = _smallest_factor(lambda c: ok(c), 1e5)
+            row[deff] = None if c is None else int(math.ceil(c))
+        rows.append(row)
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=200)
@@ -190,6 +217,9 @@ def main(argv=None) -> int:
                     default=[10, 16, 29, 40, 100, 200])
     ap.add_argument("--table-deltas", type=lambda s: [float(x) for x in s.split(",")],
                     default=[0.005, 0.01, 0.02, 0.05, 0.1])
+    ap.add_argument("--plan-table", action="store_true",
+                    help="probes per speaker needed at delta = 1 / (2 S) instead, per design effect")
+    ap.add_argument("--plan-deffs", type=lambda s: [float(x) for x in s.split(",")], default=[1.0, 2.0, 4.0])
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
     if args.quick:
@@ -197,6 +227,17 @@ def main(argv=None) -> int:
         args.file_targets, args.file_nontargets = 2000, 20_000
     t0, load0 = time.time(), os.getloadavg()[0]
     cmd = f"python benchmarks/profile_calibration.py {' '.join(argv if argv is not None else sys.argv[1:])}"
+    if args.plan_table:
+        rows = plan_table(args)
+        print(f"<!-- {cmd} -->\nprobes per speaker (every probe against every speaker's model, no distractors) for "
+              f"eps_high <= {args.budget_bits:.3g} bits at delta = 1 / (2 S) under perfect secrecy, alpha {args.alpha}"
+              "\n")
+        print("| speakers | " + " | ".join(f"deff {d:g}" for d in args.plan_deffs) + " |")
+        print("|---|" + "---|" * len(args.plan_deffs))
+        for r in rows:
+            print(f"| {r['speakers']} | " + " | ".join("none" if r[d] is None else f"{r[d]:,}" for d in args.plan_deffs)
+                  + " |")
+        return 0
     if args.table_speakers:
         rows = speakers_table(args)
         head = (f"{args.runs} runs per row, crossed design without distractors, {args.probes} probes per speaker, "

@@ -347,7 +347,8 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         max-T over its own columns is a valid family-wise test of its own perfect secrecy, whatever the other
         members carry; it shares the family's scheme, units and ``n_perm``, so it is the test that
         :func:`secrecy_test` of its members alone would give whenever the family's relabelling scheme is the one
-        its members would choose (speaker relabelling: the same result, bit for bit).
+        its members would choose (speaker relabelling: the same result, bit for bit, at the family's final
+        ``n_perm``).
     jobs : vpeval.pipeline.jobs.Jobs, optional
         A running pool whose worker processes share the relabellings of large members (at least
         :data:`vpeval.analysis.nulls.PARALLEL_TARGET_ENTRIES` relabellings x targets); the result is the same
@@ -409,12 +410,14 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
             raise VpevalError(f"sub-family {name!r}: no member of the family is attacker {sorted(unknown)[0]!r}")
         if not keep & worst_of:
             raise VpevalError(f"sub-family {name!r} has no worst-case member (eps_max or lid_max)")
-    profs = member_profiles(trials, one_to_n)
+    profs = None
     designs = [_design_of(i) for i in trials]
     for extension in range(MAX_EXTENSIONS + 1):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             null = yield from null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs)
+            if profs is None:  # after the members were checked there
+                profs = member_profiles(trials, one_to_n)
             test = _decide(null, None, float(alpha), n_boot, seed, profs, designs)
         more = min(MAX_N_PERM, 10 * (n_perm + 1) - 1)
         if (extension == MAX_EXTENSIONS or null.exact or more <= n_perm

@@ -97,6 +97,9 @@ def register(app: typer.Typer) -> None:
             csv_bytes = import_csv_text(res["rows"]).encode("utf-8")
             atomic_write_bytes(claim.path / "vpc_import.csv", lambda f: f.write(csv_bytes))
             doc = dict(res, columns=IMPORT_COLUMNS, table=str(table), scores=str(scores), data=str(data))
+            from ..report.writer import _jsonable  # the JSON rule of every vpeval output (inf as "inf")
+
+            doc = _jsonable(doc)
             blob = (json.dumps(doc, indent=2, allow_nan=False) + "\n").encode("utf-8")
             atomic_write_bytes(claim.path / "vpc_import.json", lambda f: f.write(blob))
         if as_json:
