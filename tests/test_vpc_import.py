@@ -189,19 +189,21 @@ def test_import_gives_each_attack_row_the_score_verdict(tmp_path):
 
 
 def test_import_verdict_reads_a_leak(tmp_path):
-    """Eight speakers, anonymized scores that still separate them: 'leaks' by speaker relabelling."""
+    """Ten speakers, anonymized scores that still separate them: 'leaks' by speaker relabelling and the profile's
+    lower bound (at 8 speakers x 3 probes a 4-SD leak reads 'partial': its lower bound at delta = 1/16 stays at
+    2.5 bits, too few trials to show more)."""
     from vpeval.cli.main import app
 
-    spk = [f"s{k}" for k in range(8)]
+    spk = [f"s{k}" for k in range(10)]
     data, exp = tmp_path / "data", tmp_path / "exp"
     (data / "libri_test_trials_m").mkdir(parents=True)
-    lines = [(e, f"{s}-1-000{j}", e == s) for e in spk for s in spk for j in range(3)]
+    lines = [(e, f"{s}-1-000{j}", e == s) for e in spk for s in spk for j in range(5)]
     (data / "libri_test_trials_m" / "trials").write_text(
         "".join(f"{e} {u} {'target' if t else 'nontarget'}\n" for e, u, t in lines))
     d = exp / "asv_orig/cos_out/libri_test_enrolls-libri_test_trials_m_x"
     d.mkdir(parents=True)
     rng = np.random.default_rng(3)
-    d.joinpath("scores").write_text("".join(f"{e} {u} {4.0 * t + rng.normal():.6f}\n" for e, u, t in lines))
+    d.joinpath("scores").write_text("".join(f"{e} {u} {6.0 * t + rng.normal():.6f}\n" for e, u, t in lines))
     table = tmp_path / "results_anon.txt"
     table.write_text("---- ASV_eval results ----\n  dataset split gender enrollment trial EER\n"
                      "0 libri test m original anon 1.0\n")
