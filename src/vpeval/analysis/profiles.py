@@ -21,6 +21,7 @@ is infinite); :data:`DEFAULT_DELTA_NO_SPEAKERS` (1 %) where no speaker is known.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -243,13 +244,13 @@ def profile_family(profiles: list[MemberProfile], *, alpha: float = 0.05, delta:
 
 
 def _smallest_factor(ok, max_factor: float) -> float | None:
-    """The smallest ``c`` in ``[1, max_factor]`` with ``ok(c)`` (within 2 %; ``ok`` monotone), None if none."""
+    """The smallest ``c`` in ``[1, max_factor]`` with ``ok(c)`` (within 5 %; ``ok`` monotone), None if none."""
     if ok(1.0):
         return 1.0
     if not ok(max_factor):
         return None
     lo, hi = 1.0, max_factor
-    while hi / lo > 1.02:
+    while hi / lo > 1.05:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
@@ -262,7 +263,9 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
     For every member, the trials of both classes are scaled by a factor ``c`` and the upper bound of a typical
     perfectly secret sample of that size (:func:`vpeval.metrics.profile.typical_bounds_bits`, with the member's
     design effects) is compared with the budget; the smallest ``c`` (bisection on ``log c``, within 2 %) of the
-    member that needs most is returned with its trial counts (``factor``, ``n_tar``, ``n_non``, ``delta``).
+    member that needs most is returned with its trial counts (``factor``, ``n_tar``, ``n_non``, ``delta``). Members of
+    equal trial counts are searched once, with the largest design effects among them; the factor is found within
+    5 %.
 
     With ``design = (S, P, M)`` (``S`` evaluation speakers with ``P`` probes in all, every probe against every one
     of ``M`` models) and the default delta, speakers are added instead, each with ``p = P / S`` probes and enrolled
@@ -280,10 +283,23 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
         return typical_bounds_bits(nt, nn, d, alpha=family.alpha, deff_tar=p.deff_tar, deff_non=p.deff_non,
                                    n_members=m) <= budget_bits
 
+    # members of equal trial counts need the same data but for their design effects: one search per count pair,
+    # with the group's largest design effects (so the count is that of its hardest member, or a little more)
+    groups: dict = {}
+    for p in profiles:
+        dt, dn = p.deff_max
+        g = groups.get((p.n_tar, p.n_non))
+        if g is None or (dt, dn, p.attacker, p.trial_type) > (g[1], g[2], g[0].attacker, g[0].trial_type):
+            groups[(p.n_tar, p.n_non)] = (p, max(dt, 0 if g is None else g[1]), max(dn, 0 if g is None else g[2]))
+        else:
+            groups[(p.n_tar, p.n_non)] = (g[0], max(dt, g[1]), max(dn, g[2]))
+
     def need(make):
         worst = (1.0, None)
-        for p in profiles:
-            c = _smallest_factor(lambda c, p=p: certified(p, *make(p, c)), max_factor)
+        for key in sorted(groups):
+            p, dt, dn = groups[key]
+            rep = dataclasses.replace(p, deff_tar=dt, deff_non=dn)
+            c = _smallest_factor(lambda c, rep=rep: certified(rep, *make(rep, c)), max_factor)
             if c is None:
                 return None
             if worst[1] is None or c > worst[0]:
