@@ -325,7 +325,9 @@ def test_readme_numbers_of_the_example(demo_report):
     assert v["trial_type"] == "aa" and v["p_value_familywise"] == 0.001 and v["family_size"] == 156
     w = v["worst_case"]
     assert round(w["value_bits"], 1) == 12.5 and w["at_ceiling"] and round(w["floor_bits"], 1) == 9.1
-    assert (round(w["ci_low_bits"], 1), round(w["ci_high_bits"], 1)) == (12.5, 12.5)
+    # the numbers that decide: the profile at delta = 1 / (2 S) = 5 %
+    assert v["delta"] == 0.05 and round(v["eps_low_bits"], 2) == 5.89 and v["eps_high_bits"] == "inf"
+    assert v["profile"]["strongest"]["eps_low"] == ["mfcc-stats/lda/anonymized", "aa"]
     assert len(v["exposed_speakers"]) == 10 and v["average"]["eer_rocch"] == 0.0
     # the two further systems
     systems = _section(doc, "summary")["data"]["systems"]
@@ -340,6 +342,11 @@ def test_readme_numbers_of_the_example(demo_report):
     assert [(round(doc["verdicts"][n]["worst_case"]["value_bits"], 1), doc["verdicts"][n]["strongest_attacker"])
             for n in ("vtln", "resample")] == [(12.4, "resemblyzer-ge2e+adapted/cosine/anonymized"),
                                                (12.4, "mfcc-stats/plda/anonymized")]
+    assert [(round(doc["verdicts"][n]["eps_low_bits"], 2), doc["verdicts"][n]["profile"]["strongest"]["eps_low"])
+            for n in ("vtln", "resample")] == [(7.26, ["resemblyzer-ge2e+adapted/cosine/anonymized", "aa"]),
+                                               (6.11, ["fusion-channels/anonymized", "aa"])]
+    shares = [c for c in doc["comparisons"] if c["metric"] == "share_beyond"]
+    assert len(shares) == 3 and all(c["better"] is None and c["value_a_fraction"] > 0.998 for c in shares)
     # the channels (issue 29): the best EER per channel the README quotes, and which channel decides
     best = {}
     for system, d in systems.items():

@@ -55,9 +55,9 @@ class ProfileDisplay:
         hi = max([self.budget_bits] + finite.tolist())
         return float(1.15 * hi + 0.5)
 
-    def plot(self, ax=None, top: float | None = None):
+    def plot(self, ax=None, top: float | None = None, legend: bool = True):
         """Draw on ``ax`` (a new figure when None); returns the Axes. ``top``: the height for infinite values (default
-        :meth:`top_bits`)."""
+        :meth:`top_bits`); ``legend``: draw the legend (below the axes)."""
         ax = _axes(ax)
         top = self.top_bits() if top is None else float(top)
 
@@ -77,8 +77,9 @@ class ProfileDisplay:
                        label=f"delta of the verdict {100 * self.delta_decides:.3g} %")
         ax.set_xscale("log")
         ax.set_ylim(0, top * 1.05)
-        ax.set_xlabel("delta (share of trials the certificate may leave out)")
+        ax.set_xlabel("delta (share of trials left out)")
         ax.set_ylabel("eps (bits)")
         ax.grid(True, alpha=0.3, which="both")
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
+        if legend:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.22), ncol=3, frameon=False)
         return ax

@@ -12,7 +12,7 @@ from .document import Draw, Figure, Paragraph, Section, Table, merge_sentences
 from .units import UNITS_NOTE
 
 __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_RULE", "verdict_rows",
-           "verdict_section", "profile_figure", "profile_reading"]
+           "verdict_section", "profile_figure", "profile_reading", "MAX_PANELS"]
 
 _CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
 VERDICT_HEADER = ["system", "verdict", "delta (%)", "eps low (bits)", "eps (bits)", "eps high (bits)",
@@ -72,32 +72,47 @@ def profile_reading(v: dict) -> str:
             f"{2 ** min(b, 1000):.3g}" + (", though no leak beyond it is shown." if v["verdict"] == PARTIAL else "."))
 
 
-def _draw_profile(fig, delta, eps, lo, hi, budget, d, at, label):
+def _draw_profiles(fig, panels):
     from ..plots.profile import ProfileDisplay
 
-    ax = fig.add_subplot(1, 1, 1)
-    fig.subplots_adjust(bottom=0.34)
-    disp = ProfileDisplay(delta, eps, lo, hi, budget, d, label)
-    top = disp.top_bits()
-    disp.plot(ax, top=top)
-    lo_d, est_d, hi_d = (min(x, top) for x in at)
-    ax.plot([d], [est_d], "o", color="k", ms=5)
-    ax.plot([d, d], [lo_d, hi_d], "-", color="k", lw=2.5)
+    top = max(ProfileDisplay(*p[:6], p[7]).top_bits() for p in panels)
+    for k, (delta, eps, lo, hi, budget, d, at, label) in enumerate(panels):
+        ax = fig.add_subplot(1, len(panels), k + 1)
+        ProfileDisplay(delta, eps, lo, hi, budget, d, label).plot(ax, top=top, legend=False)
+        lo_d, est_d, hi_d = (min(x, top) for x in at)
+        ax.plot([d], [est_d], "o", color="k", ms=5)
+        ax.plot([d, d], [lo_d, hi_d], "-", color="k", lw=2.5)
+        ax.set_title(label, fontsize=9)
+        if k:
+            ax.set_ylabel("")
 
 
-def profile_figure(system: str, v: dict, index: int) -> Figure | None:
-    """The figure of one system's privacy profile (family maxima over the delta grid, the band, the budget and the
-    verdict's delta with its three numbers), captioned with :func:`profile_reading`; None without a profile."""
-    pr = v.get("profile")
-    if not pr:
+def profile_figure(verdicts: dict[str, dict]) -> Figure | None:
+    """One figure of the systems' privacy profiles, a panel each (at most :data:`MAX_PANELS`, in input order):
+    the family maxima over the delta grid, the band, the budget and the verdict's delta with its three numbers,
+    captioned with each system's :func:`profile_reading`; None without a profile."""
+    shown = [(s, v) for s, v in verdicts.items() if v.get("profile")][:MAX_PANELS]
+    if not shown:
         return None
-    at = (v["eps_low_bits"], v["eps_bits"], v["eps_high_bits"])
-    return Figure(f"profile_{index}", Draw(_draw_profile, pr["delta_grid"], pr["eps_grid_bits"],
-                                           pr["eps_low_grid_bits"], pr["eps_high_grid_bits"], v["budget_bits"],
-                                           pr["delta"], at, f"{system}: eps(delta), strongest attacker at each delta"),
-                  caption=f"{system}: privacy profile eps(delta) over every attacker (the largest at each delta), its "
-                          "95 % band and the budget; black: the verdict's delta with its bounds. "
-                          + profile_reading(v), size=(6.0, 4.4))
+    panels = []
+    for system, v in shown:
+        pr = v["profile"]
+        panels.append((pr["delta_grid"], pr["eps_grid_bits"], pr["eps_low_grid_bits"], pr["eps_high_grid_bits"],
+                       v["budget_bits"], pr["delta"], (v["eps_low_bits"], v["eps_bits"], v["eps_high_bits"]),
+                       system))
+    n = len(panels)
+    more = len([v for v in verdicts.values() if v.get("profile")]) - n
+    return Figure("profile", Draw(_draw_profiles, panels),
+                  caption="Privacy profile eps(delta) of each system over every attacker (the largest at each delta; "
+                          "triangles: infinite, drawn at the top), its 95 % band (shaded) and the budget (dashed red); "
+                          "dotted: the verdict's delta, with its estimate and bounds in black. "
+                          + " ".join(f"{s}: {profile_reading(v)}" for s, v in shown)
+                          + (f" ({more} more systems: report.json, verdicts.*.profile.)" if more > 0 else ""),
+                  size=(min(4.0 * n, 12.0) if n > 1 else 5.0, 3.0))
+
+
+#: Panels of the profile figure on the main page (more systems: their profiles are in report.json).
+MAX_PANELS = 4
 
 
 def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None = None,
@@ -124,10 +139,9 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
     for system, v in verdicts.items():
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
         sec.blocks.append(Paragraph(lead + v["sentence"], kind=f"verdict-{v['verdict']}"))
-    for i, (system, v) in enumerate(verdicts.items()):
-        fig = profile_figure(system, v, i)
-        if fig is not None:
-            sec.blocks.append(fig)
+    fig = profile_figure(verdicts)
+    if fig is not None:
+        sec.blocks.append(fig)
     for system, why in (undecided or {}).items():
         sec.blocks.append(Paragraph(f"{system}: no verdict: {why}.", kind="warning"))
     if not verdicts and not undecided:
