@@ -37,7 +37,9 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
     sec = Section("comparisons", "Paired comparison of the systems")
     method = (
         "First the verdicts' worst cases (trial type 'all'), compared on the replicates of the verdicts' own speaker "
-        "bootstrap; then per attack type the worst case over the attackers both systems faced (matched by name): "
+        "bootstrap, and the share of trials beyond the budget (the smallest delta at which every attacker's privacy "
+        "profile eps(delta) is within the budget: finite where eps at the verdict's delta is not, so it orders "
+        "systems whose worst cases all sit at the ceiling; a lower share protects better); then per attack type the worst case over the attackers both systems faced (matched by name): "
         f"the lowest ROCCH-EER, the largest eps_max and the largest ALID. A paired speaker bootstrap ({n_boot} "
         f"replicates, seed {seed}) draws the same speakers for both systems and every attacker and re-selects the "
         "strongest attacker in each replicate. The difference is A - B with its 95 % percentile interval; a higher "
@@ -47,6 +49,8 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
     sec.blocks.append(Paragraph(method))
     rows = []
     shown = [c for c in comparisons if metrics is None or c.metric in metrics]
+    if metrics is not None:  # in the order the metrics are asked for
+        shown.sort(key=lambda c: list(metrics).index(c.metric))
     for c in shown:
         k, unit = display_scale(c.unit)
         name = HEADLINE_METRICS[c.metric][0] if c.metric in HEADLINE_METRICS else c.metric
