@@ -73,6 +73,7 @@ def profile_reading(v: dict) -> str:
 
 
 def _draw_profiles(fig, panels):
+    from ..plots.displays import legend_label
     from ..plots.profile import ProfileDisplay
 
     top = max(ProfileDisplay(*p[:6], p[7]).top_bits() for p in panels)
@@ -82,7 +83,7 @@ def _draw_profiles(fig, panels):
         lo_d, est_d, hi_d = (min(x, top) for x in at)
         ax.plot([d], [est_d], "o", color="k", ms=5)
         ax.plot([d, d], [lo_d, hi_d], "-", color="k", lw=2.5)
-        ax.set_title(label, fontsize=9)
+        ax.set_title(legend_label(label), fontsize=9)  # a name is shown literally ($ would start mathtext)
         if k:
             ax.set_ylabel("")
 
