@@ -211,7 +211,8 @@ def test_audit_two_systems_side_by_side(tmp_path):
     comps = json.loads((out / "report.json").read_text())["comparisons"]
     # the verdicts' worst cases first (all trial types), then per attack type
     assert comps[0]["metric"] == "worst_case" and comps[0]["trial_type"] == "all"
-    assert {c["trial_type"] for c in comps[1:]} == {"oa", "aa"} and {c["metric"] for c in comps} >= {"eer_rocch", "eps_max"}
+    assert comps[1]["metric"] == "share_beyond" and comps[1]["trial_type"] == "all"
+    assert {c["trial_type"] for c in comps[2:]} == {"oa", "aa"} and {c["metric"] for c in comps} >= {"eer_rocch", "eps_max"}
     for c in comps:
         u = c["unit"]
         assert c["better"] is None and c[f"diff_{u}"] == c[f"ci_low_{u}"] == c[f"ci_high_{u}"] == 0

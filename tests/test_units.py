@@ -70,9 +70,10 @@ def test_audit_page_uses_one_convention(tmp_path):
     # sentences: eps_max in bits, EER in percent
     doc = json.loads((out / "report.json").read_text())
     v = doc["verdicts"]["A"]
-    assert re.search(r"Worst case [0-9.]+ bits", v["sentence"]) and "nats" not in v["sentence"]
+    assert re.search(r"eps_max [0-9.]+ bits", v["sentence"]) and "nats" not in v["sentence"]
     bits = v["worst_case"]["value_bits"]
-    assert f"Worst case {bits:.3g} bits" in v["sentence"] and re.search(r"EER, an average over trials, is [0-9.]+ %", v["sentence"])
+    assert f"eps_max {bits:.3g} bits" in v["sentence"] and re.search(r"EER, an average over trials, is [0-9.]+ %", v["sentence"])
+    assert re.search(r"eps\([0-9.]+ %\) = ", v["sentence"])  # the profile at delta, in bits, delta in percent
     summary = next(s for s in doc["sections"] if s["id"] == "summary")["data"]["systems"]["A"]
     assert "nats" not in json.dumps([st["sentence"] for st in summary["strongest"].values()])
     assert "eps_max_nats" in summary["attackers"]["mfcc-stats/cosine"]["oa"]  # machine field unchanged

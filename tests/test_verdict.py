@@ -97,22 +97,21 @@ def test_sentence_leads_with_the_deciding_numbers_then_the_worst_case_then_the_a
     v = decide(test_(p=0.001, value=12.0, ceiling=12.0, exposed=ex, eer=0.45, floor=2.0, n_units=10),
                profile=prof(8.0, 9.0, math.inf, delta=0.05))
     s = v.sentence
-    assert s.startswith("Privacy profile over 1 attacker (the largest of each number): eps(5 %) = 9 bits, 95 % "
-                        "bounds 8 to inf bits; the lower bound from attacker x/plda, aa (delta given)"), s
-    assert "Worst case at delta = 0, evidence only: eps_max 12 bits" in s and "at the ceiling of 12 bits" in s
+    assert s.startswith("Privacy profile over 1 attacker: eps(5 %) = 9 bits, 95 % bounds 8 to inf bits (delta "
+                        "given)"), s
+    assert "Evidence: eps_max 12 bits at delta = 0 (attacker x/plda, aa; noise floor 2 bits; the ceiling" in s
     assert "exposed: 7 of 10 evaluation speakers (spk0, spk1, spk2, spk3, spk4 and 2 more)" in s
     assert "The EER, an average over trials, is 45 % at its lowest" in s
-    assert s.index("Privacy profile") < s.index("Worst case") < s.index("EER")
+    assert s.index("Privacy profile") < s.index("Evidence") < s.index("EER")
     assert "p <= 0.001, the smallest 999 relabellings can give" in v.reason
     assert "the privacy profile's lower bound at delta = 5 % is 8 bits" in v.reason
     assert "(a likelihood ratio of 10)" in v.reason
     assert s.endswith(f"Verdict 'leaks': {v.reason}.")
-    assert any("at least this much" in w for w in v.warnings)
 
 
 def test_one_bit_is_singular_and_an_infinite_bound_is_explained():
     v = decide(test_(p=0.001, value=1.0), profile=prof(0.5, 1.0, math.inf))
-    assert v.verdict == PARTIAL and "eps_max 1 bit (" in v.sentence
+    assert v.verdict == PARTIAL and "eps_max 1 bit at delta = 0" in v.sentence
     assert any("the upper bound is infinite" in w for w in v.warnings)
 
 

@@ -163,7 +163,7 @@ class ProfileFamily:
     alpha : float
     members : list of dict
         Per member ``{attacker, trial_type, n_tar, n_non, cluster, n_clusters, deff_tar, deff_non, eps_low_bits,
-        eps_bits, eps_high_bits}`` at delta, and the same three over :data:`DELTA_GRID` (``*_grid``).
+        eps_bits, eps_high_bits}`` at delta (the largest design effect of each class).
     eps_low, eps, eps_high : float
         The family's maxima at delta (bits); ``eps_high <= budget`` certifies every member.
     strongest : dict
@@ -214,8 +214,8 @@ def profile_family(profiles: list[MemberProfile], *, alpha: float = 0.05, delta:
     n_spk = max((p.n_speakers or 0 for p in profiles), default=0) or None
     if delta is None:
         delta = default_delta(n_spk)
-        rule = (f"default: 1 / (2 S) for the S = {n_spk} speakers behind the target trials, half of one speaker's "
-                "share" if n_spk else f"default for trials without speakers: {DEFAULT_DELTA_NO_SPEAKERS:g}")
+        rule = (f"default 1 / (2 S), S = {n_spk} speakers" if n_spk else
+                f"default without speakers, {DEFAULT_DELTA_NO_SPEAKERS:g}")
     else:
         rule = "given (--delta)"
     m = len(profiles)
@@ -228,8 +228,7 @@ def profile_family(profiles: list[MemberProfile], *, alpha: float = 0.05, delta:
         rows.append({"attacker": p.attacker, "trial_type": p.trial_type, "n_tar": p.n_tar, "n_non": p.n_non,
                      "cluster": p.cluster, "n_clusters": p.n_clusters, "deff_tar": p.deff_max[0],
                      "deff_non": p.deff_max[1], "eps_low_bits": float(lo[0]), "eps_bits": float(est[0]),
-                     "eps_high_bits": float(hi[0]), "eps_low_grid_bits": lo[1:].tolist(),
-                     "eps_grid_bits": est[1:].tolist(), "eps_high_grid_bits": hi[1:].tolist()})
+                     "eps_high_bits": float(hi[0])})
 
     def top(k):  # ties: attacker, then trial type, so the input order never matters
         j = min(range(m), key=lambda i: (-at[i][k], profiles[i].attacker, profiles[i].trial_type))

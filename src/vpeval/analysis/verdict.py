@@ -57,22 +57,16 @@ VERDICTS = (PROTECTS, INCONCLUSIVE, PARTIAL, LEAKS)
 DEFAULT_BUDGET_BITS = math.log2(10.0)
 
 VERDICT_RULE = (
-    "How the verdict is decided. Null hypothesis: perfect secrecy (the scores carry no information on who is "
-    "speaking). Every attacker, attack trial type and statistic (eps_max and D_ECE of the verification trials, "
-    "LID_max and ALID of the 1-to-N search, all in bits) is recomputed on the same relabellings (of speaker "
-    "identities where speakers are known), and the p-values are adjusted family-wise (Westfall-Young max-T), so "
-    "fielding more attackers cannot raise the chance of calling a perfectly secret system leaking above alpha. "
-    "Each attacker's privacy profile eps(delta) is the smallest eps such that every decision it can make from its "
-    "scores (a threshold, a band or two tails) is at most e^eps times more likely for the same speaker than for "
-    "different speakers, or the reverse, except on a share delta of the trials; its bounds eps_low and eps_high "
-    "hold for every attacker and delta at once with confidence 1 - alpha (Clopper-Pearson bounds on every region, "
-    "with the trials of one speaker counted as fewer independent ones by their design effect). At delta "
-    "(default: half of one speaker's share of the target trials, 1 / (2 S); --delta) and the disclosure budget "
-    "(default 3.32 bits = a likelihood ratio of 10; --budget-bits): 'protects' iff eps_high is within the budget "
-    "for every attacker; 'leaks' iff perfect secrecy is rejected and eps_low exceeds the budget for some attacker; "
-    "'partial': rejected, neither; 'inconclusive': not rejected, and the data cannot certify the budget (the "
-    "verdict says how much data would). eps_max (delta = 0) is shown as evidence: no finite sample bounds it from "
-    "above. The EER is an average and decides nothing."
+    "How the verdict is decided. Each attacker's privacy profile eps(delta): no decision it can make from its scores "
+    "(a threshold, a band or two tails) is more than 2^eps times likelier for the same speaker than for different "
+    "speakers, or the reverse, except on a share delta of the trials; its bounds eps_low and eps_high hold for every "
+    "attacker and delta at once at 1 - alpha (Clopper-Pearson bounds on every region; a speaker's trials counted as "
+    "fewer independent ones by their design effect). 'protects': eps_high within the budget (default 3.32 bits, a "
+    "likelihood ratio of 10) for every attacker at delta (default 1 / (2 S), half of one speaker's share); 'leaks': "
+    "eps_low above it for some attacker and perfect secrecy rejected by a family-wise permutation test (max-T over "
+    "every attacker, trial type and statistic, speaker identities relabelled); 'partial': rejected, neither; "
+    "'inconclusive': not rejected and not certified (the verdict says how much data would). eps_max (delta = 0) and "
+    "the EER are evidence only."
 )
 
 
@@ -252,9 +246,6 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
         warnings.append(f"at delta = {_d(pr.delta)} the upper bound is infinite: with these trial counts a region "
                         "holding more than delta of one class and none of the other cannot be excluded; a larger "
                         "delta or more trials would bound it")
-    if w.at_ceiling:
-        warnings.append(f"the worst case eps_max {_bits(w.value)} sits at the most {w.statistic} can show with these "
-                        f"trial counts ({_bits(w.ceiling)}): read it as 'at least this much'")
     if test.scheme != "speaker":
         warnings.append(f"relabelling: {test.scheme_note}")
     if "none" in pr.unit:
@@ -320,14 +311,12 @@ def _sentence(verdict: str, reason: str, test: SecrecyTest, average: dict | None
               at: str) -> str:
     w = test.worst
     n_att = len({m.attacker for m in test.members})
-    key = "eps_low" if verdict == LEAKS else "eps_high"  # the attacker whose bound decides
-    s = (f"Privacy profile over {n_att} attacker{'s' if n_att != 1 else ''} (the largest of each number): {at}; "
-         f"the {'lower' if key == 'eps_low' else 'upper'} bound from {_who(pr, key)} (delta {pr.delta_rule})")
+    # the attacker whose bound decides is named in the reason
+    s = f"Privacy profile over {n_att} attacker{'s' if n_att != 1 else ''}: {at} (delta {pr.delta_rule})"
     stat = {"eps_max": "eps_max", "lid_max": "LID_max"}[w.statistic]
     where = "" if w.trial_type == "scores" else f", {w.trial_type}"
-    s += (f". Worst case at delta = 0, evidence only: {stat} {_bits(w.value)} (attacker {w.attacker}{where}; "
-          f"noise floor {_bits(w.floor)}"
-          + (f", at the ceiling of {_bits(w.ceiling)} for these trial counts" if w.at_ceiling else "") + ")")
+    s += (f". Evidence: {stat} {_bits(w.value)} at delta = 0 (attacker {w.attacker}{where}; noise floor "
+          f"{_bits(w.floor)}" + ("; the ceiling for these trial counts" if w.at_ceiling else "") + ")")
     if test.exposed:
         s += (f"; exposed: {len(test.exposed)} of {test.n_units} {_UNIT_WORDS[test.scheme]} "
               f"({exposed_names(test.exposed)})")

@@ -583,7 +583,7 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         report.extra["comparisons"] = data["comparisons"]
         # the main page: the verdicts' worst cases and the strongest attackers' EERs; every row in the appendix
         report.add(comparisons_section(result.comparisons, result.comparison_notes, n_boot=n_boot, seed=seed,
-                                       metrics=("share_beyond", "worst_case", "eer_rocch"),
+                                       metrics=("share_beyond", "eer_rocch"),
                                        more="the appendix's paired comparison, and report.json"))
         every = comparisons_section(result.comparisons, [], n_boot=n_boot, seed=seed)
         every.id, every.title, every.data = "comparisons-all", "Paired comparison: every metric", {}

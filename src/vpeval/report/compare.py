@@ -36,10 +36,8 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
     better"); ``data`` keeps the full readings."""
     sec = Section("comparisons", "Paired comparison of the systems")
     method = (
-        "First the verdicts' worst cases (trial type 'all'), compared on the replicates of the verdicts' own speaker "
-        "bootstrap, and the share of trials beyond the budget (the smallest delta at which every attacker's privacy "
-        "profile eps(delta) is within the budget: finite where eps at the verdict's delta is not, so it orders "
-        "systems whose worst cases all sit at the ceiling; a lower share protects better); then per attack type the worst case over the attackers both systems faced (matched by name): "
+        "First the share of trials beyond the budget (the smallest delta with every attacker's eps(delta) within "
+        "it; lower protects better) and the verdicts' worst cases (trial type 'all'); then per attack type the worst case over the attackers both systems faced (matched by name): "
         f"the lowest ROCCH-EER, the largest eps_max and the largest ALID. A paired speaker bootstrap ({n_boot} "
         f"replicates, seed {seed}) draws the same speakers for both systems and every attacker and re-selects the "
         "strongest attacker in each replicate. The difference is A - B with its 95 % percentile interval; a higher "

@@ -16,16 +16,16 @@ __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_
 
 _CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
 VERDICT_HEADER = ["system", "verdict", "delta (%)", "eps low (bits)", "eps (bits)", "eps high (bits)",
-                  "strongest attacker", "eps_max (bits)", "noise floor (bits)", "p family-wise", "exposed speakers",
+                  "deciding attacker", "eps_max, noise floor (bits)", "p family-wise", "exposed speakers",
                   "lowest EER (%)"]
 
 
-def _speakers(v: dict) -> str:
+def _speakers(v: dict, short: bool = False) -> str:
     ex = v["exposed_speakers"]
     if not ex:
-        return "none above the family-wise threshold" if v["units"] == "evaluation speakers" else \
-            "n/a (no speaker labels)"
-    return f"{len(ex)} of {v['n_units']}: {exposed_names(ex)}"
+        return ("none" if short else "none above the family-wise threshold") \
+            if v["units"] == "evaluation speakers" else "n/a (no speaker labels)"
+    return f"{len(ex)} of {v['n_units']}" + ("" if short else f": {exposed_names(ex)}")
 
 
 def _p_cell(v: dict):
@@ -48,28 +48,28 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
         rows.append([
             system, v["verdict"], 100 * v["delta"], v["eps_low_bits"], v["eps_bits"], v["eps_high_bits"],
             a + ("" if t == "scores" else f" ({t})"),
-            f"{w['value_bits']:.3g}" + (" (at ceiling)" if w["at_ceiling"] else ""), w["floor_bits"], _p_cell(v),
-            _speakers(v), float("nan") if avg is None else 100 * avg["eer_rocch"],
+            f"{w['value_bits']:.3g}{' (ceiling)' if w['at_ceiling'] else ''}, {w['floor_bits']:.3g}", _p_cell(v),
+            _speakers(v, short=True), float("nan") if avg is None else 100 * avg["eer_rocch"],
         ])
     return rows
 
 
 def profile_reading(v: dict) -> str:
-    """The profile at the verdict's delta in plain words (one sentence)."""
+    """The profile at the verdict's delta in plain words (one short sentence)."""
     pr, b = v["profile"], v["budget_bits"]
     d = f"{100 * pr['delta']:.3g} %"
+
+    def ratio(bits):
+        return "unbounded" if bits == float("inf") else f"{2 ** min(bits, 1000):.3g}x"
+
     if v["verdict"] == PROTECTS:
-        return (f"Certified: except on at most {d} of the trials, no attacker can make a decision that is more than "
-                f"{2 ** min(pr['eps_high_bits'], 1000):.3g} times likelier when two recordings share a speaker than "
-                f"when they do not (or the reverse), within the budget of {2 ** min(b, 1000):.3g}.")
+        return (f"certified: beyond {d} of the trials no decision is more than {ratio(pr['eps_high_bits'])} likelier "
+                f"for one speaker than for two (budget {ratio(b)}).")
     if v["verdict"] == LEAKS:
-        return (f"Leaking: on more than {d} of the trials some attacker's decisions are at least "
-                f"{2 ** min(pr['eps_low_bits'], 1000):.3g} times likelier for the same speaker than for different "
-                f"ones (or the reverse), beyond the budget of {2 ** min(b, 1000):.3g}.")
-    hi = pr["eps_high_bits"]
-    what = ("no bound at all" if hi == float("inf") else f"a ratio of up to {2 ** min(hi, 1000):.3g}")
-    return (f"Not certified: at {d} of the trials these data allow {what}, more than the budget of "
-            f"{2 ** min(b, 1000):.3g}" + (", though no leak beyond it is shown." if v["verdict"] == PARTIAL else "."))
+        return (f"leaking: on more than {d} of the trials some decision is at least {ratio(pr['eps_low_bits'])} "
+                f"likelier for one speaker than for two (budget {ratio(b)}).")
+    return (f"not certified at {d}: the data allow {ratio(pr['eps_high_bits'])} (budget {ratio(b)})"
+            + ("; no leak beyond it is shown." if v["verdict"] == PARTIAL else "."))
 
 
 def _draw_profiles(fig, panels):
@@ -104,12 +104,11 @@ def profile_figure(verdicts: dict[str, dict]) -> Figure | None:
     n = len(panels)
     more = len([v for v in verdicts.values() if v.get("profile")]) - n
     return Figure("profile", Draw(_draw_profiles, panels),
-                  caption="Privacy profile eps(delta) of each system over every attacker (the largest at each delta; "
-                          "triangles: infinite, drawn at the top), its 95 % band (shaded) and the budget (dashed red); "
-                          "dotted: the verdict's delta, with its estimate and bounds in black. "
+                  caption="eps(delta) over every attacker (triangles: infinite), its 95 % band, the budget (red) and the "
+                          "verdict's delta (dotted; its bounds in black). "
                           + " ".join(f"{s}: {profile_reading(v)}" for s, v in shown)
                           + (f" ({more} more systems: report.json, verdicts.*.profile.)" if more > 0 else ""),
-                  size=(min(4.0 * n, 12.0) if n > 1 else 5.0, 3.0))
+                  size=(min(4.0 * n, 12.0) if n > 1 else 5.0, 2.5))
 
 
 #: Panels of the profile figure on the main page (more systems: their profiles are in report.json).
@@ -128,14 +127,12 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
         budgets = sorted({v["budget_bits"] for v in verdicts.values()})
         sec.blocks.append(Table(
             VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
-            caption="eps: the strongest attacker's privacy profile at delta (no decision it can make is more than "
-                    "2^eps times likelier for the same speaker than for different ones, or the reverse, except on a "
-                    "share delta of the trials); eps low / eps high: its bounds, holding for every attacker at once "
-                    "at 95 %; 'protects' needs eps high within the budget (" + " / ".join(f"{b:.3g}" for b in budgets)
-                    + " bits), 'leaks' eps low above it and the test rejected; strongest attacker: the one whose "
-                    "bound decides; eps_max: the worst case at delta = 0 (evidence: no data can bound it from "
-                    "above) with its noise floor; p over every attacker, trial type and statistic; lowest EER: "
-                    "evidence only (ideal 50 %; rule below)",
+            caption="eps: the privacy profile at delta over every attacker (no decision is more than 2^eps times "
+                    "likelier for the same speaker than for different ones, except on a share delta of the trials), "
+                    "with 95 % bounds; 'protects': eps high within the budget (" + " / ".join(f"{b:.3g}" for b in
+                                                                                          budgets)
+                    + " bits); 'leaks': eps low above it, test rejected; eps_max (delta = 0), EER: evidence only "
+                    "(rule below)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
