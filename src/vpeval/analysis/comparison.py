@@ -37,6 +37,16 @@ SHARE_METRIC = "share_beyond"
 ALL_TYPES = "all"
 
 
+def _unpaired(ta: SecrecyTest, tb: SecrecyTest) -> str | None:
+    """Why two systems' speaker bootstraps cannot be paired, or None: both need speaker relabelling on the same
+    speakers."""
+    if ta.scheme != "speaker" or tb.scheme != "speaker":
+        return "not both tested by speaker relabelling (no shared speakers to pair the bootstrap on)"
+    if ta.boot_units != tb.boot_units:
+        return "not evaluated on the same speakers"
+    return None
+
+
 def _pair(a: str, ta: SecrecyTest, b: str, tb: SecrecyTest, level: float) -> Comparison:
     if b < a:  # canonical order, so that swapping the systems negates the result exactly
         return _pair(b, tb, a, ta, level).swapped()
@@ -103,16 +113,12 @@ def compare_worst_cases(tests: Mapping[str, SecrecyTest], *, level: float = 0.95
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             ta, tb = tests[a], tests[b]
-            why = None
-            if ta.scheme != "speaker" or tb.scheme != "speaker":
-                why = "not both tested by speaker relabelling (no shared speakers to pair the bootstrap on)"
-            elif ta.boot_units != tb.boot_units:
-                why = "not evaluated on the same speakers"
-            elif (ta.seed, ta.worst.n_boot) != (tb.seed, tb.worst.n_boot):
+            why = _unpaired(ta, tb)
+            if why is None and (ta.seed, ta.worst.n_boot) != (tb.seed, tb.worst.n_boot):
                 why = "tested with another seed or number of bootstrap replicates"
-            elif ta.boot_max is None or tb.boot_max is None:
+            elif why is None and (ta.boot_max is None or tb.boot_max is None):
                 why = "no bootstrap replicates"
-            elif not (np.isfinite(ta.boot_max) & np.isfinite(tb.boot_max)).any():
+            elif why is None and not (np.isfinite(ta.boot_max) & np.isfinite(tb.boot_max)).any():
                 why = "no bootstrap replicate defines both worst cases"
             if why:
                 notes.append(f"worst case: {a} and {b} are not compared: {why}")
@@ -204,12 +210,8 @@ def compare_profiles(tests: Mapping[str, SecrecyTest], budget_bits: float, *, le
     for i, a in enumerate(names):
         for bname in names[i + 1:]:
             ta, tb = tests[a], tests[bname]
-            why = None
-            if ta.scheme != "speaker" or tb.scheme != "speaker":
-                why = "not both with known speakers (no shared speakers to pair the bootstrap on)"
-            elif ta.boot_units != tb.boot_units:
-                why = "not evaluated on the same speakers"
-            elif not ta.profiles or not tb.profiles:
+            why = _unpaired(ta, tb)
+            if why is None and (not ta.profiles or not tb.profiles):
                 why = "no privacy profiles"
             if why:
                 notes.append(f"share beyond the budget: {a} and {bname} are not compared: {why}")

@@ -31,11 +31,20 @@ from ..errors import VpevalError
 from ..metrics.profile import DELTA_GRID, ProfileCounts, design_effect, typical_bounds_bits
 from .members import TrialInput
 
-__all__ = ["MemberProfile", "ProfileFamily", "member_profiles", "profile_family", "default_delta", "check_delta", "plan",
+__all__ = ["MemberProfile", "ProfileFamily", "member_profiles", "profile_family", "default_delta", "check_delta", "check_budget", "plan",
+           "plan_design",
            "DEFAULT_DELTA_NO_SPEAKERS"]
 
 #: Default delta where no speaker is known (a score file without keys): as if 50 speakers.
 DEFAULT_DELTA_NO_SPEAKERS = 0.01
+
+
+def check_budget(budget_bits: float) -> float:
+    """``budget_bits`` as a float, or :class:`VpevalError` unless it is a finite number > 0."""
+    if isinstance(budget_bits, bool) or not isinstance(budget_bits, (int, float)) or not (
+            math.isfinite(budget_bits) and budget_bits > 0):
+        raise VpevalError(f"the disclosure budget must be a finite number of bits > 0, got {budget_bits!r}")
+    return float(budget_bits)
 
 
 def check_delta(delta) -> float | None:
@@ -337,3 +346,103 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
         return {"factor": 1.0}
     return {"factor": c, "attacker": p.attacker, "trial_type": p.trial_type, "n_tar": int(math.ceil(p.n_tar * c)),
             "n_non": int(math.ceil(p.n_non * c)), "delta": family.delta}
+
+
+def plan_design(*, speakers: int | None = None, probes: int | None = None, distractors: int = 0,
+                n_tar: float | None = None, n_non: float | None = None, budget_bits: float, delta: float | None = None,
+                alpha: float = 0.05, deff: float = 1.0, n_members: int = 1, max_factor: float = 1e4) -> dict:
+    """How much data a perfectly secret system of a planned design needs to be certified (``vpeval plan``).
+
+    Parameters
+    ----------
+    speakers, probes, distractors : int
+        An audit: ``speakers`` evaluation speakers with ``probes`` probes each, every probe against every one of
+        ``speakers + distractors`` models (targets ``S P``, non-targets ``S P (M - 1)``).
+    n_tar, n_non : float
+        Or a score file's trial counts.
+    budget_bits : float > 0
+    delta : float in (0, 1) or None
+        None: :func:`default_delta` (``1 / (2 S)``; 1 % for a score file).
+    alpha : float in (0, 1)
+    deff : float >= 1
+        The design effect of both classes (Kish; 1 for independent trials).
+    n_members : int >= 1
+        Attackers x trial types sharing ``alpha``.
+    max_factor : float
+        The largest multiple of the data searched.
+
+    Returns
+    -------
+    dict
+        ``design``, ``delta``, ``delta_rule``, ``eps_high_bits`` (the upper bound of a typical perfectly secret sample
+        of the design, :func:`vpeval.metrics.profile.typical_bounds_bits`), ``certified`` (bool), and what would
+        certify: ``probes_per_speaker`` and ``speakers`` (audits; None where no number up to ``max_factor`` times
+        does), or ``factor``, ``n_tar``, ``n_non`` (score files); ``sentence`` in words. The counts are lower bounds
+        (real perfectly secret scores need a little more: ``docs/verdict_calibration.md``).
+
+    Raises
+    ------
+    VpevalError
+        Neither design or both, sizes below 1, a bad delta, budget or alpha.
+    """
+    b = check_budget(budget_bits)
+    delta = check_delta(delta)
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise VpevalError(f"alpha must be in (0, 1), got {alpha!r}")
+    audit = speakers is not None
+    if audit == (n_tar is not None):
+        raise VpevalError("plan needs either speakers and probes (an audit) or n_tar and n_non (a score file)")
+
+    def bound(nt, nn, d):
+        return typical_bounds_bits(nt, nn, d, alpha=alpha, deff_tar=deff, deff_non=deff, n_members=n_members)
+
+    if not audit:
+        if n_non is None or n_tar < 1 or n_non < 1:
+            raise VpevalError("a score file's plan needs n_tar >= 1 and n_non >= 1")
+        d = DEFAULT_DELTA_NO_SPEAKERS if delta is None else delta
+        now = bound(n_tar, n_non, d)
+        c = _smallest_factor(lambda c: bound(n_tar * c, n_non * c, d) <= b, max_factor)
+        out = {"design": {"n_tar": n_tar, "n_non": n_non}, "delta": d,
+               "delta_rule": "given" if delta is not None else "default for trials without speakers",
+               "eps_high_bits": now, "certified": now <= b, "factor": c,
+               "n_tar": None if c is None else int(math.ceil(n_tar * c)),
+               "n_non": None if c is None else int(math.ceil(n_non * c))}
+        what = ("certified now" if now <= b else "never certified up to "
+                f"{max_factor:g} times these trials" if c is None else
+                f"certified with about {out['n_tar']:,} target and {out['n_non']:,} non-target trials "
+                f"({c:.3g} times these)")
+        out["sentence"] = (f"A perfectly secret score file of {n_tar:,} target and {n_non:,} non-target trials: upper "
+                           f"bound {now:.3g} bits at delta = {100 * d:.3g} % (budget {b:.3g} bits, design effect "
+                           f"{deff:g}): {what}.")
+        return out
+    if probes is None or speakers < 2 or probes < 1 or distractors < 0:
+        raise VpevalError("an audit's plan needs speakers >= 2, probes >= 1 and distractors >= 0")
+    S, P, D = int(speakers), int(probes), int(distractors)
+
+    def sizes(s, p):
+        return s * p, s * p * (s + D - 1), default_delta(s) if delta is None else delta
+
+    now = bound(*sizes(S, P))
+    cp = _smallest_factor(lambda c: bound(*sizes(S, P * c)) <= b, max_factor)
+    cs = _smallest_factor(lambda c: bound(*sizes(max(S, int(math.ceil(S * c))), P)) <= b, max_factor)
+    d = sizes(S, P)[2]
+    out = {"design": {"speakers": S, "probes_per_speaker": P, "distractors": D}, "delta": d,
+           "delta_rule": "given" if delta is not None else "default 1 / (2 S)", "eps_high_bits": now,
+           "certified": now <= b, "probes_per_speaker": None if cp is None else int(math.ceil(P * cp)),
+           "speakers": None if cs is None else max(S, int(math.ceil(S * cs)))}
+    if now <= b:
+        what = "certified now"
+    else:
+        parts = []
+        if cp is not None:
+            parts.append(f"about {out['probes_per_speaker']:,} probes per speaker with these {S} speakers")
+        if cs is not None:
+            parts.append(f"about {out['speakers']:,} speakers with {P} probes each")
+        elif delta is None:
+            parts.append("no number of speakers alone (at delta = 1 / (2 S) the share to bound shrinks as fast as "
+                         "the targets grow)")
+        what = "not certified; it would be with " + ", or ".join(parts) if parts else "not certified"
+    out["sentence"] = (f"A perfectly secret audit of {S} speakers x {P} probes ({D} distractor models): upper bound "
+                       f"{now:.3g} bits at delta = {100 * d:.3g} % (budget {b:.3g} bits, design effect {deff:g}): "
+                       f"{what}.")
+    return out

@@ -40,7 +40,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import VpevalError
-from .profiles import ProfileFamily, check_delta, plan, profile_family
+from .profiles import ProfileFamily, check_budget, check_delta, plan, profile_family
 from .secrecy import SecrecyTest
 
 __all__ = ["PROTECTS", "INCONCLUSIVE", "PARTIAL", "LEAKS", "VERDICTS", "DEFAULT_BUDGET_BITS", "VERDICT_RULE",
@@ -68,14 +68,6 @@ VERDICT_RULE = (
     "'inconclusive': not rejected and not certified (the verdict says how much data would). eps_max (delta = 0) and "
     "the EER are evidence only."
 )
-
-
-def check_budget(budget_bits: float) -> float:
-    """``budget_bits`` as a float, or :class:`VpevalError` unless it is a finite number > 0."""
-    if isinstance(budget_bits, bool) or not isinstance(budget_bits, (int, float)) or not (
-            math.isfinite(budget_bits) and budget_bits > 0):
-        raise VpevalError(f"the disclosure budget must be a finite number of bits > 0, got {budget_bits!r}")
-    return float(budget_bits)
 
 
 _UNIT_WORDS = {"speaker": "evaluation speakers", "probe": "probe utterances", "trial": "trials"}

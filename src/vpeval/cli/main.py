@@ -650,9 +650,9 @@ def _backends(names: list[str]):
 
 
 def _register_families() -> None:
-    from . import adapt, audio, beyond, disclosure, doctor, linkage, protocols, utility, vpc
+    from . import adapt, audio, beyond, disclosure, doctor, linkage, plan, protocols, utility, vpc
 
-    for module in (audio, protocols, disclosure, linkage, beyond, utility, vpc, doctor):
+    for module in (audio, protocols, disclosure, linkage, beyond, utility, vpc, plan, doctor):
         module.register(app)
     adapt.register(app)
     _argument_metavars()

@@ -1,0 +1,55 @@
+"""How much data certifies (vpeval.analysis.profiles.plan_design and ``vpeval plan``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from vpeval.analysis.profiles import plan_design
+from vpeval.analysis.verdict import DEFAULT_BUDGET_BITS
+from vpeval.cli.main import app
+from vpeval.errors import VpevalError
+from vpeval.metrics.profile import typical_bounds_bits
+
+
+def test_a_large_score_file_is_certified_and_a_small_one_says_how_much_more():
+    big = plan_design(n_tar=10_000, n_non=100_000, budget_bits=DEFAULT_BUDGET_BITS)
+    assert big["certified"] and big["factor"] == 1.0 and big["delta"] == 0.01
+    small = plan_design(n_tar=1_000, n_non=10_000, budget_bits=DEFAULT_BUDGET_BITS)
+    assert not small["certified"] and small["factor"] > 1
+    # the count it gives certifies a typical perfectly secret sample, 5 % less does not
+    assert typical_bounds_bits(small["n_tar"], small["n_non"], 0.01) <= DEFAULT_BUDGET_BITS
+    assert typical_bounds_bits(small["n_tar"] / 1.06, small["n_non"] / 1.06, 0.01) > DEFAULT_BUDGET_BITS
+
+
+def test_at_one_over_two_s_more_speakers_alone_never_certify():
+    # docs/verdict_calibration.md: about 70 probes per speaker whatever the number of speakers
+    got = plan_design(speakers=29, probes=10, budget_bits=DEFAULT_BUDGET_BITS)
+    assert not got["certified"] and got["speakers"] is None and 55 <= got["probes_per_speaker"] <= 90
+    assert got["delta"] == pytest.approx(1 / 58) and "no number of speakers alone" in got["sentence"]
+    # with a given delta, speakers do help
+    at = plan_design(speakers=29, probes=10, budget_bits=DEFAULT_BUDGET_BITS, delta=0.1)
+    assert at["speakers"] is not None and at["speakers"] <= 60
+    # dependence costs probes
+    dep = plan_design(speakers=29, probes=10, budget_bits=DEFAULT_BUDGET_BITS, deff=4.0)
+    assert dep["probes_per_speaker"] > 2 * got["probes_per_speaker"]
+
+
+@pytest.mark.parametrize("kw", [{}, {"speakers": 10, "n_tar": 5, "n_non": 5}, {"speakers": 1, "probes": 5},
+                                {"n_tar": 0, "n_non": 10}, {"speakers": 10, "probes": 5, "delta": 1.5}])
+def test_bad_designs_are_refused(kw):
+    with pytest.raises(VpevalError):
+        plan_design(budget_bits=DEFAULT_BUDGET_BITS, **kw)
+
+
+def test_the_command():
+    r = CliRunner().invoke(app, ["plan", "--speakers", "29", "--probes", "10"])
+    assert r.exit_code == 0, r.output
+    assert "29 speakers x 10 probes" in r.output and "probes per speaker" in r.output
+    r = CliRunner().invoke(app, ["plan", "--targets", "10000", "--nontargets", "100000", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["certified"] is True
+    for bad in (["plan"], ["plan", "--speakers", "29"], ["plan", "--speakers", "29", "--probes", "5", "--targets", "9"]):
+        r = CliRunner().invoke(app, bad)
+        assert r.exit_code == 2 and "--speakers" in r.output
