@@ -438,10 +438,10 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
             parts.append(f"about {out['probes_per_speaker']:,} probes per speaker with these {S} speakers")
         if cs is not None:
             parts.append(f"about {out['speakers']:,} speakers with {P} probes each")
-        elif delta is None:
-            parts.append("no number of speakers alone (at delta = 1 / (2 S) the share to bound shrinks as fast as "
-                         "the targets grow)")
-        what = "not certified; it would be with " + ", or ".join(parts) if parts else "not certified"
+        what = "not certified" + ("; it would be with " + ", or ".join(parts) if parts else "")
+        if cs is None and delta is None:
+            what += ("; no number of speakers alone would (at delta = 1 / (2 S) the share to bound shrinks as fast "
+                     "as the targets grow)")
     out["sentence"] = (f"A perfectly secret audit of {S} speakers x {P} probes ({D} distractor models): upper bound "
                        f"{now:.3g} bits at delta = {100 * d:.3g} % (budget {b:.3g} bits, design effect {deff:g}): "
                        f"{what}.")
