@@ -158,11 +158,14 @@ def _eps_one_order(cp: np.ndarray, cq: np.ndarray, deltas: np.ndarray) -> np.nda
         tails = float(p[:nz[0]].sum() + p[nz[-1] + 1:].sum()) if nz.size else 1.0
         best_free = max(run, tails)
     out = np.zeros(deltas.size)
-    for m, d in enumerate(deltas):
+    x = 1.0
+    # the largest delta first: eps is non-increasing in delta, so each root is a valid (lower) start for the next
+    # smaller delta's iteration, which then needs fewer steps
+    for m in np.argsort(-deltas, kind="stable"):
+        d = float(deltas[m])
         if best_free > d + _SHARE_TOL:
             out[m] = math.inf
             continue
-        x = 1.0
         for _ in range(200):
             v, region = _best_region(p, q, x)
             if v <= d + _SHARE_TOL:  # shares differ by >= 1 / n_p n_q > 1e-12 unless equal: float rounding
@@ -526,6 +529,7 @@ class ProfileCounts:
         self.cn = np.r_[0, np.cumsum(b.n_non, dtype=np.int64)]
         self.n_tar, self.n_non = int(self.ct[-1]), int(self.cn[-1])
         self._dom = None
+        self._eps: dict = {}  # delta -> eps (bits), filled by eps_bits
         if bounds:
             self._dom = []
             for cp, cq in ((self.ct, self.cn), (self.cn, self.ct)):
@@ -533,9 +537,14 @@ class ProfileCounts:
                 self._dom.append((int(cp[-1]), int(cq[-1]), ks, *_dominance(cp, cq, ks)))
 
     def eps_bits(self, delta=DELTA_GRID):
-        """:func:`privacy_profile_bits` of these scores."""
+        """:func:`privacy_profile_bits` of these scores (each delta computed once per object: a family and its
+        sub-families ask for the same ones)."""
         d, scalar = _deltas(delta)
-        eps = np.maximum(_eps_one_order(self.ct, self.cn, d), _eps_one_order(self.cn, self.ct, d)) / _LN2
+        todo = np.array([x for x in dict.fromkeys(d.tolist()) if x not in self._eps])
+        if todo.size:
+            got = np.maximum(_eps_one_order(self.ct, self.cn, todo), _eps_one_order(self.cn, self.ct, todo)) / _LN2
+            self._eps.update(zip(todo.tolist(), got.tolist()))
+        eps = np.array([self._eps[x] for x in d.tolist()])
         return float(eps[0]) if scalar else eps
 
     def bounds_bits(self, delta=DELTA_GRID, *, alpha: float = 0.05, deff_tar: float = 1.0, deff_non: float = 1.0,
