@@ -484,6 +484,19 @@ def typical_bounds_bits(n_tar: float, n_non: float, delta: float, *, alpha: floa
     :func:`profile_bounds` in closed form. It is what :func:`vpeval.analysis.profiles.plan` searches on; its
     agreement with simulated perfectly secret samples is measured in ``docs/verdict_calibration.md``.
 
+    Parameters
+    ----------
+    n_tar, n_non : float >= 1
+        Class sizes (trials; need not be integers: a planned design).
+    delta : float in [0, 1)
+    alpha, deff_tar, deff_non, n_members
+        As in :func:`profile_bounds`.
+
+    Returns
+    -------
+    float
+        ``eps_high(delta)`` in bits; ``inf`` where the size cannot bound a region of that share.
+
     Raises
     ------
     InvalidScoresError
