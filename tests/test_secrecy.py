@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from vpeval.analysis.worst_case import (
     eps_max_ceiling_nats, eps_max_from_block_counts, eps_max_from_target_blocks,
 )
 from vpeval.blocks import TieBlocks
-from vpeval.errors import VpevalError
+from vpeval.errors import FewPermutationsWarning, VpevalError
 from vpeval.io.trials import Trials
 from vpeval.pipeline.protocols import OneToN
 from vpeval.stats.metrics import BlockEval, _eps_max_blocks
@@ -297,14 +298,120 @@ def test_fallback_schemes_and_their_warning():
     # keys but no speakers given, complete design: speakers from the keys, speaker scheme
     spk = speakers_from_keys(t)
     assert spk is not None and score_verdict(t, "x", n_perm=19, n_boot=5).test.scheme == "speaker"
-    # an incomplete design (one trial removed): within-probe relabelling
+    # an incomplete design (one trial removed): each speaker's probes move together among the models all met
     keep = np.ones(len(t), bool)
     keep[np.flatnonzero(~t.is_target)[0]] = False
     v = score_verdict(t.select(keep), "x", n_perm=19, n_boot=5)
-    assert v.test.scheme == "probe" and any("relabelled independently" in w for w in v.warnings)
+    assert v.test.scheme == "speaker-row" and any("moved together" in w for w in v.warnings)
+    # the speaker whose probe missed a model keeps its 3 probes and the other 4 models (3 x 4/5 > 2 x 5/6)
+    assert v.test.tested_share == 1.0 and v.test.log10_distinct == pytest.approx(math.log10(6 ** 5 * 5))
+    # keys without speakers (the API's TrialInput without them): within-probe relabelling
+    r = secrecy_test([TrialInput("x", "oa", t.select(keep))], n_perm=19, n_boot=5)
+    assert r.scheme == "probe" and "relabelled independently" in r.scheme_note
     # no keys: trial labels permuted, and the output says it assumes exchangeable trials
     v = score_verdict(Trials(t.scores, t.is_target), "x", n_perm=19, n_boot=5)
     assert v.test.scheme == "trial" and any("exchangeable trials" in w for w in v.warnings)
+
+
+def _incomplete(rng, n_spk=12, n_probe=5, missing=0.3, effect=0.8, shift=0.0):
+    """Keys and scores of a crossed design under perfect secrecy with a pair effect ``u[speaker, model]`` shared
+    by a speaker's probes, a random share ``missing`` of the non-target trials absent; ``shift`` added to the
+    targets."""
+    ps = np.repeat(np.arange(n_spk), n_probe)
+    u = rng.standard_normal((n_spk, n_spk))
+    s = effect * u[ps] + math.sqrt(1 - effect ** 2) * rng.standard_normal((ps.size, n_spk))
+    tgt = ps[:, None] == np.arange(n_spk)[None, :]
+    s[tgt] += shift
+    keep = tgt | (rng.random(tgt.shape) >= missing)
+    enroll = np.broadcast_to(np.array([f"m{j:02d}" for j in range(n_spk)]), tgt.shape)[keep]
+    test = np.broadcast_to(np.array([f"p{i:03d}" for i in range(ps.size)])[:, None], tgt.shape)[keep]
+    return Trials(s[keep], tgt[keep], np.ascontiguousarray(enroll), np.ascontiguousarray(test))
+
+
+def test_row_design_by_hand():
+    # speaker A: probe a1 met models A and B, a2 only A; speaker B: b1 met only B (and distractor X), b2 only B
+    enr = np.array(["A", "B", "X", "B", "X", "A", "B"])
+    tst = np.array(["a1", "a1", "a1", "b1", "b1", "a2", "b2"])
+    lab = np.array([1, 0, 0, 1, 0, 1, 1], bool)
+    t = Trials(np.array([1.0, 0.2, 0.0, 2.0, 0.5, 3.0, 1.5]), lab, enr, tst)
+    inp = TrialInput("a", "oa", t, *speakers_from_keys(t))
+    p = RL._prep_trials(inp)
+    S = np.array(["A", "B"])
+    assert not RL._speaker_design(p, S)
+    d = RL.row_design([p], S)
+    # A: moving to B keeps a1 (score 1 x 1/2), so a2 (which never met B) leaves the test; B cannot move
+    assert d.n_cand.tolist() == [2, 1] and d.cand[0].tolist() == [0, 1] and d.cand[1, 0] == 1
+    assert (d.moved, d.dropped) == (1, 1)
+    assert d.keep[0].tolist() == [True, True, True, True, True, False, True]
+    tau = RL._row_choices(np.random.default_rng(0), d, 99)
+    assert tau.tolist() == [[0, 1], [1, 1]]  # both relabellings listed: exact
+
+
+def test_speaker_row_moves_a_speakers_probes_together():
+    t = _incomplete(np.random.default_rng(5))
+    inp = TrialInput("a", "oa", t, *speakers_from_keys(t))
+    r = secrecy_test([inp], n_perm=49, n_boot=2, statistics=("eps_max", "d_ece"))
+    assert r.scheme == "speaker-row" and r.log10_distinct > 2
+    # every relabelling: one model per speaker for all its (kept) probes, a candidate of that speaker
+    from vpeval.analysis.nulls import null_family_steps
+    from vpeval.pipeline.jobs import drive
+
+    null = drive(null_family_steps([inp], [], 49, 2, 0, ["eps_max"], []))
+    p = null.preps[0]
+    assert p.untied
+    tau = RL._row_choices(np.random.default_rng(0), null.rows, 49)
+    tb = RL._trial_target_blocks(p, "speaker-row", tau, 0, slice(0, 50))
+    enroll = p.inp.trials.enroll[p.order]
+    spk = np.asarray(p.inp.probe_speaker)[p.order]
+    S = null.S.tolist()
+    for r_ in range(50):
+        models = {}
+        for pos in tb[r_]:
+            models.setdefault(spk[pos], set()).add(enroll[pos])
+        assert all(len(m) == 1 for m in models.values())
+        for s_, m in models.items():
+            k = S.index(s_)
+            assert S.index(next(iter(m))) in null.rows.cand[k, : null.rows.n_cand[k]].tolist()
+    assert (tb[0] == np.flatnonzero(p.is_tar)).all()
+
+
+def test_speaker_row_is_order_invariant():
+    t = _incomplete(np.random.default_rng(6), shift=0.4)
+    perm = np.random.default_rng(1).permutation(len(t))
+    t2 = Trials(t.scores[perm], t.is_target[perm], t.enroll[perm], t.test[perm])
+    a = secrecy_test([TrialInput("a", "oa", t, *speakers_from_keys(t))], n_perm=99, n_boot=10)
+    b = secrecy_test([TrialInput("a", "oa", t2, *speakers_from_keys(t2))], n_perm=99, n_boot=10)
+    assert (a.p_value, a.tested_share, a.worst.value) == (b.p_value, b.tested_share, b.worst.value)
+
+
+def test_no_movable_speaker_cannot_reject():
+    enr = np.array(["A", "X", "B", "X", "A", "B"])
+    tst = np.array(["a1", "a1", "b1", "b1", "a2", "b2"])
+    t = Trials(np.array([1.0, 0.0, 2.0, 0.5, 3.0, 1.5]), np.array([1, 0, 1, 0, 1, 1], bool), enr, tst)
+    with pytest.warns(FewPermutationsWarning, match="1 distinct"):
+        r = secrecy_test([TrialInput("a", "oa", t, *speakers_from_keys(t))], n_perm=99, n_boot=5)
+    assert r.scheme == "speaker-row" and not r.can_reject and r.p_value == 1.0
+
+
+def test_speaker_row_keeps_its_level_where_probes_share_a_voice():
+    """Size on incomplete keyed designs with a pair effect shared by a speaker's probes: at most 11 of 100
+    rejections at alpha 5 % (P(X >= 12) = 0.002 for a valid test); relabelling probes independently (the
+    ``"probe"`` scheme, forced by giving the keys without speakers) rejects at least 12 on the same data."""
+    counts = {}
+    for forced in (False, True):
+        n = 0
+        for r in range(100):
+            t = _incomplete(np.random.default_rng([7, r]))
+            inp = TrialInput("a", "oa", t) if forced else TrialInput("a", "oa", t, *speakers_from_keys(t))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = secrecy_test([inp], n_perm=99, n_boot=1, seed=r, statistics=("eps_max", "d_ece"))
+            n += res.rejected
+        counts[res.scheme] = n
+    assert counts["speaker-row"] <= 11 and counts["probe"] >= 12, counts
+    # and it still finds a leak: every target raised by 1.5 standard deviations
+    t = _incomplete(np.random.default_rng(8), shift=1.5)
+    assert secrecy_test([TrialInput("a", "oa", t, *speakers_from_keys(t))], n_perm=199, n_boot=1).rejected
 
 
 def test_bad_input_is_refused():

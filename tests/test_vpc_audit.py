@@ -62,7 +62,7 @@ def test_every_attacker_scores_the_lists_and_the_rows_count_them(tmp_path):
     # the verdict's trial members are the listed trials
     assert res.verdicts["sys"]["verdict"] in ("leaks", "partial", "inconclusive", "protects")
     test = res.tests["sys"]
-    assert test.scheme == "probe" and {m.trial_type for m in test.members} == {"oa", "aa"}
+    assert test.scheme == "speaker-row" and {m.trial_type for m in test.members} == {"oa", "aa"}
     assert {m.statistic for m in test.members} == {"eps_max", "d_ece"}  # the listed trials only, no 1-to-N
     assert res.options["vpc_lists"]["n_trials"] == 250 and res.options["vpc_lists"]["enroll_rule"]["name"] == "vpc"
     # a trained attacker's listed scores are its back-end on the challenge rule's model

@@ -20,7 +20,8 @@ from ..errors import VpevalError
 from .enumerate import all_k_subsets, k_subsets_at_most
 from .relabel import (
     _CHUNK_TARGETS, _choose_scheme, _d_ece_rows, _evaluation_speakers, _lid_rows, _prep_trials, _probe_design,
-    _speaker_design, _speaker_perms, _TrialPrep, _trial_target_blocks, index_in,
+    _pair_index, _row_choices, _speaker_design, _speaker_perms, _TrialPrep, _trial_target_blocks, index_in,
+    row_design,
 )
 from .resample import _bootstrap_worst
 from .worst_case import eps_max_from_target_blocks
@@ -52,6 +53,8 @@ class NullFamily:
     l_reps: list
     n_units: int
     boot_units: tuple
+    rows: object = None  # speaker-row: the RowDesign
+    tested: float = 1.0  # share of the members' trials in the test (speaker-row: probes left out)
 
 
 #: A member's relabellings are shared among the workers when they hold at least this many target entries
@@ -74,20 +77,37 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     S = None
     if scheme == "speaker":
         S = _evaluation_speakers(preps, one_to_n)
-        if not all(_speaker_design(p, S) for p in preps):
+        if not all([_speaker_design(p, S) for p in preps]):  # every member indexed (no short circuit)
             if one_to_n:
                 raise VpevalError("trials of a family with 1-to-N members need a complete design (every probe "
                                   "scored against every evaluation speaker's model)")
-            scheme = "probe" if all(i.trials.test is not None for i in trials) else "trial"
+            scheme = "speaker-row" if all(i.trials.test is not None for i in trials) else "trial"
     scheme_reason = ""
-    if scheme != "speaker" and S is not None:
-        scheme_reason = ("the speakers are known but not every probe of an evaluation speaker is scored exactly "
-                         "once against every evaluation speaker's model")
+    tested = 1.0
+    if scheme == "trial" and S is not None:
+        scheme_reason = ("the speakers are known but not which trials share a probe, so the design cannot be "
+                         "checked for complete rows")
+    rows = None
+    if scheme == "speaker-row":
+        rows = row_design(preps, S)
+        n_all = sum(p.block.size for p in preps)
+        trials = [dataclasses.replace(i, trials=i.trials.select(k), model_speaker=np.asarray(i.model_speaker)[k],
+                                      probe_speaker=np.asarray(i.probe_speaker)[k]) for i, k in zip(trials, rows.keep)]
+        preps = [_prep_trials(i) for i in trials]
+        for p in preps:
+            if not _speaker_design(p, S):  # indexes the speakers; the pairs the relabellings gather
+                _pair_index(p, S.size, (p.model_idx >= 0) & (p.probe_idx >= 0))
+        tested = sum(p.block.size for p in preps) / n_all
+        scheme_reason = (f"not every probe of an evaluation speaker is scored exactly once against every evaluation "
+                         f"speaker's model: {rows.moved} probes move with their speaker, "
+                         f"{rows.dropped} that missed a model their speaker's other probes met are left out of the "
+                         f"test ({100 * tested:.3g} % of the trials tested)")
     if scheme == "probe" and not all(_probe_design(p) for p in preps):
         scheme = "trial"
         scheme_reason = next(p.fallback for p in preps if p.fallback)
     rng = np.random.default_rng(seed)
-    sig = _speaker_perms(rng, S.size, n_perm) if scheme == "speaker" else None
+    sig = (_speaker_perms(rng, S.size, n_perm) if scheme == "speaker" else
+           _row_choices(rng, rows, n_perm) if scheme == "speaker-row" else None)
     exact = sig is not None and sig.shape[0] < n_perm + 1
     if exact:  # every permutation of the evaluation speakers listed once: an exact test
         n_perm = sig.shape[0] - 1
@@ -168,7 +188,7 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     if scheme == "speaker":
         n_units = int(S.size)
     return NullFamily(preps, list(one_to_n), scheme, scheme_reason, S, n_perm, exact, cols, meta, owner,
-                      lid_obs, t_reps, l_reps, n_units, boot_units)
+                      lid_obs, t_reps, l_reps, n_units, boot_units, rows, tested)
 
 
 def _rocch_eer_of(p: _TrialPrep) -> float:

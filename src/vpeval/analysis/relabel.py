@@ -203,14 +203,19 @@ def _speaker_design(p: _TrialPrep, S: np.ndarray) -> bool:
     # every trial of a probe in S must be with the probe's model set complete; targets only inside S
     if not bool((p.is_tar <= inside).all()):
         return False
-    # the trials of each (model, probe speaker) pair, for the O(K) gather of a relabelling's targets
+    _pair_index(p, S.size, inside)
+    return True
+
+
+def _pair_index(p: _TrialPrep, n_s: int, inside: np.ndarray) -> None:
+    """The trials of each (model, probe speaker) pair of evaluation speakers (``inside``: both in S), grouped by
+    pair, for the O(K) gather of a relabelling's targets (:func:`_trial_target_blocks`)."""
     pos = np.flatnonzero(inside)
-    code = p.model_idx[pos] * S.size + p.probe_idx[pos]
+    code = p.model_idx[pos] * n_s + p.probe_idx[pos]
     o = np.argsort(code, kind="stable")
     p.pair_block = p.block[pos[o]]
-    p.pair_count = np.bincount(code, minlength=S.size * S.size)
+    p.pair_count = np.bincount(code, minlength=n_s * n_s)
     p.pair_start = np.r_[0, np.cumsum(p.pair_count)[:-1]]
-    return True
 
 
 def _probe_design(p: _TrialPrep) -> bool:
@@ -235,6 +240,115 @@ def _probe_design(p: _TrialPrep) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class RowDesign:
+    """The ``"speaker-row"`` relabelling of an incomplete keyed design (:func:`row_design`).
+
+    ``cand[s, :n_cand[s]]``: the models (indices into S) speaker ``s``'s probes may move to, ``s`` itself first;
+    ``keep[i]``: member ``i``'s trials (input order) that enter the test; ``moved``/``dropped``: probes that move
+    with their speaker / probes left out of the test (they miss a model their speaker's other probes met)."""
+
+    cand: np.ndarray
+    n_cand: np.ndarray
+    keep: list
+    moved: int
+    dropped: int
+
+
+def row_design(preps: list[_TrialPrep], S: np.ndarray) -> RowDesign:
+    """Which models each evaluation speaker's probes can move to together, in a keyed design where not every
+    probe meets every model (members already indexed by :func:`_speaker_design`).
+
+    All probes of a speaker share its voice, so a valid relabelling moves them together: speaker ``s``'s targets
+    go to one model ``m`` only if every one of its probes was scored exactly once against ``m`` in every member.
+    Per speaker, a set of models ``M_s`` (``s`` first) and the probes ``Q_s`` that met all of them are chosen from
+    the design alone (never the scores): models are added in order of how many of the speaker's probes met them
+    (ties: S order), and the prefix maximising ``|Q_s| (1 - 1 / |M_s|)``, the expected number of its targets a
+    relabelling moves, is kept. A speaker's probes outside ``Q_s`` leave the test (kept, a fixed target would
+    stand beside moving ones of the same voice, which no relabelling of a speaker can produce); a speaker whose
+    best set is ``{s}`` keeps all its probes in place. Probes of speakers outside S (no target) always stay.
+    Choosing from the design alone keeps the test exact: under perfect secrecy the scores of one speaker's probes
+    against the models of ``M_s`` are exchangeable (models permuted jointly for all its probes).
+
+    Raises
+    ------
+    VpevalError
+        A probe key whose speaker differs between trials or members.
+    """
+    n_s = S.size
+    names = np.unique(np.concatenate([p.codes("test")[0] for p in preps]))
+    K = names.size
+    spk = np.full(K, -1, dtype=np.int64)
+    present = np.ones(K * n_s, dtype=bool)
+    keys = []
+    for p in preps:
+        key = _lookup(names, p.codes("test")[0])[p.codes("test")[1][p.order]]  # canonical order
+        keys.append(key)
+        has = p.probe_idx >= 0
+        k_has, s_has = key[has], p.probe_idx[has]
+        seen = spk[k_has]
+        clash = np.flatnonzero((seen >= 0) & (seen != s_has))
+        if clash.size or np.unique(np.c_[k_has, s_has], axis=0).shape[0] != np.unique(k_has).size:
+            raise VpevalError(f"{p.inp.trials.source}: probe {str(names[k_has[clash[0]] if clash.size else 0])!r} "
+                              "has different speakers in different trials or members")
+        spk[k_has] = s_has
+        inside = p.model_idx >= 0
+        count = np.bincount(key[inside] * n_s + p.model_idx[inside], minlength=K * n_s)
+        present &= count == 1
+    present = present.reshape(K, n_s)
+    cand = [np.array([s]) for s in range(n_s)]
+    drop = np.zeros(K, dtype=bool)
+    moved = 0
+    for s in range(n_s):
+        rows = np.flatnonzero(spk == s)
+        q0 = rows[present[rows, s]]
+        if q0.size == 0:
+            continue
+        others = np.delete(np.arange(n_s), s)
+        pres = present[np.ix_(q0, others)]
+        order = np.lexsort((others, -pres.sum(axis=0)))  # most-met model first; ties in S order
+        acc = np.logical_and.accumulate(pres[:, order], axis=1)
+        count = acc.sum(axis=0)
+        score = count * (1.0 - 1.0 / np.arange(2, n_s + 1))
+        j = int(np.argmax(score))
+        if score[j] <= 0:
+            continue
+        cand[s] = np.r_[s, others[order[: j + 1]]]
+        drop[rows] = True
+        drop[q0[acc[:, j]]] = False
+        moved += int(count[j])
+    keep = []
+    for p, key in zip(preps, keys):
+        k = np.empty(key.size, dtype=bool)
+        k[p.order] = ~drop[key]
+        keep.append(k)
+    n_cand = np.array([c.size for c in cand], dtype=np.int64)
+    padded = np.zeros((n_s, int(n_cand.max())), dtype=np.int64)
+    for s, c in enumerate(cand):
+        padded[s, : c.size] = c
+    return RowDesign(padded, n_cand, keep, moved, int(drop.sum()))
+
+
+def _row_choices(rng, design: RowDesign, n_perm: int) -> np.ndarray:
+    """(n_perm + 1, |S|): ``tau[r, s]``, the model speaker ``s``'s probes are targets of in relabelling ``r``; row 0
+    the observed (``tau = s``), then independent uniform choices from each speaker's candidates. When there are
+    at most ``n_perm + 1`` distinct relabellings, every one is listed once instead (the identity first): exact;
+    the identity twice when no speaker can move."""
+    n_s = design.n_cand.size
+    if float(np.prod(design.n_cand.astype(np.float64))) <= n_perm + 1:
+        import itertools
+
+        rows = itertools.product(*[design.cand[s, : design.n_cand[s]] for s in range(n_s)])
+        tau = np.array(list(rows), dtype=np.int64).reshape(-1, n_s)
+        # no speaker can move: the observed labelling twice, so the test is defined (p = 1; it cannot reject)
+        return np.repeat(tau, 2, axis=0) if tau.shape[0] == 1 else tau
+    u = rng.random((n_perm + 1, n_s))
+    pick = np.minimum((u * design.n_cand).astype(np.int64), design.n_cand - 1)
+    tau = design.cand[np.arange(n_s)[None, :], pick]
+    tau[0] = np.arange(n_s)
+    return tau
+
+
 # ----------------------------------------------------------------------------------------- relabellings
 
 
@@ -257,16 +371,21 @@ def _speaker_perms(rng, n_s: int, n_perm: int) -> np.ndarray:
 def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, seed, rows: slice) -> np.ndarray:
     """Sorted tie blocks of the targets of relabellings ``rows`` (row 0 = observed), shape (R, K).
 
-    Speaker scheme: relabelling ``r`` is ``sig[r]``. Probe and trial schemes: relabelling ``r`` is drawn from
+    Speaker and speaker-row schemes: relabelling ``r`` is ``sig[r]`` (:func:`_speaker_perms`,
+    :func:`_row_choices`). Probe and trial schemes: relabelling ``r`` is drawn from
     its own stream, ``default_rng([seed, 1, r])``, so a row's draw depends on ``seed`` and ``r`` alone, not on
     which rows are computed together or by which worker process."""
     R = rows.stop - rows.start
-    if scheme == "speaker":
-        # model m gets identity sig[m]: its trials with probes of that speaker are the targets; gather their
-        # blocks pair by pair (O(K) per relabelling), then sort each row
+    if scheme in ("speaker", "speaker-row"):
+        # speaker: model m gets identity sig[m], so its trials with probes of that speaker are the targets;
+        # speaker-row: speaker s's probes are targets of model sig[s]. Gather the blocks of those (model, probe
+        # speaker) pairs pair by pair (O(K) per relabelling), then sort each row
         s = sig[rows]
         n_s = s.shape[1]
-        codes = (np.arange(n_s)[None, :] * n_s + s).reshape(-1)
+        if scheme == "speaker":
+            codes = (np.arange(n_s)[None, :] * n_s + s).reshape(-1)
+        else:
+            codes = (s * n_s + np.arange(n_s)[None, :]).reshape(-1)
         lengths = p.pair_count[codes]
         starts = p.pair_start[codes]
         total = int(lengths.sum())

@@ -25,12 +25,12 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
     without ``eps_max``), ``l_reps[j]`` the LID_max of ``lid_obs[j]`` per replicate (empty without ``lid_max``
     or units), the number of units, and the sorted unit names."""
     rng = np.random.default_rng([seed, 2])
-    kind = {"speaker": "probe", "probe": "test"}.get(scheme)  # the unit's key of each trial
-    if scheme == "speaker":
+    kind = {"speaker": "probe", "speaker-row": "probe", "probe": "test"}.get(scheme)  # the unit's key of each trial
+    if scheme in ("speaker", "speaker-row"):
         keys = [p.codes(kind)[0] for p in preps] + [pspk for _, _, pspk in lid_obs]
     elif scheme == "probe":
         keys = [p.codes(kind)[0] for p in preps]
-    names_arr = sorted_codes(np.concatenate(keys))[0] if scheme in ("speaker", "probe") else None  # sorted, distinct
+    names_arr = sorted_codes(np.concatenate(keys))[0] if kind is not None else None  # sorted, distinct
     names = None if names_arr is None else names_arr.tolist()
     if names is not None:
         U = len(names)

@@ -18,11 +18,20 @@ Relabelling schemes (``scheme``), chosen from what the input says, the same rela
     speaker ``p`` becomes ``sigma^-1(p)``. All probes of a speaker move together (their shared voice is kept);
     models outside ``S`` (a cohort of distractors, never probed) keep their identity, so they stay non-targets
     (distractors enrolled differently are not exchangeable with evaluation speakers). Needs a complete design
-    (every probe of a speaker in ``S`` scored against every model in ``S``), else ``"probe"`` is used.
+    (every probe of a speaker in ``S`` scored against every model in ``S``), else ``"speaker-row"`` is used.
+``"speaker-row"``
+    Speakers and probe keys known, design incomplete (not every probe meets every model, e.g. sampled
+    non-target trials): each evaluation speaker's probes move *together* to one model drawn uniformly, and
+    independently per speaker, from the models every one of them met (:func:`~vpeval.analysis.relabel.row_design`
+    chooses those models and probes from the design alone; probes of a speaker that cannot move with it are
+    left out of the test, ``tested_share``). Exact under perfect secrecy when one speaker's probes are
+    exchangeable across the models they all met; moving them independently (the ``"probe"`` scheme) would
+    ignore their shared voice, which the pair effect of real speech makes anti-conservative (about 20 %
+    false rejections at alpha 5 % in ``benchmarks/secrecy_size.py``).
 ``"probe"``
-    Trial keys without a complete design: within every test key (probe utterance) holding one target, the
-    target moves to a uniformly random trial of that key. Assumes the probes of one speaker exchangeable with
-    each other's rows (they are relabelled independently).
+    Trial keys without speakers (a probe targets two models): within every test key (probe utterance) holding
+    one target, the target moves to a uniformly random trial of that key. Assumes the probes of one speaker
+    exchangeable with each other's rows (they are relabelled independently).
 ``"trial"``
     No keys (a ``score label`` file): a uniformly random set of as many trials as there are targets is
     labelled target. Assumes exchangeable trials, which speaker structure can break (trials of one speaker are
@@ -107,11 +116,13 @@ _ROUNDING = 1e-9
 CEILING_TOLERANCE_BITS = 0.01
 #: Most relabellings (and bootstrap replicates) one test may ask for (memory grows with them).
 MAX_N_PERM = 100_000
-SCHEMES = ("speaker", "probe", "trial")
+SCHEMES = ("speaker", "speaker-row", "probe", "trial")
 #: Statistics that are worst cases (log2 evidence factors) and so decide the magnitude against the budget.
 WORST_CASE_STATISTICS = ("eps_max", "lid_max")
 _SCHEME_NOTES = {
     "speaker": "speaker identities permuted among the evaluation speakers (all probes of a speaker together)",
+    "speaker-row": "each evaluation speaker's probes moved together to a model every one of them was scored "
+                   "against",
     "probe": "each probe's target moved to a random model of its own row; assumes the probes of one speaker "
              "exchangeable (they are relabelled independently)",
     "trial": "trial labels permuted over all trials; assumes exchangeable trials (the input gives no usable "
@@ -212,7 +223,8 @@ class SecrecyTest:
     exposed : list of ExposedSpeaker
         Most exposed first.
     n_units : int
-        Evaluation speakers (``"speaker"``), probes (``"probe"``) or trials (``"trial"``): the resampling units.
+        Evaluation speakers (``"speaker"``), probe speakers (``"speaker-row"``), probes (``"probe"``) or trials
+        (``"trial"``): the resampling units.
     profiles : tuple of MemberProfile
         The members' privacy-profile inputs (:mod:`vpeval.analysis.profiles`), from which the verdict computes
         eps(delta) and its bounds at any delta (empty for hand-made tests).
@@ -237,6 +249,9 @@ class SecrecyTest:
     subfamilies : dict name -> SecrecyTest
         The tests of the sub-families asked for (``secrecy_test(..., subfamilies=...)``), on the same
         relabellings and draws; empty otherwise. Not part of :meth:`to_dict`.
+    tested_share : float
+        Share of the members' trials the test relabels (1 but for ``"speaker-row"``, which leaves out the probes
+        that cannot move with their speaker).
     """
 
     scheme: str
@@ -259,11 +274,12 @@ class SecrecyTest:
     boot_max: np.ndarray | None = field(default=None, repr=False)
     boot_units: tuple = field(default=(), repr=False)
     subfamilies: dict = field(default_factory=dict, repr=False)
+    tested_share: float = 1.0
 
     def to_dict(self) -> dict:
         return {"scheme": self.scheme, "scheme_note": self.scheme_note, "n_perm": self.n_perm, "seed": self.seed,
                 "alpha": self.alpha, "p_value": self.p_value, "rejected": self.rejected,
-                "n_units": self.n_units, "log10_distinct_relabellings": self.log10_distinct,
+                "n_units": self.n_units, "tested_share": self.tested_share, "log10_distinct_relabellings": self.log10_distinct,
                 "can_reject": self.can_reject, "worst_case": self.worst.to_dict(),
                 "thresholds_bits": dict(self.thresholds), "exposed_speakers": [e.to_dict() for e in self.exposed],
                 "members": [m.to_dict() for m in self.members]}
@@ -524,11 +540,11 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
     worst = WorstCase(value, st, a, tt, _exact_q(null_max, 0.95), _exact_q(reps, 0.05), _exact_q(reps, 0.95),
                       float(ceiling), bool(value >= ceiling - CEILING_TOLERANCE_BITS), n_boot,
                       "speaker bootstrap of the family maximum, strongest attacker re-selected in every replicate"
-                      if scheme == "speaker" else
+                      if scheme in ("speaker", "speaker-row") else
                       f"{'probe' if scheme == 'probe' else 'trial'} bootstrap of the family maximum, strongest "
                       "attacker re-selected in every replicate")
     worst = dataclasses.replace(worst, family_ceiling=float(family_ceiling))
-    log10_distinct = _log10_distinct(scheme, null.S, preps or null.preps)
+    log10_distinct = _log10_distinct(scheme, null.S, preps or null.preps, null.rows)
     can_reject = 1.0 / (n_perm + 1) <= alpha and log10_distinct >= math.log10(1.0 / alpha)
     if not can_reject and keep is None:
         warnings.warn(f"the perfect-secrecy test cannot reject at alpha = {alpha:g}: "
@@ -545,13 +561,15 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
     return SecrecyTest(scheme, note, n_perm, seed, alpha, p_family, bool(p_family <= alpha and can_reject), members,
                        worst, thresholds, exposed, null.n_units, null_max, float(log10_distinct), bool(can_reject),
                        kept_profiles, kept_designs, np.where(np.isfinite(boot_max), boot_max, np.nan),
-                       null.boot_units)
+                       null.boot_units, tested_share=null.tested)
 
 
-def _log10_distinct(scheme: str, S, preps) -> float:
+def _log10_distinct(scheme: str, S, preps, rows=None) -> float:
     """log10 of the number of distinct relabellings (module docstring)."""
     if scheme == "speaker":
         return math.lgamma(S.size + 1) / math.log(10)
+    if scheme == "speaker-row":
+        return float(np.log10(rows.n_cand).sum())
     if scheme == "probe":
         return min(float(np.log10(p.group_size).sum()) for p in preps)
     return min((math.lgamma(p.block.size + 1) - math.lgamma(p.n_tar + 1) - math.lgamma(p.block.size - p.n_tar + 1))
@@ -559,7 +577,7 @@ def _log10_distinct(scheme: str, S, preps) -> float:
 
 
 def _exposed(preps, lid_obs, thresholds, scheme) -> list[ExposedSpeaker]:
-    if scheme != "speaker":
+    if scheme not in ("speaker", "speaker-row"):
         return []
     from ..blocks import pav_trial_llrs
 

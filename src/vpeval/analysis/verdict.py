@@ -70,7 +70,7 @@ VERDICT_RULE = (
 )
 
 
-_UNIT_WORDS = {"speaker": "evaluation speakers", "probe": "probe utterances", "trial": "trials"}
+_UNIT_WORDS = {"speaker": "evaluation speakers", "speaker-row": "probe speakers", "probe": "probe utterances", "trial": "trials"}
 
 
 @dataclass(frozen=True)
