@@ -230,8 +230,8 @@ def test_dominance_counts_match_brute_force(tar, non):
         cp, cq = np.r_[0, np.cumsum(n_p_blocks)], np.r_[0, np.cumsum(n_q_blocks)]
         K = cp.size - 1
         ks = np.arange(int(cq[-1]) + 1)
-        m_int, m_two, m_low = _dominance(cp, cq, ks)
-        assert (m_int == m_low).all()  # exact below 2 STRIDE_DIV
+        m_int, m_two, m_low, m_two_low = _dominance(cp, cq, ks)
+        assert (m_int == m_low).all() and (m_two == m_two_low).all()  # exact below 2 STRIDE_DIV
         for k in ks:
             best_in = max(cp[j] - cp[i] for i in range(K + 1) for j in range(i, K + 1) if cq[j] - cq[i] <= k)
             best_out = max(cp[-1] - (cp[j] - cp[i]) for i in range(K + 1) for j in range(i, K + 1)
@@ -255,7 +255,66 @@ def test_strided_dominance_brackets_the_exact_counts(tar, non, div):
     old = P.STRIDE_DIV
     P.STRIDE_DIV = div
     try:
-        hi, two, lo = P._dominance(cp, cq, ks)
+        hi, two_hi, lo, two_lo = P._dominance(cp, cq, ks)
     finally:
         P.STRIDE_DIV = old
-    assert (lo <= exact[0]).all() and (exact[0] <= hi).all() and (two == exact[1]).all()
+    assert (lo <= exact[0]).all() and (exact[0] <= hi).all()
+    assert (two_lo <= exact[1]).all() and (exact[1] <= two_hi).all()
+
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-30, 30).map(float), min_size=1, max_size=300),
+       st.lists(st.integers(-30, 30).map(float), min_size=1, max_size=300), st.integers(1, 4))
+def test_compiled_profile_loops_give_the_numpy_numbers(tar, non, div):
+    """The compiled best-region step and dominance passes (used from JIT_MIN_BLOCKS tie blocks on) give exactly
+    the NumPy path's counts and profile, strided counts included (STRIDE_DIV lowered so that they occur)."""
+    pytest.importorskip("numba")
+    import vpeval.metrics.profile as P
+
+    def run(jit: bool):
+        old = (P.JIT_MIN_BLOCKS, P.STRIDE_DIV, P.compiled_best_region, P.compiled_window_max,
+               P.compiled_window_max_strided)
+        P.JIT_MIN_BLOCKS, P.STRIDE_DIV = 0, div
+        if not jit:
+            P.compiled_best_region = P.compiled_window_max = P.compiled_window_max_strided = lambda: None
+        try:
+            pc = P.ProfileCounts(np.array(tar), np.array(non))
+            return pc._dom, pc.eps_bits(np.r_[0.0, DELTA_GRID])
+        finally:
+            (P.JIT_MIN_BLOCKS, P.STRIDE_DIV, P.compiled_best_region, P.compiled_window_max,
+             P.compiled_window_max_strided) = old
+
+    (dom_j, eps_j), (dom_n, eps_n) = run(True), run(False)
+    assert np.array_equal(eps_j, eps_n)
+    for a, b in zip(dom_j, dom_n):
+        for x, y in zip(a, b):
+            assert np.array_equal(x, y)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60), st.integers(0, 2 ** 32 - 1), st.floats(0.0, 30.0))
+def test_compiled_best_region_step_is_the_numpy_step(k, seed, x):
+    """One Dinkelbach step: the compiled pass returns the NumPy path's value and region, ties included."""
+    pytest.importorskip("numba")
+    from vpeval.metrics.profile import _best_region
+    from vpeval.metrics.profile_kernel import compiled_best_region
+
+    rng = np.random.default_rng(seed)
+    p, q = rng.integers(0, 3, k).astype(float), rng.integers(0, 3, k).astype(float)
+    p, q = p / max(p.sum(), 1.0), q / max(q.sum(), 1.0)
+    buf = np.empty(6)
+    assert _best_region(p, q, x, compiled_best_region(), buf) == _best_region(p, q, x)
+
+
+def test_profile_counts_from_the_trials_blocks_are_the_same():
+    from vpeval.io.trials import Trials
+    from vpeval.metrics.profile import ProfileCounts
+
+    rng = np.random.default_rng(3)
+    t = Trials(np.round(rng.normal(size=3000), 2), rng.random(3000) < 0.2)
+    a, b = ProfileCounts(t.tar, t.non), ProfileCounts(None, None, blocks=t.tie_blocks())
+    assert np.array_equal(a.eps_bits(), b.eps_bits())
+    assert all(np.array_equal(x, y) for x, y in zip(a.bounds_bits(), b.bounds_bits()))
+    with pytest.raises(InvalidScoresError, match="one target and one non-target"):
+        ProfileCounts(None, None, blocks=Trials(np.r_[1.0, 2.0], np.r_[True, True]).tie_blocks())

@@ -112,10 +112,11 @@ def _clusters(inp: TrialInput) -> tuple[str, np.ndarray | None, int | None]:
     return "none", None, None
 
 
-def _member(attacker, trial_type, scores, is_target, kind, clusters, n_speakers) -> MemberProfile:
+def _member(attacker, trial_type, scores, is_target, kind, clusters, n_speakers, blocks=None) -> MemberProfile:
     scores = np.asarray(scores, dtype=np.float64)
     is_target = np.asarray(is_target, dtype=bool)
-    counts = ProfileCounts(scores[is_target], scores[~is_target])
+    counts = (ProfileCounts(scores[is_target], scores[~is_target]) if blocks is None else
+              ProfileCounts(None, None, blocks=blocks))
     if clusters is None:
         dt = dn = 1.0
         clusters = None
@@ -141,7 +142,7 @@ def member_profiles(trials=(), one_to_n=()) -> list[MemberProfile]:
     for inp in trials:
         kind, cl, spk = _clusters(inp)
         t = inp.trials
-        out.append(_member(inp.attacker, inp.trial_type, t.scores, t.is_target, kind, cl, spk))
+        out.append(_member(inp.attacker, inp.trial_type, t.scores, t.is_target, kind, cl, spk, t.tie_blocks()))
     seen = {(i.attacker, i.trial_type) for i in trials}
     for inp in one_to_n:
         if (inp.attacker, inp.trial_type) in seen:

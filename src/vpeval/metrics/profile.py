@@ -84,6 +84,9 @@ from scipy import special, stats
 from .._checks import as_real, as_tar_non
 from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
+from .profile_kernel import (
+    JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max, compiled_window_max_strided,
+)
 
 __all__ = ["privacy_profile_bits", "profile_bounds", "share_beyond", "share_beyond_blocks", "ProfileCounts", "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID",
            "EXACT_COUNTS", "GRID_RATIO"]
@@ -116,9 +119,16 @@ def _deltas(delta) -> tuple[np.ndarray, bool]:
 # ------------------------------------------------------------------------------------------- point estimate
 
 
-def _best_region(p: np.ndarray, q: np.ndarray, x: float) -> tuple[float, tuple]:
+def _best_region(p: np.ndarray, q: np.ndarray, x: float, kern=None, buf=None) -> tuple[float, tuple]:
     """``max over A in F of p(A) - x q(A)`` and the attaining region: ``("in", i, j)`` for blocks ``i..j-1``,
-    ``("out", i, j)`` for its complement (``p``, ``q``: per-block shares)."""
+    ``("out", i, j)`` for its complement (``p``, ``q``: per-block shares). ``kern``: the compiled
+    :func:`~vpeval.metrics.profile_kernel.best_region` (same result, one pass), writing to ``buf`` (6 floats)."""
+    if kern is not None:
+        kern(p, q, float(x), buf)
+        v_in, v_out = float(buf[0]), float(buf[3])
+        if v_out > v_in:
+            return v_out, ("out", int(buf[4]), int(buf[5]))
+        return v_in, ("in", int(buf[1]), int(buf[2]))
     c = np.empty(p.size + 1)
     c[0] = 0.0
     np.cumsum(p - x * q, out=c[1:])
@@ -159,6 +169,8 @@ def _eps_one_order(cp: np.ndarray, cq: np.ndarray, deltas: np.ndarray) -> np.nda
         best_free = max(run, tails)
     out = np.zeros(deltas.size)
     x = 1.0
+    kern = compiled_best_region() if p.size >= JIT_MIN_BLOCKS else None
+    buf = np.empty(6)
     # the largest delta first: eps is non-increasing in delta, so each root is a valid (lower) start for the next
     # smaller delta's iteration, which then needs fewer steps
     for m in np.argsort(-deltas, kind="stable"):
@@ -167,7 +179,7 @@ def _eps_one_order(cp: np.ndarray, cq: np.ndarray, deltas: np.ndarray) -> np.nda
             out[m] = math.inf
             continue
         for _ in range(200):
-            v, region = _best_region(p, q, x)
+            v, region = _best_region(p, q, x, kern, buf)
             if v <= d + _SHARE_TOL:  # shares differ by >= 1 / n_p n_q > 1e-12 unless equal: float rounding
                 break
             kp, kq = _counts(cp, region), _counts(cq, region)
@@ -306,7 +318,8 @@ STRIDE_DIV = 64
 
 def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     """For each count ``k`` in ``ks``: the most numerator-class trials among regions holding at most ``k`` of the
-    denominator's class (``cp``, ``cq``: prefix counts over the blocks), as ``(m_int_high, m_two, m_int_low)``.
+    denominator's class (``cp``, ``cq``: prefix counts over the blocks), as
+    ``(m_int_high, m_two_high, m_int_low, m_two_low)`` (int64, each of the shape of ``ks``).
 
     Intervals: a best interval starts at 0 or right after a block holding the denominator's class (any other start
     moves down over blocks of the numerator's class alone, gaining trials at no cost) and ends at the start of the
@@ -314,7 +327,11 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     ``k // STRIDE_DIV``-th start is read: ``m_int_low`` is the best of those windows (attained: a valid lower
     value), ``m_int_high`` the best of those windows given ``g`` more trials, ``g`` the most denominator trials
     between two read starts (every window lies inside one of them: a valid upper value); below, both are exact.
-    Two-tailed regions (a prefix and a suffix): exact, over every split of ``k``.
+    Two-tailed regions (a prefix with at most ``k1`` and a suffix with at most ``k - k1`` denominator trials; they
+    never overlap while ``k < n_q``): every split ``k1`` below ``2 STRIDE_DIV``; beyond, every
+    ``k // STRIDE_DIV``-th split, ``m_two_low`` the best of those (attained) and ``m_two_high`` the best pairing of
+    a cell's right-end prefix with its left-end suffix (both counts are non-decreasing in their own ``k``: a valid
+    upper value for every split inside the cell).
     """
     n_p, n_q = int(cp[-1]), int(cq[-1])
     K = cp.size - 1
@@ -324,32 +341,46 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     # denominator trial at or above them (n_q after the last such block)
     first = np.r_[np.flatnonzero(np.r_[True, qblk[1:] != qblk[:-1]]), n_q]
     p_start = np.r_[0, cp[qblk[first[1:] - 1] + 1]]  # numerator trials below each start
-    m_hi = np.empty(ks.size, dtype=np.int64)
-    m_lo = np.empty(ks.size, dtype=np.int64)
-    m_two = np.empty(ks.size, dtype=np.int64)
+    m_hi, m_lo, t_hi, t_lo = (np.empty(ks.size, dtype=np.int64) for _ in range(4))
     # prefix with at most k1 denominator trials: up to the block of trial k1; suffix with at most k2: from just
-    # after the block of trial n_q - 1 - k2
+    # after the block of trial n_q - 1 - k2 (both non-decreasing in their count)
     pre = cpq[:n_q + 1]
-    pre_end = np.r_[qblk, K]
-    suf_start = np.r_[qblk[::-1] + 1, 0]  # k2 = 0..n_q
-    suf = n_p - cp[suf_start]
+    suf = n_p - cp[np.r_[qblk[::-1] + 1, 0]]  # k2 = 0..n_q
+    # large inputs: the interval counts in compiled passes over the starts (the same counts; no temporaries),
+    # those read at every start all in one pass
+    big = K >= JIT_MIN_BLOCKS
+    every = np.flatnonzero((ks < 2 * STRIDE_DIV) & (ks < n_q))
+    kern = compiled_window_max() if big and every.size else None
+    strided = compiled_window_max_strided() if big else None
+    if kern is not None:
+        got = np.empty(every.size, dtype=np.int64)
+        kern(cpq, first, p_start, np.ascontiguousarray(ks[every], dtype=np.int64), n_q, got)
+        m_lo[every] = got
+    done = np.zeros(ks.size, dtype=bool)
+    done[every] = kern is not None
+    buf = np.empty(2, dtype=np.int64)
     for r, k in enumerate(ks):
         k = int(k)
         if k >= n_q:
-            m_hi[r] = m_lo[r] = m_two[r] = n_p
+            m_hi[r] = m_lo[r] = t_hi[r] = t_lo[r] = n_p
             continue
         stride = max(1, k // STRIDE_DIV)
-        f, ps = first[::stride], p_start[::stride]
-        m_lo[r] = int((cpq[np.minimum(f + k, n_q)] - ps).max())
+        if stride > 1 and strided is not None:
+            strided(cpq, first, p_start, k, stride, n_q, buf)
+            m_lo[r], m_hi[r] = buf
+        elif not done[r]:
+            f, ps = first[::stride], p_start[::stride]
+            m_lo[r] = int((cpq[np.minimum(f + k, n_q)] - ps).max())
+            if stride > 1:
+                gap = int(np.diff(np.r_[f, n_q]).max())
+                m_hi[r] = int((cpq[np.minimum(f + k + gap, n_q)] - ps).max())
+        k1 = np.r_[np.arange(0, k, stride), k]
+        t_lo[r] = int((pre[k1] + suf[k - k1]).max())
         if stride == 1:
-            m_hi[r] = m_lo[r]
+            m_hi[r], t_hi[r] = m_lo[r], t_lo[r]
         else:
-            gap = int(np.diff(np.r_[f, n_q]).max())
-            m_hi[r] = int((cpq[np.minimum(f + k + gap, n_q)] - ps).max())
-        k1 = np.arange(k + 1)
-        ok = pre_end[k1] <= suf_start[k - k1]  # prefix and suffix disjoint
-        m_two[r] = int((pre[k1] + suf[k - k1])[ok].max()) if ok.any() else n_p
-    return m_hi, m_two, m_lo
+            t_hi[r] = max(t_lo[r], int((pre[k1[1:]] + suf[k - k1[:-1]]).max()))
+    return m_hi, t_hi, m_lo, t_lo
 
 
 def _count_grid(n_q: int) -> np.ndarray:
@@ -404,10 +435,10 @@ def _lower(k, n: int, deff, a: float, interval: bool) -> np.ndarray:
     return np.where(shape <= 0, 0.0, low)
 
 
-def _bounds_one_order(n_p, n_q, ks, m_int, m_two, m_int_low, d, deff_p, deff_q, a):
+def _bounds_one_order(n_p, n_q, ks, m_int, m_two, m_int_low, m_two_low, d, deff_p, deff_q, a):
     """(eps_low, eps_high) in nats for the order (P, Q) = (numerator class, denominator class), per delta, from
-    the dominance counts at the denominator counts ``ks`` (:func:`_dominance`: ``m_int`` an upper value for the
-    upper bound, ``m_int_low`` an attained one for the lower)."""
+    the dominance counts at the denominator counts ``ks`` (:func:`_dominance`: ``m_int``, ``m_two`` upper values
+    for the upper bound, ``m_int_low``, ``m_two_low`` attained ones for the lower)."""
     exact = ks <= EXACT_COUNTS
     # eps_high: U_P(most P-trials among regions with <= k Q-trials) over L_Q of the fewest Q-trials they may hold
     # (k itself where counted one by one; the grid cell's lower end + 1 beyond, conservative)
@@ -415,7 +446,7 @@ def _bounds_one_order(n_p, n_q, ks, m_int, m_two, m_int_low, d, deff_p, deff_q, 
     u_int, u_two = _upper(m_int, n_p, deff_p, a), _upper(m_two, n_p, deff_p, a)
     l_int, l_two = _lower(k_low, n_q, deff_q, a, True), _lower(k_low, n_q, deff_q, a, False)
     # eps_low: L_P of the regions found over U_Q of their k (grid points only: attained regions)
-    lp_int, lp_two = _lower(m_int_low, n_p, deff_p, a, True), _lower(m_two, n_p, deff_p, a, False)
+    lp_int, lp_two = _lower(m_int_low, n_p, deff_p, a, True), _lower(m_two_low, n_p, deff_p, a, False)
     uq = _upper(ks, n_q, deff_q, a)
     hi = np.zeros(d.size)
     lo = np.zeros(d.size)
@@ -513,7 +544,7 @@ def typical_bounds_bits(n_tar: float, n_non: float, delta: float, *, alpha: floa
         # (k + 1)-th Q-trial (trials of the two classes in random order), at its 1 - 1/n_q quantile
         scan = stats.nbinom.isf(1.0 / (n_q + 1.0), ks + 1.0, n_q / (n_p + n_q))
         m = np.minimum(n_p, np.maximum((ks + 1.0) * (n_p / n_q), scan))
-        hi = max(hi, float(_bounds_one_order(n_p, n_q, ks, m, m, m, d, dp, dq, a)[1][0]))
+        hi = max(hi, float(_bounds_one_order(n_p, n_q, ks, m, m, m, m, d, dp, dq, a)[1][0]))
     return hi / _LN2
 
 
@@ -527,8 +558,12 @@ class ProfileCounts:
     Parameters
     ----------
     tar, non : array-like of shape (n_tar,), (n_non,)
+        Ignored when ``blocks`` is given (pass None).
     bounds : bool
         Compute the dominance counts (needed by :meth:`bounds_bits`).
+    blocks : vpeval.blocks.TieBlocks, optional
+        The tie blocks of these scores when already at hand (e.g. :meth:`vpeval.io.trials.Trials.tie_blocks`,
+        which the verification bundle and the figures share): no second sort.
 
     Raises
     ------
@@ -536,8 +571,12 @@ class ProfileCounts:
         Empty classes, NaN scores.
     """
 
-    def __init__(self, tar, non, *, bounds: bool = True):
-        b = _blocks(tar, non)
+    def __init__(self, tar, non, *, bounds: bool = True, blocks=None):
+        b = _blocks(tar, non) if blocks is None else blocks
+        if blocks is not None and not (int(np.sum(b.n_tar)) > 0 and int(np.sum(b.n_non)) > 0):
+            raise InvalidScoresError("the profile needs at least one target and one non-target score")
+        if blocks is not None and np.isnan(b.values).any():
+            raise InvalidScoresError("scores contain NaN")
         self.ct = np.r_[0, np.cumsum(b.n_tar, dtype=np.int64)]
         self.cn = np.r_[0, np.cumsum(b.n_non, dtype=np.int64)]
         self.n_tar, self.n_non = int(self.ct[-1]), int(self.cn[-1])
