@@ -57,8 +57,11 @@ def test_attacker_classes():
     assert attacker_class("anonymized", "oa", adapted=True) == ADAPTED_ON_OA
     assert "VoicePrivacy" in ANON_TRAINED_ON_OA and "semi-informed" not in ANON_TRAINED_ON_OA
     assert attacker_class("anonymized", "oo") == "reference"
-    for t in ("aaaa", "cross-profile", "oaaa"):
+    for t in ("aaaa", "cross-profile"):
         assert attacker_class("anonymized", t) == "not an attack"
+    # Beyond-EER's oaoo / oaaa: attacks with oa's targets (original enrollment)
+    assert attacker_class("none", "oaoo") == attacker_class("original", "oaaa") == "ignorant"
+    assert attacker_class("anonymized", "oaaa") == ANON_TRAINED_ON_OA
 
 
 def test_training_speakers_must_be_disjoint(data):

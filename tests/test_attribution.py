@@ -15,7 +15,7 @@ from vpeval.report.writer import resolve_refs
 from vpeval.analysis.attribution import worse_direction, worst_over_attackers
 from vpeval.analysis.audit import aggregate_over_attackers
 from vpeval.analysis.readings import (
-    at_eps_max_ceiling, consistency_reading, exact_eer_interval, oaaa_by_condition, oaaa_reading,
+    at_eps_max_ceiling, consistency_reading, exact_eer_interval, two_sided_by_condition, two_sided_reading,
 )
 from vpeval.analysis.worst_case import eps_max_ceiling_nats
 from vpeval.cli.audit_terminal import cell, reading_lines
@@ -30,7 +30,7 @@ def test_directions_by_hand():
     assert worse_direction("eer_rocch", "oa") == worse_direction("eer_rocch", "aa") == "lowest"
     assert worse_direction("eer_rocch", "oo") == "lowest"  # the attackers' capability
     assert worse_direction("eer_rocch", "aaaa") == worse_direction("eer_interp", "cross-profile") == "highest"
-    assert worse_direction("eer_interp", "oaaa") == "farthest from 50 %"
+    assert worse_direction("eer_interp", "oaaa") == worse_direction("eer_rocch", "oaoo") == "farthest from 50 %"
     for m in ("eps_max_nats", "d_ece_bits", "alid_bits", "lid_max_bits", "rank1"):
         assert worse_direction(m) == "highest"
     assert worse_direction("min_cllr_bits", "oa") == "lowest"
@@ -51,7 +51,7 @@ def test_demo_bug_case_oaaa_names_the_attacker_of_its_number():
     assert agg["worst"]["eer_interp"] == agg["eer_interp_worst"] == 0.965
     assert agg["worst"]["eer_rocch"] == 0.5 and agg["worst"]["direction"] == "farthest from 50 %"
     assert agg["eps_max"] == {"attacker": "c/lda/anonymized", "eps_max_nats": 3.0}
-    assert agg["compression_flag"] is True
+    assert agg["above_half_flag"] is True
     # below 50 % counts as much as above: 0.02 is farther from 50 % than 0.965
     rows["c/lda/anonymized"]["oaaa"]["eer_interp"] = 0.02
     assert aggregate_over_attackers(rows)["oaaa"]["worst"]["attacker"] == "c/lda/anonymized"
@@ -118,13 +118,20 @@ def test_ceiling_and_consistency_and_oaaa_readings():
     assert consistency_reading(0.01, 0.08, "beats chance").startswith("goal not shown")  # the interval decides
     assert consistency_reading(0.0, 0.0, "indistinguishable from chance").startswith("goal missed")
     rows = {"o1": {"eer_interp": 0.96}, "o2": {"eer_interp": 0.76}, "a1": {"eer_interp": 0.1}}
-    got = oaaa_by_condition(rows, {"o1": "original", "o2": "original", "a1": "anonymized"},
-                            {"o1": None, "o2": None, "a1": "beats chance"})
+    got = two_sided_by_condition("oaaa", rows, {"o1": "original", "o2": "original", "a1": "anonymized"},
+                                 {"o1": None, "o2": None, "a1": "beats chance"})
     assert [g["condition"] for g in got] == ["original", "anonymized"]
     assert got[0]["readings"]["identity-space compression (flagged)"]["attackers"] == ["o1", "o2"]
     assert "76 to 96 %" in got[0]["sentence"]
-    assert list(got[1]["readings"]) == [oaaa_reading(0.1, "beats chance")]
+    assert list(got[1]["readings"]) == [two_sided_reading("oaaa", 0.1, "beats chance")]
+    assert two_sided_reading("oaaa", 0.1, "beats chance").startswith("pseudo-voices linked")  # below 50 %: a leak
+    got = two_sided_by_condition("oaoo", rows, {"o1": "original", "o2": "none", "a1": "anonymized"}, {})
+    assert got[0]["readings"] == {"pseudo-voices further from their sources than other speakers are (flagged)":
+                                  {"attackers": ["o2"], "eer_interp_min": 0.76, "eer_interp_max": 0.76}}
+    with pytest.raises(ValueError):
+        two_sided_reading("oa", 0.9, None)
     assert cell("oaaa", {"eer_interp": 0.965, "eer_rocch": 0.5}, 0.6) == "96.5!"
+    assert cell("oaoo", {"eer_interp": 0.55, "eer_rocch": 0.5}, 0.6) == "55.0"
     assert cell("oa", {"eer_interp": 0.965, "eer_rocch": 0.5}, 0.6) == "50.0"
 
 
@@ -233,7 +240,8 @@ def test_demo_classes_readings_terminal_and_paths(demo_doc):
                 if t in ("oa", "oaoa") and trained == "anonymized":
                     assert "no VoicePrivacy class" in cls
     mc = systems["mcadams"]["readings"]
-    # the oaaa reading depends on the training condition: compression for original-trained attackers only
+    # the oaaa reading (Beyond-EER: oa targets, aa impostors) depends on the training condition: compression for
+    # original-trained attackers only; attackers trained on anonymized speech link pseudo-voices to their sources
     by_cond = {c["condition"]: c["readings"] for c in mc["oaaa"]}
     assert "identity-space compression (flagged)" in by_cond["original"]
     assert "identity-space compression (flagged)" not in by_cond["anonymized"]
@@ -241,18 +249,19 @@ def test_demo_classes_readings_terminal_and_paths(demo_doc):
     for a, by in systems["mcadams"]["attackers"].items():
         if by["aaaa"]["eer_rocch"] > 0.05:
             assert mc["aaaa"][a].startswith("goal missed")
-    # the terminal: oaaa as the interpolated EER with its flag, per-condition readings, aaaa's goal
+    # the terminal: oaoo / oaaa as the interpolated EER with its flag, per-condition readings, aaaa's goal
     flat = " ".join(output.split())
-    w = systems["mcadams"]["aggregate"]["oaaa"]["worst"]
-    assert w["eer_interp"] > 0.6 and w["eer_rocch"] == 0.5  # ROCCH-EER 50.0 looked ideal in the terminal
+    w = systems["mcadams"]["aggregate"]["oaoo"]["worst"]
+    assert w["eer_interp"] > 0.6 and w["eer_rocch"] == 0.5  # ROCCH-EER 50.0 would look ideal in the terminal
     assert f"{100 * w['eer_interp']:.1f}!" in output
     by_cond_doc = {c["condition"]: c for c in mc["oaaa"]}
     orig, anon = by_cond_doc["original"], by_cond_doc["anonymized"]
     n_comp = len(orig["readings"]["identity-space compression (flagged)"]["attackers"])
-    assert n_comp >= 7  # the 7 voice attackers trained on original speech all read compression
+    assert n_comp >= 5  # most attackers trained on original speech read compression
     assert (f"trained on original speech ({orig['n_attackers']}): identity-space compression (flagged) in "
             f"{n_comp}") in flat
-    assert f"trained on anonymized speech ({anon['n_attackers']}): anonymized voices spread further apart" in flat
+    assert (f"trained on anonymized speech ({anon['n_attackers']}): pseudo-voices linked to their sources (the "
+            "attack succeeds)") in flat
     n_met = sum(r.startswith("goal met") for r in mc["aaaa"].values())
     assert (f"aaaa (ideal 0 %; goal: EER at most 5 % over its 95 % interval): met by {n_met} of "
             f"{len(mc['aaaa'])}") in flat
@@ -273,9 +282,9 @@ def test_docs_protocol_counts_are_the_demos(demo_doc):
     text = " ".join(open(__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "protocols.md",
                          encoding="utf-8").read().split())
     fmt = lambda n: f"{n:,}".replace(",", " ")  # noqa: E731
-    assert f"have {fmt(n_tar + n_non)} trials ({n_tar} targets, {fmt(n_non)} non-targets)" in text
+    assert f"have {fmt(n_tar + n_non)} trials ({n_tar} targets, {fmt(n_non)} non-targets) each" in text
     assert f"`M = {1 + n_non // n_tar}`" in text  # every probe meets every model: n_non = n_tar (M - 1)
-    assert f"`oaaa` has {fmt(2 * n_non)}" in text
+    assert (by["oaaa"]["n_tar"], by["oaaa"]["n_non"]) == (n_tar, n_non)  # Beyond-EER: oa's pairs
     cp = by["cross-profile"]
     assert f"`cross-profile` {fmt(cp['n_tar'] + cp['n_non'])} ({cp['n_tar']} targets, {fmt(cp['n_non'])}" in text
     assert np.isfinite(n_tar)

@@ -111,8 +111,6 @@ def test_joined_profile_and_input_errors():
         speaker_profile()
     with pytest.raises(StatsError, match="lid needs one_to_n"):
         speaker_profile(t, lid=[1.0])
-    with pytest.raises(StatsError, match="oaaa"):
-        speaker_profile(Trials([1.0, 0.0], [True, False], ["a@o", "a@a"], ["x@o", "x@a"], meta={"type": "oaaa"}))
     with pytest.raises(StatsError, match="enroll keys"):
         speaker_profile(Trials([1.0, 0.0], [True, False]))
     with pytest.raises(StatsError, match="shape"):

@@ -77,26 +77,26 @@ def oracle(es: EmbeddingSet, enroll: dict, probes: dict, name: str, cohort_impos
     model_spk = sorted(enroll) if cohort_impostors else sorted(s for s in enroll if probes.get(s))
     out = []
 
-    def verification(ec, pc, suffix_e="", suffix_t="", only_nontarget=False, as_target=None):
+    def verification(ec, pc, nec=None, npc=None):
+        """Targets in conditions (ec, pc), non-targets in (nec, npc) (Beyond-EER's Table 2), default the same."""
         for s in sorted(probes):
             for u in probes[s]:
                 for t in model_spk:
                     same = s == t
-                    if only_nontarget and same:
-                        continue
-                    m = _model([emb[(v, lab[ec])] for v in enroll[t]])
-                    sc = _cos(m, _unit(emb[(u, lab[pc])]))
-                    out.append((t + suffix_e, u + suffix_t, same if as_target is None else as_target, sc))
+                    e, c = (ec, pc) if same or nec is None else (nec, npc)
+                    m = _model([emb[(v, lab[e])] for v in enroll[t]])
+                    out.append((t, u, same, _cos(m, _unit(emb[(u, lab[c])]))))
 
-    if name in ("oo", "oaoo"):
+    if name == "oo":
         verification("o", "o")
     elif name in ("oa", "oaoa"):
         verification("o", "a")
     elif name in ("aa", "aaaa"):
         verification("a", "a")
-    elif name == "oaaa":
-        verification("o", "o", "@o", "@o", only_nontarget=True, as_target=True)
-        verification("a", "a", "@a", "@a", only_nontarget=True, as_target=False)
+    elif name == "oaoo":  # Alice vs pseudo-Alice against Alice vs Bob
+        verification("o", "a", "o", "o")
+    elif name == "oaaa":  # Alice vs pseudo-Alice against pseudo-Alice vs pseudo-Bob
+        verification("o", "a", "a", "a")
     elif name == "cross-profile":
         for s in sorted(probes):
             prof = _model([emb[(v, "anonymized")] for v in probes[s]])
@@ -116,8 +116,6 @@ def split_dicts(protocol):
 def expected_counts(name, K, KC, P, cohort_impostors=True):
     """Counts (n_trials, n_targets) as the formulas of the module docstring."""
     M = K + KC if cohort_impostors else K
-    if name == "oaaa":
-        return 2 * P * (M - 1), P * (M - 1)
     if name == "cross-profile":
         return K * M, K
     return P * M, P
@@ -215,7 +213,7 @@ def test_exact_counts_per_type_on_tiny_set():
 
 def test_concrete_numbers_on_tiny_set():
     t = build_trials(tiny_set())
-    assert (len(t["oo"]), len(t["oaaa"]), len(t["cross-profile"])) == (30, 48, 15)
+    assert (len(t["oo"]), len(t["oaaa"]), len(t["cross-profile"])) == (30, 30, 15)
 
 
 @pytest.mark.parametrize("name", list(TRIAL_TYPES))
@@ -259,18 +257,12 @@ def test_labels_follow_speakers():
     p = make_protocol(es)
     spk_of = dict(zip(p.utterance_id.tolist(), p.speaker_id.tolist()))
     trials = build_trials(es, protocol=p)
-    for name in ("oo", "oa", "aa", "oaoa", "oaoo", "aaaa"):
+    for name in ("oo", "oa", "aa", "oaoa", "oaoo", "oaaa", "aaaa"):
         t = trials[name]
         same = np.array([spk_of[x] == e for e, x in zip(t.enroll, t.test)])
         assert (t.is_target == same).all(), name
     cp = trials["cross-profile"]
     assert (cp.is_target == (cp.enroll == cp.test)).all()
-    ox = trials["oaaa"]
-    enr = [e.rsplit("@", 1) for e in ox.enroll]
-    tst = [x.rsplit("@", 1) for x in ox.test]
-    assert all(spk_of[x] != e for (e, _), (x, _) in zip(enr, tst))  # different speakers only
-    assert all(ce == ct for (_, ce), (_, ct) in zip(enr, tst))
-    assert (ox.is_target == np.array([c == "o" for _, c in enr])).all()
 
 
 def test_no_probe_in_its_own_enrollment():
@@ -295,7 +287,7 @@ def test_no_probe_in_its_own_enrollment():
 
 def test_paper_types_repeat_vpc_pairs_exactly():
     t = build_trials(tiny_set())
-    for new, old in (("oaoa", "oa"), ("oaoo", "oo"), ("aaaa", "aa")):
+    for new, old in (("oaoa", "oa"), ("aaaa", "aa")):
         for f in ("scores", "is_target", "enroll", "test"):
             assert (getattr(t[new], f) == getattr(t[old], f)).all()
         assert t[new].meta["same_pairs_as"] == old
@@ -303,18 +295,35 @@ def test_paper_types_repeat_vpc_pairs_exactly():
     assert t["oo"].meta["target_eer"] is None
 
 
-def test_oaaa_pairs_are_the_oo_and_aa_nontargets():
+@pytest.mark.parametrize("name, impostors", [("oaoo", "oo"), ("oaaa", "aa")])
+def test_beyond_eer_types_take_oa_targets_and_their_own_impostors(name, impostors):
+    """Beyond-EER Table 2: the target half is always Alice vs pseudo-Alice (oa); only the impostors change."""
     t = build_trials(tiny_set())
-    ox = t["oaaa"]
-    assert np.array_equal(np.sort(ox.tar), np.sort(t["oo"].non))
-    assert np.array_equal(np.sort(ox.non), np.sort(t["aa"].non))
+    x = t[name]
+    for f in ("is_target", "enroll", "test"):
+        assert (getattr(x, f) == getattr(t["oa"], f)).all()
+    assert np.array_equal(x.tar, t["oa"].tar) and np.array_equal(x.non, t[impostors].non)
+    assert x.meta["target_eer"] == 0.5 and x.meta["composed_of"] == ["oa", impostors]
+    assert (x.meta["enroll_condition"], x.meta["test_condition"]) == ("original", "anonymized")
+    want = {"oo": ("original", "original"), "aa": ("anonymized", "anonymized")}[impostors]
+    assert (x.meta["nontarget_enroll_condition"], x.meta["nontarget_test_condition"]) == want
+
+
+def test_compose_trials_refuses_lists_of_other_pairs():
+    from vpeval.pipeline.protocols.trials import compose_trials
+
+    t = build_trials(tiny_set())
+    with pytest.raises(ProtocolError, match="same \\(enroll, test\\) pairs"):
+        compose_trials(t["oa"], t["cross-profile"], "oaoo", {})
+    shuffled = t["oo"].select(np.r_[np.ones(len(t["oo"]) - 1, bool), False])
+    with pytest.raises(ProtocolError):
+        compose_trials(t["oa"], shuffled, "oaoo", {})
 
 
 def test_cohort_impostors_off_drops_cohort_models():
     t = build_trials(tiny_set(), cohort_impostors=False)
     for name, tr in t.items():
-        keys = np.char.partition(tr.enroll, "@")[:, 0]
-        assert set(keys.tolist()) == {"A", "B", "C"}, name
+        assert set(tr.enroll.tolist()) == {"A", "B", "C"}, name
 
 
 def test_keys_unique_in_every_type():

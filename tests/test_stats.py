@@ -358,9 +358,9 @@ def test_trial_speakers_of_every_trial_type():
         trial_speakers(tr["oa"])
     with pytest.raises(StatsError, match="not in the utterance"):
         trial_speakers(tr["oa"], {"x": "y"})
-    # oaaa: test keys are one class each -> auto permutes over all trials
+    # oaaa (Beyond-EER): each probe's row holds its target (vs pseudo-Alice) and its impostors -> within test
     r = chance_floor(tr["oaaa"], EER_INTERP.with_leak("two-sided"), n_perm=20)["eer_interp"]
-    assert r.within == "all" and r.floor is None and r.leak == "two-sided"
+    assert r.within == "test" and r.floor is None and r.leak == "two-sided"
     r = chance_floor(tr["oa"], EER_ROCCH, n_perm=20)["eer_rocch"]
     assert r.within == "test"
 

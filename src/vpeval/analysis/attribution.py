@@ -15,8 +15,8 @@ EER (``eer_rocch``, ``eer_interp``, ...)  attacks (oa, aa, oaoa; ideal 50 %)  lo
 minCllr (``min_cllr_bits``)               any                                 lowest (most information in the scores)
 EER                                       aaaa, cross-profile (ideal 0 %)     highest (the pseudo-voice is least
                                                                               consistent / distinct)
-EER                                       oaaa (ideal 50 %, two-sided)        farthest from 50 % in either direction
-EER                                       references (oo, oaoo)               lowest (the attacker's capability)
+EER                                       oaoo, oaaa (ideal 50 %, two-sided)  farthest from 50 % in either direction
+EER                                       reference (oo)                      lowest (the attacker's capability)
 eps_max, D_ECE, ALID, LID_max, rank-1     any                                 highest (most disclosure)
 ========================================  ==================================  =======================================
 
@@ -30,6 +30,7 @@ import math
 from collections.abc import Mapping
 
 from ..pipeline import TRIAL_TYPES
+from ..pipeline.protocols.trials import TWO_SIDED_TYPES
 
 __all__ = ["worse_direction", "worst_over_attackers", "HIGHER_IS_WORSE", "LOWER_IS_WORSE_EERS"]
 
@@ -78,7 +79,7 @@ def worse_direction(metric: str, trial_type: str | None = None) -> str:
         raise ValueError(f"no stated direction for metric {metric!r}")
     if trial_type not in TRIAL_TYPES:
         raise ValueError(f"the worse side of an error rate depends on the trial type; got {trial_type!r}")
-    if trial_type == "oaaa":
+    if trial_type in TWO_SIDED_TYPES:
         return "farthest from 50 %"
     target = TRIAL_TYPES[trial_type].target_eer
     return "highest" if target == 0.0 else "lowest"

@@ -27,12 +27,13 @@ from ..pipeline.scoring import one_blas_thread
 from .attribution import worst_over_attackers
 from .channels import channel_verdicts
 from .comparison import compare_profiles, compare_worst_cases
-from .readings import OAAA_COMPRESSION_FLAG
+from ..pipeline.protocols.trials import TWO_SIDED_TYPES
+from .readings import ABOVE_HALF_FLAG
 from .families import audit_verdicts
 from .verdict import DEFAULT_BUDGET_BITS
 
 __all__ = ["AuditResult", "audit", "aggregate_over_attackers", "strongest_attackers", "ATTACK_TYPES",
-           "OAAA_COMPRESSION_FLAG", "VERDICT_TYPES"]
+           "ABOVE_HALF_FLAG", "VERDICT_TYPES"]
 
 _LN2 = math.log(2.0)
 
@@ -200,15 +201,15 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
     The worst case is picked by :func:`vpeval.analysis.attribution.worst_over_attackers` with the direction
     stated there: the lowest ROCCH-EER for attack types (ideal 50 %) and for references (oo: the attackers'
     capability), the highest ROCCH-EER for pseudo-identity consistency/distinctness (ideal 0 %: a high EER there
-    means the anonymizer fails its own goal), and for oaaa the attacker whose interpolated EER is farthest from
-    50 % in either direction; eps_max is always the largest. Every number given beside an attacker is that
+    means the anonymizer fails its own goal), and for oaoo and oaaa the attacker whose interpolated EER is
+    farthest from 50 % in either direction; eps_max is always the largest. Every number given beside an attacker is that
     attacker's own.
 
     Returns
     -------
     dict trial type -> dict
         ``{target_eer, n_attackers, eer_rocch_mean, eer_interp_mean, worst: {attacker, by, direction,
-        eer_rocch, eer_interp}, eps_max: {attacker, eps_max_nats}[, compression_flag]}``, plus the flat keys
+        eer_rocch, eer_interp}, eps_max: {attacker, eps_max_nats}[, above_half_flag]}``, plus the flat keys
         ``worst_attacker``, ``eer_rocch_worst``, ``eer_interp_worst`` (the worst attacker's own EERs),
         ``eps_max_attacker`` and ``eps_max_nats_worst`` of schema 2.1.
     """
@@ -218,7 +219,7 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
         rows = {a: by[t] for a, by in data.items() if t in by}
         eer = [r["eer_rocch"] for r in rows.values()]
         interp = [r["eer_interp"] for r in rows.values()]
-        rank_on = "eer_interp" if t == "oaaa" else "eer_rocch"  # ROCCH-EER cannot show oaaa's compression
+        rank_on = "eer_interp" if t in TWO_SIDED_TYPES else "eer_rocch"  # ROCCH-EER cannot pass 50 %
         w = worst_over_attackers(rows, "eer_rocch", t, by=rank_on)
         e = worst_over_attackers(rows, "eps_max_nats", t)
         worst = None if w is None else {"attacker": w["attacker"], "by": w["by"], "direction": w["direction"],
@@ -237,8 +238,8 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
             "eps_max_attacker": None if e is None else e["attacker"],
             "eps_max_nats_worst": None if e is None else e["value"],
         }
-        if t == "oaaa":
-            out[t]["compression_flag"] = max(interp) > OAAA_COMPRESSION_FLAG
+        if t in TWO_SIDED_TYPES:  # some attacker's EER above the flag (analysis.readings)
+            out[t]["above_half_flag"] = max(interp) > ABOVE_HALF_FLAG
     return out
 
 

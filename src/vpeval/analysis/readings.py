@@ -1,9 +1,11 @@
 """Readings: the one line a reader needs beside a number that is easy to misread.
 
-* oaaa (different-speaker pairs after vs before anonymization) is read on its interpolated EER, per attacker,
-  and summarised per training condition (:func:`oaaa_by_condition`): the same anonymized speech can read as
-  identity-space compression to attackers trained on original speech and as "spread apart" to attackers
-  trained on anonymized speech, so no single reading is given for the system.
+* oaoo and oaaa (Beyond-EER's attack-resistance types: pseudo-Alice against Alice, among original or anonymized
+  impostors; ideal EER 50 %) are read on their interpolated EER, which can pass 50 %, per attacker, and
+  summarised per training condition (:func:`two_sided_by_condition`): above 50 % a pseudo-voice sits further
+  from its source than another real speaker does (oaoo) or pseudo-voices of different speakers sit closer to
+  each other than to their sources (oaaa: identity-space compression); below 50 % the pseudo-voice is linked
+  to its source. The reading can depend on what the attacker was trained on, so none is given for the system.
 * aaaa and cross-profile (pseudo-identity consistency and distinctness; ideal EER 0 %) have a stated goal bound
   (:data:`CONSISTENCY_GOAL_EER`): beating chance is not enough (:func:`consistency_reading`).
 * A bootstrap interval over few speakers can have zero width ("0 to 0 %"); :func:`exact_eer_interval` gives an
@@ -20,12 +22,17 @@ import math
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
 from .worst_case import eps_max_ceiling_nats
 
-__all__ = ["CONSISTENCY_GOAL_EER", "EXACT_INTERVAL_NOTE", "NEGATIVE_LID_READING", "OAAA_COMPRESSION_FLAG",
-           "consistency_reading", "oaaa_reading", "oaaa_by_condition", "exact_eer_interval", "at_eps_max_ceiling", "CONDITION_NAMES"]
+__all__ = ["CONSISTENCY_GOAL_EER", "EXACT_INTERVAL_NOTE", "NEGATIVE_LID_READING", "ABOVE_HALF_FLAG",
+           "consistency_reading", "two_sided_reading", "two_sided_by_condition", "exact_eer_interval",
+           "at_eps_max_ceiling", "CONDITION_NAMES", "ABOVE_HALF_READINGS"]
 
-#: oaaa interpolated EER above this is flagged as identity-space compression (anonymized voices of different
-#: speakers scored as more alike than the original voices).
-OAAA_COMPRESSION_FLAG = 0.60
+#: An oaoo / oaaa interpolated EER above this is flagged (the reading of :data:`ABOVE_HALF_READINGS`).
+ABOVE_HALF_FLAG = 0.60
+#: What an oaoo / oaaa EER above 50 % means (Beyond-EER, Sec. 3.2).
+ABOVE_HALF_READINGS = {
+    "oaoo": "pseudo-voices further from their sources than other speakers are",
+    "oaaa": "identity-space compression",
+}
 
 #: The goal of pseudo-identity consistency / distinctness (aaaa, cross-profile; ideal EER 0 %): an EER whose
 #: 95 % interval reaches no higher than this (5 %). Beating chance alone does not meet it.
@@ -47,26 +54,34 @@ EXACT_INTERVAL_NOTE = (
 CONDITION_NAMES = {"none": "untrained (plain cosine)", "original": "trained on original speech",
                    "anonymized": "trained on anonymized speech"}
 
-READ_COMPRESSION = "identity-space compression (flagged)"
-READ_COMPRESSION_WEAK = "compression (below the flag)"
-READ_SPREAD = "anonymized voices spread further apart than the originals"
+READ_LINKED = "pseudo-voices linked to their sources (the attack succeeds)"
 READ_NONE = "no departure from 50 % detected"
 
 
-def oaaa_reading(eer_interp: float, chance_verdict: str | None) -> str:
-    """One reading of an oaaa row from its interpolated EER (the flag) and that EER's two-sided chance verdict.
+def flagged(trial_type: str) -> str:
+    """The reading of an oaoo / oaaa EER above :data:`ABOVE_HALF_FLAG`."""
+    return f"{ABOVE_HALF_READINGS[trial_type]} (flagged)"
 
-    >>> oaaa_reading(0.9, None)
+
+def two_sided_reading(trial_type: str, eer_interp: float, chance_verdict: str | None) -> str:
+    """One reading of an oaoo or oaaa row from its interpolated EER (the flag) and that EER's two-sided chance
+    verdict (``"beats chance"``: it differs from 50 % beyond chance, in either direction).
+
+    >>> two_sided_reading("oaaa", 0.9, None)
     'identity-space compression (flagged)'
-    >>> oaaa_reading(0.2, "beats chance")
-    'anonymized voices spread further apart than the originals'
-    >>> oaaa_reading(0.45, "indistinguishable from chance")
+    >>> two_sided_reading("oaoo", 0.55, "beats chance")
+    'pseudo-voices further from their sources than other speakers are (below the flag)'
+    >>> two_sided_reading("oaaa", 0.2, "beats chance")
+    'pseudo-voices linked to their sources (the attack succeeds)'
+    >>> two_sided_reading("oaaa", 0.45, "indistinguishable from chance")
     'no departure from 50 % detected'
     """
-    if eer_interp > OAAA_COMPRESSION_FLAG:
-        return READ_COMPRESSION
+    if trial_type not in ABOVE_HALF_READINGS:
+        raise ValueError(f"no two-sided reading for trial type {trial_type!r}")
+    if eer_interp > ABOVE_HALF_FLAG:
+        return flagged(trial_type)
     if chance_verdict == VERDICT_LEAKS:
-        return READ_COMPRESSION_WEAK if eer_interp > 0.5 else READ_SPREAD
+        return f"{ABOVE_HALF_READINGS[trial_type]} (below the flag)" if eer_interp > 0.5 else READ_LINKED
     return READ_NONE
 
 
@@ -95,18 +110,20 @@ def consistency_reading(eer: float, ci_high: float | None, chance_verdict: str |
     return f"goal not shown: EER within {100 * bound:g} %, but its interval reaches {100 * ci_high:.3g} %"
 
 
-def oaaa_by_condition(rows: dict[str, dict], trained_on: dict[str, str], verdicts: dict[str, str | None]) -> list:
-    """oaaa readings summarised per training condition (attackers trained on original speech can see
-    compression where attackers trained on anonymized speech see the voices spread apart).
+def two_sided_by_condition(trial_type: str, rows: dict[str, dict], trained_on: dict[str, str],
+                           verdicts: dict[str, str | None]) -> list:
+    """oaoo or oaaa readings (:func:`two_sided_reading`) summarised per training condition (attackers trained on
+    original speech can read compression where attackers trained on anonymized speech link the pseudo-voices).
 
     Parameters
     ----------
+    trial_type : {"oaoo", "oaaa"}
     rows : dict attacker -> metrics
-        Each attacker's oaaa metrics (``eer_interp`` as a fraction).
+        Each attacker's metrics of that type (``eer_interp`` as a fraction).
     trained_on : dict attacker -> str
         ``none``, ``original`` or ``anonymized`` (a fusion's own condition).
     verdicts : dict attacker -> str or None
-        The chance verdict of each attacker's interpolated oaaa EER.
+        The chance verdict of each attacker's interpolated EER.
 
     Returns
     -------
@@ -121,7 +138,7 @@ def oaaa_by_condition(rows: dict[str, dict], trained_on: dict[str, str], verdict
             continue
         groups: dict[str, list[str]] = {}
         for a in names:
-            groups.setdefault(oaaa_reading(rows[a]["eer_interp"], verdicts.get(a)), []).append(a)
+            groups.setdefault(two_sided_reading(trial_type, rows[a]["eer_interp"], verdicts.get(a)), []).append(a)
         readings = {r: {"attackers": g, "eer_interp_min": min(rows[a]["eer_interp"] for a in g),
                         "eer_interp_max": max(rows[a]["eer_interp"] for a in g)}
                     for r, g in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))}

@@ -1,9 +1,9 @@
 """The terminal's per-system table of an audit (``vpeval audit`` / ``vpeval demo``) and the readings beside it.
 
-oaaa is shown as the page shows it: its interpolated EER (the ROCCH-EER cannot exceed 50 % and would hide
-identity-space compression), marked ``!`` above the compression flag; the oaaa reading is given per training
-condition of the attackers (it depends on what they were trained on), and aaaa / cross-profile against their
-stated goal bound, never as one banner for the system.
+oaoo and oaaa are shown as the page shows them: their interpolated EER (the ROCCH-EER cannot exceed 50 % and
+would hide a departure upwards), marked ``!`` above the flag; their reading is given per training condition of
+the attackers (it depends on what they were trained on), and aaaa / cross-profile against their stated goal
+bound, never as one banner for the system.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from rich import box
 
 from ..analysis.attribution import worst_over_attackers
+from ..analysis.readings import ABOVE_HALF_READINGS
+from ..pipeline.protocols.trials import TWO_SIDED_TYPES
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
@@ -19,22 +21,23 @@ __all__ = ["print_system_table", "cell", "reading_lines"]
 
 
 def cell(t: str, m: dict, flag: float) -> str:
-    """The table cell of trial type ``t``: the interpolated EER for oaaa (``!`` above ``flag``), else the
+    """The table cell of trial type ``t``: the interpolated EER for oaoo and oaaa (``!`` above ``flag``), else the
     ROCCH-EER, in percent with one decimal."""
-    if t == "oaaa":
+    if t in TWO_SIDED_TYPES:
         return f"{100 * m['eer_interp']:.1f}" + ("!" if m["eer_interp"] > flag else "")
     return f"{100 * m['eer_rocch']:.1f}"
 
 
 def reading_lines(data: dict, flag: float) -> list[str]:
-    """The lines under a system's table: oaaa per training condition, then aaaa / cross-profile against their goal
-    (from the summary section's ``readings`` of that system)."""
+    """The lines under a system's table: oaoo and oaaa per training condition, then aaaa / cross-profile against
+    their goal (from the summary section's ``readings`` of that system)."""
     readings = data.get("readings", {})
     lines = []
-    if readings.get("oaaa"):
-        lines.append(f"oaaa (interpolated EER, ideal 50 %; '!' above {100 * flag:g} %: identity-space compression), "
-                     "read per training condition of the attackers:")
-        lines += [f"  {c['sentence']}" for c in readings["oaaa"]]
+    for t in TWO_SIDED_TYPES:
+        if readings.get(t):
+            lines.append(f"{t} (interpolated EER, ideal 50 %; '!' above {100 * flag:g} %: "
+                         f"{ABOVE_HALF_READINGS[t]}), read per training condition of the attackers:")
+            lines += [f"  {c['sentence']}" for c in readings[t]]
     goal = readings.get("consistency_goal_eer")
     for t in ("aaaa", "cross-profile"):
         got = readings.get(t)
@@ -52,16 +55,16 @@ def reading_lines(data: dict, flag: float) -> list[str]:
 
 
 def print_system_table(console: Console, name: str, data: dict, flag: float) -> None:
-    """One system's attacker x trial type table (ROCCH-EER; oaaa interpolated) and its reading lines."""
-    table = RichTable(title=escape(f"{name}: EER (%) per attacker and trial type (ideal in header; ROCCH-EER, oaaa "
-                                   "interpolated EER)"), box=box.SIMPLE_HEAD)
+    """One system's attacker x trial type table (ROCCH-EER; oaoo and oaaa interpolated) and its reading lines."""
+    table = RichTable(title=escape(f"{name}: EER (%) per attacker and trial type (ideal in header; ROCCH-EER, oaoo "
+                                   "and oaaa interpolated EER)"), box=box.SIMPLE_HEAD)
     # long names wrap at their " / " separators (never cut); the numbers stay on the name's first line
     table.add_column("attacker", overflow="fold", min_width=min(20, max(len(p) for a in data["attackers"]
                                                                           for p in a.split("/")) + 2))
     types = list(next(iter(data["attackers"].values())))
     for t in types:
         ideal = data["target_eer"].get(t)
-        head = t.replace("cross-profile", "cross-\nprofile").replace("oaaa", "oaaa\ninterp")
+        head = t.replace("cross-profile", "cross-\nprofile") + ("\ninterp" if t in TWO_SIDED_TYPES else "")
         table.add_column(f"{head}\n({'ref' if ideal is None else f'{100 * ideal:g}'})", overflow="fold",
                          justify="right", max_width=7)
     for att, by in data["attackers"].items():

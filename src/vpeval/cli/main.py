@@ -445,7 +445,7 @@ def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
     _print_comparisons(out_console, rep.extra.get("comparisons", []))
     from .audit_terminal import print_system_table
 
-    flag = next(s for s in rep.sections if s.id == "summary").data["oaaa_compression_threshold"]
+    flag = next(s for s in rep.sections if s.id == "summary").data["above_half_flag"]
     for name, data in summary.items():
         print_system_table(out_console, name, data, flag)
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")

@@ -238,12 +238,10 @@ def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, o
         return summary
     for name in trials:
         tt = TRIAL_TYPES[name]
-        if name == "oaaa":
-            wanted = [("o", "o"), ("a", "a")]
-        elif name == "cross-profile":
+        if name == "cross-profile":
             wanted = []
-        else:
-            wanted = [(tt.enroll, tt.test)]
+        else:  # the types' target and non-target conditions (oaoo: oa and oo)
+            wanted = [(tt.enroll, tt.test), tt.nontarget_conditions]
         pairs += [p for p in wanted if p not in pairs]
     for e, p in sorted(pairs, key=lambda x: ("oo", "oa", "aa").index(x[0] + x[1])):
         if attacker is not None:

@@ -80,7 +80,8 @@ def attacker_class(trained_on: str, trial_type: str, adapted: bool = False) -> s
     on anonymized speech). Other combinations get a plain descriptive name: an attacker trained on anonymized
     speech scoring o-a trials is :data:`ANON_TRAINED_ON_OA` (or :data:`ADAPTED_ON_OA`; the challenge defines
     semi-informed on a-a only); ``"reference"`` for original-speech trial types and ``"not an attack"`` for the
-    types that test the anonymizer's own goals (oaaa, aaaa, cross-profile).
+    types that test the anonymizer's own goals (aaaa, cross-profile). Beyond-EER's oaoo and oaaa are attacks
+    with original enrollment (their targets are those of oa): ignorant.
 
     >>> attacker_class("anonymized", "aa"), attacker_class("none", "oa"), attacker_class("original", "aa")
     ('semi-informed (back-end)', 'ignorant', 'lazy-informed')
@@ -92,7 +93,7 @@ def attacker_class(trained_on: str, trial_type: str, adapted: bool = False) -> s
     tt = TRIAL_TYPES[trial_type]
     if tt.target_eer is None:
         return "reference"
-    if tt.target_eer == 0.0 or trial_type == "oaaa":
+    if tt.target_eer == 0.0:
         return "not an attack"
     if tt.enroll == "o":
         if trained_on == "anonymized":

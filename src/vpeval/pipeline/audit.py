@@ -19,6 +19,7 @@ from ..metrics.linkage import LinkageAnalysis
 from ..metrics.summary import verification_summary
 from ..metrics.verification import cllr
 from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
+from .protocols.trials import TWO_SIDED_TYPES
 from .adapted import add_adapted, finish_curves, start_curves
 from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
 from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
@@ -32,13 +33,21 @@ __all__ = ["REPORT_TYPES", "GROUP_TYPES", "SystemAudit", "field_attackers", "aud
            "comparison_inputs"]
 
 
-#: Trial types shown in the report; oaoa and oaoo contain exactly the pairs of oa and oo.
-REPORT_TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
+#: Trial types shown in the report; oaoa contains exactly the pairs of oa.
+REPORT_TYPES = ("oo", "oa", "aa", "oaoo", "oaaa", "aaaa", "cross-profile")
 
 
 #: Trial types broken down by speaker group (the VoicePrivacy conditions: o-o reference, o-a and a-a attacks).
 GROUP_TYPES = ("oo", "oa", "aa")
 
+
+
+def _assess_eers(trials, **kw):
+    """:func:`~vpeval.stats.assess_trials` of the two EERs alone (a module function, so that a worker can be sent
+    it: the metric objects hold lambdas and are made here)."""
+    from ..stats.metrics import EER_INTERP, EER_ROCCH
+
+    return assess_trials(trials, metrics=(EER_ROCCH, EER_INTERP), **kw)
 
 def _type_metrics(t: Trials, learnt_on: str | None = None) -> dict:
     """Metrics of one attacker's trials of one type. ``learnt_on``: for an attacker whose scores are meant as
@@ -305,10 +314,14 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                 probe_spk[name][tname] = trial_speakers(t, speaker_of)
                 # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
                 leak = tuple(sorted(leak_for_trial_type(tname).items()))
+                # oaoo / oaaa are read on their EERs alone: their classes come from different conditions, so the
+                # calibration-based numbers (minCllr, D_ECE, eps_max) mix identity with the condition change
+                eers = tname in TWO_SIDED_TYPES
                 assessments[f"{name} / {tname}"] = _deferred(
-                    cache, ("assess", leak, seed, n_boot, n_perm, _content_of(t), content_key(probe_spk[name][tname])),
-                    jobs, assess_trials, t, groups=probe_spk[name][tname], leak=leak_for_trial_type(tname),
-                    seed=seed, n_boot=n_boot, n_perm=n_perm)
+                    cache, ("assess", leak, eers, seed, n_boot, n_perm, _content_of(t),
+                            content_key(probe_spk[name][tname])),
+                    jobs, _assess_eers if eers else assess_trials, t, groups=probe_spk[name][tname],
+                    leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot, n_perm=n_perm)
     structure, distinct, attrs = extractor_jobs or start_extractor_analyses(sets, metadata, attributes, seed=seed,
                                                                               jobs=jobs)
     yield metrics  # the trial metrics, for what run_audits starts beside the analyses

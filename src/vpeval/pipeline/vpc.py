@@ -327,16 +327,19 @@ class VPCLists:
         """The trials of ``types`` of one attacker (a :class:`vpeval.pipeline.Attacker`) on these lists, in the
         requested order: ``oo``/``oa``/``aa`` are exactly the listed trials
         (:meth:`~vpeval.pipeline.Attacker.build_vpc_trials`); a type that repeats the pairs of one of them (``oaoa``,
-        ``aaaa``: ``meta["same_pairs_as"]``) is those trials under its own name and target EER; any other type is
-        built on :meth:`protocol` (given, or made from the attacker's embeddings)."""
-        from .protocols.trials import _SAME_AS, TRIAL_TYPES
+        ``aaaa``: ``meta["same_pairs_as"]``) is those trials under its own name and target EER; Beyond-EER's
+        ``oaoo``/``oaaa`` take the listed ``oa`` targets with the listed ``oo``/``aa`` non-targets
+        (:func:`~vpeval.pipeline.protocols.trials.compose_trials`); any other type is built on :meth:`protocol`
+        (given, or made from the attacker's embeddings)."""
+        from .protocols.trials import _COMPOSED, _SAME_AS, TRIAL_TYPES, compose_trials
 
         types = [str(t) for t in types]
-        listed = [t for t in VPC_TYPES if t in types or any(_SAME_AS.get(x) == t for x in types)]
+        listed = [t for t in VPC_TYPES if t in types or any(_SAME_AS.get(x) == t or t in _COMPOSED.get(x, ())
+                                                             for x in types)]
         opts = dict(original=original, anonymized=anonymized, enrolls_source=self.enrolls_source,
                     enroll_rule=self.enroll_rule)
         got = attacker.build_vpc_trials(self.enrolls, list(self.trials), listed, **opts) if listed else {}
-        rest = [t for t in types if t not in VPC_TYPES and t not in _SAME_AS]
+        rest = [t for t in types if t not in VPC_TYPES and t not in _SAME_AS and t not in _COMPOSED]
         if rest:
             if protocol is None:
                 es = attacker.es if attacker.es is not None else attacker.members[0].es
@@ -347,6 +350,13 @@ class VPCLists:
         for t in types:
             if t in got:
                 out[t] = got[t]
+            elif t in _COMPOSED:
+                src_t, src_n = _COMPOSED[t]
+                tar, non = got[src_t], got[src_n]
+                meta = dict(tar.meta, type=t, target_eer=TRIAL_TYPES[t].target_eer, composed_of=[src_t, src_n],
+                            nontarget_enroll_condition=non.meta.get("enroll_condition"),
+                            nontarget_test_condition=non.meta.get("test_condition"))
+                out[t] = compose_trials(tar, non, t, meta)
             else:  # a type with the pairs of a listed one
                 base = got[_SAME_AS[t]]
                 meta = dict(base.meta, type=t, target_eer=TRIAL_TYPES[t].target_eer, same_pairs_as=_SAME_AS[t])

@@ -27,7 +27,7 @@ from ..pipeline.audit import (  # noqa: F401
 from ..pipeline.audit import attackers_json  # noqa: F401  (re-exported, where it was first defined)
 from ..pipeline.groups import DEFAULT_GROUP_BY
 from ..analysis.audit import (  # noqa: F401  (re-exported, where they were first defined)
-    ATTACK_TYPES, OAAA_COMPRESSION_FLAG, VERDICT_TYPES, AuditResult, aggregate_over_attackers, audit,
+    ATTACK_TYPES, ABOVE_HALF_FLAG, VERDICT_TYPES, AuditResult, aggregate_over_attackers, audit,
     strongest_attackers,
 )
 from ..analysis.verdict import DEFAULT_BUDGET_BITS
@@ -41,12 +41,14 @@ from .compare import comparisons_section
 from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import linkage_section
 from .utility import pitch_section, utility_section
-from .stats import OAAA_VERDICT, speaker_profile_section, uncertainty_section
+from ..pipeline.protocols.trials import TWO_SIDED_TYPES
+from .stats import TWO_SIDED_VERDICT, speaker_profile_section, uncertainty_section
 from .verification import verification_section
 from .units import LN2, nats_to_bits
 from .verdict import verdict_section
 from ..analysis.readings import (CONSISTENCY_GOAL_EER, EXACT_INTERVAL_NOTE, at_eps_max_ceiling,
-                                 consistency_reading, exact_eer_interval, oaaa_by_condition, oaaa_reading)
+                                 consistency_reading, exact_eer_interval, flagged, two_sided_by_condition,
+                                 two_sided_reading)
 from .audit_views import _eer_vs_disclosure_section, _privacy_utility_section  # noqa: F401
 from .overview import FIGURE_CHOICES, assign_pages, overview_section
 
@@ -58,10 +60,10 @@ __all__ = ["audit_embeddings", "audit_systems", "render_audit", "audit_system", 
 
 def _non_leak_verdict(trial_type: str) -> str | None:
     """What a difference from chance means where it is not an identity leak (None: it is a leak)."""
-    if trial_type in ("oo", "oaoo", "aaaa", "cross-profile"):
+    if trial_type in ("oo", "aaaa", "cross-profile"):
         return "differs from chance (expected)"
-    if trial_type == "oaaa":
-        return OAAA_VERDICT
+    if trial_type in TWO_SIDED_TYPES:
+        return TWO_SIDED_VERDICT
     return None
 
 
@@ -234,20 +236,21 @@ def _chance_verdict(res: "SystemAudit", attacker: str, trial_type: str, key: str
     return "" if a is None else a.chance.verdict
 
 
-def _oaaa_reading(res: "SystemAudit", attacker: str, m: dict) -> str:
-    """One reading of an oaaa row, from its interpolated EER (flag) and that EER's two-sided chance test."""
-    return oaaa_reading(m["eer_interp"], _chance_verdict(res, attacker, "oaaa", "eer_interp"))
+def _two_sided_reading(res: "SystemAudit", attacker: str, trial_type: str, m: dict) -> str:
+    """One reading of an oaoo / oaaa row, from its interpolated EER (flag) and that EER's two-sided chance test."""
+    return two_sided_reading(trial_type, m["eer_interp"], _chance_verdict(res, attacker, trial_type, "eer_interp"))
 
 
 def system_readings(res: "SystemAudit") -> dict:
-    """The readings of one system that depend on the attacker, for the page and the terminal: oaaa per training
-    condition (:func:`vpeval.analysis.readings.oaaa_by_condition`) and, per consistency type (aaaa,
+    """The readings of one system that depend on the attacker, for the page and the terminal: oaoo and oaaa per
+    training condition (:func:`vpeval.analysis.readings.two_sided_by_condition`) and, per consistency type (aaaa,
     cross-profile), each attacker's reading against :data:`CONSISTENCY_GOAL_EER`."""
     out: dict = {"consistency_goal_eer": CONSISTENCY_GOAL_EER}
-    rows = {a: by["oaaa"] for a, by in res.type_metrics.items() if "oaaa" in by}
-    if rows:
-        out["oaaa"] = oaaa_by_condition(rows, {a: res.attackers[a].trained_on for a in rows},
-                                        {a: _chance_verdict(res, a, "oaaa", "eer_interp") for a in rows})
+    for t in TWO_SIDED_TYPES:
+        rows = {a: by[t] for a, by in res.type_metrics.items() if t in by}
+        if rows:
+            out[t] = two_sided_by_condition(t, rows, {a: res.attackers[a].trained_on for a in rows},
+                                            {a: _chance_verdict(res, a, t, "eer_interp") for a in rows})
     for t in ("aaaa", "cross-profile"):
         got = {}
         for a, by in res.type_metrics.items():
@@ -282,8 +285,8 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
                         attacker_class(res.attackers[attacker].trained_on, name,
                                        res.attackers[attacker].adapted is not None), 100 * m["eer_rocch"], ci, verdict,
                         100 * m["eer_interp"], m["min_cllr_bits"], m["d_ece_bits"], eps, m["zebra_tag"]])
-                elif name == "oaaa":
-                    oaaa_rows.append(lead + [100 * m["eer_interp"], _oaaa_reading(res, attacker, m),
+                elif name in TWO_SIDED_TYPES:
+                    oaaa_rows.append(lead + [100 * m["eer_interp"], _two_sided_reading(res, attacker, name, m),
                                              100 * m["eer_rocch"], ci])
                 elif tt.target_eer is None:  # reference: what the attacker achieves on original speech
                     ref_rows.append(lead + [100 * m["eer_rocch"], ci, 100 * m["eer_interp"], m["min_cllr_bits"]])
@@ -316,16 +319,18 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         "One row per attacker (extractor / back-end / training condition, see Attackers) and trial type, in four "
         "tables with their own ideal and reading: attacks (oa, aa; the only rows with privacy colours and ZEBRA "
         "tags), the reference on original speech (oo), pseudo-identity consistency and distinctness (aaaa, "
-        "cross-profile) and the identity-space check (oaaa). The "
+        "cross-profile) and Beyond-EER's attack resistance with other impostors (oaoo, oaaa). The "
         "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; minCllr, D_ECE "
-        "and eps_max in bits (eps_max: Laplace-smoothed PAV, privacy-ZEBRA). oaoa and oaoo contain exactly the "
-        "pairs of oa and oo and are not repeated here. aaaa contains exactly the pairs of aa, so its numbers are "
+        "and eps_max in bits (eps_max: Laplace-smoothed PAV, privacy-ZEBRA). oaoa contains exactly the "
+        "pairs of oa and is not repeated here. aaaa contains exactly the pairs of aa, so its numbers are "
         "the same, read against the opposite ideal: aa asks whether a lazy-informed attacker re-identifies "
         "speakers (ideal 50 %), aaaa whether the anonymizer keeps one consistent pseudo-voice per speaker "
-        "(ideal 0 %). oaaa is not an identity attack: it compares different-speaker pairs after and before "
-        "anonymization; read its interpolated EER: well above 50 % (flagged above "
-        f"{100 * OAAA_COMPRESSION_FLAG:g} %) means anonymized voices of different speakers are more alike than "
-        "the originals (identity-space compression), well below 50 % that they are spread further apart. "
+        "(ideal 0 %). oaoo and oaaa keep oa's targets (Alice's original model against pseudo-Alice) and take "
+        "their impostors from original speech (oaoo: Alice against Bob) or anonymized speech (oaaa: pseudo-Alice "
+        "against pseudo-Bob); read their interpolated EER, ideal 50 %: above 50 % (flagged above "
+        f"{100 * ABOVE_HALF_FLAG:g} %) a pseudo-voice sits further from its source than another real speaker "
+        "does (oaoo) or pseudo-voices of different speakers sit closer to each other than to their sources "
+        "(oaaa: identity-space compression); below 50 % pseudo-voices are linked to their sources. "
         "The CI is the speaker-level bootstrap interval and 'EER vs chance' the permutation-test verdict of the "
         "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks); for aaaa and "
         "cross-profile the same test is read the other way round (differing from chance is needed, and the goal is "
@@ -360,11 +365,12 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         sec.blocks.append(Table(
             lead + ["attacker", "trial type", "EER interp (%)", "reading", "EER ROCCH (%)", "95 % CI (%)"],
             oaaa_rows, fmt="{:.3g}",
-            cell_classes={"identity-space compression (flagged)": "partial"},
-            caption=f"Identity-space check (oaaa, different-speaker pairs after vs before anonymization): not an "
-                    f"attack; ideal interpolated EER 50 %, flagged above {100 * OAAA_COMPRESSION_FLAG:g} %. The "
-                    "reading follows the interpolated EER; ROCCH-EER never exceeds 50 %, so it cannot show "
-                    "compression and is given for reference only"))
+            cell_classes={**{flagged(t): "partial" for t in TWO_SIDED_TYPES},
+                          "pseudo-voices linked to their sources (the attack succeeds)": "leak"},
+            caption=f"Attack resistance with other impostors (Beyond-EER's oaoo: original impostors, oaaa: "
+                    f"anonymized impostors; targets those of oa): ideal interpolated EER 50 %, flagged above "
+                    f"{100 * ABOVE_HALF_FLAG:g} %. The reading follows the interpolated EER; the ROCCH-EER never "
+                    "exceeds 50 %, so it cannot show a departure upwards and is given for reference only"))
     cal_rows = _fused_calibration_rows(results)
     if cal_rows:
         sec.blocks.append(Table(
@@ -384,24 +390,24 @@ def _summary_section(results: dict[str, "SystemAudit"]) -> Section:
         caption="Aggregated over attackers. The worst case is the attacker worst for privacy or for the "
                 "anonymizer's goal, by a stated rule per trial type: the lowest ROCCH-EER on attacks (ideal 50 %) "
                 "and references (the attackers' capability), the highest on consistency types (ideal 0 %), the "
-                "interpolated EER farthest from 50 % on oaaa; every number beside an attacker is that attacker's "
-                "own"))
+                "interpolated EER farthest from 50 % on oaoo and oaaa; every number beside an attacker is that "
+                "attacker's own"))
     for system in results:
-        for c in data[system]["readings"].get("oaaa", []):
-            flagged = "identity-space compression (flagged)" in c["readings"]
-            sec.blocks.append(Paragraph(
-                ("" if not multi else f"{system}: ") + f"oaaa (interpolated EER, ideal 50 %, flagged above "
-                f"{100 * OAAA_COMPRESSION_FLAG:g} %), attackers {c['sentence']}. Above 50 %: anonymized voices of "
-                "different speakers are scored as more alike than the originals (compression); below: spread "
-                "further apart; the reading depends on what the attacker was trained on.",
-                kind="warning" if flagged else "p"))
+        for t in TWO_SIDED_TYPES:
+            for c in data[system]["readings"].get(t, []):
+                warn = flagged(t) in c["readings"] or "pseudo-voices linked to their sources (the attack succeeds)" \
+                    in c["readings"]
+                sec.blocks.append(Paragraph(
+                    ("" if not multi else f"{system}: ") + f"{t} (interpolated EER, ideal 50 %, flagged above "
+                    f"{100 * ABOVE_HALF_FLAG:g} %), attackers {c['sentence']}. The reading depends on what the "
+                    "attacker was trained on.", kind="warning" if warn else "p"))
     if ceilings:
         sec.blocks.append(Paragraph(
             f"eps_max at the estimator's ceiling for its trial counts ({', '.join(ceilings)}): perfect separation, "
             "the most these trials can show; read it as 'at least this much', not as a measurement.", kind="note"))
     if any("degenerate" in str(c) for r in rows + ref_rows + cons_rows + oaaa_rows for c in r):
         sec.blocks.append(Paragraph(EXACT_INTERVAL_NOTE, kind="note"))
-    sec.data = {"systems": data, "oaaa_compression_threshold": OAAA_COMPRESSION_FLAG}
+    sec.data = {"systems": data, "above_half_flag": ABOVE_HALF_FLAG}
     return sec
 
 

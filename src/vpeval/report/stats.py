@@ -32,7 +32,7 @@ def _floor_text(c) -> str:
     return f"[{k * c.q025:.4g}, {k * c.q975:.4g}]"
 
 
-OAAA_VERDICT = "differs from chance (identity-space change, see summary)"
+TWO_SIDED_VERDICT = "differs from 50 % beyond chance (see the reading in the summary)"
 
 
 def uncertainty_section(
@@ -103,8 +103,8 @@ def uncertainty_section(
         f"null. p = (1 + #null at least as extreme) / (1 + permutations); the verdict is 'beats chance' when p <= "
         f"{join(alphas)}, else 'indistinguishable from chance'. Where differing from chance is the goal or is "
         "not an identity leak (original-speech references oo, pseudo-identity consistency aaaa and distinctness "
-        "cross-profile, and oaaa, which compares anonymized with original different-speaker pairs), the verdict "
-        "reads 'differs from chance' with what that means instead of 'beats chance'. A zero-width interval of an "
+        "cross-profile; and oaoo and oaaa, ideal 50 %, where both directions are departures), the verdict "
+        "reads 'differs from chance' or 'differs from 50 %' with what that means instead of 'beats chance'. A zero-width interval of an "
         "EER is followed by an exact Clopper-Pearson interval on the label's trial counts (" + EXACT_INTERVAL_NOTE[
             EXACT_INTERVAL_NOTE.index("Bonferroni"):].rstrip(".") + "). Intervals of extremes (eps_max, "
         "LID_max) and of values at a bound (e.g. EER 0) are degenerate by nature; for them the chance floor is "
@@ -136,7 +136,7 @@ def uncertainty_section(
          "smallest reachable p", "verdict"],
         rows, caption="Every headline number with its speaker-level interval and its chance floor",
         cell_classes={VERDICT_LEAKS: "leak", VERDICT_CHANCE: "chance", "differs from chance (expected)": "ok",
-                      OAAA_VERDICT: "ok"}))
+                      TWO_SIDED_VERDICT: "partial"}))
     hidden = [label for label in assessments if table_labels is not None and label not in table_labels]
     if hidden:
         sec.blocks.append(Paragraph(

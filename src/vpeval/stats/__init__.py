@@ -45,7 +45,7 @@ number of targets: with one true model per probe the target is a uniformly rando
 row). ``within="all"`` permutes the labels over all trials keeping the total counts (scores swapped
 across the target / non-target split); ``within="enroll"`` within each model; ``within="auto"`` (default)
 is ``"test"`` when every target trial shares its test key with at least one non-target, else ``"all"``
-(e.g. the ``oaaa`` trials, whose test keys are one class each). The result says which was used.
+(e.g. trials whose test keys are one class each). The result says which was used.
 
 Reported: the null quantiles, the **chance floor** = the one-sided 95 % critical value in the direction of
 leakage (95th percentile for metrics where higher leaks, 5th percentile where lower leaks, such as the EER

@@ -19,7 +19,7 @@ Exactness: the hull test compares integer cross products (below ``2**63`` for gr
 :data:`MAX_TRIALS` trials), so the bins are those of exact arithmetic: the maximal runs of equal fitted value.
 These are the bins of :func:`vpeval.blocks.pav_bins` except where scipy's floating-point PAV leaves two adjacent
 bins of exactly equal target proportion apart (its pooled means are weighted sums of rounded proportions: seen
-in 2 of 200 bootstrap replicates of an ``oaaa`` list of 5,500 + 5,500 trials, never on the demo's small
+in 2 of 200 bootstrap replicates of a list of 5,500 + 5,500 trials (vpeval's earlier ``oaaa``), never on the demo's small
 grids); there minCllr and D_ECE can differ in the last bits (the other metrics do not), and this path has the
 exact value.
 """

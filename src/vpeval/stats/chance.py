@@ -106,7 +106,7 @@ def chance_floor(
     alpha : float in (0, 1)
         Level of the verdict.
     leak : dict key -> {"higher", "lower", "two-sided"}, optional
-        Override directions, e.g. ``{"eer_interp": "two-sided"}`` for ``oaaa``.
+        Override directions, e.g. ``{"eer_interp": "two-sided"}`` for ``oaoo`` and ``oaaa``.
 
     Returns
     -------

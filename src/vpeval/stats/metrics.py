@@ -12,7 +12,7 @@ A :class:`ProbeMetric` is a per-probe quantity of a 1-to-N search (rank-1 credit
 
 ``leak`` says in which direction a value shows *more* disclosure than chance: ``"higher"`` (D_ECE,
 eps_max, ALID, LID_max, rank-1), ``"lower"`` (EER and minCllr of an attack: an EER below chance leaks) or
-``"two-sided"`` (e.g. the ``oaaa`` distinguishability EER, where both directions are departures).
+``"two-sided"`` (e.g. the ``oaoo``/``oaaa`` EERs, ideal 50 %, where both directions are departures).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class StatMetric:
         return float(self.func(trials))
 
     def with_leak(self, leak: str) -> "StatMetric":
-        """The same metric read in another direction (e.g. ``"two-sided"`` for the oaaa EER)."""
+        """The same metric read in another direction (e.g. ``"two-sided"`` for the oaoo and oaaa EERs)."""
         return replace(self, leak=_check_leak(leak))
 
 
@@ -269,9 +269,10 @@ PROBE_METRICS = (RANK1, ALID, LID_MAX)
 def leak_for_trial_type(trial_type: str) -> dict[str, str]:
     """Direction overrides for the trial types of :data:`vpeval.pipeline.TRIAL_TYPES`.
 
-    ``oaaa`` (distinguishability: original vs anonymized different-speaker pairs) departs from its ideal 50 %
-    EER in both directions (above 50 % = identity-space compression), so both EERs are read
-    ``"two-sided"``; every other type keeps the defaults of the metrics (empty dict).
+    Beyond-EER's ``oaoo`` and ``oaaa`` (:data:`vpeval.pipeline.protocols.trials.TWO_SIDED_TYPES`) depart from
+    their ideal 50 % EER in both directions (above 50 %: a pseudo-voice further from its source than another
+    speaker, or identity-space compression), so both EERs are read ``"two-sided"``; every other type keeps the
+    defaults of the metrics (empty dict).
 
     Examples
     --------
@@ -280,6 +281,6 @@ def leak_for_trial_type(trial_type: str) -> dict[str, str]:
     >>> leak_for_trial_type("oa")
     {}
     """
-    if trial_type == "oaaa":
+    if trial_type in ("oaoo", "oaaa"):
         return {"eer_rocch": "two-sided", "eer_interp": "two-sided"}
     return {}

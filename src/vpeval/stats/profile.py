@@ -144,8 +144,7 @@ def speaker_profile(
     Raises
     ------
     StatsError
-        Nothing to profile, trials without enroll keys or targets, ``oaaa`` trials (no same-speaker pairs),
-        ``lid`` without ``one_to_n``, a metadata column missing or a speaker with conflicting values.
+        Nothing to profile, trials without enroll keys or targets, ``lid`` without ``one_to_n``, a metadata column missing or a speaker with conflicting values.
 
     Examples
     --------
@@ -162,8 +161,6 @@ def speaker_profile(
     parts = []
     eps = None
     if trials is not None:
-        if trials.meta.get("type") == "oaaa":
-            raise StatsError("oaaa trials hold no same-speaker pairs; profile an attack such as oa")
         if trials.enroll is None:
             raise StatsError(f"{trials.source}: trials need enroll keys (speaker ids)")
         if not trials.is_target.any() or trials.is_target.all():

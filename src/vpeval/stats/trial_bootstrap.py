@@ -41,15 +41,6 @@ __all__ = ["trial_speakers", "bootstrap", "bootstrap_ci"]
 _ONE_AT_A_TIME = False
 
 
-def _strip_condition(keys: np.ndarray) -> np.ndarray:
-    """``'1688@o'`` -> ``'1688'`` (the condition suffix of the ``oaaa`` keys of build_trials)."""
-    keys = np.asarray(keys, dtype=str)
-    ok = np.char.endswith(keys, "@o") | np.char.endswith(keys, "@a")
-    if not ok.all():
-        raise StatsError(f"oaaa trial key {str(keys[~ok][0])!r} has no '@o'/'@a' condition suffix")
-    return np.array([k[:-2] for k in keys.tolist()], dtype=str)
-
-
 def trial_speakers(trials: Trials, speaker_of=None, *, side: str = "test") -> np.ndarray:
     """The speaker of every trial, for speaker-level resampling.
 
@@ -77,8 +68,8 @@ def trial_speakers(trials: Trials, speaker_of=None, *, side: str = "test") -> np
 
     Notes
     -----
-    Trials made by :func:`vpeval.pipeline.build_trials` are recognised by ``meta["type"]``: ``oaaa`` keys
-    carry a ``@o``/``@a`` condition suffix, which is removed; ``cross-profile`` test keys are speaker ids.
+    Trials made by :func:`vpeval.pipeline.build_trials` are recognised by ``meta["type"]``: ``cross-profile``
+    test keys are speaker ids.
     """
     if side not in ("test", "enroll"):
         raise StatsError(f"side must be 'test' or 'enroll', got {side!r}")
@@ -86,8 +77,6 @@ def trial_speakers(trials: Trials, speaker_of=None, *, side: str = "test") -> np
     if keys is None:
         raise StatsError(f"{trials.source}: trials have no {side} keys; pass the speakers explicitly")
     kind = trials.meta.get("type")
-    if kind == "oaaa":
-        keys = _strip_condition(keys)
     if side == "enroll" or kind == "cross-profile":
         return np.asarray(keys, dtype=str)
     if speaker_of is None:

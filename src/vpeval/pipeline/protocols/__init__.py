@@ -53,9 +53,9 @@ Scoring
 Trial types (``TRIAL_TYPES``)
 -----------------------------
 ``oo``/``oa``/``aa`` are the VoicePrivacy conditions (ignorant attacker ``oa``, lazy-informed ``aa``); the
-four-letter types and ``cross-profile`` name the trial types of the multi-dimensional evaluation of speaker
-de-identification (Seo et al., arXiv:2508.14012). The pair definitions are vpeval's own (see
-``docs/protocols.md`` for the reasoning).
+four-letter types and ``cross-profile`` name the trial types of "Beyond EER" (the multi-dimensional evaluation
+of speaker de-identification, Seo et al., arXiv:2508.14012 / 2609.18673, Sec. 3.2 and Table 2): the first two
+letters name the target pair's conditions, the last two the non-target pair's (``docs/protocols.md``).
 
 ``xy`` means enrollment in condition ``x``, probes in condition ``y``. With ``cohort_impostors=True`` (the
 default) the models are those of all ``M`` enrolled speakers; with ``False`` only the ``K`` evaluation
@@ -68,25 +68,23 @@ oo             o / o   every probe vs every model; target iff same spk    P / P(
 oa             o / a   same pairs as oo (ignorant attacker, VPC)          P / P(M'-1)            50 %
 aa             a / a   same pairs as oo (lazy-informed attacker, VPC)     P / P(M'-1)            50 %
 oaoa           o / a   identical pairs and scores to ``oa`` (attack)      P / P(M'-1)            50 %
-oaoo           o / o   identical pairs and scores to ``oo`` (reference)   P / P(M'-1)            reference
-oaaa           a / a   different-speaker pairs only, see below            P(M'-1) / P(M'-1)      50 %
+oaoo           o / a   targets of ``oa``, non-targets of ``oo``           P / P(M'-1)            50 %
+oaaa           o / a   targets of ``oa``, non-targets of ``aa``           P / P(M'-1)            50 %
 aaaa           a / a   identical pairs and scores to ``aa`` (consistency) P / P(M'-1)            0 %
 cross-profile  a / a   model vs probe-profile, see below                  K / K(M'-1)            0 %
 =============  ======  =================================================  =====================  ===========
 
-* ``oaoa`` / ``oaoo`` / ``aaaa`` repeat ``oa`` / ``oo`` / ``aa`` under the names of the multi-dimensional
-  evaluation, because a report reads them against a different target value (``aa`` is a privacy attack whose
-  ideal is 50 %; ``aaaa`` asks whether the anonymizer keeps one consistent pseudo-speaker per speaker, ideal
-  0 %). Their scores are computed once.
-* ``oaaa`` (distinguishability) compares the *different-speaker* pairs ``(model of s, probe of t)``,
-  ``s != t``, of ``aa`` with the very same pairs in ``oo``. There are no same-speaker pairs in it. Label
-  ``target`` marks the original-condition reference pair, ``nontarget`` the anonymized pair; keys carry the
-  condition as a suffix (``1688@o``, ``1688-142285-0005@a``) so that every (enroll, test) key is unique. With
-  the usual rule "accept as target iff score >= t", the EER is 50 % when anonymized different-speaker scores
-  are distributed like the original ones (the anonymizer keeps speakers as distinguishable as they were);
-  well above 50 % means anonymized voices of different speakers are *more* similar to each other than the
-  originals were (identity-space compression); below 50 % means they are spread further apart. Use an EER
-  that can exceed 50 % (the step-curve EER): the ROCCH-EER never does and would hide compression.
+* ``oaoa`` / ``aaaa`` repeat ``oa`` / ``aa`` under the names of the multi-dimensional evaluation, because a
+  report reads them against a different target value (``aa`` is a privacy attack whose ideal is 50 %; ``aaaa``
+  asks whether the anonymizer keeps one consistent pseudo-speaker per speaker, ideal 0 %). Their scores are
+  computed once.
+* ``oaoo`` and ``oaaa`` (attack resistance, :func:`compose_trials`): the target trials are those of ``oa``
+  (Alice's original model against pseudo-Alice; the VoicePrivacy convention, original enrollment and
+  anonymized probe, is the enrollment side), the non-target trials those of ``oo`` (Alice against Bob) or
+  ``aa`` (pseudo-Alice against pseudo-Bob) on the same pairs. Ideal EER 50 %; read two-sided on the
+  interpolated step EER, which can pass 50 % (the ROCCH-EER cannot): ``oaoo`` above 50 % means a pseudo-voice
+  sits further from its source than another real speaker does; ``oaaa`` above 50 % means pseudo-voices of
+  different speakers sit closer to each other than to their sources (identity-space compression).
 * ``cross-profile`` (pseudo-identity distinctness): the enrollment side is the anonymized model of each of
   the ``M'`` speakers (from enrollment utterances); the test side is the anonymized *profile* of each
   evaluation speaker ``t``: the normalised mean of its normalised anonymized probe embeddings. The test key
@@ -99,8 +97,7 @@ always has all ``M`` columns).
 
 No probe utterance (in either condition) is ever part of an enrollment model or of a model it is scored
 against, because enrollment and probe utterance ids are disjoint by construction. Trials are ordered
-probe-major (probes sorted by (speaker id, utterance id), models by speaker id); ``oaaa`` lists all
-reference trials first, then the anonymized ones in the same order.
+probe-major (probes sorted by (speaker id, utterance id), models by speaker id), every type in the same order.
 
 Examples
 --------

@@ -12,7 +12,7 @@ from ...io.trials import Trials
 from .models import OneToN, _check_backend, _labels, one_to_n, speaker_models
 from .split import Protocol, ProtocolError, make_protocol
 
-__all__ = ["TrialType", "TRIAL_TYPES", "build_trials"]
+__all__ = ["TrialType", "TRIAL_TYPES", "TWO_SIDED_TYPES", "build_trials", "compose_trials"]
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,14 @@ class TrialType:
     ----------
     name : str
     enroll, test : {"o", "a"}
-        Condition of the enrollment and of the test side.
+        Condition of the enrollment and of the test side (of the target trials where the two classes differ).
     target_eer : float or None
         The EER an ideal anonymizer reaches (0.5 for attacks, 0.0 for consistency and distinctness);
         ``None`` for the original-speech references, where a low EER only shows the attacker is capable.
     description : str
+    non_enroll, non_test : {"o", "a"} or None
+        Conditions of the non-target trials where they differ from the targets' (Beyond-EER's ``oaoo``:
+        ``o``/``o``; ``oaaa``: ``a``/``a``); None: the same as ``enroll``/``test``.
     """
 
     name: str
@@ -35,6 +38,13 @@ class TrialType:
     test: str
     target_eer: float | None
     description: str
+    non_enroll: str | None = None
+    non_test: str | None = None
+
+    @property
+    def nontarget_conditions(self) -> tuple[str, str]:
+        """``(enroll, test)`` conditions of the non-target trials."""
+        return (self.non_enroll or self.enroll, self.non_test or self.test)
 
 
 TRIAL_TYPES: dict[str, TrialType] = {
@@ -44,11 +54,17 @@ TRIAL_TYPES: dict[str, TrialType] = {
         TrialType("oa", "o", "a", 0.5, "original enrollment vs anonymized probes: ignorant attacker (VPC)"),
         TrialType("aa", "a", "a", 0.5, "anonymized enrollment vs anonymized probes: lazy-informed attacker (VPC)"),
         TrialType("oaoa", "o", "a", 0.5, "attack: original enrollment vs anonymized probes (pairs of oa)"),
-        TrialType("oaoo", "o", "o", None, "reference identifiability: original vs original (pairs of oo)"),
         TrialType(
-            "oaaa", "a", "a", 0.5,
-            "distinguishability: anonymized different-speaker pairs (nontarget) vs the same pairs in original "
-            "speech (target); > 50 % = identity-space compression",
+            "oaoo", "o", "a", 0.5,
+            "attack resistance: original vs anonymized, same speaker (targets) against original vs original, "
+            "different speakers (non-targets); > 50 % = a pseudo-voice sits further from its source than another "
+            "real speaker does", "o", "o",
+        ),
+        TrialType(
+            "oaaa", "o", "a", 0.5,
+            "attack resistance: original vs anonymized, same speaker (targets) against anonymized vs anonymized, "
+            "different speakers (non-targets); > 50 % = identity-space compression (pseudo-voices of different "
+            "speakers closer to each other than to their sources)", "a", "a",
         ),
         TrialType(
             "aaaa", "a", "a", 0.0,
@@ -62,7 +78,34 @@ TRIAL_TYPES: dict[str, TrialType] = {
     )
 }
 
-_SAME_AS = {"oaoa": "oa", "oaoo": "oo", "aaaa": "aa"}
+_SAME_AS = {"oaoa": "oa", "aaaa": "aa"}
+#: Beyond-EER's composed types: the target trials of the first type with the non-target trials of the second
+#: (the same pairs, so one layout): Sec. 3.2 and Table 2 of the paper.
+_COMPOSED = {"oaoo": ("oa", "oo"), "oaaa": ("oa", "aa")}
+#: Types whose ideal EER is 50 % and whose EER may meaningfully exceed it (read two-sided, on the interpolated
+#: step EER: the ROCCH-EER cannot pass 50 %).
+TWO_SIDED_TYPES = ("oaoo", "oaaa")
+
+
+def compose_trials(targets_from: Trials, nontargets_from: Trials, name: str, meta: dict) -> Trials:
+    """The target trials of ``targets_from`` with the non-target trials of ``nontargets_from`` (Beyond-EER's
+    ``oaoo``/``oaaa``): both must list the same (enroll, test) pairs with the same labels in the same order, as
+    two conditions of one design do (e.g. ``oa`` and ``oo`` of one protocol or of one VoicePrivacy list).
+
+    Raises
+    ------
+    ProtocolError
+        The two trial lists differ in their pairs or labels.
+    """
+    t, n = targets_from, nontargets_from
+    same = (len(t) == len(n) and np.array_equal(t.is_target, n.is_target)
+            and (t.enroll is None) == (n.enroll is None) and (t.test is None) == (n.test is None)
+            and (t.enroll is None or np.array_equal(t.enroll, n.enroll))
+            and (t.test is None or np.array_equal(t.test, n.test)))
+    if not same:
+        raise ProtocolError(f"{name}: the target trials ({t.source}) and the non-target trials ({n.source}) must "
+                            "list the same (enroll, test) pairs with the same labels")
+    return Trials(np.where(t.is_target, t.scores, n.scores), t.is_target, t.enroll, t.test, name, meta)
 
 
 def build_trials(
@@ -106,7 +149,7 @@ def build_trials(
     ------
     ProtocolError
         Unknown type, a repeated type, missing conditions or embeddings, a type that needs more speakers
-        than the split has (``oaaa`` and every non-target need ``M' >= 2``).
+        than the split has (every non-target needs ``M' >= 2``).
     """
     _check_backend(backend)
     names = list(TRIAL_TYPES) if types is None else [str(t) for t in types]
@@ -117,9 +160,8 @@ def build_trials(
             raise ProtocolError(f"unknown trial type {str(t)!r}; expected one of {', '.join(TRIAL_TYPES)}")
     if len(set(names)) != len(names):
         raise ProtocolError("a trial type is requested more than once")
-    needed = [c for t in names for c in (TRIAL_TYPES[t].enroll, TRIAL_TYPES[t].test)]
-    if "oaaa" in names:
-        needed.append("o")
+    needed = [c for t in names for c in (TRIAL_TYPES[t].enroll, TRIAL_TYPES[t].test,
+                                         *TRIAL_TYPES[t].nontarget_conditions)]
     lab = _labels(es, original, anonymized, needed)
     protocol = make_protocol(es) if protocol is None else protocol
     if protocol.evaluation_speakers.size == 0:
@@ -154,21 +196,15 @@ def build_trials(
             base_meta, type=name, enroll_condition=lab[tt.enroll], test_condition=lab[tt.test],
             target_eer=tt.target_eer,
         )
-        if name == "oaaa":
-            meta["reference_condition"] = lab["o"]
-            meta["target_label"] = "target = original-speech reference pair, nontarget = anonymized pair; " \
-                "all pairs are different-speaker pairs"
-            ref = matrix("o", "o").to_trials(columns=cols)
-            ano = matrix("a", "a").to_trials(columns=cols)
-            keep = ~ref.is_target
-            ref, ano = ref.select(keep), ano.select(keep)
-            out[name] = Trials(
-                np.concatenate([ref.scores, ano.scores]),
-                np.r_[np.ones(len(ref), bool), np.zeros(len(ano), bool)],
-                np.concatenate([np.char.add(ref.enroll, "@o"), np.char.add(ano.enroll, "@a")]),
-                np.concatenate([np.char.add(ref.test, "@o"), np.char.add(ano.test, "@a")]),
-                name, meta,
-            )
+        if name in _COMPOSED:
+            src_t, src_n = _COMPOSED[name]
+            ne, nt = tt.nontarget_conditions
+            meta.update(nontarget_enroll_condition=lab[ne], nontarget_test_condition=lab[nt],
+                        composed_of=[src_t, src_n])
+            meta["target_label"] = (f"target = {tt.enroll}{tt.test} same-speaker pair (model vs the anonymized "
+                                    f"probe of its own speaker); nontarget = {ne}{nt} different-speaker pair")
+            out[name] = compose_trials(matrix(tt.enroll, tt.test).to_trials(columns=cols),
+                                       matrix(ne, nt).to_trials(columns=cols), name, meta)
         elif name == "cross-profile":
             meta["target_label"] = "target = same speaker (model vs own probe profile)"
             out[name] = _cross_profile(es, protocol, lab["a"], cols, meta, backend)
