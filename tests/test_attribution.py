@@ -288,3 +288,37 @@ def test_docs_protocol_counts_are_the_demos(demo_doc):
     cp = by["cross-profile"]
     assert f"`cross-profile` {fmt(cp['n_tar'] + cp['n_non'])} ({cp['n_tar']} targets, {fmt(cp['n_non'])}" in text
     assert np.isfinite(n_tar)
+
+
+def test_beyond_eer_table_by_hand_and_order_free():
+    from vpeval.analysis.audit import BEYOND_EER_TYPES, beyond_eer_table
+
+    data = {"s": {"a": {"oa": {"eer_interp": 0.2}, "oaaa": {"eer_interp": 0.9}},
+                  "b": {"oa": {"eer_interp": 0.4}, "oaaa": {"eer_interp": 0.7}}},
+            "t": {"c": {"oaoa": {"eer_interp": 0.3}, "aaaa": {"eer_interp": 0.05}}}}
+    got = beyond_eer_table(data)
+    s = got["s"]
+    assert set(s) == {"oaoa", "oaaa"} and set(got["t"]) == {"oaoa", "aaaa"}
+    # two attackers: the draws' means are 0.2, 0.3, 0.4 (1/4, 1/2, 1/4): the 95 % interval spans 0.2 to 0.4
+    assert s["oaoa"]["mean"] == pytest.approx(0.3) and s["oaoa"]["half_width"] == pytest.approx(0.1)
+    assert s["oaaa"]["mean"] == pytest.approx(0.8) and s["oaaa"]["n_attackers"] == 2
+    assert got["t"]["oaoa"] == {"mean": 0.3, "half_width": 0.0, "low": 0.3, "high": 0.3, "n_attackers": 1}
+    swapped = {"s": {"b": data["s"]["b"], "a": data["s"]["a"]}, "t": data["t"]}
+    assert beyond_eer_table(swapped) == got  # attacker order never matters
+    assert beyond_eer_table({"s": data["s"]})["s"] == s  # nor the other systems
+    assert BEYOND_EER_TYPES == ("oaoa", "oaoo", "oaaa", "aaaa", "cross-profile")
+    with pytest.raises(ValueError):
+        beyond_eer_table(data, n_boot=0)
+
+
+def test_demo_fills_the_beyond_eer_table(demo_doc):
+    _, doc, _ = demo_doc
+    data = next(s for s in doc["sections"] if s["id"] == "summary")["data"]
+    table = data["beyond_eer"]
+    assert set(table) == {"mcadams", "vtln", "resample"}
+    for system, row in table.items():
+        assert list(row) == ["oaoa", "oaoo", "oaaa", "aaaa", "cross-profile"], system
+        eers = [m["oaoa"]["eer_interp"] if "oaoa" in m else m["oa"]["eer_interp"]
+                for m in data["systems"][system]["attackers"].values()]
+        assert row["oaoa"]["mean"] == pytest.approx(sum(eers) / len(eers))
+        assert all(0 <= c["low"] <= c["mean"] <= c["high"] <= 1 and c["half_width"] > 0 for c in row.values())

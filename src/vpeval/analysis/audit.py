@@ -12,6 +12,9 @@ serialises it (:meth:`AuditResult.to_dict` is its top-level ``attackers``, ``ver
 from __future__ import annotations
 
 import math
+import zlib
+
+import numpy as np
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -33,7 +36,7 @@ from .families import audit_verdicts
 from .verdict import DEFAULT_BUDGET_BITS
 
 __all__ = ["AuditResult", "audit", "aggregate_over_attackers", "strongest_attackers", "ATTACK_TYPES",
-           "ABOVE_HALF_FLAG", "VERDICT_TYPES"]
+           "ABOVE_HALF_FLAG", "VERDICT_TYPES", "beyond_eer_table", "BEYOND_EER_TYPES"]
 
 _LN2 = math.log(2.0)
 
@@ -240,6 +243,66 @@ def aggregate_over_attackers(data: dict[str, dict[str, dict]]) -> dict[str, dict
         }
         if t in TWO_SIDED_TYPES:  # some attacker's EER above the flag (analysis.readings)
             out[t]["above_half_flag"] = max(interp) > ABOVE_HALF_FLAG
+    return out
+
+
+#: The columns of Beyond-EER's Table 4 (its five trial types; ``oaoa`` holds the pairs of ``oa``).
+BEYOND_EER_TYPES = ("oaoa", "oaoo", "oaaa", "aaaa", "cross-profile")
+
+
+def beyond_eer_table(data: dict[str, dict[str, dict[str, dict]]], *, n_boot: int = 10_000, seed: int = 0,
+                     level: float = 0.95) -> dict[str, dict[str, dict]]:
+    """Beyond-EER's per-system table (arXiv 2609.18673, Table 4): per system and trial type of
+    :data:`BEYOND_EER_TYPES`, the mean EER over the attackers (the paper's "conditions") with the half-width of a
+    bootstrap interval of that mean.
+
+    Parameters
+    ----------
+    data : dict system -> dict attacker -> dict trial type -> metrics
+        The audit's ``type_metrics`` per system; each metrics dict has ``eer_interp`` (a fraction). ``oaoa`` is
+        read from ``oa`` where it was not computed (the same pairs).
+    n_boot : int >= 1
+        Bootstrap replicates (the paper's B = 10,000): the attackers' EERs drawn with replacement, the mean of
+        each draw.
+    seed : int
+    level : float in (0, 1)
+
+    Returns
+    -------
+    dict system -> dict trial type -> dict
+        ``{mean, half_width, low, high, n_attackers}``, fractions: ``low``/``high`` the percentile interval
+        (linear interpolation between order statistics) and ``half_width = (high - low) / 2`` (0 with one
+        attacker). A type no attacker of a system has is absent.
+
+    Notes
+    -----
+    The EER is the interpolated step EER (:func:`vpeval.eer_interp`), which can pass 50 %: on oaoo and oaaa the
+    paper reports values above it. The attackers' EERs are sorted before the draws, so the result does not
+    depend on the order the attackers were fielded; every system and type draws from its own stream (seeded by
+    ``seed``, the system's name and the type), so adding a system changes no other row.
+
+    Examples
+    --------
+    >>> t = beyond_eer_table({"s": {"a": {"oa": {"eer_interp": 0.2}}, "b": {"oa": {"eer_interp": 0.4}}}})
+    >>> round(t["s"]["oaoa"]["mean"], 3), t["s"]["oaoa"]["n_attackers"]
+    (0.3, 2)
+    """
+    if int(n_boot) < 1 or not 0.0 < level < 1.0:
+        raise ValueError(f"n_boot must be >= 1 and level in (0, 1); got {n_boot!r}, {level!r}")
+    out: dict[str, dict[str, dict]] = {}
+    for system, by_attacker in sorted(data.items()):
+        row = {}
+        for t_i, t in enumerate(BEYOND_EER_TYPES):
+            src = t if any(t in by for by in by_attacker.values()) else ("oa" if t == "oaoa" else None)
+            vals = np.sort([float(by[src]["eer_interp"]) for by in by_attacker.values() if src and src in by])
+            if vals.size == 0:
+                continue
+            rng = np.random.default_rng([int(seed), zlib.crc32(str(system).encode()), t_i])
+            means = vals[rng.integers(vals.size, size=(int(n_boot), vals.size))].mean(axis=1)
+            lo, hi = np.percentile(means, [50 * (1 - level), 50 * (1 + level)])
+            row[t] = {"mean": float(vals.mean()), "half_width": float(hi - lo) / 2 if vals.size > 1 else 0.0,
+                      "low": float(lo), "high": float(hi), "n_attackers": int(vals.size)}
+        out[system] = row
     return out
 
 
