@@ -84,6 +84,7 @@ from scipy import special, stats
 from .._checks import as_real, as_tar_non
 from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
+from .design_effect import DEFF_SHARES, design_effect  # noqa: F401 - re-exported: importable from here
 from .profile_kernel import (
     JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max, compiled_window_max_strided,
 )
@@ -629,110 +630,3 @@ def _check_deff(deff, name: str):
             or (shares.size and ((shares <= 0).any() or (shares > 0.5).any() or (np.diff(shares) <= 0).any()))):
         raise InvalidScoresError(f"{name}: a curve needs ascending shares in (0, 0.5] and values >= 1 of one length")
     return shares, values
-
-
-#: Shares (of a class's own trials, in its tails) at which :func:`design_effect` estimates the curve.
-DEFF_SHARES = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 0.5)
-
-
-def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95,
-                                                          0.99, 0.999), *, by_share: bool = False):
-    """Kish design effects ``(deff_tar, deff_non)`` of each class's share of trials at or above a threshold.
-
-    Parameters
-    ----------
-    scores : array-like of shape (n,)
-    is_target : array-like of bool, shape (n,)
-    clusters : array-like of shape (n,)
-        The unit each trial depends through (e.g. its probe's speaker); trials of one cluster are correlated.
-    quantiles : sequence of float in (0, 1)
-        Thresholds at these quantiles of all scores.
-
-    Returns
-    -------
-    (deff_tar, deff_non) : floats >= 1, or with ``by_share`` pairs ``(shares, values)``
-        Per class, the largest over the thresholds of the cluster-robust variance of the share of its trials at
-        or above the threshold, ``G / (G - 1) sum_g (sum_{i in g} (y_i - p))^2 / n^2``, over the binomial
-        ``p (1 - p) / n`` (Kish, "Survey Sampling", 1965, Sec. 8.2), and at least 1. A class in fewer than 2
-        clusters gets ``n`` (one effective trial). Thresholds where the share is 0 or 1 are skipped.
-
-        With ``by_share``: per class a curve instead, the design effect of its share in each tail at the class's
-        own quantiles ``q`` and ``1 - q`` for ``q`` in :data:`DEFF_SHARES` (the larger of the two tails), only
-        where at least 5 of its trials are beyond (rarer shares cannot be estimated; the bounds use the rarest
-        estimated one there, :func:`profile_bounds`). Regions of the attacker's decisions are mostly rare, and
-        the dependence of rare exceedances differs from that of the median: a perfectly separating attacker's
-        non-targets, say, share a speaker effect in the middle of their range but none above every target.
-
-    Raises
-    ------
-    InvalidScoresError
-        Mismatched lengths, NaN scores.
-    """
-    s = np.asarray(scores, dtype=float)
-    y = np.asarray(is_target, dtype=bool)
-    g = np.asarray(clusters)
-    if s.ndim != 1 or y.shape != s.shape or g.shape != s.shape:
-        raise InvalidScoresError(f"scores, is_target and clusters must be 1-D of one length, got {s.shape}, "
-                                 f"{y.shape}, {g.shape}")
-    if np.isnan(s).any():
-        raise InvalidScoresError("scores: contains NaN")
-    thr = np.quantile(s, quantiles) if s.size else np.array([])
-    if by_share:
-        return tuple(_deff_curve(s[y == cls], g[y == cls]) for cls in (True, False))
-    out = []
-    for cls in (True, False):
-        sel = y == cls
-        n = int(sel.sum())
-        _, gi = np.unique(g[sel], return_inverse=True)
-        n_g = int(gi.max()) + 1 if n else 0
-        if n_g < 2:
-            out.append(float(max(n, 1)))
-            continue
-        sc = s[sel]
-        worst = 1.0
-        for t in thr:
-            z = (sc >= t).astype(float)
-            p = z.mean()
-            if p <= 0.0 or p >= 1.0:
-                continue
-            sums = np.bincount(gi, weights=z - p, minlength=n_g)
-            v_cl = n_g / (n_g - 1) * float(np.dot(sums, sums)) / n ** 2
-            worst = max(worst, v_cl / (p * (1 - p) / n))
-        out.append(float(worst))
-    return out[0], out[1]
-
-
-def _cluster_deff(z: np.ndarray, gi: np.ndarray, n_g: int) -> float | None:
-    """Kish design effect of the mean of the 0/1 array ``z`` over clusters ``gi`` (None when ``z`` is constant)."""
-    n = z.size
-    p = float(z.mean())
-    if p <= 0.0 or p >= 1.0:
-        return None
-    sums = np.bincount(gi, weights=z - p, minlength=n_g)
-    return max(1.0, n_g / (n_g - 1) * float(np.dot(sums, sums)) / n ** 2 / (p * (1 - p) / n))
-
-
-def _deff_curve(sc: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The design-effect curve of one class (:func:`design_effect` with ``by_share``)."""
-    n = sc.size
-    _, gi = np.unique(g, return_inverse=True)
-    n_g = int(gi.max()) + 1 if n else 0
-    if n_g < 2:
-        return np.array([0.5]), np.array([float(max(n, 1))])
-    srt = np.sort(sc)
-    shares, values = [], []
-    for q in DEFF_SHARES:
-        k = int(math.floor(q * n))
-        if k < 5:
-            continue
-        worst = None
-        for z in (sc >= srt[n - k], sc <= srt[k - 1]):  # the top and the bottom tail, ties whole
-            v = _cluster_deff(z.astype(float), gi, n_g)
-            if v is not None:
-                worst = v if worst is None else max(worst, v)
-        if worst is not None:
-            shares.append(q)
-            values.append(worst)
-    if not shares:
-        return np.array([0.5]), np.array([1.0])
-    return np.asarray(shares), np.asarray(values)
