@@ -198,7 +198,6 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
         if not test.profiles:
             raise VpevalError("this perfect-secrecy test carries no privacy profiles (made by hand?); pass profile=")
         profile = profile_family(list(test.profiles), alpha=test.alpha, delta=delta)
-    w = test.worst
     tol = _TOL * max(1.0, b)  # bit values from different float paths: an LR of exactly 10 is not "above" 10
     pr = profile
     at = _at(pr)
