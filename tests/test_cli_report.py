@@ -318,3 +318,22 @@ def test_groups_with_a_score_label_input_is_refused_before_any_work(tmp_path, mo
     assert r.exit_code == 2, r.output
     assert "--groups: input 's' has no enrollment keys" in r.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores")
+def test_verify_jobs_give_the_same_verdict(tmp_path, monkeypatch):
+    """``vpeval verify --jobs`` shares a large input's relabellings among workers (thresholds lowered here so
+    that a small file is 'large'): the JSON is the same as in one process."""
+    import vpeval.analysis.nulls as nulls
+    import vpeval.cli.main as cli_main
+
+    rng = np.random.default_rng(4)
+    lines = [f"{s:.6f} {int(y)}" for s, y in zip(rng.normal(size=3000) + 0.3 * (rng.random(3000) < 0.1),
+                                                 rng.random(3000) < 0.1)]
+    p = _score_label(tmp_path, text="\n".join(lines) + "\n")
+    one = runner.invoke(app, ["verify", str(p), "--json", "--jobs", "1"])
+    monkeypatch.setattr(cli_main, "VERIFY_JOBS_MIN_TRIALS", 0)
+    monkeypatch.setattr(nulls, "PARALLEL_TARGET_ENTRIES", 0)
+    two = runner.invoke(app, ["verify", str(p), "--json", "--jobs", "2"])
+    assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
+    assert json.loads(one.stdout) == json.loads(two.stdout)

@@ -118,6 +118,11 @@ def exit_on_sigterm() -> None:
         pass
 
 
+#: ``vpeval verify`` starts its ``--jobs`` workers for inputs of at least this many trials: below, the verdict's
+#: relabellings take less time than starting the workers does.
+VERIFY_JOBS_MIN_TRIALS = 1_000_000
+
+
 def jobs_value(value: int) -> int:
     """``--jobs`` as a number of worker processes (:func:`vpeval.pipeline.jobs.resolve_jobs`)."""
     from ..pipeline.jobs import resolve_jobs

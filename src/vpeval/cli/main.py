@@ -26,7 +26,7 @@ from .common import (
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, DeltaOpt, VerdictPermOpt, AlphaOpt,
     NoVerdictOpt, ScorePermOpt, EnrollRuleOpt, print_verdicts, verdict_options, verdict_or_reason,
-    audit_verdict_kwargs,
+    audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
 )
 
 app = typer.Typer(
@@ -66,18 +66,20 @@ def verify(
     alpha: float = AlphaOpt,
     no_verdict: bool = NoVerdictOpt,
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
+    jobs: int = JobsOpt,
 ):
     vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict (see its help)
-    if no_verdict:
-        vopts = None
+    vopts, n_jobs = None if no_verdict else vopts, jobs_value(jobs)
     t = score_input.load(scores)
     source, tar, non = t.source, t.tar, t.non
     verdicts, undecided = {}, {}
     if vopts is not None:
         from ..analysis.families import score_verdict
+        from ..pipeline.jobs import Jobs
 
         name = display_name(source)
-        v, why = verdict_or_reason(lambda: score_verdict(t, name, seed=seed, **vopts))
+        with Jobs(n_jobs if len(t) >= VERIFY_JOBS_MIN_TRIALS else 1) as pool:  # workers repay their start-up
+            v, why = verdict_or_reason(lambda: score_verdict(t, name, seed=seed, jobs=pool, **vopts))
         if v is None:
             undecided[name] = why
         else:
