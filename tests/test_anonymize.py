@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.signal import lfilter, welch
 from typer.testing import CliRunner
 
-from vpeval.audio.anonymize import anonymize_folder, draw_alpha, mcadams, mcadams_pole_angles
+from vpeval.audio.anonymize import anonymize_folder, draw_alpha, mcadams, mcadams_pole_angles, profile_seed
 from vpeval.audio.anonymize.mcadams_coefficient import _poly_from_roots
 from vpeval.audio.io import read_audio
 from vpeval.cli.audio import register
@@ -274,3 +274,47 @@ def test_stable_lpc_fallback_keeps_all_poles_inside():
     frames = np.stack([np.sin(2 * np.pi * 220 * t + p) for p in np.linspace(0, 3, 12)]) * np.hanning(321)[:-1]
     a, roots = _stable_lpc(frames, 20)
     assert np.abs(roots).max() < 1 and np.allclose(a[:, 0], 1)
+
+
+# --- pseudo-identity profiles (Beyond-EER) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["mcadams", "resample"])
+def test_profile_key_maps_each_speaker_to_one_pseudo_voice_and_renews(tmp_path, method):
+    """The same key gives bit-identical audio in another run (and folder); per speaker one parameter set on every
+    utterance; another key draws other parameters (a renewed pseudo-identity)."""
+    src = make_folder(tmp_path / "in", SPEC)
+    a = anonymize_folder(src, tmp_path / "a", profile="p1", method=method, quiet=True)
+    again = anonymize_folder(src, tmp_path / "again", profile="p1", method=method, quiet=True)
+    other = anonymize_folder(src, tmp_path / "other", profile="p2", method=method, quiet=True)
+    for utt in SPEC:
+        f = f"{utt}.flac"
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "again" / f).read_bytes()
+        assert not np.array_equal(read_audio(tmp_path / "a" / f), read_audio(tmp_path / "other" / f))
+    col = "alpha" if method == "mcadams" else "ratio"
+    assert (a.groupby("speaker_id")[col].nunique() == 1).all()
+    assert (a.set_index("utterance_id")[col] != other.set_index("utterance_id")[col]).all()
+    assert set(a["profile"]) == {"p1"} and set(other["profile"]) == {"p2"}
+    man = pd.read_csv(tmp_path / "a" / "anonymization.csv", dtype={"speaker_id": str})
+    assert list(man.columns)[-1] == "profile" and set(man["profile"]) == {"p1"}
+    # the key is the seed of per-speaker draws, nothing else
+    seeded = anonymize_folder(src, tmp_path / "seeded", alpha="speaker", seed=profile_seed("p1"), method=method,
+                              quiet=True)
+    np.testing.assert_array_equal(seeded[col], a[col])
+
+
+def test_profile_key_errors(tmp_path, app):
+    src = make_folder(tmp_path / "in", SPEC)
+    with pytest.raises(VpevalError, match="not both"):
+        anonymize_folder(src, tmp_path / "o", profile="p1", seed=3, quiet=True)
+    with pytest.raises(VpevalError, match="per speaker"):
+        anonymize_folder(src, tmp_path / "o", profile="p1", alpha="utterance", quiet=True)
+    for bad in ("", "a b", "x\ty"):
+        with pytest.raises(VpevalError, match="profile key"):
+            anonymize_folder(src, tmp_path / "o", profile=bad, quiet=True)
+    r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "cli"), "--profile", "k1", "--quiet",
+                                 "--json"])
+    assert r.exit_code == 0, r.output
+    assert '"profile": "k1"' in r.output and '"alpha": "speaker"' in r.output
+    r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "cli2"), "--profile", "k1", "--seed", "2"])
+    assert r.exit_code == 2 and "not both" in r.output

@@ -65,6 +65,11 @@ def anonymize_cmd(
              "to draw one per speaker / per utterance uniformly in [--alpha-min, --alpha-max) from --seed.",
     ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed for drawn alphas (required with speaker/utterance)."),
+    profile: Optional[str] = typer.Option(
+        None, "--profile", metavar="KEY",
+        help="Pseudo-identity profile key: every speaker's parameters drawn from KEY (per speaker, instead of "
+             "--seed), so one key gives each speaker one pseudo-voice on every utterance and run, another key "
+             "another one (run twice with two keys for Beyond-EER's profiles). Recorded in anonymization.csv."),
     alpha_min: float = typer.Option(0.5, "--alpha-min", help="Lower end of the drawn alpha range."),
     alpha_max: float = typer.Option(0.9, "--alpha-max", help="Upper end of the drawn alpha range."),
     metadata: Optional[Path] = _MetadataOpt,
@@ -124,8 +129,9 @@ def anonymize_cmd(
             if repeats > 1 or speed_perturb:
                 from ..audio.anonymize.repeats import SPEED_FACTORS, anonymize_repeats
 
-                if seed is None:
-                    raise VpevalError("--repeats/--speed-perturb draw fresh parameters per copy: give --seed")
+                if seed is None or profile is not None:
+                    raise VpevalError("--repeats/--speed-perturb draw fresh parameters per copy: give --seed (not "
+                                      "--profile)")
                 if paths_from is not None:
                     raise VpevalError("--repeats/--speed-perturb read a folder of audio files, not a Kaldi data "
                                       "folder: --paths-from does not apply")
@@ -137,7 +143,7 @@ def anonymize_cmd(
                 df = anonymize_folder(
                     in_dir, claim.path, alpha=a, seed=seed, alpha_range=(alpha_min, alpha_max), metadata=metadata,
                     audio_format=audio_format, quiet=quiet, client=client, method=method, strict_rate=strict_rate,
-                    channel=channel, out_rate=rate, paths_from=paths_from,
+                    channel=channel, out_rate=rate, paths_from=paths_from, profile=profile,
                 )
     except (VpevalError, ImportError) as exc:  # ImportError: the audio extra is missing (its message says so)
         _fail(exc)
@@ -146,7 +152,8 @@ def anonymize_cmd(
         "utterances": int(len(df)),
         "speakers": int(df["speaker_id"].nunique()),
         "duration_s": round(float(df["duration_s"].sum()), 3),
-        "alpha": alpha,
+        "alpha": "speaker" if profile is not None else alpha,
+        **({"profile": profile} if profile is not None else {}),
         "method": method,
         **({"alpha_min_used": float(df["alpha"].min()), "alpha_max_used": float(df["alpha"].max())}
            if method == "mcadams" else {}),

@@ -14,7 +14,7 @@ parameters per speaker or utterance from a seed (:mod:`vpeval.audio.anonymize.fo
 from __future__ import annotations
 
 from .base import draw_parameter
-from .folder import METHODS, anonymize_folder
+from .folder import METHODS, anonymize_folder, profile_seed
 from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, draw_alpha, mcadams, mcadams_pole_angles
 from .resample import RESAMPLE_RANGE, resample_shift
 from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, bilinear_warp, vtln
@@ -22,6 +22,7 @@ from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, bilinear_warp, vtln
 __all__ = [
     "METHODS",
     "anonymize_folder",
+    "profile_seed",
     "mcadams",
     "mcadams_pole_angles",
     "draw_alpha",

@@ -8,6 +8,8 @@ parameters. The command ``vpeval anonymize`` calls it.
 
 from __future__ import annotations
 
+import hashlib
+
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +22,7 @@ from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, _check_alpha, draw_
 from .resample import RESAMPLE_RANGE, resample_shift
 from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, vtln
 
-__all__ = ["anonymize_folder", "METHODS"]
+__all__ = ["anonymize_folder", "profile_seed", "METHODS"]
 
 METHODS = ("mcadams", "vtln", "resample")
 """Anonymizers of :func:`anonymize_folder`: :mod:`~vpeval.audio.anonymize.mcadams_coefficient`,
@@ -85,10 +87,31 @@ def _anonymize_file(job):
             rel.as_posix(), rate, target)
 
 
+def profile_seed(key: str) -> int:
+    """The seed of pseudo-identity profile ``key``: the first 8 bytes (little-endian) of the SHA-256 of
+    ``"vpeval-profile\0" + key`` (UTF-8), so any text names a profile and equal keys give equal draws on every
+    machine.
+
+    Raises
+    ------
+    VpevalError
+        An empty key, or one with white space or control characters (keys are written into tables).
+
+    Examples
+    --------
+    >>> profile_seed("p1") == profile_seed("p1"), profile_seed("p1") == profile_seed("p2")
+    (True, False)
+    """
+    if not isinstance(key, str) or not key or any(c.isspace() or not c.isprintable() for c in key):
+        raise VpevalError(f"a profile key is a non-empty text without white space, got {key!r}")
+    return int.from_bytes(hashlib.sha256(("vpeval-profile\0" + key).encode("utf-8")).digest()[:8], "little")
+
+
 def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None = None,
                      alpha_range=ALPHA_RANGE, metadata=None, audio_format: str = "flac",
                      quiet: bool = False, method: str = "mcadams", client=None, strict_rate: bool = False,
-                     channel: int | None = None, out_rate: int | None = None, paths_from: str | None = None):
+                     channel: int | None = None, out_rate: int | None = None, paths_from: str | None = None,
+                     profile: str | None = None):
     """Anonymize every utterance of an audio folder with :func:`mcadams`, mirroring the folder layout.
 
     Parameters
@@ -131,6 +154,11 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         8 kHz output).  Output above 16 kHz holds nothing above 8 kHz (the anonymizers run at 16 kHz).
     paths_from : {None, "data", "cwd"}
         Kaldi data folder input: the base of relative ``wav.scp`` paths (:func:`~vpeval.audio.io.scan_audio_folder`).
+    profile : str, optional
+        A pseudo-identity profile key (Beyond-EER's "profiles"): every speaker's parameters are drawn from the
+        key (seed :func:`profile_seed` of it, draws per speaker), so one key maps a speaker to one pseudo-voice
+        on every utterance and in every run, and another key to another one (renewal). Replaces ``seed``;
+        ``alpha`` must be left at its default or be ``"speaker"``. The table gains a ``profile`` column.
 
     Returns
     -------
@@ -139,7 +167,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         output, input_rate_hz, output_rate_hz`` (output path relative to ``out_dir``; the input file's own
         sampling rate and the written one, Hz); for ``vtln`` the parameter columns are ``warp, f0_ratio``
         and for ``resample`` ``ratio`` instead of ``alpha``.  The same table is written to
-        ``out_dir/anonymization.csv``.  When ``in_dir`` is a Kaldi data folder (``wav.scp``), ``out_dir``
+        ``out_dir/anonymization.csv`` (with ``profile``: a last column ``profile``, the key).  When ``in_dir`` is a Kaldi data folder (``wav.scp``), ``out_dir``
         becomes one too: the audio goes to ``out_dir/wav/<utterance id>.<format>``, a new ``wav.scp`` points
         at it (paths relative to ``out_dir``) and ``utt2spk``, ``spk2utt``, ``spk2gender`` and ``text`` are
         carried over, so the next command takes ``out_dir`` unchanged.
@@ -149,9 +177,17 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     InputFileError
         Any problem with an input file (named), see :func:`~vpeval.audio.io.read_audio`.
     VpevalError
-        Bad ``alpha``/``seed``/format/``out_rate``, or ``out_dir`` inside ``in_dir``.
+        Bad ``alpha``/``seed``/``profile``/format/``out_rate``, or ``out_dir`` inside ``in_dir``.
     """
     import pandas as pd
+
+    if profile is not None:
+        if seed is not None:
+            raise VpevalError("give a profile key or a seed, not both (the profile's draws are seeded by the key)")
+        if not (alpha == "speaker" or (not isinstance(alpha, str) and alpha == DEFAULT_ALPHA)):
+            raise VpevalError(f"a profile draws the parameters per speaker; alpha must be 'speaker' or left at its "
+                              f"default, got {alpha!r}")
+        alpha, seed = "speaker", profile_seed(profile)
 
     in_dir, out_dir = Path(in_dir), Path(out_dir)
     if audio_format not in ("flac", "wav"):
@@ -204,6 +240,8 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
                 for it in track(items, total=len(items), description=description, quiet=quiet)]
     df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", *_PARAMETER_COLUMNS[method], "duration_s",
                                      "output", "input_rate_hz", "output_rate_hz"])
+    if profile is not None:
+        df["profile"] = profile
     df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")
     _carry_kaldi_folder(in_dir, out_dir, df)
     return df
