@@ -676,3 +676,36 @@ def test_embedding_set_repr_is_one_short_line_whatever_the_size():
     many = EmbeddingSet(np.zeros((7, 2)), list("abcdefg"), list("xxxyyyz"), list("gfedcba"))
     assert repr(many) == ("EmbeddingSet(extractor='unknown', 7 utterances x 2 dimensions, 3 speakers, conditions "
                           "{'a': 1, 'b': 1, 'c': 1, 'd': 1, 'e': 1, ... 2 more})")
+
+
+def test_cross_key_trials_follow_the_paper_with_a_slow_oracle():
+    """Beyond-EER's cross-profile over two keys (here the two condition labels of the tiny set stand for two
+    profile runs): targets within key 1, non-targets key 1 against key 2, same source included."""
+    from vpeval.pipeline.protocols import cross_key_trials
+
+    es = tiny_set()
+    p = make_protocol(es)
+    got = cross_key_trials(es, ("original", "anonymized"), protocol=p)
+    enroll, probes = split_dicts(p)
+    emb = {(u, c): list(map(float, e)) for u, c, e in zip(es.utterance_id, es.condition, es.embeddings)}
+    want = {}
+    for s in sorted(probes):
+        for u in probes[s]:
+            for t in sorted(enroll):
+                m = _model([emb[(v, "original")] for v in enroll[t]])
+                if t == s:
+                    want[(t, u)] = (True, _cos(m, _unit(emb[(u, "original")])))
+                want[(t, u + "@anonymized")] = (False, _cos(m, _unit(emb[(u, "anonymized")])))
+    cx = got["cross-key"]
+    assert len(cx) == len(want) and cx.meta["target_eer"] == 0.0
+    for e, x, lab, s in zip(cx.enroll, cx.test, cx.is_target, cx.scores):
+        wl, ws = want[(str(e), str(x))]
+        assert bool(lab) == wl and s == pytest.approx(ws, abs=1e-14)
+    ss = got["cross-key-same-source"]
+    assert np.array_equal(ss.tar, cx.tar)
+    non_keys = [(e, x) for e, x, lab in zip(ss.enroll, ss.test, ss.is_target) if not lab]
+    assert all(x.startswith(f"{e}-") for e, x in non_keys) and len(non_keys) == sum(map(len, probes.values()))
+    with pytest.raises(ProtocolError, match="both"):
+        cross_key_trials(es, ("original", "original"))
+    with pytest.raises(ProtocolError, match="unknown condition"):
+        cross_key_trials(es, ("original", "p2"))

@@ -123,7 +123,7 @@ from __future__ import annotations
 from ..scoring import SCORE_BLOCK_ROWS, score_block, score_block_rows, score_rows
 from .models import OneToN, one_to_n, speaker_models
 from .split import Protocol, ProtocolError, check_metadata, make_protocol
-from .trials import TRIAL_TYPES, TrialType, build_trials
+from .trials import TRIAL_TYPES, TrialType, build_trials, compose_trials, cross_key_trials
 
 __all__ = [
     "ProtocolError",
@@ -135,6 +135,8 @@ __all__ = [
     "speaker_models",
     "one_to_n",
     "build_trials",
+    "compose_trials",
+    "cross_key_trials",
     "check_metadata",
 ]
 

@@ -12,7 +12,7 @@ from ...io.trials import Trials
 from .models import OneToN, _check_backend, _labels, one_to_n, speaker_models
 from .split import Protocol, ProtocolError, make_protocol
 
-__all__ = ["TrialType", "TRIAL_TYPES", "TWO_SIDED_TYPES", "build_trials", "compose_trials"]
+__all__ = ["TrialType", "TRIAL_TYPES", "TWO_SIDED_TYPES", "build_trials", "compose_trials", "cross_key_trials"]
 
 
 @dataclass(frozen=True)
@@ -230,3 +230,65 @@ def _cross_profile(es, protocol, label, cols, meta, backend=None) -> Trials:
         "cross-profile", meta,
     )
 
+
+
+def cross_key_trials(es: EmbeddingSet, profiles, *, protocol: Protocol | None = None,
+                     cohort_impostors: bool = True, backend=None) -> dict[str, Trials]:
+    """Beyond-EER's cross-profile trials as the paper means them: pseudo-identities of two anonymization runs
+    with two profile keys (``vpeval anonymize --profile KEY``) of the same system.
+
+    A pseudo-identity is a (speaker, key) pair. With ``profiles = (k1, k2)``, the condition labels of the two
+    runs' embeddings in ``es``, every model is a speaker's enrollment model under ``k1``:
+
+    * **target**: a model against a ``k1`` probe of the same speaker (the same pseudo-identity on two
+      utterances), the pairs of :func:`build_trials`' same-speaker trials;
+    * **non-target**: a model against every ``k2`` probe of every evaluation speaker (another key: another
+      pseudo-identity), the same source speaker included: a pseudo-identity renewed with its key must not be
+      linkable to its predecessor (the renewability an operator relies on). ``k1`` probes of other speakers are
+      not in it (they are ``aaaa``'s non-targets, within one key).
+
+    Ideal EER 0 %. Two lists are returned: ``"cross-key"`` (every non-target above) and
+    ``"cross-key-same-source"`` (the same targets against the same-source non-targets alone: the renewal
+    check on its own). Test keys of ``k2`` probes carry the suffix ``@<k2>`` (every (enroll, test) pair unique).
+
+    Parameters
+    ----------
+    es : EmbeddingSet
+        Embeddings of the two runs only: condition labels ``k1`` and ``k2``, one embedding per utterance in
+        each (the same utterance ids).
+    profiles : (str, str)
+        The two condition labels, enrollment key first.
+    protocol, cohort_impostors, backend
+        As in :func:`build_trials` (default split :func:`make_protocol` of ``es``).
+
+    Returns
+    -------
+    dict of str to Trials
+        ``meta`` holds ``type``, ``profiles``, ``target_eer`` (0.0), ``extractor`` and ``target_label``.
+
+    Raises
+    ------
+    ProtocolError
+        Two equal labels, a label missing, any other label in ``es``, embeddings missing, too few speakers.
+    """
+    k1, k2 = (str(p) for p in profiles)
+    _check_backend(backend)
+    _labels(es, k1, k2, ("o", "a"))
+    protocol = make_protocol(es) if protocol is None else protocol
+    cols = None if cohort_impostors else protocol.evaluation_speakers
+    same = one_to_n(es, protocol, enroll="o", probe="o", original=k1, anonymized=k2, backend=backend)
+    other = one_to_n(es, protocol, enroll="o", probe="a", original=k1, anonymized=k2, backend=backend)
+    t_same, t_other = same.to_trials(columns=cols), other.to_trials(columns=cols)
+    tar = t_same.select(t_same.is_target)
+    meta = dict(extractor=es.extractor, profiles=[k1, k2], target_eer=0.0,
+                backend="cosine" if backend is None else backend.name)
+    out = {}
+    for name, keep in (("cross-key", np.ones(len(t_other), bool)), ("cross-key-same-source", t_other.is_target)):
+        non = t_other.select(keep)
+        out[name] = Trials(
+            np.concatenate([tar.scores, non.scores]), np.r_[np.ones(len(tar), bool), np.zeros(len(non), bool)],
+            np.concatenate([tar.enroll, non.enroll]), np.concatenate([tar.test, np.char.add(non.test, f"@{k2}")]),
+            name, dict(meta, type=name, target_label=f"target = {k1} model vs {k1} probe of the same speaker; "
+                       f"nontarget = {k1} model vs a {k2} probe" + (" of the same speaker" if name.endswith(
+                           "source") else "")))
+    return out
