@@ -1,4 +1,4 @@
-"""`vpeval demo` on the bundled LibriSpeech example: the main job of the README."""
+"""`vpeval demo` on the bundled LibriSpeech example: the main job of the README (its numbers: docs/demo.md)."""
 
 import json
 import math
@@ -305,7 +305,7 @@ def test_audit_names_that_collide_when_made_safe(tmp_path):
 
 
 def test_readme_numbers_of_the_example(demo_report):
-    """Every number the README's "What the example shows" paragraph quotes, as rounded there."""
+    """Every number docs/demo.md's "What the example shows" paragraph quotes, as rounded there."""
     _, doc = demo_report
     summary = _section(doc, "summary")["data"]["systems"]["mcadams"]
     eer = {a: {t: round(100 * m["eer_rocch"], 1) for t, m in by.items()} for a, by in summary["attackers"].items()}
@@ -348,7 +348,7 @@ def test_readme_numbers_of_the_example(demo_report):
                                                (6.11, ["fusion-channels/anonymized", "aa"])]
     shares = [c for c in doc["comparisons"] if c["metric"] == "share_beyond"]
     assert len(shares) == 3 and all(c["better"] is None and c["value_a_fraction"] > 0.998 for c in shares)
-    # the channels (issue 29): the best EER per channel the README quotes, and which channel decides
+    # the channels (issue 29): the best EER per channel docs/demo.md quotes, and which channel decides
     best = {}
     for system, d in systems.items():
         for a, by in d["attackers"].items():
@@ -394,7 +394,7 @@ def test_extractor_adapted_attacker_per_system(demo_report):
 
 
 def test_readme_adapted_vs_backend_eers(demo_report):
-    """The README's adaptation table: the adapted attacker's ROCCH-EER and the best GE2E back-end trained on
+    """docs/demo.md's adaptation table: the adapted attacker's ROCCH-EER and the best GE2E back-end trained on
     anonymized speech, per system and attack type, as rounded there (the intervals come from
     benchmarks/adapted_vs_backend.py)."""
     _, doc = demo_report

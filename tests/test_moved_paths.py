@@ -65,13 +65,13 @@ NEW_PUBLIC = {
     "vpeval.audio.anonymize": [
         "METHODS", "anonymize_folder", "mcadams", "mcadams_pole_angles", "draw_alpha", "DEFAULT_ALPHA",
         "ALPHA_RANGE", "vtln", "bilinear_warp", "VTLN_WARP_RANGE", "VTLN_F0_RANGE", "resample_shift",
-        "RESAMPLE_RANGE", "draw_parameter"],
+        "RESAMPLE_RANGE", "draw_parameter", "profile_seed"],
     "vpeval.audio.anonymize.mcadams_coefficient": [
         "mcadams", "mcadams_pole_angles", "draw_alpha", "DEFAULT_ALPHA", "ALPHA_RANGE"],
     "vpeval.audio.anonymize.world": ["vtln", "bilinear_warp", "VTLN_WARP_RANGE", "VTLN_F0_RANGE"],
     "vpeval.audio.anonymize.resample": ["resample_shift", "RESAMPLE_RANGE"],
     "vpeval.audio.anonymize.base": ["draw_parameter"],
-    "vpeval.audio.anonymize.folder": ["anonymize_folder", "METHODS"],
+    "vpeval.audio.anonymize.folder": ["anonymize_folder", "profile_seed", "METHODS"],
     "vpeval.audio.embed": OLD_PATHS["vpeval.embed"][1] + ["MODEL_PREFIXES"],
     "vpeval.audio.embed.features": ["FeatureSpec", "compute_features", "model_input", "window_function",
                                     "read_feature_spec"],
