@@ -36,7 +36,8 @@ def score_verdict(trials: Trials, name: str = "scores", *, n_perm: int | None = 
     """Verdict of one score input, the attacker being the scores as given (trial type ``"scores"``).
 
     With Kaldi keys the speakers come from the keys (:func:`~vpeval.analysis.speakers_from_keys`) and speaker
-    identities are permuted when the design is complete, else each probe's target within its row; a ``score
+    identities are permuted when the design is complete, else each speaker's probes move together among the
+    models all of them met (``"speaker-row"``); a ``score
     label`` file permutes trial labels (exchangeable trials assumed; the verdict's warnings say so).
     Parameters as in :func:`~vpeval.analysis.secrecy_test` and :func:`~vpeval.analysis.verdict.decide`;
     ``n_perm=None`` is :func:`default_n_perm` of the input's size. ``jobs``: a running

@@ -21,7 +21,8 @@ The **verdict** of every attack row (anonymized test side, with a score file) is
 (:func:`vpeval.analysis.families.score_verdict`, the ``verdicts`` object of ``vpeval verify`` and ``report``):
 the score file's enroll keys name the enrolled speakers and each test utterance's speaker is the model it is a
 target of (:func:`vpeval.analysis.speakers_from_keys`), so speakers are relabelled when every probe is scored
-against every model of its list (the toolkit's per-gender trials), else each probe's target within its row.
+against every model of its list (the toolkit's per-gender trials), else each speaker's probes together among
+the models all of them met (the ``speaker-row`` relabelling).
 Each row is its own family: the rows' evaluation speakers differ (gender, dataset, split).
 """
 
