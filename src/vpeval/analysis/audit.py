@@ -337,7 +337,7 @@ def strongest_attackers(res: "SystemAudit") -> dict[str, dict]:
         cos = None if w_cos is None else w_cos["attacker"]
         cls = attacker_class(res.attackers[best].trained_on, t, res.attackers[best].adapted is not None)
         e_best = 100 * rows[best]["eer_rocch"]
-        sentence = (f"{t}: the strongest attacker is {best} ({cls}), ROCCH-EER {e_best:.3g} %")
+        sentence = (f"{t}: the strongest attacker is {best}, class {cls}, ROCCH-EER {e_best:.3g} %")
         if cos is not None and cos != best:
             e_cos = 100 * rows[cos]["eer_rocch"]
             sentence += (f", while the plain cosine attacker {cos} reads {e_cos:.3g} %: reporting the cosine attacker "

@@ -11,6 +11,7 @@ attacker it belongs to; nothing is recomputed.
 from __future__ import annotations
 
 
+from ..analysis.attribution import worst_over_attackers
 from ..analysis.audit import ATTACK_TYPES, strongest_attackers
 from ..pipeline.attackers import attacker_class
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
@@ -116,7 +117,9 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
         ass = res.assessments.get(f"{a} / {t}", [])
         names = sorted(x for x, by in res.type_metrics.items() if t in by)
         mean = sum(res.type_metrics[x][t]["eer_rocch"] for x in names) / len(names)
-        eps = max(names, key=lambda x: (res.type_metrics[x][t]["eps_max_nats"], x))
+        # the appendix's rule (analysis.attribution): the largest, ties to the first name
+        w = worst_over_attackers({x: res.type_metrics[x][t] for x in names}, "eps_max_nats", t)
+        eps = names[0] if w is None else w["attacker"]
         cls = attacker_class(res.attackers[a].trained_on, t, res.attackers[a].adapted is not None)
         rows.append([t, a, cls, 100 * m["eer_rocch"],
                      _ci(ass, "eer_rocch", m), _chance(ass, "eer_rocch"), nats_to_bits(m["eps_max_nats"]),

@@ -210,7 +210,7 @@ def _cell(v, fmt, classes=None, aligned: bool = False) -> str:
             return f"{td}—</td>"
         if math.isinf(v):
             return f'{td}{"∞" if v > 0 else "−∞"}</td>'
-        return f"{td}{_escape(fmt.format(v))}</td>"
+        return f"{td}{_escape(fmt.format(v + 0.0))}</td>"  # + 0.0: a negative zero reads 0, not -0
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{td}{v}</td>"
     cls = (classes or {}).get(str(v))
