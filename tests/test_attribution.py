@@ -188,7 +188,7 @@ def test_every_attacker_number_pair_in_the_demo_is_the_attackers_own(demo_doc):
             if s["cosine"]:
                 assert _close(s["cosine"]["eer_rocch"], own(system, s["cosine"]["attacker"], t, "eer_rocch"))
             # the sentence names the same attackers with the same numbers (as printed, 3 significant digits)
-            m = re.search(r"strongest attacker is (\S+) \(.*?\), ROCCH-EER ([\d.e+-]+) %", s["sentence"])
+            m = re.search(r"strongest attacker is (\S+), class .*?, ROCCH-EER ([\d.e+-]+) %", s["sentence"])
             assert m.group(1) == s["eer"]["attacker"]
             assert float(m.group(2)) == pytest.approx(100 * own(system, m.group(1), t, "eer_rocch"), rel=5e-3,
                                                       abs=1e-9)
