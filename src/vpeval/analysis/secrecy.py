@@ -432,9 +432,14 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
     for extension in range(MAX_EXTENSIONS + 1):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            null = yield from null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs)
-            if profs is None:  # after the members were checked there
+            steps = null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs)
+            null = _step(steps)  # the members checked, a large member's relabellings on the workers
+            if profs is None:  # computed here while the workers relabel
                 profs = member_profiles(trials, one_to_n)
+            if null is None:
+                yield
+                while null is None:
+                    null = _step(steps)
             test = _decide(null, None, float(alpha), n_boot, seed, profs, designs)
         more = min(MAX_N_PERM, 10 * (n_perm + 1) - 1)
         if (extension == MAX_EXTENSIONS or null.exact or more <= n_perm
@@ -445,6 +450,15 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     subs = {name: _decide(null, keep, float(alpha), n_boot, seed, profs, designs) for name, keep in keeps.items()}
     return dataclasses.replace(test, subfamilies=subs) if subs else test
+
+
+def _step(steps):
+    """One step of a generator of steps: None while it has more, its return value at its end."""
+    try:
+        next(steps)
+    except StopIteration as done:
+        return done.value
+    return None
 
 
 #: Extensions of the relabellings when the family-wise p-value lies near alpha (:func:`near_alpha`).
