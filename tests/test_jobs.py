@@ -283,7 +283,8 @@ def test_sighup_leaves_like_ctrl_c_unless_ignored(tmp_path):
     import time
 
     code = ("import signal, sys, time\n"
-            "if sys.argv[1] == 'nohup':\n    signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+            # each mode sets its own disposition: a test run under nohup passes SIGHUP ignored to its children
+            "signal.signal(signal.SIGHUP, signal.SIG_IGN if sys.argv[1] == 'nohup' else signal.SIG_DFL)\n"
             "from vpeval.cli.common import exit_on_sigterm\nexit_on_sigterm()\n"
             "try:\n    print('ready', flush=True)\n    time.sleep(3)\n    print('slept', flush=True)\n"
             "finally:\n    open(sys.argv[2], 'w').write('cleaned')\n")
