@@ -474,7 +474,9 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
         if cs is None and delta is None:
             what += ("; no number of speakers alone would (at delta = 1 / (2 S) the share to bound shrinks as fast "
                      "as the targets grow)")
-    out["sentence"] = (f"A perfectly secret audit of {S} speakers x {P} probes ({D} distractor models): upper bound "
+    design = (f"{S} speakers x {P} probes, every probe against every speaker's model"
+              + (f" and {D} distractor models (enrolled, never probed)" if D else ""))
+    out["sentence"] = (f"A perfectly secret audit of {design}: upper bound "
                        f"{now:.3g} bits at delta = {100 * d:.3g} % (budget {b:.3g} bits, design effect {deff:g}): "
                        f"{what}.")
     return out

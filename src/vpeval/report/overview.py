@@ -12,7 +12,7 @@ from __future__ import annotations
 
 
 from ..analysis.attribution import worst_over_attackers
-from ..analysis.audit import ATTACK_TYPES, strongest_attackers
+from ..analysis.audit import strongest_attackers
 from ..pipeline.attackers import attacker_class
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
 from .document import Draw, Figure, Links, Paragraph, Section, Table, safe_filename
