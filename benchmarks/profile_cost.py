@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
+from timing import Timings  # benchmarks/ is the script's folder, first on sys.path
 
 from vpeval.metrics.profile import DELTA_GRID, ProfileCounts
 
@@ -30,13 +30,8 @@ def main() -> int:
     tar, non = rng.normal(0.2, 1.0, a.targets), rng.normal(size=a.nontargets)
     both = np.r_[tar, non]
     load0 = os.getloadavg()[0]
-    times: dict[str, list[float]] = {}
-
-    def timed(name, fn):
-        t = time.perf_counter()
-        out = fn()
-        times.setdefault(name, []).append(time.perf_counter() - t)
-        return out
+    timed = Timings()
+    times = timed.times
 
     for _ in range(a.repeat):
         timed("floor: numpy.sort of all scores", lambda: np.sort(both))

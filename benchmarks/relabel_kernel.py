@@ -24,7 +24,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 import warnings
 from pathlib import Path
 
@@ -33,6 +32,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from timing import Timings  # noqa: E402
 
 
 def main() -> None:
@@ -73,13 +73,8 @@ def main() -> None:
         RL.compiled_pav_target_blocks = (lambda: jit[1]) if on else (lambda: None)
 
     stats = ("eps_max", "d_ece")
-    times: dict[str, list[float]] = {}
-
-    def timed(name, fn):
-        t = time.perf_counter()
-        out = fn()
-        times.setdefault(name, []).append(time.perf_counter() - t)
-        return out
+    timed = Timings()
+    times = timed.times
 
     for r in range(1, a.repeat + 1):
         got = {}
