@@ -892,3 +892,16 @@ def test_near_alpha_reads_the_monte_carlo_interval():
     assert S.near_alpha(0.05, 999, 0.05) and S.near_alpha(0.06, 199, 0.05)
     assert not S.near_alpha(0.001, 999, 0.05) and not S.near_alpha(0.2, 999, 0.05)
     assert not S.near_alpha(0.03, 99_999, 0.05)  # 3,000 of 100,000: far from 5 % at this count
+
+
+def test_speaker_row_refuses_a_probe_with_two_speakers_across_members():
+    """An incomplete design whose members disagree on a probe's speaker is refused, naming the probe."""
+    def member(name, x_speaker):
+        enr = np.array(["A", "B", "A", "B", "B"])  # b2 never meets A: an incomplete design
+        tst = np.array(["x", "x", "a2", "a2", "b2"])
+        lab = np.array([x_speaker == "A", x_speaker == "B", True, False, True])
+        t = Trials(np.array([1.0, 0.5, 2.0, 0.1, 0.3]), lab, enr, tst, source=name)
+        return TrialInput(name, "oa", t, *speakers_from_keys(t))
+
+    with pytest.raises(VpevalError, match="'x' has different speakers"):
+        secrecy_test([member("m1", "A"), member("m2", "B")], n_perm=19, n_boot=2)

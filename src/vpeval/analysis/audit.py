@@ -274,6 +274,11 @@ def beyond_eer_table(data: dict[str, dict[str, dict[str, dict]]], *, n_boot: int
         (linear interpolation between order statistics) and ``half_width = (high - low) / 2`` (0 with one
         attacker). A type no attacker of a system has is absent.
 
+    Raises
+    ------
+    ValueError
+        ``n_boot < 1`` or ``level`` outside (0, 1).
+
     Notes
     -----
     The EER is the interpolated step EER (:func:`vpeval.eer_interp`), which can pass 50 %: on oaoo and oaaa the

@@ -288,9 +288,12 @@ def row_design(preps: list[_TrialPrep], S: np.ndarray) -> RowDesign:
         k_has, s_has = key[has], p.probe_idx[has]
         seen = spk[k_has]
         clash = np.flatnonzero((seen >= 0) & (seen != s_has))
-        if clash.size or np.unique(np.c_[k_has, s_has], axis=0).shape[0] != np.unique(k_has).size:
-            raise VpevalError(f"{p.inp.trials.source}: probe {str(names[k_has[clash[0]] if clash.size else 0])!r} "
-                              "has different speakers in different trials or members")
+        pairs = np.unique(np.c_[k_has, s_has], axis=0)
+        twice = pairs[np.r_[pairs[1:, 0] == pairs[:-1, 0], False], 0]  # a key with two speakers in this member
+        if clash.size or twice.size:
+            bad = k_has[clash[0]] if clash.size else twice[0]
+            raise VpevalError(f"{p.inp.trials.source}: probe {str(names[bad])!r} has different speakers in different "
+                              "trials or members")
         spk[k_has] = s_has
         inside = p.model_idx >= 0
         count = np.bincount(key[inside] * n_s + p.model_idx[inside], minlength=K * n_s)
@@ -349,6 +352,11 @@ def _row_choices(rng, design: RowDesign, n_perm: int) -> np.ndarray:
     return tau
 
 
+#: The schemes that relabel whole speakers (their probes move together): resampled by probe speaker, exposed
+#: speakers named.
+SPEAKER_SCHEMES = ("speaker", "speaker-row")
+
+
 # ----------------------------------------------------------------------------------------- relabellings
 
 
@@ -376,7 +384,7 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, seed, rows: slice) -> 
     its own stream, ``default_rng([seed, 1, r])``, so a row's draw depends on ``seed`` and ``r`` alone, not on
     which rows are computed together or by which worker process."""
     R = rows.stop - rows.start
-    if scheme in ("speaker", "speaker-row"):
+    if scheme in SPEAKER_SCHEMES:
         # speaker: model m gets identity sig[m], so its trials with probes of that speaker are the targets;
         # speaker-row: speaker s's probes are targets of model sig[s]. Gather the blocks of those (model, probe
         # speaker) pairs pair by pair (O(K) per relabelling), then sort each row

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..keys import sorted_codes
-from .relabel import _TrialPrep, index_in
+from .relabel import SPEAKER_SCHEMES, _TrialPrep, index_in
 from .trial_boot import lazy_trial_bootstrap
 from .worst_case import PRUNE_MIN_TARGETS, _eps_max_at_targets, eps_max_unit_weighted
 
@@ -26,7 +26,7 @@ def _bootstrap_worst(preps, lid_obs, scheme, S, n_boot, seed, t_stats, l_stats):
     or units), the number of units, and the sorted unit names."""
     rng = np.random.default_rng([seed, 2])
     kind = {"speaker": "probe", "speaker-row": "probe", "probe": "test"}.get(scheme)  # the unit's key of each trial
-    if scheme in ("speaker", "speaker-row"):
+    if scheme in SPEAKER_SCHEMES:
         keys = [p.codes(kind)[0] for p in preps] + [pspk for _, _, pspk in lid_obs]
     elif scheme == "probe":
         keys = [p.codes(kind)[0] for p in preps]

@@ -100,7 +100,7 @@ from ..stats.results import order_statistic
 from .members import OneToNInput, TrialInput, speakers_from_keys
 from .nulls import NullFamily, null_family_steps
 from .profiles import member_profiles
-from .relabel import LID_SLOPE_GRID
+from .relabel import LID_SLOPE_GRID, SPEAKER_SCHEMES
 from .resample import family_maximum
 from .worst_case import eps_max_ceiling_nats
 
@@ -280,7 +280,8 @@ class SecrecyTest:
     def to_dict(self) -> dict:
         return {"scheme": self.scheme, "scheme_note": self.scheme_note, "n_perm": self.n_perm, "seed": self.seed,
                 "alpha": self.alpha, "p_value": self.p_value, "rejected": self.rejected,
-                "n_units": self.n_units, "tested_share": self.tested_share, "log10_distinct_relabellings": self.log10_distinct,
+                "n_units": self.n_units, "tested_share": self.tested_share,
+                "log10_distinct_relabellings": self.log10_distinct,
                 "can_reject": self.can_reject, "worst_case": self.worst.to_dict(),
                 "thresholds_bits": dict(self.thresholds), "exposed_speakers": [e.to_dict() for e in self.exposed],
                 "members": [m.to_dict() for m in self.members]}
@@ -555,7 +556,7 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
     worst = WorstCase(value, st, a, tt, _exact_q(null_max, 0.95), _exact_q(reps, 0.05), _exact_q(reps, 0.95),
                       float(ceiling), bool(value >= ceiling - CEILING_TOLERANCE_BITS), n_boot,
                       "speaker bootstrap of the family maximum, strongest attacker re-selected in every replicate"
-                      if scheme in ("speaker", "speaker-row") else
+                      if scheme in SPEAKER_SCHEMES else
                       f"{'probe' if scheme == 'probe' else 'trial'} bootstrap of the family maximum, strongest "
                       "attacker re-selected in every replicate")
     worst = dataclasses.replace(worst, family_ceiling=float(family_ceiling))
@@ -592,7 +593,7 @@ def _log10_distinct(scheme: str, S, preps, rows=None) -> float:
 
 
 def _exposed(preps, lid_obs, thresholds, scheme) -> list[ExposedSpeaker]:
-    if scheme not in ("speaker", "speaker-row"):
+    if scheme not in SPEAKER_SCHEMES:
         return []
     from ..blocks import pav_trial_llrs
 

@@ -71,16 +71,8 @@ def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1
             out.append(float(max(n, 1)))
             continue
         sc = s[sel]
-        worst = 1.0
-        for t in thr:
-            z = (sc >= t).astype(float)
-            p = z.mean()
-            if p <= 0.0 or p >= 1.0:
-                continue
-            sums = np.bincount(gi, weights=z - p, minlength=n_g)
-            v_cl = n_g / (n_g - 1) * float(np.dot(sums, sums)) / n ** 2
-            worst = max(worst, v_cl / (p * (1 - p) / n))
-        out.append(float(worst))
+        got = [_cluster_deff((sc >= t).astype(float), gi, n_g) for t in thr]
+        out.append(float(max([1.0] + [v for v in got if v is not None])))
     return out[0], out[1]
 
 

@@ -92,6 +92,12 @@ def compose_trials(targets_from: Trials, nontargets_from: Trials, name: str, met
     ``oaoo``/``oaaa``): both must list the same (enroll, test) pairs with the same labels in the same order, as
     two conditions of one design do (e.g. ``oa`` and ``oo`` of one protocol or of one VoicePrivacy list).
 
+    Returns
+    -------
+    Trials
+        The same pairs, keys and labels, length ``len(targets_from)``: scores from ``targets_from`` where
+        ``is_target``, from ``nontargets_from`` elsewhere; ``source`` ``name``, ``meta`` as given.
+
     Raises
     ------
     ProtocolError
