@@ -47,6 +47,9 @@ def members(rng, design: str, args) -> list[TrialInput]:
     D = args.distractors if design == "audit" else 0
     miss = args.missing if design == "keyed-incomplete" else 0.0
     s, lab, enr, tst, psp = crossed(rng, args.speakers, args.probes, D, args.condition, args.shift, miss, args.effect)
+    if args.model_effect:  # a model ("hub") effect shared by every probe scored against that model
+        w = rng.standard_normal(args.speakers + D)
+        s = s + args.model_effect * w[np.char.lstrip(enr.astype(str), "m").astype(int)]
     if design == "bare":
         return [TrialInput("a", "scores", Trials(s, lab))]
     t = Trials(s, lab, enroll=np.ascontiguousarray(enr), test=np.ascontiguousarray(tst))
@@ -81,6 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("--distractors", type=int, default=60)
     ap.add_argument("--missing", type=float, default=0.3)
     ap.add_argument("--effect", type=float, default=0.7)
+    ap.add_argument("--model-effect", type=float, default=0.0,
+                    help="weight of a per-model effect added to every score against that model (hub models)")
     ap.add_argument("--condition", default="null",
                     help="null (size), or a leak for power: shift-X (every target raised by X), selective-P (a share "
                          "P of the speakers raised by --shift), counterexample (profile_calibration.crossed)")
@@ -94,7 +99,7 @@ def main(argv=None) -> int:
     t0, load0 = time.time(), os.getloadavg()[0]
     rows = [run_design(d, args) for d in args.designs.split(",")]
     setup = (f"{args.condition}: {args.runs} runs per design, {args.speakers} speakers x {args.probes} probes, speaker effect "
-             f"{args.effect}, {args.missing:.0%} of non-targets missing (keyed-incomplete), {args.distractors} "
+             f"{args.effect}, model effect {args.model_effect}, {args.missing:.0%} of non-targets missing (keyed-incomplete), {args.distractors} "
              f"distractors (audit), one attacker (eps_max, d_ece), n_perm {args.n_perm}, alpha {args.alpha}, seed "
              f"{args.seed}; {time.time() - t0:.0f} s on {platform.machine()}, load {load0:.1f} -> "
              f"{os.getloadavg()[0]:.1f}")

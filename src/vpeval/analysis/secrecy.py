@@ -25,7 +25,8 @@ Relabelling schemes (``scheme``), chosen from what the input says, the same rela
     independently per speaker, from the models every one of them met (:func:`~vpeval.analysis.relabel.row_design`
     chooses those models and probes from the design alone; probes of a speaker that cannot move with it are
     left out of the test, ``tested_share``). Exact under perfect secrecy when one speaker's probes are
-    exchangeable across the models they all met; moving them independently (the ``"probe"`` scheme) would
+    exchangeable across the models they all met; with a per-model effect (hub models) conservative, since two
+    speakers may draw the same model (2.0 % false rejections at alpha 5 % measured); moving them independently (the ``"probe"`` scheme) would
     ignore their shared voice, which the pair effect of real speech makes anti-conservative (about 20 %
     false rejections at alpha 5 % in ``benchmarks/secrecy_size.py``).
 ``"probe"``
