@@ -196,7 +196,9 @@ def embed_cmd(
     output: Path = typer.Option(..., "--output", "-o", help="Embeddings file to write (.npz)."),
     extractor: str = typer.Option("mfcc", "--extractor", "-e", help="mfcc (model-free, 40-dim), resemblyzer (GE2E, 256-dim; needs the embed extra), voicefilter-dvector (LSTM d-vector, 256-dim, int8 ONNX; needs the voicefilter extra), or your own model file: onnx:PATH (the onnx extra) or torchscript:PATH (torch), reading the features its sidecar PATH.json states (docs/extractors.md)."),
     features: Optional[Path] = typer.Option(None, "--features", help="onnx:/torchscript: only: the JSON file stating the model's input features, instead of the sidecar PATH.json next to the model (docs/extractors.md)."),
-    condition: str = typer.Option("original", "--condition", "-c", help="Condition label stored with the rows: original or anonymized."),
+    condition: str = typer.Option("original", "--condition", "-c", help="Condition label stored with the rows: original, anonymized, or anonymized@KEY for a further run of "
+         "the same system under another profile key (vpeval anonymize --profile KEY): vpeval audit then builds "
+         "Beyond-EER's cross-profile trials."),
     metadata: Optional[Path] = _MetadataOpt,
     append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor; a model file must be the same file, by its sha256, with the same features)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT written by `vpeval embed` "
@@ -234,8 +236,11 @@ def embed_cmd(
         check_paths_from(paths_from)
         if output.suffix != ".npz":
             raise VpevalError(f"{output}: the output must be a .npz file")
-        if condition not in ("original", "anonymized"):
-            raise VpevalError(f"--condition must be 'original' or 'anonymized', got {condition!r}")
+        from ..io.embeddings import valid_profile_key, profile_key
+
+        if condition not in ("original", "anonymized") and not valid_profile_key(profile_key(condition) or ""):
+            raise VpevalError(f"--condition must be 'original', 'anonymized' or 'anonymized@KEY' (KEY without white "
+                              f"space or '@'), got {condition!r}")
         if append and force:
             raise VpevalError("--append and --force exclude each other")
         if metadata_out is not None:

@@ -257,38 +257,6 @@ def _find_example(example: Optional[Path]) -> Path:
     )
 
 
-def _load_system(folder: Path) -> dict:
-    from ..io.embeddings import check_conditions, read_embeddings
-
-    sets = {}
-    for f in sorted(folder.glob("embeddings_*.npz")):
-        es = read_embeddings(f)
-        check_conditions(es, f)
-        if es.extractor in sets:
-            raise VpevalError(f"{f}: a second embedding file of extractor {es.extractor!r} in {folder}")
-        sets[es.extractor] = es
-    return sets
-
-
-def _load_train(folder: Path, evaluation: dict) -> dict:
-    """Attacker training embeddings from ``folder/train/embeddings_*.npz`` (empty dict when absent)."""
-    tdir = folder / "train"
-    if tdir.exists() and not tdir.is_dir():
-        raise VpevalError(f"{tdir}: expected a folder of attacker training embeddings (train/embeddings_*.npz), "
-                          "found a file")
-    if not tdir.is_dir():
-        return {}
-    train = _load_system(tdir)
-    if not train:
-        raise VpevalError(f"{tdir}: a train/ folder needs embeddings_<extractor>.npz files (training speakers, "
-                          "original and anonymized rows)")
-    extra = sorted(set(train) - set(evaluation))
-    if extra:
-        raise VpevalError(f"{tdir}: training embeddings of extractor {extra[0]!r} have no evaluation embeddings in "
-                          f"{folder}")
-    return train
-
-
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
                seed: int, backends=None, asnorm: bool = False, fusion: bool = True, vpc_table: Optional[Path] = None,
                dataset: str = "", split: str = "", command: str = "audit", client=None,
@@ -329,14 +297,15 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
     from ..report import sha256_file
     from ..report.audit import audit_systems
     from ..report.writer import render_report
+    from .systems import load_system, load_train
 
     import pandas as pd
 
     console = Console(stderr=True, quiet=quiet or json_out)
     loaded, inputs, metadata, train, adapt = {}, [], {}, {}, {}
     for folder, name in systems:
-        loaded[name] = _load_system(folder)
-        train[name] = _load_train(folder, loaded[name])
+        loaded[name] = load_system(folder)
+        train[name] = load_train(folder, loaded[name])
         files = sorted(folder.glob("embeddings_*.npz")) + sorted((folder / "train").glob("embeddings_*.npz"))
         adapt[name] = load_adapt(folder, files)
         if train[name] and (folder / "train" / "metadata.csv").is_file():

@@ -46,7 +46,8 @@ import numpy as np
 from ..errors import ExtractorRecordWarning, InputFileError
 from .extractor_info import check_extractor_info, dump_extractor_info, parse_extractor_info, record_difference
 
-__all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings", "check_conditions", "read_extractor_info"]
+__all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings", "check_conditions", "read_extractor_info",
+           "PROFILE_CONDITION_PREFIX", "profile_key", "valid_profile_key", "split_profile_runs"]
 
 
 @dataclass(frozen=True)
@@ -370,14 +371,57 @@ def _parquet_extractor_info(path) -> dict | None:
     return parse_extractor_info(text, path)
 
 
-def check_conditions(es: EmbeddingSet, path, allowed=("original", "anonymized")) -> None:
-    """Raise :class:`InputFileError` naming ``path`` when a row of ``es`` has a condition not in ``allowed``."""
+#: Condition label of a further anonymization run of a system under another pseudo-identity profile key:
+#: ``anonymized@<key>`` (``vpeval anonymize --profile KEY``, then ``vpeval embed -c anonymized@KEY``).
+PROFILE_CONDITION_PREFIX = "anonymized@"
+
+
+def profile_key(condition: str) -> str | None:
+    """The profile key of a condition label ``anonymized@<key>``, or None for any other label.
+
+    Examples
+    --------
+    >>> profile_key("anonymized@p2"), profile_key("anonymized")
+    ('p2', None)
+    """
+    c = str(condition)
+    return c[len(PROFILE_CONDITION_PREFIX):] if c.startswith(PROFILE_CONDITION_PREFIX) else None
+
+
+def valid_profile_key(key: str) -> bool:
+    """Whether ``key`` can name a profile run: non-empty printable text without white space or ``@``."""
+    return bool(key) and not any(ch.isspace() or not ch.isprintable() or ch == "@" for ch in key)
+
+
+def check_conditions(es: EmbeddingSet, path, allowed=("original", "anonymized"), *, profiles: bool = False) -> None:
+    """Raise :class:`InputFileError` naming ``path`` when a row of ``es`` has a condition not in ``allowed``
+    (with ``profiles``, labels ``anonymized@<key>`` are allowed too: a key is printable text without white space
+    or ``@``)."""
     present = np.unique(es.condition)
-    bad = [c for c in present.tolist() if c not in allowed]
+    bad = [c for c in present.tolist() if c not in allowed and not (
+        profiles and profile_key(c) is not None and valid_profile_key(profile_key(c)))]
     if bad:
-        row = int(np.flatnonzero(es.condition == bad[0])[0])
-        raise InputFileError(path, None, f"row {row}: unknown condition label {bad[0]!r} (expected "
-                             f"{' or '.join(repr(a) for a in allowed)})")
+        row = int(np.flatnonzero(np.isin(es.condition, bad))[0])  # the first in the file
+        raise InputFileError(path, None, f"row {row}: unknown condition label {str(es.condition[row])!r} (expected "
+                             f"{' or '.join(repr(a) for a in allowed)}"
+                             + (f", or {PROFILE_CONDITION_PREFIX}KEY for a run under another profile key"
+                                if profiles else "") + ")")
+
+
+def split_profile_runs(es: EmbeddingSet) -> tuple[EmbeddingSet, dict[str, EmbeddingSet]]:
+    """The rows of ``es`` without profile runs, and each run ``anonymized@<key>`` as its own set (key -> rows,
+    keys sorted; condition labels kept).
+
+    Examples
+    --------
+    >>> es = EmbeddingSet(np.eye(3), ["u1", "u1", "u1"], ["s"] * 3, ["original", "anonymized", "anonymized@k2"], "x")
+    >>> main, runs = split_profile_runs(es)
+    >>> main.condition.tolist(), list(runs), runs["k2"].condition.tolist()
+    (['original', 'anonymized'], ['k2'], ['anonymized@k2'])
+    """
+    keys = np.array([profile_key(c) or "" for c in es.condition.tolist()], dtype=object)
+    runs = {k: es.select(keys == k) for k in sorted(set(keys.tolist()) - {""})}
+    return (es.select(keys == "") if runs else es), runs
 
 
 def write_embeddings(path, es: EmbeddingSet, *, dtype=np.float32) -> None:

@@ -1,0 +1,114 @@
+"""Runs of one system under further profile keys (``anonymized@KEY`` rows): reading, validation, and Beyond-EER's
+cross-profile trials in an audit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from vpeval.errors import InputFileError
+from vpeval.io.embeddings import (EmbeddingSet, check_conditions, profile_key, read_embeddings, split_profile_runs,
+                                  write_embeddings)
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
+
+
+def _app():
+    from vpeval.cli.main import app
+
+    return app
+
+
+def test_profile_conditions_are_checked_and_split():
+    es = EmbeddingSet(np.eye(4), ["u1", "u1", "u1", "u1"], ["s"] * 4,
+                      ["anonymized@b", "original", "anonymized", "anonymized@a"], "x")
+    check_conditions(es, "f.npz", profiles=True)
+    with pytest.raises(InputFileError, match="unknown condition label 'anonymized@b'"):
+        check_conditions(es, "f.npz")  # not where profile runs are not read (training folders)
+    for bad in ("anonymized@", "anonymized@a b", "anonymized@a@b", "anonymised@a"):
+        wrong = EmbeddingSet(np.eye(1), ["u"], ["s"], [bad], "x")
+        with pytest.raises(InputFileError, match="f.npz.*row 0"):
+            check_conditions(wrong, "f.npz", profiles=True)
+    main, runs = split_profile_runs(es)
+    assert main.condition.tolist() == ["original", "anonymized"] and list(runs) == ["a", "b"]
+    assert np.array_equal(runs["b"].embeddings, np.eye(4)[[0]])
+    assert profile_key("anonymized@a") == "a" and profile_key("original") is None
+    same, none = split_profile_runs(main)
+    assert same is main and none == {}
+
+
+def _one_run_system(tmp_path):
+    """The example's McAdams system without its second run (rows ``anonymized@p2``)."""
+    d = tmp_path / "one"
+    d.mkdir()
+    for e in ("mfcc", "resemblyzer"):
+        es = read_embeddings(EXAMPLE / f"embeddings_{e}.npz")
+        write_embeddings(d / f"embeddings_{e}.npz", es.select(es.condition != "anonymized@p2"))
+    meta = pd.read_csv(EXAMPLE / "metadata.csv", dtype=str, keep_default_na=False)
+    meta[meta["condition"] != "anonymized@p2"].to_csv(d / "metadata.csv", index=False)
+    return d
+
+
+def test_audit_scores_cross_profile_for_a_system_with_two_runs(tmp_path):
+    """The bundled example holds a second run of McAdams under profile key p2 (make_example.py, step 6)."""
+    one = _one_run_system(tmp_path)
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(_app(), ["audit", f"two={EXAMPLE}", f"one={one}", "-o", str(out), "--no-verdict",
+                                      "--backend", "cosine", "--no-fusion"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads((out / "report.json").read_text())
+    summary = next(s for s in doc["sections"] if s["id"] == "summary")["data"]
+    by = summary["systems"]["two"]["attackers"]["mfcc-stats/cosine"]
+    n_probes, n_models = by["oa"]["n_tar"], 1 + by["oa"]["n_non"] // by["oa"]["n_tar"]
+    # targets: each key-1 probe against its own model; non-targets: every key-2 probe against every model
+    assert (by["cross-profile"]["n_tar"], by["cross-profile"]["n_non"]) == (n_probes, n_probes * n_models)
+    assert (by["cross-profile-same-source"]["n_tar"], by["cross-profile-same-source"]["n_non"]) == (n_probes,
+                                                                                                  n_probes)
+    # the targets are aaaa's: the same pairs of the same run
+    assert by["cross-profile"]["n_tar"] == by["aaaa"]["n_tar"]
+    one = summary["systems"]["one"]["attackers"]["mfcc-stats/cosine"]
+    assert "cross-profile" not in one
+    # the two systems' single-run types agree: the further run changes nothing else
+    for t in ("oo", "oa", "aa", "aaaa", "aa-centroid"):  # report.json writes a repeated object as a reference
+        assert one[t] == {"$ref": f"/sections/{doc['sections'].index(next(s for s in doc['sections'] if s['id'] == 'summary'))}"
+                          f"/data/systems/two/attackers/mfcc-stats~1cosine/{t}"} or one[t] == by[t], t
+    beyond = summary["beyond_eer"]
+    assert "cross-profile" in beyond["two"] and "cross-profile" not in beyond["one"]
+    scored = [m["cross-profile"]["eer_interp"] for m in summary["systems"]["two"]["attackers"].values()
+              if "cross-profile" in m]  # the voice attackers (content and prosody have no second run)
+    assert len(scored) >= 2 and beyond["two"]["cross-profile"]["n_attackers"] == len(scored)
+    assert beyond["two"]["cross-profile"]["mean"] == pytest.approx(sum(scored) / len(scored), rel=1e-9)
+    page = (out / "report.html").read_text() + (out / "appendix.html").read_text()
+    assert "one run" in page and "cross-profile-same-source" in page
+    # the renewal subset gets a reading of its own
+    assert summary["systems"]["two"]["readings"]["cross-profile-same-source"]
+    readings = summary["systems"]["two"]["readings"]
+    assert set(readings["cross-profile"]) == {a for a, m in summary["systems"]["two"]["attackers"].items()
+                                              if "cross-profile" in m} >= {"mfcc-stats/cosine",
+                                                                           "resemblyzer-ge2e/cosine"}
+
+
+def test_audit_names_missing_metadata_of_a_profile_run(tmp_path):
+    d = _one_run_system(tmp_path)
+    write_embeddings(d / "embeddings_mfcc.npz", read_embeddings(EXAMPLE / "embeddings_mfcc.npz"))
+    res = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "rep"), "--no-verdict",
+                                      "--backend", "cosine"])
+    assert res.exit_code != 0
+    assert "condition 'anonymized@p2'" in res.output and "metadata.csv" in res.output
+
+
+def test_training_folders_refuse_profile_rows(tmp_path):
+    d = _one_run_system(tmp_path)
+    (d / "metadata.csv").unlink()
+    (d / "train").mkdir()
+    tr = read_embeddings(EXAMPLE / "train" / "embeddings_mfcc.npz")
+    bad = tr.concat(EmbeddingSet(tr.embeddings[:1], ["x-1"], ["x"], ["anonymized@k2"], tr.extractor,
+                                 None, tr.extractor_info))
+    write_embeddings(d / "train" / "embeddings_mfcc.npz", bad)
+    res = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "rep"), "--no-verdict"])
+    assert res.exit_code != 0 and "anonymized@k2" in res.output and "train" in res.output
