@@ -22,7 +22,7 @@ from vpeval.report.linkage import analyse_one_to_n
 from vpeval.stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
-TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "cross-profile")
+TYPES = ("oo", "oa", "aa", "oaaa", "aaaa", "aa-centroid")
 
 
 def main(n_boot=200, n_perm=200):

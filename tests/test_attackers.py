@@ -57,7 +57,7 @@ def test_attacker_classes():
     assert attacker_class("anonymized", "oa", adapted=True) == ADAPTED_ON_OA
     assert "VoicePrivacy" in ANON_TRAINED_ON_OA and "semi-informed" not in ANON_TRAINED_ON_OA
     assert attacker_class("anonymized", "oo") == "reference"
-    for t in ("aaaa", "cross-profile"):
+    for t in ("aaaa", "aa-centroid"):
         assert attacker_class("anonymized", t) == "not an attack"
     # Beyond-EER's oaoo / oaaa: attacks with oa's targets (original enrollment)
     assert attacker_class("none", "oaoo") == attacker_class("original", "oaaa") == "ignorant"

@@ -29,7 +29,7 @@ LN2 = math.log(2)
 def test_directions_by_hand():
     assert worse_direction("eer_rocch", "oa") == worse_direction("eer_rocch", "aa") == "lowest"
     assert worse_direction("eer_rocch", "oo") == "lowest"  # the attackers' capability
-    assert worse_direction("eer_rocch", "aaaa") == worse_direction("eer_interp", "cross-profile") == "highest"
+    assert worse_direction("eer_rocch", "aaaa") == worse_direction("eer_interp", "aa-centroid") == "highest"
     assert worse_direction("eer_interp", "oaaa") == worse_direction("eer_rocch", "oaoo") == "farthest from 50 %"
     for m in ("eps_max_nats", "d_ece_bits", "alid_bits", "lid_max_bits", "rank1"):
         assert worse_direction(m) == "highest"
@@ -285,8 +285,8 @@ def test_docs_protocol_counts_are_the_demos(demo_doc):
     assert f"have {fmt(n_tar + n_non)} trials ({n_tar} targets, {fmt(n_non)} non-targets) each" in text
     assert f"`M = {1 + n_non // n_tar}`" in text  # every probe meets every model: n_non = n_tar (M - 1)
     assert (by["oaaa"]["n_tar"], by["oaaa"]["n_non"]) == (n_tar, n_non)  # Beyond-EER: oa's pairs
-    cp = by["cross-profile"]
-    assert f"`cross-profile` {fmt(cp['n_tar'] + cp['n_non'])} ({cp['n_tar']} targets, {fmt(cp['n_non'])}" in text
+    cp = by["aa-centroid"]
+    assert f"`aa-centroid` {fmt(cp['n_tar'] + cp['n_non'])} ({cp['n_tar']} targets, {fmt(cp['n_non'])}" in text
     assert np.isfinite(n_tar)
 
 
@@ -317,6 +317,7 @@ def test_demo_fills_the_beyond_eer_table(demo_doc):
     table = data["beyond_eer"]
     assert set(table) == {"mcadams", "vtln", "resample"}
     for system, row in table.items():
+        # every column: the example holds a second run of every system under profile key p2
         assert list(row) == ["oaoa", "oaoo", "oaaa", "aaaa", "cross-profile"], system
         eers = [m["oaoa"]["eer_interp"] if "oaoa" in m else m["oa"]["eer_interp"]
                 for m in data["systems"][system]["attackers"].values()]

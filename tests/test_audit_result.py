@@ -33,9 +33,9 @@ def test_audit_returns_data_and_the_report_only_renders_it(tmp_path, monkeypatch
     assert first.metric == "worst_case" and first.diff == 0 and first.better is None
     # identical systems: B's parts are stored as references to A's; resolved, they are the audit's own data
     doc = resolve_refs(json.loads(report_json(render_audit(res), "2026-01-01T00:00:00+00:00")))
-    from vpeval.report.writer import _jsonable  # the JSON rule of every output: inf as "inf"
+    from vpeval.report.writer import JSON_DIGITS, _jsonable  # the JSON rule of every output: inf as "inf"
 
-    want = json.loads(json.dumps(_jsonable(res.to_dict()), default=float, allow_nan=True))
+    want = json.loads(json.dumps(_jsonable(res.to_dict(), JSON_DIGITS), default=float, allow_nan=True))
     for key, value in want.items():
         assert doc[key] == value, key
     assert doc["options"]["seed"] == res.options["seed"] == 0

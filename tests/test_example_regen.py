@@ -31,17 +31,25 @@ def read_csv(path):
         return list(csv.DictReader(fh))
 
 
+P2 = "anonymized@p2"  # the second run of every system, under profile key p2 (make_example.py, step 6)
+
+
 def test_committed_example_is_consistent():
+    from vpeval.audio.anonymize import ALPHA_RANGE, profile_seed
+
     meta = read_csv(EXAMPLE / "metadata.csv")
     assert list(meta[0]) == ["utterance_id", "speaker_id", "condition", "subset", "sex", "duration_s", "alpha"]
-    assert len(meta) == 2 * 201
+    assert len(meta) == 3 * 201
+    assert [r["utterance_id"] for r in meta if r["condition"] == P2] == [
+        r["utterance_id"] for r in meta if r["condition"] == "original"]
     alphas = {r["speaker_id"]: r for r in read_csv(EXAMPLE / "alpha_per_speaker.csv")}
     assert len(alphas) == 261
     for spk, r in alphas.items():
         assert r["alpha"] == f"{draw_alpha(2024, spk):.6f}"
         assert r["sex"] in ("F", "M")
     for r in meta:
-        want = alphas[r["speaker_id"]]["alpha"] if r["condition"] == "anonymized" else ""
+        want = {"anonymized": alphas[r["speaker_id"]]["alpha"], "original": "",
+                P2: f"{draw_alpha(profile_seed('p2'), r['speaker_id'], *ALPHA_RANGE):.6f}"}[r["condition"]]
         assert r["alpha"] == want
         assert r["subset"] == alphas[r["speaker_id"]]["subset"]
     subsets = {r["subset"] for r in meta}
@@ -51,13 +59,13 @@ def test_committed_example_is_consistent():
         path = EXAMPLE / name
         total += path.stat().st_size
         es = read_embeddings(path)
-        assert es.embeddings.shape == (402, dim)
+        assert es.embeddings.shape == (603, dim)
         with np.load(path) as z:
             assert z["embeddings"].dtype == np.float32
         assert list(es.utterance_id) == [r["utterance_id"] for r in meta]
         assert list(es.condition) == [r["condition"] for r in meta]
         assert list(es.speaker_id) == [r["speaker_id"] for r in meta]
-    assert total < 2_000_000
+    assert total < 2_600_000
 
 
 def test_committed_training_speakers():
@@ -112,6 +120,12 @@ def test_committed_further_systems(system):
         drop = lambda r: {k: v for k, v in r.items() if k not in params and k != "alpha"}  # noqa: E731
         assert [drop(r) for r in meta] == [drop(r) for r in ref]
         for r in meta:
+            if r["condition"] == P2:  # drawn from the profile key instead of the seed
+                from vpeval.audio.anonymize import profile_seed
+
+                want = _world_parameters(system, profile_seed("p2"), r["speaker_id"])
+                assert [r[p] for p in params] == [f"{want[p]:.6f}" for p in params]
+                continue
             assert [r[p] for p in params] == ([per[r["speaker_id"]][p] for p in params]
                                               if r["condition"] == "anonymized" else [""] * len(params))
         for name in ("embeddings_mfcc.npz", "embeddings_resemblyzer.npz"):
@@ -120,9 +134,10 @@ def test_committed_further_systems(system):
             assert list(es.condition) == [r["condition"] for r in meta]
             o = es.condition == "original"
             np.testing.assert_array_equal(es.embeddings[o], base.embeddings[base.condition == "original"])
-            # its anonymized rows are not McAdams's
-            assert np.max(np.abs(es.embeddings[~o] - base.embeddings[base.condition == "anonymized"])) > 1e-2
-    assert len(main_meta) == 402
+            # its anonymized rows are not McAdams's, in either run
+            for c in ("anonymized", P2) if not sub else ("anonymized",):  # the second run: evaluation side only
+                assert np.max(np.abs(es.embeddings[es.condition == c] - base.embeddings[base.condition == c])) > 1e-2
+    assert len(main_meta) == 603
 
 
 def _load_script():
@@ -141,7 +156,7 @@ def test_regenerating_two_speakers_reproduces_committed_rows(tmp_path):
                      "--quiet"]) == 0
     new_meta = read_csv(tmp_path / "metadata.csv")
     old_meta = [r for r in read_csv(EXAMPLE / "metadata.csv") if r["speaker_id"] in ("1688", "1034", "103")]
-    assert len(new_meta) == 22
+    assert len(new_meta) == 33
     key = lambda r: (r["condition"], r["utterance_id"])  # noqa: E731
     assert sorted(new_meta, key=key) == sorted(old_meta, key=key)
     new_alpha = read_csv(tmp_path / "alpha_per_speaker.csv")
@@ -159,6 +174,8 @@ def test_regenerating_two_speakers_reproduces_committed_rows(tmp_path):
     orig = new.embeddings[new.condition == "original"]
     anon = new.embeddings[new.condition == "anonymized"]
     assert np.max(np.abs(orig - anon)) > 100 * ATOL
+    # the run under profile key p2 is another pseudo-voice of the same utterances
+    assert np.max(np.abs(new.embeddings[new.condition == P2] - anon)) > 100 * ATOL
 
     # the training speaker's segments, cut from the same audio, match the committed ones
     new_tr = read_embeddings(tmp_path / "train" / "embeddings_mfcc.npz")

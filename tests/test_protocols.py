@@ -21,6 +21,7 @@ from vpeval.pipeline import (
     make_protocol,
     one_to_n,
 )
+from vpeval.pipeline.protocols.trials import PROFILE_TYPES
 
 # ----------------------------------------------------------------------------- the tiny hand-made set
 # Speakers A, B, C with 4 utterances each (2 enroll + 2 probes), cohort D, E with one utterance each.
@@ -97,7 +98,7 @@ def oracle(es: EmbeddingSet, enroll: dict, probes: dict, name: str, cohort_impos
         verification("o", "a", "o", "o")
     elif name == "oaaa":  # Alice vs pseudo-Alice against pseudo-Alice vs pseudo-Bob
         verification("o", "a", "a", "a")
-    elif name == "cross-profile":
+    elif name == "aa-centroid":
         for s in sorted(probes):
             prof = _model([emb[(v, "anonymized")] for v in probes[s]])
             for t in model_spk:
@@ -116,7 +117,7 @@ def split_dicts(protocol):
 def expected_counts(name, K, KC, P, cohort_impostors=True):
     """Counts (n_trials, n_targets) as the formulas of the module docstring."""
     M = K + KC if cohort_impostors else K
-    if name == "cross-profile":
+    if name == "aa-centroid":
         return K * M, K
     return P * M, P
 
@@ -203,7 +204,7 @@ def test_exact_counts_per_type_on_tiny_set():
     K, KC, P = 3, 2, 6
     for cohort in (True, False):
         trials = build_trials(es, cohort_impostors=cohort)
-        assert list(trials) == list(TRIAL_TYPES)
+        assert list(trials) == [t for t in TRIAL_TYPES if t not in PROFILE_TYPES]
         for name, t in trials.items():
             n, n_tar = expected_counts(name, K, KC, P, cohort)
             assert (len(t), int(t.is_target.sum())) == (n, n_tar), name
@@ -213,10 +214,10 @@ def test_exact_counts_per_type_on_tiny_set():
 
 def test_concrete_numbers_on_tiny_set():
     t = build_trials(tiny_set())
-    assert (len(t["oo"]), len(t["oaaa"]), len(t["cross-profile"])) == (30, 30, 15)
+    assert (len(t["oo"]), len(t["oaaa"]), len(t["aa-centroid"])) == (30, 30, 15)
 
 
-@pytest.mark.parametrize("name", list(TRIAL_TYPES))
+@pytest.mark.parametrize("name", [t for t in TRIAL_TYPES if t not in PROFILE_TYPES])
 @pytest.mark.parametrize("cohort", [True, False])
 def test_matches_slow_oracle(name, cohort):
     es = tiny_set()
@@ -233,8 +234,8 @@ def test_matches_slow_oracle(name, cohort):
 
 
 def test_hand_computed_scores():
-    t = build_trials(tiny_set(), ["oo", "oa", "cross-profile"])
-    oo, oa, cp = t["oo"], t["oa"], t["cross-profile"]
+    t = build_trials(tiny_set(), ["oo", "oa", "aa-centroid"])
+    oo, oa, cp = t["oo"], t["oa"], t["aa-centroid"]
 
     def score(tr, e, x):
         return float(tr.scores[(tr.enroll == e) & (tr.test == x)][0])
@@ -261,7 +262,7 @@ def test_labels_follow_speakers():
         t = trials[name]
         same = np.array([spk_of[x] == e for e, x in zip(t.enroll, t.test)])
         assert (t.is_target == same).all(), name
-    cp = trials["cross-profile"]
+    cp = trials["aa-centroid"]
     assert (cp.is_target == (cp.enroll == cp.test)).all()
 
 
@@ -281,7 +282,7 @@ def test_no_probe_in_its_own_enrollment():
         assert (trials[name].scores[other] == changed[name].scores[other]).all(), name
         assert not (trials[name].scores[~other] == changed[name].scores[~other]).all(), name
     # cross-profile: A's probe profile changes, every model stays
-    cp0, cp1 = trials["cross-profile"], changed["cross-profile"]
+    cp0, cp1 = trials["aa-centroid"], changed["aa-centroid"]
     assert (cp0.scores[cp0.test != "A"] == cp1.scores[cp1.test != "A"]).all()
 
 
@@ -314,7 +315,7 @@ def test_compose_trials_refuses_lists_of_other_pairs():
 
     t = build_trials(tiny_set())
     with pytest.raises(ProtocolError, match="same \\(enroll, test\\) pairs"):
-        compose_trials(t["oa"], t["cross-profile"], "oaoo", {})
+        compose_trials(t["oa"], t["aa-centroid"], "oaoo", {})
     shuffled = t["oo"].select(np.r_[np.ones(len(t["oo"]) - 1, bool), False])
     with pytest.raises(ProtocolError):
         compose_trials(t["oa"], shuffled, "oaoo", {})
@@ -569,11 +570,11 @@ def test_cli_types_enroll_list_and_parquet(tmp_path: Path):
     (tmp_path / "enroll.txt").write_text("A-0\nB-0\n\nC-0\nD-0\nE-0\n")
     app, runner = _cli()
     r = runner.invoke(app, ["trials", str(tmp_path / "emb.npz"), "-o", str(tmp_path / "o"), "--types", "oa",
-                            "--types", "cross-profile", "--enroll-list", str(tmp_path / "enroll.txt"),
+                            "--types", "aa-centroid", "--enroll-list", str(tmp_path / "enroll.txt"),
                             "--table-format", "parquet", "--no-cohort-impostors"])
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == [
-        ".vpeval-manifest.json", "cross-profile", "oa", "one_to_n_oa.parquet", "protocol.csv"]
+        ".vpeval-manifest.json", "aa-centroid", "oa", "one_to_n_oa.parquet", "protocol.csv"]
     assert len((tmp_path / "o" / "oa" / "trials").read_text().splitlines()) == 9 * 3
     assert len(pd.read_parquet(tmp_path / "o" / "one_to_n_oa.parquet")) == 9 * 5
 
@@ -696,16 +697,51 @@ def test_cross_key_trials_follow_the_paper_with_a_slow_oracle():
                 if t == s:
                     want[(t, u)] = (True, _cos(m, _unit(emb[(u, "original")])))
                 want[(t, u + "@anonymized")] = (False, _cos(m, _unit(emb[(u, "anonymized")])))
-    cx = got["cross-key"]
+    cx = got["cross-profile"]
     assert len(cx) == len(want) and cx.meta["target_eer"] == 0.0
     for e, x, lab, s in zip(cx.enroll, cx.test, cx.is_target, cx.scores):
         wl, ws = want[(str(e), str(x))]
         assert bool(lab) == wl and s == pytest.approx(ws, abs=1e-14)
-    ss = got["cross-key-same-source"]
+    ss = got["cross-profile-same-source"]
     assert np.array_equal(ss.tar, cx.tar)
     non_keys = [(e, x) for e, x, lab in zip(ss.enroll, ss.test, ss.is_target) if not lab]
     assert all(x.startswith(f"{e}-") for e, x in non_keys) and len(non_keys) == sum(map(len, probes.values()))
-    with pytest.raises(ProtocolError, match="both"):
+    # the probe speaker of every trial, the suffix of the other key removed
+    from vpeval.stats import trial_speakers
+
+    np.testing.assert_array_equal(trial_speakers(cx, p), p.speaker_of(np.char.replace(cx.test, "@anonymized", "")))
+    with pytest.raises(ProtocolError, match="two or more different"):
         cross_key_trials(es, ("original", "original"))
-    with pytest.raises(ProtocolError, match="unknown condition"):
+    with pytest.raises(ProtocolError, match="missing"):
         cross_key_trials(es, ("original", "p2"))
+    with pytest.raises(ProtocolError, match="unexpected"):
+        cross_key_trials(es.concat(_relabelled(es, "anonymized", "p3")), ("original", "anonymized"))
+
+
+def _relabelled(es, label, new):
+    keep = es.condition == label
+    return EmbeddingSet(es.embeddings[keep], es.utterance_id[keep], es.speaker_id[keep],
+                        np.full(int(keep.sum()), new), es.extractor)
+
+
+def test_cross_key_trials_pool_the_other_keys():
+    """With three keys, the non-targets are key 1's models against the probes of keys 2 and 3 together (each
+    key's scores those of the two-key lists), the targets those of key 1 alone."""
+    from vpeval.pipeline.protocols import cross_key_trials
+
+    es = tiny_set()
+    k3 = _relabelled(es, "anonymized", "k3")
+    k3 = EmbeddingSet(k3.embeddings[:, ::-1].copy(), k3.utterance_id, k3.speaker_id, k3.condition, k3.extractor)
+    three = es.concat(k3)
+    three = EmbeddingSet(three.embeddings[::-1], three.utterance_id[::-1], three.speaker_id[::-1],
+                         three.condition[::-1], three.extractor)  # row order never matters
+    p = make_protocol(es)
+    both = cross_key_trials(three, ("original", "anonymized", "k3"), protocol=p)["cross-profile"]
+    two = {k: cross_key_trials(three.select(np.isin(three.condition, ["original", k])), ("original", k),
+                               protocol=p)["cross-profile"] for k in ("anonymized", "k3")}
+    assert np.array_equal(both.tar, two["k3"].tar)
+    pairs = {(str(e), str(x)): s for t in two.values() for e, x, s, lab in zip(t.enroll, t.test, t.scores,
+                                                                                  t.is_target) if not lab}
+    got = {(str(e), str(x)): s for e, x, s, lab in zip(both.enroll, both.test, both.scores, both.is_target)
+           if not lab}
+    assert got == pairs and both.meta["profiles"] == ["original", "anonymized", "k3"]

@@ -344,13 +344,13 @@ def toy_set():
 def test_trial_speakers_of_every_trial_type():
     es = toy_set()
     p = make_protocol(es)
-    tr = build_trials(es, ["oa", "oaaa", "cross-profile"], protocol=p)
+    tr = build_trials(es, ["oa", "oaaa", "aa-centroid"], protocol=p)
     oa = trial_speakers(tr["oa"], p)
     assert set(oa) == {"A", "B", "C", "D", "E"}
     assert (oa[tr["oa"].is_target] == tr["oa"].enroll[tr["oa"].is_target]).all()
     oaaa = trial_speakers(tr["oaaa"], p)
     assert set(oaaa) == {"A", "B", "C", "D", "E"}
-    np.testing.assert_array_equal(trial_speakers(tr["cross-profile"]), tr["cross-profile"].test)
+    np.testing.assert_array_equal(trial_speakers(tr["aa-centroid"]), tr["aa-centroid"].test)
     mapping = dict(zip(p.utterance_id.tolist(), p.speaker_id.tolist()))
     np.testing.assert_array_equal(trial_speakers(tr["oa"], mapping), oa)
     np.testing.assert_array_equal(trial_speakers(tr["oa"], side="enroll"), tr["oa"].enroll)

@@ -13,7 +13,7 @@ metric                                    trial type                          wo
 ========================================  ==================================  =======================================
 EER (``eer_rocch``, ``eer_interp``, ...)  attacks (oa, aa, oaoa; ideal 50 %)  lowest (the attacker separates best)
 minCllr (``min_cllr_bits``)               any                                 lowest (most information in the scores)
-EER                                       aaaa, cross-profile (ideal 0 %)     highest (the pseudo-voice is least
+EER                                       aaaa, aa-centroid (ideal 0 %)     highest (the pseudo-voice is least
                                                                               consistent / distinct)
 EER                                       oaoo, oaaa (ideal 50 %, two-sided)  farthest from 50 % in either direction
 EER                                       reference (oo)                      lowest (the attacker's capability)

@@ -6,7 +6,7 @@
   from its source than another real speaker does (oaoo) or pseudo-voices of different speakers sit closer to
   each other than to their sources (oaaa: identity-space compression); below 50 % the pseudo-voice is linked
   to its source. The reading can depend on what the attacker was trained on, so none is given for the system.
-* aaaa and cross-profile (pseudo-identity consistency and distinctness; ideal EER 0 %) have a stated goal bound
+* aaaa and aa-centroid (pseudo-identity consistency and distinctness; ideal EER 0 %) have a stated goal bound
   (:data:`CONSISTENCY_GOAL_EER`): beating chance is not enough (:func:`consistency_reading`).
 * A bootstrap interval over few speakers can have zero width ("0 to 0 %"); :func:`exact_eer_interval` gives an
   exact binomial (Clopper-Pearson) interval on the trial counts beside it.
@@ -34,7 +34,7 @@ ABOVE_HALF_READINGS = {
     "oaaa": "identity-space compression",
 }
 
-#: The goal of pseudo-identity consistency / distinctness (aaaa, cross-profile; ideal EER 0 %): an EER whose
+#: The goal of pseudo-identity consistency / distinctness (aaaa, aa-centroid; ideal EER 0 %): an EER whose
 #: 95 % interval reaches no higher than this (5 %). Beating chance alone does not meet it.
 CONSISTENCY_GOAL_EER = 0.05
 
@@ -87,7 +87,7 @@ def two_sided_reading(trial_type: str, eer_interp: float, chance_verdict: str | 
 
 def consistency_reading(eer: float, ci_high: float | None, chance_verdict: str | None,
                         bound: float = CONSISTENCY_GOAL_EER) -> str:
-    """The reading of a pseudo-identity consistency / distinctness row (aaaa, cross-profile; ideal EER 0 %).
+    """The reading of a pseudo-identity consistency / distinctness row (aaaa, aa-centroid; ideal EER 0 %).
 
     ``ci_high`` is the upper end of the EER's interval (the speaker bootstrap's, or the exact interval's where the
     bootstrap has zero width, :func:`exact_eer_interval`). Met only when that upper end is at most ``bound``;

@@ -2,8 +2,9 @@
 
 oaoo and oaaa are shown as the page shows them: their interpolated EER (the ROCCH-EER cannot exceed 50 % and
 would hide a departure upwards), marked ``!`` above the flag; their reading is given per training condition of
-the attackers (it depends on what they were trained on), and aaaa / cross-profile against their stated goal
-bound, never as one banner for the system.
+the attackers (it depends on what they were trained on), and aaaa / aa-centroid against their stated goal
+bound (with the cross-profile types of a system anonymized under two or more profile keys), never as one
+banner for the system.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich import box
 
 from ..analysis.attribution import worst_over_attackers
 from ..analysis.readings import ABOVE_HALF_READINGS
-from ..pipeline.protocols.trials import TWO_SIDED_TYPES
+from ..pipeline.protocols.trials import CONSISTENCY_TYPES, TWO_SIDED_TYPES
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
@@ -29,8 +30,8 @@ def cell(t: str, m: dict, flag: float) -> str:
 
 
 def reading_lines(data: dict, flag: float) -> list[str]:
-    """The lines under a system's table: oaoo and oaaa per training condition, then aaaa / cross-profile against
-    their goal (from the summary section's ``readings`` of that system)."""
+    """The lines under a system's table: oaoo and oaaa per training condition, then the consistency types (aaaa,
+    aa-centroid, cross-profile types) against their goal (from the summary section's ``readings`` of that system)."""
     readings = data.get("readings", {})
     lines = []
     for t in TWO_SIDED_TYPES:
@@ -39,7 +40,7 @@ def reading_lines(data: dict, flag: float) -> list[str]:
                          f"{ABOVE_HALF_READINGS[t]}), read per training condition of the attackers:")
             lines += [f"  {c['sentence']}" for c in readings[t]]
     goal = readings.get("consistency_goal_eer")
-    for t in ("aaaa", "cross-profile"):
+    for t in CONSISTENCY_TYPES:
         got = readings.get(t)
         if not got:
             continue
@@ -61,14 +62,14 @@ def print_system_table(console: Console, name: str, data: dict, flag: float) -> 
     # long names wrap at their " / " separators (never cut); the numbers stay on the name's first line
     table.add_column("attacker", overflow="fold", min_width=min(20, max(len(p) for a in data["attackers"]
                                                                           for p in a.split("/")) + 2))
-    types = list(next(iter(data["attackers"].values())))
+    types = list(dict.fromkeys(t for by in data["attackers"].values() for t in by))  # channels lack some types
     for t in types:
         ideal = data["target_eer"].get(t)
-        head = t.replace("cross-profile", "cross-\nprofile") + ("\ninterp" if t in TWO_SIDED_TYPES else "")
+        head = "\n".join(w + "-" for w in t.split("-"))[:-1] + ("\ninterp" if t in TWO_SIDED_TYPES else "")
         table.add_column(f"{head}\n({'ref' if ideal is None else f'{100 * ideal:g}'})", overflow="fold",
-                         justify="right", max_width=7)
+                         justify="right", max_width=8)
     for att, by in data["attackers"].items():
-        table.add_row(escape(att.replace("/", " / ")), *[cell(t, by[t], flag) for t in types])
+        table.add_row(escape(att.replace("/", " / ")), *[cell(t, by[t], flag) if t in by else "" for t in types])
     console.print(table)
     for line in reading_lines(data, flag):
         console.print(escape(f"  {line}"), overflow="fold")

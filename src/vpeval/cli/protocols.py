@@ -21,7 +21,7 @@ EMBEDDINGS: one or more .npz/.parquet embedding files, joined (same extractor re
 
 Writes into OUT_DIR: protocol.csv (utterance_id,speaker_id,role: the split used); <type>/trials (Kaldi key "<enroll> <test> target|nontarget"); <type>/scores ("<enroll> <test> <score>", cosine, shortest exact float repr); one_to_n_<xy>.csv (enroll_spk,trial_spk,trial_id,score: every probe in condition y against every enrolled speaker in condition x, cohort included) for each of oo, oa, aa that a requested type uses.
 
-Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, cross-profile (default: all).
+Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, aa-centroid (default: all; cross-profile needs runs under two profile keys: see vpeval audit).
 
 VoicePrivacy lists: with --vpc-trials FILE (repeatable; lines '<enroll_speaker> <test_utterance> target|nontarget') and --enroll-list ENROLLS (the challenge's 'enrolls' file), exactly the listed trials are scored for oo, oa, aa (--types may narrow them): each enrollment speaker's model is built from its listed enrollment embeddings in the enrollment condition by --enroll-rule (vpc, the default: mean of the raw embeddings, as the challenge's scripts do; normalized: normalised mean of the normalised embeddings), the test side is the listed utterance in the test condition, the score their cosine; the JSON summary names the rule. Unknown ids and labels that contradict the embeddings' speakers are errors naming file and line. protocol.csv then holds the listed enrollment and tested utterances; no 1-to-N tables are written.
 """
@@ -238,7 +238,7 @@ def _write_outputs(tmp, out_dir, es, protocol, trials, attacker, table_format, o
         return summary
     for name in trials:
         tt = TRIAL_TYPES[name]
-        if name == "cross-profile":
+        if name == "aa-centroid":
             wanted = []
         else:  # the types' target and non-target conditions (oaoo: oa and oo)
             wanted = [(tt.enroll, tt.test), tt.nontarget_conditions]

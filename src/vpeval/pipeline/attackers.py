@@ -80,7 +80,7 @@ def attacker_class(trained_on: str, trial_type: str, adapted: bool = False) -> s
     on anonymized speech). Other combinations get a plain descriptive name: an attacker trained on anonymized
     speech scoring o-a trials is :data:`ANON_TRAINED_ON_OA` (or :data:`ADAPTED_ON_OA`; the challenge defines
     semi-informed on a-a only); ``"reference"`` for original-speech trial types and ``"not an attack"`` for the
-    types that test the anonymizer's own goals (aaaa, cross-profile). Beyond-EER's oaoo and oaaa are attacks
+    types that test the anonymizer's own goals (aaaa, aa-centroid). Beyond-EER's oaoo and oaaa are attacks
     with original enrollment (their targets are those of oa): ignorant.
 
     >>> attacker_class("anonymized", "aa"), attacker_class("none", "oa"), attacker_class("original", "aa")
@@ -249,6 +249,31 @@ class Attacker:
             out = build_trials(self.es, types, protocol=protocol, backend=self.model, **options)
         else:
             out = self._fuse([m.build_trials(types, protocol=protocol, **options) for m in self.members])
+        for t in out.values():
+            t.meta.update(attacker=self.name, trained_on=self.trained_on)
+        return out
+
+    def cross_profile_trials(self, runs: dict, protocol: Protocol | None = None) -> dict[str, Trials]:
+        """Beyond-EER's cross-profile trials (:func:`~vpeval.pipeline.protocols.cross_key_trials`) of this attacker:
+        the system's ``anonymized`` rows as the enrollment key against its further runs under other profile keys.
+        ``runs``: extractor -> profile key -> that run's rows (condition ``anonymized@<key>``,
+        :func:`vpeval.io.embeddings.split_profile_runs`). Empty where this attacker's extractor (or any member's)
+        has no further run; a fusion fuses its members' trials."""
+        from .protocols import cross_key_trials
+
+        if self.members:
+            parts = [m.cross_profile_trials(runs, protocol) for m in self.members]
+            out = self._fuse(parts) if parts and all(parts) else {}
+        else:
+            mine = runs.get(self.es.extractor) or {}
+            if not mine:
+                return {}
+            es = self.es.select(self.es.condition == "anonymized")
+            for key, run in mine.items():  # the key alone as the label: probe keys read "<utterance>@<key>"
+                es = es.concat(EmbeddingSet(run.embeddings, run.utterance_id, run.speaker_id,
+                                            np.full(len(run), key, dtype=object), run.extractor,
+                                            run.input_rate_hz, run.extractor_info))
+            out = cross_key_trials(es, ("anonymized", *mine), protocol=protocol, backend=self.model)
         for t in out.values():
             t.meta.update(attacker=self.name, trained_on=self.trained_on)
         return out

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field, replace
 
 from ..backends import BACKENDS
 from ..errors import VpevalError
-from ..io.embeddings import EmbeddingSet
+from ..io.embeddings import EmbeddingSet, split_profile_runs
 from ..io.trials import Trials
 from ..metrics.linkage import LinkageAnalysis
 from ..metrics.summary import verification_summary
 from ..metrics.verification import cllr
 from ..stats import assess_one_to_n, assess_trials, leak_for_trial_type, speaker_profile, trial_speakers
-from .protocols.trials import TWO_SIDED_TYPES
+from .protocols.trials import PROFILE_TYPES, TWO_SIDED_TYPES
 from .adapted import add_adapted, finish_curves, start_curves
 from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embedding_structure, analyse_one_to_n
 from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
@@ -33,8 +33,9 @@ __all__ = ["REPORT_TYPES", "GROUP_TYPES", "SystemAudit", "field_attackers", "aud
            "comparison_inputs"]
 
 
-#: Trial types shown in the report; oaoa contains exactly the pairs of oa.
-REPORT_TYPES = ("oo", "oa", "aa", "oaoo", "oaaa", "aaaa", "cross-profile")
+#: Trial types shown in the report; oaoa contains exactly the pairs of oa. The cross-profile types are built
+#: only for a system with further runs under other profile keys (``anonymized@<key>`` rows).
+REPORT_TYPES = ("oo", "oa", "aa", "oaoo", "oaaa", "aaaa", "aa-centroid", *PROFILE_TYPES)
 
 
 #: Trial types broken down by speaker group (the VoicePrivacy conditions: o-o reference, o-a and a-a attacks).
@@ -241,14 +242,26 @@ def audit_system(sets: dict[str, EmbeddingSet], *, train: dict[str, EmbeddingSet
     split (:meth:`~vpeval.pipeline.vpc.VPCLists.build_trials`), instead of the split of :func:`make_protocol`.
     ``jobs``: worker processes for the intervals, chance floors, 1-to-N linkage and per-group rows (an int as in
     :class:`vpeval.pipeline.jobs.Jobs`, or a running ``Jobs``); the results do not depend on it."""
+    sets, runs = _profile_runs(sets)
     if attackers is None:
         attackers = field_attackers(sets, train, backends=backends, asnorm=asnorm, fusion=fusion, seed=seed,
                                     progress=progress, cache=cache)
     with using(jobs) as run:
         steps = _audit_steps(sets, attackers, types=types, seed=seed, metadata=metadata, attributes=attributes,
                              n_boot=n_boot, n_perm=n_perm, progress=progress, group_by=group_by, client=client,
-                             cache=cache, vpc_lists=vpc_lists, jobs=run)
+                             cache=cache, vpc_lists=vpc_lists, jobs=run, profile_runs=runs)
         return drive(steps)
+
+
+def _profile_runs(sets: dict[str, EmbeddingSet]) -> tuple[dict, dict]:
+    """``sets`` without the rows of further profile runs (``anonymized@<key>``), and those runs: extractor ->
+    key -> rows (:func:`vpeval.io.embeddings.split_profile_runs`; extractors without such rows are absent)."""
+    main, runs = {}, {}
+    for ext, es in sets.items():
+        main[ext], found = split_profile_runs(es)
+        if found:
+            runs[ext] = found
+    return main, runs
 
 
 def start_extractor_analyses(sets, metadata, attributes, *, seed: int, jobs: Jobs) -> tuple[dict, dict, dict]:
@@ -267,14 +280,16 @@ def start_extractor_analyses(sets, metadata, attributes, *, seed: int, jobs: Job
 
 
 def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, n_perm, progress, group_by, client,
-                 cache, vpc_lists, jobs: Jobs, extractor_jobs=None):
+                 cache, vpc_lists, jobs: Jobs, extractor_jobs=None, profile_runs=None):
     """:func:`audit_system` in three steps (a generator: ``next`` runs the next step, the last returns the
     :class:`SystemAudit`), so that :func:`run_audits` can start the analyses of every system on ``jobs`` before it
     waits for the first: step 1 fields the trials and score matrices, starts their analyses (bootstrap
     intervals, chance floors, 1-to-N linkage, embedding structure, voice distinctiveness, soft biometrics) and
     yields the trial metrics (attacker -> trial type -> metrics: what the learning curves are chosen by); step 2
     takes the 1-to-N linkage and starts what needs it (per-group rows, 1-to-N assessments; speaker profiles);
-    step 3 takes everything, each result under its attacker's (extractor's) name."""
+    step 3 takes everything, each result under its attacker's (extractor's) name. ``profile_runs``: extractor ->
+    profile key -> rows of a further run of the system (:func:`vpeval.io.embeddings.split_profile_runs`); every
+    voice attacker then also scores the cross-profile types of ``types``."""
     say = progress or (lambda msg: None)
     attackers, notes = attackers
     trials, metrics, linkage = {}, {}, {}
@@ -291,12 +306,17 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
         with _named(f"attacker {name!r}"):
             es = att.es if att.es is not None else att.members[0].es
             say(f"trials and verification metrics: {name}")
+            one_run = [t for t in types if t not in PROFILE_TYPES]
             if vpc_lists is None:
                 protocol = speaker_of = make_protocol(es)
-                trials[name] = att.build_trials(types, protocol=protocol, client=client)
+                trials[name] = att.build_trials(one_run, protocol=protocol, client=client)
             else:  # the challenge's trials, and its split for everything else
                 protocol, speaker_of = vpc_lists.protocol(es), vpc_lists.speaker_of(es)
-                trials[name] = vpc_lists.build_trials(att, types, protocol=protocol, client=client)
+                trials[name] = vpc_lists.build_trials(att, one_run, protocol=protocol, client=client)
+            if profile_runs and att.channel == "voice" and set(PROFILE_TYPES) & set(types):
+                say(f"cross-profile trials: {name}")
+                trials[name].update({t: tr for t, tr in att.cross_profile_trials(profile_runs, protocol).items()
+                                     if t in types})
             learnt_on = getattr(att.model, "trial_type", None) if att.members else None
             metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
             matrices = {}
@@ -314,9 +334,10 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                 probe_spk[name][tname] = trial_speakers(t, speaker_of)
                 # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
                 leak = tuple(sorted(leak_for_trial_type(tname).items()))
-                # oaoo / oaaa are read on their EERs alone: their classes come from different conditions, so the
-                # calibration-based numbers (minCllr, D_ECE, eps_max) mix identity with the condition change
-                eers = tname in TWO_SIDED_TYPES
+                # oaoo / oaaa and the cross-profile types are read on their EERs alone: their classes come from
+                # different conditions or runs, so the calibration-based numbers (minCllr, D_ECE, eps_max) mix
+                # identity with the change of condition
+                eers = tname in TWO_SIDED_TYPES or tname in PROFILE_TYPES
                 assessments[f"{name} / {tname}"] = _deferred(
                     cache, ("assess", leak, eers, seed, n_boot, n_perm, _content_of(t),
                             content_key(probe_spk[name][tname])),
@@ -486,6 +507,7 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                     said[k].append(name)
 
     def start(name, sets):
+        sets, runs = _profile_runs(sets)
         try:
             attackers = field_attackers(sets, train.get(name), backends=backends, asnorm=asnorm,
                                         fusion=fusion, seed=seed, progress=progress, cache=cache)
@@ -496,6 +518,7 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
         steps = _audit_steps(sets, attackers, types=types, seed=seed, metadata=metadata.get(name),
                              attributes=attributes, n_boot=n_boot, n_perm=n_perm, group_by=group_by, client=client,
                              cache=cache, vpc_lists=vpc_lists, jobs=pool, extractor_jobs=early.get(name),
+                             profile_runs=runs,
                              progress=(lambda m, _n=name: progress(f"{_n}: {m}")) if progress else None)
         metrics = next(steps)
         curves = None
@@ -520,7 +543,8 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
         # them while the next system's attackers are fitted); the steps of _audit_steps
         with using(jobs if client is None else 1) as pool:
             # what needs no attacker first: the workers compute it while the first attackers are fitted here
-            early = {name: start_extractor_analyses(sets, metadata.get(name), attributes, seed=seed, jobs=pool)
+            early = {name: start_extractor_analyses(_profile_runs(sets)[0], metadata.get(name), attributes,
+                                                    seed=seed, jobs=pool)
                      for name, sets in systems.items()} if pool.parallel else {}
             running = {name: step(name, lambda n=name, s=sets: start(n, s)) for name, sets in systems.items()}
             for _ in range(2):

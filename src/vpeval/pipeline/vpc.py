@@ -254,7 +254,7 @@ class VPCLists:
     With them, :func:`vpeval.audit` (``vpeval audit --enroll-list --vpc-trials``) scores exactly the listed trials
     for ``oo``, ``oa`` and ``aa`` with every attacker (trained back-ends and fusions included,
     :meth:`vpeval.pipeline.Attacker.build_vpc_trials`), and the trial types that repeat their pairs (``oaoa``,
-    ``aaaa``) are those same trials; the types with pairs of their own (``oaaa``, ``cross-profile``) and the 1-to-N
+    ``aaaa``) are those same trials; the types with pairs of their own (``oaaa``, ``aa-centroid``) and the 1-to-N
     searches use the lists' split (:meth:`protocol`): the listed enrollment utterances and the tested utterances.
 
     Attributes

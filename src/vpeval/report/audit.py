@@ -309,7 +309,7 @@ def _lists_sentence(lists: dict) -> str:
     return (f"Trials: exactly the VoicePrivacy lists' {lists['n_trials']} trials ({lists['n_targets']} target) of "
             f"{', '.join(lists['trial_lists'])}, enrolled from {lists['enrolls']} by the "
             f"{lists['enroll_rule']['name']!r} rule ({lists['enroll_rule']['description']}), for every attacker; "
-            "oaaa, cross-profile and the 1-to-N searches use the lists' enrollment and tested utterances.")
+            "oaaa, aa-centroid and the 1-to-N searches use the lists' enrollment and tested utterances.")
 
 
 def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: str = "", split: str = "",

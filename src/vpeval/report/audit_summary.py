@@ -1,6 +1,6 @@
 """The audit's summary section (:func:`summary_section`): every trial type for every attacker in tables with
 their own ideal and reading, the readings that depend on the attacker (oaoo / oaaa per training condition, the
-aaaa / cross-profile goal), the aggregate over attackers and Beyond-EER's per-system table of its five trial
+consistency goal of aaaa, aa-centroid and the cross-profile types), the aggregate over attackers and Beyond-EER's per-system table of its five trial
 types (:func:`vpeval.analysis.audit.beyond_eer_table`)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ..analysis.readings import (CONSISTENCY_GOAL_EER, EXACT_INTERVAL_NOTE, at_e
                                  two_sided_reading)
 from ..pipeline import TRIAL_TYPES
 from ..pipeline.attackers import attacker_class
-from ..pipeline.protocols.trials import TWO_SIDED_TYPES
+from ..pipeline.protocols.trials import CONSISTENCY_TYPES, PROFILE_TYPES, TWO_SIDED_TYPES
 from ..stats import VERDICT_CHANCE, VERDICT_LEAKS
 from .document import Paragraph, Section, Table
 from .groups import interval_text
@@ -28,7 +28,7 @@ __all__ = ["summary_section", "system_readings"]
 
 def _non_leak_verdict(trial_type: str) -> str | None:
     """What a difference from chance means where it is not an identity leak (None: it is a leak)."""
-    if trial_type in ("oo", "aaaa", "cross-profile"):
+    if trial_type == "oo" or trial_type in CONSISTENCY_TYPES:
         return "differs from chance (expected)"
     if trial_type in TWO_SIDED_TYPES:
         return TWO_SIDED_VERDICT
@@ -91,14 +91,14 @@ def _two_sided_reading(res: "SystemAudit", attacker: str, trial_type: str, m: di
 def system_readings(res: "SystemAudit") -> dict:
     """The readings of one system that depend on the attacker, for the page and the terminal: oaoo and oaaa per
     training condition (:func:`vpeval.analysis.readings.two_sided_by_condition`) and, per consistency type (aaaa,
-    cross-profile), each attacker's reading against :data:`CONSISTENCY_GOAL_EER`."""
+    aa-centroid, cross-profile types), each attacker's reading against :data:`CONSISTENCY_GOAL_EER`."""
     out: dict = {"consistency_goal_eer": CONSISTENCY_GOAL_EER}
     for t in TWO_SIDED_TYPES:
         rows = {a: by[t] for a, by in res.type_metrics.items() if t in by}
         if rows:
             out[t] = two_sided_by_condition(t, rows, {a: res.attackers[a].trained_on for a in rows},
                                             {a: _chance_verdict(res, a, t, "eer_interp") for a in rows})
-    for t in ("aaaa", "cross-profile"):
+    for t in CONSISTENCY_TYPES:
         got = {}
         for a, by in res.type_metrics.items():
             if t in by:
@@ -166,7 +166,8 @@ def summary_section(results: dict[str, "SystemAudit"]) -> Section:
         "One row per attacker (extractor / back-end / training condition, see Attackers) and trial type, in four "
         "tables with their own ideal and reading: attacks (oa, aa; the only rows with privacy colours and ZEBRA "
         "tags), the reference on original speech (oo), pseudo-identity consistency and distinctness (aaaa, "
-        "cross-profile) and Beyond-EER's attack resistance with other impostors (oaoo, oaaa). The "
+        "aa-centroid; cross-profile and its same-source subset where the system was run with two or more profile "
+        "keys) and Beyond-EER's attack resistance with other impostors (oaoo, oaaa). The "
         "attacker class is the VoicePrivacy name of that attacker on that trial type. EERs in percent; minCllr, D_ECE "
         "and eps_max in bits (eps_max: Laplace-smoothed PAV, privacy-ZEBRA). oaoa contains exactly the "
         "pairs of oa and is not repeated here. aaaa contains exactly the pairs of aa, so its numbers are "
@@ -179,8 +180,8 @@ def summary_section(results: dict[str, "SystemAudit"]) -> Section:
         "does (oaoo) or pseudo-voices of different speakers sit closer to each other than to their sources "
         "(oaaa: identity-space compression); below 50 % pseudo-voices are linked to their sources. "
         "The CI is the speaker-level bootstrap interval and 'EER vs chance' the permutation-test verdict of the "
-        "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks); for aaaa and "
-        "cross-profile the same test is read the other way round (differing from chance is needed, and the goal is "
+        "Uncertainty section (red: the attacker does better than chance, i.e. identity leaks); for the "
+        "consistency types the same test is read the other way round (differing from chance is needed, and the goal is "
         f"an EER no higher than {100 * CONSISTENCY_GOAL_EER:g} % over its whole interval)."))
     lead = ["system"] if multi else []
     sec.blocks.append(Table(
@@ -203,7 +204,8 @@ def summary_section(results: dict[str, "SystemAudit"]) -> Section:
                           "goal missed: not distinguishable from chance": "partial",
                           f"goal missed: EER above the {100 * CONSISTENCY_GOAL_EER:g} % goal (consistent beyond "
                           "chance only)": "partial"},  # "goal not shown: ..." (too few trials) stays uncoloured
-            caption="Pseudo-identity consistency and distinctness (aaaa, cross-profile): not attacks; ideal EER 0 %. "
+            caption="Pseudo-identity consistency and distinctness (aaaa, aa-centroid, cross-profile types): not "
+                    "attacks; ideal EER 0 %. "
                     f"Goal: an EER whose 95 % interval reaches no higher than {100 * CONSISTENCY_GOAL_EER:g} % (the "
                     "exact interval where the bootstrap's has zero width); beating chance alone does not meet it, "
                     "and an EER within the goal whose interval reaches above it is 'not shown' (too few trials); no "
@@ -240,16 +242,18 @@ def summary_section(results: dict[str, "SystemAudit"]) -> Section:
                 "interpolated EER farthest from 50 % on oaoo and oaaa; every number beside an attacker is that "
                 "attacker's own"))
     beyond = beyond_eer_table({s: r.type_metrics for s, r in results.items()})
-    b_rows = [[s] + [f"{100 * c['mean']:.1f} ± {100 * c['half_width']:.1f}" if (c := row.get(t)) else ""
-                     for t in BEYOND_EER_TYPES] for s, row in beyond.items()]
-    if any(any(r[1:]) for r in b_rows):
+    b_rows = [[s] + [f"{100 * c['mean']:.1f} ± {100 * c['half_width']:.1f}" if (c := row.get(t)) else
+                     "one run" if t in PROFILE_TYPES else "" for t in BEYOND_EER_TYPES] for s, row in beyond.items()]
+    if any(any(c and c != "one run" for c in r[1:]) for r in b_rows):
         sec.blocks.append(Table(
             ["system"] + [f"{t} ({100 * TRIAL_TYPES[t].target_eer:g} %)" for t in BEYOND_EER_TYPES], b_rows,
             caption="Beyond-EER's table (arXiv 2609.18673, Table 4 layout): per system and trial type, the mean "
                     "interpolated EER over the attackers (%) ± the half-width of a 95 % bootstrap interval of that "
                     "mean (B = 10,000 draws of the attackers); ideal EER in the header. oaoa, oaoo, oaaa: attack "
-                    "resistance (oaoa holds the pairs of oa); aaaa, cross-profile: pseudo-identity consistency "
-                    "and distinctness"))
+                    "resistance (oaoa holds the pairs of oa); aaaa: pseudo-identity consistency; cross-profile: "
+                    "distinctness across profile keys (a system anonymized with two or more keys; 'one run': it was "
+                    "given one; each key's targets against the other keys' probes, the same source speaker "
+                    "included; with more keys, each attacker's list pools them)"))
     for system in results:
         for t in TWO_SIDED_TYPES:
             for c in data[system]["readings"].get(t, []):

@@ -103,7 +103,7 @@ def uncertainty_section(
         f"null. p = (1 + #null at least as extreme) / (1 + permutations); the verdict is 'beats chance' when p <= "
         f"{join(alphas)}, else 'indistinguishable from chance'. Where differing from chance is the goal or is "
         "not an identity leak (original-speech references oo, pseudo-identity consistency aaaa and distinctness "
-        "cross-profile; and oaoo and oaaa, ideal 50 %, where both directions are departures), the verdict "
+        "aa-centroid; and oaoo and oaaa, ideal 50 %, where both directions are departures), the verdict "
         "reads 'differs from chance' or 'differs from 50 %' with what that means instead of 'beats chance'. A zero-width interval of an "
         "EER is followed by an exact Clopper-Pearson interval on the label's trial counts (" + EXACT_INTERVAL_NOTE[
             EXACT_INTERVAL_NOTE.index("Bonferroni"):].rstrip(".") + "). Intervals of extremes (eps_max, "

@@ -216,7 +216,7 @@ def _draw_ece(fig, systems):
         else:
             d.plot(ax, fill=one, reference=False, lw=1.5)
         drawn.append(d)
-    # a curve at 0 (perfect separation, e.g. cross-profile) stays above the axis line
+    # a curve at 0 (perfect separation, e.g. aa-centroid) stays above the axis line
     ax.set_ylim(bottom=-0.03 * max(1.0, float(ax.get_ylim()[1])))
     # below the axes, so that no curve is hidden under the legend
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)

@@ -20,7 +20,7 @@ from .inputs import extractor_lines, page_paths
 __all__ = ["write_report", "render_report", "FigureDrafts", "png_bytes", "OutputExistsError", "sha256_file",
            "SCHEMA_VERSION", "resolve_refs", "REF_MIN_CHARS"]
 
-SCHEMA_VERSION = "3.1"  # 3.1: oaoo/oaaa as Beyond-EER builds them (oa targets, oo/aa impostors), readings.oaoo, aggregate above_half_flag and summary above_half_flag (were compression_flag, oaaa_compression_threshold); the JSON also gains test.tested_share; 3.0: verdicts decided by the privacy profile (delta, eps_low/eps/eps_high_bits, profile, plan; test.protection and more_units_needed gone); 2.3: inputs[].extractor_info (the embedding file's extractor record, when it has one); arrays that are functions of other stored ones left out (rank disclosure per rank, CMC, closed-set linkability), verification names and units and the chance value and floor stored once; 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
+SCHEMA_VERSION = "3.2"  # 3.2: numbers rounded to 10 significant digits; trial type cross-profile (one run) renamed aa-centroid, cross-profile and cross-profile-same-source across profile keys (anonymized@KEY rows); 3.1: oaoo/oaaa as Beyond-EER builds them (oa targets, oo/aa impostors), readings.oaoo, aggregate above_half_flag and summary above_half_flag (were compression_flag, oaaa_compression_threshold); the JSON also gains test.tested_share; 3.0: verdicts decided by the privacy profile (delta, eps_low/eps/eps_high_bits, profile, plan; test.protection and more_units_needed gone); 2.3: inputs[].extractor_info (the embedding file's extractor record, when it has one); arrays that are functions of other stored ones left out (rank disclosure per rank, CMC, closed-set linkability), verification names and units and the chance value and floor stored once; 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
 
 
 
@@ -41,21 +41,27 @@ def _escape(text) -> str:
     return re.sub(_CONTROL, visible, html.escape(str(text)))
 
 
-def _jsonable(x):
+#: Significant digits of every finite float in report.json: a relative rounding of at most 5e-11, far below the
+#: resolution of any estimate in it (intervals of whole percent), and a third of the file's size saved.
+JSON_DIGITS = 10
+
+
+def _jsonable(x, digits: int | None = None):
     """JSON-ready copy of ``x``. The rule of every vpeval JSON output: NaN (a number that could not be computed;
-    an ``error`` field beside it says why) is ``null``; +-inf are the strings ``"inf"`` and ``"-inf"``."""
+    an ``error`` field beside it says why) is ``null``; +-inf are the strings ``"inf"`` and ``"-inf"``. With
+    ``digits``, finite floats are rounded to that many significant digits (report.json: :data:`JSON_DIGITS`)."""
     if isinstance(x, float):
         if math.isnan(x):
             return None
         if math.isinf(x):
             return "inf" if x > 0 else "-inf"
-        return x
+        return x if digits is None else float(f"{x:.{digits}g}")
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): _jsonable(v, digits) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [_jsonable(v, digits) for v in x]
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):  # numpy scalars
-        return _jsonable(x.item())
+        return _jsonable(x.item(), digits)
     return x
 
 
@@ -74,7 +80,8 @@ def report_json(report: Report, generated_at: str) -> str:
                      for s in report.sections],
     }
     # compact (no indentation: it doubled the file) and every repeated array or object stored once
-    return json.dumps(_store_once(_jsonable(doc)), separators=(",", ":"), sort_keys=False, allow_nan=False) + "\n"
+    return json.dumps(_store_once(_jsonable(doc, JSON_DIGITS)), separators=(",", ":"), sort_keys=False,
+                      allow_nan=False) + "\n"
 
 
 #: Arrays and objects whose compact JSON is at least this long are stored once: a later equal one is written as

@@ -51,7 +51,7 @@ def trial_speakers(trials: Trials, speaker_of=None, *, side: str = "test") -> np
     speaker_of : Protocol or mapping or callable, optional
         Maps test keys (utterance ids) to speaker ids: a :class:`vpeval.pipeline.Protocol` (its
         ``speaker_of``), a mapping ``{utterance_id: speaker_id}`` or a callable on an array of keys. Not needed
-        for ``side="enroll"`` or for ``cross-profile`` trials, whose keys are speaker ids.
+        for ``side="enroll"`` or for ``aa-centroid`` trials, whose keys are speaker ids.
     side : {"test", "enroll"}
         ``"test"`` (default): the probe's speaker, the resampling unit of :func:`bootstrap`.
         ``"enroll"``: the enrolled model's id (model ids are speaker ids in vpeval protocols and in
@@ -68,8 +68,10 @@ def trial_speakers(trials: Trials, speaker_of=None, *, side: str = "test") -> np
 
     Notes
     -----
-    Trials made by :func:`vpeval.pipeline.build_trials` are recognised by ``meta["type"]``: ``cross-profile``
-    test keys are speaker ids.
+    Trials made by :func:`vpeval.pipeline.build_trials` are recognised by ``meta["type"]``: ``aa-centroid``
+    test keys are speaker ids; the ``cross-profile`` types of :func:`vpeval.pipeline.protocols.cross_key_trials`
+    carry the suffix ``@<key>`` on the probes of other profile keys (``meta["profiles"]``), removed before the
+    lookup.
     """
     if side not in ("test", "enroll"):
         raise StatsError(f"side must be 'test' or 'enroll', got {side!r}")
@@ -77,8 +79,12 @@ def trial_speakers(trials: Trials, speaker_of=None, *, side: str = "test") -> np
     if keys is None:
         raise StatsError(f"{trials.source}: trials have no {side} keys; pass the speakers explicitly")
     kind = trials.meta.get("type")
-    if side == "enroll" or kind == "cross-profile":
+    if side == "enroll" or kind == "aa-centroid":
         return np.asarray(keys, dtype=str)
+    if kind in ("cross-profile", "cross-profile-same-source"):
+        tags = tuple(f"@{k}" for k in trials.meta.get("profiles", [])[1:])
+        keys = np.asarray([next((x[: -len(t)] for t in tags if x.endswith(t)), x) for x in keys.tolist()],
+                          dtype=str)
     if speaker_of is None:
         raise StatsError(
             f"{trials.source}: the test keys are utterance ids; pass speaker_of (the Protocol, or a mapping "

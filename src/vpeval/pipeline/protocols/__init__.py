@@ -71,7 +71,8 @@ oaoa           o / a   identical pairs and scores to ``oa`` (attack)      P / P(
 oaoo           o / a   targets of ``oa``, non-targets of ``oo``           P / P(M'-1)            50 %
 oaaa           o / a   targets of ``oa``, non-targets of ``aa``           P / P(M'-1)            50 %
 aaaa           a / a   identical pairs and scores to ``aa`` (consistency) P / P(M'-1)            0 %
-cross-profile  a / a   model vs probe-profile, see below                  K / K(M'-1)            0 %
+aa-centroid    a / a   model vs probe centroid, see below                 K / K(M'-1)            0 %
+cross-profile  a / a   two profile keys: :func:`cross_key_trials`         P / P K (two keys)     0 %
 =============  ======  =================================================  =====================  ===========
 
 * ``oaoa`` / ``aaaa`` repeat ``oa`` / ``aa`` under the names of the multi-dimensional evaluation, because a
@@ -85,11 +86,15 @@ cross-profile  a / a   model vs probe-profile, see below                  K / K(
   interpolated step EER, which can pass 50 % (the ROCCH-EER cannot): ``oaoo`` above 50 % means a pseudo-voice
   sits further from its source than another real speaker does; ``oaaa`` above 50 % means pseudo-voices of
   different speakers sit closer to each other than to their sources (identity-space compression).
-* ``cross-profile`` (pseudo-identity distinctness): the enrollment side is the anonymized model of each of
-  the ``M'`` speakers (from enrollment utterances); the test side is the anonymized *profile* of each
+* ``aa-centroid`` (pseudo-identity distinctness within one anonymization run; vpeval's own, called
+  ``cross-profile`` before 0.4): the enrollment side is the anonymized model of each of
+  the ``M'`` speakers (from enrollment utterances); the test side is the anonymized *centroid* of each
   evaluation speaker ``t``: the normalised mean of its normalised anonymized probe embeddings. The test key
   is the speaker id ``t``. Target iff the two speakers are the same. EER 0 % means every speaker's
   pseudo-identity is consistent with itself and distinct from every other speaker's.
+* ``cross-profile`` and ``cross-profile-same-source`` (the paper's cross-profile: pseudo-identity
+  distinctness across profile keys) need two or more runs of the anonymizer with different keys and are built
+  by :func:`cross_key_trials`, not by :func:`build_trials`.
 
 Cohort models come from a single utterance and are noisier than multi-utterance models; with
 ``cohort_impostors=False`` verification non-targets use evaluation speakers' models only (the 1-to-N matrix
@@ -111,7 +116,7 @@ Examples
 >>> p = make_protocol(es)
 >>> p.evaluation_speakers.tolist(), p.cohort_speakers.tolist()
 (['A', 'B'], ['C'])
->>> trials = build_trials(es, ["oo", "cross-profile"], protocol=p)
+>>> trials = build_trials(es, ["oo", "aa-centroid"], protocol=p)
 >>> len(trials["oo"]), int(trials["oo"].is_target.sum())
 (6, 2)
 >>> float(trials["oo"].scores[0]) == float(np.dot([1, 0], [1, .1]) / np.hypot(1, .1))

@@ -12,7 +12,7 @@ from ...io.trials import Trials
 from .models import OneToN, _check_backend, _labels, one_to_n, speaker_models
 from .split import Protocol, ProtocolError, make_protocol
 
-__all__ = ["TrialType", "TRIAL_TYPES", "TWO_SIDED_TYPES", "build_trials", "compose_trials", "cross_key_trials"]
+__all__ = ["TrialType", "TRIAL_TYPES", "PROFILE_TYPES", "TWO_SIDED_TYPES", "CONSISTENCY_TYPES", "build_trials", "compose_trials", "cross_key_trials"]
 
 
 @dataclass(frozen=True)
@@ -71,12 +71,25 @@ TRIAL_TYPES: dict[str, TrialType] = {
             "pseudo-identity consistency: anonymized enrollment vs anonymized probes (pairs of aa)",
         ),
         TrialType(
+            "aa-centroid", "a", "a", 0.0,
+            "pseudo-identity distinctness within one run: anonymized model of each speaker vs the anonymized "
+            "probe centroid of each evaluation speaker",
+        ),
+        TrialType(
             "cross-profile", "a", "a", 0.0,
-            "pseudo-identity distinctness: anonymized model of each speaker vs anonymized probe profile "
-            "of each evaluation speaker",
+            "pseudo-identity distinctness across profile keys (Beyond-EER): a key's model vs the same key's probe "
+            "of its speaker (targets) and every other key's probes (non-targets)",
+        ),
+        TrialType(
+            "cross-profile-same-source", "a", "a", 0.0,
+            "renewal: a key's model vs the same key's probe of its speaker (targets) and the other keys' probes of "
+            "the same source speaker (non-targets)",
         ),
     )
 }
+#: Types built from two or more anonymization runs with different profile keys (:func:`cross_key_trials`), not
+#: by :func:`build_trials`.
+PROFILE_TYPES = ("cross-profile", "cross-profile-same-source")
 
 _SAME_AS = {"oaoa": "oa", "aaaa": "aa"}
 #: Beyond-EER's composed types: the target trials of the first type with the non-target trials of the second
@@ -85,6 +98,9 @@ _COMPOSED = {"oaoo": ("oa", "oo"), "oaaa": ("oa", "aa")}
 #: Types whose ideal EER is 50 % and whose EER may meaningfully exceed it (read two-sided, on the interpolated
 #: step EER: the ROCCH-EER cannot pass 50 %).
 TWO_SIDED_TYPES = ("oaoo", "oaaa")
+#: Types that test the anonymizer's own goals, not attacks: ideal EER 0 %, beating chance is needed (pseudo-identity
+#: consistency and distinctness).
+CONSISTENCY_TYPES = ("aaaa", "aa-centroid", "cross-profile", "cross-profile-same-source")
 
 
 def compose_trials(targets_from: Trials, nontargets_from: Trials, name: str, meta: dict) -> Trials:
@@ -158,12 +174,16 @@ def build_trials(
         than the split has (every non-target needs ``M' >= 2``).
     """
     _check_backend(backend)
-    names = list(TRIAL_TYPES) if types is None else [str(t) for t in types]
+    names = [t for t in TRIAL_TYPES if t not in PROFILE_TYPES] if types is None else [str(t) for t in types]
     if not names:
         raise ProtocolError("no trial types requested")
     for t in names:
+        if t in PROFILE_TYPES:
+            raise ProtocolError(f"trial type {t!r} needs two anonymization runs with different profile keys: "
+                                "build it with cross_key_trials")
         if t not in TRIAL_TYPES:
-            raise ProtocolError(f"unknown trial type {str(t)!r}; expected one of {', '.join(TRIAL_TYPES)}")
+            raise ProtocolError(f"unknown trial type {str(t)!r}; expected one of "
+                                f"{', '.join(t for t in TRIAL_TYPES if t not in PROFILE_TYPES)}")
     if len(set(names)) != len(names):
         raise ProtocolError("a trial type is requested more than once")
     needed = [c for t in names for c in (TRIAL_TYPES[t].enroll, TRIAL_TYPES[t].test,
@@ -211,9 +231,9 @@ def build_trials(
                                     f"probe of its own speaker); nontarget = {ne}{nt} different-speaker pair")
             out[name] = compose_trials(matrix(tt.enroll, tt.test).to_trials(columns=cols),
                                        matrix(ne, nt).to_trials(columns=cols), name, meta)
-        elif name == "cross-profile":
-            meta["target_label"] = "target = same speaker (model vs own probe profile)"
-            out[name] = _cross_profile(es, protocol, lab["a"], cols, meta, backend)
+        elif name == "aa-centroid":
+            meta["target_label"] = "target = same speaker (model vs own probe centroid)"
+            out[name] = _centroid(es, protocol, lab["a"], cols, meta, backend)
         else:
             meta["target_label"] = "target = probe spoken by the model's speaker"
             if name in _SAME_AS:
@@ -222,7 +242,7 @@ def build_trials(
     return out
 
 
-def _cross_profile(es, protocol, label, cols, meta, backend=None) -> Trials:
+def _centroid(es, protocol, label, cols, meta, backend=None) -> Trials:
     speakers, models = speaker_models(es, protocol, label, use="enroll")
     profile_spk, profiles = speaker_models(es, protocol, label, use="probe")
     if cols is not None:
@@ -233,68 +253,106 @@ def _cross_profile(es, protocol, label, cols, meta, backend=None) -> Trials:
     k, m = scores.shape
     return Trials(
         scores.reshape(-1), is_tar.reshape(-1), np.tile(speakers, k), np.repeat(profile_spk, m),
-        "cross-profile", meta,
+        "aa-centroid", meta,
     )
 
 
 
 def cross_key_trials(es: EmbeddingSet, profiles, *, protocol: Protocol | None = None,
                      cohort_impostors: bool = True, backend=None) -> dict[str, Trials]:
-    """Beyond-EER's cross-profile trials as the paper means them: pseudo-identities of two anonymization runs
-    with two profile keys (``vpeval anonymize --profile KEY``) of the same system.
+    """Beyond-EER's cross-profile trials as the paper means them (arXiv 2609.18673, Sec. 3.2, Table 2):
+    pseudo-identities of two or more anonymization runs of one system with different profile keys
+    (``vpeval anonymize --profile KEY``).
 
-    A pseudo-identity is a (speaker, key) pair. With ``profiles = (k1, k2)``, the condition labels of the two
+    A pseudo-identity is a (speaker, key) pair. With ``profiles = (k1, k2, ...)``, the condition labels of the
     runs' embeddings in ``es``, every model is a speaker's enrollment model under ``k1``:
 
     * **target**: a model against a ``k1`` probe of the same speaker (the same pseudo-identity on two
       utterances), the pairs of :func:`build_trials`' same-speaker trials;
-    * **non-target**: a model against every ``k2`` probe of every evaluation speaker (another key: another
-      pseudo-identity), the same source speaker included: a pseudo-identity renewed with its key must not be
-      linkable to its predecessor (the renewability an operator relies on). ``k1`` probes of other speakers are
-      not in it (they are ``aaaa``'s non-targets, within one key).
+    * **non-target**: a model against every probe of every evaluation speaker under every other key (another
+      key: another pseudo-identity), the same source speaker included: a pseudo-identity renewed with its key
+      must not be linkable to its predecessor (the renewability an operator relies on). ``k1`` probes of other
+      speakers are not in it (they are ``aaaa``'s non-targets, within one key).
 
-    Ideal EER 0 %. Two lists are returned: ``"cross-key"`` (every non-target above) and
-    ``"cross-key-same-source"`` (the same targets against the same-source non-targets alone: the renewal
-    check on its own). Test keys of ``k2`` probes carry the suffix ``@<k2>`` (every (enroll, test) pair unique).
+    Ideal EER 0 %. Two lists are returned: ``"cross-profile"`` (every non-target above) and
+    ``"cross-profile-same-source"`` (the same targets against the same-source non-targets alone: the renewal
+    check on its own). The paper leaves open whether a p1-p2 non-target shares its source speaker; here both
+    kinds are in ``cross-profile`` and the second list isolates the same-source ones. Test keys of probes under
+    another key ``k`` carry the suffix ``@<k>`` (every (enroll, test) pair unique; :func:`vpeval.stats.
+    trial_speakers` strips it).
 
     Parameters
     ----------
     es : EmbeddingSet
-        Embeddings of the two runs only: condition labels ``k1`` and ``k2``, one embedding per utterance in
+        Embeddings of the runs only: condition labels ``k1``, ``k2``, ..., one embedding per utterance in
         each (the same utterance ids).
-    profiles : (str, str)
-        The two condition labels, enrollment key first.
+    profiles : sequence of str, length >= 2
+        The condition labels, enrollment key first.
     protocol, cohort_impostors, backend
         As in :func:`build_trials` (default split :func:`make_protocol` of ``es``).
 
     Returns
     -------
     dict of str to Trials
-        ``meta`` holds ``type``, ``profiles``, ``target_eer`` (0.0), ``extractor`` and ``target_label``.
+        ``meta`` holds ``type``, ``profiles``, ``target_eer`` (0.0), ``extractor``, ``backend`` and
+        ``target_label``. Trials are ordered as :func:`build_trials`' (probe-major), targets first.
 
     Raises
     ------
     ProtocolError
-        Two equal labels, a label missing, any other label in ``es``, embeddings missing, too few speakers.
+        Fewer than two labels, a repeated label, a label missing, any other label in ``es``, embeddings
+        missing, too few speakers.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from vpeval.io.embeddings import EmbeddingSet
+    >>> utt = ["a-1", "a-2", "b-1", "b-2"] * 2
+    >>> spk = ["A", "A", "B", "B"] * 2
+    >>> emb = np.array([[1, 0], [1, .1], [0, 1], [.1, 1], [0, 1], [.1, 1], [1, 0], [1, .1]], dtype=float)
+    >>> es = EmbeddingSet(emb, utt, spk, ["p1"] * 4 + ["p2"] * 4, "toy")
+    >>> t = cross_key_trials(es, ("p1", "p2"))
+    >>> len(t["cross-profile"].tar), len(t["cross-profile"].non), len(t["cross-profile-same-source"].non)
+    (2, 4, 2)
     """
-    k1, k2 = (str(p) for p in profiles)
+    keys = [str(p) for p in profiles]
+    if len(keys) < 2 or len(set(keys)) != len(keys):
+        raise ProtocolError(f"cross-profile trials need two or more different profile labels, got {keys}")
     _check_backend(backend)
-    _labels(es, k1, k2, ("o", "a"))
+    k1 = keys[0]
+    present = set(np.unique(es.condition).tolist())
+    missing = [k for k in keys if k not in present]
+    extra = sorted(present - set(keys))
+    if missing or extra:
+        raise ProtocolError(f"cross-profile trials: labels {keys} expected in the embeddings"
+                            + (f"; missing {missing}" if missing else "") + (f"; unexpected {extra}" if extra else ""))
     protocol = make_protocol(es) if protocol is None else protocol
     cols = None if cohort_impostors else protocol.evaluation_speakers
-    same = one_to_n(es, protocol, enroll="o", probe="o", original=k1, anonymized=k2, backend=backend)
-    other = one_to_n(es, protocol, enroll="o", probe="a", original=k1, anonymized=k2, backend=backend)
-    t_same, t_other = same.to_trials(columns=cols), other.to_trials(columns=cols)
-    tar = t_same.select(t_same.is_target)
-    meta = dict(extractor=es.extractor, profiles=[k1, k2], target_eer=0.0,
+    tar = None
+    non_all, non_same = [], []
+    for k in keys[1:]:
+        sub = es.select(np.isin(es.condition, [k1, k]))
+        if tar is None:
+            t_same = one_to_n(sub, protocol, enroll="o", probe="o", original=k1, anonymized=k,
+                              backend=backend).to_trials(columns=cols)
+            tar = t_same.select(t_same.is_target)
+        other = one_to_n(sub, protocol, enroll="o", probe="a", original=k1, anonymized=k,
+                         backend=backend).to_trials(columns=cols)
+        other = Trials(other.scores, other.is_target, other.enroll, np.char.add(other.test.astype(str), f"@{k}"),
+                       other.source, other.meta)
+        non_all.append(other)
+        non_same.append(other.select(other.is_target))
+    meta = dict(extractor=es.extractor, profiles=keys, target_eer=0.0,
                 backend="cosine" if backend is None else backend.name)
     out = {}
-    for name, keep in (("cross-key", np.ones(len(t_other), bool)), ("cross-key-same-source", t_other.is_target)):
-        non = t_other.select(keep)
+    for name, parts in (("cross-profile", non_all), ("cross-profile-same-source", non_same)):
+        others = "other keys'" if len(keys) > 2 else f"{keys[1]}"
         out[name] = Trials(
-            np.concatenate([tar.scores, non.scores]), np.r_[np.ones(len(tar), bool), np.zeros(len(non), bool)],
-            np.concatenate([tar.enroll, non.enroll]), np.concatenate([tar.test, np.char.add(non.test, f"@{k2}")]),
+            np.concatenate([tar.scores] + [p.scores for p in parts]),
+            np.r_[np.ones(len(tar), bool), np.zeros(sum(len(p) for p in parts), bool)],
+            np.concatenate([tar.enroll] + [p.enroll for p in parts]),
+            np.concatenate([tar.test.astype(str)] + [p.test for p in parts]),
             name, dict(meta, type=name, target_label=f"target = {k1} model vs {k1} probe of the same speaker; "
-                       f"nontarget = {k1} model vs a {k2} probe" + (" of the same speaker" if name.endswith(
+                       f"nontarget = {k1} model vs a {others} probe" + (" of the same speaker" if name.endswith(
                            "source") else "")))
     return out
