@@ -39,6 +39,15 @@ Steps (the same library calls as ``vpeval anonymize DATA_DIR ANON --alpha speake
    ``warp,f0_ratio`` or ``ratio`` instead of ``alpha``), ``parameters_per_speaker.csv`` and ``train/`` (the
    same training segments, anonymized by that system).
 
+6. a **second run under a pseudo-identity profile key** (``--profile-key``, default ``p2``; empty: none) of every
+   system on the evaluation utterances (not the training segments): ``anonymize_folder(..., method=...,
+   profile=KEY)``, every speaker's parameters drawn from the key (:func:`vpeval.audio.anonymize.profile_seed`)
+   instead of seed 2024, so each speaker gets a second pseudo-voice. Its embeddings are appended to each
+   system's ``embeddings_<extractor>.npz`` under the condition ``anonymized@KEY`` and its rows to
+   ``metadata.csv`` (parameters filled), so ``vpeval demo``/``audit`` build Beyond-EER's cross-profile trials.
+   ``--profile-runs-only`` runs this step alone on an example already in ``--out`` (replacing earlier rows of
+   that key).
+
 ``--speakers`` restricts everything to some speakers (used by the regeneration test); ``--out`` defaults to
 this folder.
 """
@@ -47,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import platform
 import sys
@@ -181,6 +191,63 @@ def write_system_tables(out: Path, table, params, speakers: dict, train_spk: set
                                 f"{start:.4f}"])
 
 
+def add_profile_runs(data: Path, out: Path, systems: list, extractors: list, key: str, speakers: dict,
+                     quiet: bool) -> dict:
+    """Step 6 (module docstring): each system's evaluation utterances anonymized again under profile ``key``,
+    embedded, and appended (rows ``anonymized@<key>``) to the system's embedding files and metadata.csv in
+    ``out``, replacing earlier rows of that key. Returns the timings (s)."""
+    import pandas as pd
+
+    from vpeval.audio.anonymize import anonymize_folder
+    from vpeval.audio.embed import embed_folder, get_extractor
+    from vpeval.io.embeddings import read_embeddings, write_embeddings
+
+    label = f"anonymized@{key}"
+    params = {"mcadams": ["alpha"], **{x: list(SYSTEMS[x]) for x in SYSTEMS}}
+    folders = {"mcadams": out, **{x: out / x for x in systems}}
+    meta = pd.read_csv(out / "metadata.csv", dtype=str, keep_default_na=False)
+    chosen = set(meta["speaker_id"])  # the evaluation side: enrolled speakers and distractors
+    timings = {}
+    with tempfile.TemporaryDirectory(prefix="vpeval-profile-") as tmp:
+        orig = Path(tmp) / "original"
+        link_inputs(data, speakers, chosen, orig)
+        for x, folder in folders.items():
+            anon = Path(tmp) / f"{x}-{key}"
+            t = time.perf_counter()
+            table = anonymize_folder(orig, anon, method=x, profile=key, quiet=quiet).sort_values("utterance_id")
+            timings[f"anonymize_{x}_{key}_s"] = round(time.perf_counter() - t, 2)
+            for name in extractors:
+                t = time.perf_counter()
+                path = folder / FILE_NAMES[name]
+                es = read_embeddings(path)
+                kept = es.select(es.condition != label)
+                run = embed_folder(anon, get_extractor(name), condition=label, quiet=quiet)
+                # a file of an earlier vpeval records no extractor or input rates: these rows follow it (one file,
+                # one form; the rows are LibriSpeech's 16 kHz as every other)
+                if kept.extractor_info is None:
+                    run = dataclasses.replace(run, extractor_info=None)
+                if kept.input_rate_hz is None:
+                    run = dataclasses.replace(run, input_rate_hz=None)
+                write_embeddings(path, kept.concat(run))
+                timings[f"embed_{name}_{x}_{key}_s"] = round(time.perf_counter() - t, 2)
+            m = pd.read_csv(folder / "metadata.csv", dtype=str, keep_default_na=False)
+            m = m[m["condition"] != label]
+            rows = m[m["condition"] == "original"].copy()
+            by_utt = table.set_index("utterance_id")
+            rows["condition"] = label
+            for p in params[x]:
+                rows[p] = [f"{by_utt.loc[u, p]:.6f}" for u in rows["utterance_id"]]
+            pd.concat([m, rows]).to_csv(folder / "metadata.csv", index=False, lineterminator="\n")
+    return timings
+
+
+def _profile_provenance(key: str, systems: list, timings: dict, argv) -> dict:
+    return {"key": key, "condition": f"anonymized@{key}", "systems": ["mcadams", *systems],
+            "method": f"vpeval.audio.anonymize.anonymize_folder(method=..., profile={key!r})",
+            "utterances": "evaluation side only (not the training segments)", "timings": timings,
+            "command": "python make_example.py " + " ".join(argv if argv is not None else sys.argv[1:])}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data", nargs="?", default=str(DEFAULT_DATA), help="librispeech-mini folder")
@@ -190,6 +257,8 @@ def main(argv=None) -> int:
     ap.add_argument("--systems", default=",".join(SYSTEMS), help="further anonymizers, comma-separated: "
                     + ",".join(SYSTEMS) + " (empty: McAdams only)")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
+    ap.add_argument("--profile-key", default="p2", help="key of the second run of every system (step 6; empty: none)")
+    ap.add_argument("--profile-runs-only", action="store_true", help="run step 6 alone on the example in --out")
     args = ap.parse_args(argv)
 
     from vpeval.audio.anonymize import anonymize_folder
@@ -209,6 +278,15 @@ def main(argv=None) -> int:
     chosen = set(args.speakers.split(",")) if args.speakers else None
     if chosen and not chosen <= set(speakers):
         sys.exit(f"error: unknown speaker(s) {sorted(chosen - set(speakers))}")
+    if args.profile_runs_only:
+        if not args.profile_key:
+            sys.exit("error: --profile-runs-only needs a --profile-key")
+        timings = add_profile_runs(data, out, systems, extractors, args.profile_key, speakers, args.quiet)
+        prov = json.loads((out / "provenance.json").read_text())
+        prov["profile_runs"] = _profile_provenance(args.profile_key, systems, timings, argv)
+        (out / "provenance.json").write_text(json.dumps(prov, indent=2) + "\n")
+        print(f"added the runs under profile key {args.profile_key!r} to {out}")
+        return 0
     out.mkdir(parents=True, exist_ok=True)
     train_spk = training_speakers(data, speakers)
     if chosen is not None:
@@ -323,6 +401,10 @@ def main(argv=None) -> int:
         "timings": timings,
         "command": "python make_example.py " + " ".join(argv if argv is not None else sys.argv[1:]),
     }
+    if args.profile_key:
+        prov["profile_runs"] = _profile_provenance(
+            args.profile_key, systems, add_profile_runs(data, out, systems, extractors, args.profile_key, speakers,
+                                                        args.quiet), argv)
     (out / "provenance.json").write_text(json.dumps(prov, indent=2) + "\n")
     print(f"wrote {', '.join(FILE_NAMES[e] for e in extractors)}, metadata.csv, alpha_per_speaker.csv, "
           f"provenance.json to {out} ({n} utterances, {audio_s:.0f} s of audio)")
