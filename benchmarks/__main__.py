@@ -64,7 +64,10 @@ SCRIPTS_BY_DOC: dict[str, dict[str, str]] = {
 SCRIPTS = {name: what for scripts in SCRIPTS_BY_DOC.values() for name, what in scripts.items()}
 
 #: modules the scripts import, not run on their own
-HELPERS = {"timing": "the interleaving stopwatch of profile_cost and relabel_kernel"}
+HELPERS = {
+    "timing": "the interleaving stopwatch of profile_cost and relabel_kernel",
+    "simulation_common": "the Clopper-Pearson interval and the design options of the three simulation scripts",
+}
 
 
 def script_path(name: str) -> Path:
