@@ -31,7 +31,6 @@ with ``oracle <= eps_high`` and with both (coverage), each with a Clopper-Pearso
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import platform
@@ -39,21 +38,13 @@ import sys
 import time
 
 import numpy as np
+from simulation_common import clopper_pearson, design_parser  # benchmarks/, the script's folder, is on sys.path
 
 from vpeval.analysis.members import TrialInput
 from vpeval.analysis.profiles import default_delta, member_profiles, profile_family
 from vpeval.analysis.verdict import DEFAULT_BUDGET_BITS
 from vpeval.io.trials import Trials
 from vpeval.metrics.profile import privacy_profile_bits
-
-
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    from scipy.stats import beta
-
-    a = (1 - level) / 2
-    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
-    return lo, hi
 
 
 def crossed(rng, S: int, P: int, D: int, condition: str, shift: float, missing: float = 0.0, effect: float = 0.7):
@@ -195,20 +186,13 @@ def plan_table(args) -> list:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=200)
-    ap.add_argument("--speakers", type=int, default=40)
-    ap.add_argument("--probes", type=int, default=10)
-    ap.add_argument("--distractors", type=int, default=60)
+    ap = design_parser(__doc__, speakers=40, probes=10, distractors=60)
     ap.add_argument("--file-targets", type=int, default=10_000)
     ap.add_argument("--file-nontargets", type=int, default=100_000)
-    ap.add_argument("--shift", type=float, default=4.0)
     ap.add_argument("--speaker-effect", type=float, default=0.7,
                     help="weight of the pair effect u[speaker, model] in the crossed designs (0: independent)")
-    ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--delta", type=float, default=None, help="default: 1 / (2 S), 1 %% without speakers")
     ap.add_argument("--budget-bits", type=float, default=DEFAULT_BUDGET_BITS)
-    ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--designs", default="file-iid,file-speakers,file-speakers-bare,incomplete,audit")
     ap.add_argument("--conditions", default="null,counterexample,selective-0.05,selective-0.2,exposed-1")
     ap.add_argument("--quick", action="store_true", help="smaller designs (a smoke run)")
@@ -220,7 +204,6 @@ def main(argv=None) -> int:
     ap.add_argument("--plan-table", action="store_true",
                     help="probes per speaker needed at delta = 1 / (2 S) instead, per design effect")
     ap.add_argument("--plan-deffs", type=lambda s: [float(x) for x in s.split(",")], default=[1.0, 2.0, 4.0])
-    ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
     if args.quick:
         args.speakers, args.probes, args.distractors = 20, 5, 20

@@ -22,7 +22,6 @@ runs (within the interval).
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import sys
@@ -33,7 +32,8 @@ from collections import Counter
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from profile_calibration import clopper_pearson, crossed  # noqa: E402
+from profile_calibration import crossed  # noqa: E402
+from simulation_common import clopper_pearson, design_parser  # noqa: E402
 
 from vpeval.analysis import secrecy_test  # noqa: E402
 from vpeval.analysis.members import TrialInput, speakers_from_keys  # noqa: E402
@@ -77,11 +77,8 @@ def run_design(design: str, args) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=200)
-    ap.add_argument("--speakers", type=int, default=29, help="29: the size of a VoicePrivacy LibriSpeech list")
-    ap.add_argument("--probes", type=int, default=10)
-    ap.add_argument("--distractors", type=int, default=60)
+    ap = design_parser(__doc__, speakers=29, probes=10, distractors=60, n_perm=199,
+                       helps={"speakers": "29: the size of a VoicePrivacy LibriSpeech list"})
     ap.add_argument("--missing", type=float, default=0.3)
     ap.add_argument("--effect", type=float, default=0.7)
     ap.add_argument("--model-effect", type=float, default=0.0,
@@ -89,12 +86,7 @@ def main(argv=None) -> int:
     ap.add_argument("--condition", default="null",
                     help="null (size), or a leak for power: shift-X (every target raised by X), selective-P (a share "
                          "P of the speakers raised by --shift), counterexample (profile_calibration.crossed)")
-    ap.add_argument("--shift", type=float, default=4.0)
-    ap.add_argument("--n-perm", type=int, default=199)
-    ap.add_argument("--alpha", type=float, default=0.05)
-    ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--designs", default=",".join(DESIGNS))
-    ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
     t0, load0 = time.time(), os.getloadavg()[0]
     rows = [run_design(d, args) for d in args.designs.split(",")]

@@ -32,7 +32,6 @@ Takes about 1.5 s per audit at --n-perm 199 on one core.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -41,6 +40,7 @@ import sys
 import time
 
 import numpy as np
+from simulation_common import clopper_pearson, design_parser  # benchmarks/, the script's folder, is on sys.path
 
 from vpeval.analysis import OneToNInput, TrialInput, secrecy_test
 from vpeval.analysis.verdict import DEFAULT_BUDGET_BITS, VERDICTS, decide
@@ -87,15 +87,6 @@ def simulate_family(rng, condition: str, n_spk: int, n_dis: int, n_att: int, n_p
     return trials, one_to_n
 
 
-def clopper_pearson(k: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    from scipy.stats import beta
-
-    a = (1 - level) / 2
-    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
-    return lo, hi
-
-
 def run_condition(condition: str, args) -> dict:
     rows = []
     for r in range(args.runs):
@@ -122,23 +113,15 @@ def run_condition(condition: str, args) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--runs", type=int, default=200)
-    ap.add_argument("--n-perm", type=int, default=199)
+    ap = design_parser(__doc__, speakers=10, probes=5, distractors=101, n_perm=199,
+                       helps={"probes": "probes (target trials) per speaker (demo: 5)"})
     ap.add_argument("--n-boot", type=int, default=100)
-    ap.add_argument("--speakers", type=int, default=10)
     ap.add_argument("--power-speakers", type=int, default=20,
                     help="evaluation speakers of the selective-failure conditions (5 %% of 20 is one speaker)")
-    ap.add_argument("--distractors", type=int, default=101)
-    ap.add_argument("--probes", type=int, default=5, help="probes (target trials) per speaker (demo: 5)")
     ap.add_argument("--attackers", type=int, default=16)
-    ap.add_argument("--shift", type=float, default=4.0)
-    ap.add_argument("--alpha", type=float, default=0.05)
     ap.add_argument("--budget-bits", type=float, default=DEFAULT_BUDGET_BITS)
-    ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--conditions", default="null,counterexample,selective-0.05,selective-0.1,selective-0.2")
     ap.add_argument("--quick", action="store_true", help="4 attackers, 31 distractors (a smoke run)")
-    ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", type=str, default=None, help="also write the results to this JSON file")
     ap.add_argument("--plot", type=str, default=None, help="also draw the rejection rates and coverage (PNG)")
     ap.add_argument("--from-json", nargs="+", default=None,

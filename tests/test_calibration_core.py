@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import shuffled
 from vpeval import LogisticCalibrator, PAVCalibrator, pav_llr
 from vpeval.calibration import NotFittedError
 from vpeval.errors import InvalidScoresError, SeparableScoresError
@@ -74,9 +75,7 @@ def test_logistic_order_invariant(tar, non, rnd):
         a = LogisticCalibrator().fit(tar, non)
     except (SeparableScoresError, InvalidScoresError):  # separable, or all scores equal
         return
-    t2, n2 = list(tar), list(non)
-    rnd.shuffle(t2)
-    rnd.shuffle(n2)
+    t2, n2 = shuffled(rnd, tar, non)
     b = LogisticCalibrator().fit(t2, n2)
     assert a.slope_ == pytest.approx(b.slope_, rel=1e-6, abs=1e-8)
     assert a.intercept_ == pytest.approx(b.intercept_, rel=1e-6, abs=1e-8)

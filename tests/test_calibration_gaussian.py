@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from helpers import shuffled
 from vpeval.calibration.gaussian import GaussianCalibrator
 from vpeval.errors import InvalidScoresError, VpevalError
 
@@ -86,9 +87,7 @@ def test_bad_transform_input_and_unfitted():
 def test_order_invariance_bitwise(tar, non, rnd, shared):
     s = np.array(tar + non)
     a = GaussianCalibrator(shared).fit(tar, non).transform(s)
-    tp, npm = tar[:], non[:]
-    rnd.shuffle(tp)
-    rnd.shuffle(npm)
+    tp, npm = shuffled(rnd, tar, non)
     b = GaussianCalibrator(shared).fit(tp, npm).transform(s)
     np.testing.assert_array_equal(a, b)
 

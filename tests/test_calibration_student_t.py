@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from helpers import count_calls, shuffled
 from vpeval.calibration.gaussian import GaussianCalibrator
 from vpeval.calibration.student_t import StudentTCalibrator
 from vpeval.errors import InvalidScoresError, VpevalError
@@ -145,8 +146,7 @@ def test_order_invariance_bitwise(rnd, seed):
     tar, non = list(rng.normal(1, 1, 40)), list(rng.standard_t(5, 50))
     s = np.array(tar + non)
     a = StudentTCalibrator().fit(tar, non).transform(s)
-    rnd.shuffle(tar)
-    rnd.shuffle(non)
+    tar, non = shuffled(rnd, tar, non)
     np.testing.assert_array_equal(StudentTCalibrator().fit(tar, non).transform(s), a)
 
 
@@ -197,14 +197,7 @@ def test_lbfgs_stops_where_its_line_searches_stall(monkeypatch, seed):
     from vpeval.calibration import student_t as S
 
     z = np.sort(np.random.default_rng(seed).normal(size=20_000))
-    calls = []
-    nll = S._nll_t
-
-    def counted(*a, **k):
-        calls.append(1)
-        return nll(*a, **k)
-
-    monkeypatch.setattr(S, "_nll_t", counted)
+    calls = count_calls(monkeypatch, S, "_nll_t")
     stopped = S._fit_t(z, None, "x", "lbfgs")
     n_stopped, stall = len(calls), S._STALL_EVALUATIONS
     monkeypatch.setattr(S, "_STALL_EVALUATIONS", 10 ** 9)

@@ -3,13 +3,14 @@ score commands share one --key option."""
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from vpeval.cli.common import ScoreInputOptions, score_input_options
+from vpeval.cli.common import ScoreInputOptions, VerdictOptions, score_input_options, verdict_option_group
 from vpeval.cli.main import app
 
 COMMANDS = sorted(get_command(app).commands)
@@ -67,6 +68,30 @@ def test_score_commands_list_the_input_options_together_and_pass_them_on():
 
     assert command("x", sep=",", target=["t"], flag=True) == ("x", ScoreInputOptions(sep=",", target=["t"]), True)
     assert command("x") == ("x", ScoreInputOptions(), False)
+
+
+def test_verdict_commands_list_the_verdict_options_together_and_pass_them_on():
+    """verdict_option_group: the verdict's five options stand together, in one order, in every command that decides
+    a verdict (--n-perm's default: by the input's size for score inputs, 999 otherwise), and the values reach the
+    command as one VerdictOptions."""
+    names = ["budget_bits", "delta", "n_perm", "alpha", "no_verdict"]
+    cmds = get_command(app).commands
+    for name, n_perm in (("verify", None), ("report", None), ("vpc-import", None), ("linkage", 999),
+                         ("demo", 999), ("audit", 999)):
+        params = {p.name: p for p in cmds[name].params}
+        order = list(params)
+        i = order.index("budget_bits")
+        assert order[i:i + len(names)] == names, name
+        assert params["n_perm"].default == n_perm and params["alpha"].default == 0.05, name
+
+    @verdict_option_group()
+    def command(path: str, verdict_args: VerdictOptions = VerdictOptions(), flag: bool = False):
+        return path, verdict_args, flag
+
+    assert command("x", alpha=0.01, no_verdict=True, flag=True) == ("x", VerdictOptions(alpha=0.01, no_verdict=True),
+                                                                      True)
+    assert command("x")[1].checked() == {"budget_bits": math.log2(10), "n_perm": None, "alpha": 0.05, "delta": None}
+    assert command("x", no_verdict=True)[1].for_audit()["skip"] is True
 
 
 def test_three_column_file_hint_names_the_cli_options(tmp_path):

@@ -1,5 +1,6 @@
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +23,15 @@ def _score_label(tmp_path, name="s.txt", text="0.9 1\n0.8 1\n0.3 1\n0.1 0\n0.4 0
     p = tmp_path / name
     p.write_text(text)
     return p
+
+
+def _report_named(tmp_path, *names) -> Path:
+    """``vpeval report NAME=FILE ...`` with one small score file under every name given; the report folder."""
+    p = _score_label(tmp_path)
+    out = tmp_path / "r"
+    r = runner.invoke(app, ["report", *(f"{n}={p}" for n in names), "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    return out
 
 
 def test_verify_json(tmp_path):
@@ -167,11 +177,7 @@ def test_line_numbers_count_lf_only(tmp_path):
 
 
 def test_names_with_markup_mathtext_and_underscore(tmp_path):
-    p = _score_label(tmp_path)
-    out = tmp_path / "r"
-    r = runner.invoke(app, ["report", f"$\\foo$={p}", f"_hidden={p}", f"[red]x={p}", "-o", str(out), "-q"])
-    assert r.exit_code == 0, r.output
-    html = (out / "report.html").read_text()
+    html = (_report_named(tmp_path, "$\\foo$", "_hidden", "[red]x") / "report.html").read_text()
     assert "$\\foo$" in html and "_hidden" in html and "[red]x" in html
 
 
@@ -223,29 +229,18 @@ def test_summary_llrs_equal_pav_llr():
 
 def test_control_characters_of_names_are_shown_escaped_in_the_html(tmp_path):
     """Escaped visibly, never written raw (a terminal escape, a right-to-left override) nor dropped (issue 28)."""
-    p = _score_label(tmp_path)
-    out = tmp_path / "r"
-    r = runner.invoke(app, ["report", f"a\x1b[31mb={p}", f"c\u202ed={p}", "-o", str(out), "-q"])
-    assert r.exit_code == 0, r.output
-    html = (out / "report.html").read_text()
+    html = (_report_named(tmp_path, "a\x1b[31mb", "c\u202ed") / "report.html").read_text()
     assert "\x1b" not in html and "\u202e" not in html
     assert "a\\x1b[31mb" in html and "c\\u202ed" in html
 
 
 def test_non_latin_names_are_distinct_systems(tmp_path):
-    p = _score_label(tmp_path)
-    out = tmp_path / "r"
-    r = runner.invoke(app, ["report", f"系统={p}", f"中文={p}", f"Система={p}", "-o", str(out), "-q"])
-    assert r.exit_code == 0, r.output
-    html = (out / "report.html").read_text()
+    html = (_report_named(tmp_path, "系统", "中文", "Система") / "report.html").read_text()
     assert all(n in html for n in ("系统", "中文", "Система"))
 
 
 def test_a_system_name_may_contain_an_equals_sign(tmp_path):
-    p = _score_label(tmp_path)
-    out = tmp_path / "r"
-    r = runner.invoke(app, ["report", f"alpha=0.8={p}", f"alpha=0.9={p}", "-o", str(out), "-q"])
-    assert r.exit_code == 0, r.output
+    out = _report_named(tmp_path, "alpha=0.8", "alpha=0.9")
     systems = _section(json.loads((out / "report.json").read_text()), "verification")["data"]["systems"]
     assert set(systems) == {"alpha=0.8", "alpha=0.9"}
 

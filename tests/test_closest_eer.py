@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import shuffled
 import oracles
 from vpeval import closest_eer, eer
 from vpeval.metrics import closest_eer_exact
@@ -128,9 +129,7 @@ def test_scripts_arithmetic_bit_for_bit_on_every_small_tie_free_split():
 @given(tied, tied, st.randoms(use_true_random=False))
 def test_order_invariance_and_duplication(tar, non, rnd):
     a = closest_eer(tar, non)
-    t2, n2 = list(tar), list(non)
-    rnd.shuffle(t2)
-    rnd.shuffle(n2)
+    t2, n2 = shuffled(rnd, tar, non)
     assert closest_eer(t2, n2) == a
     assert closest_eer(tar * 2, non * 2) == pytest.approx(a, abs=1e-15)
     f = lambda x: np.exp(np.asarray(x, dtype=float) / 3.0) - 7  # strictly increasing  # noqa: E731

@@ -11,6 +11,7 @@ import pytest
 import vpeval.metrics.linkage.binned_fit as binned_fit
 import vpeval.metrics.linkage.histogram as histogram
 import vpeval.metrics.linkage.pipeline as pipeline
+from helpers import count_calls
 from oracles import logistic_llr_fit
 from vpeval.errors import SeparableScoresError
 from vpeval.metrics.linkage import lid, lid_pipeline, znorm_rows
@@ -97,15 +98,7 @@ def test_dev_mode_and_regularized_fits():
 @pytest.fixture
 def exact_fits(monkeypatch):
     """The calls to the exact logistic fit (pipeline._fit_calibration) while the test runs, one entry a call."""
-    calls = []
-    orig = pipeline._fit_calibration
-
-    def counted(*a, **k):
-        calls.append(1)
-        return orig(*a, **k)
-
-    monkeypatch.setattr(pipeline, "_fit_calibration", counted)
-    return calls
+    return count_calls(monkeypatch, pipeline, "_fit_calibration")
 
 
 def test_steep_slopes_fall_back_to_the_exact_fit(monkeypatch, exact_fits):

@@ -1,4 +1,6 @@
-"""The audio modules moved into ``vpeval.audio`` (issue 23); every old import path still works, with a warning.
+"""The audio modules moved into ``vpeval.audio`` (issue 23). The old paths at the top of the package were
+deprecation aliases and are removed now (issue 47, CHANGELOG.md): importing them fails, and nothing in src/ imports
+them. ``vpeval.io.audio`` is still an alias and still works, with a warning.
 
 The public names of each old path are listed here by hand (what the README, docs, examples and earlier code
 imported), independently of the alias table in ``vpeval._deprecated``, so a name dropped from the table fails.
@@ -22,7 +24,7 @@ from vpeval.errors import VpevalDeprecationWarning, VpevalWarning
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "vpeval"
 
-# old module -> (module to import from now, public names of the old module)
+# old module -> (module to import from now, public names of the old module); removed and aliased paths alike
 OLD_PATHS = {
     "vpeval.io.audio": ("vpeval.audio.io", [
         "SAMPLE_RATE", "AUDIO_EXTENSIONS", "AudioItem", "read_audio", "write_audio", "scan_audio_folder",
@@ -49,12 +51,14 @@ OLD_PATHS = {
     "vpeval.asr.whisper": ("vpeval.audio.asr.whisper", ["FasterWhisperBackend", "whisper_base_dir", "cache_dir"]),
 }
 
+#: old paths that are still deprecation aliases (``vpeval._deprecated.MOVED``)
+ALIASED = {"vpeval.io.audio"}
+#: old paths removed after their deprecation period (issue 47; CHANGELOG.md): importing them must fail
+REMOVED = sorted(set(OLD_PATHS) - ALIASED)
+
 # names outside ``__all__`` (private helpers tests and scripts reached through the old paths): still found
 OLD_OTHER = {
-    "vpeval.anonymize": ("vpeval.audio.anonymize.mcadams_coefficient", ["_stable_lpc", "_check_alpha"]),
-    "vpeval.anonymize_world": ("vpeval.audio.anonymize.base", ["_check", "_level"]),
     "vpeval.io.audio": ("vpeval.audio.io", ["_require"]),
-    "vpeval.pitch": ("vpeval.audio.pitch", ["_pyworld"]),
 }
 
 # public names of the new audio package, by module
@@ -96,7 +100,7 @@ def _fresh_import(name: str):
     return importlib.import_module(name)
 
 
-@pytest.mark.parametrize("old", sorted(OLD_PATHS))
+@pytest.mark.parametrize("old", sorted(ALIASED))
 def test_old_path_warns_and_gives_the_same_objects(old):
     new_name, names = OLD_PATHS[old]
     new = importlib.import_module(new_name)
@@ -124,10 +128,27 @@ def test_old_path_still_reaches_names_outside_all(old):
     new = importlib.import_module(new_name)
     for n in names:
         assert getattr(mod, n) is getattr(new, n), n
-    if old == "vpeval.anonymize":
-        from vpeval.audio.anonymize.folder import METHODS, _world_parameters
 
-        assert mod.METHODS is METHODS and mod._world_parameters is _world_parameters
+
+@pytest.mark.parametrize("old", REMOVED)
+def test_removed_path_no_longer_imports(old):
+    """A removed alias stays removed: its import fails as for any missing module, and no file of it is left."""
+    for loaded in [m for m in sys.modules if m == old or m.startswith(old + ".")]:
+        del sys.modules[loaded]
+    with pytest.raises(ModuleNotFoundError) as e:
+        importlib.import_module(old)
+    assert e.value.name in REMOVED and (old + ".").startswith(e.value.name + "."), e.value.name  # it or its package
+    rel = Path(*old.split(".")[1:])
+    assert not (SRC / rel.with_suffix(".py")).exists() and not (SRC / rel).exists()
+
+
+@pytest.mark.parametrize("statement", ["from vpeval import anonymize", "from vpeval import embed",
+                                       "from vpeval import asr", "from vpeval import pitch",
+                                       "from vpeval import anonymize_world", "import vpeval.embed.mfcc"])
+def test_removed_paths_fail_through_the_package_root_too(statement):
+    """``vpeval.__getattr__`` (lazy subpackages) turns the missing module into a plain ImportError."""
+    with pytest.raises(ImportError):
+        exec(statement, {})  # noqa: S102
 
 
 def _default_filters_env(tmp_path):
@@ -144,18 +165,16 @@ def test_the_warning_is_a_future_warning_pointing_at_the_importing_line(tmp_path
     assert not issubclass(VpevalDeprecationWarning, DeprecationWarning)
     assert issubclass(VpevalDeprecationWarning, VpevalWarning)
     script = tmp_path / "user_script.py"
-    script.write_text("import sys\nsys.path.insert(0, %r)\nimport vpeval.pitch\n" % str(SRC.parent))
+    script.write_text("import sys\nsys.path.insert(0, %r)\nimport vpeval.io.audio\n" % str(SRC.parent))
     err = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
                          env=_default_filters_env(tmp_path)).stderr
-    assert f"{script}:3: VpevalDeprecationWarning: vpeval.pitch is deprecated" in err, err
+    assert f"{script}:3: VpevalDeprecationWarning: vpeval.io.audio is deprecated" in err, err
 
 
-@pytest.mark.parametrize("statement", ["from vpeval import anonymize", "import vpeval.anonymize",
-                                       "import vpeval.embed"])
+@pytest.mark.parametrize("statement", ["from vpeval.io import audio", "import vpeval.io.audio"])
 def test_the_warning_is_shown_by_default_outside_main(tmp_path, statement):
     """The old path imported by a module that is not ``__main__`` (a user's library, a notebook helper), under
-    the default filters: the warning is printed, once, naming that module's line (not vpeval's lazy
-    ``__getattr__`` nor importlib)."""
+    the default filters: the warning is printed, once, naming that module's line (not importlib)."""
     (tmp_path / "users_library.py").write_text(f"x = 1\n{statement}\n")
     script = tmp_path / "main.py"
     script.write_text("import users_library\nimport users_library\n")
@@ -176,17 +195,18 @@ def test_public_names_of_the_audio_package(module):
         assert getattr(mod, n) is not None
 
 
-def test_a_pickled_extractor_names_the_new_module_and_old_pickles_still_load():
+def test_a_pickled_extractor_names_the_new_module_and_pickles_of_the_removed_path_no_longer_load():
+    """A pickle naming ``vpeval.embed.mfcc`` (made before issue 23) fails to load since the alias was removed
+    (CHANGELOG.md says so); one made now names the new module and loads."""
     from vpeval.audio.embed import MfccStatsExtractor
 
     data = pickle.dumps(MfccStatsExtractor(), protocol=0)  # text opcodes: the module name can be edited
     assert b"vpeval.audio.embed.mfcc\n" in data and b"vpeval.embed.mfcc" not in data
+    assert type(pickle.loads(data)) is MfccStatsExtractor
     old_pickle = data.replace(b"vpeval.audio.embed.mfcc\n", b"vpeval.embed.mfcc\n")
     assert old_pickle != data
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", VpevalDeprecationWarning)
-        restored = pickle.loads(old_pickle)
-    assert type(restored) is MfccStatsExtractor
+    with pytest.raises(ModuleNotFoundError):
+        pickle.loads(old_pickle)
 
 
 def _imported_modules(path: Path) -> set[str]:
@@ -210,7 +230,7 @@ def _imported_modules(path: Path) -> set[str]:
     return {m for m in found if m == "vpeval" or m.startswith("vpeval.")}
 
 
-def test_no_vpeval_module_imports_a_deprecated_path():
+def test_no_vpeval_module_imports_a_deprecated_or_removed_path():
     from vpeval._deprecated import MOVED
 
     alias_files = set()
@@ -223,7 +243,8 @@ def test_no_vpeval_module_imports_a_deprecated_path():
     for path in sorted(SRC.rglob("*.py")):
         if path in alias_files:
             continue
-        bad = _imported_modules(path) & set(MOVED)
+        bad = {m for m in _imported_modules(path)
+               if m in MOVED or any(m == r or m.startswith(r + ".") for r in REMOVED)}
         if bad:
             offenders[str(path.relative_to(SRC))] = sorted(bad)
     assert offenders == {}
@@ -234,7 +255,7 @@ def test_no_vpeval_module_imports_a_deprecated_path():
 def test_the_alias_table_and_this_list_agree():
     from vpeval._deprecated import MOVED
 
-    assert set(MOVED) == set(OLD_PATHS)
+    assert set(MOVED) == ALIASED
     for old, (sources, names) in MOVED.items():
         assert sources[0] == OLD_PATHS[old][0]
         assert sorted(names) == sorted(OLD_PATHS[old][1])
@@ -286,8 +307,10 @@ def test_every_documented_name_resolves_at_its_documented_path_without_a_warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", VpevalDeprecationWarning)
         for name, doc in sorted(names.items()):
-            if name in MOVED:  # an old path, named as such ("the former paths ... still import")
+            if name in MOVED:  # an old path, named as such ("the former path ... still imports")
                 continue
-            # a name under an old path (checked by name: an alias imported earlier warns no more)
+            # a name under an old path (checked by name: an alias imported earlier warns no more), or a removed
+            # path (CHANGELOG.md, not read here, is where those are named)
             assert not [m for m in MOVED if name.startswith(m + ".")], (name, doc)
+            assert not [m for m in REMOVED if name == m or name.startswith(m + ".")], (name, doc)
             assert _resolve(name) is not None, (name, doc)

@@ -14,6 +14,7 @@ from vpeval.errors import InvalidScoresError
 from vpeval.metrics.profile import (DELTA_GRID, design_effect, privacy_profile_bits, profile_bounds,
                                     total_variation)
 
+from helpers import shuffled
 import oracles
 
 small_scores = st.lists(st.integers(-4, 4).map(float), min_size=1, max_size=7)
@@ -52,9 +53,7 @@ def test_matches_brute_force(tar, non, delta):
 def test_properties(tar, non, rnd):
     d = np.array([0.0, 0.1, 0.3])
     base = privacy_profile_bits(tar, non, d)
-    t2, n2 = list(tar), list(non)
-    rnd.shuffle(t2)
-    rnd.shuffle(n2)
+    t2, n2 = shuffled(rnd, tar, non)
     np.testing.assert_array_equal(privacy_profile_bits(t2, n2, d), base)  # order
     np.testing.assert_array_equal(privacy_profile_bits(np.exp(tar), np.exp(non), d), base)  # increasing map
     np.testing.assert_array_equal(privacy_profile_bits(-np.array(tar), -np.array(non), d), base)  # direction

@@ -11,6 +11,7 @@ from vpeval import (
 )
 from vpeval.errors import InvalidScoresError, VpevalError
 
+from helpers import shuffled
 import oracles
 
 # ---------------------------------------------------------------- hand-computed cases
@@ -198,9 +199,7 @@ def _summary(tar, non):
 @given(floats, floats, st.randoms(use_true_random=False))
 def test_order_invariance(tar, non, rnd):
     a = _summary(tar, non)
-    t2, n2 = list(tar), list(non)
-    rnd.shuffle(t2)
-    rnd.shuffle(n2)
+    t2, n2 = shuffled(rnd, tar, non)
     np.testing.assert_array_equal(a, _summary(t2, n2))
 
 

@@ -22,44 +22,14 @@ from .errors import VpevalDeprecationWarning
 __all__ = ["MOVED", "alias_module"]
 
 #: old module -> (new modules its names come from, the first being the one to import from now; the old
-#: module's public names).
+#: module's public names). The aliases of issue 23 at the top of the package (``vpeval.anonymize``,
+#: ``vpeval.anonymize_world``, ``vpeval.embed``, ``vpeval.asr``, ``vpeval.pitch`` and their submodules) were
+#: removed (issue 47; CHANGELOG.md); ``tests/test_moved_paths.py`` checks that they stay removed.
 MOVED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "vpeval.io.audio": (
         ("vpeval.audio.io",),
         ("SAMPLE_RATE", "AUDIO_EXTENSIONS", "AudioItem", "read_audio", "write_audio", "scan_audio_folder",
          "read_speaker_metadata"),
-    ),
-    "vpeval.pitch": (("vpeval.audio.pitch",), ("f0_contour", "FRAME_PERIOD_MS", "F0_RANGE")),
-    "vpeval.anonymize": (
-        ("vpeval.audio.anonymize", "vpeval.audio.anonymize.mcadams_coefficient", "vpeval.audio.anonymize.folder"),
-        ("mcadams", "mcadams_pole_angles", "draw_alpha", "anonymize_folder", "DEFAULT_ALPHA", "ALPHA_RANGE"),
-    ),
-    "vpeval.anonymize_world": (
-        ("vpeval.audio.anonymize", "vpeval.audio.anonymize.world", "vpeval.audio.anonymize.resample",
-         "vpeval.audio.anonymize.base"),
-        ("vtln", "resample_shift", "bilinear_warp", "draw_parameter", "VTLN_WARP_RANGE", "VTLN_F0_RANGE",
-         "RESAMPLE_RANGE"),
-    ),
-    "vpeval.embed": (
-        ("vpeval.audio.embed",),
-        ("Extractor", "ExtractorUnavailableError", "MfccStatsExtractor", "EXTRACTORS", "get_extractor",
-         "embed_folder"),
-    ),
-    "vpeval.embed.base": (("vpeval.audio.embed.base",), ("Extractor", "ExtractorUnavailableError", "embed_folder")),
-    "vpeval.embed.mfcc": (("vpeval.audio.embed.mfcc",), ("MfccStatsExtractor",)),
-    "vpeval.embed.resemblyzer": (
-        ("vpeval.audio.embed.resemblyzer",), ("ResemblyzerExtractor", "INSTALL_HINT", "preprocess"),
-    ),
-    "vpeval.asr": (
-        ("vpeval.audio.asr",),
-        ("ASRBackend", "ASRUnavailableError", "FasterWhisperBackend", "cache_dir", "read_transcripts",
-         "transcribe_folder", "whisper_base_dir", "write_transcripts"),
-    ),
-    "vpeval.asr.base": (("vpeval.audio.asr.base",), ("ASRBackend", "ASRUnavailableError", "transcribe_folder")),
-    "vpeval.asr.semantic": (("vpeval.audio.asr.semantic",), ("MiniLMEncoder",)),
-    "vpeval.asr.transcripts": (("vpeval.audio.asr.transcripts",), ("read_transcripts", "write_transcripts")),
-    "vpeval.asr.whisper": (
-        ("vpeval.audio.asr.whisper",), ("FasterWhisperBackend", "whisper_base_dir", "cache_dir"),
     ),
 }
 
@@ -112,9 +82,9 @@ def _outside_user_code(filename: str) -> bool:
 
 def _warn_at_importer(message: str) -> None:
     """Warn with :class:`VpevalDeprecationWarning` attributed to the first frame outside vpeval and the import
-    machinery: the user's line that imported the old path, whether directly (``import vpeval.pitch``) or
-    through the package's lazy attributes (``from vpeval import anonymize`` runs ``vpeval.__getattr__`` and
-    :func:`importlib.import_module`, which a fixed ``stacklevel`` would name instead)."""
+    machinery: the user's line that imported the old path (``import vpeval.io.audio``, ``from vpeval.io import
+    audio``), not the frames of :mod:`importlib` or of a package's lazy ``__getattr__`` in between, which a fixed
+    ``stacklevel`` would name instead."""
     frame = sys._getframe(1)
     while frame is not None and _outside_user_code(frame.f_code.co_filename):
         frame = frame.f_back

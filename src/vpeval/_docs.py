@@ -36,6 +36,12 @@ Raises
 ------
 InvalidScoresError
     Empty arrays or NaN.""",
+    # what every anonymizer of vpeval.audio.anonymize returns (the level rule of its base module)
+    "returns_anonymized_waveform": """\
+Returns
+-------
+ndarray of shape (n_samples,), float64
+    The anonymized samples at the input's RMS level, peak at most 32767/32768.""",
 }
 
 _PLACEHOLDER = re.compile(r"^([ \t]*)\{(\w+)\}[ \t]*$", re.MULTILINE)

@@ -9,7 +9,7 @@
 =============================== ==========================================================================
 
 Importing this package loads none of them; each imports its audio libraries (librosa, soundfile, pyworld,
-torch) only when a function needs them. These modules lived at ``vpeval.io.audio``, ``vpeval.anonymize``,
-``vpeval.anonymize_world``, ``vpeval.embed``, ``vpeval.asr`` and ``vpeval.pitch`` before; those paths still
-import, with a :class:`~vpeval.errors.VpevalDeprecationWarning`.
+torch) only when a function needs them. The reading and writing functions lived at
+``vpeval.io.audio`` before; that path still imports, with a :class:`~vpeval.errors.VpevalDeprecationWarning`.
+The other former paths were removed (CHANGELOG.md).
 """

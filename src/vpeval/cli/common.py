@@ -307,6 +307,31 @@ _SCORE_INPUT_PARAMS = (
 )
 
 
+def _option_group(func, param: str, group: type, specs):
+    """``func`` with its parameter ``param`` replaced, at its place in the signature typer reads, by the options
+    ``specs`` (``(name, annotation, typer option)`` each); the values given on the command line reach ``func``
+    gathered into one ``group(**values)``. Raises TypeError when ``func`` has no parameter ``param``."""
+    sig = inspect.signature(func, eval_str=True)
+    names = [name for name, _, _ in specs]
+    params = []
+    for p in sig.parameters.values():
+        if p.name == param:
+            params += [inspect.Parameter(name, p.kind, default=opt, annotation=ann) for name, ann, opt in specs]
+        else:
+            params.append(p)
+    if len(params) != len(sig.parameters) + len(names) - 1:
+        raise TypeError(f"{func.__name__} must take one parameter named {param!r}")
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        # typer passes every option by keyword; an option left out of a direct call takes its default
+        given = group(**{name: kwargs.pop(name) for name in names if name in kwargs})
+        return func(*args, **{param: given}, **kwargs)
+
+    wrapper.__signature__ = sig.replace(parameters=params)
+    return wrapper
+
+
 def score_input_options(func):
     """Decorator: give a typer command the score-input options (--key ... --lower-is-target).
 
@@ -315,26 +340,7 @@ def score_input_options(func):
     values given on the command line reach ``func`` gathered into one :class:`ScoreInputOptions`. So every
     score command spells, documents and passes these options the same way.
     """
-    sig = inspect.signature(func, eval_str=True)
-    names = [name for name, _, _ in _SCORE_INPUT_PARAMS]
-    params = []
-    for p in sig.parameters.values():
-        if p.name == "score_input":
-            params += [inspect.Parameter(name, p.kind, default=opt, annotation=ann)
-                       for name, ann, opt in _SCORE_INPUT_PARAMS]
-        else:
-            params.append(p)
-    if len(params) != len(sig.parameters) + len(names) - 1:
-        raise TypeError(f"{func.__name__} must take one parameter named 'score_input'")
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        # typer passes every option by keyword; an option left out of a direct call takes its default
-        given = ScoreInputOptions(**{name: kwargs.pop(name) for name in names if name in kwargs})
-        return func(*args, score_input=given, **kwargs)
-
-    wrapper.__signature__ = sig.replace(parameters=params)
-    return wrapper
+    return _option_group(func, "score_input", ScoreInputOptions, _SCORE_INPUT_PARAMS)
 
 
 def load_trials(
@@ -487,6 +493,38 @@ def verdict_options(budget_bits, n_perm: int, alpha: float, delta=None) -> dict:
 
     return {"budget_bits": DEFAULT_BUDGET_BITS if budget_bits is None else check_budget(budget_bits),
             "n_perm": n_perm, "alpha": alpha, "delta": check_delta(delta)}
+
+
+@dataclasses.dataclass
+class VerdictOptions:
+    """The verdict's options of a command, as given on its command line (``--budget-bits``, ``--delta``,
+    ``--n-perm``, ``--alpha``, ``--no-verdict``); :func:`verdict_option_group` makes a typer command take them."""
+
+    budget_bits: Optional[float] = None
+    delta: Optional[float] = None
+    n_perm: Optional[int] = None
+    alpha: float = 0.05
+    no_verdict: bool = False
+
+    def checked(self) -> dict:
+        """:func:`verdict_options` of these values: checked whether or not ``--no-verdict`` is given."""
+        return verdict_options(self.budget_bits, self.n_perm, self.alpha, self.delta)
+
+    def for_audit(self) -> dict:
+        """:meth:`checked` with ``skip`` (``--no-verdict``): what :func:`audit_verdict_kwargs` reads."""
+        return {**self.checked(), "skip": self.no_verdict}
+
+
+def verdict_option_group(n_perm=ScorePermOpt):
+    """Decorator: give a typer command the verdict's five options, ``--n-perm`` as ``n_perm`` (:data:`ScorePermOpt`,
+    the default of the score commands, or :data:`VerdictPermOpt`).
+
+    ``func`` declares one parameter ``verdict_args: VerdictOptions``, replaced at its place by the five options
+    (as :func:`score_input_options` does), so every command spells, documents and checks them the same way."""
+    specs = (("budget_bits", Optional[float], BudgetOpt), ("delta", Optional[float], DeltaOpt),
+             ("n_perm", Optional[int] if n_perm.default is None else int, n_perm), ("alpha", float, AlphaOpt),
+             ("no_verdict", bool, NoVerdictOpt))
+    return lambda func: _option_group(func, "verdict_args", VerdictOptions, specs)
 
 
 def audit_verdict_kwargs(verdict: dict | None) -> dict:

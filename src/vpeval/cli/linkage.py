@@ -14,11 +14,16 @@ from rich.markup import escape
 
 from ..errors import VpevalError
 from .common import (
-    AlphaOpt, BudgetOpt, DeltaOpt, NoVerdictOpt, SchedulerOpt, WorkersOpt, echo_json, execution, handle_errors, print_verdicts,
-    verdict_options, verdict_or_reason,
+    SchedulerOpt, VerdictOptions, WorkersOpt, echo_json, execution, handle_errors, print_verdicts, verdict_option_group,
+    verdict_or_reason,
 )
 
 __all__ = ["register"]
+
+#: the verdict's --n-perm of a 1-to-N table: each relabelling recomputes every probe's LID
+LinkagePermOpt = typer.Option(
+    999, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (each recomputes every "
+    "probe's LID: about n_perm passes over the matrix; lower it or use --no-verdict for large tables).")
 
 _HELP = """\
 1-to-N linkage of probes to N enrolled speakers: LID (bits), rank-k identification, closed-set linkability.
@@ -107,6 +112,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("linkage", help=_HELP)
     @handle_errors
+    @verdict_option_group(n_perm=LinkagePermOpt)
     def linkage(
         table: Path = typer.Argument(..., help="1-to-N score table (.csv/.parquet) or Kaldi score file."),
         dev: Optional[Path] = typer.Option(None, "--dev", help="Development table for the LID calibration."),
@@ -141,19 +147,13 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
         scheduler: Optional[str] = SchedulerOpt,
         workers: Optional[int] = WorkersOpt,
-        budget_bits: Optional[float] = BudgetOpt,
-        delta: Optional[float] = DeltaOpt,
-        n_perm: int = typer.Option(
-            999, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (each recomputes every "
-            "probe's LID: about n_perm passes over the matrix; lower it or use --no-verdict for large tables)."),
-        alpha: float = AlphaOpt,
-        no_verdict: bool = NoVerdictOpt,
+        verdict_args: VerdictOptions = VerdictOptions(),
         seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
     ) -> None:
         from ..metrics.linkage import linkage_analysis
 
-        vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict (see its help)
-        if no_verdict:
+        vopts = verdict_args.checked()  # checked even with --no-verdict (see its help)
+        if verdict_args.no_verdict:
             vopts = None
 
         if dev_key is not None and dev is None:

@@ -24,9 +24,8 @@ from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
-    execution, handle_errors, split_name, SplitOpt, VpcTableOpt, BudgetOpt, DeltaOpt, VerdictPermOpt, AlphaOpt,
-    NoVerdictOpt, ScorePermOpt, EnrollRuleOpt, print_verdicts, verdict_options, verdict_or_reason,
-    audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
+    execution, handle_errors, split_name, SplitOpt, VpcTableOpt, VerdictPermOpt, VerdictOptions, verdict_option_group,
+    EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
 )
 
 app = typer.Typer(
@@ -54,22 +53,19 @@ def _root(ctx: typer.Context, version: bool = typer.Option(False, "--version", c
              + FORMATS_HELP)
 @handle_errors
 @score_input_options
+@verdict_option_group()
 def verify(
     scores: str = typer.Argument(..., help="Score file or folder (see formats)."),
     score_input: ScoreInputOptions = ScoreInputOptions(),
     p_target: List[float] = PTargetOpt,
     llr: bool = LLROpt,
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-    budget_bits: Optional[float] = BudgetOpt,
-    delta: Optional[float] = DeltaOpt,
-    n_perm: Optional[int] = ScorePermOpt,
-    alpha: float = AlphaOpt,
-    no_verdict: bool = NoVerdictOpt,
+    verdict_args: VerdictOptions = VerdictOptions(),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the verdict's relabellings and bootstrap."),
     jobs: int = JobsOpt,
 ):
-    vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict (see its help)
-    vopts, n_jobs = None if no_verdict else vopts, jobs_value(jobs)
+    vopts = verdict_args.checked()  # checked even with --no-verdict (see its help)
+    vopts, n_jobs = None if verdict_args.no_verdict else vopts, jobs_value(jobs)
     t = score_input.load(scores)
     source, tar, non = t.source, t.tar, t.non
     verdicts, undecided = {}, {}
@@ -120,6 +116,7 @@ def verify(
              "inputs, each given as PATH or NAME=PATH.\n" + FORMATS_HELP)
 @handle_errors
 @score_input_options
+@verdict_option_group()
 def report(
     inputs: List[str] = typer.Argument(..., help="Score inputs, each PATH or NAME=PATH."),
     out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", help="Output folder (must not exist or be "
@@ -137,11 +134,7 @@ def report(
         "speakers. Needs trials with enrollment keys; every enrollment speaker must have a group."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the per-group bootstrap (with --groups) and of "
                              "the verdict."),
-    budget_bits: Optional[float] = BudgetOpt,
-    delta: Optional[float] = DeltaOpt,
-    n_perm: Optional[int] = ScorePermOpt,
-    alpha: float = AlphaOpt,
-    no_verdict: bool = NoVerdictOpt,
+    verdict_args: VerdictOptions = VerdictOptions(),
     jobs: int = JobsOpt,
 ):
     from ..io.output import claim_folder
@@ -152,7 +145,8 @@ def report(
     from ..report.writer import FigureDrafts, render_report
 
     key, lower_is_target = score_input.key, score_input.lower_is_target
-    vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict (see its help)
+    vopts = verdict_args.checked()  # checked even with --no-verdict (see its help)
+    no_verdict, n_perm = verdict_args.no_verdict, verdict_args.n_perm
     if key and len(inputs) != 1:
         raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
     protect = [split_name(i)[1] for i in inputs] + ([key] if key else []) + ([str(groups)] if groups else [])
@@ -191,7 +185,7 @@ def report(
             from ..report.verdict import verdict_section
 
             rep.options.update({"verdict_perm": "auto" if n_perm is None else n_perm,
-                                "budget_bits": vopts["budget_bits"], "alpha": alpha, "delta": vopts["delta"],
+                                "budget_bits": vopts["budget_bits"], "alpha": vopts["alpha"], "delta": vopts["delta"],
                                 "seed": seed})
             started = {name: start_score_verdict(t, name, jobs=pool, seed=seed, **vopts) for name, t in systems.items()}
             placeholder = rep.add(verdict_section({}))  # replaced once the tests are taken, below
@@ -491,6 +485,7 @@ FiguresOpt = typer.Option("strongest", "--figures", help="Per-attacker figures: 
              "with the per-gender VoicePrivacy table (f, m and the pooled 'all' row) as "
              "OUT/voiceprivacy_per_gender.csv. Needs no audio and no torch.")
 @handle_errors
+@verdict_option_group(n_perm=VerdictPermOpt)
 def demo(
     out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", help="Output folder."),
     example: Optional[Path] = typer.Option(None, "--example", help="Example folder (embeddings_*.npz)."),
@@ -507,11 +502,7 @@ def demo(
     dataset: str = typer.Option("", "--dataset", help="Value of the dataset column of --vpc-table (default: the "
                                 "example folder's name)."),
     split: str = SplitOpt,
-    budget_bits: Optional[float] = BudgetOpt,
-    delta: Optional[float] = DeltaOpt,
-    n_perm: int = VerdictPermOpt,
-    alpha: float = AlphaOpt,
-    no_verdict: bool = NoVerdictOpt,
+    verdict_args: VerdictOptions = VerdictOptions(),
     figures: str = FiguresOpt,
     jobs: int = JobsOpt,
 ):
@@ -524,7 +515,7 @@ def demo(
                + " anonymization of LibriSpeech (bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo",
-               verdict={**verdict_options(budget_bits, n_perm, alpha, delta), "skip": no_verdict},
+               verdict=verdict_args.for_audit(),
                vpc_in_report=DEMO_VPC_TABLE, figures=_figures(figures), jobs=jobs_value(jobs))
 
 
@@ -545,6 +536,7 @@ DEMO_VPC_TABLE = "voiceprivacy_per_gender.csv"
              "plot), optionally pitch_correlation.csv (utterance_id,rho_f0 from `vpeval utility --pitch --save-pitch`: "
              "adds the pitch correlation), given as DIR or NAME=DIR.")
 @handle_errors
+@verdict_option_group(n_perm=VerdictPermOpt)
 def audit(
     systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),
     out: Path = typer.Option(Path("vpeval-audit"), "-o", "--out", help="Output folder."),
@@ -564,11 +556,7 @@ def audit(
     split: str = SplitOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
-    budget_bits: Optional[float] = BudgetOpt,
-    delta: Optional[float] = DeltaOpt,
-    n_perm: int = VerdictPermOpt,
-    alpha: float = AlphaOpt,
-    no_verdict: bool = NoVerdictOpt,
+    verdict_args: VerdictOptions = VerdictOptions(),
     enroll_list: Optional[Path] = typer.Option(
         None, "--enroll-list", help="The VoicePrivacy 'enrolls' file (with --vpc-trials): every attacker scores "
         "exactly the listed trials instead of vpeval's own split."),
@@ -585,7 +573,7 @@ def audit(
     if enroll_rule is not None and not vpc_trials:
         raise VpevalError("--enroll-rule applies to the VoicePrivacy lists: give --vpc-trials and --enroll-list")
     lists = None if enroll_list is None else (enroll_list, list(vpc_trials), enroll_rule)
-    verdict = {**verdict_options(budget_bits, n_perm, alpha, delta), "skip": no_verdict}
+    verdict = verdict_args.for_audit()
     for spec in systems:
         name, path = split_name(spec)
         folder = Path(path)

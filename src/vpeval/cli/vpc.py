@@ -10,8 +10,7 @@ import typer
 
 from typing import Optional
 
-from .common import (AlphaOpt, BudgetOpt, DeltaOpt, NoVerdictOpt, PathsFromOpt, ScorePermOpt, handle_errors, print_verdicts,
-                     verdict_options)
+from .common import PathsFromOpt, VerdictOptions, handle_errors, print_verdicts, verdict_option_group
 
 __all__ = ["register"]
 
@@ -66,6 +65,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("vpc-import", help=_HELP)
     @handle_errors
+    @verdict_option_group()
     def vpc_import(
         table: Path = typer.Argument(..., help="The toolkit's result_for_rank* (or results_*.txt) table."),
         scores: Path = typer.Option(..., "--scores", help="Folder holding the toolkit's ASV score files (exp/)."),
@@ -75,13 +75,9 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
         n_boot: int = typer.Option(200, "--n-boot", min=1, help="Bootstrap replicates."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON summary instead of a table."),
-        budget_bits: Optional[float] = BudgetOpt,
-        delta: Optional[float] = DeltaOpt,
-        n_perm: Optional[int] = ScorePermOpt,
-        alpha: float = AlphaOpt,
-        no_verdict: bool = NoVerdictOpt,
+        verdict_args: VerdictOptions = VerdictOptions(),
     ):
-        vopts = verdict_options(budget_bits, n_perm, alpha, delta)  # checked even with --no-verdict
+        vopts = verdict_args.checked()  # checked even with --no-verdict
         from ..io.kaldi_write import atomic_write_bytes
         from ..io.output import claim_folder
         from ..report.vpc_import import IMPORT_COLUMNS, import_csv_text, import_vpc_outputs
@@ -93,7 +89,7 @@ def register(app: typer.Typer) -> None:
         # the output is claimed (refused if it exists) before the work
         with claim_folder(out, command="vpc-import", force=force, protect=inputs) as claim:
             res = import_vpc_outputs(table, scores, data, n_boot=n_boot, seed=seed,
-                                     verdict=None if no_verdict else vopts)
+                                     verdict=None if verdict_args.no_verdict else vopts)
             csv_bytes = import_csv_text(res["rows"]).encode("utf-8")
             atomic_write_bytes(claim.path / "vpc_import.csv", lambda f: f.write(csv_bytes))
             doc = dict(res, columns=IMPORT_COLUMNS, table=str(table), scores=str(scores), data=str(data))

@@ -37,6 +37,7 @@ import hashlib
 
 import numpy as np
 
+from ..._docs import fill_doc
 from ...errors import VpevalError
 from ..io import SAMPLE_RATE, _require
 from .base import _PCM16_MAX
@@ -167,6 +168,7 @@ def _stable_lpc(frames: np.ndarray, order: int) -> tuple[np.ndarray, np.ndarray]
     return a, roots
 
 
+@fill_doc
 def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lpc_order: int = 20,
             frame_ms: float = 20.0) -> np.ndarray:
     """Anonymize one utterance with the McAdams coefficient (VoicePrivacy B2; algorithm in the module doc).
@@ -184,10 +186,7 @@ def mcadams(waveform, alpha: float = DEFAULT_ALPHA, *, sr: int = SAMPLE_RATE, lp
     frame_ms : float, default 20
         Frame length in ms; the hop is half of it (10 ms), which makes the periodic Hann window sum to 1.
 
-    Returns
-    -------
-    ndarray of shape (n_samples,), float64
-        Anonymized samples at the input's RMS level, peak at most 32767/32768 (see module doc).
+    {returns_anonymized_waveform}
 
     Raises
     ------

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._docs import fill_doc
 from ...errors import VpevalError
 from .base import _check, _level
 
@@ -24,6 +25,7 @@ RESAMPLE_RANGE = (0.8, 1.25)
 """Range of the frequency ratio drawn for ``resample`` (log-uniform, excluding [0.93, 1.07])."""
 
 
+@fill_doc
 def resample_shift(waveform, ratio: float, *, sr: int = 16000) -> np.ndarray:
     """Scale every frequency by ``ratio`` keeping the duration: phase-vocoder stretch + resampling.
 
@@ -34,10 +36,7 @@ def resample_shift(waveform, ratio: float, *, sr: int = 16000) -> np.ndarray:
         Frequency factor (> 0); 1 = unchanged (up to the phase vocoder's round-off).
     sr : int, default 16000
 
-    Returns
-    -------
-    ndarray of shape (n_samples,), float64
-        At the input's RMS, peak at most 32767/32768.
+    {returns_anonymized_waveform}
 
     Raises
     ------

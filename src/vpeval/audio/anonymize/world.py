@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._docs import fill_doc
 from ...errors import VpevalError
 from .base import _check, _level
 
@@ -50,6 +51,7 @@ def bilinear_warp(w, a: float) -> np.ndarray:
     return w + 2 * np.arctan2(a * np.sin(w), 1 - a * np.cos(w))
 
 
+@fill_doc
 def vtln(waveform, warp: float, f0_ratio: float, *, sr: int = 16000, frame_period_ms: float = 5.0) -> np.ndarray:
     """F0 scaling plus bilinear warping of the WORLD spectral envelope (module docstring).
 
@@ -63,10 +65,7 @@ def vtln(waveform, warp: float, f0_ratio: float, *, sr: int = 16000, frame_perio
     sr : int, default 16000
     frame_period_ms : float, default 5
 
-    Returns
-    -------
-    ndarray of shape (n_samples,), float64
-        At the input's RMS, peak at most 32767/32768.
+    {returns_anonymized_waveform}
 
     Raises
     ------
