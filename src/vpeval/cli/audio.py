@@ -133,6 +133,8 @@ def anonymize_cmd(
         # written into the claim's temporary folder and installed whole (see vpeval.io.output)
         with claim_folder(out_dir, command="anonymize", force=force, protect=protect) as claim, \
                 execution(scheduler, workers) as client:
+            if engine is not None and method != "asr-tts":
+                raise VpevalError(f"--engine applies to --method asr-tts only, not {method!r}")
             if method == "asr-tts" and (repeats > 1 or speed_perturb):
                 raise VpevalError("--method asr-tts speaks every utterance in one fixed voice: --repeats and "
                                   "--speed-perturb have no parameters to draw")

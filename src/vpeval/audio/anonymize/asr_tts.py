@@ -161,6 +161,15 @@ def resolve_engine(engine: str | None) -> str:
     """The engine that will speak: ``engine`` itself once checked, or for None Piper if installed, else
     espeak-ng (with an :class:`EngineFallbackWarning`).
 
+    Parameters
+    ----------
+    engine : {"piper", "espeak-ng"} or None
+
+    Returns
+    -------
+    str
+        One of :data:`ENGINES`, installed (for Piper, its voice is loaded: the first call takes about 0.6 s).
+
     Raises
     ------
     VpevalError
@@ -181,8 +190,8 @@ def resolve_engine(engine: str | None) -> str:
         if not _installed("espeak-ng"):
             raise TTSUnavailableError(f"no speech synthesiser is installed: {TTS_HINT}; or, for the fallback "
                                       f"engine, {ESPEAK_HINT}")
-        warnings.warn(f"piper-tts is not installed ({TTS_HINT}): speaking with the fallback engine espeak-ng "
-                      f"(voice {VOICES['espeak-ng']})", EngineFallbackWarning, stacklevel=2)
+        warnings.warn(f"piper-tts is not installed, so the fallback engine espeak-ng speaks (voice "
+                      f"{VOICES['espeak-ng']}); for Piper: {TTS_HINT}", EngineFallbackWarning, stacklevel=2)
         return "espeak-ng"
     return engine
 
