@@ -15,7 +15,7 @@
 # CPU build none). After the embed install, `vpeval doctor` and, where Debian's pocketsphinx-testdata is
 # installed, `vpeval embed -e resemblyzer` on its five LibriVox utterances. pip's own cache is used as it is
 # (warm or cold is printed: the size of `pip cache dir`).
-# With --pieces: for each optional piece that pip installs (audio, asr, semantic, vocoder, cluster, fast, onnx,
+# With --pieces: for each optional piece that pip installs (audio, asr, tts, semantic, vocoder, cluster, fast, onnx,
 # voicefilter; PIECES="onnx voicefilter" measures only those), a new
 # venv gets `pip install -e .`, then the command `vpeval doctor --json` names for the piece; printed are the
 # piece's seconds and the growth of the venv (`du -sm` after minus before). The browser piece comes from
@@ -50,7 +50,7 @@ if [ "$pieces" = 1 ]; then
   python3 -m venv "$work/venv-base"
   (. "$work/venv-base/bin/activate" && pip install -q -e .) >/dev/null 2>&1
   "$work/venv-base/bin/vpeval" doctor --json >"$work/pieces.json"
-  for piece in ${PIECES:-audio asr semantic vocoder cluster fast onnx voicefilter}; do
+  for piece in ${PIECES:-audio asr tts semantic vocoder cluster fast onnx voicefilter}; do
     cmd="$(python3 -c "import json,sys; print(next(p['command'] for p in json.load(open(sys.argv[1]))['pieces'] \
 if p['name'] == sys.argv[2]))" "$work/pieces.json" "$piece")"
     venv="$work/venv-$piece"

@@ -42,7 +42,7 @@ def _fake_environment(monkeypatch, *, broken=(), errors=None, programs=("chromiu
 def test_all_present(monkeypatch):
     _fake_environment(monkeypatch)
     found = doctor.check_pieces()
-    assert [f.piece.name for f in found] == ["audio", "encoder", "voicefilter", "onnx", "asr", "semantic",
+    assert [f.piece.name for f in found] == ["audio", "encoder", "voicefilter", "onnx", "asr", "tts", "semantic",
                                              "vocoder", "browser", "cluster", "fast"]
     assert all(f.installed and not f.missing for f in found)
     enc = next(f for f in found if f.piece.name == "encoder")
@@ -125,7 +125,7 @@ def test_cli_lists_installed_and_missing_with_commands(monkeypatch):
     asr = next(p for p in doctor.PIECES if p.name == "asr")
     assert f"            install ({asr.size}): {asr.command}" in lines
     assert any(re.fullmatch(r" +torch 9\.9: CUDA 12\.8 build \(GPU available: no; .*\)", ln) for ln in lines)
-    assert lines[-1].startswith("9 of 10 optional pieces installed")
+    assert lines[-1].startswith("10 of 11 optional pieces installed")
     r = CliRunner().invoke(app, ["doctor", "--json"])
     doc = json.loads(r.output)
     got = {p["name"]: p for p in doc["pieces"]}

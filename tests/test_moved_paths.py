@@ -69,7 +69,10 @@ NEW_PUBLIC = {
     "vpeval.audio.anonymize": [
         "METHODS", "anonymize_folder", "mcadams", "mcadams_pole_angles", "draw_alpha", "DEFAULT_ALPHA",
         "ALPHA_RANGE", "vtln", "bilinear_warp", "VTLN_WARP_RANGE", "VTLN_F0_RANGE", "resample_shift",
-        "RESAMPLE_RANGE", "draw_parameter", "profile_seed"],
+        "RESAMPLE_RANGE", "draw_parameter", "profile_seed", "resynthesize"],
+    "vpeval.audio.anonymize.asr_tts": [
+        "resynthesize", "synthesize", "resolve_engine", "ENGINES", "VOICES", "OUTPUT_RMS", "SILENCE_S",
+        "PIPER_SYNTHESIS", "TTSUnavailableError", "EngineFallbackWarning", "TTS_HINT", "ESPEAK_HINT"],
     "vpeval.audio.anonymize.mcadams_coefficient": [
         "mcadams", "mcadams_pole_angles", "draw_alpha", "DEFAULT_ALPHA", "ALPHA_RANGE"],
     "vpeval.audio.anonymize.world": ["vtln", "bilinear_warp", "VTLN_WARP_RANGE", "VTLN_F0_RANGE"],

