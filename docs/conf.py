@@ -4,7 +4,8 @@ Build (from the repository root; ``pip install -e '.[docs]'`` first):
 
     sphinx-build -W --keep-going -b html docs docs/_build/html
 
-Nothing is downloaded while building: no intersphinx, a theme installed as a package.
+Nothing is downloaded while building: no intersphinx, a theme installed as a package, and the tutorials run
+on the repository's own files (``examples/librispeech-mini``) or on data they make themselves.
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ extensions = [
     "sphinx.ext.autosummary",
     "numpydoc",
     "myst_parser",
+    "sphinx_gallery.gen_gallery",
 ]
 
 # the existing Markdown chapters are read unchanged by myst-parser; reST for the API pages
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "sg_execution_times.rst"]  # sphinx-gallery's timing page: not part of the site
 templates_path = ["_templates"]
 
 # --- Markdown (myst-parser) -----------------------------------------------------------------------------------
@@ -51,6 +53,23 @@ autodoc_typehints = "none"  # the numpydoc Parameters sections state the types
 numpydoc_show_class_members = False  # the class template lists the members itself
 numpydoc_class_members_toctree = False
 numpydoc_attributes_as_param_list = True
+
+# --- Executed tutorials (sphinx-gallery) ----------------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": "tutorials",
+    "gallery_dirs": "auto_tutorials",
+    "filename_pattern": r"/plot_",  # every tutorial runs at build time
+    "within_subsection_order": "FileNameSortKey",
+    "abort_on_example_error": True,
+    "download_all_examples": False,
+    "reference_url": {"vpeval": None},  # links into this site only; nothing is fetched
+    "doc_module": ("vpeval",),
+    "backreferences_dir": None,
+    "min_reported_time": 1,
+    "remove_config_comments": True,
+}
+# headless: no window for the figures the tutorials draw
+os.environ.setdefault("MPLBACKEND", "agg")
 
 # --- HTML -----------------------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
