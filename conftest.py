@@ -22,4 +22,6 @@ def _alias_paths() -> list[str]:
     return sorted(paths)
 
 
-collect_ignore = _alias_paths()
+# docs/: Sphinx's conf.py and the sphinx-gallery tutorials are scripts run by the documentation build, not
+# modules to import for doctests (importing a tutorial would run it); `python -m pytest docs` collects nothing.
+collect_ignore = _alias_paths() + ["docs"]

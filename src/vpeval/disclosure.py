@@ -228,7 +228,7 @@ def worst_case_disclosure(
     oracle=None,
     keep_llrs: bool = True,
 ) -> WorstCaseDisclosure:
-    """Worst-case disclosure eps_max = max |LLR| under several LLR estimators (worst-case paper).
+    """Worst-case disclosure ``eps_max = max |LLR|`` under several LLR estimators (worst-case paper).
 
     Parameters
     ----------

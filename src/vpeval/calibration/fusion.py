@@ -159,7 +159,7 @@ def overlap_certified(a: np.ndarray, weights: np.ndarray) -> bool:
 
 
 class LinearFusion:
-    """Prior-weighted logistic-regression fusion (module docstring): ``llr = weights_ . scores + intercept_``.
+    """Prior-weighted logistic-regression fusion (module docstring): ``llr = weights_ @ scores + intercept_``.
 
     Parameters
     ----------

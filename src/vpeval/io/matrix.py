@@ -52,8 +52,8 @@ _SHOW = 5  # how many offending items an error message lists
 class ScoreMatrix:
     """Probe x enrolled-speaker scores with identities.
 
-    Parameters / attributes
-    -----------------------
+    Attributes
+    ----------
     scores : ndarray of shape (n_probes, N), float64
     probe_id : ndarray of shape (n_probes,), str
     probe_speaker : ndarray of shape (n_probes,), str

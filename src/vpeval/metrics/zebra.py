@@ -32,7 +32,7 @@ def zebra_tag(eps_max_log10: float) -> str:
     Parameters
     ----------
     eps_max_log10 : float >= 0
-        max |LLR| in log10 (bans).
+        ``max |LLR|`` in log10 (bans).
 
     Returns
     -------
@@ -234,7 +234,7 @@ def zebra(tar, non) -> ZebraResult:
     Returns
     -------
     ZebraResult
-        ``d_ece_bits`` from plain PAV LLRs (:func:`d_ece`); ``eps_max`` = max |LLR| in nats over the
+        ``d_ece_bits`` from plain PAV LLRs (:func:`d_ece`); ``eps_max`` = ``max |LLR|`` in nats over the
         Laplace-smoothed PAV LLRs of all trials (finite by construction), with bits and log10 beside it, and
         the tag of :func:`zebra_tag`.
 
