@@ -42,6 +42,7 @@ SCRIPTS_BY_DOC: dict[str, dict[str, str]] = {
         "demo_cores": "how many cores `vpeval demo` keeps busy, second by second",
         "cluster": "anonymize + embed on a local Dask cluster; 1-to-N linkage of 1e8 scores through dask",
         "adapt_time": "adaptation time of the extractor-adapted attacker on the example's training speakers",
+        "bench_asr_tts": "real-time factor of the asr-tts anonymizer (Whisper-base, then Piper or espeak-ng)",
     },
     "docs/verdict_calibration.md": {
         "verdict_calibration": "size, power and interval coverage of the verdict by simulated audits",
