@@ -285,6 +285,7 @@ def test_one_to_n_of_the_example_on_the_cluster_is_bit_for_bit(client):
     from vpeval.pipeline import build_trials, one_to_n
 
     es = read_embeddings(ROOT / "examples" / "librispeech-mini" / "embeddings_resemblyzer.npz")
+    es = es.select(es.condition != "anonymized@p2")  # the second run enters the cross-profile types only
     for e, p in (("o", "o"), ("o", "a"), ("a", "a")):
         a, b = one_to_n(es, enroll=e, probe=p), one_to_n(es, enroll=e, probe=p, client=client)
         assert a.scores.tobytes() == b.scores.tobytes()

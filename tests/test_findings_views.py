@@ -271,7 +271,9 @@ def test_report_has_the_estimator_table_for_several_inputs(tmp_path):
     secs = {s["id"]: s for s in rep["sections"]}
     data = secs["estimator-table"]["data"]
     want = estimator_table({"A": (a.tar, a.non), "B": (b.tar, b.non)}).to_dict()
-    assert data["rows"] == json.loads(json.dumps(want["rows"]))
+    from vpeval.report.writer import JSON_DIGITS, _jsonable
+
+    assert data["rows"] == json.loads(json.dumps(_jsonable(want["rows"], JSON_DIGITS)))  # 10 digits stored
 
 
 # --- item 3: the cross-system LID table with the random-noise baseline, overlaid CCDF, Fig. 5 with LID+/LID- --

@@ -605,7 +605,10 @@ def test_verify_and_report_give_the_same_verdict_json(tmp_path):
     v2 = json.loads(r.output)["verdicts"]
     _check_verdicts(v2)
     doc = resolve_refs(json.loads((out / "report.json").read_text()))  # repeated parts are stored once
-    assert doc["sections"][0]["id"] == "verdict" and doc["verdicts"] == v2
+    from vpeval.report.writer import JSON_DIGITS, _jsonable
+
+    # report.json stores 10 significant digits (schema 3.2); --json prints the numbers in full
+    assert doc["sections"][0]["id"] == "verdict" and doc["verdicts"] == _jsonable(v2, JSON_DIGITS)
     drop = lambda w: {k: x for k, x in w.items() if k != "attacker"}  # noqa: E731  (named after the input)
     assert drop(next(iter(v1.values()))["worst_case"]) == drop(v2["s"]["worst_case"]) and v2["s"]["verdict"] == LEAKS
     r = CliRunner().invoke(app, ["verify", str(f), "--no-verdict", "--json"])
