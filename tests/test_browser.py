@@ -101,7 +101,8 @@ def test_verdict_in_first_viewport(browser, demo_out):
         assert 0 <= top and 0 <= f_top and f_bottom <= 800  # the verdict sentence is on the first screen
         # the demo audits several systems: each verdict sentence opens with its system's name
         assert first.text.startswith(f"mcadams: {verdict['verdict']}.")
-        assert verdict["strongest_attacker"] in first.text
+        # in plain words, naming the attacker whose bound decides (leaks: the lower bound)
+        assert verdict["profile"]["strongest"]["eps_low"][0] in first.text
         # the scorecard is in the first viewport too, and nothing tabular or pictured comes before the block
         card = browser.find_element("css selector", "#verdict table")
         assert browser.execute_script("return arguments[0].getBoundingClientRect().top", card) < 800

@@ -112,3 +112,27 @@ def test_training_folders_refuse_profile_rows(tmp_path):
     write_embeddings(d / "train" / "embeddings_mfcc.npz", bad)
     res = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "rep"), "--no-verdict"])
     assert res.exit_code != 0 and "anonymized@k2" in res.output and "train" in res.output
+
+
+def test_embed_checks_the_label_against_the_anonymization_record(tmp_path):
+    """`vpeval embed` reads anonymization.csv (written by `vpeval anonymize`): anonymized audio is never embedded as
+    original, and a run under profile key K never under another key's label."""
+    from vpeval.cli.audio import check_profile_record
+    from vpeval.errors import VpevalError
+
+    run = tmp_path / "run"
+    run.mkdir()
+    check_profile_record(run, "original")  # no record: not checked (another anonymizer's output)
+    (run / "anonymization.csv").write_text("utterance_id,speaker_id,alpha,profile\nu1,s,0.7,k2\n")
+    check_profile_record(run, "anonymized")
+    check_profile_record(run, "anonymized@k2")
+    with pytest.raises(VpevalError, match="anonymization.csv: the audio was anonymized under 'k2', but the "
+                                          "condition names profile key 'k3'"):
+        check_profile_record(run, "anonymized@k3")
+    with pytest.raises(VpevalError, match="holds anonymized audio"):
+        check_profile_record(run, "original")
+    (run / "anonymization.csv").write_text("utterance_id,speaker_id,alpha\nu1,s,0.7\n")
+    with pytest.raises(VpevalError, match="under no profile key"):
+        check_profile_record(run, "anonymized@k2")
+    res = CliRunner().invoke(_app(), ["embed", str(run), "-o", str(tmp_path / "e.npz"), "-c", "anonymized@k2"])
+    assert res.exit_code == 2 and "no profile key" in res.output and not (tmp_path / "e.npz").exists()

@@ -149,11 +149,63 @@ def test_section_opens_with_sentence_then_table_then_rule():
     assert sec.id == "verdict"
     table = sec.blocks[0]  # every system's numbers first, then each sentence
     assert isinstance(table, Table)
-    assert isinstance(sec.blocks[1], Paragraph) and sec.blocks[1].text.startswith("A: leaks. Privacy profile")
-    assert sec.blocks[2].text.startswith("B: protects. ")
+    # each system in plain words first, then its numbers
+    assert isinstance(sec.blocks[1], Paragraph) and sec.blocks[1].text.startswith("A: leaks. An attacker can tell")
+    assert sec.blocks[2].text.startswith("Privacy profile") and sec.blocks[2].summary == "A: the numbers behind it"
+    assert sec.blocks[3].text.startswith("B: protects. No attacker tells beyond the budget")
     assert table.rows[0][:6] == ["A", "leaks", 1.25, 4.0, 5.0, 6.0] and table.rows[1][1] == "protects"
     assert any(isinstance(b, Paragraph) and b.text == VERDICT_RULE for b in sec.blocks)
     assert sec.data["vocabulary"] == list(VERDICTS)
+
+
+@pytest.mark.parametrize("p, lo, hi, word, says", [
+    (0.001, 6.0, math.inf, LEAKS, "makes decisions at least 64 times more likely for the same speaker than for "
+                                  "different ones on more than 1.25 % of the comparisons, beyond the 10 times"),
+    (0.5, 0.0, 2.0, PROTECTS, "none of their decisions is more than 4 times more likely for the same speaker"),
+    (0.001, 1.0, math.inf, PARTIAL, "The recordings still reveal something of who is speaking (95 % confidence)"),
+    (0.5, 0.0, math.inf, INCONCLUSIVE, "these data are too few to certify that none can within the 10 times"),
+])
+def test_plain_sentence_says_what_an_attacker_can_do(p, lo, hi, word, says):
+    ex = [ExposedSpeaker("spk1", 9.0, 2.0, "eps_max", "x/plda", "aa")]
+    v = decide(test_(p=p, exposed=ex if word == LEAKS else ()), profile=prof(lo, lo + 0.5, hi))
+    assert v.verdict == word and says in v.plain, v.plain
+    assert v.to_dict()["plain"] == v.plain and "bits" not in v.plain and "eps" not in v.plain  # no jargon
+    if word == LEAKS:
+        assert "the strongest (x/plda, comparing anonymized recordings with each other)" in v.plain
+        assert "1 of 40 speakers is individually exposed" in v.plain
+    if word == PROTECTS:
+        assert "apart from 1.25 % of the comparisons" in v.plain
+
+
+def test_plain_sentence_of_a_score_file_and_of_a_plan():
+    from vpeval.analysis.verdict import plain_sentence
+
+    t = test_(p=0.001, scheme="trial")
+    import dataclasses
+
+    pr = dataclasses.replace(prof(8.0, 9.0, math.inf), strongest={k: ("scores.txt", "scores")
+                                                                  for k in ("eps_low", "eps", "eps_high")})
+    s = plain_sentence(LEAKS, pr, t, B)
+    assert "an attacker with these scores makes decisions at least 256 times" in s and "speakers" not in \
+        s.split("recordings come from the same speaker")[1].split("different ones")[1]
+    assert s.endswith("(95 % confidence).")  # one attacker: no "at once"
+    s = plain_sentence(INCONCLUSIVE, prof(0.0, 0.1, 5.0), test_(p=0.5), B, {"factor": 3.04})
+    assert s.endswith("a perfectly secret system would need about 3 times these data to be certified.")
+
+
+def test_glossary_words_are_in_the_documentation():
+    """Every word the report's glossary defines is a term of the documentation's glossary (with its paper)."""
+    from pathlib import Path
+
+    from vpeval.report.glossary import GLOSSARY, glossary_section
+
+    lines = (Path(__file__).resolve().parents[1] / "docs" / "glossary.md").read_text(encoding="utf-8").splitlines()
+    terms = {ln.strip() for ln in lines if ln and not ln.startswith((" ", "#", "`", "-", "*"))}
+    for word, meaning in GLOSSARY:
+        assert word in terms or f"{word} (bits)" in terms, word
+        assert meaning.endswith((".", ").")), word
+    sec = glossary_section()
+    assert sec.folded and sec.id == "glossary" and len(sec.blocks[0].rows) == len(GLOSSARY)
 
 
 def test_section_without_verdicts_says_so():

@@ -44,7 +44,7 @@ from .profiles import ProfileFamily, check_budget, check_delta, plan, profile_fa
 from .secrecy import SecrecyTest
 
 __all__ = ["PROTECTS", "INCONCLUSIVE", "PARTIAL", "LEAKS", "VERDICTS", "DEFAULT_BUDGET_BITS", "VERDICT_RULE",
-           "Verdict", "decide", "check_budget", "exposed_names"]
+           "Verdict", "decide", "check_budget", "exposed_names", "plain_sentence"]
 
 PROTECTS = "protects"
 INCONCLUSIVE = "inconclusive"
@@ -82,7 +82,11 @@ class Verdict:
     verdict : str
         One of :data:`VERDICTS`.
     reason, sentence : str
-        Why, in words; the plain-language sentence the page and terminal open with.
+        Why, in the rule's words; the sentence of numbers behind the verdict (profile, evidence, exposed
+        speakers, EER, reason).
+    plain : str
+        One sentence for a reader without statistics, the page's and terminal's first: what the strongest
+        attacker can do, to how many speakers, with what confidence (:func:`plain_sentence`).
     budget_bits : float
     test : SecrecyTest
     average : dict or None
@@ -104,11 +108,12 @@ class Verdict:
     profile: ProfileFamily
     plan: dict | None = None
     warnings: list = field(default_factory=list)
+    plain: str = ""
 
     def to_dict(self) -> dict:
         t = self.test
         return {
-            "verdict": self.verdict, "reason": self.reason, "sentence": self.sentence,
+            "verdict": self.verdict, "plain": self.plain, "reason": self.reason, "sentence": self.sentence,
             "budget_bits": self.budget_bits, "alpha": t.alpha, "rejected": t.rejected,
             "p_value_familywise": t.p_value, "family_size": len(t.members),
             "n_attackers": len({m.attacker for m in t.members}),
@@ -248,7 +253,63 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
         low = min(eers, key=lambda m: (m.eer_rocch, m.attacker, m.trial_type))
         average = {"attacker": low.attacker, "trial_type": low.trial_type, "eer_rocch": low.eer_rocch}
     sentence = _sentence(verdict, reason, test, average, pr, at)
-    return Verdict(verdict, reason, sentence, b, test, average, pr, plan_, warnings)
+    return Verdict(verdict, reason, sentence, b, test, average, pr, plan_, warnings,
+                   plain_sentence(verdict, pr, test, b, plan_))
+
+
+#: What an attack trial type compares, in words.
+_COMPARES = {"oa": "original recordings against anonymized ones", "aa": "anonymized recordings with each other",
+             "oaoa": "original recordings against anonymized ones"}
+
+
+def _times(bits: float) -> str:
+    """A likelihood ratio of ``bits`` in words: '59 times', 'without bound'."""
+    if math.isinf(bits):
+        return "without bound"
+    r = 2.0 ** min(bits, 1000.0)
+    return f"{r:.2g} times" if r < 10 else f"{r:,.0f} times" if r < 1e6 else f"{r:.2g} times"
+
+
+def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bits: float,
+                   plan_: dict | None = None) -> str:
+    """The verdict in one sentence for a reader without statistics: what the strongest attacker can do (as a
+    likelihood ratio, "times more likely for the same speaker than for different ones"), on what share of the
+    comparisons (delta), to how many speakers, and with what confidence (family-wise over every attacker).
+
+    The numbers are those that decide (:func:`decide`): the profile's lower bound for ``leaks``, its upper bound
+    for ``protects``; ``inconclusive`` names the data a certificate needs (``plan_``).
+
+    Examples
+    --------
+    >>> _times(3.3219280948873622), _times(float("inf"))
+    ('10 times', 'without bound')
+    """
+    n_att = len({m.attacker for m in test.members})
+    conf = f"{100 * (1 - test.alpha):g} % confidence" + (f", for all {n_att} attackers at once" if n_att > 1 else "")
+    share = f"{100 * pr.delta:.3g} % of the comparisons"
+    allowed = f"the {_times(budget_bits)} the budget allows"
+    speakers = ""
+    if test.scheme == "speaker":  # speakers known: say how many are exposed one by one
+        k = len(test.exposed)
+        speakers = (f"; {k} of {test.n_units} speakers {'is' if k == 1 else 'are'} individually exposed" if k else
+                    "; no single speaker is shown exposed")
+    if verdict == LEAKS:
+        a, t = pr.strongest["eps_low"]
+        who = ("an attacker with these scores" if t == "scores" else
+               f"the strongest ({a}" + (f", comparing {_COMPARES[t]})" if t in _COMPARES else ")"))
+        return (f"An attacker can tell whether two recordings come from the same speaker: {who} makes decisions at least {_times(pr.eps_low)} more likely for the same speaker than for different "
+                f"ones on more than {share}, beyond {allowed}{speakers} ({conf}).")
+    if verdict == PROTECTS:
+        return (f"No attacker tells beyond the budget whether two recordings come from the same speaker: apart from "
+                f"{share}, none of their decisions is more than {_times(pr.eps_high)} more likely for the same "
+                f"speaker than for different ones, within {allowed} ({conf}).")
+    if verdict == PARTIAL:
+        return (f"The recordings still reveal something of who is speaking ({conf}), but not how much: these data "
+                f"neither show an attacker beyond {allowed} on more than {share} nor rule one out{speakers}.")
+    more = "" if not plan_ else (f"; a perfectly secret system would need about {plan_['factor']:.2g} times these data "
+                                 "to be certified")
+    return (f"No attacker was shown to reveal who is speaking, but these data are too few to certify that none can "
+            f"within {allowed} (apart from {share}){more}.")
 
 
 def _d(delta: float) -> str:

@@ -267,6 +267,7 @@ def embed_cmd(
         if condition not in ("original", "anonymized") and not valid_profile_key(profile_key(condition) or ""):
             raise VpevalError(f"--condition must be 'original', 'anonymized' or 'anonymized@KEY' (KEY without white "
                               f"space or '@'), got {condition!r}")
+        check_profile_record(audio_dir, condition)
         if append and force:
             raise VpevalError("--append and --force exclude each other")
         if metadata_out is not None:
@@ -348,3 +349,34 @@ def register(app: typer.Typer) -> None:
     """Add the ``anonymize`` and ``embed`` commands to ``app``."""
     app.command("anonymize", help=(anonymize_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(anonymize_cmd)
     app.command("embed", help=(embed_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(embed_cmd)
+
+
+def check_profile_record(audio_dir: Path, condition: str) -> None:
+    """The condition label against what ``vpeval anonymize`` recorded in ``audio_dir/anonymization.csv``: its
+    audio is anonymized (not ``original``), and a run under profile key K is ``anonymized`` or
+    ``anonymized@K``, never another key. Folders without the file (other anonymizers' output) are not checked.
+
+    Raises
+    ------
+    VpevalError
+        The label contradicts the record (naming the file and the key).
+    """
+    import csv
+
+    from ..io.embeddings import profile_key
+
+    record = Path(audio_dir) / "anonymization.csv"
+    if not record.is_file():
+        return
+    with open(record, newline="", encoding="utf-8") as fh:
+        rows = csv.DictReader(fh)
+        keys = {r.get("profile") or "" for r in rows} if rows.fieldnames and "profile" in rows.fieldnames else {""}
+    if condition == "original":
+        raise VpevalError(f"{record}: this folder holds anonymized audio (written by vpeval anonymize); embed it with "
+                          "-c anonymized (or anonymized@KEY for a further profile run), not as original")
+    key = profile_key(condition)
+    if key is not None and keys != {key}:
+        shown = ", ".join(sorted(repr(k) for k in keys if k)) or "no profile key"
+        raise VpevalError(f"{record}: the audio was anonymized under {shown}, but the condition names profile key "
+                          f"{key!r}")
+

@@ -538,14 +538,16 @@ def audit_verdict_kwargs(verdict: dict | None) -> dict:
 
 
 def print_verdicts(console, verdicts: dict, undecided: dict | None = None) -> None:
-    """Each verdict as the terminal's first lines: the word, the worst case with its interval, floor and ceiling,
-    the exposed speakers and the average (the sentence of :mod:`vpeval.analysis.verdict`), then its warnings;
-    then every input without a verdict and why."""
+    """Each verdict as the terminal's first lines: the word and its sentence in plain words, then the numbers
+    (the profile with its bounds, the worst case with its floor and ceiling, the exposed speakers and the average:
+    the sentence of :mod:`vpeval.analysis.verdict`), then its warnings; then every input without a verdict and
+    why."""
     from rich.markup import escape
 
     for name, v in verdicts.items():
-        console.print(f"[bold]{escape(name)}: {escape(v['verdict'].upper())}[/bold]. {escape(v['sentence'])}",
-                      overflow="fold")
+        plain = f" {escape(v['plain'])}" if v.get("plain") else ""
+        console.print(f"[bold]{escape(name)}: {escape(v['verdict'].upper())}[/bold].{plain}", overflow="fold")
+        console.print(escape(f"  numbers: {v['sentence']}"), overflow="fold")
         for w in v.get("warnings", []):
             console.print(escape(f"  note: {w}"), overflow="fold")
     for name, why in (undecided or {}).items():

@@ -19,6 +19,8 @@ __all__ = ["Table", "Figure", "Draw", "Paragraph", "Links", "Section", "Report",
 class Paragraph:
     text: str
     kind: str = "p"  # "p", "note", "warning", or "verdict-<word>" (a verdict of the fixed vocabulary)
+    #: when given, the paragraph is rendered folded (HTML ``<details>``) under this one-line summary
+    summary: str = ""
 
 
 @dataclass

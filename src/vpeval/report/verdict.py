@@ -134,9 +134,16 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
                     + " bits); 'leaks': eps low above it, test rejected; eps_max (delta = 0), EER: evidence only "
                     "(rule below)",
             cell_classes=_CLASSES))
-    for system, v in verdicts.items():
+    for system, v in verdicts.items():  # in plain words first, then the numbers behind them
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
-        sec.blocks.append(Paragraph(lead + v["sentence"], kind=f"verdict-{v['verdict']}"))
+        sec.blocks.append(Paragraph(lead + (v.get("plain") or v["sentence"]), kind=f"verdict-{v['verdict']}"))
+        if v.get("plain"):  # folded under one line: the table above holds them too
+            sec.blocks.append(Paragraph(v["sentence"], kind="note", summary=(
+                "The numbers behind it" if not multi else f"{system}: the numbers behind it")))
+    if verdicts:
+        from .glossary import glossary_links
+
+        sec.blocks.append(glossary_links())
     fig = profile_figure(verdicts)
     if fig is not None:
         sec.blocks.append(fig)

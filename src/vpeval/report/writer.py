@@ -277,7 +277,10 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str,
         for b in s.blocks:
             if isinstance(b, Paragraph):
                 cls = "" if b.kind == "p" else f' class="{e(b.kind)}"'
-                out.append(f"<p{cls}>{e(b.text)}</p>")
+                if b.summary:  # folded: one line, opened by a click (no scripts)
+                    out.append(f"<details{cls}><summary>{e(b.summary)}</summary><p>{e(b.text)}</p></details>")
+                else:
+                    out.append(f"<p{cls}>{e(b.text)}</p>")
             elif isinstance(b, Links):
                 links = ", ".join(f'<a href="{e(_href(report, t, page))}">{e(label)}</a>' for label, t in b.items)
                 out.append(f'<p class="links {e(b.kind)}">{e(b.lead)} {links}</p>')
@@ -491,6 +494,11 @@ def render_report(report: Report, folder, *, generated_at: str | None = None, jo
     figures (:mod:`vpeval.pipeline.jobs`; the files do not depend on it)."""
     folder = Path(folder)
     generated_at = generated_at or _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    if any(s.id == "verdict" for s in report.sections) and not any(s.id == "glossary" for s in report.sections):
+        from .glossary import glossary_section
+
+        # the verdict block links its words here: on the appendix page where the report has one
+        report.add(glossary_section(page="appendix" if any(s.page == "appendix" for s in report.sections) else ""))
     figs = _render_figures(report, folder, jobs)
     report.drafts = None  # taken: the report holds no pool any more
     (folder / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
