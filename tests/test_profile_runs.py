@@ -112,3 +112,24 @@ def test_training_folders_refuse_profile_rows(tmp_path):
     write_embeddings(d / "train" / "embeddings_mfcc.npz", bad)
     res = CliRunner().invoke(_app(), ["audit", str(d), "-o", str(tmp_path / "rep"), "--no-verdict"])
     assert res.exit_code != 0 and "anonymized@k2" in res.output and "train" in res.output
+
+
+@pytest.mark.parametrize("command", ["trials", "attack"])
+def test_trials_and_attack_set_aside_profile_runs_and_count_them(tmp_path, command):
+    """`vpeval trials` / `attack` refused every evaluation file of the bundled example once it held a second run
+    (unknown condition 'anonymized@p2'). They build no cross-profile type, so those rows are set aside, counted in
+    the summary and on the terminal, and the trials are those of the file without them."""
+    one = _one_run_system(tmp_path)
+    extra = (["--train", str(EXAMPLE / "train" / "embeddings_mfcc.npz"), "--backend", "lda"]
+             if command == "attack" else [])
+    outs = {}
+    for name, src in (("both", EXAMPLE / "embeddings_mfcc.npz"), ("one", one / "embeddings_mfcc.npz")):
+        out = tmp_path / f"out-{name}"
+        res = CliRunner().invoke(_app(), [command, str(src), "-o", str(out), "--types", "oa", *extra, "--json"])
+        assert res.exit_code == 0, res.output
+        outs[name] = (json.loads(res.stdout), (out / "oa" / "scores").read_text())
+    assert outs["both"][0]["set_aside_rows"] == {"anonymized@p2": 201} and "set_aside_rows" not in outs["one"][0]
+    assert outs["both"][1] == outs["one"][1]
+    res = CliRunner().invoke(_app(), [command, str(EXAMPLE / "embeddings_mfcc.npz"), "-o", str(tmp_path / "t"),
+                                      "--types", "oa", *extra])
+    assert res.exit_code == 0 and "set aside 201 rows of condition 'anonymized@p2'" in " ".join(res.output.split())
