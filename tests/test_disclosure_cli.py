@@ -29,7 +29,7 @@ def _write_score_label(path, tar, non):
 def test_disclosure_json_table2(app, tmp_path):
     f = tmp_path / "s.txt"
     _write_score_label(f, [0.2, 0.4, 0.6], [0.1, 0.3, 0.5])
-    res = runner.invoke(app, ["disclosure", str(f), "--json", "-e", "pav,pav_laplace,pav_succession"])
+    res = runner.invoke(app, ["disclosure", str(f), "--json", "--estimators", "pav,pav_laplace,pav_succession"])
     assert res.exit_code == 0, res.output
     d = json.loads(res.stdout)
     est = {e["estimator"]: e for e in d["disclosure"]["estimators"]}
@@ -61,7 +61,7 @@ def test_disclosure_bad_input_exit_2(app, tmp_path):
     f.write_text("0.1 1\nnan 0\n")
     res = runner.invoke(app, ["disclosure", str(f)])
     assert res.exit_code == 2 and "Traceback" not in res.output
-    res = runner.invoke(app, ["disclosure", str(f), "-e", "nope"])
+    res = runner.invoke(app, ["disclosure", str(f), "--estimators", "nope"])
     assert res.exit_code == 2 and "unknown LLR estimator" in res.output
 
 

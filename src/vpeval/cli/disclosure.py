@@ -10,6 +10,7 @@ import numpy as np
 import typer
 
 from ..errors import VpevalError
+from .guide import deprecated_short
 from .common import (
     FORMATS_HELP, ScoreInputOptions, echo_json, handle_errors, score_input_options, split_comma_list,
 )
@@ -128,13 +129,14 @@ def _print_estimator_table(table, title):
                       highlight=False, markup=False)
 
 
+@deprecated_short("disclosure", "-e", "--estimators", "estimators")  # -e is --extractor now (vpeval.cli.guide)
 @score_input_options
 def disclosure_command(
     scores: List[str] = typer.Argument(..., help="Score inputs (see formats), each PATH or NAME=PATH. With "
                                        "several, the worst-case paper's Table 3 layout: per system the EER and "
                                        "eps_max per estimator, and where the order of systems changes."),
     score_input: ScoreInputOptions = ScoreInputOptions(),
-    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP + " With several "
+    estimators: Optional[List[str]] = typer.Option(None, "--estimators", help=_EST_HELP + " With several "
                                                    "inputs the default is pav_laplace, gaussian, student_t."),
     rank_table: Optional[List[str]] = typer.Option(
         None, "--rank-table", help="NAME=TABLE: the 1-to-N score matrix of system NAME (a long .csv/.parquet "
@@ -242,9 +244,10 @@ def _write_simulation(tmp: Path, rep, sim, comparison) -> None:
         f.write("\n")
 
 
+@deprecated_short("simulate", "-e", "--estimators", "estimators")
 def simulate_command(
-    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (must not exist or be empty, "
-                                 "unless --force)."),
+    out_dir: Path = typer.Option(..., "-o", "--out", "--out-dir", metavar="OUT",
+                                 help="Output folder (must not exist or be empty, unless --force)."),
     kind: str = typer.Option("counterexample", "--kind", help="counterexample (equal means, sigma 2 vs 1), "
                              "equal-variance (normal, d' = --separation), student-t (heavy tails: t(--df) "
                              "shifted by --separation, unit scale; bounded oracle LLR), lognormal (skewed: ln s "
@@ -261,7 +264,7 @@ def simulate_command(
                                    "one-to-n)."),
     n_probes: int = typer.Option(2000, "--n-probes", help="Probes of the 1-to-N simulation."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of numpy's default_rng."),
-    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
+    estimators: Optional[List[str]] = typer.Option(None, "--estimators", help=_EST_HELP),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
@@ -483,5 +486,5 @@ def register(app: typer.Typer) -> None:
     app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample, "
                 "equal-variance normals, heavy-tailed Student-t, skewed lognormal, or a 1-to-N matrix with a "
                 "leaking share of probes, whose LID is also compared with the exact LID), compare every estimator "
-                "with the oracle, and write into OUT_DIR: scores.txt (`score label` lines, 1 = target), "
+                "with the oracle, and write into OUT: scores.txt (`score label` lines, 1 = target), "
                 "oracle_llr.txt (`score label oracle_llr_nats`), comparison.json and report/report.html.")(handle_errors(simulate_command))

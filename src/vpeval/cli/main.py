@@ -13,17 +13,17 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
-from typer.core import TyperCommand
 from rich.markup import escape
 from rich.table import Table as RichTable
 
 from .._version import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
+from .guide import ROOT_EPILOG, GuideGroup, finish
 from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
-    InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
+    InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, VerdictPermOpt, VerdictOptions, verdict_option_group,
     EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
 )
@@ -31,9 +31,11 @@ from .common import (
 app = typer.Typer(
     name="vpeval",
     help="Measure how well a voice anonymizer hides who is speaking. " + __doc__.split("\n\n")[1],
+    epilog=ROOT_EPILOG,
     no_args_is_help=True,
     add_completion=False,
-    rich_markup_mode=None,
+    rich_markup_mode=None,  # click's plain layout; GuideGroup lists the commands by group
+    cls=GuideGroup,
 )
 
 
@@ -119,8 +121,8 @@ def verify(
 @verdict_option_group()
 def report(
     inputs: List[str] = typer.Argument(..., help="Score inputs, each PATH or NAME=PATH."),
-    out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", help="Output folder (must not exist or be "
-                             "empty, unless --force)."),
+    out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", metavar="OUT",
+                             help="Output folder (must not exist or be empty, unless --force)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     score_input: ScoreInputOptions = ScoreInputOptions(),
     p_target: List[float] = PTargetOpt,
@@ -487,7 +489,7 @@ FiguresOpt = typer.Option("strongest", "--figures", help="Per-attacker figures: 
 @handle_errors
 @verdict_option_group(n_perm=VerdictPermOpt)
 def demo(
-    out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", help="Output folder."),
+    out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", metavar="OUT", help="Output folder."),
     example: Optional[Path] = typer.Option(None, "--example", help="Example folder (embeddings_*.npz)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
@@ -539,7 +541,7 @@ DEMO_VPC_TABLE = "voiceprivacy_per_gender.csv"
 @verdict_option_group(n_perm=VerdictPermOpt)
 def audit(
     systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),
-    out: Path = typer.Option(Path("vpeval-audit"), "-o", "--out", help="Output folder."),
+    out: Path = typer.Option(Path("vpeval-audit"), "-o", "--out", metavar="OUT", help="Output folder."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
@@ -614,35 +616,7 @@ def _register_families() -> None:
     for module in (audio, protocols, disclosure, linkage, beyond, utility, vpc, plan, doctor):
         module.register(app)
     adapt.register(app)
-    _argument_metavars()
-
-
-class _Command(TyperCommand):
-    """A command whose usage line shows arguments as ``SCORES`` / ``[KEY]`` (upper case, no braces)."""
-
-    def collect_usage_pieces(self, ctx):
-        pieces = [self.options_metavar] if self.options_metavar else []
-        for p in self.get_params(ctx):
-            if p.param_type_name == "argument":
-                name = p.metavar or p.name.upper()
-                name = name if p.required else f"[{name}]"
-                pieces.append(name + ("..." if p.nargs != 1 else ""))
-        return pieces
-
-
-def _argument_metavars() -> None:
-    """Show every positional argument in the help as its upper-case name (SCORES), never as ``{scores}``."""
-    import inspect
-
-    from typer.models import ArgumentInfo
-
-    for info in app.registered_commands:
-        if info.cls in (None, TyperCommand):
-            info.cls = _Command
-        info.callback = quiet_aware(info.callback)
-        for pname, p in inspect.signature(info.callback).parameters.items():
-            if isinstance(p.default, ArgumentInfo) and p.default.metavar is None:
-                p.default.metavar = pname.upper()
+    finish(app)  # groups, one-line descriptions and examples of every command (vpeval.cli.guide)
 
 
 _register_families()

@@ -19,7 +19,7 @@ _HELP = """Build trial protocols from speaker embeddings (definitions: docs/prot
 
 EMBEDDINGS: one or more .npz/.parquet embedding files, joined (same extractor required), with the original and anonymized embeddings of the same utterance ids.
 
-Writes into OUT_DIR: protocol.csv (utterance_id,speaker_id,role: the split used); <type>/trials (Kaldi key "<enroll> <test> target|nontarget"); <type>/scores ("<enroll> <test> <score>", cosine, shortest exact float repr); one_to_n_<xy>.csv (enroll_spk,trial_spk,trial_id,score: every probe in condition y against every enrolled speaker in condition x, cohort included) for each of oo, oa, aa that a requested type uses.
+Writes into OUT: protocol.csv (utterance_id,speaker_id,role: the split used); <type>/trials (Kaldi key "<enroll> <test> target|nontarget"); <type>/scores ("<enroll> <test> <score>", cosine, shortest exact float repr); one_to_n_<xy>.csv (enroll_spk,trial_spk,trial_id,score: every probe in condition y against every enrolled speaker in condition x, cohort included) for each of oo, oa, aa that a requested type uses.
 
 Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, aa-centroid (default: all; cross-profile needs runs under two profile keys: see vpeval audit).
 
@@ -41,8 +41,8 @@ def _parse_types(types: Optional[List[str]]):
 
 def trials_command(
     embeddings: List[Path] = typer.Argument(..., help="Embedding files (.npz or .parquet)."),
-    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing; must be empty "
-                                 "unless --force)."),
+    out_dir: Path = typer.Option(..., "-o", "--out", "--out-dir", metavar="OUT",
+                                 help="Output folder (created if missing; must be empty unless --force)."),
     force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval trials`/`attack` output folder "
                                "(nothing else) as a whole."),
     metadata: Optional[Path] = typer.Option(
@@ -314,15 +314,15 @@ _ATTACK_HELP = """Train one attacker and write its trials and scores (the layout
 
 EMBEDDINGS: evaluation embeddings (.npz/.parquet, original and anonymized rows). --train: embeddings of training speakers of the same extractor, disjoint from every evaluation speaker, with rows of the --trained-on condition. The back-end (cosine, centred-cosine, lda, plda; optionally under AS-norm with the training speakers as cohort) is fitted on the training speakers' embeddings in that condition: 'original' gives a lazy-informed attacker, 'anonymized' (speech anonymized by the same system) the semi-informed attacker of the VoicePrivacy Challenge. Enrollment is speaker-level (normalised mean of normalised enrollment embeddings).
 
-Writes into OUT_DIR what `vpeval trials` writes (protocol.csv, <type>/trials, <type>/scores with the back-end's scores, one_to_n_<xy> tables) and attacker.json (extractor, backend, trained_on, training_speakers, settings).
+Writes into OUT what `vpeval trials` writes (protocol.csv, <type>/trials, <type>/scores with the back-end's scores, one_to_n_<xy> tables) and attacker.json (extractor, backend, trained_on, training_speakers, settings).
 """
 
 
 def attack_command(
     embeddings: List[Path] = typer.Argument(..., help="Evaluation embedding files (.npz or .parquet)."),
     train: List[Path] = typer.Option(..., "--train", help="Training-speaker embedding file (repeatable)."),
-    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing; must be empty "
-                                 "unless --force)."),
+    out_dir: Path = typer.Option(..., "-o", "--out", "--out-dir", metavar="OUT",
+                                 help="Output folder (created if missing; must be empty unless --force)."),
     backend: List[str] = typer.Option(["plda"], "--backend", help="cosine (only with --asnorm), centred-cosine, "
                                       "lda or plda (default), once."),
     trained_on: str = typer.Option("anonymized", "--trained-on", help="Training condition: original or "
