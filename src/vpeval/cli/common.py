@@ -450,7 +450,8 @@ def echo_json(obj) -> None:
 #: the per-gender VoicePrivacy-style CSV of `vpeval audit` / `vpeval demo`
 VpcTableOpt = typer.Option(
     None, "--vpc-table", help="Also write the per-gender results as CSV: the columns of the VoicePrivacy results "
-    "tables (dataset, split, gender, enrollment, trial, EER (%)) then vpeval's (ROCCH-EER, minCllr, D_ECE, "
+    "tables (dataset, split, gender, enrollment, trial, and their EER named by its estimator: EER closest-point "
+    "(%)) then vpeval's (ROCCH-EER, minCllr, D_ECE, "
     "eps_max, ALID, interval bounds; units in the names). Groups from the metadata's sex column; 'all' rows "
     "pool every speaker. Refuses an existing file unless --force over an earlier table of vpeval (manifest).")
 SplitOpt = typer.Option("eval", "--split", help="Value of the split column of --vpc-table.")

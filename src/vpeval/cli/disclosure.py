@@ -105,9 +105,9 @@ def _print_estimator_table(table, title):
 
     console = Console()
     rt = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False,
-                   caption="EER: ROCCH, %; eps_max = max |LLR| over the trials, nats, per LLR estimator")
+                   caption="eps_max = max |LLR| over the trials, nats, per LLR estimator")
     rt.add_column("system", no_wrap=True)
-    rt.add_column("EER (%)", justify="right")
+    rt.add_column("ROCCH-EER (%)", justify="right")
     for e in table.estimators:
         rt.add_column(ESTIMATOR_LABELS.get(e, e), justify="right")
     for s in table.systems:

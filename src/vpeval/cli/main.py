@@ -458,7 +458,8 @@ def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = N
         table.add_column("headline metric", overflow="fold")
         table.add_column("value", overflow="fold", justify="right")
         table.add_column("attacker (trial type)", overflow="fold")
-        for label, key, scale in (("lowest EER oa (%)", "eer_rocch_oa", 100), ("lowest EER aa (%)", "eer_rocch_aa", 100),
+        for label, key, scale in (("lowest ROCCH-EER oa (%)", "eer_rocch_oa", 100),
+                                  ("lowest ROCCH-EER aa (%)", "eer_rocch_aa", 100),
                                   ("highest eps_max (bits)", "eps_max_nats", 1 / math.log(2)),
                                   ("highest ALID (bits)", "alid_bits", 1.0), ("highest rank-1 (%)", "rank1", 100)):
             table.add_row(label, num(card, key, scale), escape(who(card, key)))
