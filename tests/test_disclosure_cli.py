@@ -123,3 +123,11 @@ def test_rank_disclosure_command(app, tmp_path):
     assert "MaxD" in res.stdout and "laplace(alpha=1, n_probes=4)" in res.stdout
     res = runner.invoke(app, ["rank-disclosure", str(f), "--ties", "weird"])
     assert res.exit_code == 2
+    # --drop-unenrolled: the dropped probes are counted on the terminal too, not only in --json (issue 47 item 5)
+    _one_to_n_table(f, rows + [("A", "C", "p9", 0.5), ("B", "C", "p9", 0.4)])
+    res = runner.invoke(app, ["rank-disclosure", str(f), "--drop-unenrolled"], env={"COLUMNS": "200"})
+    said = " ".join(res.stdout.split())
+    assert res.exit_code == 0 and "4 probes x 2 speakers" in said
+    assert "; 1 probe dropped: speaker not enrolled (--drop-unenrolled)" in said
+    res = runner.invoke(app, ["rank-disclosure", str(f), "--drop-unenrolled", "--json"])
+    assert json.loads(res.stdout)["input"]["n_dropped_unenrolled"] == 1

@@ -133,3 +133,18 @@ def test_trials_and_attack_set_aside_profile_runs_and_count_them(tmp_path, comma
     res = CliRunner().invoke(_app(), [command, str(EXAMPLE / "embeddings_mfcc.npz"), "-o", str(tmp_path / "t"),
                                       "--types", "oa", *extra])
     assert res.exit_code == 0 and "set aside 201 rows of condition 'anonymized@p2'" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize("command", ["embedding", "attributes", "distinctiveness"])
+def test_beyond_identity_commands_count_the_rows_they_do_not_read(tmp_path, command):
+    """embedding, attributes and distinctiveness read the original and anonymized rows: the example's
+    anonymized@p2 rows were passed over without a word; now they are counted (stderr line, set_aside_rows)."""
+    extra = ["--metadata", str(EXAMPLE / "metadata.csv")] if command == "attributes" else []
+    res = CliRunner().invoke(_app(), [command, str(EXAMPLE / "embeddings_mfcc.npz"), *extra, "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["set_aside_rows"] == {"anonymized@p2": 201}
+    assert "set aside 201 rows of condition 'anonymized@p2'" in res.stderr
+    one = _one_run_system(tmp_path)
+    extra = ["--metadata", str(one / "metadata.csv")] if command == "attributes" else []
+    res = CliRunner().invoke(_app(), [command, str(one / "embeddings_mfcc.npz"), *extra, "--json"])
+    assert res.exit_code == 0 and "set_aside_rows" not in json.loads(res.stdout) and res.stderr == ""

@@ -23,7 +23,7 @@ from .guide import ROOT_EPILOG, GuideGroup, finish
 from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
-    InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json,
+    InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json, say_label_counts,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, VerdictPermOpt, VerdictOptions, verdict_option_group,
     EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
 )
@@ -70,6 +70,7 @@ def verify(
     vopts, n_jobs = None if verdict_args.no_verdict else vopts, jobs_value(jobs)
     t = score_input.load(scores)
     source, tar, non = t.source, t.tar, t.non
+    labelled = say_label_counts(t, scores)  # rows ignored or mapped by the label options: counted, never silent
     verdicts, undecided = {}, {}
     if vopts is not None:
         from ..analysis.families import score_verdict
@@ -88,7 +89,8 @@ def verify(
 
     eer_note = eer_undefined_reason(tar, non, scores_are_llrs=llr)
     if json_out:
-        echo_json({"input": source, "verdicts": verdicts, **({"verdicts_not_decided": undecided} if undecided else {}),
+        echo_json({"input": source, **({"label_counts": labelled} if labelled else {}), "verdicts": verdicts,
+                   **({"verdicts_not_decided": undecided} if undecided else {}),
                    "metrics": {m.key: m.as_dict() for m in summary},
                    "eer_defined": eer_note is None, **({"eer_undefined_reason": eer_note} if eer_note else {})})
         return
@@ -146,7 +148,7 @@ def report(
     from ..report.disclosure import disclosure_section
     from ..report.writer import FigureDrafts, render_report
 
-    key, lower_is_target = score_input.key, score_input.lower_is_target
+    key = score_input.key
     vopts = verdict_args.checked()  # checked even with --no-verdict (see its help)
     no_verdict, n_perm = verdict_args.no_verdict, verdict_args.n_perm
     if key and len(inputs) != 1:
@@ -175,8 +177,11 @@ def report(
             systems[name] = t
             files = ([Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]) + (
                 [Path(key)] if key else [])
-            meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f)} for f in files]
-        rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
+            labelled = say_label_counts(t, path, quiet)  # said and recorded with its file, never silent
+            meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f),
+                      **({"label_counts": labelled} if labelled and i == 0 else {})} for i, f in enumerate(files)]
+        # every option that shaped the numbers, the score-input ones (label mapping, columns, key) included
+        rep = Report(title, inputs=meta, options={"p_targets": list(p_target), **score_input.as_options(),
                                                    "scores_are_llrs": llr})
         disclosed = {name: pool.submit(disclosure_section, t.tar, t.non, section_id=f"disclosure-{name}", title=(
             f"Worst-case disclosure per LLR estimator: {name}"), keep_llrs=False) for name, t in systems.items()}
@@ -230,8 +235,10 @@ def report(
         from ..report.verification import verification_entries
 
         ver, nd = next(sec for sec in rep.sections if sec.id == "verification"), rep.extra.get("verdicts_not_decided")
+        labelled = {i["name"]: i["label_counts"] for i in meta if "label_counts" in i}
         echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}),
                    **({"verdicts_not_decided": nd} if nd else {}),
+                   **({"label_counts": labelled} if labelled else {}),
                    "systems": verification_entries(ver.data, definitions=False)})
     elif not quiet:
         print_verdicts(Console(), rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
