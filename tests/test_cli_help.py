@@ -42,6 +42,8 @@ def test_help_has_no_braces_and_no_stray_spaces(name):
                 continue
             assert text == text.strip() or who == "help", (who, text)
             assert not re.search(r"\S  +\S", par), (name, who, par)
+            # an indented line inside a paragraph is joined with its run of spaces (anonymize, embed did)
+            assert not re.search(r"\n[ \t]+\S", par), (name, who, par)
 
 
 def test_score_commands_share_one_key_option():

@@ -347,5 +347,9 @@ def _write_kaldi_metadata(audio_dir: Path, condition: str, path: Path, dest: Pat
 
 def register(app: typer.Typer) -> None:
     """Add the ``anonymize`` and ``embed`` commands to ``app``."""
-    app.command("anonymize", help=(anonymize_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(anonymize_cmd)
-    app.command("embed", help=(embed_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(embed_cmd)
+    import inspect
+
+    # the docstrings dedented first: joined to the unindented rules, their indented lines were printed with runs
+    # of spaces inside the sentences
+    app.command("anonymize", help=inspect.cleandoc(anonymize_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(anonymize_cmd)
+    app.command("embed", help=inspect.cleandoc(embed_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(embed_cmd)
