@@ -94,6 +94,63 @@ def test_asvspoof_report(shared, tmp_path):
     assert 0.02 < m["eer_rocch"]["value"] < m["eer_interp"]["value"] < 0.025
 
 
+_ASV_OPTS = ["--label-col", "1", "--score-col", "2", "--target", "target", "--nontarget", "nontarget",
+             "--ignore", "spoof"]
+
+
+def _label_counted(tmp_path, f, counts, line):
+    """verify, report and disclosure on the column file ``f`` (read with _ASV_OPTS): each says ``line`` once on
+    stderr and gives ``counts`` in its --json output; report.json records them with the input, every label
+    option in ``options``, and the page says them."""
+    for args in (["verify", str(f), *_ASV_OPTS, "--no-verdict"], ["disclosure", str(f), *_ASV_OPTS]):
+        r = runner.invoke(app, args)
+        assert r.exit_code == 0, r.output
+        assert r.stderr.count(f"vpeval: {f}: {line}\n") == 1, r.stderr
+        r = runner.invoke(app, [*args, "--json"])
+        assert r.exit_code == 0 and json.loads(r.stdout)["label_counts"] == counts, r.output
+    r = runner.invoke(app, ["disclosure", f"a={f}", f"b={f}", *_ASV_OPTS, "--json"])
+    assert json.loads(r.stdout)["label_counts"] == {"a": counts, "b": counts} and r.stderr.count(line) == 2
+    out = tmp_path / "rep"
+    r = runner.invoke(app, ["report", f"asv={f}", *_ASV_OPTS, "-o", str(out), "--no-verdict", "--json"])
+    assert r.exit_code == 0 and f"vpeval: {f}: {line}" in r.stderr, r.output
+    assert json.loads(r.stdout)["label_counts"] == {"asv": counts}
+    d = json.loads((out / "report.json").read_text())
+    assert d["inputs"] == [{"name": "asv", "path": str(f), "sha256": d["inputs"][0]["sha256"], "label_counts": counts}]
+    assert {k: d["options"][k] for k in ("key", "label_col", "score_col", "target", "nontarget", "ignore", "sep",
+                                         "lower_is_target")} == {
+        "key": None, "label_col": "1", "score_col": "2", "target": ["target"], "nontarget": ["nontarget"],
+        "ignore": ["spoof"], "sep": None, "lower_is_target": False}
+    html = (out / "report.html").read_text()
+    assert ("Label mapping of the score inputs: asv: " + line.replace("'", "&#x27;")) in html
+    r = runner.invoke(app, ["report", f"asv={f}", *_ASV_OPTS, "-o", str(tmp_path / "q"), "--no-verdict", "-q"])
+    assert r.exit_code == 0 and r.output == ""  # --quiet: nothing but errors
+
+
+def test_label_options_count_what_they_ignore_and_map(tmp_path):
+    """Issue 47 item 5: --ignore dropped lines and said nothing, and report.json did not record the label
+    options. Now every command reading a column file says what the mapping did (one line), --json and report.json
+    carry the counts, and report.json's options hold every score-input option."""
+    f = tmp_path / "asv.txt"
+    f.write_text("- target 2.5\n- spoof 9.0\n- nontarget -1.0\n- spoof 8.0\n- target 1.5\n- nontarget 0.5\n"
+                 "- nontarget 0.1\n")
+    counts = {"rows": 7, "target": {"target": 2}, "nontarget": {"nontarget": 3}, "ignored": {"spoof": 2}}
+    _label_counted(tmp_path, f, counts, "ignored 2 lines labelled 'spoof' (of 7); read 2 target trials (label "
+                   "'target') and 3 non-target trials (label 'nontarget')")
+    # a file without a label mapping (`score label` lines) has none to report
+    p = _score_label(tmp_path)
+    r = runner.invoke(app, ["verify", str(p), "--json", "--no-verdict"])
+    assert "label_counts" not in json.loads(r.stdout) and r.stderr == ""
+
+
+def test_asvspoof_ignored_lines_are_counted(shared, tmp_path):
+    """The real ASVspoof 2019 LA dev file: 22,296 spoof lines were dropped without a word."""
+    f = shared / "data" / "asvspoof2019_la_dev_asv_scores.txt"
+    counts = {"rows": 29548, "target": {"target": 1484}, "nontarget": {"nontarget": 5768},
+              "ignored": {"spoof": 22296}}
+    _label_counted(tmp_path, f, counts, "ignored 22,296 lines labelled 'spoof' (of 29,548); read 1,484 target "
+                   "trials (label 'target') and 5,768 non-target trials (label 'nontarget')")
+
+
 def test_existing_output_is_refused_and_untouched(tmp_path):
     p = _score_label(tmp_path)
     out = tmp_path / "out"

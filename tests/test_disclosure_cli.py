@@ -29,7 +29,7 @@ def _write_score_label(path, tar, non):
 def test_disclosure_json_table2(app, tmp_path):
     f = tmp_path / "s.txt"
     _write_score_label(f, [0.2, 0.4, 0.6], [0.1, 0.3, 0.5])
-    res = runner.invoke(app, ["disclosure", str(f), "--json", "-e", "pav,pav_laplace,pav_succession"])
+    res = runner.invoke(app, ["disclosure", str(f), "--json", "--estimators", "pav,pav_laplace,pav_succession"])
     assert res.exit_code == 0, res.output
     d = json.loads(res.stdout)
     est = {e["estimator"]: e for e in d["disclosure"]["estimators"]}
@@ -61,7 +61,7 @@ def test_disclosure_bad_input_exit_2(app, tmp_path):
     f.write_text("0.1 1\nnan 0\n")
     res = runner.invoke(app, ["disclosure", str(f)])
     assert res.exit_code == 2 and "Traceback" not in res.output
-    res = runner.invoke(app, ["disclosure", str(f), "-e", "nope"])
+    res = runner.invoke(app, ["disclosure", str(f), "--estimators", "nope"])
     assert res.exit_code == 2 and "unknown LLR estimator" in res.output
 
 
@@ -123,3 +123,11 @@ def test_rank_disclosure_command(app, tmp_path):
     assert "MaxD" in res.stdout and "laplace(alpha=1, n_probes=4)" in res.stdout
     res = runner.invoke(app, ["rank-disclosure", str(f), "--ties", "weird"])
     assert res.exit_code == 2
+    # --drop-unenrolled: the dropped probes are counted on the terminal too, not only in --json (issue 47 item 5)
+    _one_to_n_table(f, rows + [("A", "C", "p9", 0.5), ("B", "C", "p9", 0.4)])
+    res = runner.invoke(app, ["rank-disclosure", str(f), "--drop-unenrolled"], env={"COLUMNS": "200"})
+    said = " ".join(res.stdout.split())
+    assert res.exit_code == 0 and "4 probes x 2 speakers" in said
+    assert "; 1 probe dropped: speaker not enrolled (--drop-unenrolled)" in said
+    res = runner.invoke(app, ["rank-disclosure", str(f), "--drop-unenrolled", "--json"])
+    assert json.loads(res.stdout)["input"]["n_dropped_unenrolled"] == 1

@@ -547,6 +547,6 @@ def test_demo_shows_the_sbls_sensitivity(demo_run):
 def test_disclosure_single_input_accepts_a_name(tmp_path):
     a = student_t_scores(3.0, 1.0, 100, 100, seed=2)
     p = _write(tmp_path, a.tar, a.non)
-    r1 = runner.invoke(app, ["disclosure", f"A={p}", "--json", "-e", "pav_laplace"])
-    r2 = runner.invoke(app, ["disclosure", str(p), "--json", "-e", "pav_laplace"])
+    r1 = runner.invoke(app, ["disclosure", f"A={p}", "--json", "--estimators", "pav_laplace"])
+    r2 = runner.invoke(app, ["disclosure", str(p), "--json", "--estimators", "pav_laplace"])
     assert r1.exit_code == 0 and json.loads(r1.stdout)["disclosure"] == json.loads(r2.stdout)["disclosure"]

@@ -97,7 +97,7 @@ COMMANDS = {
     "attack": (lambda d, o: ["attack", str(d / "system" / "embeddings_toy.npz"), "--train",
                              str(d / "system" / "train" / "embeddings_toy.npz"), "--backend", "lda", "--types", "oa",
                              "-o", str(o), "--json"], "attack", False),
-    "simulate": (lambda d, o: ["simulate", "-o", str(o), "--n", "40", "--n-probes", "40", "-q", "-e", "pav"],
+    "simulate": (lambda d, o: ["simulate", "-o", str(o), "--n", "40", "--n-probes", "40", "-q", "--estimators", "pav"],
                  "simulate", False),
     "anonymize": (lambda d, o: ["anonymize", str(d / "audio"), str(o), "-q", "--json"], "anonymize", False),
     "embed": (lambda d, o: ["embed", str(d / "audio"), "-o", str(o), "-q", "--json"], "embed", True),

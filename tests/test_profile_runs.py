@@ -136,3 +136,39 @@ def test_embed_checks_the_label_against_the_anonymization_record(tmp_path):
         check_profile_record(run, "anonymized@k2")
     res = CliRunner().invoke(_app(), ["embed", str(run), "-o", str(tmp_path / "e.npz"), "-c", "anonymized@k2"])
     assert res.exit_code == 2 and "no profile key" in res.output and not (tmp_path / "e.npz").exists()
+
+
+@pytest.mark.parametrize("command", ["trials", "attack"])
+def test_trials_and_attack_set_aside_profile_runs_and_count_them(tmp_path, command):
+    """`vpeval trials` / `attack` refused every evaluation file of the bundled example once it held a second run
+    (unknown condition 'anonymized@p2'). They build no cross-profile type, so those rows are set aside, counted in
+    the summary and on the terminal, and the trials are those of the file without them."""
+    one = _one_run_system(tmp_path)
+    extra = (["--train", str(EXAMPLE / "train" / "embeddings_mfcc.npz"), "--backend", "lda"]
+             if command == "attack" else [])
+    outs = {}
+    for name, src in (("both", EXAMPLE / "embeddings_mfcc.npz"), ("one", one / "embeddings_mfcc.npz")):
+        out = tmp_path / f"out-{name}"
+        res = CliRunner().invoke(_app(), [command, str(src), "-o", str(out), "--types", "oa", *extra, "--json"])
+        assert res.exit_code == 0, res.output
+        outs[name] = (json.loads(res.stdout), (out / "oa" / "scores").read_text())
+    assert outs["both"][0]["set_aside_rows"] == {"anonymized@p2": 201} and "set_aside_rows" not in outs["one"][0]
+    assert outs["both"][1] == outs["one"][1]
+    res = CliRunner().invoke(_app(), [command, str(EXAMPLE / "embeddings_mfcc.npz"), "-o", str(tmp_path / "t"),
+                                      "--types", "oa", *extra])
+    assert res.exit_code == 0 and "set aside 201 rows of condition 'anonymized@p2'" in " ".join(res.output.split())
+
+
+@pytest.mark.parametrize("command", ["embedding", "attributes", "distinctiveness"])
+def test_beyond_identity_commands_count_the_rows_they_do_not_read(tmp_path, command):
+    """embedding, attributes and distinctiveness read the original and anonymized rows: the example's
+    anonymized@p2 rows were passed over without a word; now they are counted (stderr line, set_aside_rows)."""
+    extra = ["--metadata", str(EXAMPLE / "metadata.csv")] if command == "attributes" else []
+    res = CliRunner().invoke(_app(), [command, str(EXAMPLE / "embeddings_mfcc.npz"), *extra, "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["set_aside_rows"] == {"anonymized@p2": 201}
+    assert "set aside 201 rows of condition 'anonymized@p2'" in res.stderr
+    one = _one_run_system(tmp_path)
+    extra = ["--metadata", str(one / "metadata.csv")] if command == "attributes" else []
+    res = CliRunner().invoke(_app(), [command, str(one / "embeddings_mfcc.npz"), *extra, "--json"])
+    assert res.exit_code == 0 and "set_aside_rows" not in json.loads(res.stdout) and res.stderr == ""

@@ -122,6 +122,41 @@ def test_parquet_table(tmp_path):
         read_columns(p, label_col="label", score_col="score", target="target", nontarget="nontarget")
 
 
+@pytest.mark.parametrize("path", ["bulk", "line-by-line", "header", "parquet"])
+def test_label_mapping_counts_every_row(tmp_path, monkeypatch, path):
+    """Issue 47 item 5: a label mapping drops no row silently. read_columns records in meta["label_counts"] how
+    many rows it read, per label of each class, and how many it ignored (a mapped label no row has counts 0);
+    the bulk reader, the line-by-line reader and the Parquet reader agree."""
+    rows = [("tgt", 1.0), ("spoof", 5.0), ("imp", 0.5), ("T", 2.0), ("spoof", 4.0), ("imp", 0.25), ("spoof", 3.0)]
+    if path == "parquet":
+        pd = pytest.importorskip("pandas")
+        p = tmp_path / "t.parquet"
+        pd.DataFrame({"label": [r[0] for r in rows], "score": [r[1] for r in rows]}).to_parquet(p)
+        cols = ("label", "score")
+    else:
+        head = "label score\n" if path == "header" else ""
+        p = write(tmp_path, "t.txt", head + "".join(f"{lab} {sc!r}\n\n" for lab, sc in rows))  # blank lines
+        cols = ("label", "score") if path == "header" else (0, 1)
+    if path == "line-by-line":
+        import vpeval.io._fast as fast
+
+        monkeypatch.setattr(fast, "read_table", lambda *a, **k: None)
+    elif path in ("bulk", "header"):  # the bulk reader must take these files whole
+        import vpeval.io.readers as readers
+
+        monkeypatch.setattr(readers, "_rows", lambda *a, **k: pytest.fail("the line-by-line reader was used"))
+    t = read_columns(p, label_col=cols[0], score_col=cols[1], target=["tgt", "T"], nontarget="imp",
+                     ignore=["spoof", "dup"])
+    assert sorted(t.tar.tolist()) == [1.0, 2.0] and len(t) == 4
+    assert t.meta["label_counts"] == {"rows": 7, "target": {"T": 1, "tgt": 1}, "nontarget": {"imp": 2},
+                                      "ignored": {"dup": 0, "spoof": 3}}
+    from vpeval.io.label_counts import label_counts_text
+
+    assert label_counts_text(t.meta["label_counts"]) == (
+        "ignored 3 lines labelled 'dup' (0) or 'spoof' (3) (of 7); read 2 target trials (labels 'T' (1) or 'tgt' "
+        "(1)) and 2 non-target trials (label 'imp')")
+
+
 def test_unreadable_file(tmp_path):
     with pytest.raises(InputFileError, match="cannot read file"):
         read_score_label(tmp_path / "nope.txt")

@@ -121,3 +121,42 @@ def test_lists_protocol_and_errors(tmp_path):
         VPCLists.read(enrolls, files, enroll_rule="mean")
     with pytest.raises(InputFileError):
         VPCLists.read(tmp_path / "missing", files)
+
+
+def test_lists_audit_echoes_the_inputs_names_and_names_every_eer(tmp_path):
+    """Issue 47 item 5, on an audit built from the user's VoicePrivacy lists: the exposed speakers are the speaker
+    labels of the input (here S002, whose anonymized rows are its original ones, among them), the genders are
+    written as the metadata writes them (f/m, not upper-cased) in the per-gender CSV, report.json and the page,
+    and the CSV's EER column names its estimator (the challenge tables' 'EER (%)' is the closest-point EER)."""
+    from vpeval.cli.main import app
+    from vpeval.io.embeddings import EmbeddingSet
+
+    ev, tr, enrolls, files, listed, md = _world(tmp_path)
+    x = ev.embeddings.copy()
+    n = len(x) // 2
+    leak = np.flatnonzero(ev.speaker_id[:n] == "S002")
+    x[n + leak] = x[leak]
+    ev = EmbeddingSet(x, ev.utterance_id, ev.speaker_id, ev.condition, ev.extractor)
+    md["sex"] = md["sex"].str.lower()
+    sysdir = tmp_path / "sys"
+    sysdir.mkdir()
+    write_embeddings(sysdir / "embeddings_ext.npz", ev)
+    md.to_csv(sysdir / "metadata.csv", index=False)
+    out, table = tmp_path / "rep", tmp_path / "vpc.csv"
+    r = runner.invoke(app, ["audit", str(sysdir), "-o", str(out), "--backend", "cosine", "--enroll-list",
+                            str(enrolls), "--vpc-trials", str(files[0]), "--vpc-trials", str(files[1]),
+                            "--vpc-table", str(table), "--n-perm", "99", "--jobs", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    exposed = [e["speaker"] for e in json.loads(r.stdout)["verdicts"]["sys"]["exposed_speakers"]]
+    assert "S002" in exposed and set(exposed) <= set(ev.speaker_id.tolist()), exposed
+    rows = list(csv.DictReader(table.open()))
+    assert {row["gender"] for row in rows} == {"f", "m", "all"}
+    assert list(rows[0])[:6] == ["dataset", "split", "gender", "enrollment", "trial", "EER closest-point (%)"]
+    eer_columns = [c for c in rows[0] if "EER" in c]
+    assert all(any(w in c for w in ("closest-point", "interp", "ROCCH", "per-speaker")) for c in eer_columns), \
+        eer_columns
+    rep = json.loads((out / "report.json").read_text())
+    groups = next(s for s in rep["sections"] if s["id"] == "groups")["data"]
+    assert {row[2] for row in groups["vpc_rows"]} == {"f", "m", "all"}
+    page = (out / "report.html").read_text() + "".join(p.read_text() for p in out.glob("appendix*.html"))
+    assert "<td>f</td>" in page and "<td>m</td>" in page and "<td>F</td>" not in page and "<td>M</td>" not in page

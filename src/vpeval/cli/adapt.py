@@ -16,20 +16,21 @@ def adapt_cmd(
                                      "(speakers disjoint from the evaluation ones)."),
     original: Path = typer.Option(..., "--original", help="Evaluation audio, original."),
     anonymized: Path = typer.Option(..., "--anonymized", help="Evaluation audio, anonymized by the system."),
-    output: Path = typer.Option(..., "--output", "-o", help="Embeddings file to write (.npz, both conditions)."),
+    output: Path = typer.Option(..., "-o", "--out", "--output", metavar="OUT",
+                                help="Embeddings file to write (.npz, both conditions)."),
     epochs: int = typer.Option(0, "--epochs", min=0, help="0: head-only (frozen LSTM, projection retrained on "
                                "cached LSTM states); N >= 1: fine-tune the whole encoder for N epochs."),
     steps: int = typer.Option(50, "--steps", min=0, help="Adam steps of the head-only mode."),
     seed: int = typer.Option(0, "--seed", min=0),
     threads: int = typer.Option(1, "--threads", min=1, help="Torch intra-op threads."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT written by vpeval."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing OUT written by vpeval."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Adapt resemblyzer's GE2E encoder to an anonymizer and embed the evaluation audio with it.
 
     The semi-informed (extractor adapted) attacker of vpeval.pipeline.adapted, from audio: the encoder is
     adapted on TRAIN_DIR with an additive-margin softmax over its speakers (head-only by default; --epochs N
-    fine-tunes the LSTM too), then embeds --original and --anonymized. Put OUTPUT in a system folder as
+    fine-tunes the LSTM too), then embeds --original and --anonymized. Put OUT in a system folder as
     embeddings_<name>.npz to audit with it (cosine scoring). Needs the embed extra (torch, resemblyzer).
     """
     import time

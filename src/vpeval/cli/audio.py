@@ -25,14 +25,15 @@ _AUDIO_RULES = (
     "piped commands and other extended file names are refused, never run) + utt2spk (+ spk2gender, text, "
     "segments: utterances as start/end seconds of the recordings, end -1 = to the end, each utterance processed "
     "alone); Kaldi's validate_data_dir.sh rules are enforced (sorted files, utt2spk sorted by speaker too). "
-    "anonymize then writes a data folder (OUTPUT/wav.scp, utt2spk, spk2utt, spk2gender, text), one file per "
+    "anonymize then writes a data folder (OUT_DIR/wav.scp, utt2spk, spk2utt, spk2gender, text), one file per "
     "utterance (segments cut out)."
 )
 
 
 # Options of both audio-folder commands (anonymize, embed).
 _MetadataOpt = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id.")
-_ProgressQuietOpt = typer.Option(False, "--quiet", "-q", help="No progress bar.")
+_ProgressQuietOpt = typer.Option(False, "--quiet", "-q", help="No progress bar and no warnings (the closing "
+                                 "summary is still printed).")
 _JsonSummaryOpt = typer.Option(False, "--json", help="Print a JSON summary on stdout.")
 _StrictRateOpt = typer.Option(False, "--strict-rate", help="Refuse audio that is not at 16 kHz instead of "
                               "resampling it on read.")
@@ -219,16 +220,16 @@ def _refuse_replacing_inputs(in_dir: Path, out_dir: Path, paths_from: str | None
 
 def embed_cmd(
     audio_dir: Path = typer.Argument(..., help="Folder of audio to embed."),
-    output: Path = typer.Option(..., "--output", "-o", help="Embeddings file to write (.npz)."),
+    output: Path = typer.Option(..., "-o", "--out", "--output", metavar="OUT", help="Embeddings file to write (.npz)."),
     extractor: str = typer.Option("mfcc", "--extractor", "-e", help="mfcc (model-free, 40-dim), resemblyzer (GE2E, 256-dim; needs the embed extra), voicefilter-dvector (LSTM d-vector, 256-dim, int8 ONNX; needs the voicefilter extra), or your own model file: onnx:PATH (the onnx extra) or torchscript:PATH (torch), reading the features its sidecar PATH.json states (docs/extractors.md)."),
     features: Optional[Path] = typer.Option(None, "--features", help="onnx:/torchscript: only: the JSON file stating the model's input features, instead of the sidecar PATH.json next to the model (docs/extractors.md)."),
     condition: str = typer.Option("original", "--condition", "-c", help="Condition label stored with the rows: original, anonymized, or anonymized@KEY for a further run of "
          "the same system under another profile key (vpeval anonymize --profile KEY): vpeval audit then builds "
          "Beyond-EER's cross-profile trials."),
     metadata: Optional[Path] = _MetadataOpt,
-    append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUTPUT (same extractor; a model file must be the same file, by its sha256, with the same features)."),
-    force: bool = typer.Option(False, "--force", help="Replace an existing OUTPUT written by `vpeval embed` "
-                               "(proved by its manifest); without --append or --force an existing OUTPUT is "
+    append: bool = typer.Option(False, "--append", help="Add the rows to an existing OUT (same extractor; a model file must be the same file, by its sha256, with the same features)."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing OUT written by `vpeval embed` "
+                               "(proved by its manifest); without --append or --force an existing OUT is "
                                "refused."),
     metadata_out: Optional[Path] = typer.Option(
         None, "--metadata-out",
@@ -347,8 +348,12 @@ def _write_kaldi_metadata(audio_dir: Path, condition: str, path: Path, dest: Pat
 
 def register(app: typer.Typer) -> None:
     """Add the ``anonymize`` and ``embed`` commands to ``app``."""
-    app.command("anonymize", help=(anonymize_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(anonymize_cmd)
-    app.command("embed", help=(embed_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(embed_cmd)
+    import inspect
+
+    # the docstrings dedented first: joined to the unindented rules, their indented lines were printed with runs
+    # of spaces inside the sentences
+    app.command("anonymize", help=inspect.cleandoc(anonymize_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(anonymize_cmd)
+    app.command("embed", help=inspect.cleandoc(embed_cmd.__doc__ or "") + "\n\n" + _AUDIO_RULES)(embed_cmd)
 
 
 def check_profile_record(audio_dir: Path, condition: str) -> None:

@@ -8,7 +8,7 @@ from typing import List, Optional
 
 import typer
 
-from .common import echo_json, handle_errors, read_metadata_csv
+from .common import echo_json, handle_errors, read_metadata_csv, say_unused_conditions
 
 __all__ = ["register"]
 
@@ -69,10 +69,12 @@ def register(app: typer.Typer) -> None:
         from ..report.beyond import analyse_embedding_structure
 
         es = read_embeddings(embeddings)
+        unused = say_unused_conditions(es, embeddings)  # e.g. a further profile run: counted, never silent
         r = analyse_embedding_structure(es, seed=seed, n_permutations=permutations, n_components=components,
                                         test_size=test_size)
         if json_out:
-            echo_json({"input": str(embeddings), "extractor": es.extractor, **r.to_dict()})
+            echo_json({"input": str(embeddings), "extractor": es.extractor,
+                       **({"set_aside_rows": unused} if unused else {}), **r.to_dict()})
             return
         from rich.console import Console
         from rich.table import Table
@@ -124,13 +126,14 @@ def register(app: typer.Typer) -> None:
 
         check_weights(alpha, beta, gamma)
         es = read_embeddings(embeddings)
+        unused = say_unused_conditions(es, embeddings)
         audit = analyse_attributes(
             es, read_metadata_csv(metadata), attribute, subgroup=subgroup, train_speakers=_read_list(train_speakers),
             eval_speakers=_read_list(eval_speakers), C=c, alpha=alpha, beta=beta, gamma=gamma, omega=omega,
             variant="labels" if hard_labels else "scores", source=str(metadata))
         if json_out:
             echo_json({"input": str(embeddings), "metadata": str(metadata), "extractor": es.extractor,
-                       **audit.to_dict()})
+                       **({"set_aside_rows": unused} if unused else {}), **audit.to_dict()})
             return
         from rich.console import Console
         from rich.table import Table
@@ -177,9 +180,11 @@ def register(app: typer.Typer) -> None:
         from ..report.beyond import analyse_distinctiveness
 
         es = read_embeddings(embeddings)
+        unused = say_unused_conditions(es, embeddings)
         r = analyse_distinctiveness(es, calibration=calibration, fit_on=fit_on, entry=entry, pairs=pairs)
         if json_out:
-            echo_json({"input": str(embeddings), "extractor": es.extractor, **r.to_dict()})
+            echo_json({"input": str(embeddings), "extractor": es.extractor,
+                       **({"set_aside_rows": unused} if unused else {}), **r.to_dict()})
             return
         typer.echo(f"{embeddings} ({es.extractor}): {r.speakers.size} speakers, {r.n_utterances} utterances; "
                    f"calibration {r.calibration} fitted on {r.fit_on} ({r.pairs} pairs), entries {r.entry}")

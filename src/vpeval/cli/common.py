@@ -35,7 +35,8 @@ finite score beyond +-1e300, whose span float64 cannot compute on):
                              any whitespace (or --sep ',') file or .parquet table; columns by 0-based
                              index or header name; --target/--nontarget/--ignore give the label mapping
                              (e.g. ASVspoof `- target 18.2`: --label-col 1 --score-col 2 --target target
-                             --nontarget nontarget --ignore spoof).
+                             --nontarget nontarget --ignore spoof); the lines of each label are
+                             counted on stderr, in --json and in report.json.
   A FOLDER                   containing Kaldi `trials` and `scores` files.
 
 Higher scores mean "more likely target" unless --lower-is-target is given.
@@ -49,7 +50,8 @@ LabelCol = typer.Option(None, "--label-col", help="Label column (0-based index o
 ScoreCol = typer.Option(None, "--score-col", help="Score column (0-based index or header name).")
 TargetOpt = typer.Option(None, "--target", help="Label value(s) meaning target (repeatable).")
 NonOpt = typer.Option(None, "--nontarget", help="Label value(s) meaning non-target (repeatable).")
-IgnoreOpt = typer.Option(None, "--ignore", help="Label value(s) to skip on purpose, e.g. spoof (repeatable).")
+IgnoreOpt = typer.Option(None, "--ignore", help="Label value(s) to skip on purpose, e.g. spoof (repeatable); the "
+                         "skipped lines are counted on stderr, in --json and in report.json.")
 SepOpt = typer.Option(None, "--sep", help="Column separator (default: white space), e.g. ','.")
 LowerOpt = typer.Option(False, "--lower-is-target", help="Lower scores mean more likely target.")
 PTargetOpt = typer.Option([0.01, 0.05], "--p-target", help="Prior(s) for minDCF (and actDCF) (repeatable).")
@@ -293,6 +295,39 @@ class ScoreInputOptions:
         return load_trials(path, self.key if key is None else key, self.label_col, self.score_col, self.target,
                            self.nontarget, self.ignore, self.sep, self.lower_is_target)
 
+    def as_options(self) -> dict:
+        """Every option as given (None when not), for report.json's ``options``: each shaped the numbers."""
+        return dataclasses.asdict(self)
+
+
+def say_unused_conditions(es, path, used=("original", "anonymized")) -> dict:
+    """Rows of the embedding set ``es`` (read from ``path``) whose condition the command does not read (e.g. the
+    ``anonymized@KEY`` rows of a further profile run), said as one line on stderr; returns ``{condition: rows}``
+    (empty when every row is read)."""
+    import numpy as np
+
+    values, counts = np.unique(np.asarray(es.condition, dtype=str), return_counts=True)
+    unused = {str(c): int(n) for c, n in zip(values, counts) if c not in used}
+    if unused:
+        typer.echo(f"vpeval: {display_name(str(path))}: set aside " + ", ".join(
+            f"{n:,} rows of condition {c!r}" for c, n in unused.items()) + " (this command reads the "
+            + " and ".join(repr(u) for u in used) + " rows)", err=True)
+    return unused
+
+
+def say_label_counts(t: Trials, name: Optional[str] = None, quiet: bool = False) -> Optional[dict]:
+    """What the label mapping (--target/--nontarget/--ignore) did with the rows of a column input, said as one
+    line on stderr (unless ``quiet``), e.g. ``vpeval: asv.txt: ignored 22,296 lines labelled 'spoof' (of 29,548);
+    read ...``; returns the counts (``Trials.meta["label_counts"]``), or None for an input read without a mapping.
+    ``name``: the input as the user gave it (default: the trials' source)."""
+    counts = t.meta.get("label_counts")
+    if counts is not None and not quiet:
+        from ..io.label_counts import label_counts_text
+
+        unit = "rows" if str(t.source).endswith(".parquet") else "lines"
+        typer.echo(f"vpeval: {display_name(name or str(t.source))}: {label_counts_text(counts, unit)}", err=True)
+    return counts
+
 
 # (parameter name, type, typer option) of each field of ScoreInputOptions, in the order --help lists them
 _SCORE_INPUT_PARAMS = (
@@ -450,7 +485,8 @@ def echo_json(obj) -> None:
 #: the per-gender VoicePrivacy-style CSV of `vpeval audit` / `vpeval demo`
 VpcTableOpt = typer.Option(
     None, "--vpc-table", help="Also write the per-gender results as CSV: the columns of the VoicePrivacy results "
-    "tables (dataset, split, gender, enrollment, trial, EER (%)) then vpeval's (ROCCH-EER, minCllr, D_ECE, "
+    "tables (dataset, split, gender, enrollment, trial, and their EER named by its estimator: EER closest-point "
+    "(%)) then vpeval's (ROCCH-EER, minCllr, D_ECE, "
     "eps_max, ALID, interval bounds; units in the names). Groups from the metadata's sex column; 'all' rows "
     "pool every speaker. Refuses an existing file unless --force over an earlier table of vpeval (manifest).")
 SplitOpt = typer.Option("eval", "--split", help="Value of the split column of --vpc-table.")

@@ -10,8 +10,9 @@ import numpy as np
 import typer
 
 from ..errors import VpevalError
+from .guide import deprecated_short
 from .common import (
-    FORMATS_HELP, ScoreInputOptions, echo_json, handle_errors, score_input_options, split_comma_list,
+    FORMATS_HELP, ScoreInputOptions, echo_json, handle_errors, say_label_counts, score_input_options, split_comma_list,
 )
 
 __all__ = ["register", "disclosure_command", "rank_disclosure_command", "simulate_command", "disclosure_section", "simulation_comparison"]
@@ -104,9 +105,9 @@ def _print_estimator_table(table, title):
 
     console = Console()
     rt = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False,
-                   caption="EER: ROCCH, %; eps_max = max |LLR| over the trials, nats, per LLR estimator")
+                   caption="eps_max = max |LLR| over the trials, nats, per LLR estimator")
     rt.add_column("system", no_wrap=True)
-    rt.add_column("EER (%)", justify="right")
+    rt.add_column("ROCCH-EER (%)", justify="right")
     for e in table.estimators:
         rt.add_column(ESTIMATOR_LABELS.get(e, e), justify="right")
     for s in table.systems:
@@ -128,13 +129,14 @@ def _print_estimator_table(table, title):
                       highlight=False, markup=False)
 
 
+@deprecated_short("disclosure", "-e", "--estimators", "estimators")  # -e is --extractor now (vpeval.cli.guide)
 @score_input_options
 def disclosure_command(
     scores: List[str] = typer.Argument(..., help="Score inputs (see formats), each PATH or NAME=PATH. With "
                                        "several, the worst-case paper's Table 3 layout: per system the EER and "
                                        "eps_max per estimator, and where the order of systems changes."),
     score_input: ScoreInputOptions = ScoreInputOptions(),
-    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP + " With several "
+    estimators: Optional[List[str]] = typer.Option(None, "--estimators", help=_EST_HELP + " With several "
                                                    "inputs the default is pav_laplace, gaussian, student_t."),
     rank_table: Optional[List[str]] = typer.Option(
         None, "--rank-table", help="NAME=TABLE: the 1-to-N score matrix of system NAME (a long .csv/.parquet "
@@ -149,7 +151,7 @@ def disclosure_command(
         if score_input.key:
             raise VpevalError("--key applies to exactly one scores input; use folders with trials+scores for more")
         est = _parse_estimators(estimators) if estimators else TABLE_ESTIMATORS
-        systems, sources = {}, {}
+        systems, sources, labelled = {}, {}, {}
         for spec in scores:
             name, path = split_name(spec)
             name = name or display_name(Path(path).stem or Path(path).name)
@@ -157,6 +159,8 @@ def disclosure_command(
                 raise VpevalError(f"two inputs are named {name!r}; give names with NAME=PATH")
             t = score_input.load(path)
             systems[name], sources[name] = (t.tar, t.non), t.source
+            if (counts := say_label_counts(t, path)) is not None:  # ignored or mapped rows: counted, never silent
+                labelled[name] = counts
         gammas = {}
         for spec in rank_table or []:
             name, path = split_name(spec)
@@ -165,15 +169,17 @@ def disclosure_command(
             gammas[name] = _rank_gamma(path)
         table = estimator_table(systems, est, rank_gammas=gammas)
         if json_out:
-            echo_json({"inputs": sources, "estimator_table": table.to_dict()})
+            echo_json({"inputs": sources, **({"label_counts": labelled} if labelled else {}),
+                       "estimator_table": table.to_dict()})
             return
         _print_estimator_table(table, f"vpeval disclosure: {len(systems)} systems (worst-case paper, Table 3 layout)")
         return
     est = _parse_estimators(estimators)
     t = score_input.load(split_name(scores[0])[1])
+    labelled = say_label_counts(t, split_name(scores[0])[1])
     res = worst_case_disclosure(t.tar, t.non, est)
     if json_out:
-        echo_json({"input": t.source, "disclosure": res.to_dict()})
+        echo_json({"input": t.source, **({"label_counts": labelled} if labelled else {}), "disclosure": res.to_dict()})
         return
     _print_table(res, f"vpeval disclosure: {t.source} ({res.n_tar} target, {res.n_non} non-target trials)")
 
@@ -242,9 +248,10 @@ def _write_simulation(tmp: Path, rep, sim, comparison) -> None:
         f.write("\n")
 
 
+@deprecated_short("simulate", "-e", "--estimators", "estimators")
 def simulate_command(
-    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (must not exist or be empty, "
-                                 "unless --force)."),
+    out_dir: Path = typer.Option(..., "-o", "--out", "--out-dir", metavar="OUT",
+                                 help="Output folder (must not exist or be empty, unless --force)."),
     kind: str = typer.Option("counterexample", "--kind", help="counterexample (equal means, sigma 2 vs 1), "
                              "equal-variance (normal, d' = --separation), student-t (heavy tails: t(--df) "
                              "shifted by --separation, unit scale; bounded oracle LLR), lognormal (skewed: ln s "
@@ -261,7 +268,7 @@ def simulate_command(
                                    "one-to-n)."),
     n_probes: int = typer.Option(2000, "--n-probes", help="Probes of the 1-to-N simulation."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of numpy's default_rng."),
-    estimators: Optional[List[str]] = typer.Option(None, "--estimators", "-e", help=_EST_HELP),
+    estimators: Optional[List[str]] = typer.Option(None, "--estimators", help=_EST_HELP),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
@@ -296,7 +303,11 @@ def simulate_command(
             "kind": kind, "n": n if lid_cmp is None else None, "seed": seed,
             "separation": separation if kind in ("equal-variance", "student-t", "lognormal") else None,
             "df": df if kind == "student-t" else None,
-            "share": share if lid_cmp is not None else None, "shift": shift if lid_cmp is not None else None})
+            "share": share if lid_cmp is not None else None, "shift": shift if lid_cmp is not None else None,
+            # the rest of what shaped the numbers: the estimators compared and the 1-to-N simulation's size
+            "estimators": list(est),
+            "n_speakers": n_speakers if kind in ("counterexample", "one-to-n") else None,
+            "n_probes": n_probes if kind in ("counterexample", "one-to-n") else None})
         from ..report.disclosure import disclosure_section
 
         sec, _ = disclosure_section(sim.tar, sim.non, est, oracle=(sim.tar_llr, sim.non_llr, sim.model.llr))
@@ -454,8 +465,11 @@ def rank_disclosure_command(
 
     console = Console()
     n = res.n_speakers
+    dropped = (f"; {sm.n_dropped:,} probe{'' if sm.n_dropped == 1 else 's'} dropped: speaker not enrolled "
+               "(--drop-unenrolled)" if drop_unenrolled
+               else "")  # said, as in `vpeval linkage`: never dropped silently
     console.print(f"vpeval rank-disclosure: {table} ({sm.scores.shape[0]} probes x {n} speakers; ties {ties}; "
-                  f"smoothing {res.smoothing})", highlight=False, markup=False)
+                  f"smoothing {res.smoothing}{dropped})", highlight=False, markup=False)
     console.print(f"MaxD {_fmt(res.max_d)} bits   MeanD {_fmt(res.mean_d)} bits   IdR {_fmt(res.idr)} "
                   f"(chance {1 / n:.4g})   RS {_fmt(res.rs)}   rank-LLR eps_max {_fmt(res.rank_eps_max)} nats "
                   f"({_fmt(res.rank_eps_max_bits)} bits)", highlight=False, markup=False)
@@ -483,5 +497,5 @@ def register(app: typer.Typer) -> None:
     app.command("simulate", help="Simulate scores with exact LLRs (the worst-case paper's counterexample, "
                 "equal-variance normals, heavy-tailed Student-t, skewed lognormal, or a 1-to-N matrix with a "
                 "leaking share of probes, whose LID is also compared with the exact LID), compare every estimator "
-                "with the oracle, and write into OUT_DIR: scores.txt (`score label` lines, 1 = target), "
+                "with the oracle, and write into OUT: scores.txt (`score label` lines, 1 = target), "
                 "oracle_llr.txt (`score label oracle_llr_nats`), comparison.json and report/report.html.")(handle_errors(simulate_command))

@@ -13,17 +13,17 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
-from typer.core import TyperCommand
 from rich.markup import escape
 from rich.table import Table as RichTable
 
 from .._version import __version__
 from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
+from .guide import ROOT_EPILOG, GuideGroup, finish
 from .system_extras import add_channels, load_adapt
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
-    InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, quiet_aware, echo_json,
+    InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json, say_label_counts,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, VerdictPermOpt, VerdictOptions, verdict_option_group,
     EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
 )
@@ -31,9 +31,11 @@ from .common import (
 app = typer.Typer(
     name="vpeval",
     help="Measure how well a voice anonymizer hides who is speaking. " + __doc__.split("\n\n")[1],
+    epilog=ROOT_EPILOG,
     no_args_is_help=True,
     add_completion=False,
-    rich_markup_mode=None,
+    rich_markup_mode=None,  # click's plain layout; GuideGroup lists the commands by group
+    cls=GuideGroup,
 )
 
 
@@ -68,6 +70,7 @@ def verify(
     vopts, n_jobs = None if verdict_args.no_verdict else vopts, jobs_value(jobs)
     t = score_input.load(scores)
     source, tar, non = t.source, t.tar, t.non
+    labelled = say_label_counts(t, scores)  # rows ignored or mapped by the label options: counted, never silent
     verdicts, undecided = {}, {}
     if vopts is not None:
         from ..analysis.families import score_verdict
@@ -86,7 +89,8 @@ def verify(
 
     eer_note = eer_undefined_reason(tar, non, scores_are_llrs=llr)
     if json_out:
-        echo_json({"input": source, "verdicts": verdicts, **({"verdicts_not_decided": undecided} if undecided else {}),
+        echo_json({"input": source, **({"label_counts": labelled} if labelled else {}), "verdicts": verdicts,
+                   **({"verdicts_not_decided": undecided} if undecided else {}),
                    "metrics": {m.key: m.as_dict() for m in summary},
                    "eer_defined": eer_note is None, **({"eer_undefined_reason": eer_note} if eer_note else {})})
         return
@@ -119,8 +123,8 @@ def verify(
 @verdict_option_group()
 def report(
     inputs: List[str] = typer.Argument(..., help="Score inputs, each PATH or NAME=PATH."),
-    out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", help="Output folder (must not exist or be "
-                             "empty, unless --force)."),
+    out: Path = typer.Option(Path("vpeval-report"), "-o", "--out", metavar="OUT",
+                             help="Output folder (must not exist or be empty, unless --force)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     score_input: ScoreInputOptions = ScoreInputOptions(),
     p_target: List[float] = PTargetOpt,
@@ -144,7 +148,7 @@ def report(
     from ..report.disclosure import disclosure_section
     from ..report.writer import FigureDrafts, render_report
 
-    key, lower_is_target = score_input.key, score_input.lower_is_target
+    key = score_input.key
     vopts = verdict_args.checked()  # checked even with --no-verdict (see its help)
     no_verdict, n_perm = verdict_args.no_verdict, verdict_args.n_perm
     if key and len(inputs) != 1:
@@ -173,8 +177,11 @@ def report(
             systems[name] = t
             files = ([Path(path)] if not Path(path).is_dir() else [Path(path) / "trials", Path(path) / "scores"]) + (
                 [Path(key)] if key else [])
-            meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f)} for f in files]
-        rep = Report(title, inputs=meta, options={"p_targets": list(p_target), "lower_is_target": lower_is_target,
+            labelled = say_label_counts(t, path, quiet)  # said and recorded with its file, never silent
+            meta += [{"name": name, "path": str(f), "sha256": snap.sha256(f),
+                      **({"label_counts": labelled} if labelled and i == 0 else {})} for i, f in enumerate(files)]
+        # every option that shaped the numbers, the score-input ones (label mapping, columns, key) included
+        rep = Report(title, inputs=meta, options={"p_targets": list(p_target), **score_input.as_options(),
                                                    "scores_are_llrs": llr})
         disclosed = {name: pool.submit(disclosure_section, t.tar, t.non, section_id=f"disclosure-{name}", title=(
             f"Worst-case disclosure per LLR estimator: {name}"), keep_llrs=False) for name, t in systems.items()}
@@ -228,8 +235,10 @@ def report(
         from ..report.verification import verification_entries
 
         ver, nd = next(sec for sec in rep.sections if sec.id == "verification"), rep.extra.get("verdicts_not_decided")
+        labelled = {i["name"]: i["label_counts"] for i in meta if "label_counts" in i}
         echo_json({"report": str(out / "report.html"), "verdicts": rep.extra.get("verdicts", {}),
                    **({"verdicts_not_decided": nd} if nd else {}),
+                   **({"label_counts": labelled} if labelled else {}),
                    "systems": verification_entries(ver.data, definitions=False)})
     elif not quiet:
         print_verdicts(Console(), rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
@@ -456,7 +465,8 @@ def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = N
         table.add_column("headline metric", overflow="fold")
         table.add_column("value", overflow="fold", justify="right")
         table.add_column("attacker (trial type)", overflow="fold")
-        for label, key, scale in (("lowest EER oa (%)", "eer_rocch_oa", 100), ("lowest EER aa (%)", "eer_rocch_aa", 100),
+        for label, key, scale in (("lowest ROCCH-EER oa (%)", "eer_rocch_oa", 100),
+                                  ("lowest ROCCH-EER aa (%)", "eer_rocch_aa", 100),
                                   ("highest eps_max (bits)", "eps_max_nats", 1 / math.log(2)),
                                   ("highest ALID (bits)", "alid_bits", 1.0), ("highest rank-1 (%)", "rank1", 100)):
             table.add_row(label, num(card, key, scale), escape(who(card, key)))
@@ -487,7 +497,7 @@ FiguresOpt = typer.Option("strongest", "--figures", help="Per-attacker figures: 
 @handle_errors
 @verdict_option_group(n_perm=VerdictPermOpt)
 def demo(
-    out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", help="Output folder."),
+    out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", metavar="OUT", help="Output folder."),
     example: Optional[Path] = typer.Option(None, "--example", help="Example folder (embeddings_*.npz)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
@@ -539,7 +549,7 @@ DEMO_VPC_TABLE = "voiceprivacy_per_gender.csv"
 @verdict_option_group(n_perm=VerdictPermOpt)
 def audit(
     systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),
-    out: Path = typer.Option(Path("vpeval-audit"), "-o", "--out", help="Output folder."),
+    out: Path = typer.Option(Path("vpeval-audit"), "-o", "--out", metavar="OUT", help="Output folder."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
@@ -614,35 +624,7 @@ def _register_families() -> None:
     for module in (audio, protocols, disclosure, linkage, beyond, utility, vpc, plan, doctor):
         module.register(app)
     adapt.register(app)
-    _argument_metavars()
-
-
-class _Command(TyperCommand):
-    """A command whose usage line shows arguments as ``SCORES`` / ``[KEY]`` (upper case, no braces)."""
-
-    def collect_usage_pieces(self, ctx):
-        pieces = [self.options_metavar] if self.options_metavar else []
-        for p in self.get_params(ctx):
-            if p.param_type_name == "argument":
-                name = p.metavar or p.name.upper()
-                name = name if p.required else f"[{name}]"
-                pieces.append(name + ("..." if p.nargs != 1 else ""))
-        return pieces
-
-
-def _argument_metavars() -> None:
-    """Show every positional argument in the help as its upper-case name (SCORES), never as ``{scores}``."""
-    import inspect
-
-    from typer.models import ArgumentInfo
-
-    for info in app.registered_commands:
-        if info.cls in (None, TyperCommand):
-            info.cls = _Command
-        info.callback = quiet_aware(info.callback)
-        for pname, p in inspect.signature(info.callback).parameters.items():
-            if isinstance(p.default, ArgumentInfo) and p.default.metavar is None:
-                p.default.metavar = pname.upper()
+    finish(app)  # groups, one-line descriptions and examples of every command (vpeval.cli.guide)
 
 
 _register_families()

@@ -16,13 +16,7 @@ bound on a typical perfectly secret sample (a lower bound: real scores need a li
 \b
 Designs:
   --speakers S --probes P [--distractors D]   every probe against every one of S + D models (an audit)
-  --targets N_T --nontargets N_N              a score file with these trial counts
-
-\b
-Examples:
-  vpeval plan --speakers 29 --probes 10
-  vpeval plan --speakers 100 --probes 10 --delta 0.05 --design-effect 4
-  vpeval plan --targets 10000 --nontargets 100000"""
+  --targets N_T --nontargets N_N              a score file with these trial counts"""
 
 
 def register(app: typer.Typer) -> None:

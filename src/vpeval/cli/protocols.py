@@ -19,7 +19,7 @@ _HELP = """Build trial protocols from speaker embeddings (definitions: docs/prot
 
 EMBEDDINGS: one or more .npz/.parquet embedding files, joined (same extractor required), with the original and anonymized embeddings of the same utterance ids.
 
-Writes into OUT_DIR: protocol.csv (utterance_id,speaker_id,role: the split used); <type>/trials (Kaldi key "<enroll> <test> target|nontarget"); <type>/scores ("<enroll> <test> <score>", cosine, shortest exact float repr); one_to_n_<xy>.csv (enroll_spk,trial_spk,trial_id,score: every probe in condition y against every enrolled speaker in condition x, cohort included) for each of oo, oa, aa that a requested type uses.
+Writes into OUT: protocol.csv (utterance_id,speaker_id,role: the split used); <type>/trials (Kaldi key "<enroll> <test> target|nontarget"); <type>/scores ("<enroll> <test> <score>", cosine, shortest exact float repr); one_to_n_<xy>.csv (enroll_spk,trial_spk,trial_id,score: every probe in condition y against every enrolled speaker in condition x, cohort included) for each of oo, oa, aa that a requested type uses.
 
 Trial types: oo, oa, aa, oaoa, oaoo, oaaa, aaaa, aa-centroid (default: all; cross-profile needs runs under two profile keys: see vpeval audit).
 
@@ -41,8 +41,8 @@ def _parse_types(types: Optional[List[str]]):
 
 def trials_command(
     embeddings: List[Path] = typer.Argument(..., help="Embedding files (.npz or .parquet)."),
-    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing; must be empty "
-                                 "unless --force)."),
+    out_dir: Path = typer.Option(..., "-o", "--out", "--out-dir", metavar="OUT",
+                                 help="Output folder (created if missing; must be empty unless --force)."),
     force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval trials`/`attack` output folder "
                                "(nothing else) as a whole."),
     metadata: Optional[Path] = typer.Option(
@@ -98,15 +98,27 @@ def trials_command(
         console.print(f"enrollment rule: {summary['enroll_rule']['name']} ({summary['enroll_rule']['description']})")
     for path in summary["one_to_n"].values():
         console.print(f"1-to-N table: {path}")
+    _print_set_aside(console, summary)
 
 
-def _read_set(paths, conditions=None):
+def _print_set_aside(console, summary) -> None:
+    """One line naming the rows of further profile runs that no trial type used (nothing is left out silently)."""
+    rows = summary.get("set_aside_rows")
+    if rows:
+        console.print("set aside " + ", ".join(f"{n:,} rows of condition {c!r}" for c, n in rows.items())
+                      + " (further profile runs: no trial type of this command uses them; `vpeval audit` builds the "
+                      "cross-profile types from them)", highlight=False, markup=False)
+
+
+def _read_set(paths, conditions=None, profiles: bool = False):
+    """The embedding files joined (one extractor, one dimension); ``conditions``: the allowed condition labels
+    (with ``profiles``, ``anonymized@KEY`` rows of further profile runs too)."""
     from ..io.embeddings import check_conditions, read_embeddings
 
     sets = [read_embeddings(p) for p in paths]
     if conditions is not None:
         for p, one in zip(paths, sets):
-            check_conditions(one, p, conditions)
+            check_conditions(one, p, conditions, profiles=profiles)
     es = sets[0]
     for p, other in zip(paths[1:], sets[1:]):
         if other.extractor != es.extractor:
@@ -140,7 +152,12 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
             raise VpevalError(f"--enroll-rule {enroll_rule!r}: expected one of {', '.join(ENROLL_RULES)}")
     inputs = list(embeddings) + ([metadata] if metadata else []) + ([enroll_list] if enroll_list else [])
     inputs += list(vpc_trials or [])
-    es = _read_set(embeddings, (original, anonymized))  # bad input is reported before the output is looked at
+    # bad input is reported before the output is looked at; the rows of further profile runs (anonymized@KEY,
+    # e.g. the bundled example's second run) enter no trial type of this command: set aside, and counted
+    from ..io.embeddings import split_profile_runs
+
+    es, runs = split_profile_runs(_read_set(embeddings, (original, anonymized), profiles=True))
+    set_aside = {str(r.condition[0]): len(r) for r in runs.values()}
     tr = None
     if attack is not None:
         inputs += list(attack[0])
@@ -150,9 +167,12 @@ def _run(embeddings, out_dir, metadata, types, enroll_list, cohort_impostors, ta
     with claim_folder(out_dir, command="attack" if attack is not None else "trials", force=force,
                       protect=inputs) as claim:
         try:
-            return _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
-                                    table_format, original, anonymized, attack, client, vpc_trials,
-                                    enroll_rule or "vpc")
+            summary = _build_and_write(claim.path, es, tr, out_dir, metadata, types, enroll_list, cohort_impostors,
+                                       table_format, original, anonymized, attack, client, vpc_trials,
+                                       enroll_rule or "vpc")
+            if set_aside:
+                summary["set_aside_rows"] = set_aside
+            return summary
         except ProtocolError as exc:  # the pipeline names the extractor; the user knows the files
             prefix = f"{es.extractor}: "
             if not str(exc).startswith(prefix):
@@ -294,15 +314,15 @@ _ATTACK_HELP = """Train one attacker and write its trials and scores (the layout
 
 EMBEDDINGS: evaluation embeddings (.npz/.parquet, original and anonymized rows). --train: embeddings of training speakers of the same extractor, disjoint from every evaluation speaker, with rows of the --trained-on condition. The back-end (cosine, centred-cosine, lda, plda; optionally under AS-norm with the training speakers as cohort) is fitted on the training speakers' embeddings in that condition: 'original' gives a lazy-informed attacker, 'anonymized' (speech anonymized by the same system) the semi-informed attacker of the VoicePrivacy Challenge. Enrollment is speaker-level (normalised mean of normalised enrollment embeddings).
 
-Writes into OUT_DIR what `vpeval trials` writes (protocol.csv, <type>/trials, <type>/scores with the back-end's scores, one_to_n_<xy> tables) and attacker.json (extractor, backend, trained_on, training_speakers, settings).
+Writes into OUT what `vpeval trials` writes (protocol.csv, <type>/trials, <type>/scores with the back-end's scores, one_to_n_<xy> tables) and attacker.json (extractor, backend, trained_on, training_speakers, settings).
 """
 
 
 def attack_command(
     embeddings: List[Path] = typer.Argument(..., help="Evaluation embedding files (.npz or .parquet)."),
     train: List[Path] = typer.Option(..., "--train", help="Training-speaker embedding file (repeatable)."),
-    out_dir: Path = typer.Option(..., "-o", "--out-dir", help="Output folder (created if missing; must be empty "
-                                 "unless --force)."),
+    out_dir: Path = typer.Option(..., "-o", "--out", "--out-dir", metavar="OUT",
+                                 help="Output folder (created if missing; must be empty unless --force)."),
     backend: List[str] = typer.Option(["plda"], "--backend", help="cosine (only with --asnorm), centred-cosine, "
                                       "lda or plda (default), once."),
     trained_on: str = typer.Option("anonymized", "--trained-on", help="Training condition: original or "
@@ -357,6 +377,7 @@ def attack_command(
     for name, row in summary["types"].items():
         table.add_row(name, str(row["n_trials"]), str(row["n_targets"]), str(row["n_nontargets"]))
     Console().print(table)
+    _print_set_aside(Console(), summary)
 
 
 def register(app: typer.Typer) -> None:

@@ -84,7 +84,8 @@ def register(app: typer.Typer) -> None:
             None, "--save-pitch", help="With --pitch: write utterance_id,rho_f0 to this CSV (SYSTEM/pitch_correlation.csv "
             "adds rho_F0 to `vpeval audit`)."),
         utterances: bool = typer.Option(False, "--utterances", help="Also print per-utterance rows."),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no warnings (the results "
+                                   "are still printed)."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
         paths_from: Optional[str] = PathsFromOpt,
     ) -> None:

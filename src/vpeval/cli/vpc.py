@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
     @handle_errors
     def segment(
         data: Path = typer.Argument(..., help="Kaldi data folder (wav.scp, utt2spk; segments honoured)."),
-        out: Path = typer.Option(..., "-o", "--out", help="Output data folder."),
+        out: Path = typer.Option(..., "-o", "--out", metavar="OUT", help="Output data folder."),
         seconds: float = typer.Option(3.0, "--seconds", help="Segment length in seconds."),
         min_segments: int = typer.Option(2, "--min-segments", min=1, help="Report speakers with fewer segments."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval segment` output folder."),
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         table: Path = typer.Argument(..., help="The toolkit's result_for_rank* (or results_*.txt) table."),
         scores: Path = typer.Option(..., "--scores", help="Folder holding the toolkit's ASV score files (exp/)."),
         data: Path = typer.Option(..., "--data", help="The toolkit's data folder (with <test set>/trials)."),
-        out: Path = typer.Option(Path("vpeval-vpc-import"), "-o", "--out", help="Output folder."),
+        out: Path = typer.Option(Path("vpeval-vpc-import"), "-o", "--out", metavar="OUT", help="Output folder."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier vpc-import output folder."),
         seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
         n_boot: int = typer.Option(200, "--n-boot", min=1, help="Bootstrap replicates."),

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputFileError, RepeatedTrialsWarning
+from .label_counts import label_counts
 from . import _fast
 from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table, _inexact_integer
 from .trials import Trials
@@ -421,6 +422,8 @@ def read_columns(
     Returns
     -------
     Trials
+        With ``meta["label_counts"]`` (:func:`vpeval.io.label_counts.label_counts`): the rows read and, per label
+        of the mapping, how many rows were read as target, as non-target and ignored.
 
     Raises
     ------
@@ -436,6 +439,8 @@ def read_columns(
     >>> t = read_columns(p, label_col=1, score_col=2, target="target", nontarget="nontarget", ignore="spoof")
     >>> t.tar.tolist(), t.non.tolist()
     ([18.2], [-3.5])
+    >>> t.meta["label_counts"]["ignored"]
+    {'spoof': 1}
     """
     if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in "\r\n\"" or sep.isalnum()):
         raise InputFileError(path, None, f"sep must be one separator character such as ',' or ';', got {sep!r}")
@@ -472,11 +477,12 @@ def read_columns(
             raise InputFileError(path, None, f"column indices must be integers >= 0, got {cols}")
         idx = [int(c) for c in cols]
     need = max(idx) + 1
-    scores, labels, keys, seen = [], [], [], {}
+    scores, labels, keys, seen, counts = [], [], [], {}, {}
     for ln, f in rows:
         if len(f) < need:
             raise InputFileError(path, ln, f"expected at least {need} fields, got {len(f)}")
         lab = f[idx[0]]
+        counts[lab] = counts.get(lab, 0) + 1
         if lab in iset:
             continue
         if lab not in tset and lab not in nset:
@@ -497,7 +503,9 @@ def read_columns(
         raise InputFileError(path, None, "no target or non-target rows")
     enroll = [k[0] for k in keys] if key_cols else None
     test = [k[1] for k in keys] if key_cols else None
-    return _no_ids(_finish(scores, labels, enroll, test, path, higher_is_target), path, key_cols)
+    t = _finish(scores, labels, enroll, test, path, higher_is_target)
+    t.meta["label_counts"] = label_counts(counts, tset, nset, iset)
+    return _no_ids(t, path, key_cols)
 
 
 def _no_ids(t: Trials, path, key_cols) -> Trials:
@@ -544,7 +552,11 @@ def _fast_columns(path, sep, named, cols, tset, nset, iset, with_keys, higher_is
         if pc.count_distinct(pair).as_py() != len(pair):
             return None
         enroll, test = _fast.strings_to_numpy(e), _fast.strings_to_numpy(t)
-    return _finish(scores, _bool(pick(in_t)), enroll, test, path, higher_is_target)
+    out = _finish(scores, _bool(pick(in_t)), enroll, test, path, higher_is_target)
+    vc = pc.value_counts(lab)
+    out.meta["label_counts"] = label_counts(dict(zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist())),
+                                            tset, nset, iset)
+    return out
 
 
 def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher_is_target) -> Trials:
@@ -580,7 +592,10 @@ def _read_parquet(path, label_col, score_col, tset, nset, iset, key_cols, higher
         if dup.any():
             r = int(np.flatnonzero(keep)[int(np.flatnonzero(dup.to_numpy())[0])])
             raise InputFileError(path, None, f"row {r}: trial {pairs[dup].iloc[0]} given twice")
-    return _finish(sc[keep], np.isin(lab[keep], list(tset)), enroll, test, path, higher_is_target)
+    out = _finish(sc[keep], np.isin(lab[keep], list(tset)), enroll, test, path, higher_is_target)
+    values, n = np.unique(lab, return_counts=True)
+    out.meta["label_counts"] = label_counts(dict(zip(values.tolist(), n.tolist())), tset, nset, iset)
+    return out
 
 
 def read_scores_any(scores_path, key_path=None, *, higher_is_target: bool = True) -> Trials:

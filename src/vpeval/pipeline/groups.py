@@ -102,7 +102,7 @@ def clipped_speaker_mean_eer(trials: Trials, *, clip: float = 0.5) -> tuple[floa
     """Clipped per-speaker mean EER: each enrolled speaker's EER, clipped at ``clip``, averaged over speakers.
 
     For every enrollment speaker ``s`` (the enrollment key of the trials), the interpolated step-curve EER
-    (:func:`vpeval.metrics.interp_eer`, the table's "EER (%)") of the trials enrolled on ``s``: its target
+    (:func:`vpeval.metrics.interp_eer`, the table's "EER interp (%)") of the trials enrolled on ``s``: its target
     trials against the non-target trials scored against its model. That EER is clipped,
     ``min(EER_s, clip)``, and the clipped values are averaged with equal weight per speaker. Clipping keeps a
     few speakers whose EER lies far above chance (content-driven outliers) from dominating the mean: at

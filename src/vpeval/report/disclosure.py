@@ -211,8 +211,8 @@ def estimator_table_section(table, *, section_id="estimator-table",
         "resolution)."))
     rows = [[s, 100 * table.eer[s]] + [float("nan") if table.eps_max_nats[s][e] is None else table.eps_max_nats[s][e]
                                        for e in table.estimators] for s in table.systems]
-    sec.blocks.append(Table(["system", "EER (%)"] + [f"{x} (nats)" for x in lab], rows,
-                            caption="EER beside eps_max per estimator"))
+    sec.blocks.append(Table(["system", "ROCCH-EER (%)"] + [f"{x} (nats)" for x in lab], rows,
+                            caption="ROCCH-EER beside eps_max per estimator"))
     if table.order_changes:
         def names(xs):
             return ", ".join(ESTIMATOR_LABELS.get(x, x) for x in xs)

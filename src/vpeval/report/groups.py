@@ -19,10 +19,11 @@ __all__ = ["VPC_COLUMNS", "GROUP_RULE", "group_rows", "groups_section", "score_g
 
 _LN2 = math.log(2.0)
 
-#: Columns of the per-group CSV: first those of the VoicePrivacy results tables, then vpeval's own; units in the
-#: names (EERs in percent, disclosure in bits).
+#: Columns of the per-group CSV: first those of the VoicePrivacy results tables (their 'EER (%)' named by its
+#: estimator, the scripts' closest point), then vpeval's own; units in the names (EERs in percent, disclosure in
+#: bits), every EER named by its estimator.
 VPC_COLUMNS = [
-    "dataset", "split", "gender", "enrollment", "trial", "EER (%)",
+    "dataset", "split", "gender", "enrollment", "trial", "EER closest-point (%)",
     "system", "attacker", "attacker class", "enrolled speakers", "probe speakers", "target trials",
     "non-target trials", "EER interp (%)", "EER interp 95% low (%)", "EER interp 95% high (%)", "ROCCH-EER (%)", "ROCCH-EER 95% low (%)",
     "ROCCH-EER 95% high (%)", "minCllr (bits)", "D_ECE (bits)", "eps_max (bits)", "eps_max 95% low (bits)",
@@ -36,9 +37,10 @@ GROUP_RULE = (
     "VoicePrivacy trial lists hold same-gender trials only, so their non-targets differ). Intervals: 95 % "
     "speaker-level percentile bootstrap inside the group (probe speakers resampled, same seed and replicates as "
     "the Uncertainty section). ALID: mean LID of the probes whose true speaker is in the group, calibration "
-    "fitted on all probes. The 'all' rows are the pooled results of the other sections. 'EER (%)' is the "
-    "closest-point EER of the VoicePrivacy scripts (no interval); the interpolated step-curve EER (may exceed "
-    "50 %) with its interval and the ROCCH-EER are beside it by name; eps_max is the Laplace-smoothed "
+    "fitted on all probes. The 'all' rows are the pooled results of the other sections. 'EER closest-point (%)' "
+    "is the closest-point EER of the VoicePrivacy scripts (their tables' 'EER (%)'; no interval); the "
+    "interpolated step-curve EER (may exceed 50 %) with its interval and the ROCCH-EER are beside it by name; "
+    "eps_max is the Laplace-smoothed "
     "PAV eps_max of privacy-ZEBRA, in bits (nats / ln 2). The 'all' row pools every trial of the oo/oa/aa "
     "type, both genders and the cross-gender non-targets included: the mixed-gender row beside the per-gender "
     "ones. 'Clipped per-speaker mean EER': each enrolled speaker's interpolated EER over the trials enrolled on "
@@ -140,7 +142,7 @@ def groups_section(results: dict, *, dataset: str = "", split: str = "") -> Sect
                 r["target trials"], r["non-target trials"], r["ROCCH-EER (%)"],
                 interval_text(r["ROCCH-EER 95% low (%)"], r["ROCCH-EER 95% high (%)"], r["ROCCH-EER (%)"],
                     r["target trials"], r["non-target trials"]), r["EER interp (%)"],
-                r["EER (%)"], r["clipped per-speaker mean EER (%)"], r["minCllr (bits)"],
+                r["EER closest-point (%)"], r["clipped per-speaker mean EER (%)"], r["minCllr (bits)"],
                 r["D_ECE (bits)"], r["eps_max (bits)"], r["ALID (bits)"],
                 interval_text(r["ALID 95% low (bits)"], r["ALID 95% high (bits)"])])
     if table:

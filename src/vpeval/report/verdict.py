@@ -17,7 +17,7 @@ __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_
 _CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
 VERDICT_HEADER = ["system", "verdict", "delta (%)", "eps low (bits)", "eps (bits)", "eps high (bits)",
                   "deciding attacker", "eps_max, noise floor (bits)", "p family-wise", "exposed speakers",
-                  "lowest EER (%)"]
+                  "lowest ROCCH-EER (%)"]
 
 
 def _speakers(v: dict, short: bool = False) -> str:
@@ -159,10 +159,10 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
         counts = sorted(set((n_attackers or {}).values())) or [0]
         n = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
         sec.blocks.append(Table(
-            ["system", "verdict", "lowest EER oa (%)", "lowest EER aa (%)", "highest eps_max (bits)",
+            ["system", "verdict", "lowest ROCCH-EER oa (%)", "lowest ROCCH-EER aa (%)", "highest eps_max (bits)",
              "highest ALID (bits)", "highest rank-1 (%)", "rank-1 chance (%)"],
             scorecard_rows, fmt="{:.3g}",
-            caption=f"Scorecard: headline numbers over the {n} attackers per system (lowest EER, ideal 50 %; "
+            caption=f"Scorecard: headline numbers over the {n} attackers per system (lowest ROCCH-EER, ideal 50 %; "
                     "highest disclosure, ideal 0), each from whichever attacker reaches it; the attacker behind "
                     "each number is in report.json (verdicts, scorecard)",
             cell_classes=_CLASSES))

@@ -20,7 +20,7 @@ from .inputs import extractor_lines, page_paths
 __all__ = ["write_report", "render_report", "FigureDrafts", "png_bytes", "OutputExistsError", "sha256_file",
            "SCHEMA_VERSION", "resolve_refs", "REF_MIN_CHARS"]
 
-SCHEMA_VERSION = "3.2"  # 3.2: numbers rounded to 10 significant digits; trial type cross-profile (one run) renamed aa-centroid, cross-profile and cross-profile-same-source across profile keys (anonymized@KEY rows); 3.1: oaoo/oaaa as Beyond-EER builds them (oa targets, oo/aa impostors), readings.oaoo, aggregate above_half_flag and summary above_half_flag (were compression_flag, oaaa_compression_threshold); the JSON also gains test.tested_share; 3.0: verdicts decided by the privacy profile (delta, eps_low/eps/eps_high_bits, profile, plan; test.protection and more_units_needed gone); 2.3: inputs[].extractor_info (the embedding file's extractor record, when it has one); arrays that are functions of other stored ones left out (rank disclosure per rank, CMC, closed-set linkability), verification names and units and the chance value and floor stored once; 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
+SCHEMA_VERSION = "3.2"  # 3.2: inputs[].label_counts (score inputs read with a label mapping), every score-input option in options, the per-gender column 'EER (%)' renamed 'EER closest-point (%)'; numbers rounded to 10 significant digits; trial type cross-profile (one run) renamed aa-centroid, cross-profile and cross-profile-same-source across profile keys (anonymized@KEY rows); 3.1: oaoo/oaaa as Beyond-EER builds them (oa targets, oo/aa impostors), readings.oaoo, aggregate above_half_flag and summary above_half_flag (were compression_flag, oaaa_compression_threshold); the JSON also gains test.tested_share; 3.0: verdicts decided by the privacy profile (delta, eps_low/eps/eps_high_bits, profile, plan; test.protection and more_units_needed gone); 2.3: inputs[].extractor_info (the embedding file's extractor record, when it has one); arrays that are functions of other stored ones left out (rank disclosure per rank, CMC, closed-set linkability), verification names and units and the chance value and floor stored once; 2.2: repeated arrays and objects stored once ({"$ref": JSON pointer}), compact JSON, "pages" and each section's "page"; 2.1: test.protection (the pooled bound of "protects") replaces test.floor_bound_bits; 2.0: verdicts from the family-wise worst-case test (fields replaced); 1.3: null for not computed
 
 
 
@@ -323,7 +323,8 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str,
             f"<details><summary>Inputs ({len(report.inputs)} files: name, path relative to the common input folder, "
             "sha256 (first 16 hex digits; full in report.json))</summary>"
             f'<div class="scroll"><table class="repro"><thead><tr><th>input</th><th>path</th><th>sha256</th></tr>'
-            f"</thead><tbody>{inputs}</tbody></table></div></details>{_rates_note(report.inputs)}{extractors}"
+            f"</thead><tbody>{inputs}</tbody></table></div></details>{_labels_note(report.inputs)}"
+            f"{_rates_note(report.inputs)}{extractors}"
             # the options fold too: their JSON filled four lines of the main page (report.json has them)
             f"<details><summary>Options ({len(report.options)} settings, as in report.json)</summary>"
             f"<p class=\"note\">{e(json.dumps(_jsonable(report.options), sort_keys=True))}</p></details></section>"
@@ -331,6 +332,19 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str,
     out.append("<footer>Written by vpeval. Every number has its unit: error rates in percent, disclosure in bits "
                "on this page; report.json keeps machine units named in each field.</footer></body></html>")
     return "\n".join(out) + "\n"
+
+
+def _labels_note(inputs: list) -> str:
+    """What the label mapping (--target/--nontarget/--ignore) did with each score input read with one
+    (``label_counts``: rows ignored, rows read per class), as an HTML note; '' when no input has one."""
+    from ..io.label_counts import label_counts_text
+
+    parts = [f"{i.get('name', '')}: " + label_counts_text(
+        i["label_counts"], "rows" if str(i.get("path", "")).endswith(".parquet") else "lines")
+        for i in inputs if i.get("label_counts")]
+    if not parts:
+        return ""
+    return "<p class=\"note\">Label mapping of the score inputs: " + html.escape("; ".join(parts)) + ".</p>"
 
 
 def _rates_note(inputs: list) -> str:
