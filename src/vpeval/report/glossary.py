@@ -52,6 +52,5 @@ def glossary_section(page: str = "") -> Section:
 
 def glossary_links() -> Links:
     """The verdict block's line to :func:`glossary_section`."""
-    return Links("The words above (privacy profile eps(delta), delta, budget, eps low and high, eps_max, noise "
-                 "floor, family-wise p, exposed speakers, EER) are defined in", [("Words used in the verdict",
-                                                                                    "glossary")])
+    return Links("eps(delta), delta, budget, eps_max, noise floor, exposed speakers: see", [(
+        "Words used in the verdict", "glossary")])
