@@ -206,6 +206,7 @@ def test_glossary_words_are_in_the_documentation():
         assert meaning.endswith((".", ").")), word
     sec = glossary_section()
     assert sec.folded and sec.id == "glossary" and len(sec.blocks[0].rows) == len(GLOSSARY)
+    assert not glossary_section(page="appendix").folded  # the link lands on the definitions
 
 
 def test_section_without_verdicts_says_so():

@@ -295,7 +295,7 @@ def beyond_eer_table(data: dict[str, dict[str, dict[str, dict]]], *, n_boot: int
     if int(n_boot) < 1 or not 0.0 < level < 1.0:
         raise ValueError(f"n_boot must be >= 1 and level in (0, 1); got {n_boot!r}, {level!r}")
     out: dict[str, dict[str, dict]] = {}
-    for system, by_attacker in sorted(data.items()):
+    for system, by_attacker in data.items():  # the input's order (each system draws from its own stream)
         row = {}
         for t_i, t in enumerate(BEYOND_EER_TYPES):
             src = t if any(t in by for by in by_attacker.values()) else ("oa" if t == "oaoa" else None)

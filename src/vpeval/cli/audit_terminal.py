@@ -62,7 +62,9 @@ def print_system_table(console: Console, name: str, data: dict, flag: float) -> 
     # long names wrap at their " / " separators (never cut); the numbers stay on the name's first line
     table.add_column("attacker", overflow="fold", min_width=min(20, max(len(p) for a in data["attackers"]
                                                                           for p in a.split("/")) + 2))
-    types = list(dict.fromkeys(t for by in data["attackers"].values() for t in by))  # channels lack some types
+    # channels lack some types; the renewal subset is read in the lines below only (the table fits 80 columns)
+    types = [t for t in dict.fromkeys(t for by in data["attackers"].values() for t in by)
+             if t != "cross-profile-same-source"]
     for t in types:
         ideal = data["target_eer"].get(t)
         head = "\n".join(w + "-" for w in t.split("-"))[:-1] + ("\ninterp" if t in TWO_SIDED_TYPES else "")

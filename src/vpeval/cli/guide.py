@@ -137,7 +137,7 @@ GUIDE = {
 }
 
 #: The examples and conventions under ``vpeval --help``.
-ROOT_EPILOG = ("\b\nStart here:\n  vpeval demo              # audits the bundled example (a few minutes)\n"
+ROOT_EPILOG = ("\b\nStart here:\n  vpeval demo              # audits the bundled example (one to two minutes)\n"
                "  vpeval COMMAND --help    # the options of a command, with examples\n\n"
                "Short options mean the same in every command that has them: "
                + ", ".join(f"{s} {long}" for s, long in SHORT_OPTIONS.items()) + " (-o: the output file or folder).")

@@ -344,7 +344,9 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
                                                                             results.items()}, undecided=undecided))
     if result.channels:  # content/prosody attackers: the voice-only verdict beside it, after the verdict sentences
         report.extra["channel_verdicts"] = data["channel_verdicts"]
-        at = 1 + len(verdicts) + len(undecided)  # after the verdict table and the verdict sentences
+        # after the verdict table and every system's sentences (in words, then the folded numbers)
+        at = 1 + max((i for i, b in enumerate(vsec.blocks) if isinstance(b, Paragraph) and (
+            b.kind.startswith("verdict-") or b.summary)), default=0)
         vsec.blocks[at:at] = channel_blocks(result.channels)
     # the answers next: which system protects better (paired), and per group; then the long evidence
     if "comparisons" in data:

@@ -253,7 +253,8 @@ def summary_section(results: dict[str, "SystemAudit"]) -> Section:
                     "resistance (oaoa holds the pairs of oa); aaaa: pseudo-identity consistency; cross-profile: "
                     "distinctness across profile keys (a system anonymized with two or more keys; 'one run': it was "
                     "given one; each key's targets against the other keys' probes, the same source speaker "
-                    "included; with more keys, each attacker's list pools them)"))
+                    "included; with more keys, each attacker's list pools them; its mean is over the voice attackers, the content "
+                    "and prosody ones having no second run)"))
     for system in results:
         for t in TWO_SIDED_TYPES:
             for c in data[system]["readings"].get(t, []):

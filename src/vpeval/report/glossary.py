@@ -38,12 +38,21 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
                          "individually linkable."),
     ("EER", "Equal error rate: where misses and false alarms are equally frequent (ROCCH-EER unless named). An "
             "average over trials: 50 % can hide single speakers who leak."),
+    ("oo, oa, aa", "The VoicePrivacy trial types: enrollment then probe condition, o original, a anonymized. oa: an "
+                   "attacker holding original recordings (ignorant); aa: one comparing anonymized recordings "
+                   "(lazy- or semi-informed); oo: the attacker's skill on original speech (reference)."),
+    ("ALID", "Average local information disclosure over the probes of a 1-to-N search, in bits (at most log2 N): "
+             "how much a search among N speakers tells about who spoke."),
+    ("rank-1", "The share of probes whose own speaker scores highest among the N enrolled speakers; chance 1 / N."),
+    ("cross-profile", "Beyond-EER's test of distinct pseudo-identities across profile keys (ideal EER 0 %); its "
+                      "same-source subset asks whether a renewed key hides its predecessor."),
 )
 
 
 def glossary_section(page: str = "") -> Section:
-    """The folded section ``glossary``: :data:`GLOSSARY` as a table, on ``page`` (``""``: the main page)."""
-    sec = Section("glossary", "Words used in the verdict", folded=True, page=page)
+    """The section ``glossary``: :data:`GLOSSARY` as a table, on ``page`` (``""``: the main page, folded there;
+    open on an appendix page, so that the verdict block's link lands on the definitions)."""
+    sec = Section("glossary", "Words used in the verdict", folded=not page, page=page)
     sec.blocks.append(Table(["word", "meaning"], [list(w) for w in GLOSSARY],
                             caption="Definitions with their papers: the documentation's glossary (docs/glossary.md)"))
     sec.data = {"words": dict(GLOSSARY)}
@@ -52,5 +61,5 @@ def glossary_section(page: str = "") -> Section:
 
 def glossary_links() -> Links:
     """The verdict block's line to :func:`glossary_section`."""
-    return Links("eps(delta), delta, budget, eps_max, noise floor, exposed speakers: see", [(
+    return Links("eps(delta), delta, budget, eps_max, noise floor, exposed speakers, oa/aa, ALID: see", [(
         "Words used in the verdict", "glossary")])
