@@ -177,6 +177,16 @@ def test_plain_sentence_says_what_an_attacker_can_do(p, lo, hi, word, says):
         assert "apart from 1.25 % of the comparisons" in v.plain
 
 
+def test_plain_sentence_says_when_its_confidence_needs_independent_trials():
+    import dataclasses
+
+    from vpeval.analysis.verdict import plain_sentence
+
+    bare = dataclasses.replace(prof(8.0, 9.0, math.inf), unit="none (trials assumed independent)")
+    s = plain_sentence(LEAKS, bare, test_(p=0.001, scheme="trial"), B)
+    assert s.endswith("(95 % confidence, if the trials are independent).")
+
+
 def test_plain_sentence_of_a_score_file_and_of_a_plan():
     from vpeval.analysis.verdict import plain_sentence
 

@@ -277,7 +277,29 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
     comparisons (delta), to how many speakers, and with what confidence (family-wise over every attacker).
 
     The numbers are those that decide (:func:`decide`): the profile's lower bound for ``leaks``, its upper bound
-    for ``protects``; ``inconclusive`` names the data a certificate needs (``plan_``).
+    for ``protects``; ``inconclusive`` names the data a certificate needs (``plan_``). A bound in bits ``b`` is
+    said as the likelihood ratio ``2^b`` ("59 times"; an infinite one "without bound"). Where nothing ties trials
+    to speakers or probes (profile unit ``none``: a bare score file) the confidence is said to hold
+    only for independent trials: on speaker-structured score files the test's size was measured at 17-22 % for a
+    nominal 5 % (docs/verdict_calibration.md, section 3).
+
+    Parameters
+    ----------
+    verdict : str
+        One of :data:`VERDICTS`.
+    pr : ProfileFamily
+        The family's profile at the verdict's delta (bits).
+    test : SecrecyTest
+        The family-wise perfect-secrecy test (attackers, alpha, exposed speakers, relabelling scheme).
+    budget_bits : float
+        The budget in bits.
+    plan_ : dict, optional
+        :func:`vpeval.analysis.profiles.plan`'s answer (``factor``), for ``inconclusive``.
+
+    Returns
+    -------
+    str
+        One sentence, without the words eps, delta or bits.
 
     Examples
     --------
@@ -286,6 +308,8 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
     """
     n_att = len({m.attacker for m in test.members})
     conf = f"{100 * (1 - test.alpha):g} % confidence" + (f", for all {n_att} attackers at once" if n_att > 1 else "")
+    if "none" in pr.unit:  # nothing known of speakers or probes: the level needs independent trials
+        conf += ", if the trials are independent"
     share = f"{100 * pr.delta:.3g} % of the comparisons"
     allowed = f"the {_times(budget_bits)} the budget allows"
     speakers = ""

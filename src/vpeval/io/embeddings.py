@@ -409,8 +409,19 @@ def check_conditions(es: EmbeddingSet, path, allowed=("original", "anonymized"),
 
 
 def split_profile_runs(es: EmbeddingSet) -> tuple[EmbeddingSet, dict[str, EmbeddingSet]]:
-    """The rows of ``es`` without profile runs, and each run ``anonymized@<key>`` as its own set (key -> rows,
-    keys sorted; condition labels kept).
+    """The rows of ``es`` without profile runs, and each run ``anonymized@<key>`` as its own set.
+
+    Parameters
+    ----------
+    es : EmbeddingSet
+        Rows of any conditions (``n`` rows, dimension ``d``).
+
+    Returns
+    -------
+    main : EmbeddingSet
+        The rows of every other condition, in their order (``es`` itself when there is no profile run).
+    runs : dict of str to EmbeddingSet
+        Profile key -> that run's rows (condition labels kept), keys sorted; empty without profile runs.
 
     Examples
     --------
