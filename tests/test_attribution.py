@@ -323,3 +323,27 @@ def test_demo_fills_the_beyond_eer_table(demo_doc):
                 for m in data["systems"][system]["attackers"].values()]
         assert row["oaoa"]["mean"] == pytest.approx(sum(eers) / len(eers))
         assert all(0 <= c["low"] <= c["mean"] <= c["high"] <= 1 and c["half_width"] > 0 for c in row.values())
+
+
+def test_findings_renewal_table_is_the_demos(demo_doc):
+    """docs/findings.md section 11: its table of cross-profile and same-source EERs is what the demo reads (mean
+    interpolated EER over the voice attackers, the same-source range over them), and the same-source subset reads
+    higher than the pooled type for every system (the finding itself)."""
+    from pathlib import Path
+
+    _, doc, _ = demo_doc
+    systems = next(s for s in doc["sections"] if s["id"] == "summary")["data"]["systems"]
+    text = (Path(__file__).resolve().parents[1] / "docs" / "findings.md").read_text(encoding="utf-8")
+    section = text[text.index("## 11."):]
+    names = {"McAdams": "mcadams", "WORLD + VTLN": "vtln", "resampling": "resample"}
+    rows = re.findall(r"^\| (McAdams|WORLD \+ VTLN|resampling) \| ([\d.]+) % \| ([\d.]+) % \(([\d.]+)-([\d.]+) %\) \|$",
+                      section, flags=re.M)
+    assert len(rows) == 3
+    for label, pooled, same, low, high in rows:
+        by = systems[names[label]]["attackers"]
+        cp = [m["cross-profile"]["eer_interp"] for m in by.values() if "cross-profile" in m]
+        ss = [m["cross-profile-same-source"]["eer_interp"] for m in by.values() if "cross-profile-same-source" in m]
+        assert len(cp) == len(ss) == 16
+        assert f"{100 * sum(cp) / len(cp):.1f}" == pooled and f"{100 * sum(ss) / len(ss):.1f}" == same
+        assert (f"{100 * min(ss):.1f}", f"{100 * max(ss):.1f}") == (low, high)
+        assert sum(ss) / len(ss) > sum(cp) / len(cp)
