@@ -259,15 +259,47 @@ def test_folder_refuses_parameters_asr_tts_does_not_have(tmp_path):
                      ({"alpha": 0.7}, "--alpha"), ({"alpha_range": (0.6, 0.9)}, "--alpha-min")):
         with pytest.raises(VpevalError, match=f"draws no parameters.*{flag}"):
             anonymize_folder(src, tmp_path / "o", method="asr-tts", quiet=True, **kw)
-    with pytest.raises(VpevalError, match="asr-tts' only"):
+    with pytest.raises(VpevalError, match="'pseudo-speaker' only"):
         anonymize_folder(src, tmp_path / "o", method="mcadams", engine="piper", quiet=True)
-    with pytest.raises(VpevalError, match="asr-tts' only"):
+    with pytest.raises(VpevalError, match="'pseudo-speaker' only"):
         anonymize_folder(src, tmp_path / "o", method="resample", alpha="speaker", seed=1, asr=FixedText(), quiet=True)
     with pytest.raises(VpevalError, match="with a client"):
         anonymize_folder(src, tmp_path / "o", method="asr-tts", asr=FixedText(), client=object(), quiet=True)
     with pytest.raises(VpevalError, match="engine must be one of"):
         anonymize_folder(src, tmp_path / "o", method="asr-tts", engine="say", quiet=True)
     assert not (tmp_path / "o").exists()
+
+
+# --- pseudo-speaker: asr-tts, then a keyed pseudo-voice per speaker ---------------------------------------------
+
+
+@needs_engine
+def test_pseudo_speaker_is_asr_tts_then_vtln_and_one_voice_per_speaker(tmp_path):
+    src = _folder(tmp_path / "in")
+    pseudo = anonymize_folder(src, tmp_path / "pseudo", method="pseudo-speaker", alpha="speaker", seed=7,
+                              engine=ANY_ENGINE, asr=FixedText(), quiet=True)
+    assert list(pseudo.columns) == ["utterance_id", "speaker_id", "text", "empty_transcript", "engine", "voice",
+                                    "warp", "f0_ratio", "duration_s", "output_duration_s", "output", "input_rate_hz",
+                                    "output_rate_hz"]
+    # the same samples as the two commands one after the other (the example's builder relies on it)
+    anonymize_folder(src, tmp_path / "tts", method="asr-tts", engine=ANY_ENGINE, asr=FixedText(), quiet=True)
+    vt = anonymize_folder(tmp_path / "tts", tmp_path / "vt", method="vtln", alpha="speaker", seed=7, quiet=True)
+    np.testing.assert_array_equal(pseudo[["warp", "f0_ratio"]].to_numpy(), vt[["warp", "f0_ratio"]].to_numpy())
+    for u in pseudo.utterance_id:
+        np.testing.assert_array_equal(read_audio(tmp_path / "pseudo" / f"{u}.flac"),
+                                      read_audio(tmp_path / "vt" / f"{u}.flac"))
+    # the same words: one voice per speaker (its two utterances), another for the other speaker
+    out = {u: read_audio(tmp_path / "pseudo" / f"{u}.flac") for u in pseudo.utterance_id}
+    by_spk = pseudo.groupby("speaker_id")
+    assert all(g[["warp", "f0_ratio"]].nunique().max() == 1 for _, g in by_spk) and by_spk.ngroups == 2
+    first = [g.utterance_id.iloc[0] for _, g in by_spk]
+    assert out[first[0]].size != out[first[1]].size or not np.array_equal(out[first[0]], out[first[1]])
+    # another profile key, another pseudo-voice; no parameters, no pseudo-voice
+    p2 = anonymize_folder(src, tmp_path / "p2", method="pseudo-speaker", profile="p2", engine=ANY_ENGINE,
+                          asr=FixedText(), quiet=True)
+    assert (p2.warp != pseudo.warp).all() and set(p2.profile) == {"p2"}
+    with pytest.raises(VpevalError, match="draws its parameters"):
+        anonymize_folder(src, tmp_path / "o", method="pseudo-speaker", engine=ANY_ENGINE, quiet=True)
 
 
 # --- the command, end to end on real speech ------------------------------------------------------------------

@@ -80,12 +80,13 @@ def anonymize_cmd(
     method: str = typer.Option(
         "mcadams", "--method",
         help="mcadams (VoicePrivacy B2), vtln (WORLD: F0 ratio + bilinear spectral-envelope warping, VoiceMask "
-             "style), resample (phase vocoder + resampling: F0 and formants scaled together) or asr-tts (the "
+             "style), resample (phase vocoder + resampling: F0 and formants scaled together), asr-tts (the "
              "Whisper-base transcript spoken again by one fixed synthetic voice, for every speaker; extras 'asr' "
-             "and 'tts'). vtln and resample draw their parameters: give --alpha speaker|utterance and --seed "
-             "(extra 'vocoder' for vtln); asr-tts draws none (no --alpha, --seed or --profile)."),
+             "and 'tts') or pseudo-speaker (asr-tts, then vtln of that voice: a pseudo-voice per speaker). vtln, "
+             "resample and pseudo-speaker draw their parameters: give --alpha speaker and --seed or --profile "
+             "(--alpha utterance too; extra 'vocoder' for vtln); asr-tts draws none (no --alpha, --seed or --profile)."),
     engine: Optional[str] = typer.Option(
-        None, "--engine", help="asr-tts only: the synthesiser, piper (the en_US-joe-medium voice; extra 'tts') or "
+        None, "--engine", help="asr-tts and pseudo-speaker only: the synthesiser, piper (the en_US-joe-medium voice; extra 'tts') or "
                                "espeak-ng (Debian's program, voice en-us). Default: piper if installed, else "
                                "espeak-ng with a warning. The one used is in anonymization.csv (engine, voice)."),
     strict_rate: bool = _StrictRateOpt,
@@ -109,7 +110,8 @@ def anonymize_cmd(
     Writes the anonymized files and OUT_DIR/anonymization.csv
     (utterance_id,speaker_id,alpha,duration_s,output,input_rate_hz,output_rate_hz; vtln: warp,f0_ratio and
     resample: ratio instead of alpha; asr-tts: text,empty_transcript,engine,voice instead of alpha and
-    output_duration_s after duration_s, its output at 16 kHz unless --rate and as long as the speech it made).
+    output_duration_s after duration_s, its output at 16 kHz unless --rate and as long as the speech it made;
+    pseudo-speaker: those of asr-tts and warp,f0_ratio).
     """
     from ..audio.anonymize import anonymize_folder
     from ..io.output import claim_folder
@@ -134,11 +136,14 @@ def anonymize_cmd(
         # written into the claim's temporary folder and installed whole (see vpeval.io.output)
         with claim_folder(out_dir, command="anonymize", force=force, protect=protect) as claim, \
                 execution(scheduler, workers) as client:
-            if engine is not None and method != "asr-tts":
-                raise VpevalError(f"--engine applies to --method asr-tts only, not {method!r}")
+            if engine is not None and method not in ("asr-tts", "pseudo-speaker"):
+                raise VpevalError(f"--engine applies to --method asr-tts and pseudo-speaker only, not {method!r}")
             if method == "asr-tts" and (repeats > 1 or speed_perturb):
                 raise VpevalError("--method asr-tts speaks every utterance in one fixed voice: --repeats and "
                                   "--speed-perturb have no parameters to draw")
+            if method == "pseudo-speaker" and (repeats > 1 or speed_perturb):
+                raise VpevalError("--method pseudo-speaker gives each speaker one pseudo-voice: --repeats and "
+                                  "--speed-perturb do not apply (run it again with another --profile for a second one)")
             if repeats > 1 or speed_perturb:
                 from ..audio.anonymize.repeats import SPEED_FACTORS, anonymize_repeats
 
@@ -170,7 +175,7 @@ def anonymize_cmd(
         "method": method,
         **({"alpha_min_used": float(df["alpha"].min()), "alpha_max_used": float(df["alpha"].max())}
            if method == "mcadams" else {}),
-        **(_asr_tts_summary(df) if method == "asr-tts" else {}),
+        **(_asr_tts_summary(df) if method in ("asr-tts", "pseudo-speaker") else {}),
         "manifest": str(out_dir / "anonymization.csv"),
         "input_rates_hz": {str(r): int(n) for r, n in sorted(df["input_rate_hz"].value_counts().items())},
         "output_rates_hz": {str(r): int(n) for r, n in sorted(df["output_rate_hz"].value_counts().items())},
@@ -180,14 +185,14 @@ def anonymize_cmd(
     if as_json:
         typer.echo(json.dumps(summary))
     else:
-        spoken = "" if method != "asr-tts" else (
+        spoken = "" if method not in ("asr-tts", "pseudo-speaker") else (
             f": {', '.join(summary['engines'])} voice {', '.join(summary['voices'])}, "
             f"{summary['output_duration_s']:.1f} s out, {summary['empty_transcripts']} empty transcripts as silence")
         typer.echo(
             f"anonymized {summary['utterances']} utterances of {summary['speakers']} speakers "
             f"({summary['duration_s']:.1f} s) into {out_dir} ({method}{spoken})"
             f"{_rates_text(summary['input_rates_hz'])}; "
-            f"{'transcripts' if method == 'asr-tts' else 'parameters'} in the manifest {summary['manifest']}"
+            f"{'parameters' if method not in ('asr-tts', 'pseudo-speaker') else 'transcripts'} in the manifest {summary['manifest']}"
         )
 
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from .asr_tts import resynthesize
 from .base import draw_parameter
-from .folder import METHODS, anonymize_folder, profile_seed
+from .folder import METHODS, anonymize_folder, profile_seed, pseudo_speaker
 from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, draw_alpha, mcadams, mcadams_pole_angles
 from .resample import RESAMPLE_RANGE, resample_shift
 from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, bilinear_warp, vtln
 
 __all__ = [
+    "pseudo_speaker",
     "METHODS",
     "anonymize_folder",
     "profile_seed",

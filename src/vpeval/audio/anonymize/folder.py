@@ -22,12 +22,14 @@ from .mcadams_coefficient import ALPHA_RANGE, DEFAULT_ALPHA, _check_alpha, draw_
 from .resample import RESAMPLE_RANGE, resample_shift
 from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, vtln
 
-__all__ = ["anonymize_folder", "profile_seed", "METHODS"]
+__all__ = ["anonymize_folder", "profile_seed", "pseudo_speaker", "METHODS"]
 
-METHODS = ("mcadams", "vtln", "resample", "asr-tts")
+METHODS = ("mcadams", "vtln", "resample", "asr-tts", "pseudo-speaker")
 """Anonymizers of :func:`anonymize_folder`: :mod:`~vpeval.audio.anonymize.mcadams_coefficient`,
-:mod:`~vpeval.audio.anonymize.world` (``vtln``), :mod:`~vpeval.audio.anonymize.resample` and
-:mod:`~vpeval.audio.anonymize.asr_tts` (``asr-tts``: recognition, then one fixed synthetic voice)."""
+:mod:`~vpeval.audio.anonymize.world` (``vtln``), :mod:`~vpeval.audio.anonymize.resample`,
+:mod:`~vpeval.audio.anonymize.asr_tts` (``asr-tts``: recognition, then one fixed synthetic voice) and
+``pseudo-speaker`` (``asr-tts``, then that voice mapped to a pseudo-voice per speaker by ``vtln`` with drawn
+parameters, :func:`pseudo_speaker`)."""
 
 
 def _world_parameters(method: str, seed: int, key: str) -> dict:
@@ -35,7 +37,7 @@ def _world_parameters(method: str, seed: int, key: str) -> dict:
     def log_uniform(u, lo, hi):
         return float(np.exp(np.log(lo) + u * (np.log(hi) - np.log(lo))))
 
-    if method == "vtln":
+    if method in ("vtln", "pseudo-speaker"):
         lo, hi = VTLN_WARP_RANGE
         mag = lo + draw_parameter(seed, key, "vtln-warp") * (hi - lo)
         sign = 1.0 if draw_parameter(seed, key, "vtln-sign") < 0.5 else -1.0
@@ -53,13 +55,60 @@ def _world_parameters(method: str, seed: int, key: str) -> dict:
 
 
 _PARAMETER_COLUMNS = {"mcadams": ["alpha"], "vtln": ["warp", "f0_ratio"], "resample": ["ratio"],
-                      "asr-tts": ["text", "empty_transcript", "engine", "voice"]}
+                      "asr-tts": ["text", "empty_transcript", "engine", "voice"],
+                      "pseudo-speaker": ["text", "empty_transcript", "engine", "voice", "warp", "f0_ratio"]}
 # asr-tts: what it recognised and which engine and voice spoke it (it draws nothing), and the output's own length
+_SYNTHETIC = ("asr-tts", "pseudo-speaker")  # output as long as the synthesiser makes it, at 16 kHz
+
+
+def pseudo_speaker(waveform, warp: float, f0_ratio: float, *, engine: str | None = None, asr=None):
+    """The ``pseudo-speaker`` anonymizer: the words spoken by one synthetic voice, then mapped to a pseudo-voice.
+
+    :func:`~vpeval.audio.anonymize.resynthesize` (16 kHz mono in and out), its output rounded to 16-bit PCM as a
+    FLAC file would hold it, then :func:`~vpeval.audio.anonymize.vtln` with ``warp`` and ``f0_ratio``. With the
+    parameters drawn per speaker from a seed or a profile key (:func:`anonymize_folder`), every speaker gets a
+    pseudo-voice of its own, the same on every utterance, that depends on nothing in its speech but the words (in
+    the spirit of the VoicePrivacy pseudo-speaker baselines, whose pseudo-voice is an x-vector drawn per speaker).
+    The rounding makes the output equal, sample for sample, to ``vpeval anonymize --method asr-tts`` followed by
+    ``vpeval anonymize --method vtln`` with the same parameters on its files (tested).
+
+    Parameters
+    ----------
+    waveform : array-like of float, shape (n,)
+        16 kHz mono samples in [-1, 1].
+    warp, f0_ratio : float
+        :func:`~vpeval.audio.anonymize.vtln`'s bilinear warping coefficient and F0 ratio.
+    engine, asr
+        As :func:`~vpeval.audio.anonymize.resynthesize`.
+
+    Returns
+    -------
+    (numpy.ndarray, dict)
+        The samples (16 kHz, as long as the synthesiser made them) and ``resynthesize``'s info with ``warp`` and
+        ``f0_ratio`` added.
+
+    Raises
+    ------
+    TTSUnavailableError, ASRUnavailableError, VpevalError
+        As :func:`~vpeval.audio.anonymize.resynthesize` and :func:`~vpeval.audio.anonymize.vtln`.
+    """
+    import io
+
+    import soundfile as sf
+
+    from .asr_tts import resynthesize
+
+    y, info = resynthesize(waveform, engine=engine, asr=asr)
+    buf = io.BytesIO()
+    sf.write(buf, y, SAMPLE_RATE, subtype="PCM_16", format="FLAC")
+    buf.seek(0)
+    y16, _ = sf.read(buf, dtype="float64")
+    return vtln(y16, warp, f0_ratio), {**info, "warp": float(warp), "f0_ratio": float(f0_ratio)}
 
 
 def _columns(method: str) -> list[str]:
     """The columns of ``anonymization.csv`` (before ``profile``) for ``method``."""
-    lengths = ["duration_s", "output_duration_s"] if method == "asr-tts" else ["duration_s"]
+    lengths = ["duration_s", "output_duration_s"] if method in _SYNTHETIC else ["duration_s"]
     return ["utterance_id", "speaker_id", *_PARAMETER_COLUMNS[method], *lengths, "output", "input_rate_hz",
             "output_rate_hz"]
 
@@ -77,12 +126,14 @@ def _anonymize_file(job):
         from .asr_tts import resynthesize
 
         y, par = resynthesize(x, engine=par["engine"], asr=par.get("asr"))
+    elif method == "pseudo-speaker":
+        y, par = pseudo_speaker(x, par["warp"], par["f0_ratio"], engine=par["engine"], asr=par.get("asr"))
     elif method == "mcadams":
         y = mcadams(x, par["alpha"])
     else:
         y = vtln(x, **par) if method == "vtln" else resample_shift(x, **par)
     # by default each file keeps its own rate; asr-tts's synthetic speech stays at 16 kHz (it is not the input's)
-    own = SAMPLE_RATE if method == "asr-tts" else rate
+    own = SAMPLE_RATE if method in _SYNTHETIC else rate
     target = own if out_rate is None else int(out_rate)
     if target != SAMPLE_RATE:
         y = resample(y, SAMPLE_RATE, target)
@@ -100,7 +151,7 @@ def _anonymize_file(job):
         except FileExistsError:
             pass
     write_audio(Path(out_root) / rel, y, sr=target, parents=False)
-    lengths = (x.size / SAMPLE_RATE, y.size / target) if method == "asr-tts" else (x.size / SAMPLE_RATE,)
+    lengths = (x.size / SAMPLE_RATE, y.size / target) if method in _SYNTHETIC else (x.size / SAMPLE_RATE,)
     return (it.utterance_id, it.speaker_id, *[par[n] for n in _PARAMETER_COLUMNS[method]], *lengths,
             rel.as_posix(), rate, target)
 
@@ -150,13 +201,15 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         Output format (16-bit PCM, at ``out_rate``).
     quiet : bool
         No progress bar (it goes to stderr otherwise).
-    method : {"mcadams", "vtln", "resample", "asr-tts"}, default "mcadams"
+    method : {"mcadams", "vtln", "resample", "asr-tts", "pseudo-speaker"}, default "mcadams"
         ``vtln`` (F0 ratio + bilinear envelope warping, :func:`vpeval.audio.anonymize.vtln`) and ``resample``
         (frequency ratio, :func:`vpeval.audio.anonymize.resample_shift`) draw their parameters per speaker or
         per utterance (``alpha`` = ``"speaker"`` / ``"utterance"``, with ``seed``): ``warp`` with
         ``|warp|`` uniform in :data:`~vpeval.audio.anonymize.VTLN_WARP_RANGE` and a random sign,
         ``f0_ratio`` log-uniform in :data:`~vpeval.audio.anonymize.VTLN_F0_RANGE`, ``ratio`` log-uniform in
-        :data:`~vpeval.audio.anonymize.RESAMPLE_RANGE` outside [1/1.07, 1.07]. ``asr-tts``
+        :data:`~vpeval.audio.anonymize.RESAMPLE_RANGE` outside [1/1.07, 1.07]. ``pseudo-speaker``
+        (:func:`pseudo_speaker`) draws ``warp`` and ``f0_ratio`` as ``vtln`` does (the same draws for the same
+        seed or key) and applies them to the ``asr-tts`` output. ``asr-tts``
         (:func:`vpeval.audio.anonymize.resynthesize`: Whisper-base transcript spoken by one fixed synthetic voice) draws
         nothing: every speaker gets the same voice, so ``alpha``, ``alpha_range``, ``seed`` and ``profile`` must
         be left at their defaults (a VpevalError says so); its output is as long as the synthesiser makes it
@@ -182,11 +235,11 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         on every utterance and in every run, and another key to another one (renewal). Replaces ``seed``;
         ``alpha`` must be left at its default or be ``"speaker"``. The table gains a ``profile`` column.
     engine : {"piper", "espeak-ng"} or None
-        ``asr-tts`` only: the synthesiser (:data:`~vpeval.audio.anonymize.asr_tts.ENGINES`); None = Piper if
+        ``asr-tts`` and ``pseudo-speaker`` only: the synthesiser (:data:`~vpeval.audio.anonymize.asr_tts.ENGINES`); None = Piper if
         installed, else espeak-ng (with an :class:`~vpeval.audio.anonymize.asr_tts.EngineFallbackWarning`),
         decided once for the whole folder.
     asr : ASRBackend, optional
-        ``asr-tts`` only: the recogniser (default: Whisper-base, loaded once per process). Not with ``client``
+        ``asr-tts`` and ``pseudo-speaker`` only: the recogniser (default: Whisper-base, loaded once per process). Not with ``client``
         (each worker loads the default one).
 
     Returns
@@ -198,7 +251,8 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         and for ``resample`` ``ratio`` instead of ``alpha``; for ``asr-tts`` ``text, empty_transcript, engine,
         voice`` (the recognised transcript, True where it held nothing to say and the output is
         :data:`~vpeval.audio.anonymize.asr_tts.SILENCE_S` s of silence, the engine and voice that spoke) instead of
-        ``alpha``, and ``output_duration_s`` after ``duration_s`` (the input's).  The same table is written to
+        ``alpha``, and ``output_duration_s`` after ``duration_s`` (the input's); for ``pseudo-speaker`` those of
+        ``asr-tts`` with ``warp, f0_ratio`` after them.  The same table is written to
         ``out_dir/anonymization.csv`` (with ``profile``: a last column ``profile``, the key).  When ``in_dir`` is a Kaldi data folder (``wav.scp``), ``out_dir``
         becomes one too: the audio goes to ``out_dir/wav/<utterance id>.<format>``, a new ``wav.scp`` points
         at it (paths relative to ``out_dir``) and ``utt2spk``, ``spk2utt``, ``spk2gender`` and ``text`` are
@@ -224,10 +278,11 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         if given:
             raise VpevalError(f"method 'asr-tts' draws no parameters (one fixed synthetic voice for every speaker): "
                               f"leave {', '.join(given)} unset")
-        if asr is not None and client is not None:
-            raise VpevalError("asr= runs in this process; with a client each worker loads the default Whisper-base")
-    elif engine is not None or asr is not None:
-        raise VpevalError(f"engine (--engine) and asr apply to method 'asr-tts' only, not {method!r}")
+    if method in _SYNTHETIC and asr is not None and client is not None:
+        raise VpevalError("asr= runs in this process; with a client each worker loads the default Whisper-base")
+    if method not in _SYNTHETIC and (engine is not None or asr is not None):
+        raise VpevalError(f"engine (--engine) and asr apply to methods 'asr-tts' and 'pseudo-speaker' only, not "
+                          f"{method!r}")
     if profile is not None:
         if seed is not None:
             raise VpevalError("give a profile key or a seed, not both (the profile's draws are seeded by the key)")
@@ -244,10 +299,11 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
     if out_rate is not None and (isinstance(out_rate, bool) or not isinstance(out_rate, (int, np.integer))
                                  or not 1000 <= out_rate <= 384000):
         raise VpevalError(f"out_rate must be an integer number of Hz in [1000, 384000], got {out_rate!r}")
-    if method == "asr-tts":
+    if method in _SYNTHETIC:
         from .asr_tts import resolve_engine
 
         engine = resolve_engine(engine)  # once for the folder (a fallback warns once), before any file is read
+    if method == "asr-tts":
         mode = "fixed"
     elif method != "mcadams":
         if not (isinstance(alpha, str) and alpha in ("utterance", "speaker")) or seed is None:
@@ -271,11 +327,15 @@ def anonymize_folder(in_dir, out_dir, *, alpha=DEFAULT_ALPHA, seed: int | None =
         key = it.speaker_id if mode == "speaker" else it.utterance_id
         if method == "asr-tts":
             return {"engine": engine, **({"asr": asr} if asr is not None else {})}
+        if method == "pseudo-speaker":
+            return {"engine": engine, **({"asr": asr} if asr is not None else {}),
+                    **_world_parameters(method, seed, key)}
         if method != "mcadams":
             return _world_parameters(method, seed, key)
         return {"alpha": fixed if mode == "fixed" else draw_alpha(seed, key, low, high)}
 
-    description = {"mcadams": "McAdams", "asr-tts": f"ASR + TTS ({engine})"}.get(method, method)
+    description = {"mcadams": "McAdams", "asr-tts": f"ASR + TTS ({engine})",
+                   "pseudo-speaker": f"ASR + TTS ({engine}) + pseudo-voice"}.get(method, method)
     out_dir.mkdir(parents=True, exist_ok=True)  # here, never by a task (see _anonymize_file)
     if client is not None:
         import dataclasses
