@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import InputFileError
 from .kaldi_rules import _check_id, _check_sorted_unique, _lines
+from .numbers import NumberSyntaxError, parse_number
 
 __all__ = ["KaldiSegment", "fixed_length_segments"]
 
@@ -42,13 +43,12 @@ class KaldiSegment:
 
 
 def _seconds(path: Path, i: int, text: str, what: str) -> float:
+    """A time in seconds: a finite number under the rule of :mod:`vpeval.io.numbers`."""
     try:
-        v = float(text)
-    except ValueError:
-        v = float("nan")
-    if not (v == v) or v in (float("inf"), float("-inf")):
-        raise InputFileError(path, i, f"{what} time {text!r} is not a number of seconds")
-    return v
+        return parse_number(text)
+    except NumberSyntaxError as exc:
+        raise InputFileError(path, i, f"{what} time {exc.text!r} {exc.reason}: a number of seconds is "
+                                      "expected") from None
 
 
 def _read_segments(path: Path, wav: dict, wav_line: dict, scp: Path, check_files: bool) -> dict:

@@ -15,6 +15,7 @@ from pathlib import Path
 from ..errors import InputFileError
 from ..metrics.utility import PitchCorrelationResult
 from .kaldi_write import atomic_write_bytes
+from .numbers import NumberSyntaxError, parse_number
 
 __all__ = ["write_pitch_table", "read_pitch_table"]
 
@@ -56,13 +57,13 @@ def read_pitch_table(path) -> PitchCorrelationResult:
             if u in vals:
                 raise InputFileError(path, line, f"utterance {u!r} is listed again")
             text = (row["rho_f0"] or "").strip()
-            if text == "":
-                vals[u] = float("nan")
-                continue
             try:
-                v = float(text)
-            except ValueError:
-                raise InputFileError(path, line, f"rho_f0 {text!r} is not a number") from None
+                v = math.nan if text == "" else parse_number(text, allow_nan=True)
+            except NumberSyntaxError as exc:
+                raise InputFileError(path, line, f"rho_f0 {exc}") from None
+            if math.isnan(v):  # empty (as written) or NaN: undefined
+                vals[u] = v
+                continue
             if not -1.0 <= v <= 1.0:
                 raise InputFileError(path, line, f"rho_f0 {v} is outside [-1, 1] (empty = undefined)")
             vals[u] = v
