@@ -89,3 +89,15 @@ def test_every_reader_reads_the_same_numbers(token):
 def test_every_reader_reads_the_same_numbers_random(token):
     _check(token)
 
+
+def test_a_number_written_by_numpy_2_is_quoted_as_written(tmp_path):
+    """`np.float64(6.08) 1` was reported as "score '6.08' is not a number" by the CLI (its message rewrite)."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    p = tmp_path / "s.txt"
+    p.write_text("np.float64(6.08) 1\n0.5 0\n")
+    r = CliRunner().invoke(app, ["verify", str(p)])
+    assert r.exit_code == 2
+    assert f"{p}:1: score 'np.float64(6.08)' is not a number" in r.output

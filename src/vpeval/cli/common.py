@@ -190,12 +190,16 @@ def install_warning_hook(ctx) -> None:
     ctx.call_on_close(restore)
 
 
-_NUMPY_SCALAR = re.compile(r"\bnp\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
+#: A quoted text as ``repr`` writes it (its opening quote not inside a word, so the apostrophe of "vpeval's" opens
+#: none; escaped quotes inside), or a NumPy scalar's repr outside such quotes.
+_QUOTED_OR_SCALAR = re.compile(r"""(?<!\w)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+                               r"|\bnp\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
 
 
 def fail(msg: str, code: int = EXIT_INPUT):
-    # a NumPy scalar's repr (np.float64(nan)) shown as the number it is (nan)
-    text = _NUMPY_SCALAR.sub(r"\1", str(msg))
+    # a NumPy scalar's repr (np.float64(nan)) shown as the number it is (nan), except in quoted text: a file's
+    # field quoted as written ('np.float64(6.08)', a score line written with NumPy 2's repr) stays as written
+    text = _QUOTED_OR_SCALAR.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), str(msg))
     typer.echo(f"vpeval: error: {text}", err=True)
     raise typer.Exit(code)
 
