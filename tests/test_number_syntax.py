@@ -101,3 +101,32 @@ def test_a_number_written_by_numpy_2_is_quoted_as_written(tmp_path):
     r = CliRunner().invoke(app, ["verify", str(p)])
     assert r.exit_code == 2
     assert f"{p}:1: score 'np.float64(6.08)' is not a number" in r.output
+
+
+@pytest.mark.parametrize("value", ["nan", "-nan", "inf", "0.9", "0"])
+def test_verdict_alpha_out_of_range_says_finite_number_in_the_range(tmp_path, value):
+    """`--alpha nan` was answered "Input should be less than or equal to 0.5" (typer's range check: NaN compares
+    false with both bounds)."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    f = tmp_path / "s.txt"
+    f.write_text("0.9 1\n0.1 0\n")
+    r = CliRunner().invoke(app, ["verify", str(f), "--alpha", value])
+    assert r.exit_code == 2
+    assert "must be a finite number in [1e-06, 0.5]" in " ".join(r.output.replace("│", " ").split()), r.output
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "1_0"])
+def test_anonymize_alpha_must_be_a_finite_number(tmp_path, value):
+    """`vpeval anonymize --alpha nan` said "alpha must be in (0, 1], got nan (above 1, pole angles ...)"; '1_0'
+    was read as 10."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    (tmp_path / "in").mkdir()
+    r = CliRunner().invoke(app, ["anonymize", str(tmp_path / "in"), str(tmp_path / "out"), "--alpha", value])
+    assert r.exit_code == 2
+    assert f"--alpha must be a finite number in (0, 1], 'speaker' or 'utterance', got {value!r}" in r.output

@@ -517,7 +517,21 @@ ScorePermOpt = typer.Option(
     None, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (the smallest p-value is "
     "1/(n+1)); default 999, or 199 for inputs above 2,000,000 trials (each relabelling of a score label file "
     "costs a pass over its trials).")
-AlphaOpt = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Family-wise level of the verdict's test.")
+ALPHA_RANGE = (1e-6, 0.5)
+
+
+def _checked_alpha(value: float) -> float:
+    """``--alpha`` of the verdict: a finite number in :data:`ALPHA_RANGE` (typer's own range check answered NaN
+    with "should be less than or equal to 0.5", every comparison with NaN being false)."""
+    low, high = ALPHA_RANGE
+    if not (low <= value <= high):  # false for NaN too
+        raise typer.BadParameter(f"must be a finite number in [{low:g}, {high:g}] (the family-wise level of the "
+                                 f"verdict's test), got {value!r}")
+    return value
+
+
+AlphaOpt = typer.Option(0.05, "--alpha", callback=_checked_alpha, help="Family-wise level of the verdict's test, "
+                        f"in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}].")
 NoVerdictOpt = typer.Option(False, "--no-verdict", help="Skip the verdict (its permutation test). --budget-bits, "
                             "--delta, --n-perm and --alpha are still checked (a value out of range is an error, as without "
                             "--no-verdict) but not used.")
