@@ -261,21 +261,25 @@ def split_comma_list(values) -> list[str]:
 
 
 def read_metadata_csv(path: Path):
-    """A metadata CSV as a pandas DataFrame of strings (empty cells stay ``""``, never NaN).
+    """A metadata CSV as a pandas DataFrame of strings (empty cells stay ``""``, never NaN; fields stripped), read
+    by :func:`vpeval.io.csv_table.read_named_csv`.
 
     Raises
     ------
     InputFileError
-        The file does not exist or is not a readable CSV file.
+        The file does not exist or is not a readable CSV file, its header names a column twice, a row has another
+        number of fields than the header.
     """
     import pandas as pd
 
+    from ..io.csv_table import read_named_csv
+
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise InputFileError(path, None, f"not a readable CSV file ({exc})") from None
+    # by name, any columns (the caller checks its own), none twice (pandas would rename the second 'sex' to
+    # 'sex.1'), no ragged row (pandas filled a short one with empty cells)
+    header, rows = read_named_csv(path, (), others=True)
+    return pd.DataFrame([row for _, row in rows], columns=header, dtype=str)
 
 
 @dataclasses.dataclass(frozen=True)
