@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -223,3 +224,60 @@ def test_import_verdict_reads_a_leak(tmp_path):
     r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
                                  str(tmp_path / "imp3"), "--n-boot", "20", "--no-verdict", "--json"])
     assert r.exit_code == 0 and "verdicts" not in json.loads(r.stdout)
+
+
+# ---- issue 48 item 6: EER cells that are not defined (NaN) or out of range
+
+@pytest.mark.parametrize("cell", ["NaN", "nan", "-nan"])
+def test_a_nan_eer_cell_is_not_defined(tmp_path, cell):
+    p = tmp_path / "r"
+    p.write_text(TABLE.replace("25.000", cell))
+    rows = read_result_for_rank(p)
+    assert rows[2]["eer"] is None and rows[2]["not_defined"] == ["EER"] and rows[0]["not_defined"] == []
+
+
+@pytest.mark.parametrize("cell, words", [("inf", "infinite"), ("-inf", "infinite"), ("1e400", "float64 range"),
+                                         ("-3", r"outside \[0, 100\]"),
+                                         ("150", r"outside \[0, 100\]"), ("100.5", r"outside \[0, 100\]"), ("1_0", "not a number"),
+                                         ("\u0661\u0662", "not a number")])
+def test_an_out_of_range_eer_cell_names_file_and_line(tmp_path, cell, words):
+    p = tmp_path / "r"
+    p.write_text(TABLE.replace("25.000", cell))
+    with pytest.raises(InputFileError, match=words) as e:
+        read_result_for_rank(p)
+    assert e.value.line == 21 and repr(cell) in str(e.value)
+    ci = ("---- ASV_eval results ----\n  dataset split gender enrollment trial EER EER-ci_lower EER-ci_upper\n"
+          f"0 libri dev f original original 9.8 {cell} 11.8\n")
+    p.write_text(ci)
+    with pytest.raises(InputFileError, match="EER-ci_lower") as e:
+        read_result_for_rank(p)
+    assert e.value.line == 3
+    p.write_text("---- ASV_eval results ----\n  dataset split gender enrollment trial EER EER\n")
+    with pytest.raises(InputFileError, match="'EER' appears twice"):
+        read_result_for_rank(p)
+
+
+def test_cli_shows_a_nan_eer_as_not_defined_and_refuses_inf_in_one_line(tmp_path):
+    """`vpc-import` on a table whose EER cell was NaN, -nan, inf or 1e400 crashed ("Out of range float values are
+    not JSON compliant") or printed nan."""
+    from vpeval.cli.main import app
+
+    table, exp, data = _write_run(tmp_path)
+    table.write_text(TABLE.replace("25.000", "NaN"))
+    out = tmp_path / "imp"
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                 str(out), "--n-boot", "39", "--no-verdict"], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    assert "not defined" in r.output and not re.search(r"\bnan\b", r.output.lower())
+    doc = json.loads((out / "vpc_import.json").read_text())
+    assert doc["rows"][2]["EER (%)"] is None
+    assert doc["not_defined"] == [{"row": 2, "column": "EER (%)", "line": 21}]
+    with open(out / "vpc_import.csv", newline="") as f:
+        got = list(csv.DictReader(f))
+    assert got[2]["EER (%)"] == "not defined" and got[3]["EER (%)"] == ""  # not defined vs absent (no table row)
+    for cell in ("inf", "1e400"):
+        table.write_text(TABLE.replace("25.000", cell))
+        r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                     str(tmp_path / f"x{cell}"), "--n-boot", "39", "--no-verdict"])
+        assert r.exit_code == 2 and r.output.count("\n") == 1 and f"{table}:21: ASV block" in r.output, r.output
+        assert not (tmp_path / f"x{cell}").exists()
