@@ -73,10 +73,14 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("vpeval-vpc-import"), "-o", "--out", metavar="OUT", help="Output folder."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier vpc-import output folder."),
         seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
-        n_boot: int = typer.Option(200, "--n-boot", min=1, help="Bootstrap replicates."),
+        n_boot: int = typer.Option(200, "--n-boot", help="Bootstrap replicates of the 95 % intervals: at least 39 "
+                                   "(fewer cannot give a 95 % interval: each 2.5 % tail needs a replicate)."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON summary instead of a table."),
         verdict_args: VerdictOptions = VerdictOptions(),
     ):
+        from ..stats.results import check_replicates
+
+        check_replicates(n_boot, 0.95, "--n-boot")  # the 95 % intervals need 39 (before any input is read)
         vopts = verdict_args.checked()  # checked even with --no-verdict
         from ..io.kaldi_write import atomic_write_bytes
         from ..io.output import claim_folder

@@ -71,7 +71,8 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     data_dir : path
         The toolkit's data folder: ``<dataset>_<split>_trials_<gender>/trials`` keys the score files.
     n_boot, seed : int
-        Bootstrap replicates and seed (of the verdict's test too).
+        Bootstrap replicates (at least 39, :func:`vpeval.stats.results.min_replicates` of the 95 % intervals) and
+        seed (of the verdict's test too).
     verdict : dict, optional
         ``budget_bits``, ``n_perm`` (None: :func:`vpeval.analysis.families.default_n_perm`) and ``alpha`` of the
         verdicts; None skips them.
@@ -92,6 +93,8 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     InputFileError
         Every error of the readers; two score files for one table row (named); a score file whose ``trials``
         key is missing.
+    vpeval.stats.StatsError
+        ``n_boot`` below 39.
     """
     from ..errors import InputFileError
     from ..io.readers import read_trials_scores
@@ -100,6 +103,9 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     from ..pipeline.groups import clipped_speaker_mean_eer
     from ..stats import TRIAL_METRICS, bootstrap
 
+    from ..stats.results import check_replicates
+
+    check_replicates(n_boot, 0.95)  # the columns are 95 % intervals
     challenge = read_result_for_rank(table)
     files = find_vpc_score_files(scores_root)
     data_dir = Path(data_dir)
