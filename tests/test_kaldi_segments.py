@@ -158,3 +158,31 @@ def test_segment_command_cuts_fixed_lengths_and_reports_few(seg_folder, tmp_path
     np.testing.assert_array_equal(read_item_audio(items[3]), whole[int(1.4 * SR): int(1.8 * SR)])
     r = CliRunner().invoke(app, ["segment", str(seg_folder), "-o", str(tmp_path / "none"), "--seconds", "5"])
     assert r.exit_code == 2 and "nothing to write" in r.output
+
+
+def test_segment_times_are_written_without_binary_noise(seg_folder, tmp_path):
+    """`vpeval segment --seconds 0.1` wrote times such as 0.30000000000000004 (0.1 + 0.2); every written time is now
+    rounded to the microsecond and written as the shortest text of that value, and reads back as written."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    out = tmp_path / "seg"
+    r = CliRunner().invoke(app, ["segment", str(seg_folder), "-o", str(out), "--seconds", "0.1"])
+    assert r.exit_code == 0, r.output
+    lines = (out / "segments").read_text().splitlines()
+    times = [t for line in lines for t in line.split()[2:]]
+    assert len(lines) == 25 and all(re.fullmatch(r"\d+\.\d{1,6}", t) for t in times), times
+    assert "A-r1-a-0002 r1 0.2 0.3" in lines and "B-r2-a-0002 r2 0.45 0.55" in lines
+    k = read_kaldi_data_folder(out)
+    assert [(g.start, g.end) for g in k.segments.values()][:4] == [(0.0, 0.1), (0.1, 0.2), (0.2, 0.3), (0.3, 0.4)]
+    # the writer rounds times given by code alike, and keeps the order of abutting segments (no overlap made)
+    k0 = read_kaldi_data_folder(seg_folder)
+    recs = {sg.recording: k0.wav[u] for u, sg in k0.segments.items()}
+    write_kaldi_data_folder(tmp_path / "w", recs, k0.utt2spk,
+                            segments={"A-r1-a": ("r1", 0.1 + 0.2, 0.7 + 0.1 + 1e-9), "A-r1-b": ("r1", 0.8, None),
+                                      "B-r2-a": ("r2", 0.0, 1 / 3)})
+    assert (tmp_path / "w" / "segments").read_text() == ("A-r1-a r1 0.3 0.8\nA-r1-b r1 0.8 -1\n"
+                                                         "B-r2-a r2 0.0 0.333333\n")

@@ -105,7 +105,7 @@ COMMANDS = {
                 False),
     "vpc-import": (lambda d, o: ["vpc-import", str(d / "vpc" / "result_for_rank_mcadams"), "--scores",
                                  str(d / "vpc" / "exp"), "--data", str(d / "vpc" / "data"), "-o", str(o), "--n-boot",
-                                 "20", "--json"], "vpc-import", False),
+                                 "39", "--json"], "vpc-import", False),
     "utility": (lambda d, o: ["utility", "--ref", str(d / "ref.txt"), "--audio", str(d / "audio"), "--save-hyp",
                               str(o), "--json"], "utility", False),
 }

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -137,7 +138,7 @@ def test_cli_writes_csv_and_json(tmp_path):
     table, exp, data = _write_run(tmp_path)
     out = tmp_path / "imp"
     r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
-                                 str(out), "--n-boot", "20", "--json"])
+                                 str(out), "--n-boot", "39", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "vpc_import.json").read_text())
     assert doc["columns"] == IMPORT_COLUMNS and len(doc["rows"]) == 4
@@ -173,7 +174,7 @@ def test_import_gives_each_attack_row_the_score_verdict(tmp_path):
 
     table, exp, data = _write_run(tmp_path)
     vopts = {"budget_bits": 1.0, "n_perm": 99, "alpha": 0.05}
-    res = import_vpc_outputs(table, exp, data, n_boot=20, seed=1, verdict=vopts)
+    res = import_vpc_outputs(table, exp, data, n_boot=39, seed=1, verdict=vopts)
     rows = res["rows"]
     attacks = [i for i, r in enumerate(rows) if r["trial"] == "anon"]
     assert attacks == [2, 3] and sorted(v["row"] for v in res["verdicts"].values()) == attacks
@@ -181,11 +182,11 @@ def test_import_gives_each_attack_row_the_score_verdict(tmp_path):
         name = row_name(rows[i])
         v = res["verdicts"][name]
         t = read_trials_scores(data / "libri_dev_trials_f" / "trials", rows[i]["score file"])
-        want = score_verdict(t, name, n_boot=20, seed=1, **vopts).to_dict()
+        want = score_verdict(t, name, n_boot=39, seed=1, **vopts).to_dict()
         assert v["test"]["scheme"] == "speaker" and v["verdict"] == want["verdict"] == rows[i]["verdict"]
         assert v["worst_case"] == want["worst_case"] and v["test"]["p_value"] == want["test"]["p_value"]
     assert rows[0]["verdict"] is None  # the o-o reference is no attack
-    assert "verdicts" not in import_vpc_outputs(table, exp, data, n_boot=20, seed=1)
+    assert "verdicts" not in import_vpc_outputs(table, exp, data, n_boot=39, seed=1)
 
 
 def test_import_verdict_reads_a_leak(tmp_path):
@@ -209,7 +210,7 @@ def test_import_verdict_reads_a_leak(tmp_path):
                      "0 libri test m original anon 1.0\n")
     out = tmp_path / "imp"
     r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o", str(out),
-                                 "--n-boot", "20", "--n-perm", "199", "--json"])
+                                 "--n-boot", "39", "--n-perm", "199", "--json"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "vpc_import.json").read_text())
     (v,) = doc["verdicts"].values()
@@ -218,8 +219,102 @@ def test_import_verdict_reads_a_leak(tmp_path):
     with open(out / "vpc_import.csv", newline="") as f:
         assert [row["verdict"] for row in csv.DictReader(f)] == ["leaks"]
     r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
-                                 str(tmp_path / "imp2"), "--n-boot", "20"])
+                                 str(tmp_path / "imp2"), "--n-boot", "39"])
     assert r.exit_code == 0 and r.output.lstrip().startswith("ASV_eval libri test m original-anon: LEAKS")
     r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
-                                 str(tmp_path / "imp3"), "--n-boot", "20", "--no-verdict", "--json"])
+                                 str(tmp_path / "imp3"), "--n-boot", "39", "--no-verdict", "--json"])
     assert r.exit_code == 0 and "verdicts" not in json.loads(r.stdout)
+
+
+# ---- issue 48 item 6: EER cells that are not defined (NaN) or out of range
+
+@pytest.mark.parametrize("cell", ["NaN", "nan", "-nan"])
+def test_a_nan_eer_cell_is_not_defined(tmp_path, cell):
+    p = tmp_path / "r"
+    p.write_text(TABLE.replace("25.000", cell))
+    rows = read_result_for_rank(p)
+    assert rows[2]["eer"] is None and rows[2]["not_defined"] == ["EER"] and rows[0]["not_defined"] == []
+
+
+@pytest.mark.parametrize("cell, words", [("inf", "infinite"), ("-inf", "infinite"), ("1e400", "float64 range"),
+                                         ("-3", r"outside \[0, 100\]"),
+                                         ("150", r"outside \[0, 100\]"), ("100.5", r"outside \[0, 100\]"), ("1_0", "not a number"),
+                                         ("\u0661\u0662", "not a number")])
+def test_an_out_of_range_eer_cell_names_file_and_line(tmp_path, cell, words):
+    p = tmp_path / "r"
+    p.write_text(TABLE.replace("25.000", cell))
+    with pytest.raises(InputFileError, match=words) as e:
+        read_result_for_rank(p)
+    assert e.value.line == 21 and repr(cell) in str(e.value)
+    ci = ("---- ASV_eval results ----\n  dataset split gender enrollment trial EER EER-ci_lower EER-ci_upper\n"
+          f"0 libri dev f original original 9.8 {cell} 11.8\n")
+    p.write_text(ci)
+    with pytest.raises(InputFileError, match="EER-ci_lower") as e:
+        read_result_for_rank(p)
+    assert e.value.line == 3
+    p.write_text("---- ASV_eval results ----\n  dataset split gender enrollment trial EER EER\n")
+    with pytest.raises(InputFileError, match="'EER' appears twice"):
+        read_result_for_rank(p)
+
+
+def test_cli_shows_a_nan_eer_as_not_defined_and_refuses_inf_in_one_line(tmp_path):
+    """`vpc-import` on a table whose EER cell was NaN, -nan, inf or 1e400 crashed ("Out of range float values are
+    not JSON compliant") or printed nan."""
+    from vpeval.cli.main import app
+
+    table, exp, data = _write_run(tmp_path)
+    table.write_text(TABLE.replace("25.000", "NaN"))
+    out = tmp_path / "imp"
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                 str(out), "--n-boot", "39", "--no-verdict"], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    assert "not defined" in r.output and not re.search(r"\bnan\b", r.output.lower())
+    doc = json.loads((out / "vpc_import.json").read_text())
+    assert doc["rows"][2]["EER (%)"] is None
+    assert doc["not_defined"] == [{"row": 2, "column": "EER (%)", "line": 21}]
+    with open(out / "vpc_import.csv", newline="") as f:
+        got = list(csv.DictReader(f))
+    assert got[2]["EER (%)"] == "not defined" and got[3]["EER (%)"] == ""  # not defined vs absent (no table row)
+    for cell in ("inf", "1e400"):
+        table.write_text(TABLE.replace("25.000", cell))
+        r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                     str(tmp_path / f"x{cell}"), "--n-boot", "39", "--no-verdict"])
+        assert r.exit_code == 2 and r.output.count("\n") == 1 and f"{table}:21: ASV block" in r.output, r.output
+        assert not (tmp_path / f"x{cell}").exists()
+
+
+# ---- issue 48 item 3: too few bootstrap replicates for a 95 % interval
+
+@pytest.mark.parametrize("n", ["1", "19", "38"])
+def test_cli_refuses_fewer_replicates_than_a_95_interval_needs(tmp_path, n):
+    """`--n-boot 1` printed '95 %' intervals that excluded their own estimate (1-39 replicates give min..max)."""
+    from vpeval.cli.main import app
+
+    table, exp, data = _write_run(tmp_path)
+    out = tmp_path / "imp"
+    r = CliRunner().invoke(app, ["vpc-import", str(table), "--scores", str(exp), "--data", str(data), "-o",
+                                 str(out), "--n-boot", n])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert f"--n-boot = {n} bootstrap replicates cannot give a 95 % interval: it needs at least 39" in r.output
+    assert not out.exists()
+    from vpeval.stats import StatsError
+
+    with pytest.raises(StatsError, match="at least 39"):
+        import_vpc_outputs(table, exp, data, n_boot=int(n))
+
+
+@pytest.mark.parametrize("level", [0.5, 0.8, 0.9, 0.95, 0.975, 0.99, 0.999])
+def test_min_replicates_is_the_fewest_with_a_replicate_in_each_tail(level):
+    """R = min_replicates(level) is the smallest R with (R + 1) (1 - level) / 2 >= 1; below it the percentile
+    interval of order_statistic is the replicates' [min, max]."""
+    from fractions import Fraction
+
+    from vpeval.stats.results import min_replicates, order_statistic
+
+    need = min_replicates(level)
+    a = (1 - Fraction(str(level))) / 2
+    assert (need + 1) * a >= 1 > need * a
+    for r in range(1, need):
+        x = np.arange(1.0, r + 1)
+        lo, hi = order_statistic(x, [(1 - level) / 2, 1 - (1 - level) / 2])
+        assert (lo, hi) == (1.0, float(r))

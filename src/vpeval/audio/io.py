@@ -25,7 +25,6 @@ Conventions (the same for every command that reads audio):
 
 from __future__ import annotations
 
-import csv
 import io
 import os
 from dataclasses import dataclass
@@ -277,35 +276,31 @@ def read_speaker_metadata(path) -> dict[str, str]:
     Raises
     ------
     InputFileError
-        Missing file or columns, an empty id (with its line number), or an utterance listed twice with
-        different speakers.
+        Missing file or columns, a column name twice, a ragged row, an empty id (with its line number), or an
+        utterance listed twice with different speakers (twice with the same speaker is allowed: a metadata table
+        may list an utterance once per condition).
     """
+    from ..io.csv_table import read_named_csv
+
     path = Path(path)
     if not path.is_file():
         raise InputFileError(path, None, "metadata file does not exist")
     out: dict[str, str] = {}
     first_line: dict[str, int] = {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        cols = reader.fieldnames or []
-        missing = [c for c in ("utterance_id", "speaker_id") if c not in cols]
-        if missing:
-            raise InputFileError(path, 1, f"missing column(s) {missing}; expected utterance_id,speaker_id")
-        for row in reader:
-            line = reader.line_num
-            utt = (row.get("utterance_id") or "").strip()
-            spk = (row.get("speaker_id") or "").strip()
-            if not utt:
-                raise InputFileError(path, line, "empty utterance_id")
-            if not spk:
-                raise InputFileError(path, line, f"utterance {utt!r} has an empty speaker_id")
-            if utt in out and out[utt] != spk:
-                raise InputFileError(
-                    path, line,
-                    f"utterance {utt!r} has speaker {spk!r} here but {out[utt]!r} on line {first_line[utt]}",
-                )
-            out.setdefault(utt, spk)
-            first_line.setdefault(utt, line)
+    # by column name (io.csv_table): other columns allowed (sex, condition, ...), none twice; a BOM is skipped
+    for line, row in read_named_csv(path, ("utterance_id", "speaker_id"), others=True)[1]:
+        utt, spk = row["utterance_id"], row["speaker_id"]
+        if not utt:
+            raise InputFileError(path, line, "empty utterance_id")
+        if not spk:
+            raise InputFileError(path, line, f"utterance {utt!r} has an empty speaker_id")
+        if utt in out and out[utt] != spk:
+            raise InputFileError(
+                path, line,
+                f"utterance {utt!r} has speaker {spk!r} here but {out[utt]!r} on line {first_line[utt]}",
+            )
+        out.setdefault(utt, spk)
+        first_line.setdefault(utt, line)
     return out
 
 

@@ -119,10 +119,12 @@ def anonymize_cmd(
     if alpha in ("speaker", "utterance"):
         a: object = alpha
     else:
+        from ..io.numbers import parse_number
+
         try:
-            a = float(alpha)
+            a = parse_number(alpha)  # a finite number in vpeval's one syntax: 'nan', 'inf' and '1_0' are refused
         except ValueError:
-            _fail(VpevalError(f"--alpha must be a number, 'speaker' or 'utterance', got {alpha!r}"))
+            _fail(VpevalError(f"--alpha must be a finite number in (0, 1], 'speaker' or 'utterance', got {alpha!r}"))
     try:
         from ..io.kaldi_paths import check_paths_from
 

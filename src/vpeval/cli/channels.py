@@ -5,7 +5,8 @@ conditions are there)::
 
     text_original            Kaldi text: transcripts of the original evaluation utterances
     text_anonymized          ... of the anonymized ones (or text_<system name>)
-    prosody_original.csv     utterance_id + one column per statistic (vpeval.audio.prosody.FEATURES)
+    prosody_original.csv     utterance_id + one column per statistic (vpeval.audio.prosody.FEATURES), matched
+                             by name (any order; vpeval.io.csv_table), one row per utterance
     prosody_anonymized.csv   (or prosody_<system name>.csv)
     train/text_original      transcripts of the training speakers' utterances (train/text_anonymized optional)
     train/prosody_original.csv, train/prosody_anonymized.csv (or _<system name>)
@@ -18,7 +19,6 @@ parent folder's is used if it holds this system's files (``text_<system name>``)
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
@@ -48,18 +48,26 @@ def _pick(d: Path, kind: str, cond: str, name: str, ext: str) -> Path | None:
 
 
 def _read_table(path: Path) -> dict[str, np.ndarray]:
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.reader(fh))
-    if not rows or rows[0][:1] != ["utterance_id"] or len(rows[0]) < 2:
-        raise InputFileError(path, 1, "expected a header 'utterance_id,<feature>,...'")
+    """A prosody table: utterance id -> its statistics in the order of ``vpeval.audio.prosody.FEATURES``.
+
+    Columns are matched by name (:func:`vpeval.io.csv_table.read_named_csv`): the header must be ``utterance_id``
+    and every statistic of ``FEATURES``, once each, in any order, and nothing else; every value a finite number.
+    """
+    from ..audio.prosody import FEATURES
+    from ..io.csv_table import read_named_csv
+    from ..io.numbers import NumberSyntaxError, parse_number
+
     out = {}
-    for no, r in enumerate(rows[1:], start=2):
-        if len(r) != len(rows[0]):
-            raise InputFileError(path, no, f"expected {len(rows[0])} fields, got {len(r)}")
-        try:
-            out[r[0]] = np.array([float(v) for v in r[1:]])
-        except ValueError:
-            raise InputFileError(path, no, "a feature value is not a number") from None
+    for line, row in read_named_csv(path, ("utterance_id",) + FEATURES, key="utterance_id")[1]:
+        values = np.empty(len(FEATURES))
+        for j, name in enumerate(FEATURES):
+            try:
+                values[j] = parse_number(row[name])
+            except NumberSyntaxError as exc:
+                raise InputFileError(path, line, f"{name} of utterance {row['utterance_id']!r}: {exc}") from None
+        out[row["utterance_id"]] = values
+    if not out:
+        raise InputFileError(path, None, "no rows below the header; one row per utterance is expected")
     return out
 
 

@@ -190,12 +190,16 @@ def install_warning_hook(ctx) -> None:
     ctx.call_on_close(restore)
 
 
-_NUMPY_SCALAR = re.compile(r"\bnp\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
+#: A quoted text as ``repr`` writes it (its opening quote not inside a word, so the apostrophe of "vpeval's" opens
+#: none; escaped quotes inside), or a NumPy scalar's repr outside such quotes.
+_QUOTED_OR_SCALAR = re.compile(r"""(?<!\w)('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+                               r"|\bnp\.(?:float|int|uint|complex)\d*\(([^()]*)\)")
 
 
 def fail(msg: str, code: int = EXIT_INPUT):
-    # a NumPy scalar's repr (np.float64(nan)) shown as the number it is (nan)
-    text = _NUMPY_SCALAR.sub(r"\1", str(msg))
+    # a NumPy scalar's repr (np.float64(nan)) shown as the number it is (nan), except in quoted text: a file's
+    # field quoted as written ('np.float64(6.08)', a score line written with NumPy 2's repr) stays as written
+    text = _QUOTED_OR_SCALAR.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), str(msg))
     typer.echo(f"vpeval: error: {text}", err=True)
     raise typer.Exit(code)
 
@@ -257,21 +261,25 @@ def split_comma_list(values) -> list[str]:
 
 
 def read_metadata_csv(path: Path):
-    """A metadata CSV as a pandas DataFrame of strings (empty cells stay ``""``, never NaN).
+    """A metadata CSV as a pandas DataFrame of strings (empty cells stay ``""``, never NaN; fields stripped), read
+    by :func:`vpeval.io.csv_table.read_named_csv`.
 
     Raises
     ------
     InputFileError
-        The file does not exist or is not a readable CSV file.
+        The file does not exist or is not a readable CSV file, its header names a column twice, a row has another
+        number of fields than the header.
     """
     import pandas as pd
 
+    from ..io.csv_table import read_named_csv
+
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (ValueError, pd.errors.ParserError) as exc:
-        raise InputFileError(path, None, f"not a readable CSV file ({exc})") from None
+    # by name, any columns (the caller checks its own), none twice (pandas would rename the second 'sex' to
+    # 'sex.1'), no ragged row (pandas filled a short one with empty cells)
+    header, rows = read_named_csv(path, (), others=True)
+    return pd.DataFrame([row for _, row in rows], columns=header, dtype=str)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -513,7 +521,21 @@ ScorePermOpt = typer.Option(
     None, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (the smallest p-value is "
     "1/(n+1)); default 999, or 199 for inputs above 2,000,000 trials (each relabelling of a score label file "
     "costs a pass over its trials).")
-AlphaOpt = typer.Option(0.05, "--alpha", min=1e-6, max=0.5, help="Family-wise level of the verdict's test.")
+ALPHA_RANGE = (1e-6, 0.5)
+
+
+def _checked_alpha(value: float) -> float:
+    """``--alpha`` of the verdict: a finite number in :data:`ALPHA_RANGE` (typer's own range check answered NaN
+    with "should be less than or equal to 0.5", every comparison with NaN being false)."""
+    low, high = ALPHA_RANGE
+    if not (low <= value <= high):  # false for NaN too
+        raise typer.BadParameter(f"must be a finite number in [{low:g}, {high:g}] (the family-wise level of the "
+                                 f"verdict's test), got {value!r}")
+    return value
+
+
+AlphaOpt = typer.Option(0.05, "--alpha", callback=_checked_alpha, help="Family-wise level of the verdict's test, "
+                        f"in [{ALPHA_RANGE[0]:g}, {ALPHA_RANGE[1]:g}].")
 NoVerdictOpt = typer.Option(False, "--no-verdict", help="Skip the verdict (its permutation test). --budget-bits, "
                             "--delta, --n-perm and --alpha are still checked (a value out of range is an error, as without "
                             "--no-verdict) but not used.")

@@ -73,14 +73,18 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("vpeval-vpc-import"), "-o", "--out", metavar="OUT", help="Output folder."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier vpc-import output folder."),
         seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
-        n_boot: int = typer.Option(200, "--n-boot", min=1, help="Bootstrap replicates."),
+        n_boot: int = typer.Option(200, "--n-boot", help="Bootstrap replicates of the 95 % intervals: at least 39 "
+                                   "(fewer cannot give a 95 % interval: each 2.5 % tail needs a replicate)."),
         as_json: bool = typer.Option(False, "--json", help="Print the JSON summary instead of a table."),
         verdict_args: VerdictOptions = VerdictOptions(),
     ):
+        from ..stats.results import check_replicates
+
+        check_replicates(n_boot, 0.95, "--n-boot")  # the 95 % intervals need 39 (before any input is read)
         vopts = verdict_args.checked()  # checked even with --no-verdict
         from ..io.kaldi_write import atomic_write_bytes
         from ..io.output import claim_folder
-        from ..report.vpc_import import IMPORT_COLUMNS, import_csv_text, import_vpc_outputs
+        from ..report.vpc_import import IMPORT_COLUMNS, cell_text, import_csv_text, import_vpc_outputs
 
         from ..io.vpc_results import find_vpc_score_files, read_result_for_rank
 
@@ -90,7 +94,7 @@ def register(app: typer.Typer) -> None:
         with claim_folder(out, command="vpc-import", force=force, protect=inputs) as claim:
             res = import_vpc_outputs(table, scores, data, n_boot=n_boot, seed=seed,
                                      verdict=None if verdict_args.no_verdict else vopts)
-            csv_bytes = import_csv_text(res["rows"]).encode("utf-8")
+            csv_bytes = import_csv_text(res["rows"], res["not_defined"]).encode("utf-8")
             atomic_write_bytes(claim.path / "vpc_import.csv", lambda f: f.write(csv_bytes))
             doc = dict(res, columns=IMPORT_COLUMNS, table=str(table), scores=str(scores), data=str(data))
             from ..report.writer import _jsonable  # the JSON rule of every vpeval output (inf as "inf")
@@ -111,7 +115,7 @@ def register(app: typer.Typer) -> None:
                 "verdict"]
         for c in cols:
             t.add_column(c)
-        for r in res["rows"]:
-            t.add_row(*["" if r[c] is None else (f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]))
-                        for c in cols])
+        text = cell_text(res["rows"], res["not_defined"], ".3f")  # a challenge cell printed NaN: "not defined"
+        for i in range(len(res["rows"])):
+            t.add_row(*[text(i, c) for c in cols])
         Console().print(t)

@@ -236,12 +236,9 @@ def read_embeddings(path) -> EmbeddingSet:
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
     if path.suffix == ".parquet":
-        import pandas as pd
+        from .matrix import _read_parquet_table
 
-        try:
-            df = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises several types for bad files
-            raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
+        df = _read_parquet_table(path)  # a column name twice is an error (pandas would keep one of them)
         need = ["utterance_id", "speaker_id", "condition", "embedding"]
         missing = [c for c in need if c not in df.columns]
         if missing:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..errors import InputFileError
 from .kaldi_rules import _check_id, _check_sorted_unique, _lines
+from .numbers import NumberSyntaxError, parse_number
 
 __all__ = ["KaldiSegment", "fixed_length_segments"]
 
@@ -42,13 +43,12 @@ class KaldiSegment:
 
 
 def _seconds(path: Path, i: int, text: str, what: str) -> float:
+    """A time in seconds: a finite number under the rule of :mod:`vpeval.io.numbers`."""
     try:
-        v = float(text)
-    except ValueError:
-        v = float("nan")
-    if not (v == v) or v in (float("inf"), float("-inf")):
-        raise InputFileError(path, i, f"{what} time {text!r} is not a number of seconds")
-    return v
+        return parse_number(text)
+    except NumberSyntaxError as exc:
+        raise InputFileError(path, i, f"{what} time {exc.text!r} {exc.reason}: a number of seconds is "
+                                      "expected") from None
 
 
 def _read_segments(path: Path, wav: dict, wav_line: dict, scp: Path, check_files: bool) -> dict:
@@ -117,8 +117,25 @@ def _duration(audio: Path, scp: Path, line: int) -> float:
     return info.frames / info.samplerate
 
 
+#: Decimals of the times written to a ``segments`` file: a microsecond, below one sample at any audio rate up
+#: to 1 MHz, so the written times are the intended ones without binary noise (``0.30000000000000004`` for
+#: ``0.1 + 0.2``).
+TIME_DECIMALS = 6
+
+
+def time_text(seconds: float) -> str:
+    """A time as written to a ``segments`` file: rounded to :data:`TIME_DECIMALS` decimals, then the shortest
+    text that reads back to that value (``0.3``, ``3.0``, ``12.345679``).
+
+    >>> time_text(0.1 + 0.2), time_text(3.0), time_text(2.9999999999)
+    ('0.3', '3.0', '3.0')
+    """
+    return repr(round(float(seconds), TIME_DECIMALS) + 0.0)  # + 0.0: no '-0.0'
+
+
 def _segment_lines(folder: Path, wav: dict, utt2spk: dict, segments: dict) -> list[str]:
-    """Lines of a ``segments`` file, checked as the reader checks them (no overlap, 0 <= start < end)."""
+    """Lines of a ``segments`` file, checked as the reader checks them (no overlap, 0 <= start < end), times
+    written by :func:`time_text` (rounding to the microsecond keeps the order of times, so adds no overlap)."""
     if set(segments) != set(utt2spk):
         raise InputFileError(folder / "segments", None, "segments and utt2spk must list the same utterances")
     lines, by_rec = [], {}
@@ -133,8 +150,12 @@ def _segment_lines(folder: Path, wav: dict, utt2spk: dict, segments: dict) -> li
         if not (start >= 0 and start < float("inf")) or (end is not None and not (start < end < float("inf"))):
             raise InputFileError(folder / "segments", None, f"segment {utt!r} has times {start!r}, {end!r}; "
                                  "expected 0 <= start < end (or end None / -1)")
+        start, end = round(start, TIME_DECIMALS), None if end is None else round(end, TIME_DECIMALS)
+        if end is not None and not start < end:
+            raise InputFileError(folder / "segments", None, f"segment {utt!r} is shorter than a microsecond (times "
+                                 f"are written to {TIME_DECIMALS} decimals)")
         by_rec.setdefault(rec, []).append((start, end, utt))
-        lines.append(f"{utt} {rec} {start!r} {'-1' if end is None else repr(end)}\n")
+        lines.append(f"{utt} {rec} {time_text(start)} {'-1' if end is None else time_text(end)}\n")
     for rec, segs in by_rec.items():
         segs.sort(key=lambda g: (g[0], g[2]))
         for a, b in zip(segs, segs[1:]):
@@ -157,8 +178,9 @@ def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dic
         utterance's range is cut, not its whole recording).
     seconds : float
         Segment length (> 0). Segment ``k`` of an utterance covering ``[s, e)`` is ``[s + k L, s + (k+1) L)``
-        for every ``k`` with ``s + (k+1) L <= e``; the remainder shorter than ``L`` is left out, and so is an
-        utterance shorter than ``L``.
+        for every ``k`` with ``s + (k+1) L <= e``, the times rounded to the microsecond (:func:`time_text`: as
+        written, so ``0.3``, not ``0.30000000000000004``, and 1 s holds ten 0.1 s segments); the remainder
+        shorter than ``L`` is left out, and so is an utterance shorter than ``L``.
     min_segments : int
         Speakers with fewer segments are reported (kept: the caller decides).
 
@@ -166,7 +188,8 @@ def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dic
     -------
     dict
         ``wav`` (recording id -> absolute audio path), ``utt2spk`` and ``segments`` (new id
-        ``<utterance>-<k:04d>`` -> speaker, and -> (recording, start, end)) ready for
+        ``<utterance>-<k:04d>`` -> speaker, and -> (recording, start, end), times rounded to the microsecond as
+        they are written, :func:`time_text`) ready for
         :func:`vpeval.io.kaldi_data.write_kaldi_data_folder`; ``per_speaker`` (speaker -> segments, every
         speaker of the input, 0 included), ``few`` (sorted speakers with fewer than ``min_segments``),
         ``too_short`` (utterances shorter than ``seconds``).
@@ -190,9 +213,10 @@ def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dic
             durations[rec] = _duration(path, data.folder / "wav.scp", data.wav_line.get(utt, 0))
         start = 0.0 if sg is None else sg.start
         end = durations[rec] if sg is None or sg.end is None else min(sg.end, durations[rec])
-        n = int((end - start) // seconds)
-        # guard the floor against rounding: the last segment must end inside the range
-        while n > 0 and start + n * seconds > end:
+        # the most segments whose last one, as written (to the microsecond), ends inside the range: one more than
+        # the floor first (1.0 // 0.1 is 9.0, 0.1 being above 1/10 in float64), then down while it ends outside
+        n = int((end - start) // seconds) + 1
+        while n > 0 and round(start + n * seconds, TIME_DECIMALS) > end:
             n -= 1
         if n == 0:
             too_short.append(utt)
@@ -201,7 +225,8 @@ def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dic
         for k in range(n):
             new = f"{utt}-{k:04d}"
             utt2spk[new] = data.utt2spk[utt]
-            segs[new] = (rec, start + k * seconds, start + (k + 1) * seconds)
+            segs[new] = (rec, round(start + k * seconds, TIME_DECIMALS), round(start + (k + 1) * seconds,
+                                                                                TIME_DECIMALS))
         per_speaker[data.utt2spk[utt]] += n
     few = [s for s, n in per_speaker.items() if n < min_segments]
     return {"wav": wav, "utt2spk": utt2spk, "segments": segs, "per_speaker": per_speaker, "few": few,

@@ -40,6 +40,7 @@ import numpy as np
 
 from ..errors import InputFileError
 from . import _fast
+from .numbers import NumberSyntaxError, parse_number
 
 __all__ = ["ScoreMatrix", "score_matrix_from_table", "read_score_matrix", "read_kaldi_score_matrix",
            "require_finite_scores"]
@@ -614,14 +615,13 @@ def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = Fa
     if unknown.any():
         i = int(np.flatnonzero(unknown)[0])
         raise InputFileError(key_path, int(kline[i]), f"label {_q(labels[i])}; expected 'target' or 'nontarget'")
-    try:
-        scores = np.array(sval, dtype=np.float64)
-    except ValueError:
-        for i, v in enumerate(sval):
+    if not isinstance(sval, np.ndarray):  # the exact reader's text (the bulk reader's are checked numbers)
+        for i, v in enumerate(sval):  # the one number syntax (NumPy would read '1_0' as 10, like float)
             try:
-                float(v)
-            except ValueError:
-                raise InputFileError(scores_path, int(sline[i]), f"score {_q(v)} is not a number") from None
+                parse_number(v, allow_inf=True)
+            except NumberSyntaxError as exc:
+                raise InputFileError(scores_path, int(sline[i]), f"score {exc}") from None
+    scores = np.array(sval, dtype=np.float64)
     nan = np.isnan(scores)
     if nan.any():
         i = int(np.flatnonzero(nan)[0])

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from ..errors import InputFileError
 from ..metrics.utility import PitchCorrelationResult
+from .csv_table import read_named_csv
 from .kaldi_write import atomic_write_bytes
+from .numbers import NumberSyntaxError, parse_number
 
 __all__ = ["write_pitch_table", "read_pitch_table"]
 
@@ -37,35 +39,22 @@ def read_pitch_table(path) -> PitchCorrelationResult:
     Raises
     ------
     InputFileError
-        Missing file or columns, an empty or repeated utterance id, a value that is not a number in [-1, 1],
-        no rows; with the line.
+        Missing file, a header other than ``utterance_id,rho_f0`` (in any order; a BOM is skipped), a ragged
+        row, an empty or repeated utterance id, a value that is not a number in [-1, 1], no rows; with the line.
     """
     path = Path(path)
     if not path.is_file():
         raise InputFileError(path, None, "pitch correlation table does not exist")
     vals: dict[str, float] = {}
-    with open(path, newline="", encoding="utf-8") as fh:
-        r = csv.DictReader(fh)
-        if r.fieldnames is None or not {"utterance_id", "rho_f0"} <= set(r.fieldnames):
-            raise InputFileError(path, 1, "expected the columns utterance_id,rho_f0")
-        for row in r:
-            line = r.line_num
-            u = (row["utterance_id"] or "").strip()
-            if not u:
-                raise InputFileError(path, line, "empty utterance_id")
-            if u in vals:
-                raise InputFileError(path, line, f"utterance {u!r} is listed again")
-            text = (row["rho_f0"] or "").strip()
-            if text == "":
-                vals[u] = float("nan")
-                continue
-            try:
-                v = float(text)
-            except ValueError:
-                raise InputFileError(path, line, f"rho_f0 {text!r} is not a number") from None
-            if not -1.0 <= v <= 1.0:
-                raise InputFileError(path, line, f"rho_f0 {v} is outside [-1, 1] (empty = undefined)")
-            vals[u] = v
+    for line, row in read_named_csv(path, ("utterance_id", "rho_f0"), key="utterance_id")[1]:
+        u, text = row["utterance_id"], row["rho_f0"]
+        try:
+            v = math.nan if text == "" else parse_number(text, allow_nan=True)
+        except NumberSyntaxError as exc:
+            raise InputFileError(path, line, f"rho_f0 {exc}") from None
+        if not (math.isnan(v) or -1.0 <= v <= 1.0):  # empty (as written) or NaN: undefined
+            raise InputFileError(path, line, f"rho_f0 {v} is outside [-1, 1] (empty = undefined)")
+        vals[u] = v
     if not vals:
         raise InputFileError(path, None, "no rows")
     vals = dict(sorted(vals.items()))

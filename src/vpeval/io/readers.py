@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import InputFileError, RepeatedTrialsWarning
 from .label_counts import label_counts
+from .numbers import INFINITY, NUMBER, is_nan_word
 from . import _fast
 from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table, _inexact_integer
 from .trials import Trials
@@ -74,14 +75,11 @@ def _lines(path) -> Iterator[tuple[int, str]]:
             yield i, s
 
 
-# A decimal number (no digit separators, ASCII digits only) or an explicit infinity.
-_NUMBER = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.IGNORECASE)
-
-
 def _score(path, lineno, token) -> float:
-    if token.lower() in ("nan", "+nan", "-nan"):
-        raise InputFileError(path, lineno, "score is NaN; every trial needs a numeric score")
-    if not _NUMBER.fullmatch(token):
+    """A score field under the number rule of :mod:`vpeval.io.numbers` (infinities allowed, NaN not)."""
+    if is_nan_word(token):
+        raise InputFileError(path, lineno, f"score {token!r} is NaN; every trial needs a numeric score")
+    if not (NUMBER.fullmatch(token) or INFINITY.fullmatch(token)):
         raise InputFileError(path, lineno, f"score {token!r} is not a number")
     v = float(token)
     if _inexact_integer(token, v):

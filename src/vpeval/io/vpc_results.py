@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputFileError
+from .numbers import NumberSyntaxError, is_nan_word, parse_number
 
 __all__ = ["VPCScoreFile", "read_result_for_rank", "find_vpc_score_files"]
 
@@ -33,6 +34,27 @@ _BLOCK = re.compile(r"^----\s*(?P<name>.+?)\s+results\s*----\s*$")
 _ASV_COLUMNS = ["dataset", "split", "gender", "enrollment", "trial", "EER"]
 _FOLDER = re.compile(r"^(?P<ds>[^_]+)_(?P<split>[^_]+)_enrolls(?P<esuf>.*)-(?P=ds)_(?P=split)_trials_(?P<g>[^_]+)"
                      r"(?P<tsuf>.*)$")
+
+
+_PERCENT_COLUMNS = ("EER", "EER-ci_lower", "EER-ci_upper")
+#: How pandas' ``to_string`` prints a missing value: a cell "not defined" (e.g. the EER of a condition without
+#: trials), not an error.
+_UNDEFINED = ("NaN", "nan", "-nan", "+nan", "None", "<NA>", "NaT")
+
+
+def _percent(path: Path, line: int, block: str, column: str, text: str) -> float | None:
+    """A percentage cell: None when not defined (:data:`_UNDEFINED`), else a number in [0, 100]."""
+    if text in _UNDEFINED or is_nan_word(text):
+        return None
+    try:
+        v = parse_number(text)
+    except NumberSyntaxError as exc:
+        raise InputFileError(path, line, f"ASV block {block!r}: {column} {exc.text!r} {exc.reason}; expected a "
+                             "percentage in [0, 100] (or NaN where not defined)") from None
+    if not 0.0 <= v <= 100.0:
+        raise InputFileError(path, line, f"ASV block {block!r}: {column} {text!r} is outside [0, 100]; the table's "
+                             "EERs are percentages")
+    return v
 
 
 def read_result_for_rank(path) -> list[dict]:
@@ -46,14 +68,18 @@ def read_result_for_rank(path) -> list[dict]:
     -------
     list of dict
         One per ASV row, in file order: ``block`` (e.g. ``ASV_eval^anon``), ``dataset``, ``split``, ``gender``,
-        ``enrollment``, ``trial`` (``original`` or ``anon``), ``eer`` (percent, as printed), ``eer_ci_lower``
-        and ``eer_ci_upper`` (percent, or None when the table has no interval), ``line``.
+        ``enrollment``, ``trial`` (``original`` or ``anon``), ``eer`` (percent, as printed; None when the cell is
+        not defined: ``NaN`` as pandas prints it), ``eer_ci_lower`` and ``eer_ci_upper`` (percent, or None when
+        the table has no interval or the cell is not defined), ``not_defined`` (the columns among ``EER``,
+        ``EER-ci_lower``, ``EER-ci_upper`` whose cell is NaN), ``line``.
 
     Raises
     ------
     InputFileError
-        Missing or non-UTF-8 file; an ASV block whose header lacks a column of the format, a row with another
-        number of fields than its header, a non-numeric EER; no ASV row at all. With file and line.
+        Missing or non-UTF-8 file; an ASV block whose header lacks a column of the format or names one twice, a
+        row with another number of fields than its header, an EER (or interval end) that is not a number
+        (:mod:`vpeval.io.numbers`: ``1_0`` is refused), infinite, beyond float64 (``1e400``) or outside [0, 100];
+        no ASV row at all. With file and line.
     """
     path = Path(path)
     try:
@@ -79,21 +105,25 @@ def read_result_for_rank(path) -> list[dict]:
             if missing:
                 raise InputFileError(path, i, f"ASV block {block!r}: header lacks column {missing[0]!r} "
                                      f"(expected {' '.join(_ASV_COLUMNS)})")
+            twice = sorted({c for c in fields if fields.count(c) > 1})
+            if twice:
+                raise InputFileError(path, i, f"ASV block {block!r}: column {twice[0]!r} appears twice in the header")
             header = fields
             continue
         if len(fields) != len(header) + 1:  # the DataFrame index comes first
             raise InputFileError(path, i, f"ASV block {block!r}: expected {len(header) + 1} fields (index and "
                                  f"{' '.join(header)}), got {len(fields)}")
         rec = dict(zip(header, fields[1:]))
-        try:
-            eer = float(rec["EER"])
-            lo = float(rec["EER-ci_lower"]) if "EER-ci_lower" in rec else None
-            hi = float(rec["EER-ci_upper"]) if "EER-ci_upper" in rec else None
-        except ValueError:
-            raise InputFileError(path, i, f"ASV block {block!r}: EER value is not a number") from None
+        values, undefined = {}, []
+        for col in _PERCENT_COLUMNS:
+            if col in rec:
+                values[col] = _percent(path, i, block, col, rec[col])
+                if values[col] is None:
+                    undefined.append(col)
         rows.append({"block": block, "dataset": rec["dataset"], "split": rec["split"], "gender": rec["gender"],
-                     "enrollment": rec["enrollment"], "trial": rec["trial"], "eer": eer, "eer_ci_lower": lo,
-                     "eer_ci_upper": hi, "line": i})
+                     "enrollment": rec["enrollment"], "trial": rec["trial"], "eer": values["EER"],
+                     "eer_ci_lower": values.get("EER-ci_lower"), "eer_ci_upper": values.get("EER-ci_upper"),
+                     "not_defined": undefined, "line": i})
     if not rows:
         raise InputFileError(path, None, "holds no ASV results block ('---- ASV_eval results ----' and a table)")
     return rows

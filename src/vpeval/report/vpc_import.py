@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-__all__ = ["IMPORT_COLUMNS", "import_vpc_outputs", "row_name"]
+__all__ = ["IMPORT_COLUMNS", "NOT_DEFINED", "import_vpc_outputs", "import_csv_text", "row_name"]
 
 _LN2 = math.log(2.0)
 
@@ -43,6 +43,12 @@ IMPORT_COLUMNS = [
     "eps_max 95% high (bits)", "clipped per-speaker mean EER (%)", "target trials", "non-target trials",
     "score file", "verdict",
 ]
+
+
+#: The challenge table's columns whose cells may be "not defined" (NaN), as named in :data:`IMPORT_COLUMNS`.
+_TABLE_COLUMN = {"EER": "EER (%)", "EER-ci_lower": "EER-ci_lower", "EER-ci_upper": "EER-ci_upper"}
+#: How a cell the challenge's table prints as NaN is shown (CSV, terminal); null in the JSON.
+NOT_DEFINED = "not defined"
 
 
 def row_name(row: dict) -> str:
@@ -65,7 +71,8 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     data_dir : path
         The toolkit's data folder: ``<dataset>_<split>_trials_<gender>/trials`` keys the score files.
     n_boot, seed : int
-        Bootstrap replicates and seed (of the verdict's test too).
+        Bootstrap replicates (at least 39, :func:`vpeval.stats.results.min_replicates` of the 95 % intervals) and
+        seed (of the verdict's test too).
     verdict : dict, optional
         ``budget_bits``, ``n_perm`` (None: :func:`vpeval.analysis.families.default_n_perm`) and ``alpha`` of the
         verdicts; None skips them.
@@ -76,7 +83,8 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
         ``rows`` (dicts keyed by :data:`IMPORT_COLUMNS`, numbers as floats, None where absent),
         ``worst_case`` (``eps_max`` and ``eer``: the attack row's index in ``rows`` and its value, or None),
         ``n_boot``, ``seed``, ``resampled`` (``"enroll"``), ``unmatched_table_rows`` (table rows with no score
-        file: their lines); with ``verdict``: ``verdicts`` (:func:`row_name` -> :meth:`Verdict.to_dict
+        file: their lines), ``not_defined`` (the challenge's cells printed as NaN, None in ``rows``: dicts
+        ``row``, ``column``, ``line``); with ``verdict``: ``verdicts`` (:func:`row_name` -> :meth:`Verdict.to_dict
         <vpeval.analysis.verdict.Verdict.to_dict>` plus ``row``, its index in ``rows``; each row's ``verdict`` cell
         holds the word) and ``verdicts_not_decided`` (name -> why, e.g. fewer than 2 speakers).
 
@@ -85,6 +93,8 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     InputFileError
         Every error of the readers; two score files for one table row (named); a score file whose ``trials``
         key is missing.
+    vpeval.stats.StatsError
+        ``n_boot`` below 39.
     """
     from ..errors import InputFileError
     from ..io.readers import read_trials_scores
@@ -93,6 +103,9 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     from ..pipeline.groups import clipped_speaker_mean_eer
     from ..stats import TRIAL_METRICS, bootstrap
 
+    from ..stats.results import check_replicates
+
+    check_replicates(n_boot, 0.95)  # the columns are 95 % intervals
     challenge = read_result_for_rank(table)
     files = find_vpc_score_files(scores_root)
     data_dir = Path(data_dir)
@@ -124,7 +137,7 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
                 "target trials": int(t.is_target.sum()), "non-target trials": int((~t.is_target).sum()),
                 "score file": str(f.path)}
 
-    rows, used, unmatched = [], set(), []
+    rows, used, unmatched, not_defined = [], set(), [], []
     for r in challenge:
         model = "anon" if "^anon" in r["block"] else "orig"
         cands = by_key.get(key(model, r), [])
@@ -135,6 +148,7 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
         row.update({"block": r["block"], "dataset": r["dataset"], "split": r["split"], "gender": r["gender"],
                     "enrollment": r["enrollment"], "trial": r["trial"], "EER (%)": r["eer"],
                     "EER-ci_lower": r["eer_ci_lower"], "EER-ci_upper": r["eer_ci_upper"]})
+        not_defined += [{"row": len(rows), "column": _TABLE_COLUMN[c], "line": r["line"]} for c in r["not_defined"]]
         if cands:
             used.add(cands[0].path)
             row.update(numbers(cands[0]))
@@ -157,7 +171,7 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
         i = min(attacks, key=lambda j: (rows[j]["vpeval closest-point EER (%)"], j))
         worst["eer"] = {"row": i, "percent": rows[i]["vpeval closest-point EER (%)"]}
     out = {"rows": rows, "worst_case": worst, "n_boot": n_boot, "seed": seed, "resampled": "enroll",
-           "unmatched_table_rows": unmatched}
+           "unmatched_table_rows": unmatched, "not_defined": not_defined}
     if verdict is not None:
         from ..analysis.families import score_verdict
         from ..errors import VpevalError
@@ -178,15 +192,31 @@ def import_vpc_outputs(table, scores_root, data_dir, *, n_boot: int = 200, seed:
     return out
 
 
-def import_csv_text(rows: list[dict]) -> str:
-    """The rows of :func:`import_vpc_outputs` as CSV (header :data:`IMPORT_COLUMNS`; empty cell = absent)."""
+def cell_text(rows: list[dict], not_defined=(), number: str = ".6g"):
+    """``text(i, column)``: the cell of ``rows[i]`` as shown (CSV, terminal): :data:`NOT_DEFINED` for the
+    challenge's cells listed in ``not_defined`` (:func:`import_vpc_outputs`' ``not_defined``), empty when absent,
+    floats formatted with ``number``."""
+    undefined = {(d["row"], d["column"]) for d in not_defined}
+
+    def text(i: int, c: str) -> str:
+        v = rows[i][c]
+        if v is None:
+            return NOT_DEFINED if (i, c) in undefined else ""
+        return format(v, number) if isinstance(v, float) else str(v)
+
+    return text
+
+
+def import_csv_text(rows: list[dict], not_defined=()) -> str:
+    """The rows of :func:`import_vpc_outputs` as CSV (header :data:`IMPORT_COLUMNS`; empty cell = absent,
+    :data:`NOT_DEFINED` = a challenge cell printed as NaN, listed in ``not_defined``)."""
     import csv
     import io
 
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(IMPORT_COLUMNS)
-    for r in rows:
-        w.writerow(["" if r[c] is None else (f"{r[c]:.6g}" if isinstance(r[c], float) else r[c])
-                    for c in IMPORT_COLUMNS])
+    text = cell_text(rows, not_defined)
+    for i in range(len(rows)):
+        w.writerow([text(i, c) for c in IMPORT_COLUMNS])
     return buf.getvalue()
