@@ -191,7 +191,10 @@ def read_audio_rate(path, *, sr: int = SAMPLE_RATE, strict_rate: bool = False,
     """
     sf = _require("soundfile")
 
+    from ..io.files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "a FLAC/WAV audio file")
     if not path.is_file():
         raise InputFileError(path, None, "audio file does not exist")
     if channel is not None and (isinstance(channel, bool) or not isinstance(channel, (int, np.integer))
@@ -280,7 +283,10 @@ def read_speaker_metadata(path) -> dict[str, str]:
         Missing file or columns, an empty id (with its line number), or an utterance listed twice with
         different speakers.
     """
+    from ..io.files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "a metadata CSV (utterance_id,speaker_id)")
     if not path.is_file():
         raise InputFileError(path, None, "metadata file does not exist")
     out: dict[str, str] = {}

@@ -266,8 +266,11 @@ def read_metadata_csv(path: Path):
     """
     import pandas as pd
 
+    from ..io.files import check_input_file
+
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
+    check_input_file(path, "a metadata CSV")
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False)
     except (ValueError, pd.errors.ParserError) as exc:
@@ -450,7 +453,10 @@ class InputSnapshot:
         except OSError:
             return given  # the reader reports it
         if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-            return given
+            return given  # a folder is a Kaldi trials+scores input; its files are checked by the reader
+        from ..io.files import check_input_file
+
+        check_input_file(given, "a score file")  # a device or socket is refused before a byte is copied
         copy = Path(self._dir.name) / f"{len(self._copies)}" / (Path(given).name or "input")
         copy.parent.mkdir()
         with open(given, "rb") as src, open(copy, "wb") as dst:

@@ -40,7 +40,10 @@ def read_pitch_table(path) -> PitchCorrelationResult:
         Missing file or columns, an empty or repeated utterance id, a value that is not a number in [-1, 1],
         no rows; with the line.
     """
+    from .files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "a pitch-correlation table (CSV)")
     if not path.is_file():
         raise InputFileError(path, None, "pitch correlation table does not exist")
     vals: dict[str, float] = {}

@@ -55,7 +55,10 @@ def read_result_for_rank(path) -> list[dict]:
         Missing or non-UTF-8 file; an ASV block whose header lacks a column of the format, a row with another
         number of fields than its header, a non-numeric EER; no ASV row at all. With file and line.
     """
+    from .files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "the toolkit's summary table (result_for_rank*)")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
