@@ -153,7 +153,8 @@ def test_readme_gives_every_piece_its_command():
 
 def test_cli_lists_installed_and_missing_with_commands(monkeypatch):
     _fake_environment(monkeypatch, broken={"faster_whisper"}, cuda="12.8",
-                      errors={"soundfile": {"state": "broken", "error": "OSError: cannot load library 'libsndfile.so'"}})
+                      errors={"soundfile": {"state": "broken",
+                                            "error": "OSError: cannot load library 'libsndfile.so'"}})
     r = CliRunner().invoke(app, ["doctor"])
     assert r.exit_code == 0, r.output
     lines = r.output.splitlines()

@@ -166,9 +166,9 @@ def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dic
         Read with :func:`vpeval.io.kaldi_data.read_kaldi_data_folder` (its own ``segments`` are honoured: an
         utterance's range is cut, not its whole recording).
     seconds : float
-        Segment length, at least :data:`MIN_SEGMENT_SECONDS` (32 ms, one analysis frame). Segment ``k`` of an utterance covering ``[s, e)`` is ``[s + k L, s + (k+1) L)``
-        for every ``k`` with ``s + (k+1) L <= e``; the remainder shorter than ``L`` is left out, and so is an
-        utterance shorter than ``L``.
+        Segment length, at least :data:`MIN_SEGMENT_SECONDS` (32 ms, one analysis frame). Segment ``k`` of an
+        utterance covering ``[s, e)`` is ``[s + k L, s + (k+1) L)`` for every ``k`` with ``s + (k+1) L <= e``;
+        the remainder shorter than ``L`` is left out, and so is an utterance shorter than ``L``.
     min_segments : int
         Speakers with fewer segments are reported (kept: the caller decides).
 
