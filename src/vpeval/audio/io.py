@@ -190,7 +190,10 @@ def read_audio_rate(path, *, sr: int = SAMPLE_RATE, strict_rate: bool = False,
     """
     sf = _require("soundfile")
 
+    from ..io.files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "a FLAC/WAV audio file")
     if not path.is_file():
         raise InputFileError(path, None, "audio file does not exist")
     if channel is not None and (isinstance(channel, bool) or not isinstance(channel, (int, np.integer))
@@ -281,8 +284,10 @@ def read_speaker_metadata(path) -> dict[str, str]:
         may list an utterance once per condition).
     """
     from ..io.csv_table import read_named_csv
+    from ..io.files import check_input_file
 
     path = Path(path)
+    check_input_file(path, "a metadata CSV (utterance_id,speaker_id)")
     if not path.is_file():
         raise InputFileError(path, None, "metadata file does not exist")
     out: dict[str, str] = {}
@@ -437,8 +442,8 @@ def read_item_audio_rate(item: AudioItem, *, strict_rate: bool = False,
     Raises
     ------
     InputFileError
-        Every error of :func:`read_audio`; a segment outside its recording or with no sample, naming the
-        ``segments`` file and line.
+        Every error of :func:`read_audio`; a segment that ends after its recording, or that holds no whole
+        sample at 16 kHz (shorter than 1/16000 s once rounded to samples), naming the ``segments`` file and line.
     """
     x, rate = read_audio_rate(item.path, strict_rate=strict_rate, channel=channel)
     sg = item.segment
@@ -446,10 +451,14 @@ def read_item_audio_rate(item: AudioItem, *, strict_rate: bool = False,
         return x, rate
     a = int(round(sg.start * SAMPLE_RATE))
     b = x.size if sg.end is None else int(round(sg.end * SAMPLE_RATE))
-    if b > x.size or a >= b:
-        raise InputFileError(sg.source, sg.line, f"segment {sg.start:g}-{'end' if sg.end is None else f'{sg.end:g}'} "
-                             f"s of utterance {item.utterance_id!r} lies outside recording {sg.recording!r} "
-                             f"({item.path}, {x.size / SAMPLE_RATE:g} s)")
+    span = f"segment {sg.start!r}-{'end' if sg.end is None else repr(sg.end)} s of utterance {item.utterance_id!r}"
+    if a >= x.size or b > x.size:
+        raise InputFileError(sg.source, sg.line, f"{span} lies outside recording {sg.recording!r} ({item.path}, "
+                             f"{x.size} samples = {x.size / SAMPLE_RATE!r} s at {SAMPLE_RATE} Hz)")
+    if a >= b:  # inside the recording, but shorter than one sample once its ends are rounded to samples
+        raise InputFileError(sg.source, sg.line, f"{span} holds no sample: it lasts {sg.end - sg.start:.6g} s, "
+                             f"less than one sample at {SAMPLE_RATE} Hz once its ends are rounded to samples "
+                             f"({1 / SAMPLE_RATE:g} s); expected a segment of at least one sample")
     return x[a:b].copy(), rate
 
 

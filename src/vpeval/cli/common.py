@@ -85,13 +85,17 @@ JobsOpt = typer.Option(
 def start_process() -> None:
     """What the command line sets up once, before any command: SIGTERM leaves like Ctrl-C
     (:func:`exit_on_sigterm`), the C allocator reuses freed large blocks
-    (:func:`vpeval.pipeline.allocator.reuse_large_blocks`), and new memory comes in 4 KiB pages
-    (:func:`vpeval.pipeline.allocator.small_pages`)."""
+    (:func:`vpeval.pipeline.allocator.reuse_large_blocks`), new memory comes in 4 KiB pages
+    (:func:`vpeval.pipeline.allocator.small_pages`), and the temporary folders that killed runs of this host left
+    are removed, whatever this command starts (:func:`vpeval.io.leftovers.remove_stale`: only those whose owner
+    is provably dead)."""
+    from ..io.leftovers import remove_stale
     from ..pipeline.allocator import reuse_large_blocks, small_pages
 
     exit_on_sigterm()
     reuse_large_blocks()
     small_pages()
+    remove_stale()
 
 
 def exit_on_sigterm() -> None:
@@ -273,9 +277,11 @@ def read_metadata_csv(path: Path):
     import pandas as pd
 
     from ..io.csv_table import read_named_csv
+    from ..io.files import check_input_file
 
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
+    check_input_file(path, "a metadata CSV")
     # by name, any columns (the caller checks its own), none twice (pandas would rename the second 'sex' to
     # 'sex.1'), no ragged row (pandas filled a short one with empty cells)
     header, rows = read_named_csv(path, (), others=True)
@@ -436,13 +442,14 @@ class InputSnapshot:
     parsed are the bytes that are hashed (a second read of a pipe would be empty).
 
     Use as a context manager; :meth:`path` gives the file to read, :meth:`sha256` its hash, and
-    :meth:`rename` turns a message naming a private copy back into the path the user gave.
+    :meth:`rename` turns a message naming a private copy back into the path the user gave. The private folder
+    ``vpeval-input-*`` of the temporary folder is made only when a copy is needed, with an owner record, so
+    that a run killed outright leaves nothing the next run cannot prove dead and remove
+    (:mod:`vpeval.io.leftovers`).
     """
 
     def __init__(self):
-        import tempfile
-
-        self._dir = tempfile.TemporaryDirectory(prefix="vpeval-input-")
+        self._dir = None
         self._copies: dict[str, Path] = {}
 
     def path(self, given) -> str:
@@ -458,7 +465,17 @@ class InputSnapshot:
         except OSError:
             return given  # the reader reports it
         if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-            return given
+            return given  # a folder is a Kaldi trials+scores input; its files are checked by the reader
+        from ..io.files import check_input_file
+
+        check_input_file(given, "a score file")  # a device or socket is refused before a byte is copied
+        if self._dir is None:
+            import tempfile
+
+            from ..io.leftovers import write_owner
+
+            self._dir = tempfile.TemporaryDirectory(prefix="vpeval-input-")
+            write_owner(self._dir.name)
         copy = Path(self._dir.name) / f"{len(self._copies)}" / (Path(given).name or "input")
         copy.parent.mkdir()
         with open(given, "rb") as src, open(copy, "wb") as dst:
@@ -481,7 +498,8 @@ class InputSnapshot:
         return self
 
     def __exit__(self, *exc):
-        self._dir.cleanup()
+        if self._dir is not None:
+            self._dir.cleanup()
 
 
 def echo_json(obj) -> None:

@@ -3,21 +3,22 @@
 vpeval's core (metrics, reports, the demo) needs only its default dependencies. Audio, the neural speaker
 encoder, speech recognition, the WORLD vocoder, the browser test of the report and the Dask cluster are
 optional pieces, each installed by one command (the README's "Install" section). :func:`check_pieces` imports
-what each piece needs, in this process, and reports versions or the error; nothing is downloaded.
+what each piece needs in a new Python process per piece, stopped after a timeout, and reports versions or what
+failed (not installed; installed but its import fails, with the error's last line; the import crashed or timed
+out); nothing is downloaded. A piece whose import hangs or crashes no longer takes the doctor with it.
 """
 
 from __future__ import annotations
 
-import importlib
 import platform
 import shutil
-import warnings
 from dataclasses import dataclass, field
 from importlib import metadata
 
 import typer
 
 from .._version import __version__
+from ._probe import torch_build
 from .common import echo_json, handle_errors
 
 __all__ = ["PIECES", "Piece", "PieceStatus", "check_pieces", "torch_build", "register"]
@@ -113,10 +114,15 @@ class PieceStatus:
     versions : dict
         Distribution name -> version of the modules that imported (``?`` when it has no metadata).
     missing : list of str
-        ``module (not installed)`` for each module that is absent, ``module: error`` for one that failed to
-        import otherwise, ``program (not on PATH)`` for each program not found.
+        Every problem, one line each: ``module (not installed)``; ``module: installed, but its import fails:
+        Type: last line of the error``; ``module: the import did not finish within N s``; ``module: the import
+        crashed Python (...)``; ``program (not on PATH)``.
     detail : str
         Further facts (the torch build for pieces that use torch).
+    state : str
+        ``installed``; ``broken`` (a module is installed but its import fails or crashes: pip's install command
+        would not fix that, e.g. a missing system library); ``timed out`` (an import hangs); ``missing``
+        (modules not installed or programs not found, nothing worse). The worst one found, in that order.
     """
 
     piece: Piece
@@ -124,19 +130,16 @@ class PieceStatus:
     versions: dict = field(default_factory=dict)
     missing: list = field(default_factory=list)
     detail: str = ""
+    state: str = ""
+
+    def __post_init__(self):
+        if not self.state:
+            self.state = "installed" if self.installed else "missing"
 
     def to_dict(self) -> dict:
-        return {"name": self.piece.name, "installed": self.installed, "adds": self.piece.adds,
+        return {"name": self.piece.name, "installed": self.installed, "state": self.state, "adds": self.piece.adds,
                 "versions": dict(self.versions), "missing": list(self.missing), "detail": self.detail,
                 "command": self.piece.command, "size": self.piece.size}
-
-
-def _import_module(name: str):
-    """Import ``name`` (a seam for the tests), silencing the warnings a package gives on import (resemblyzer's
-    SciPy deprecation): they are about the package, not about whether it is installed."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return importlib.import_module(name)
 
 
 def _which(program: str):
@@ -144,79 +147,137 @@ def _which(program: str):
     return shutil.which(program)
 
 
-def _version(module, dist: str | None) -> str:
-    if dist is not None:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return str(getattr(module, "__version__", "?"))
+#: Seconds each piece's imports may take together (``vpeval doctor --timeout``) before its probe is stopped.
+#: torch with sentence-transformers takes about 10 s on a loaded 2-core machine.
+PROBE_TIMEOUT = 60.0
 
 
-def torch_build(torch) -> str:
-    """Describe an imported torch module's build: ``CPU build`` or ``CUDA 12.8 build (GPU available: no)``.
+def _probe_piece(modules, timeout: float) -> dict:
+    """Import ``modules`` (``(module, distribution)`` pairs) one after the other in a new Python process
+    (:mod:`vpeval.cli._probe`), stopped after ``timeout`` seconds: module -> its result (``state`` ``ok``,
+    ``missing``, ``broken``, ``timeout`` or ``crashed``; ``version``, ``detail``, ``error``). Modules after one
+    that hangs or crashes are not tried (``state`` ``skipped``). A seam for the tests."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
 
-    Parameters
-    ----------
-    torch : module
-        The imported ``torch`` (anything with ``torch.version.cuda`` and ``torch.cuda.is_available()``).
+    from . import _probe
 
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace as N
-    >>> torch_build(N(version=N(cuda=None), cuda=N(is_available=lambda: False)))
-    'CPU build'
-    >>> torch_build(N(version=N(cuda="12.8"), cuda=N(is_available=lambda: False)))
-    'CUDA 12.8 build (GPU available: no; the CPU build is about 4.4 GB smaller)'
-    """
-    cuda = getattr(getattr(torch, "version", None), "cuda", None)
-    if not cuda:
-        return "CPU build"
+    with open(_probe.__file__, encoding="utf-8") as f:
+        source = f.read()
+    try:  # a session of its own: a stopped probe takes the processes its import started with it
+        proc = subprocess.Popen([sys.executable, "-c", source, json.dumps([list(m) for m in modules])],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    except OSError as exc:
+        return {m: {"state": "crashed", "error": f"cannot start {sys.executable} ({exc.strerror or exc})"}
+                for m, _ in modules}
+    timed_out = False
     try:
-        available = bool(torch.cuda.is_available())
-    except Exception:  # a broken driver must not stop the report
-        available = False
-    note = "" if available else "; the CPU build is about 4.4 GB smaller"
-    return f"CUDA {cuda} build (GPU available: {'yes' if available else 'no'}{note})"
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the group of the child started here (its pid is the group's id)
+        except (ProcessLookupError, PermissionError):
+            pass
+        out, err = proc.communicate()
+    results, current = {}, None
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            r = json.loads(line)
+            mod = r["module"]
+        except (ValueError, TypeError, KeyError):
+            continue  # a package that prints on import
+        if r.get("state") == "started":
+            current = mod
+        else:
+            results[mod], current = r, None
+    stopped = None
+    if current is not None or len(results) < len(modules):
+        if timed_out:
+            stopped = {"state": "timeout", "error": f"the import did not finish within {timeout:g} s (a hang, or "
+                       "a very slow disk; --timeout gives it longer)"}
+        else:
+            code = proc.returncode
+            how = (f"signal {-code} ({signal.Signals(-code).name})" if code < 0 and -code in
+                   {s.value for s in signal.Signals} else f"exit code {code}")
+            lines = [ln.strip() for ln in err.decode("utf-8", "replace").splitlines() if ln.strip()]
+            stopped = {"state": "crashed", "error": f"the import crashed Python ({how})"
+                       + (f": {lines[-1][:300]}" if lines else "")}
+    for mod, _ in modules:  # the module being imported when the probe stopped (else the first not answered)
+        if mod not in results:
+            results[mod] = dict(stopped) if mod == current or current is None else {"state": "skipped"}
+            current = current or mod
+    return results
 
 
-def check_pieces(pieces=PIECES) -> list[PieceStatus]:
-    """Import each piece's modules and look for its programs.
+def _problem(mod: str, r: dict) -> str:
+    state = r.get("state")
+    if state == "missing":
+        return f"{mod} (not installed)"
+    if state == "broken":
+        return f"{mod}: installed, but its import fails: {r.get('error', '')}"
+    if state == "skipped":
+        return f"{mod}: not tried (an earlier import of this piece failed as said)"
+    return f"{mod}: {r.get('error', state)}"
+
+
+_WORST = ("broken", "timed out", "missing")
+
+
+def check_pieces(pieces=PIECES, *, timeout: float = PROBE_TIMEOUT, parallel: int | None = None) -> list[PieceStatus]:
+    """Import each piece's modules, in a new Python process per piece, and look for its programs.
+
+    Each piece is probed in a process of its own (:mod:`vpeval.cli._probe`), stopped after ``timeout`` seconds,
+    so an import that hangs or crashes the interpreter (a broken native library) is reported for its piece and
+    the others are still checked; several pieces are probed at once.
 
     Parameters
     ----------
     pieces : iterable of Piece, default :data:`PIECES`
+    timeout : float, default :data:`PROBE_TIMEOUT`
+        Seconds one piece's imports may take.
+    parallel : int, optional
+        Pieces probed at once; default all of them. Measured with every piece installed, on a 2-core machine
+        under a load of 6-8 (2026-12, three runs each): 12.6-13.9 s all at once, 12.8-16.0 s four at a time,
+        12.5-16.1 s one at a time, against 10.7-12.0 s for the earlier imports in one process (torch is now
+        imported by two processes, onnxruntime by three); the probes' processes peaked at about 0.5 GB together.
 
     Returns
     -------
     list of PieceStatus
-        In the order of ``pieces``.  A module that raises anything on import (not only ImportError: a torch
-        built for another platform raises OSError) counts as missing, with the error's first line.
+        In the order of ``pieces``.  A module that is absent is ``module (not installed)``; one that is present
+        but raises anything on import (OSError for a missing system library such as libsndfile, a
+        ModuleNotFoundError naming another module) makes its piece ``broken``, with the error's last line; an
+        import that crashes Python makes it ``broken`` too, and one that does not finish in time ``timed out``.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
+    pieces = list(pieces)
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel or len(pieces), len(pieces) or 1))) as pool:
+        probed = list(pool.map(lambda p: _probe_piece(p.modules, timeout), pieces))
     out = []
-    for p in pieces:
-        versions, missing, detail = {}, [], ""
+    for p, results in zip(pieces, probed):
+        versions, missing, detail, states = {}, [], "", set()
         for mod, dist in p.modules:
-            try:
-                m = _import_module(mod)
-            except Exception as exc:  # any failure to import means the piece cannot be used
-                if isinstance(exc, ModuleNotFoundError) and exc.name == mod:
-                    missing.append(f"{mod} (not installed)")
-                else:  # installed but broken: say how
-                    first = (str(exc).strip().splitlines() or [""])[0]
-                    missing.append(f"{mod}: {type(exc).__name__}: {first}"[:200])
+            r = results.get(mod, {"state": "crashed", "error": "no answer from the probe"})
+            if r.get("state") == "ok":
+                versions[dist or mod] = r.get("version", "?")
+                if mod == "torch":
+                    detail = f"torch {versions[dist or mod]}: {r.get('detail', '')}"
                 continue
-            versions[dist or mod] = _version(m, dist)
-            if mod == "torch":
-                detail = f"torch {versions[dist or mod]}: {torch_build(m)}"
+            missing.append(_problem(mod, r)[:400])
+            states.add({"missing": "missing", "timeout": "timed out"}.get(r.get("state"), "broken")
+                       if r.get("state") != "skipped" else "missing")
         for prog in p.programs:
             if not any(_which(alt) for alt in prog.split("|")):
                 missing.append(f"{prog.replace('|', ' or ')} (not on PATH)")
-        out.append(PieceStatus(p, not missing, versions, missing, detail))
+                states.add("missing")
+        state = next((s for s in _WORST if s in states), "installed")
+        out.append(PieceStatus(p, not missing, versions, missing, detail, state))
     return out
 
 
@@ -227,9 +288,12 @@ _HELP = ("Show which optional pieces (audio, neural encoder, d-vector encoder, O
          "that adds each missing one (run from a clone of the repository). Imports each piece; downloads nothing.")
 
 
-def doctor_cmd(json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON on stdout.")):
+def doctor_cmd(json_out: bool = typer.Option(False, "--json", help="Print the findings as JSON on stdout."),
+               timeout: float = typer.Option(PROBE_TIMEOUT, "--timeout", min=1.0, help="Seconds each piece's "
+                                             "imports may take in their own process before it is called 'timed "
+                                             "out'.")):
     """``vpeval doctor``: print :func:`check_pieces` as text (or JSON with ``--json``); exit code 0."""
-    found = check_pieces()
+    found = check_pieces(timeout=timeout)
     if json_out:
         echo_json({"vpeval_version": __version__, "python": platform.python_version(),
                    "pieces": [f.to_dict() for f in found]})
@@ -246,15 +310,24 @@ def doctor_cmd(json_out: bool = typer.Option(False, "--json", help="Print the fi
         if f.installed:
             typer.echo(f"[installed] {p.name}: {', '.join(f'{k} {v}' for k, v in f.versions.items())}")
         else:
-            typer.echo(f"[missing]   {p.name}: {'; '.join(f.missing)}")
+            typer.echo(f"{'[' + f.state + ']':<11} {p.name}: {'; '.join(f.missing)}")
         typer.echo(f"            adds: {p.adds}")
         if f.detail:
             typer.echo(f"            {f.detail}")
-        if not f.installed:
+        if f.state == "missing":
             typer.echo(f"            install ({p.size}): {p.command}")
+        elif f.state == "broken":
+            typer.echo("            installed, but an import fails (above): pip does not add a missing system "
+                       "library (e.g. libsndfile1 from the system's packages); the piece's command, to reinstall it: "
+                       + p.command)
+        elif f.state == "timed out":
+            typer.echo(f"            an import did not finish within {timeout:g} s; try `vpeval doctor --timeout "
+                       f"{4 * timeout:g}`, or `python -c 'import MODULE'` to see where it hangs")
     n = sum(not f.installed for f in found)
-    typer.echo(f"{len(found) - n} of {len(found)} optional pieces installed" + (
-        "; the commands run from a clone of the repository (README, 'Install')" if n else ""))
+    counts = {s: sum(f.state == s for f in found) for s in _WORST}
+    typer.echo(f"{len(found) - n} of {len(found)} optional pieces installed"
+               + "".join(f"; {k} {s}" for s, k in counts.items() if k)
+               + ("; the commands run from a clone of the repository (README, 'Install')" if n else ""))
 
 
 def register(app: typer.Typer) -> None:

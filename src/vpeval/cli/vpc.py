@@ -32,7 +32,8 @@ def register(app: typer.Typer) -> None:
     def segment(
         data: Path = typer.Argument(..., help="Kaldi data folder (wav.scp, utt2spk; segments honoured)."),
         out: Path = typer.Option(..., "-o", "--out", metavar="OUT", help="Output data folder."),
-        seconds: float = typer.Option(3.0, "--seconds", help="Segment length in seconds."),
+        seconds: float = typer.Option(3.0, "--seconds", help="Segment length in seconds, at least 0.032 "
+                                     "(one 512-sample analysis frame, which every extractor can embed)."),
         min_segments: int = typer.Option(2, "--min-segments", min=1, help="Report speakers with fewer segments."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier `vpeval segment` output folder."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),

@@ -232,9 +232,12 @@ def read_embeddings(path) -> EmbeddingSet:
     InputFileError
         Missing arrays/columns, mismatched lengths, NaN or inf rows, duplicate (utterance, condition) keys.
     """
+    from .files import check_input_file
+
     path = Path(path)
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
+    check_input_file(path, "an embeddings file (.npz or .parquet)")
     if path.suffix == ".parquet":
         from .matrix import _read_parquet_table
 
@@ -330,7 +333,10 @@ def read_extractor_info(path) -> dict | None:
     InputFileError
         An unreadable file, or a record that breaks the format (:mod:`vpeval.io.extractor_info`).
     """
+    from .files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "an embeddings file (.npz or .parquet)")
     if path.suffix == ".parquet":
         return _parquet_extractor_info(path)
     try:

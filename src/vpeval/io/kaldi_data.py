@@ -57,6 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputFileError
+from .files import check_input_file
 from .kaldi_rules import _check_id, _check_sorted_unique, _check_speaker_order, _lines, speaker_order_problem
 from .kaldi_paths import check_paths_from, resolve_wav_path
 from .kaldi_segments import KaldiSegment, _read_segments, _segment_lines
@@ -359,7 +360,8 @@ def read_vpc_enrolls(path) -> dict[str, int]:
         Missing or non-UTF-8 file, a blank line, a line with more than one field, a repeated id, an empty file.
     """
     path = Path(path)
-    if not path.is_file():
+    check_input_file(path, "a VoicePrivacy enrollment list (one utterance id per line)")
+    if not path.exists():
         raise InputFileError(path, None, "enrollment list does not exist")
     out: dict[str, int] = {}
     for i, line in _lines(path):
@@ -384,7 +386,8 @@ def read_vpc_trials(path) -> list[VPCTrial]:
         ``target``/``nontarget``, a repeated (speaker, utterance) pair, an empty file; with file and line.
     """
     path = Path(path)
-    if not path.is_file():
+    check_input_file(path, "a trials list (<enroll_speaker> <test_utterance> target|nontarget)")
+    if not path.exists():
         raise InputFileError(path, None, "trials file does not exist")
     out: list[VPCTrial] = []
     seen: dict[tuple[str, str], int] = {}

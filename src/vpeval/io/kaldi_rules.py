@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputFileError
+from .files import check_input_file
 
 __all__ = ["speaker_order_problem"]
 
 
 def _lines(path: Path):
     """(line number, line without its end) of a UTF-8 text file; blank lines are errors."""
+    check_input_file(path, "a Kaldi data file (text, one record per line)")
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -11,11 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputFileError
+from ..errors import InputFileError, VpevalError
 from .kaldi_rules import _check_id, _check_sorted_unique, _lines
 from .numbers import NumberSyntaxError, parse_number
 
-__all__ = ["KaldiSegment", "fixed_length_segments"]
+__all__ = ["KaldiSegment", "fixed_length_segments", "MIN_SEGMENT_SECONDS"]
+
+#: The shortest segment :func:`fixed_length_segments` cuts: 32 ms, one analysis frame of 512 samples at 16 kHz (the
+#: FFT frame of the ``mfcc`` and ``voicefilter-dvector`` features, the largest minimum of vpeval's built-in
+#: extractors, :attr:`vpeval.audio.embed.Extractor.min_samples`), so that every segment written can be embedded
+#: by any of them. Below, a segment holds no whole frame to analyse; and the count grows as 1 / length (1e-6 s: a
+#: million segments per second of audio, which never finished).
+MIN_SEGMENT_SECONDS = 0.032
 
 
 @dataclass(frozen=True)
@@ -97,9 +104,12 @@ def _read_segments(path: Path, wav: dict, wav_line: dict, scp: Path, check_files
             seconds = _duration(wav[rec], scp, wav_line[rec])
             for sg in segs:
                 if sg.start >= seconds or (sg.end is not None and sg.end > seconds):
-                    raise InputFileError(path, sg.line, f"segment {sg.start:g}-"
-                                         f"{'end' if sg.end is None else f'{sg.end:g}'} s lies outside recording "
-                                         f"{rec!r}, which lasts {seconds:g} s")
+                    # times as written (repr), not rounded to 6 digits: a segment ending 1e-9 s after the
+                    # recording read '3-3 s lies outside ... 3 s'
+                    raise InputFileError(path, sg.line, f"segment {sg.start!r}-"
+                                         f"{'end' if sg.end is None else repr(sg.end)} s lies outside recording "
+                                         f"{rec!r}: it {'starts at or after' if sg.start >= seconds else 'ends after'}"
+                                         f" the recording's end ({seconds!r} s)")
     return out
 
 
@@ -177,10 +187,11 @@ def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dic
         Read with :func:`vpeval.io.kaldi_data.read_kaldi_data_folder` (its own ``segments`` are honoured: an
         utterance's range is cut, not its whole recording).
     seconds : float
-        Segment length (> 0). Segment ``k`` of an utterance covering ``[s, e)`` is ``[s + k L, s + (k+1) L)``
-        for every ``k`` with ``s + (k+1) L <= e``, the times rounded to the microsecond (:func:`time_text`: as
-        written, so ``0.3``, not ``0.30000000000000004``, and 1 s holds ten 0.1 s segments); the remainder
-        shorter than ``L`` is left out, and so is an utterance shorter than ``L``.
+        Segment length, at least :data:`MIN_SEGMENT_SECONDS` (32 ms, one analysis frame). Segment ``k`` of an
+        utterance covering ``[s, e)`` is ``[s + k L, s + (k+1) L)`` for every ``k`` with ``s + (k+1) L <= e``,
+        the times rounded to the microsecond (:func:`time_text`: as written, so ``0.3``, not
+        ``0.30000000000000004``, and 1 s holds ten 0.1 s segments); the remainder shorter than ``L`` is left out,
+        and so is an utterance shorter than ``L``.
     min_segments : int
         Speakers with fewer segments are reported (kept: the caller decides).
 
@@ -196,13 +207,17 @@ def fixed_length_segments(data, seconds: float, *, min_segments: int = 2) -> dic
 
     Raises
     ------
+    VpevalError
+        ``seconds`` below :data:`MIN_SEGMENT_SECONDS` (or not a finite number).
     InputFileError
-        ``seconds`` not positive; an unreadable audio header (named by file and line).
+        An unreadable audio header (named by file and line).
     """
     import os
 
-    if not (seconds > 0 and seconds < float("inf")):
-        raise InputFileError(data.folder, None, f"segment length must be a positive number of seconds, got {seconds!r}")
+    if not (seconds >= MIN_SEGMENT_SECONDS and seconds < float("inf")):
+        raise VpevalError(f"segment length {seconds!r} s: expected a finite number of seconds >= "
+                          f"{MIN_SEGMENT_SECONDS:g} (32 ms, one analysis frame of 512 samples at 16 kHz, so "
+                          "that every built-in extractor can embed each segment)")
     wav, utt2spk, segs, too_short = {}, {}, {}, []
     per_speaker = {s: 0 for s in sorted(set(data.utt2spk.values()))}
     durations: dict[str, float] = {}

@@ -371,9 +371,12 @@ def read_score_matrix(path, *, drop_unenrolled: bool = False) -> ScoreMatrix:
     """
     import pandas as pd
 
+    from .files import check_input_file
+
     path = Path(path)
     if not path.exists():
         raise InputFileError(path, None, "file does not exist")
+    check_input_file(path, "a 1-to-N score table (.csv or .parquet)")
     if path.suffix.lower() in (".parquet", ".pq"):
         df = _read_parquet_table(path)
         _check_parquet_scores(path, df)
@@ -607,7 +610,11 @@ def read_kaldi_score_matrix(key_path, scores_path, *, drop_unenrolled: bool = Fa
         other (first few listed), duplicates, missing pairs, unenrolled probes (unless ``drop_unenrolled``);
         errors name the file and line.
     """
+    from .files import check_input_file
+
     key_path, scores_path = Path(key_path), Path(scores_path)
+    check_input_file(key_path, "a Kaldi key file (enroll_spk trial_id target|nontarget)")
+    check_input_file(scores_path, "a Kaldi score file (enroll_spk trial_id score)")
     ke, kt, klab, kline = _read_three_columns(key_path, "target|nontarget")
     se, st, sval, sline = _read_three_columns(scores_path, "score")
     labels = np.array(klab, dtype=str)

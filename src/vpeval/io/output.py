@@ -20,8 +20,9 @@ Rules (documented for users in ``docs/output.md``):
 * **Symlinks.** An output path that is a symbolic link is written through: the link's target is the output,
   the link itself stays.
 * **Stale temporaries.** A killed run may leave its temporary folder; the next run into the same output
-  removes those whose owner file (pid and host) names a process of this host that no longer exists. Nothing
-  else is ever removed.
+  removes those whose owner file names a process of this host that provably no longer exists (pid, its start
+  time and the boot id: :mod:`vpeval.io.leftovers`), and every later ``vpeval`` command removes them wherever
+  they are, through a registration in the temporary folder. Nothing else is ever removed.
 * **Paths in messages** are the ones the user gave, never the temporary names.
 
 The lock uses ``fcntl.flock`` (POSIX: Linux, macOS).
@@ -42,6 +43,8 @@ from pathlib import Path
 
 from .._version import __version__
 from ..errors import VpevalError
+from . import leftovers
+from .leftovers import _pid_alive  # noqa: F401 - kept importable from here
 
 __all__ = [
     "OutputError",
@@ -96,18 +99,6 @@ def _umask() -> int:
     m = os.umask(0)
     os.umask(m)
     return m
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    except (OverflowError, ValueError):
-        return False
-    return True
 
 
 def _oserror(shown: Path, exc: OSError, what: str) -> OutputError:
@@ -234,6 +225,7 @@ class OutputClaim:
         self.protect = [Path(p) for p in protect]
         self._lock_fd = None
         self._tmp: Path | None = None
+        self._registration = None  # of the temporary folder, for the runs that come after a kill
         self.target = self._resolve()
         self._lock()
         try:
@@ -300,16 +292,12 @@ class OutputClaim:
             self._lock_fd = None
 
     def _clean_stale(self) -> None:
-        """Remove temporary folders of this output left by dead runs of this host (owner file proves it)."""
-        host = socket.gethostname()
-        for p in self.target.parent.glob(f".{self.target.name}.vpeval-tmp-*"):
-            try:
-                pid, h = (p / _OWNER).read_text(encoding="utf-8").split()
-                pid = int(pid)
-            except (OSError, ValueError):
-                continue  # not provably ours
-            if p.is_dir() and not p.is_symlink() and h == host and not _pid_alive(pid):
-                shutil.rmtree(p, ignore_errors=True)
+        """Remove temporary folders of this output left by dead runs of this host (owner file proves it), and
+        those of other outputs and of the temporary folder that registered dead runs left
+        (:func:`vpeval.io.leftovers.remove_stale`)."""
+        for p in leftovers.stale_output_temporaries(self.target):
+            shutil.rmtree(p, ignore_errors=True)
+        leftovers.remove_stale()
 
     def _exists_nonempty(self) -> bool:
         t = self.target
@@ -342,10 +330,11 @@ class OutputClaim:
         tmp = self.target.parent / f".{self.target.name}.vpeval-tmp-{secrets.token_hex(6)}"
         try:
             tmp.mkdir(mode=0o777 & ~_umask())
-            (tmp / _OWNER).write_text(f"{os.getpid()} {socket.gethostname()}\n", encoding="utf-8")
+            record = leftovers.write_owner(tmp, _OWNER)
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise _oserror(self.shown, exc, "write here") from None
+        self._registration = leftovers.register_claim(tmp, record)
         self._tmp = tmp
         self.path = tmp / self.target.name if self.is_file else tmp
 
@@ -367,6 +356,8 @@ class OutputClaim:
         except BaseException:
             self.abort()
             raise
+        leftovers.unregister_claim(self._registration)
+        self._registration = None
         self._unlock()
         return self.shown
 
@@ -415,13 +406,16 @@ class OutputClaim:
         """
         if self._tmp is not None:
             tmp, self._tmp = self._tmp, None
-            # still a vpeval-tmp- name with its owner file: left behind by a kill, the next run removes it
-            doomed = tmp.parent / f".{self.target.name}.vpeval-tmp-{secrets.token_hex(6)}-removed"
+            # still a vpeval-tmp- name with its owner file: left behind by a kill, the next run removes it (the
+            # same token: its registration names it)
+            doomed = tmp.parent / f"{tmp.name}-removed"
             try:
                 os.rename(tmp, doomed)
             except OSError:
                 doomed = tmp
             shutil.rmtree(doomed, ignore_errors=True)
+        leftovers.unregister_claim(self._registration)
+        self._registration = None
         self._unlock()
 
     def __enter__(self) -> "OutputClaim":

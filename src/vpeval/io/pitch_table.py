@@ -42,7 +42,10 @@ def read_pitch_table(path) -> PitchCorrelationResult:
         Missing file, a header other than ``utterance_id,rho_f0`` (in any order; a BOM is skipped), a ragged
         row, an empty or repeated utterance id, a value that is not a number in [-1, 1], no rows; with the line.
     """
+    from .files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "a pitch-correlation table (CSV)")
     if not path.is_file():
         raise InputFileError(path, None, "pitch correlation table does not exist")
     vals: dict[str, float] = {}

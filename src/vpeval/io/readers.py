@@ -37,6 +37,7 @@ from ..errors import InputFileError, RepeatedTrialsWarning
 from .label_counts import label_counts
 from .numbers import INFINITY, NUMBER, is_nan_word
 from . import _fast
+from .files import check_input_file
 from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table, _inexact_integer
 from .trials import Trials
 
@@ -219,6 +220,8 @@ def read_trials_scores(key_path, scores_path, *, higher_is_target: bool = True) 
         either file (equal or conflicting), key pairs without a score or scores without a key pair (the first
         few are listed with the counts), an empty class.
     """
+    check_input_file(key_path, "a Kaldi key file (enroll test target|nontarget)")
+    check_input_file(scores_path, "a Kaldi score file (enroll test score)")
     fast = _fast_trials_scores(key_path, scores_path, higher_is_target)
     if fast is not None:
         return fast
@@ -277,6 +280,7 @@ def read_score_label(path, *, higher_is_target: bool = True) -> Trials:
     >>> t = read_score_label(p); t.tar.tolist(), t.non.tolist()
     ([0.9], [0.1])
     """
+    check_input_file(path, "a score file (score label)")
     fast = _fast_score_label(path, higher_is_target)
     return _warn_repeats(fast if fast is not None else _exact_score_label(path, higher_is_target), path)
 
@@ -440,6 +444,7 @@ def read_columns(
     >>> t.meta["label_counts"]["ignored"]
     {'spoof': 1}
     """
+    check_input_file(path, "a score table")
     if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in "\r\n\"" or sep.isalnum()):
         raise InputFileError(path, None, f"sep must be one separator character such as ',' or ';', got {sep!r}")
     tset, nset, iset = _as_set(target), _as_set(nontarget), _as_set(ignore)
@@ -615,6 +620,7 @@ def read_id_list(path, what: str = "id") -> list[str]:
     InputFileError
         Unreadable or non-UTF-8 file, a line with more than one field, a repeated id, no ids at all.
     """
+    check_input_file(path, f"a list of {what}s")
     out, seen = [], {}
     for ln, line in _lines(path):
         f = _split(line)

@@ -34,7 +34,10 @@ def read_speaker_groups(path) -> dict[str, str]:
     """
     from .kaldi_data import GENDERS
 
+    from .files import check_input_file
+
     p = Path(path)
+    check_input_file(p, "a speaker-group file (speaker group per line)")
     try:
         text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

@@ -81,7 +81,10 @@ def read_result_for_rank(path) -> list[dict]:
         (:mod:`vpeval.io.numbers`: ``1_0`` is refused), infinite, beyond float64 (``1e400``) or outside [0, 100];
         no ASV row at all. With file and line.
     """
+    from .files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "the toolkit's summary table (result_for_rank*)")
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

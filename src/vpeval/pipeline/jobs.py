@@ -157,34 +157,19 @@ def _watch(parent: int) -> None:
         time.sleep(1.0)
 
 
-#: The file in a ``vpeval-jobs-*`` folder that names the process and host that made it.
-_OWNER = "vpeval-owner"
-
-
 def _shared_folder() -> str:
-    """A new private ``vpeval-jobs-*`` folder of the temporary folder, with its owner file, after removing the
-    folders there that dead runs of this host left (their owner file proves it). Raises OSError."""
-    import glob
+    """A new private ``vpeval-jobs-*`` folder of the temporary folder, with its owner record, after removing what
+    dead runs of this host left (:func:`vpeval.io.leftovers.remove_stale`; every ``vpeval`` command also does
+    that at its start, workers or not). Raises OSError."""
     import shutil
-    import socket
     import tempfile
 
-    from ..io.output import _pid_alive
+    from ..io import leftovers
 
-    base, host = tempfile.gettempdir(), socket.gethostname()
-    for old in glob.glob(os.path.join(glob.escape(base), "vpeval-jobs-*")):
-        try:
-            with open(os.path.join(old, _OWNER), encoding="utf-8") as f:
-                pid, h = f.read().split()
-            pid = int(pid)
-        except (OSError, ValueError):
-            continue  # not provably ours
-        if h == host and pid != os.getpid() and not _pid_alive(pid) and not os.path.islink(old):
-            shutil.rmtree(old, ignore_errors=True)
-    folder = tempfile.mkdtemp(prefix="vpeval-jobs-", dir=base)
+    leftovers.remove_stale()
+    folder = tempfile.mkdtemp(prefix="vpeval-jobs-")
     try:
-        with open(os.path.join(folder, _OWNER), "w", encoding="utf-8") as f:
-            f.write(f"{os.getpid()} {host}\n")
+        leftovers.write_owner(folder)
     except OSError:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -351,8 +336,9 @@ class Jobs:
         in bytes; the worker reads the file (:func:`opened`, from the page cache) instead of receiving the array
         pickled through a pipe with each call: on 1e7 trials a member's arrays are 127 MB, sent with each of its
         7 calls before. The folder is removed by :meth:`close` (also on Ctrl-C, SIGTERM and SIGHUP); one that a
-        run killed outright left behind is removed by the next run of this host that shares an array (an owner
-        file names the process and host, as the output policy's temporary folders do). When the file cannot be
+        run killed outright left behind is removed by the next ``vpeval`` command of this host, whatever it does,
+        or the next run that shares an array (an owner record names the process, its start time, the boot and the
+        host: :mod:`vpeval.io.leftovers`). When the file cannot be
         written (a full disk), the partial file is removed and ``arr`` itself is returned: it is then pickled
         with each call as before, with the same results. ``arr`` must not change afterwards.
 

@@ -54,7 +54,10 @@ def read_transcripts(path, *, fmt: str = "auto") -> dict[str, str]:
     """
     if fmt not in ("auto", "kaldi", "sphinx"):
         raise ValueError(f"fmt must be 'auto', 'kaldi' or 'sphinx', got {fmt!r}")
+    from ...io.files import check_input_file
+
     path = Path(path)
+    check_input_file(path, "a transcript file")
     if not path.is_file():
         raise InputFileError(path, None, "transcript file does not exist")
     try:

@@ -27,7 +27,7 @@ import numpy as np
 from ...errors import VpevalError
 from ...pipeline.adapt_head import AdaptedHead, StateSet, head_embed
 from .base import Extractor, package_record
-from .resemblyzer import _import, preprocess
+from .resemblyzer import _VAD_WINDOW, _import, preprocess
 
 __all__ = ["lstm_states", "states_folder", "pretrained_projection", "AdaptedResemblyzerExtractor",
            "fine_tune_encoder", "RATE", "MIN_COVERAGE"]
@@ -149,6 +149,8 @@ class AdaptedResemblyzerExtractor(Extractor):
 
     name = "resemblyzer-ge2e-adapted"
     dim = 256
+    min_samples = _VAD_WINDOW
+    min_frame = "one voice-activity (VAD) window"
 
     def __init__(self, W, b, lstm_state=None, threads: int = 1):
         _, torch = _import()

@@ -37,10 +37,21 @@ class Extractor(ABC):
         Identifier stored in embedding files (e.g. ``mfcc-stats``, ``resemblyzer-ge2e``).
     dim : int
         Embedding dimension.
+    min_samples : int
+        The shortest utterance (samples at 16 kHz) the extractor embeds: one whole analysis frame of its
+        features (``min_frame`` says which). A shorter one is refused by :meth:`embed`: padded out to a frame
+        it would give a vector that describes the padding, not a speaker (a 1 ms file used to get one). The
+        default, for an extractor class of the user's own, is 400 samples (25 ms, the usual analysis frame of
+        speaker features); a class may set its own. Built in: 512 (``mfcc``, ``voicefilter-dvector``: one FFT
+        frame), 480 (``resemblyzer``: one voice-activity window), the features' frame (model files).
+    min_frame : str
+        What :attr:`min_samples` is, for the message (e.g. ``one 25 ms analysis window``).
     """
 
     name: str = "abstract"
     dim: int = 0
+    min_samples: int = 400
+    min_frame: str = "one 25 ms analysis frame"
 
     def embed(self, waveform, sr: int = SAMPLE_RATE) -> np.ndarray:
         """Embed one utterance.
@@ -59,10 +70,11 @@ class Extractor(ABC):
         Raises
         ------
         VpevalError
-            Wrong rate, empty / non-1-D / non-finite input, or an utterance the extractor cannot embed
-            (e.g. no speech found).
+            Wrong rate, empty / non-1-D / non-finite input, an utterance shorter than :attr:`min_samples`, or
+            an utterance the extractor cannot embed (e.g. no speech found).
         """
         x = checked_waveform(waveform, sr, self.name)
+        self.check_length(x.size)
         # BLAS single-threaded: a matrix product's last bit can depend on the number of BLAS threads, so this
         # gives the same vector on any machine, in one process or on any Dask worker (0.3 ms per call)
         with threadpool_limits(limits=1, user_api="blas"):
@@ -70,6 +82,21 @@ class Extractor(ABC):
         if e.shape != (self.dim,) or not np.isfinite(e).all():
             raise VpevalError(f"{self.name}: extractor returned a bad embedding (shape {e.shape})")
         return e
+
+    def check_length(self, n_samples: int) -> None:
+        """Refuse an utterance of ``n_samples`` (at 16 kHz) shorter than :attr:`min_samples`.
+
+        Raises
+        ------
+        VpevalError
+            Naming the extractor, the utterance's length and the minimum, e.g. ``mfcc-stats: the utterance
+            lasts 16 samples (1 ms at 16 kHz); this extractor needs at least 512 samples (32 ms: one 512-sample
+            STFT frame (n_fft))``; :func:`embed_folder` adds the file.
+        """
+        need = int(self.min_samples)
+        if n_samples < need:
+            raise VpevalError(f"{self.name}: the utterance lasts {n_samples} samples ({_ms(n_samples)} at 16 kHz); "
+                              f"this extractor needs at least {need} samples ({_ms(need)}: {self.min_frame})")
 
     @abstractmethod
     def _embed(self, x: np.ndarray) -> np.ndarray:
@@ -104,6 +131,11 @@ class Extractor(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, dim={self.dim})"
+
+
+def _ms(n_samples: int) -> str:
+    """``n_samples`` at 16 kHz in milliseconds, as text (``25 ms``, ``0.0625 ms``)."""
+    return f"{1000.0 * n_samples / SAMPLE_RATE:.6g} ms"
 
 
 def _embed_file(extractor: Extractor, path, strict_rate: bool = False,

@@ -45,6 +45,10 @@ class MfccStatsExtractor(Extractor):
     """
 
     name = "mfcc-stats"
+    # one STFT frame (n_fft 512, the 25 ms window zero-padded to it): librosa centres and pads frames, so shorter
+    # input gave a vector of padding (and librosa's warning 'n_fft=512 is too large for input signal')
+    min_samples = MFCC_SETTINGS["n_fft"]
+    min_frame = "one 512-sample STFT frame (n_fft)"
 
     def __init__(self, n_mfcc: int = 20):
         if int(n_mfcc) != n_mfcc or not 1 <= n_mfcc <= 40:

@@ -125,6 +125,24 @@ class _ModelFileExtractor(Extractor):
         return (_rebuild, (type(self), os.path.abspath(self.path), self.features.to_dict(), self.name, self.output,
                            self.model_file["sha256"]))
 
+    @property
+    def min_samples(self) -> int:
+        """One whole analysis frame of the model's features: the window length (``kaldi`` framing, or
+        centred ``stft``), ``n_fft`` (``stft`` not centred); a waveform model states no frame: 400 (25 ms)."""
+        f = self.features
+        if f.type != "fbank":
+            return 400
+        return f.fft_size if f.framing == "stft" and not f.center else f.frame_length
+
+    @property
+    def min_frame(self) -> str:
+        f = self.features
+        if f.type != "fbank":
+            return "one 25 ms analysis frame (a waveform model states no frame of its own: vpeval's default)"
+        if f.framing == "stft" and not f.center:
+            return f"one {f.fft_size}-sample FFT frame of its features (stft framing, not centred)"
+        return f"one {f.frame_length_ms:g} ms window of its features"
+
     def _identity(self) -> dict:
         return {"kind": self.kind, "model_file": dict(self.model_file), "features": features_record(self.features),
                 "output": self._output_name()}

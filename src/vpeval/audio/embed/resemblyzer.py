@@ -132,6 +132,8 @@ class ResemblyzerExtractor(Extractor):
 
     name = "resemblyzer-ge2e"
     dim = 256
+    min_samples = _VAD_WINDOW
+    min_frame = "one voice-activity (VAD) window"
 
     def __init__(self, device: str = "cpu", threads: int = 1):
         resemblyzer, torch = _import()

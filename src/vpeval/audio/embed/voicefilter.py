@@ -101,6 +101,8 @@ class VoiceFilterDvectorExtractor(Extractor):
 
     name = "voicefilter-dvector"
     dim = _DIM
+    min_samples = 512  # frames are cut without centring: the first needs n_fft samples
+    min_frame = "one 512-sample FFT frame (stft framing, not centred)"
 
     def __init__(self):
         self._session, self.model_path, self._model_file = _open_session()

@@ -1,0 +1,77 @@
+"""Issue 48 (5): a device, socket or folder given where a file is read is refused at once, before a byte is read,
+by the one check of the I/O layer (vpeval.io.files.check_input_file); pipes stay accepted (docs/output.md)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from vpeval.errors import InputFileError
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _readers():
+    from vpeval.audio.asr.transcripts import read_transcripts
+    from vpeval.audio.io import read_audio, read_speaker_metadata
+    from vpeval.io.embeddings import read_embeddings, read_extractor_info
+    from vpeval.io.kaldi_data import read_vpc_enrolls, read_vpc_trials
+    from vpeval.io.matrix import read_kaldi_score_matrix, read_score_matrix
+    from vpeval.io.pitch_table import read_pitch_table
+    from vpeval.io.readers import read_columns, read_id_list, read_score_label, read_trials_scores
+    from vpeval.io.speaker_groups import read_speaker_groups
+    from vpeval.io.vpc_results import read_result_for_rank
+
+    return {
+        "score label": read_score_label,
+        "key": lambda p: read_trials_scores(p, p),
+        "columns": lambda p: read_columns(p, label_col=0, score_col=1, target="t", nontarget="n"),
+        "ids": read_id_list,
+        "matrix": read_score_matrix,
+        "kaldi matrix": lambda p: read_kaldi_score_matrix(p, p),
+        "embeddings": read_embeddings,
+        "extractor info": read_extractor_info,
+        "vpc trials": read_vpc_trials,
+        "vpc enrolls": read_vpc_enrolls,
+        "audio": read_audio,
+        "speaker metadata": read_speaker_metadata,
+        "groups": read_speaker_groups,
+        "pitch table": read_pitch_table,
+        "result table": read_result_for_rank,
+        "transcripts": read_transcripts,
+    }
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("name", sorted(_readers()))
+def test_devices_and_folders_are_refused_before_reading_and_pipes_are_read(name, tmp_path):
+    read = _readers()[name]
+    with pytest.raises(InputFileError, match=r"^/dev/zero: is a character device, not a regular file; expected "):
+        read("/dev/zero")  # it used to read zeros until memory ran out
+    with pytest.raises(InputFileError, match=r": is a folder, not a regular file; expected ") as e:
+        read(tmp_path)
+    assert e.value.path == str(tmp_path) and e.value.line is None
+    if name == "score label":  # a pipe ends when its writer closes it: still read (vpeval report /dev/stdin)
+        fifo = tmp_path / "fifo"
+        os.mkfifo(fifo)
+        threading.Thread(target=lambda: fifo.write_text("0.5 1\n0.25 0\n"), daemon=True).start()
+        assert read(fifo).tar.tolist() == [0.5]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("argv", [["verify", "/dev/zero"], ["report", "/dev/zero", "-o", "OUT", "-q"],
+                                  ["verify", "SCORES", "--key", "/dev/zero"]])
+def test_cli_refuses_a_device_in_one_line_with_exit_2(argv, tmp_path):
+    (tmp_path / "SCORES").write_text("a b 0.5\n")
+    argv = [str(tmp_path / a) if a in ("OUT", "SCORES") else a for a in argv]
+    p = subprocess.run([sys.executable, "-m", "vpeval.cli.main", *argv], capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.splitlines() == [p.stderr.strip()] and p.stderr.startswith("vpeval: error: /dev/zero: is a "
+                                                                                "character device")
+    assert not (tmp_path / "OUT").exists()
