@@ -141,8 +141,8 @@ def _verdicts(runs, **kw):
 def test_innocent_speakers_are_rarely_named():
     """Perfectly secret tables: a speaker named in at most alpha of them (family-wise); with one speaker leaking,
     another speaker named as rarely (the speaker LID of a speaker depends on its own probes alone). 30 tables each:
-    at a true rate of 5 %, 5 or more happen with probability 0.06; the fuller measurement (200 tables, 0.5 % and
-    1.0 %) is in docs/report.md (benchmarks/linkage_exposure.py)."""
+    at a true rate of 5 %, 5 or more happen with probability 0.06; the fuller measurement (200 tables each: 2.0 % of
+    perfectly secret tables, 2.0 % of one-leak tables) is in docs/report.md (benchmarks/linkage_exposure.py)."""
     null = _verdicts(30, leaking=None)
     assert sum(bool(v.test.exposed) for v in null) <= 4
     assert not any(v.verdict == LEAKS for v in null)
