@@ -266,6 +266,8 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
         warnings.append(f"at delta = {_d(pr.delta)} the upper bound is infinite: with these trial counts a region "
                         "holding more than delta of one class and none of the other cannot be excluded; a larger "
                         "delta or more trials would bound it")
+    if getattr(test.worst, "interval_note", None):
+        warnings.append(f"the worst case's 90 % interval is {test.worst.interval_note}")
     if test.scheme != "speaker":
         warnings.append(f"relabelling: {test.scheme_note}")
     if "none" in pr.unit:

@@ -1,0 +1,52 @@
+"""Issue 48, item 3: estimates that rest on too few trials say so (the worst case's interval, linkability)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from vpeval.analysis.families import score_verdict
+from vpeval.analysis.secrecy import interval_refusal, min_interval_units
+from vpeval.io.trials import Trials
+
+
+def _trials(n_tar, n_non, seed=0, shift=0.0):
+    rng = np.random.default_rng(seed)
+    s = np.r_[rng.normal(shift, 1, n_tar), rng.normal(0, 1, n_non)]
+    return Trials(s, np.r_[np.ones(n_tar), np.zeros(n_non)].astype(bool))
+
+
+# ----------------------------------------------------------------------------------------- the worst case's interval
+
+
+def test_the_fewest_units_of_a_90_percent_interval():
+    # n units have C(2n - 1, n) distinct resamples; a 90 % percentile interval needs 19 replicates (one per tail)
+    assert [math.comb(2 * n - 1, n) for n in (1, 2, 3, 4)] == [1, 3, 10, 35]
+    assert min_interval_units(0.90) == 4 and min_interval_units(0.95) == 5
+    assert interval_refusal(4, 200, "target trials") is None
+    assert "needs at least 4" in interval_refusal(3, 200, "target trials")
+    assert "needs at least 19" in interval_refusal(40, 10, "evaluation speakers")
+
+
+def test_one_target_trial_gets_no_interval_and_says_why():
+    """A '90 % interval 12.7 to 13.3 bits' came from one target trial drawn once or more per replicate."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = score_verdict(_trials(1, 5000, shift=6.0), "one", n_perm=99, n_boot=200)
+    w = v.test.worst
+    assert w.ci_low is None and w.ci_high is None and w.target_units == 1
+    d = v.to_dict()["worst_case"]
+    assert d["ci_low_bits"] is None and d["ci_high_bits"] is None and "needs at least 4" in d["interval_note"]
+    assert any("90 % interval is not computed" in x for x in v.warnings)
+
+
+def test_enough_target_trials_keep_their_interval():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        v = score_verdict(_trials(4, 500, shift=2.0), "four", n_perm=99, n_boot=200)
+    w = v.test.worst
+    assert w.ci_low is not None and w.ci_low <= w.ci_high and w.interval_note is None
+    assert "interval_note" not in v.to_dict()["worst_case"]
+    assert not any("interval is not computed" in x for x in v.warnings)
