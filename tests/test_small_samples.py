@@ -6,10 +6,14 @@ import math
 import warnings
 
 import numpy as np
+import pytest
 
 from vpeval.analysis.families import score_verdict
 from vpeval.analysis.secrecy import interval_refusal, min_interval_units
+from vpeval.errors import SmallSampleWarning
 from vpeval.io.trials import Trials
+from vpeval.metrics.summary import verification_summary
+from vpeval.metrics.verification import LINKABILITY_MIN_PER_BIN, linkability, linkability_caveat
 
 
 def _trials(n_tar, n_non, seed=0, shift=0.0):
@@ -50,3 +54,41 @@ def test_enough_target_trials_keep_their_interval():
     assert w.ci_low is not None and w.ci_low <= w.ci_high and w.interval_note is None
     assert "interval_note" not in v.to_dict()["worst_case"]
     assert not any("interval is not computed" in x for x in v.warnings)
+
+
+# ----------------------------------------------------------------------------------------- linkability
+
+
+def test_linkability_of_few_trials_warns_and_carries_its_caveat():
+    tar, non = np.array([0.3]), np.random.default_rng(1).normal(size=99)
+    with pytest.warns(SmallSampleWarning, match="fewer than 30 trials per histogram bin"):
+        linkability(tar, non)
+    assert linkability_caveat(1, 99) == "biased upwards: 0.1 trials per bin in the sparser class, below 30"
+    with pytest.warns(SmallSampleWarning):
+        m = {x.key: x for x in verification_summary(tar, non)}["linkability"]
+    assert m.caveat and m.as_dict()["caveat"] == m.caveat
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # warn=False: the caveat stays, no warning
+        m = {x.key: x for x in verification_summary(tar, non, warn=False)}["linkability"]
+    assert m.caveat
+
+
+def test_linkability_with_enough_trials_per_bin_has_no_caveat():
+    rng = np.random.default_rng(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        linkability(rng.normal(size=3000), rng.normal(size=3000))  # 100 bins, 30 per bin
+        m = {x.key: x for x in verification_summary(rng.normal(size=3000), rng.normal(size=4000))}["linkability"]
+    assert m.caveat is None and "caveat" not in m.as_dict()
+    assert linkability_caveat(2999, 10**6) is not None  # 29.99 per bin
+    assert linkability_caveat(3000, 3000) is None and LINKABILITY_MIN_PER_BIN == 30
+
+
+def test_the_bias_the_caveat_speaks_of():
+    """Uninformative scores (true linkability 0): about 0.73 at 1 target and 99 non-targets (the issue's 0.72);
+    the full table (benchmarks/linkability_bias.py) is in linkability's docstring."""
+    rng = np.random.default_rng(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SmallSampleWarning)
+        v = [linkability(rng.normal(size=1), rng.normal(size=99)) for _ in range(200)]
+    assert 0.65 < np.mean(v) < 0.8
