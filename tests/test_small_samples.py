@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 
@@ -65,12 +66,30 @@ def test_linkability_of_few_trials_warns_and_carries_its_caveat():
         linkability(tar, non)
     assert linkability_caveat(1, 99) == "biased upwards: 0.1 trials per bin in the sparser class, below 30"
     with pytest.warns(SmallSampleWarning):
-        m = {x.key: x for x in verification_summary(tar, non)}["linkability"]
+        m = {x.key: x for x in verification_summary(tar, non, warn=True)}["linkability"]
     assert m.caveat and m.as_dict()["caveat"] == m.caveat
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # warn=False: the caveat stays, no warning
-        m = {x.key: x for x in verification_summary(tar, non, warn=False)}["linkability"]
-    assert m.caveat
+        warnings.simplefilter("error")  # by default the caveat stays on the value, without a warning
+        summary = verification_summary(tar, non)
+    assert {x.key: x for x in summary}["linkability"].caveat
+    from vpeval.report.units import display_metrics
+
+    assert [d[1] for d in display_metrics(summary) if d[0] == "linkability"] == [
+        "Linkability D<->sys (biased up: few trials per bin)"]
+
+
+def test_verify_shows_the_caveat_in_its_json_and_table(tmp_path):
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    f = tmp_path / "s.txt"
+    rng = np.random.default_rng(4)
+    f.write_text(f"{rng.normal()!r} 1\n" + "".join(f"{x!r} 0\n" for x in rng.normal(size=99).tolist()))
+    r = CliRunner().invoke(app, ["verify", str(f), "--json", "--no-verdict"])
+    assert r.exit_code == 0 and json.loads(r.output)["metrics"]["linkability"]["caveat"].startswith("biased upwards")
+    r = CliRunner().invoke(app, ["verify", str(f), "--no-verdict"])
+    assert r.exit_code == 0 and "biased up" in r.output
 
 
 def test_linkability_with_enough_trials_per_bin_has_no_caveat():

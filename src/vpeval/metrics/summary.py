@@ -63,7 +63,7 @@ def prior_text(p: float) -> str:
 
 
 def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: bool = False,
-                         return_llrs: bool = False, warn: bool = True):
+                         return_llrs: bool = False, warn: bool = False):
     """Every verification and ZEBRA metric of one set of trials.
 
     Parameters
@@ -79,8 +79,10 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     return_llrs : bool
         Also return the per-trial PAV LLRs (nats), plain and Laplace-smoothed, from the same sort.
     warn : bool
-        Issue the :class:`~vpeval.errors.SmallSampleWarning` of linkability when its counts are too few
-        (:func:`vpeval.metrics.verification.linkability_caveat`); the caveat is on the value either way.
+        Also issue the :class:`~vpeval.errors.SmallSampleWarning` of linkability when its counts are too few
+        (:func:`vpeval.metrics.verification.linkability_caveat`). Off by default: the caveat is on the value either
+        way (``caveat``; the commands show it in the JSON, the table's metric name and the report), and a warning
+        on stderr would be mixed into ``--json`` output read by tools that merge the streams.
 
     Returns
     -------

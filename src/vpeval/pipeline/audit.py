@@ -54,7 +54,7 @@ def _type_metrics(t: Trials, learnt_on: str | None = None) -> dict:
     """Metrics of one attacker's trials of one type. ``learnt_on``: for an attacker whose scores are meant as
     LLRs (a fusion), the trial type its weights were learnt on; then its actual Cllr (bits, Brummer & du Preez
     2006) is given beside minCllr, with the trial type the weights come from."""
-    s = {m.key: m.value for m in verification_summary(t.tar, t.non, warn=False)}  # linkability is not kept here
+    s = {m.key: m.value for m in verification_summary(t.tar, t.non)}
     out = {
         "eer_rocch": s["eer_rocch"], "eer_interp": s["eer_interp"], "min_cllr_bits": s["min_cllr"],
         "d_ece_bits": s["d_ece"], "eps_max_nats": s["eps_max"], "zebra_tag": s["zebra_tag"],
