@@ -21,8 +21,11 @@ import numpy as np
 
 from .._checks import as_real, as_tar_non
 from .._docs import fill_doc
-from ..errors import InvalidScoresError, SmallSampleWarning
+from ..errors import InvalidScoresError
 from ..blocks import TieBlocks, bin_llr, operating_points, pav_bins, sorted_pair, tie_blocks
+from .linkability_bins import (  # noqa: F401  (re-exported)
+    LINKABILITY_MIN_PER_BIN, LINKABILITY_WARNING, default_linkability_bins, linkability_caveat, warn_small_linkability,
+)
 
 __all__ = [
     "DETCurve",
@@ -626,69 +629,6 @@ def linkability(tar, non, omega: float = 1.0, n_bins: int | None = None) -> floa
         raise InvalidScoresError(f"n_bins must be an integer >= 1, got {n_bins!r}")
     warn_small_linkability(tar.size, non.size, int(n_bins))
     return _linkability_core(*sorted_pair(tar, non), omega, int(n_bins))
-
-
-#: Trials per histogram bin of the sparser class (``min(n_tar, n_non) / n_bins``) below which :func:`linkability`
-#: is flagged: from 30 on its mean over uninformative scores fell below 0.05 in every configuration measured
-#: (:func:`linkability`'s table; ``benchmarks/linkability_bias.py``).
-LINKABILITY_MIN_PER_BIN = 30
-
-#: The text of the :class:`~vpeval.errors.SmallSampleWarning` of :func:`linkability` (one text, so that a command
-#: shows it once however many score sets it reads; the counts are in each value's caveat).
-LINKABILITY_WARNING = (
-    f"linkability D<->sys rests on fewer than {LINKABILITY_MIN_PER_BIN} trials per histogram bin of the sparser "
-    "class: at such counts its mean over uninformative scores exceeds 0.05 (0.73 at 1 target and 99 non-target "
-    "trials, true value 0), so it overstates linkability; the caveat beside the value (--json, report.json) gives "
-    "the counts (vpeval.metrics.verification.linkability_caveat)")
-
-
-def linkability_caveat(n_tar: int, n_non: int, n_bins: int | None = None) -> str | None:
-    """The small-sample caveat of :func:`linkability` on these counts, or None when they suffice.
-
-    Parameters
-    ----------
-    n_tar, n_non : int
-        Target and non-target trials.
-    n_bins : int, optional
-        Histogram bins (default :func:`default_linkability_bins` of ``n_tar``).
-
-    Returns
-    -------
-    str or None
-        A short phrase with the trials per bin of the sparser class (``min(n_tar, n_non) / n_bins``), when below
-        :data:`LINKABILITY_MIN_PER_BIN` (the rule and its measurement: :func:`linkability`); short, since a report
-        holds one per score set.
-
-    Examples
-    --------
-    >>> linkability_caveat(1, 99)
-    'biased upwards: 0.1 trials per bin in the sparser class, below 30'
-    >>> linkability_caveat(3000, 5000) is None
-    True
-    """
-    n_bins = default_linkability_bins(n_tar) if n_bins is None else int(n_bins)
-    per = min(int(n_tar), int(n_non)) / n_bins
-    if per >= LINKABILITY_MIN_PER_BIN:
-        return None
-    return f"biased upwards: {per:.3g} trials per bin in the sparser class, below {LINKABILITY_MIN_PER_BIN}"
-
-
-def warn_small_linkability(n_tar: int, n_non: int, n_bins: int | None = None) -> str | None:
-    """:func:`linkability_caveat`, issuing :data:`LINKABILITY_WARNING` (a
-    :class:`~vpeval.errors.SmallSampleWarning`) when there is one."""
-    note = linkability_caveat(n_tar, n_non, n_bins)
-    if note is not None:
-        import warnings
-
-        from ..errors import user_stacklevel
-
-        warnings.warn(LINKABILITY_WARNING, SmallSampleWarning, stacklevel=user_stacklevel())
-    return note
-
-
-def default_linkability_bins(n_tar: int) -> int:
-    """Default number of histogram bins of :func:`linkability` for ``n_tar`` target trials."""
-    return max(10, min(n_tar // 10, 100))
 
 
 def _linkability_core(st: np.ndarray, sn: np.ndarray, omega: float, n_bins: int) -> float:
