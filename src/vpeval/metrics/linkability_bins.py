@@ -10,13 +10,13 @@ from ..errors import SmallSampleWarning, user_stacklevel
 __all__ = ["LINKABILITY_MIN_PER_BIN", "LINKABILITY_WARNING", "linkability_caveat", "warn_small_linkability",
            "default_linkability_bins"]
 
-#: Trials per histogram bin of the sparser class (``min(n_tar, n_non) / n_bins``) below which :func:`~vpeval.metrics.verification.linkability`
-#: is flagged: from 30 on its mean over uninformative scores fell below 0.05 in every configuration measured
+#: Trials per histogram bin of the sparser class (``min(n_tar, n_non) / n_bins``) below which linkability is
+#: flagged: from 30 on its mean over uninformative scores fell below 0.05 in every configuration measured
 #: (:func:`~vpeval.metrics.verification.linkability`'s table; ``benchmarks/linkability_bias.py``).
 LINKABILITY_MIN_PER_BIN = 30
 
-#: The text of the :class:`~vpeval.errors.SmallSampleWarning` of :func:`~vpeval.metrics.verification.linkability` (one text, so that a command
-#: shows it once however many score sets it reads; the counts are in each value's caveat).
+#: The text of linkability's :class:`~vpeval.errors.SmallSampleWarning` (one text, so that a command shows it once
+#: however many score sets it reads; the counts are in each value's caveat).
 LINKABILITY_WARNING = (
     f"linkability D<->sys rests on fewer than {LINKABILITY_MIN_PER_BIN} trials per histogram bin of the sparser "
     "class: at such counts its mean over uninformative scores exceeds 0.05 (0.73 at 1 target and 99 non-target "
@@ -25,7 +25,8 @@ LINKABILITY_WARNING = (
 
 
 def linkability_caveat(n_tar: int, n_non: int, n_bins: int | None = None) -> str | None:
-    """The small-sample caveat of :func:`~vpeval.metrics.verification.linkability` on these counts, or None when they suffice.
+    """The small-sample caveat of :func:`~vpeval.metrics.verification.linkability` on these counts, or None when
+    they suffice.
 
     Parameters
     ----------
