@@ -641,7 +641,8 @@ def test_one_to_n_verdict_from_python():
     rng = np.random.default_rng(17)
     tr, mats = design(rng, leak=0.0)
     v = one_to_n_verdict(mats[0].matrix, "m", n_perm=59, n_boot=10)
-    assert v.test.scheme == "speaker" and {m.statistic for m in v.test.members} == {"lid_max", "alid"}
+    # the speaker LID (issue 48, 1) names the exposed speakers of a 1-to-N table
+    assert v.test.scheme == "speaker" and {m.statistic for m in v.test.members} == {"lid_max", "alid", "speaker_lid"}
 
 
 def test_permutations_cover_the_group_when_small():

@@ -19,6 +19,7 @@ __all__ = [
     "FewTrainingSpeakersWarning",
     "RepeatedTrialsWarning",
     "ExtractorRecordWarning",
+    "SmallSampleWarning",
 ]
 
 
@@ -102,6 +103,14 @@ class ExtractorRecordWarning(VpevalWarning):
     """Embedding rows were joined of which only some record their extractor (model file, features, version;
     :mod:`vpeval.io.extractor_info`): the joined rows keep no record, since one record no longer describes them
     all."""
+
+
+class SmallSampleWarning(VpevalWarning):
+    """An estimate rests on too few trials to mean what its definition says: a histogram estimator biased well
+    away from its value at these counts (linkability ``D<->sys`` below
+    :data:`vpeval.metrics.verification.LINKABILITY_MIN_PER_BIN` trials per bin of the sparser class). The
+    message says which estimate, the rule and where it comes from; the value is still returned, with a caveat
+    beside it in the JSON and the report."""
 
 
 class UndefinedPitchCorrelationWarning(VpevalWarning):

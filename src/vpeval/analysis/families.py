@@ -68,10 +68,19 @@ def _score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits,
 def one_to_n_verdict(matrix, name: str = "scores", *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
                      alpha: float = 0.05, budget_bits: float = DEFAULT_BUDGET_BITS,
                      delta: float | None = None) -> Verdict:
-    """Verdict of one 1-to-N score matrix (:class:`vpeval.pipeline.OneToN`) from its LID_max and ALID."""
+    """Verdict of one 1-to-N score matrix (:class:`vpeval.pipeline.OneToN` or
+    :class:`vpeval.io.matrix.ScoreMatrix`) from its LID_max, ALID and speaker LID.
+
+    The family holds the matrix's LID_max and ALID (one calibration slope over all probes) and its largest
+    *speaker LID* (:mod:`vpeval.metrics.linkage.speaker`: each speaker's probes alone), which names the exposed
+    speakers and finds a leak confined to one speaker that the single slope averages away (one speaker of 40 with
+    5 probes: LID_max 0.3-1.6 bits, often not rejected; its speaker LID 5.32 bits, ``log2 40``). An exposed speaker
+    whose own model ranks first for enough of its probes that the lower bound of its rank-1 likelihood ratio
+    exceeds the budget makes the verdict ``leaks`` (:func:`vpeval.analysis.verdict.decide`).
+    """
     inp = OneToNInput(name, "1-to-N", matrix)
-    return decide(secrecy_test(one_to_n=[inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha),
-                  budget_bits, delta)
+    return decide(secrecy_test(one_to_n=[inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                               statistics=("lid_max", "alid", "speaker_lid")), budget_bits, delta)
 
 
 def audit_family(res, types=VERDICT_TYPES) -> tuple[list[TrialInput], list[OneToNInput]]:

@@ -55,6 +55,9 @@ class NullFamily:
     boot_units: tuple
     rows: object = None  # speaker-row: the RowDesign
     tested: float = 1.0  # share of the members' trials in the test (speaker-row: probes left out)
+    #: per 1-to-N member with ``speaker_lid``: ``(j, speakers, values, hits, probes, N)``, the observed speaker LID
+    #: (bits) and rank-1 hits of its evaluation speakers (:mod:`vpeval.metrics.linkage.speaker`)
+    speaker_obs: list = dataclasses.field(default_factory=list)
 
 
 #: A member's relabellings are shared among the workers when they hold at least this many target entries
@@ -152,7 +155,7 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
             cols.append(dec)
             meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
             owner.append(("t", i))
-    lid_obs = []
+    lid_obs, speaker_obs = [], []
     from ..metrics.linkage import znorm_rows
 
     for j, i in enumerate(one_to_n):
@@ -180,6 +183,12 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
             cols.append(L.mean(axis=1))
             meta.append((i.attacker, i.trial_type, "alid", None))
             owner.append(("l", j))
+        if "speaker_lid" in l_stats:
+            vals, obs = _speaker_lid_rows(z, pidx, col_s, inv)
+            cols.append(vals)
+            meta.append((i.attacker, i.trial_type, "speaker_lid", None))
+            owner.append(("l", j))
+            speaker_obs.append((j, S[obs[0]], *obs[1:]))
     if boot is not None:
         t_reps, l_reps, n_units, boot_units = boot.get()
     else:
@@ -188,7 +197,25 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     if scheme == "speaker":
         n_units = int(S.size)
     return NullFamily(preps, list(one_to_n), scheme, scheme_reason, S, n_perm, exact, cols, meta, owner,
-                      lid_obs, t_reps, l_reps, n_units, boot_units, rows, tested)
+                      lid_obs, t_reps, l_reps, n_units, boot_units, rows, tested, speaker_obs)
+
+
+def _speaker_lid_rows(z: np.ndarray, pidx: np.ndarray, col_s: np.ndarray, inv: np.ndarray):
+    """The family maximum of the speaker LID over the evaluation speakers of one 1-to-N member, per relabelling
+    (bits, shape ``(R,)``), and the observed ``(speaker indices in S, speaker LIDs, rank-1 hits, probes, N)``.
+
+    Speaker ``s``'s value depends on its own probe rows and the model it is given alone
+    (:func:`~vpeval.metrics.linkage.speaker.speaker_lid_table`), so the table of every speaker against every
+    evaluation model is computed once and each relabelling reads ``T[s, inv[r, s]]``: relabelling ``r`` gives the
+    probes of speaker ``s`` the model ``col_s[inv[r, s]]``, as for the LID (row 0 observed)."""
+    from ..metrics.linkage.speaker import rank1_hits, speaker_lid_table
+
+    present, g = np.unique(pidx, return_inverse=True)
+    g = g.reshape(-1)
+    T = speaker_lid_table(z, g, col_s, present.size)  # (speakers with probes, |S|)
+    vals = T[np.arange(present.size)[None, :], inv[:, present]].max(axis=1)
+    hits, n = rank1_hits(z, g, col_s[present], present.size)
+    return vals, (present, T[np.arange(present.size), present], hits, n, int(z.shape[1]))
 
 
 def _rocch_eer_of(p: _TrialPrep) -> float:

@@ -49,7 +49,13 @@ refitted in-sample to each labelling, the observed one included (the same rule f
 labellings, so the test is exact; the cross-fitted LIDs of the report are evidence, not the test statistic).
 The per-speaker worst case (largest ``|LLR|`` of a speaker's target trials) never exceeds ``eps_max``: its
 maximum over speakers *is* the target side of eps_max, so it enters the test through eps_max and is used to
-name the exposed speakers.
+name the exposed speakers. Asked for (``statistics``, as :func:`~vpeval.analysis.families.one_to_n_verdict` does;
+not by default, so audits keep their family): ``speaker_lid``, per 1-to-N member the largest *speaker LID* over
+its evaluation speakers (:mod:`vpeval.metrics.linkage.speaker`: the mean LID of one speaker's probes under the
+slope that suits it best, a function of that speaker's probe rows and the model it is given alone, so the table
+of every speaker against every evaluation model is computed once and each relabelling reads it). It finds a leak
+confined to one speaker, which the one fitted slope of LID_max and ALID averages away, and it names the exposed
+speakers of its members in place of LID_max.
 
 Family-wise adjustment
 ----------------------
@@ -82,7 +88,12 @@ family maximum) are listed as exposed; because the threshold is that of the fami
 any speaker of a perfectly secret system is listed is ``<= 1 - 0.95``. A speaker's worst case is read from the
 attacker's calibration fitted on all speakers (PAV, LID slope): when some speakers leak, that calibration is
 steeper, and a protected speaker whose trial happens to score high is listed too. That is disclosure the attacker
-really achieves, but the per-speaker control is family-wise only under complete perfect secrecy.
+really achieves, but the per-speaker control is family-wise only under complete perfect secrecy. The speaker LID
+has no such coupling: whatever other speakers leak, the values of the speakers whose probes carry no identity
+keep their law under relabelling, and the threshold (a maximum over every speaker) can only be higher, so they
+are named in at most ``alpha`` of the tables (measured: ``benchmarks/linkage_exposure.py``, docs/report.md). Its
+exposed speakers also carry their rank-1 identification and its likelihood ratio's lower bound
+(:class:`ExposedSpeaker`), which the verdict reads.
 
 Results depend on the input only as a set (canonical orders everywhere) and on ``seed``.
 """
@@ -99,6 +110,7 @@ import numpy as np
 from ..errors import FewPermutationsWarning, VpevalError, user_stacklevel
 from ..stats.results import order_statistic
 from .members import OneToNInput, TrialInput, speakers_from_keys
+from .intervals import WORST_CASE_LEVEL, interval_refusal, min_interval_units, target_units
 from .nulls import NullFamily, null_family_steps
 from .profiles import member_profiles
 from .relabel import LID_SLOPE_GRID, SPEAKER_SCHEMES
@@ -107,7 +119,7 @@ from .worst_case import eps_max_ceiling_nats
 
 __all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "SecrecyTest",
            "secrecy_test", "check_test_options", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS",
-           "LID_SLOPE_GRID"]
+           "STATISTICS", "LID_SLOPE_GRID", "WORST_CASE_LEVEL", "min_interval_units", "interval_refusal"]
 
 _LN2 = math.log(2.0)
 #: Comparisons of bit values computed along different float paths (PAV fit vs closed form) allow this much.
@@ -120,6 +132,9 @@ MAX_N_PERM = 100_000
 SCHEMES = ("speaker", "speaker-row", "probe", "trial")
 #: Statistics that are worst cases (log2 evidence factors) and so decide the magnitude against the budget.
 WORST_CASE_STATISTICS = ("eps_max", "lid_max")
+#: Every statistic a family may hold; ``speaker_lid`` (the largest speaker LID of a 1-to-N member) is asked for
+#: by :func:`vpeval.analysis.families.one_to_n_verdict`, not by default (module docstring).
+STATISTICS = ("eps_max", "d_ece", "lid_max", "alid", "speaker_lid")
 _SCHEME_NOTES = {
     "speaker": "speaker identities permuted among the evaluation speakers (all probes of a speaker together)",
     "speaker-row": "each evaluation speaker's probes moved together to a model every one of them was scored "
@@ -158,7 +173,15 @@ class MemberTest:
 
 @dataclass(frozen=True)
 class ExposedSpeaker:
-    """A speaker whose own worst case exceeds the family-wise threshold of its statistic (bits)."""
+    """A speaker whose own statistic exceeds the family-wise threshold of that statistic (bits).
+
+    With ``statistic == "speaker_lid"`` (1-to-N members of a family that holds it) also the speaker's rank-1
+    identification: ``rank1_hits`` of its ``n_probes`` probes rank its own model first (unique maximum of the row),
+    and ``bound_bits`` is the lower confidence bound of the rank-1 likelihood ratio ``gamma (N - 1) / (1 - gamma)``
+    in bits (:func:`vpeval.metrics.linkage.speaker.rank1_ratio_lower_bits`), simultaneous over every speaker of
+    every such member at ``1 - alpha`` (``bound_level``, Bonferroni; probes independent given their speaker); None
+    when no probe ranks its model first. None for the other statistics.
+    """
 
     speaker: str
     value: float
@@ -166,10 +189,19 @@ class ExposedSpeaker:
     statistic: str
     attacker: str
     trial_type: str
+    rank1_hits: int | None = None
+    n_probes: int | None = None
+    n_models: int | None = None
+    bound_bits: float | None = None
+    bound_level: float | None = None
 
     def to_dict(self) -> dict:
-        return {"speaker": self.speaker, "value_bits": self.value, "threshold_bits": self.threshold,
-                "statistic": self.statistic, "attacker": self.attacker, "trial_type": self.trial_type}
+        d = {"speaker": self.speaker, "value_bits": self.value, "threshold_bits": self.threshold,
+             "statistic": self.statistic, "attacker": self.attacker, "trial_type": self.trial_type}
+        if self.n_probes is not None:  # only where computed: audits' entries keep their fields
+            d.update(rank1_hits=self.rank1_hits, n_probes=self.n_probes, n_models=self.n_models,
+                     rank1_ratio_low_bits=self.bound_bits, bound_level=self.bound_level)
+        return d
 
 
 @dataclass(frozen=True)
@@ -177,7 +209,9 @@ class WorstCase:
     """The family's worst case (bits): who reaches it, its noise floor, interval and ceiling.
 
     ``ci_low``/``ci_high`` are the 5th and 95th percentiles of the re-selected bootstrap (two one-sided 95 %
-    bounds, a 90 % interval); ``ceiling`` the most this statistic can show at this sample size (``at_ceiling``:
+    bounds, a 90 % interval), or None when the worst case rests on too few resampling units holding targets, or
+    the bootstrap has too few replicates, for any 90 % interval (``interval_note`` says which and the minimum:
+    :func:`interval_refusal`); ``ceiling`` the most this statistic can show at this sample size (``at_ceiling``:
     the value is there, within :data:`CEILING_TOLERANCE_BITS`, so it means "at least this much");
     ``family_ceiling`` the most any member of the family can show (at or below the budget, no verdict can say
     the budget is exceeded or ruled out).
@@ -188,20 +222,25 @@ class WorstCase:
     attacker: str
     trial_type: str
     floor: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
     ceiling: float
     at_ceiling: bool
     n_boot: int
     interval_method: str
     family_ceiling: float = math.inf
+    interval_note: str | None = None
+    target_units: int | None = None
 
     def to_dict(self) -> dict:
-        return {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
-                "trial_type": self.trial_type, "floor_bits": self.floor, "ci_low_bits": self.ci_low,
-                "ci_high_bits": self.ci_high, "ci_level": 0.90, "ceiling_bits": self.ceiling,
-                "at_ceiling": self.at_ceiling, "family_ceiling_bits": self.family_ceiling, "n_boot": self.n_boot,
-                "interval_method": self.interval_method}
+        d = {"value_bits": self.value, "statistic": self.statistic, "attacker": self.attacker,
+             "trial_type": self.trial_type, "floor_bits": self.floor, "ci_low_bits": self.ci_low,
+             "ci_high_bits": self.ci_high, "ci_level": 0.90, "ceiling_bits": self.ceiling,
+             "at_ceiling": self.at_ceiling, "family_ceiling_bits": self.family_ceiling, "n_boot": self.n_boot,
+             "interval_method": self.interval_method}
+        if self.interval_note is not None:  # only when refused: other outputs keep their fields
+            d.update(interval_note=self.interval_note, target_units=self.target_units)
+        return d
 
 
 @dataclass(frozen=True)
@@ -356,9 +395,10 @@ def secrecy_test(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 200
         Speaker-bootstrap replicates of the worst case (re-selected per replicate).
     seed : int >= 0
     alpha : float in (0, 1)
-    statistics : subset of ("eps_max", "d_ece", "lid_max", "alid")
-        The family's statistics (trial statistics apply to ``trials``, the LID ones to ``one_to_n``); at least
-        one worst case (``eps_max`` or ``lid_max``) must apply.
+    statistics : subset of :data:`STATISTICS`
+        The family's statistics (trial statistics apply to ``trials``, the LID ones, ``speaker_lid`` included, to
+        ``one_to_n``); at least one worst case (``eps_max`` or ``lid_max``) must apply. Default: all but
+        ``speaker_lid`` (module docstring).
     subfamilies : dict name -> collection of attacker names, optional
         Sub-families decided as well, each over the members of its attackers alone, from the *same*
         relabellings and bootstrap draws (no second pass): e.g. ``{"voice": voice_attackers}`` for the verdict
@@ -410,11 +450,11 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
     if not trials and not one_to_n:
         raise VpevalError("the perfect-secrecy test needs at least one member (trials or a 1-to-N matrix)")
     check_test_options(n_perm, n_boot, seed, alpha)
-    unknown = set(statistics) - {"eps_max", "d_ece", "lid_max", "alid"}
+    unknown = set(statistics) - set(STATISTICS)
     if unknown:
         raise VpevalError(f"unknown statistics {sorted(unknown)}")
     t_stats = [s for s in ("eps_max", "d_ece") if s in statistics] if trials else []
-    l_stats = [s for s in ("lid_max", "alid") if s in statistics] if one_to_n else []
+    l_stats = [s for s in ("lid_max", "alid", "speaker_lid") if s in statistics] if one_to_n else []
     if not ({"eps_max", "lid_max"} & set(t_stats + l_stats)):
         raise VpevalError("the family needs a worst-case statistic: eps_max with trials or lid_max with 1-to-N")
     n_perm, n_boot, seed = int(n_perm), int(n_boot), int(seed)
@@ -531,13 +571,14 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
     best = wc[order_wc[0]]
     null_max = fam[1:].max(axis=1)
     thresholds = {}
-    for st in WORST_CASE_STATISTICS:
+    for st in WORST_CASE_STATISTICS + ("speaker_lid",):
         kst = [k for k, m in enumerate(meta) if m[2] == st]
         if kst:
             thresholds[st] = _exact_q(T[1:, kst].max(axis=1), 0.95)
 
-    # ---- exposed speakers (observed per-speaker worst cases above the family-wise thresholds)
-    exposed = _exposed(preps, lid_obs, thresholds, scheme)
+    # ---- exposed speakers (observed per-speaker statistics above the family-wise thresholds)
+    speaker_obs = [(null.lid_obs[o[0]][0],) + tuple(o[1:]) for o in null.speaker_obs if o[0] in l_keep]
+    exposed = _exposed(preps, lid_obs, thresholds, scheme, speaker_obs, alpha)
 
     # ---- bootstrap of the re-selected family maximum (the members' replicates on the same draws)
     boot_max = family_maximum(null.t_reps, null.l_reps, n_boot, t_keep, l_keep)
@@ -554,13 +595,17 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
     ceiling = ceiling_of(a, tt, st)
     family_ceiling = max(ceiling_of(meta[k][0], meta[k][1], meta[k][2]) for k in wc)
     value = float(T[0, best])
-    worst = WorstCase(value, st, a, tt, _exact_q(null_max, 0.95), _exact_q(reps, 0.05), _exact_q(reps, 0.95),
+    units, unit_words = target_units(null, ks[best], scheme)
+    refused = interval_refusal(units, n_boot, unit_words)
+    lo_, hi_ = (None, None) if refused else (_exact_q(reps, 0.05), _exact_q(reps, 0.95))
+    worst = WorstCase(value, st, a, tt, _exact_q(null_max, 0.95), lo_, hi_,
                       float(ceiling), bool(value >= ceiling - CEILING_TOLERANCE_BITS), n_boot,
                       "speaker bootstrap of the family maximum, strongest attacker re-selected in every replicate"
                       if scheme in SPEAKER_SCHEMES else
                       f"{'probe' if scheme == 'probe' else 'trial'} bootstrap of the family maximum, strongest "
                       "attacker re-selected in every replicate")
-    worst = dataclasses.replace(worst, family_ceiling=float(family_ceiling))
+    worst = dataclasses.replace(worst, family_ceiling=float(family_ceiling), interval_note=refused,
+                                target_units=int(units))
     log10_distinct = _log10_distinct(scheme, null.S, preps or null.preps, null.rows)
     can_reject = 1.0 / (n_perm + 1) <= alpha and log10_distinct >= math.log10(1.0 / alpha)
     if not can_reject and keep is None:
@@ -593,7 +638,11 @@ def _log10_distinct(scheme: str, S, preps, rows=None) -> float:
                / math.log(10) for p in preps)
 
 
-def _exposed(preps, lid_obs, thresholds, scheme) -> list[ExposedSpeaker]:
+def _exposed(preps, lid_obs, thresholds, scheme, speaker_obs=(), alpha: float = 0.05) -> list[ExposedSpeaker]:
+    """The exposed speakers (module docstring), most exposed first. 1-to-N members with a speaker LID
+    (``speaker_obs``: ``(input, speakers, values, hits, probes, N)``) name their speakers by it, with each one's
+    rank-1 bound at ``alpha`` over all of their speakers; their LID_max no longer names speakers (the LIDs of one
+    fitted slope, which a leaking speaker steepens for all)."""
     if scheme not in SPEAKER_SCHEMES:
         return []
     from ..blocks import pav_trial_llrs
@@ -616,9 +665,22 @@ def _exposed(preps, lid_obs, thresholds, scheme) -> list[ExposedSpeaker]:
                 x = float(v[spk == s].max())
                 if x > thr + _ROUNDING:  # two float paths to the same bin value must not list a speaker
                     offer(ExposedSpeaker(str(s), x, thr, "eps_max", p.inp.attacker, p.inp.trial_type))
+    thr = thresholds.get("speaker_lid")
+    by_speaker = {id(o[0]) for o in speaker_obs}
+    if thr is not None and speaker_obs:
+        from ..metrics.linkage.speaker import rank1_ratio_lower_bits
+
+        level = alpha / sum(len(o[1]) for o in speaker_obs)  # every speaker of every member at once
+        for i, names, values, hits, probes, N in speaker_obs:
+            for s, x, k, n in zip(names.tolist(), values.tolist(), hits.tolist(), probes.tolist()):
+                if x > thr + _ROUNDING:
+                    offer(ExposedSpeaker(str(s), float(x), thr, "speaker_lid", i.attacker, i.trial_type, int(k),
+                                         int(n), int(N), rank1_ratio_lower_bits(k, n, N, level), level))
     thr = thresholds.get("lid_max")
     if thr is not None:
         for i, lid, pspk in lid_obs:
+            if id(i) in by_speaker:
+                continue
             for s in np.unique(pspk):
                 x = float(lid[pspk == s].max())
                 if x > thr + _ROUNDING:

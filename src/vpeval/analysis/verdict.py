@@ -15,8 +15,14 @@ at once, at level ``1 - alpha`` (:mod:`vpeval.analysis.profiles`). At the stated
     decision whose likelihood ratio exceeds ``2^b``, except on at most a share ``delta`` of the trials (a leak
     confined to fewer trials than that is within the certificate, by definition).
 ``leaks``
-    perfect secrecy rejected family-wise and ``eps_low(delta) > b`` for some member: with confidence, some
-    attacker's decisions carry more than the budget on more than ``delta`` of the trials.
+    perfect secrecy rejected family-wise and either ``eps_low(delta) > b`` for some member (with confidence, some
+    attacker's decisions carry more than the budget on more than ``delta`` of the trials), or an *identified
+    speaker*: an exposed speaker of a 1-to-N member whose own model ranks first for so many of its probes that the
+    lower confidence bound of its rank-1 likelihood ratio exceeds the budget (simultaneous over every speaker of
+    those members, probes independent given their speaker; :class:`~vpeval.analysis.secrecy.ExposedSpeaker`).
+    The profile is a statement about the population of speakers and cannot show one speaker of ``S`` beyond
+    ``delta = 1 / (2 S)`` (a speaker's trials are counted as few independent ones by their design effect); the
+    second route states what the data do show of that speaker. ``decided_by`` says which route decided.
 ``partial``
     rejected, but neither: the scores carry identity, not shown beyond the budget at this delta.
 ``inconclusive``
@@ -63,8 +69,10 @@ VERDICT_RULE = (
     "attacker and delta at once at 1 - alpha (Clopper-Pearson bounds on every region; a speaker's trials counted as "
     "fewer independent ones by their design effect). 'protects': eps_high within the budget (default 3.32 bits, a "
     "likelihood ratio of 10) for every attacker at delta (default 1 / (2 S), half of one speaker's share); 'leaks': "
-    "eps_low above it for some attacker and perfect secrecy rejected by a family-wise permutation test (max-T over "
-    "every attacker, trial type and statistic, speaker identities relabelled); 'partial': rejected, neither; "
+    "perfect secrecy rejected by a family-wise permutation test (max-T over every attacker, trial type and "
+    "statistic, speaker identities relabelled) and either eps_low above the budget for some attacker or, in a 1-to-N "
+    "search, an exposed speaker identified beyond it (the lower bound of its rank-1 likelihood ratio, for all "
+    "speakers at once at 1 - alpha); 'partial': rejected, neither; "
     "'inconclusive': not rejected and not certified (the verdict says how much data would). eps_max (delta = 0) and "
     "the EER are evidence only."
 )
@@ -93,6 +101,11 @@ class Verdict:
         The lowest ROCCH-EER over the verification members ``{attacker, trial_type, eer_rocch}`` (evidence).
     profile : ProfileFamily
         The family's privacy profile at ``delta``, the numbers that decide.
+    decided_by : str or None
+        ``leaks`` only: ``"profile"`` (``eps_low(delta)`` above the budget) or ``"speaker"`` (an identified speaker,
+        :attr:`identified`; the profile's bound is not above the budget).
+    identified : list of ExposedSpeaker
+        The exposed speakers whose rank-1 bound (``bound_bits``) exceeds the budget, most exposed first.
     plan : dict or None
         ``inconclusive`` only: how much data a perfectly secret system would need to be certified at this delta and
         budget (:func:`vpeval.analysis.profiles.plan`); None when even 10,000 times the data would not.
@@ -109,6 +122,8 @@ class Verdict:
     plan: dict | None = None
     warnings: list = field(default_factory=list)
     plain: str = ""
+    decided_by: str | None = None
+    identified: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         t = self.test
@@ -120,7 +135,8 @@ class Verdict:
             "worst_case": t.worst.to_dict(), "exposed_speakers": [e.to_dict() for e in t.exposed],
             "average": self.average, "delta": self.profile.delta, "eps_low_bits": self.profile.eps_low,
             "eps_bits": self.profile.eps, "eps_high_bits": self.profile.eps_high, "profile": self.profile.to_dict(),
-            "plan": self.plan,
+            "plan": self.plan, "decided_by": self.decided_by,
+            "identified_speakers": [e.speaker for e in self.identified],
             "units": _UNIT_WORDS[t.scheme], "n_units": t.n_units, "warnings": list(self.warnings),
             "test": t.to_dict(),
         }
@@ -147,7 +163,8 @@ def _p(test: SecrecyTest) -> str:
 _TOL = 1e-9
 
 
-_STAT_WORDS = {"eps_max": "eps_max", "d_ece": "D_ECE", "lid_max": "LID_max", "alid": "ALID"}
+_STAT_WORDS = {"eps_max": "eps_max", "d_ece": "D_ECE", "lid_max": "LID_max", "alid": "ALID",
+               "speaker_lid": "speaker LID"}
 
 
 def _deciders(test: SecrecyTest, shown: int = 2) -> str:
@@ -205,6 +222,8 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
         profile = profile_family(list(test.profiles), alpha=test.alpha, delta=delta)
     tol = _TOL * max(1.0, b)  # bit values from different float paths: an LR of exactly 10 is not "above" 10
     pr = profile
+    identified = [e for e in test.exposed if getattr(e, "bound_bits", None) is not None and e.bound_bits > b + tol]
+    decided_by = None
     at = _at(pr)
     warnings = []
     if pr.eps_high <= b + tol:
@@ -215,10 +234,15 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
                   + (f"; perfect secrecy is rejected ({_p(test)}), but the leak stays within the budget"
                      if test.rejected else ""))
     elif test.rejected and pr.eps_low > b + tol:
-        verdict = LEAKS
+        verdict, decided_by = LEAKS, "profile"
         reason = (f"perfect secrecy is rejected family-wise{_deciders(test)} ({_p(test)}; alpha {test.alpha:g}) "
                   f"and the privacy profile's lower bound at delta = {_d(pr.delta)} is {_bits(pr.eps_low)} "
                   f"({_who(pr, 'eps_low')}), above {_budget(b)}")
+    elif test.rejected and identified:
+        verdict, decided_by = LEAKS, "speaker"
+        reason = (f"perfect secrecy is rejected family-wise{_deciders(test)} ({_p(test)}; alpha {test.alpha:g}) "
+                  f"and {_identified_words(identified, b)}; the privacy profile at delta = {_d(pr.delta)} "
+                  f"(lower bound {_bits(pr.eps_low)}) does not show it on more than delta of the trials")
     elif test.rejected:
         verdict = PARTIAL
         reason = (f"perfect secrecy is rejected family-wise{_deciders(test)} ({_p(test)}; alpha {test.alpha:g}), "
@@ -242,6 +266,8 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
         warnings.append(f"at delta = {_d(pr.delta)} the upper bound is infinite: with these trial counts a region "
                         "holding more than delta of one class and none of the other cannot be excluded; a larger "
                         "delta or more trials would bound it")
+    if getattr(test.worst, "interval_note", None):
+        warnings.append(f"the worst case's 90 % interval is {test.worst.interval_note}")
     if test.scheme != "speaker":
         warnings.append(f"relabelling: {test.scheme_note}")
     if "none" in pr.unit:
@@ -254,7 +280,23 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
         average = {"attacker": low.attacker, "trial_type": low.trial_type, "eer_rocch": low.eer_rocch}
     sentence = _sentence(verdict, reason, test, average, pr, at)
     return Verdict(verdict, reason, sentence, b, test, average, pr, plan_, warnings,
-                   plain_sentence(verdict, pr, test, b, plan_))
+                   plain_sentence(verdict, pr, test, b, plan_, identified if decided_by == "speaker" else None),
+                   decided_by, identified)
+
+
+def _identified_words(identified, b: float) -> str:
+    """'speaker s07 is identified beyond the budget ... by attacker a: its own model ranks first among 40 for 5 of its
+    5 probes, a rank-1 likelihood ratio of at least 13.9 (3.8 bits; ...)'."""
+    e = identified[0]
+    where = "" if e.trial_type in ("scores", "1-to-N") else f", {e.trial_type}"
+    more = "" if len(identified) == 1 else (f" ({len(identified) - 1} more speaker(s) too: "
+                                             + ", ".join(x.speaker for x in identified[1:4])
+                                             + (" ..." if len(identified) > 4 else "") + ")")
+    return (f"speaker {e.speaker} is identified beyond {_budget(b)} by attacker {e.attacker}{where}: its own model "
+            f"ranks first among {e.n_models} for {e.rank1_hits} of its {e.n_probes} probes, a rank-1 likelihood ratio "
+            f"of at least {2 ** e.bound_bits:.3g} ({_bits(e.bound_bits)}; one-sided Clopper-Pearson at "
+            f"{e.bound_level:.3g}, alpha over the speakers, so for all of them at once; probes independent given "
+            f"their speaker){more}")
 
 
 #: What an attack trial type compares, in words.
@@ -271,7 +313,7 @@ def _times(bits: float) -> str:
 
 
 def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bits: float,
-                   plan_: dict | None = None) -> str:
+                   plan_: dict | None = None, identified=None) -> str:
     """The verdict in one sentence for a reader without statistics: what the strongest attacker can do (as a
     likelihood ratio, "times more likely for the same speaker than for different ones"), on what share of the
     comparisons (delta), to how many speakers, and with what confidence (family-wise over every attacker).
@@ -295,6 +337,9 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
         The budget in bits.
     plan_ : dict, optional
         :func:`vpeval.analysis.profiles.plan`'s answer (``factor``), for ``inconclusive``.
+    identified : list of ExposedSpeaker, optional
+        ``leaks`` decided by identified speakers (not by the profile): the sentence names them and the lower bound
+        of the first one's rank-1 likelihood ratio.
 
     Returns
     -------
@@ -317,6 +362,14 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
         k = len(test.exposed)
         speakers = (f"; {k} of {test.n_units} speakers {'is' if k == 1 else 'are'} individually exposed" if k else
                     "; no single speaker is shown exposed")
+    if verdict == LEAKS and identified:
+        e, k = identified[0], len(identified)
+        who = (f"speaker {e.speaker} is" if k == 1 else
+               f"{k} speakers ({', '.join(x.speaker for x in identified[:3])}{' ...' if k > 3 else ''}) are")
+        return (f"An attacker can pick out individual speakers: {who} recognised among {e.n_models} enrolled "
+                f"speakers ({e.attacker}), the own speaker's model coming first at least {_times(e.bound_bits)} "
+                f"more often than a different speaker's, beyond {allowed}{speakers} ({conf}, for every speaker at "
+                "once).")
     if verdict == LEAKS:
         a, t = pr.strongest["eps_low"]
         who = ("an attacker with these scores" if t == "scores" else
@@ -394,8 +447,11 @@ def _sentence(verdict: str, reason: str, test: SecrecyTest, average: dict | None
     s += (f". Evidence: {stat} {_bits(w.value)} at delta = 0 (attacker {w.attacker}{where}; noise floor "
           f"{_bits(w.floor)}" + ("; the ceiling for these trial counts" if w.at_ceiling else "") + ")")
     if test.exposed:
+        first = test.exposed[0]
+        by = (f"; speaker LID of {first.speaker} {_bits(first.value)}, threshold {_bits(first.threshold)}"
+              if first.statistic == "speaker_lid" else "")
         s += (f"; exposed: {len(test.exposed)} of {test.n_units} {_UNIT_WORDS[test.scheme]} "
-              f"({exposed_names(test.exposed)})")
+              f"({exposed_names(test.exposed)}{by})")
     if average is not None:
         where = "" if average["trial_type"] == "scores" else f", {average['trial_type']}"
         s += (f". The EER, an average over trials, is {100 * average['eer_rocch']:.3g} % at its lowest "

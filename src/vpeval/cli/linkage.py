@@ -33,6 +33,10 @@ scored against every enrolled speaker), or, with --key, a Kaldi score file 'enro
 whose key 'enroll_spk trial_id target|nontarget' marks each probe's speaker. --dev (with --dev-key for
 Kaldi) gives a separate development matrix for the LID calibration; without it, speaker-grouped
 cross-fitting is used and the output says so.
+
+The verdict tests perfect secrecy on LID_max, ALID and the speaker LID (each speaker's probes alone, so a
+leak confined to one speaker is found and other speakers are not named with it); an exposed speaker whose
+own model ranks first for enough of its probes to exceed the budget makes it 'leaks' (docs/report.md).
 """
 
 

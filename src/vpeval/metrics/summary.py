@@ -19,7 +19,7 @@ from ..blocks import (
 )
 from .verification import (
     _check_costs, _closest_eer, _linkability_core, _min_cllr, _normalised_dcf, _rocch_eer, _rocch_points, act_dcf, cllr,
-    default_linkability_bins,
+    default_linkability_bins, linkability_caveat, warn_small_linkability,
 )
 from .zebra import d_ece_bins, zebra_tag
 
@@ -37,6 +37,8 @@ class MetricValue:
     definition: str
     function: str
     error: str | None = None  #: why the metric could not be computed (its value is then NaN)
+    #: why the value may not mean what its definition says at these counts (e.g. linkability's small-sample bias)
+    caveat: str | None = None
 
     def as_dict(self) -> dict:
         """JSON-ready: NaN (not computed) becomes ``None`` (``null``) with ``error`` saying why; +-inf become
@@ -47,6 +49,8 @@ class MetricValue:
             d["value"] = None if math.isnan(v) else ("inf" if v > 0 else "-inf")
         if d["error"] is None:
             del d["error"]
+        if d["caveat"] is None:
+            del d["caveat"]
         return d
 
 
@@ -59,7 +63,7 @@ def prior_text(p: float) -> str:
 
 
 def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: bool = False,
-                         return_llrs: bool = False):
+                         return_llrs: bool = False, warn: bool = False):
     """Every verification and ZEBRA metric of one set of trials.
 
     Parameters
@@ -74,13 +78,20 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
 
     return_llrs : bool
         Also return the per-trial PAV LLRs (nats), plain and Laplace-smoothed, from the same sort.
+    warn : bool
+        Also issue the :class:`~vpeval.errors.SmallSampleWarning` of linkability when its counts are too few
+        (:func:`vpeval.metrics.verification.linkability_caveat`). Off by default: the caveat is on the value either
+        way (``caveat``; the commands show it in the JSON, the table's metric name and the report), and a warning
+        on stderr would be mixed into ``--json`` output read by tools that merge the streams.
 
     Returns
     -------
     list of MetricValue
         ROCCH-EER, interpolated EER, minDCF per prior, minCllr, D_ECE, eps_max (nats, bits, log10), the
         ZEBRA tag, linkability (finite scores only: with an infinite score its value is NaN and ``error`` says
-        why), trial counts; plus Cllr and actDCF for LLR input.
+        why; ``caveat`` says when its counts are too few for its histogram, below
+        :data:`~vpeval.metrics.verification.LINKABILITY_MIN_PER_BIN` trials per bin of the sparser class), trial
+        counts; plus Cllr and actDCF for LLR input.
     dict, only with ``return_llrs``
         ``{"pav": (tar_llr, non_llr), "pav_laplace": (tar_llr, non_llr)}``, equal to :func:`vpeval.pav_llr`.
 
@@ -168,7 +179,9 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
                 "(max(10, min(n_tar/10, 100)))")
     if finite:
         out.append(MetricValue("linkability", "Linkability D<->sys", link, "fraction", link_def,
-                               "vpeval.linkability"))
+                               "vpeval.linkability",
+                               caveat=(warn_small_linkability if warn else linkability_caveat)(
+                                   int(b.total_tar), int(b.total_non), n_bins)))
     else:
         # the histogram's equal-width bins span [min, max] of the scores: with an infinite score every bin is
         # infinitely wide, and dropping the infinite trials would change the definition; so it is reported as

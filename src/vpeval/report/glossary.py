@@ -35,7 +35,8 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ("family-wise p", "The p-value of the test of perfect secrecy over every attacker, trial type and statistic at "
                       "once (max-T permutation test, speakers relabelled): small means the scores carry identity."),
     ("exposed speakers", "Evaluation speakers whose own trials reject perfect secrecy at the family-wise level: "
-                         "individually linkable."),
+                         "individually linkable. In a 1-to-N search, one identified beyond the budget (its own model "
+                         "ranking first often enough) makes the verdict 'leaks'."),
     ("EER", "Equal error rate: where misses and false alarms are equally frequent (ROCCH-EER unless named). An "
             "average over trials: 50 % can hide single speakers who leak."),
     ("oo, oa, aa", "The VoicePrivacy trial types: enrollment then probe condition, o original, a anonymized. oa: an "

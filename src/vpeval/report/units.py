@@ -52,7 +52,8 @@ HIDDEN_KEYS = ("eps_max", "eps_max_log10")
 def display_metrics(summary) -> list[tuple[str, str, object, str, str]]:
     """``(key, name, value, unit, definition)`` of a :func:`vpeval.metrics.summary.verification_summary` list in
     the display convention: EERs in percent, eps_max once in bits; everything else as it is (minDCF is a
-    normalised cost, linkability a number in [0, 1])."""
+    normalised cost, linkability a number in [0, 1], its name marked when it carries the small-sample caveat of
+    :func:`vpeval.metrics.verification.linkability_caveat`)."""
     out = []
     for m in summary:
         if m.key in HIDDEN_KEYS:
@@ -65,5 +66,7 @@ def display_metrics(summary) -> list[tuple[str, str, object, str, str]]:
             name = "eps_max (worst-case disclosure)"
         elif m.key == "linkability":
             unit = "0 to 1"
+            if getattr(m, "caveat", None):  # too few trials per histogram bin: said where the number is read
+                name = f"{name} (biased up: few trials per bin)"
         out.append((m.key, name, value, unit, definition))
     return out

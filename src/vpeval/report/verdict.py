@@ -45,6 +45,9 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
         pr = v["profile"]
         key = {"leaks": "eps_low", "protects": "eps_high"}.get(v["verdict"], "eps_high")
         a, t = pr["strongest"][key]
+        if v.get("decided_by") == "speaker":  # an identified speaker decided: its attacker
+            e = next(e for e in v["exposed_speakers"] if e["speaker"] == v["identified_speakers"][0])
+            a, t = e["attacker"], e["trial_type"]
         rows.append([
             system, v["verdict"], 100 * v["delta"], v["eps_low_bits"], v["eps_bits"], v["eps_high_bits"],
             a + ("" if t == "scores" else f" ({t})"),
@@ -65,6 +68,11 @@ def profile_reading(v: dict) -> str:
     if v["verdict"] == PROTECTS:
         return (f"certified: beyond {d} of the trials no decision is more than {ratio(pr['eps_high_bits'])} likelier "
                 f"for one speaker than for two (budget {ratio(b)}).")
+    if v["verdict"] == LEAKS and v.get("decided_by") == "speaker":
+        e = next(e for e in v["exposed_speakers"] if e["speaker"] == v["identified_speakers"][0])
+        return (f"leaking: speaker {e['speaker']}'s own model ranks first for {e['rank1_hits']} of its "
+                f"{e['n_probes']} probes, at least {ratio(e['rank1_ratio_low_bits'])} as often as a different "
+                f"speaker's (budget {ratio(b)}); the profile at {d} does not show it on more than {d} of the trials.")
     if v["verdict"] == LEAKS:
         return (f"leaking: on more than {d} of the trials some decision is at least {ratio(pr['eps_low_bits'])} "
                 f"likelier for one speaker than for two (budget {ratio(b)}).")

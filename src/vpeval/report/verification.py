@@ -80,6 +80,14 @@ def verification_section(systems: dict[str, Trials], p_targets=(0.01, 0.05), sec
         "and eps_max 0 (tag 0). A dash marks a metric that is undefined for that input (linkability needs finite "
         "scores)."))
     sec.blocks.append(Table(["metric", "unit"] + names + ["definition"], rows, caption="Verification metrics"))
+    small = [n for n in names if any(m.key == "linkability" and m.caveat for m in summaries[n])]
+    if small:
+        from ..metrics.verification import LINKABILITY_MIN_PER_BIN
+
+        sec.blocks.append(Paragraph(
+            f"Linkability of {', '.join(small[:5])}{f' and {len(small) - 5} more' if len(small) > 5 else ''}: "
+            f"fewer than {LINKABILITY_MIN_PER_BIN} trials per histogram bin, biased upwards (uninformative scores "
+            "read 0.73 at 1 target and 99 non-targets): an upper estimate."))
     blocks = _SystemBlocks(systems, uses=2)  # the DET and the ECE profile read the same tie blocks
     sec.blocks.append(Figure(
         "det", Draw(_draw_det, blocks, {n: _value(summaries[n], "eer_rocch") for n in names}),
@@ -134,7 +142,7 @@ def verification_entries(data: dict, *, definitions: bool = True) -> dict:
         New dicts; ``data`` is not changed.
     """
     labels, defs = data.get("metrics", {}), data.get("definitions", {}) if definitions else {}
-    order = ("key", "name", "value", "unit", "definition", "function", "error")  # MetricValue's field order
+    order = ("key", "name", "value", "unit", "definition", "function", "error", "caveat")  # MetricValue's fields
 
     def full(key, v):
         d = {"key": key, **labels.get(key, {}), **defs.get(key, {}), **v}

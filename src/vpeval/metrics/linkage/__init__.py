@@ -23,7 +23,9 @@ Modules: :mod:`.posterior` (z-norm, softmax posterior, LID per probe), :mod:`.su
 summaries), :mod:`.pipeline` (:func:`lid_pipeline`: calibration fitted on a development matrix or by
 cross-fitting, then LID), :mod:`.histogram` (the pipeline's one scan into moment histograms),
 :mod:`.binned_fit` (Newton on the histograms with Taylor bounds), :mod:`.streaming_fit` (the exact
-streaming fit it falls back to), :mod:`.analysis` (:func:`linkage_analysis`, everything at once). Every
+streaming fit it falls back to), :mod:`.analysis` (:func:`linkage_analysis`, everything at once),
+:mod:`.speaker` (per-speaker statistics, free of the other speakers: the speaker LID of the verdict of a 1-to-N
+table and the rank-1 likelihood ratio's lower bound). Every
 public name is importable from this package. A module switch is set where it is read, so that setting it
 acts: the numba threshold is :data:`vpeval.metrics.linkage.histogram.JIT_MIN_SCORES`.
 """
@@ -33,6 +35,7 @@ from __future__ import annotations
 from .analysis import LinkageAnalysis, linkage_analysis
 from .pipeline import DEFAULT_REGULARIZATION, LIDPipelineResult, lid_pipeline
 from .posterior import lid, softmax_posteriors, znorm_rows
+from .speaker import rank1_hits, rank1_ratio_lower_bits, speaker_lid_table
 from .summary import LIDSummary, lid_ccdf, lid_summary
 
 __all__ = [
@@ -47,5 +50,8 @@ __all__ = [
     "DEFAULT_REGULARIZATION",
     "LinkageAnalysis",
     "linkage_analysis",
+    "speaker_lid_table",
+    "rank1_hits",
+    "rank1_ratio_lower_bits",
 ]
 
