@@ -1,0 +1,235 @@
+"""`vpeval demo` on the ladder example (examples/ladder): six systems from no anonymization to a voice replaced
+outright, 67 evaluation speakers; what its report.json must show (issue 46, items 5 and 6), and the example's own
+consistency (roles, rows, channels)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vpeval.io.embeddings import read_embeddings
+from vpeval.pipeline.adapt_head import read_states
+from vpeval.report.writer import resolve_refs
+
+LADDER = Path(__file__).resolve().parents[1] / "examples" / "ladder"
+ORDER = ["none", "resample", "mcadams", "vtln", "pseudo-speaker", "asr-tts"]
+
+
+def _need_ladder():
+    if not (LADDER / "systems.csv").is_file():
+        pytest.skip("the ladder example is missing")
+
+
+@pytest.fixture(scope="module")
+def ladder(ladder_run):
+    out, output = ladder_run
+    return out, output, resolve_refs(json.loads((out / "report.json").read_text()))
+
+
+# --- the example itself (no demo run) ------------------------------------------------------------------------
+
+
+def test_systems_listed_in_ladder_order_each_with_its_files():
+    _need_ladder()
+    with open(LADDER / "systems.csv", newline="") as fh:
+        assert [r["system"] for r in csv.DictReader(fh)] == ORDER
+    for s in ORDER:
+        for f in ("embeddings_mfcc.npz", "embeddings_resemblyzer.npz", "metadata.csv", "ge2e_states.npz",
+                  "train/embeddings_mfcc.npz", "train/embeddings_resemblyzer.npz", "train/metadata.csv",
+                  "train/ge2e_states.npz"):
+            assert (LADDER / s / f).is_file(), (s, f)
+
+
+def test_roles_disjoint_with_the_counts_the_readme_gives():
+    _need_ladder()
+    ev = read_embeddings(LADDER / "none" / "embeddings_mfcc.npz")
+    tr = read_embeddings(LADDER / "none" / "train" / "embeddings_mfcc.npz")
+    orig = ev.select(ev.condition == "original")
+    spk, n_utt = np.unique(orig.speaker_id, return_counts=True)
+    evaluation, distractors = set(spk[n_utt >= 2]), set(spk[n_utt == 1])
+    training = set(tr.speaker_id)
+    assert (len(evaluation), len(distractors), len(training)) == (67, 44, 150)
+    assert not (evaluation & training) and not (distractors & training) and not (evaluation & distractors)
+    # the 57 one-utterance speakers on the evaluation side: 3 s segments of one recording, 3 to 5 each
+    segs = orig.utterance_id[np.char.find(orig.utterance_id.astype(str), "-s") > 0]
+    seg_spk, per = np.unique([u.split("-")[0] for u in segs], return_counts=True)
+    assert len(seg_spk) == 57 and per.min() == 3 and per.max() == 5 and len(segs) == 232
+
+
+def test_rows_agree_across_systems_files_and_conditions():
+    _need_ladder()
+    ref = read_embeddings(LADDER / "none" / "embeddings_resemblyzer.npz")
+    ref_o = ref.select(ref.condition == "original")
+    for s in ORDER:
+        for ext in ("mfcc", "resemblyzer"):
+            es = read_embeddings(LADDER / s / f"embeddings_{ext}.npz")
+            o = es.select(es.condition == "original")
+            # every system holds the same original rows (the same audio, the same extractor)
+            np.testing.assert_array_equal(o.utterance_id, ref_o.utterance_id)
+            if ext == "resemblyzer":
+                np.testing.assert_allclose(o.embeddings, ref_o.embeddings, rtol=0, atol=1e-6)
+            a = es.select(es.condition == "anonymized")
+            np.testing.assert_array_equal(a.utterance_id, o.utterance_id)
+            keyed = s not in ("none", "asr-tts")
+            assert int(np.sum(es.condition == "anonymized@p2")) == (len(o) if keyed else 0), s
+        st = read_states(LADDER / s / "ge2e_states.npz")
+        assert set(st.condition) == {"original", "anonymized"}
+        assert sorted(st.utterance_id[st.condition == "original"]) == sorted(ref_o.utterance_id)
+        with open(LADDER / s / "metadata.csv", newline="") as fh:
+            meta = list(csv.DictReader(fh))
+        assert len(meta) == len(read_embeddings(LADDER / s / "embeddings_mfcc.npz"))
+    none = read_embeddings(LADDER / "none" / "embeddings_mfcc.npz")
+    np.testing.assert_array_equal(none.embeddings[none.condition == "anonymized"],
+                                  none.embeddings[none.condition == "original"])  # no anonymization at all
+
+
+def test_channels_cover_every_system_and_the_voice_rows():
+    _need_ladder()
+    from vpeval.audio.asr.transcripts import read_transcripts
+
+    ch = LADDER / "channels"
+    ev = read_embeddings(LADDER / "none" / "embeddings_mfcc.npz")
+    utts = set(ev.utterance_id[ev.condition == "original"])
+    for s in ["original", *ORDER]:
+        assert set(read_transcripts(ch / f"text_{s}")) == utts, s
+        with open(ch / f"prosody_{s}.csv", newline="") as fh:
+            assert {r["utterance_id"] for r in csv.DictReader(fh)} == utts, s
+    # one synthetic voice says what was recognised: the words survive ASR -> TTS -> ASR mostly unchanged
+    import jiwer
+
+    ref, hyp = read_transcripts(ch / "text_original"), read_transcripts(ch / "text_asr-tts")
+    keys = sorted(u for u in ref if ref[u].strip())
+    assert jiwer.wer([ref[u] for u in keys], [hyp[u] or "-" for u in keys]) < 0.5
+
+
+# --- the demo's report --------------------------------------------------------------------------------------
+
+
+def _bits(x) -> float:
+    return math.inf if x in ("inf", "Infinity") else float(x)
+
+
+def test_every_system_has_a_verdict_and_the_original_speech_leaks(ladder):
+    _, output, doc = ladder
+    assert list(doc["verdicts"]) == ORDER
+    assert doc["verdicts"]["none"]["verdict"] == "leaks"
+    for s in ORDER:
+        v = doc["verdicts"][s]
+        assert _bits(v["eps_low_bits"]) <= _bits(v["eps_bits"]) <= _bits(v["eps_high_bits"]), s
+        assert v["delta"] == pytest.approx(1 / (2 * 67))  # the default: half of one speaker's share
+    # the signal-processing systems leak too; the two that replace the voice are not shown beyond the budget
+    for s in ("resample", "mcadams", "vtln"):
+        assert doc["verdicts"][s]["verdict"] == "leaks", s
+    for s in ("pseudo-speaker", "asr-tts"):
+        assert doc["verdicts"][s]["verdict"] != "leaks", s
+    assert "report written to" in output
+
+
+def test_asr_tts_voice_channel_certified_or_the_plan_says_how_much_data(ladder):
+    _, _, doc = ladder
+    voice = doc["channel_verdicts"]["asr-tts"]["voice"]
+    if voice["verdict"] != "protects":
+        # not certified: the verdict says how much more data a certificate would take at least
+        assert voice["verdict"] in ("partial", "inconclusive"), voice["sentence"]
+        assert (voice["plan"] is not None and voice["plan"]["factor"] > 1) or "10,000" in voice["reason"]
+        assert "times these data" in voice["plain"] or "10,000" in voice["reason"]
+    # beside it, the content channel (the words are kept): its attacker is fielded and the sentence says who decides
+    cv = doc["channel_verdicts"]["asr-tts"]
+    assert cv["channels"].get("content", 0) >= 1 and cv["sentence"]
+
+
+def test_the_order_the_construction_implies_holds_beyond_the_paired_interval(ladder):
+    """Issue 46 item 6: the original speech discloses most and ASR -> TTS least; the profile's comparison (the
+    share of trials beyond the budget, paired speaker bootstrap, 95 %) agrees beyond its interval, and the voice
+    channel's lower bound of ASR -> TTS is the smallest of the ladder."""
+    _, _, doc = ladder
+    comp = {(c["system_a"], c["system_b"]): c for c in doc["comparisons"]
+            if c["metric"] == "share_beyond" and c["trial_type"] == "all"}
+
+    def better(x, y):
+        c = comp.get((x, y)) or comp.get((y, x))
+        assert c is not None, (x, y)
+        return c["better"]
+
+    for s in ORDER[1:]:
+        assert better("none", s) == s, s
+    for s in ORDER[:-1]:
+        assert better(s, "asr-tts") == "asr-tts", s
+    for s in ("none", "resample", "mcadams", "vtln"):  # a pseudo-voice per speaker hides more than a modified voice
+        assert better(s, "pseudo-speaker") == "pseudo-speaker", s
+    low = {s: _bits(doc["channel_verdicts"][s]["voice"]["eps_low_bits"]) for s in ORDER}
+    assert low["asr-tts"] == min(low.values())
+
+
+def test_trial_type_table_over_the_ladder(ladder):
+    _, _, doc = ladder
+    beyond = next(s for s in doc["sections"] if s["id"] == "summary")["data"]["beyond_eer"]
+    assert list(beyond) == ORDER
+    for s in ORDER:
+        assert {"oaoa", "oaoo", "oaaa", "aaaa"} <= set(beyond[s]), s
+    # the keyed systems ran twice (profile key p2): their cross-profile column is filled; none and asr-tts: one run
+    for s in ("resample", "mcadams", "vtln", "pseudo-speaker"):
+        assert "cross-profile" in beyond[s], s
+    for s in ("none", "asr-tts"):
+        assert "cross-profile" not in beyond[s], s
+
+
+def test_readme_ladder_table_is_the_demos(ladder):
+    """README's ladder table is what examples/ladder/ladder_table.py prints from the demo's report."""
+    import importlib.util
+
+    _, _, doc = ladder
+    spec = importlib.util.spec_from_file_location("ladder_table", LADDER / "ladder_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    readme = (LADDER.parents[1] / "README.md").read_text()
+    assert mod.table(doc) in readme
+
+
+# --- regeneration of one speaker's rows from the audio ---------------------------------------------------------
+
+
+def test_regenerating_one_speaker_reproduces_its_mcadams_rows(tmp_path):
+    """make_ladder.py's stages on one added evaluation speaker (3 segments): its McAdams rows, both runs, both
+    extractors and the GE2E states, match the shipped ones (the tolerance of ../librispeech-mini's regeneration
+    test: float32 storage and 16-bit audio)."""
+    _need_ladder()
+    pytest.importorskip("resemblyzer", reason="the resemblyzer embeddings need the embed extra")
+    from conftest import SHARED
+
+    data = SHARED / "data" / "librispeech-mini"
+    if not (data / "speakers.csv").is_file():
+        pytest.skip("../shared/data/librispeech-mini is absent")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_ladder", LADDER / "make_ladder.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    work = tmp_path / "work"
+    base = ["--data", str(data), "--work", str(work), "--quiet"]
+    assert mod.main(["sources", "--speakers", "7148", *base]) == 0
+    assert sorted(p.name for p in (work / "src" / "new").iterdir()) == [
+        f"7148-59157-0000-s0{k}.flac" for k in range(3)]
+    assert mod.main(["anonymize", "mcadams", *base]) == 0
+    # the original rows come from the 'original' stage: only its new segments here
+    assert mod.main(["compute", "original", *base]) == 0
+    assert mod.main(["compute", "mcadams", *base]) == 0
+    for ext in ("mfcc", "resemblyzer"):
+        old = read_embeddings(LADDER / "mcadams" / f"embeddings_{ext}.npz")
+        index = {(u, c): i for i, (u, c) in enumerate(zip(old.utterance_id, old.condition))}
+        for name in ("original:new", "anonymized:new", "anonymized@p2:new"):
+            new = read_embeddings(work / "emb" / ("original" if name.startswith("original") else "mcadams")
+                                  / f"{name}.{ext}.npz")
+            rows = [index[(u, c)] for u, c in zip(new.utterance_id, new.condition)]
+            assert len(rows) == 3
+            np.testing.assert_allclose(new.embeddings, old.embeddings[rows], rtol=1e-4, atol=1e-3)
+    st_old = read_states(LADDER / "mcadams" / "ge2e_states.npz")
+    st_new = read_states(work / "emb" / "mcadams" / "anonymized:new.states.npz")
+    idx = {(u, c): i for i, (u, c) in enumerate(zip(st_old.utterance_id, st_old.condition))}
+    rows = [idx[(u, c)] for u, c in zip(st_new.utterance_id, st_new.condition)]
+    np.testing.assert_allclose(st_new.states, st_old.states[rows], rtol=1e-2, atol=2e-3)  # float16 storage
