@@ -135,3 +135,24 @@ def test_bootstrap_and_chance_floor_identical_with_and_without_batch(seed, ties,
         for f, s in ((fast_c, slow_c), (fast_s, slow_s)):
             assert np.array_equal(f[m.key].null, s[m.key].null)
             assert f[m.key].p_value == s[m.key].p_value and f[m.key].verdict == s[m.key].verdict
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 12), st.integers(1, 40), st.integers(0, 2**31 - 1))
+def test_compiled_hull_marks_the_same_vertices_as_the_numpy_path(R, P, seed):
+    """vpeval.stats.hull_kernel against batch._vertices_numpy (the rows in step): the same marks, repeated and
+    collinear points included (steps of 0-2 targets and non-targets make many of both)."""
+    from vpeval.stats.batch import _vertices_numpy
+    from vpeval.stats.hull_kernel import compiled_hull_vertices, hull_vertices
+
+    rng = np.random.default_rng(seed)
+    steps = rng.integers(0, 3, size=(2, R, P))
+    steps[:, :, 0] = 0
+    ct, cn = (np.cumsum(s, axis=1).astype(np.int64) for s in steps)
+    want = _vertices_numpy(ct, ct + cn)
+    for fn in (hull_vertices, compiled_hull_vertices()):
+        if fn is None:
+            continue
+        out = np.zeros((R, P), dtype=bool)
+        fn(ct + cn, ct, out)
+        np.testing.assert_array_equal(out, want)

@@ -73,10 +73,25 @@ def _vertices(ct: np.ndarray, w: np.ndarray) -> np.ndarray:
     """(R, P) bool: the points that end a PAV bin (plus point 0), for cumulative targets ``ct`` and weights
     ``w`` (both int64, nondecreasing along a row; a point repeated (an empty block) is marked at most once).
 
-    The strict vertices of each row's lower convex hull (Andrew's monotone chain, all rows in step): a point is
-    dropped when it is on or above the line from the point before it to the next one (integer cross products,
-    exact), so collinear points, i.e. blocks whose PAV fit equals their neighbour's, end no bin.
+    The strict vertices of each row's lower convex hull: a point is dropped when it is on or above the line from
+    the point before it to the next one (integer cross products, exact), so collinear points, i.e. blocks whose
+    PAV fit equals their neighbour's, end no bin. The compiled loop of :mod:`vpeval.stats.hull_kernel` where
+    numba is there and the batch is large enough, else :func:`_vertices_numpy`; the same marks.
     """
+    from .hull_kernel import JIT_MIN_POINTS, compiled_hull_vertices
+
+    if w.size >= JIT_MIN_POINTS:
+        fn = compiled_hull_vertices()
+        if fn is not None:
+            out = np.zeros(w.shape, dtype=bool)
+            fn(np.ascontiguousarray(w, dtype=np.int64), np.ascontiguousarray(ct, dtype=np.int64), out)
+            return out
+    return _vertices_numpy(ct, w)
+
+
+def _vertices_numpy(ct: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`_vertices` in NumPy: Andrew's monotone chain with all rows in step (one Python iteration per
+    point)."""
     R, P = w.shape
     base = np.arange(R) * P  # flat index of each row's point 0
     wf, cf = w.reshape(-1), ct.reshape(-1)
