@@ -123,16 +123,22 @@ class Report:
 def safe_filename(name: str, max_len: int = 60) -> str:
     """A file-name-safe form of ``name``: ASCII letters, digits, ``-`` and ``_`` only, never empty.
 
-    A name with letters or digits of another script (``系统A``, ``Система``) gets the first 8 hex digits of
-    the sha256 of its UTF-8 bytes appended, so that distinct names stay distinct.
+    A name with letters or digits of another script (``系统A``, ``Система``), or one longer than ``max_len``
+    once made safe, gets the first 8 hex digits of the sha256 of its UTF-8 bytes appended (after its first
+    ``max_len - 9`` characters), so that distinct names stay distinct: two long section ids that differ only
+    after the cut (``pseudo-speaker-verification-.../anonymized`` and ``.../original``) no longer collide.
 
     >>> safe_filename("../sys A/<script>")
     'sys_A_script'
     >>> safe_filename("系统") != safe_filename("中文")
     True
+    >>> a, b = (safe_filename("pseudo-speaker-verification-resemblyzer-ge2e/centred-cosine/" + c)
+    ...         for c in ("anonymized", "original"))
+    >>> a != b and len(a) == len(b) == 60
+    True
     """
     s = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_-")
-    if any(c.isalnum() and not c.isascii() for c in name):
+    if len(s) > max_len or any(c.isalnum() and not c.isascii() for c in name):
         import hashlib
 
         digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
