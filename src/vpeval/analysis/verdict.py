@@ -107,8 +107,9 @@ class Verdict:
     identified : list of ExposedSpeaker
         The exposed speakers whose rank-1 bound (``bound_bits``) exceeds the budget, most exposed first.
     plan : dict or None
-        ``inconclusive`` only: how much data a perfectly secret system would need to be certified at this delta and
-        budget (:func:`vpeval.analysis.profiles.plan`); None when even 10,000 times the data would not.
+        ``inconclusive`` and ``partial`` only: how much data a perfectly secret system would need to be certified at
+        this delta and budget (:func:`vpeval.analysis.profiles.plan`; for ``partial``, whose system is not perfectly
+        secret, a lower bound on what its certificate needs); None when even 10,000 times the data would not.
     warnings : list of str
     """
 
@@ -259,9 +260,11 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
                           if test.log10_distinct < math.log10(1.0 / test.alpha) else
                           f"{test.n_perm} relabellings reach p >= {1 / (test.n_perm + 1):.3g}") + ")")
     plan_ = None
-    if verdict == INCONCLUSIVE and test.profiles:
+    if verdict in (INCONCLUSIVE, PARTIAL) and test.profiles:
+        # partial: the data cannot bound the leak; what a perfectly secret system of this design would need is a
+        # lower bound on what a certificate of this one needs
         plan_ = plan(pr, list(test.profiles), b, design=_design(test))
-        reason += "; " + _plan_words(plan_, pr)
+        reason += "; " + ("to certify, " if verdict == PARTIAL else "") + _plan_words(plan_, pr)
     if math.isinf(pr.eps_high) and verdict in (INCONCLUSIVE, PARTIAL):
         warnings.append(f"at delta = {_d(pr.delta)} the upper bound is infinite: with these trial counts a region "
                         "holding more than delta of one class and none of the other cannot be excluded; a larger "
@@ -336,7 +339,7 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
     budget_bits : float
         The budget in bits.
     plan_ : dict, optional
-        :func:`vpeval.analysis.profiles.plan`'s answer (``factor``), for ``inconclusive``.
+        :func:`vpeval.analysis.profiles.plan`'s answer (``factor``), for ``inconclusive`` and ``partial``.
     identified : list of ExposedSpeaker, optional
         ``leaks`` decided by identified speakers (not by the profile): the sentence names them and the lower bound
         of the first one's rank-1 likelihood ratio.
@@ -381,12 +384,20 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
                 f"{share}, none of their decisions is more than {_times(pr.eps_high)} more likely for the same "
                 f"speaker than for different ones, within {allowed} ({conf}).")
     if verdict == PARTIAL:
+        more = "" if not plan_ or plan_.get("factor", 1.0) <= 1.0 else (
+            f" Ruling one out would take at least about {_factor(plan_['factor'])} times these data (what a perfectly "
+            "secret system would need).")
         return (f"The recordings still reveal something of who is speaking ({conf}), but not how much: these data "
-                f"neither show an attacker beyond {allowed} on more than {share} nor rule one out{speakers}.")
-    more = "" if not plan_ else (f"; a perfectly secret system would need about {plan_['factor']:.2g} times these data "
+                f"neither show an attacker beyond {allowed} on more than {share} nor rule one out{speakers}.{more}")
+    more = "" if not plan_ else (f"; a perfectly secret system would need about {_factor(plan_['factor'])} times these data "
                                  "to be certified")
     return (f"No attacker was shown to reveal who is speaking, but these data are too few to certify that none can "
             f"within {allowed} (apart from {share}){more}.")
+
+
+def _factor(x: float) -> str:
+    """A data multiple in words' precision: '3.5', '12', '120' (not '1.2e+02')."""
+    return f"{x:.2g}" if x < 10 else f"{x:,.0f}" if x < 100 else f"{float(f'{x:.2g}'):,.0f}"
 
 
 def _d(delta: float) -> str:
