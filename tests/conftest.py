@@ -27,18 +27,38 @@ def shared():
     return SHARED
 
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory):
-    """``vpeval demo`` on the bundled example, run once per test session and shared (read-only) by the demo
-    and browser tests: (report folder, terminal output). It audits three systems, a few minutes on 2 cores."""
+    """``vpeval demo --example examples/librispeech-mini`` (the three-system example, whose numbers docs/demo.md
+    and docs/findings.md quote), run once per test session and shared (read-only) by the demo and browser tests:
+    (report folder, terminal output). About a minute on 2 cores."""
     from typer.testing import CliRunner
 
     from vpeval.cli.main import app
 
-    example = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini"
+    example = EXAMPLES / "librispeech-mini"
     if not sorted(example.glob("embeddings_*.npz")):
         pytest.skip("bundled example missing")
     out = tmp_path_factory.mktemp("demo") / "report"
+    r = CliRunner().invoke(app, ["demo", "--example", str(example), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    return out, r.output
+
+
+@pytest.fixture(scope="session")
+def ladder_run(tmp_path_factory):
+    """``vpeval demo`` as a new user runs it (the default example, examples/ladder: six systems from none to
+    ASR + TTS), once per test session: (report folder, terminal output)."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    if not (EXAMPLES / "ladder" / "systems.csv").is_file():
+        pytest.skip("the ladder example is missing")
+    out = tmp_path_factory.mktemp("ladder") / "report"
     r = CliRunner().invoke(app, ["demo", "-o", str(out)])
     assert r.exit_code == 0, r.output
     return out, r.output

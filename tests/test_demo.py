@@ -229,7 +229,7 @@ def test_audit_two_systems_side_by_side(tmp_path):
 def test_same_seed_same_report(demo_report, tmp_path):
     out, doc = demo_report
     again = tmp_path / "again"
-    r = CliRunner().invoke(app, ["demo", "-o", str(again), "-q"])
+    r = CliRunner().invoke(app, ["demo", "--example", str(EXAMPLE), "-o", str(again), "-q"])
     assert r.exit_code == 0, r.output
     # report.json is one compact line: equal once the time stamp, its only varying field, is set aside
     a = json.loads((out / "report.json").read_text())

@@ -245,19 +245,52 @@ def report(
         typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
+#: The bundled examples, the default first: the ladder of six systems, then the three-system example.
+EXAMPLES = ("ladder", "librispeech-mini")
+
+
+def _is_example(c: Path) -> bool:
+    return c.is_dir() and ((c / "systems.csv").is_file() or bool(sorted(c.glob("embeddings_*.npz"))))
+
+
 def _find_example(example: Optional[Path]) -> Path:
     if example is not None:
         cands = [example]
     else:
         here = Path(__file__).resolve()
-        cands = [here.parents[3] / "examples" / "librispeech-mini", Path.cwd() / "examples" / "librispeech-mini"]
+        cands = [root / "examples" / EXAMPLES[0] for root in (here.parents[3], Path.cwd())]
     for c in cands:
-        if c.is_dir() and sorted(c.glob("embeddings_*.npz")):
+        if _is_example(c):
             return c
     raise VpevalError(
         "bundled example not found (looked in " + ", ".join(str(c) for c in cands) + "); run from a clone of "
         "the repository or pass --example DIR"
     )
+
+
+def _example_systems(folder: Path) -> list[tuple[Path, str, str]]:
+    """(folder, name, description) of each system of an example: those ``systems.csv`` lists (columns
+    ``system,description``, in its order; each a subfolder), else the three-system layout (McAdams in the folder
+    itself, the further systems in subfolders)."""
+    import csv
+
+    listing = folder / "systems.csv"
+    if not listing.is_file():
+        return [(folder, "mcadams", "McAdams")] + [(folder / x, x, d) for x, d in _EXAMPLE_SYSTEMS.items()
+                                                   if sorted((folder / x).glob("embeddings_*.npz"))]
+    with open(listing, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames != ["system", "description"]:
+            raise VpevalError(f"{listing}: line 1: expected the header 'system,description', got {reader.fieldnames}")
+        out = []
+        for row in reader:
+            sub = folder / row["system"]
+            if not row["system"] or not sorted(sub.glob("embeddings_*.npz")):
+                raise VpevalError(f"{listing}: line {reader.line_num}: {sub} holds no embeddings_*.npz")
+            out.append((sub, row["system"], row["description"]))
+    if not out:
+        raise VpevalError(f"{listing}: lists no system")
+    return out
 
 
 def _run_audit(systems: list[tuple[Path, str]], out: Path, force: bool, quiet: bool, json_out: bool, title: str,
@@ -484,8 +517,10 @@ FiguresOpt = typer.Option("strongest", "--figures", help="Per-attacker figures: 
                           "numbers in the appendix and report.json) or 'all'.")
 
 
-@app.command(help="Run the full audit on the bundled LibriSpeech example (real speech anonymized by three systems side by "
-             "side: McAdams, WORLD F0 scaling + VTLN-style envelope warping, and resampling; "
+@app.command(help="Run the full audit on the bundled LibriSpeech example (real speech of 67 evaluation speakers, "
+             "anonymized by a ladder of six systems side by side: none, resampling, McAdams, WORLD F0 scaling + "
+             "VTLN-style envelope warping, ASR + TTS with a keyed pseudo-voice per speaker, and ASR + TTS in one "
+             "voice for everybody; --example examples/librispeech-mini: the older three-system example; "
              "two extractors, each scored by cosine and by centred-cosine, LDA and PLDA back-ends trained on "
              "original and on anonymized speech of 150 training speakers, plus two fusions, and per system the "
              "semi-informed (extractor adapted) attacker: the GE2E projection retrained on that system's anonymized "
@@ -498,7 +533,9 @@ FiguresOpt = typer.Option("strongest", "--figures", help="Per-attacker figures: 
 @verdict_option_group(n_perm=VerdictPermOpt)
 def demo(
     out: Path = typer.Option(Path("vpeval-demo"), "-o", "--out", metavar="OUT", help="Output folder."),
-    example: Optional[Path] = typer.Option(None, "--example", help="Example folder (embeddings_*.npz)."),
+    example: Optional[Path] = typer.Option(
+        None, "--example", help="Example folder: examples/ladder (the default: six systems listed in its "
+        "systems.csv) or examples/librispeech-mini (three systems)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
@@ -517,12 +554,9 @@ def demo(
     jobs: int = JobsOpt,
 ):
     folder = _find_example(example)
-    # McAdams in the example folder itself; the further systems in its subfolders (see its README)
-    systems = [(folder, "mcadams")] + [(folder / x, x) for x in _EXAMPLE_SYSTEMS
-                                       if sorted((folder / x).glob("embeddings_*.npz"))]
-    _run_audit(systems, out, force, quiet, json_out,
-               "vpeval demo: " + ", ".join(_EXAMPLE_SYSTEMS.get(n, "McAdams") for _, n in systems)
-               + " anonymization of LibriSpeech (bundled example)", seed,
+    listed = _example_systems(folder)
+    _run_audit([(f, n) for f, n, _ in listed], out, force, quiet, json_out,
+               "vpeval demo: " + ", ".join(d for _, _, d in listed) + " on LibriSpeech (bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo",
                verdict=verdict_args.for_audit(),
