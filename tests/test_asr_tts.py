@@ -322,7 +322,7 @@ def test_cli_errors_exit_2(tmp_path, app, monkeypatch):
     assert r.exit_code == 2 and "--repeats" in r.output
     for extra in ([], ["--repeats", "2", "--seed", "1"]):
         r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "o"), "--engine", "piper", *extra])
-        assert r.exit_code == 2 and "--engine applies to --method asr-tts only" in r.output
+        assert r.exit_code == 2 and "--engine applies to --method asr-tts and pseudo-speaker only" in r.output
     monkeypatch.setitem(sys.modules, "piper", None)
     r = CliRunner().invoke(app, ["anonymize", str(src), str(tmp_path / "o"), "--method", "asr-tts",
                                  "--engine", "piper"])
