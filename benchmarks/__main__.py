@@ -50,6 +50,12 @@ SCRIPTS_BY_DOC: dict[str, dict[str, str]] = {
         "secrecy_size": "size of the perfect-secrecy test on every input design, by simulation",
     },
     "docs/demo.md": {"adapted_vs_backend": "the adapted attacker against the back-end-only attackers, with intervals"},
+    "docs/report.md": {
+        "linkage_exposure": "a one-speaker leak in 1-to-N tables: leaks, innocent speakers named, by simulation",
+    },
+    "docs/conventions.md": {
+        "linkability_bias": "the linkability estimator's bias on uninformative scores against the trial counts",
+    },
     "docs/findings.md": {"insample_baseline": "CCA and Procrustes on independent embeddings: in-sample vs held-out"},
     "docs/extractors.md": {
         "extractor_eer": "ROCCH-EER and speed of each speaker extractor on clean speech",
