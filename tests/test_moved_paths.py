@@ -69,7 +69,7 @@ NEW_PUBLIC = {
     "vpeval.audio.anonymize": [
         "METHODS", "anonymize_folder", "mcadams", "mcadams_pole_angles", "draw_alpha", "DEFAULT_ALPHA",
         "ALPHA_RANGE", "vtln", "bilinear_warp", "VTLN_WARP_RANGE", "VTLN_F0_RANGE", "resample_shift",
-        "RESAMPLE_RANGE", "draw_parameter", "profile_seed", "resynthesize"],
+        "RESAMPLE_RANGE", "draw_parameter", "profile_seed", "resynthesize", "pseudo_speaker"],
     "vpeval.audio.anonymize.asr_tts": [
         "resynthesize", "synthesize", "resolve_engine", "ENGINES", "VOICES", "OUTPUT_RMS", "SILENCE_S",
         "PIPER_SYNTHESIS", "TTSUnavailableError", "EngineFallbackWarning", "TTS_HINT", "ESPEAK_HINT"],
@@ -78,7 +78,7 @@ NEW_PUBLIC = {
     "vpeval.audio.anonymize.world": ["vtln", "bilinear_warp", "VTLN_WARP_RANGE", "VTLN_F0_RANGE"],
     "vpeval.audio.anonymize.resample": ["resample_shift", "RESAMPLE_RANGE"],
     "vpeval.audio.anonymize.base": ["draw_parameter"],
-    "vpeval.audio.anonymize.folder": ["anonymize_folder", "profile_seed", "METHODS"],
+    "vpeval.audio.anonymize.folder": ["anonymize_folder", "profile_seed", "pseudo_speaker", "METHODS"],
     "vpeval.audio.embed": OLD_PATHS["vpeval.embed"][1] + ["MODEL_PREFIXES"],
     "vpeval.audio.embed.features": ["FeatureSpec", "compute_features", "model_input", "window_function",
                                     "read_feature_spec"],

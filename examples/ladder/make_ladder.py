@@ -270,6 +270,8 @@ def stage_compute(system: str, work: Path, quiet: bool) -> None:
         if not (folder / "anonymization.csv").is_file() and system != "original":
             sys.exit(f"error: {folder} is not finished; run the anonymize stage of {system} first")
         files = _files(folder, system, role, work)
+        if not files:  # a role without speakers (--speakers): nothing to embed
+            continue
         with tempfile.TemporaryDirectory(prefix="ladder-links-") as tmp:
             src = _as_folder(files, folder, Path(tmp) / "links")
             for ext in EXTRACTORS if name != "original:train" else ():  # those are ../librispeech-mini/train's

@@ -23,7 +23,6 @@ from .resample import RESAMPLE_RANGE, resample_shift
 from .world import VTLN_F0_RANGE, VTLN_WARP_RANGE, bilinear_warp, vtln
 
 __all__ = [
-    "pseudo_speaker",
     "METHODS",
     "anonymize_folder",
     "profile_seed",
@@ -40,4 +39,5 @@ __all__ = [
     "RESAMPLE_RANGE",
     "draw_parameter",
     "resynthesize",
+    "pseudo_speaker",
 ]
