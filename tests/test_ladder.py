@@ -162,6 +162,11 @@ def test_the_order_the_construction_implies_holds_beyond_the_paired_interval(lad
         assert better(s, "asr-tts") == "asr-tts", s
     for s in ("none", "resample", "mcadams", "vtln"):  # a pseudo-voice per speaker hides more than a modified voice
         assert better(s, "pseudo-speaker") == "pseudo-speaker", s
+    # the report says the order in one line: the ladder reversed, every step but among the three signal-processing
+    # systems beyond its interval
+    sec = next(x for x in doc["sections"] if x["id"] == "comparisons")["data"]
+    assert sec["order"][0] == "asr-tts" and sec["order"][1] == "pseudo-speaker" and sec["order"][-1] == "none"
+    assert sec["order_line"].count("<") == 3 and sec["order_line"].count("~") == 2
     low = {s: _bits(doc["channel_verdicts"][s]["voice"]["eps_low_bits"]) for s in ORDER}
     assert low["asr-tts"] == min(low.values())
 

@@ -556,7 +556,7 @@ def demo(
     folder = _find_example(example)
     listed = _example_systems(folder)
     _run_audit([(f, n) for f, n, _ in listed], out, force, quiet, json_out,
-               "vpeval demo: " + ", ".join(d for _, _, d in listed) + " on LibriSpeech (bundled example)", seed,
+               "vpeval demo: " + "; ".join(d for _, _, d in listed) + " (LibriSpeech, bundled example)", seed,
                backends=_backends(backend), asnorm=asnorm, fusion=not no_fusion, vpc_table=vpc_table,
                dataset=dataset or folder.name, split=split, command="demo",
                verdict=verdict_args.for_audit(),

@@ -8,7 +8,7 @@ import math
 from ..pipeline.compare import HEADLINE_METRICS
 from .document import Paragraph, Section, Table
 
-__all__ = ["comparisons_section", "display_scale", "SHORT_NAMES"]
+__all__ = ["comparisons_section", "display_scale", "order_line", "SHORT_NAMES"]
 
 _LN2 = math.log(2.0)
 
@@ -21,6 +21,49 @@ def display_scale(unit: str) -> tuple[float, str]:
 #: Short metric names of the main page's comparison table (the appendix's table gives the full ones).
 SHORT_NAMES = {"worst_case": "verdict's worst case", "eer_rocch": "lowest ROCCH-EER", "eps_max": "largest eps_max",
                "alid": "largest ALID", "share_beyond": "share of trials beyond the budget"}
+
+
+def order_line(comparisons: list, metric: str = "share_beyond") -> tuple[list[str], str] | None:
+    """The systems in order of ``metric`` on trial type ``all`` (lower protects better), in one line.
+
+    Systems are sorted by their value (ties by name); between two neighbours the line says ``<`` where their paired
+    comparison names one system as protecting better (its 95 % interval excludes 0) and ``~`` where it does not.
+    Only neighbours are read, so the line is a summary, not a test of every pair (the table has every pair).
+
+    Returns
+    -------
+    (list of str, str) or None
+        The systems in order and the line; None with fewer than two systems or a neighbour pair not compared.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as C
+    >>> cs = [C(system_a="a", system_b="b", trial_type="all", metric="share_beyond", unit="fraction",
+    ...         value_a=0.9, value_b=0.1, better="b"),
+    ...       C(system_a="a", system_b="c", trial_type="all", metric="share_beyond", unit="fraction",
+    ...         value_a=0.9, value_b=0.85, better=None),
+    ...       C(system_a="b", system_b="c", trial_type="all", metric="share_beyond", unit="fraction",
+    ...         value_a=0.1, value_b=0.85, better="b")]
+    >>> order_line(cs)[1]
+    'b (10 %) < c (85 %) ~ a (90 %)'
+    """
+    pairs = {frozenset((c.system_a, c.system_b)): c for c in comparisons
+             if c.metric == metric and c.trial_type == "all"}
+    value = {}
+    for c in pairs.values():
+        value[c.system_a], value[c.system_b] = c.value_a, c.value_b
+    if len(value) < 2:
+        return None
+    order = sorted(value, key=lambda s: (value[s], s))
+    unit = next(iter(pairs.values())).unit
+    k, u = display_scale(unit)
+    parts = [f"{order[0]} ({k * value[order[0]]:.4g} {u})"]
+    for a, b in zip(order, order[1:]):
+        c = pairs.get(frozenset((a, b)))
+        if c is None:
+            return None
+        parts.append(("<" if c.better is not None else "~") + f" {b} ({k * value[b]:.4g} {u})")
+    return order, " ".join(parts)
 
 
 def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, seed: int, metrics=None,
@@ -45,6 +88,11 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
         "better is named, otherwise 'no significant difference' (95 % level, not corrected for the several "
         "comparisons).")
     sec.blocks.append(Paragraph(method))
+    ranked = order_line(comparisons)
+    if ranked is not None:
+        sec.blocks.append(Paragraph(
+            f"Order by the share of trials beyond the budget (lower protects better): {ranked[1]}; '<' where the "
+            "paired 95 % interval of the two neighbours excludes 0, '~' where it does not."))
     rows = []
     shown = [c for c in comparisons if metrics is None or c.metric in metrics]
     if metrics is not None:  # in the order the metrics are asked for
@@ -68,5 +116,6 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
                                     f"{more or 'report.json'}.", kind="note"))
     for n in notes:
         sec.blocks.append(Paragraph(n, kind="note"))
-    sec.data = {"comparisons": [c.to_dict() for c in comparisons], "notes": list(notes), "method": method}
+    sec.data = {"comparisons": [c.to_dict() for c in comparisons], "notes": list(notes), "method": method,
+                **({"order": ranked[0], "order_line": ranked[1]} if ranked is not None else {})}
     return sec
