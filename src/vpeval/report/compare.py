@@ -89,7 +89,7 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
         "comparisons).")
     sec.blocks.append(Paragraph(method))
     ranked = order_line(comparisons)
-    if ranked is not None:
+    if ranked is not None and "<" in ranked[1]:  # all '~': the table already says no pair differs
         sec.blocks.append(Paragraph(
             f"Order by the share of trials beyond the budget (lower protects better): {ranked[1]}; '<' where the "
             "paired 95 % interval of the two neighbours excludes 0, '~' where it does not."))
