@@ -17,20 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputFileError
+from .files import read_utf8
 
 __all__ = ["read_named_csv"]
-
-
-def _text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputFileError(path, None, f"cannot be read ({exc.strerror or exc})") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputFileError(path, line, f"not UTF-8 text (byte {exc.start})") from None
 
 
 def _rows(path: Path, text: str):
@@ -78,7 +67,7 @@ def read_named_csv(path, columns: Sequence[str], *, optional: Sequence[str] = ()
         row, an empty or repeated key; with the file and line.
     """
     path = Path(path)
-    rows = _rows(path, _text(path))
+    rows = _rows(path, read_utf8(path))
     expected = ",".join(columns) + "".join(f"[,{c}]" for c in optional) + (",..." if others else "")
     try:
         hline, header = next(rows)

@@ -18,7 +18,7 @@ import stat
 
 from ..errors import InputFileError
 
-__all__ = ["check_input_file", "file_kind"]
+__all__ = ["check_input_file", "file_kind", "read_utf8"]
 
 
 def file_kind(mode: int) -> str:
@@ -66,3 +66,26 @@ def check_input_file(path, what: str = "a file") -> None:
             else " (devices never end: give a file, or pipe the data in)" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
             else "")
     raise InputFileError(path, None, f"is {kind}, not a regular file; expected {what}{hint}")
+
+
+def read_utf8(path, unreadable: str = "cannot be read") -> str:
+    """The whole text of a UTF-8 file, a byte-order mark dropped.
+
+    Raises
+    ------
+    InputFileError
+        The file cannot be read (``unreadable`` and the system's reason), or is not UTF-8 (the line and byte of
+        the first bad byte).
+    """
+    from pathlib import Path
+
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputFileError(p, None, f"{unreadable} ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputFileError(p, line, f"not UTF-8 text (byte {exc.start})") from None

@@ -29,7 +29,6 @@ import math
 import re
 import warnings
 from collections.abc import Iterable, Iterator
-from pathlib import Path
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from ..errors import InputFileError, RepeatedTrialsWarning
 from .label_counts import label_counts
 from .numbers import INFINITY, NUMBER, is_nan_word
 from . import _fast
-from .files import check_input_file
+from .files import check_input_file, read_utf8
 from .matrix import _exact_in_float64, _no_duplicate_columns, _read_parquet_table, _inexact_integer
 from .trials import Trials
 
@@ -48,16 +47,7 @@ _SHOW = 5  # how many missing keys an error lists
 
 
 def _text(path) -> str:
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputFileError(p, None, f"cannot read file ({exc.strerror or exc})") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputFileError(p, line, f"not UTF-8 text (byte {exc.start})") from None
+    return read_utf8(path, "cannot read file")
 
 
 def _raw_lines(path) -> list[str]:
