@@ -238,3 +238,24 @@ def test_regenerating_one_speaker_reproduces_its_mcadams_rows(tmp_path):
     idx = {(u, c): i for i, (u, c) in enumerate(zip(st_old.utterance_id, st_old.condition))}
     rows = [idx[(u, c)] for u, c in zip(st_new.utterance_id, st_new.condition)]
     np.testing.assert_allclose(st_new.states, st_old.states[rows], rtol=1e-2, atol=2e-3)  # float16 storage
+
+
+def test_docs_demo_quotes_the_ladder_as_measured(ladder):
+    """docs/demo.md's ladder section: the shares beyond the budget and the plans' range it quotes, as rounded there."""
+    _, _, doc = ladder
+    text = (LADDER.parents[1] / "docs" / "demo.md").read_text()
+    share = {}
+    for c in doc["comparisons"]:
+        if c["metric"] == "share_beyond" and c["trial_type"] == "all":
+            share[c["system_a"]], share[c["system_b"]] = c["value_a_fraction"], c["value_b_fraction"]
+    assert f"none ({share['none']:.4f})" in text
+    assert f"pseudo-speaker ({share['pseudo-speaker']:.2f})" in text
+    assert f"ASR + TTS ({share['asr-tts']:.3f})" in text
+    sp = sorted(share[s] for s in ("resample", "mcadams", "vtln"))
+    assert f"({sp[0]:.3f}-{sp[-1]:.3f}," in text
+    plans = [doc["verdicts"][s]["plan"] for s in ("pseudo-speaker", "asr-tts")]
+    plans += [doc["channel_verdicts"][s]["voice"]["plan"] for s in ("pseudo-speaker", "asr-tts")]
+    factors = [p["factor"] for p in plans]
+    assert 110 <= min(factors) and max(factors) <= 125 and "about 110-125 times these data" in text
+    probes = [p["probes_per_speaker"] for p in plans]
+    assert f"about {min(probes)}-{5 * round(max(probes) / 5)} probes per speaker" in text

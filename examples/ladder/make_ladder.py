@@ -400,7 +400,7 @@ def _rows(path: Path) -> list[dict]:
         return list(csv.DictReader(fh))
 
 
-def _params_of(system: str, work: Path, base_meta: dict) -> dict:
+def _params_of(system: str, work: Path) -> dict:
     """(utterance id, condition) -> {parameter: text} of every anonymized row of ``system``."""
     cols = SYSTEMS[system][1]
     out = {}
@@ -411,7 +411,6 @@ def _params_of(system: str, work: Path, base_meta: dict) -> dict:
     for name, folder in _folders(system, work).items() if SYSTEMS[system][0] else ():
         for r in _rows(folder / "anonymization.csv"):
             out[r["utterance_id"], name.split(":")[0]] = {c: f"{float(r[c]):.6f}" for c in cols}
-    del base_meta
     return out
 
 
@@ -508,7 +507,7 @@ def stage_assemble(data: Path, work: Path, out: Path) -> None:
         write_states(d / STATES, states_cat(st_o, st_a))
         write_states(d / "train" / STATES, tr_st)
         # metadata.csv and train/metadata.csv
-        params = _params_of(system, work, {})
+        params = _params_of(system, work)
         cols = list(SYSTEMS[system][1])
         dur = {x["utterance_id"]: x["duration_s"] for x in _rows(BASE / "metadata.csv")}
         ev = read_embeddings(d / "embeddings_mfcc.npz")
