@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from vpeval.analysis import TrialInput, secrecy_test
 from vpeval.analysis.comparison import compare_worst_cases
@@ -83,3 +85,31 @@ def test_profiles_compared_on_the_share_beyond_the_budget():
     assert c.metric == "share_beyond" and c.unit == "fraction" and c.better == "private" and c.low > 0
     (r,), _ = compare_profiles({"private": tests["private"], "leaky": tests["leaky"]}, 3.32, n_boot=100)
     assert (r.diff, r.low, r.high) == (-c.diff, -c.high, -c.low) and r.better == "private"
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_share_replicates_match_weighted_trials_oracle(data):
+    """The run-merged, per-unit matrix path equals share_beyond of the trials repeated by their unit's weight."""
+    from types import SimpleNamespace
+
+    from vpeval.analysis.comparison import _share_replicates
+    from vpeval.metrics.profile import share_beyond
+
+    n = data.draw(st.integers(4, 40))
+    scores = np.array(data.draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)), dtype=float)
+    is_tar = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    assume(is_tar.any() and not is_tar.all())
+    names = np.array(["a", "b", "c"])
+    units = np.array(data.draw(st.lists(st.sampled_from(["a", "b", "c", "zz"]), min_size=n, max_size=n)))
+    weights = np.array(data.draw(st.lists(st.lists(st.integers(0, 3), min_size=3, max_size=3),
+                                          min_size=1, max_size=5)), dtype=float)
+    budget = data.draw(st.sampled_from([0.5, 1.0, 3.32]))
+    prof = SimpleNamespace(source=(scores, is_tar, units), attacker="x", trial_type="oa")
+    value, _, reps = _share_replicates(SimpleNamespace(profiles=[prof]), budget, weights, names)
+    assert value == pytest.approx(share_beyond(scores[is_tar], scores[~is_tar], budget), abs=1e-12)
+    for r, w in enumerate(weights):
+        rep = np.array([1 if u == "zz" else int(w[list(names).index(u)]) for u in units])
+        s, t = np.repeat(scores, rep), np.repeat(is_tar, rep)
+        expect = share_beyond(s[t], s[~t], budget) if t.any() and not t.all() else -np.inf
+        assert reps[r] == pytest.approx(expect, abs=1e-12)

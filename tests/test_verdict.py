@@ -153,7 +153,7 @@ def test_section_opens_with_sentence_then_table_then_rule():
     assert isinstance(sec.blocks[1], Paragraph) and sec.blocks[1].text.startswith("A: leaks. An attacker can tell")
     assert sec.blocks[2].text.startswith("Privacy profile") and sec.blocks[2].summary == "A: the numbers behind it"
     assert sec.blocks[3].text.startswith("B: protects. No attacker tells beyond the budget")
-    assert table.rows[0][:6] == ["A", "leaks", 1.25, 4.0, 5.0, 6.0] and table.rows[1][1] == "protects"
+    assert table.rows[0][:5] == ["A", "leaks", 1.25, 4.0, 6.0] and table.rows[1][1] == "protects"  # the bounds
     assert any(isinstance(b, Paragraph) and b.text == VERDICT_RULE for b in sec.blocks)
     assert sec.data["vocabulary"] == list(VERDICTS)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from scipy import sparse
 
 from ..errors import VpevalError
 from ..pipeline.compare import HEADLINE_METRICS, Comparison, comparison_reading
@@ -127,40 +128,65 @@ def compare_worst_cases(tests: Mapping[str, SecrecyTest], *, level: float = 0.95
     return out, notes
 
 
-def _member_blocks(p, names: np.ndarray):
-    """(block of each trial, is_target, unit index of each trial or -1) of a profile member."""
+def _member_runs(p, names: np.ndarray):
+    """Target and non-target counts of a profile member per unit and run (sparse, shape ``(U + 1, K)``: ``U =
+    names.size`` units, row ``U`` the trials without a unit, whose weight is always 1; ``K`` runs in ascending
+    score order), then the same per run alone (shape ``(K,)``).
+
+    A run is a maximal stretch of tie blocks holding one class only, or one block holding both. Merging such
+    stretches leaves :func:`~vpeval.metrics.profile.share_beyond_blocks` unchanged under any non-negative weights:
+    inside a run of one class every block's ``p - x q`` has the same sign (or is 0), and a best region never
+    starts or ends inside a stretch of one sign. The runs number at most ``2 min(n_tar, n_non) + 1`` plus the mixed
+    blocks, where the tie blocks number up to the trials.
+    """
     scores, is_tar, clusters = p.source
     _, block = np.unique(scores, return_inverse=True)
-    unit = np.full(scores.size, -1, dtype=np.int64)
-    if clusters is not None and names.size:
+    block = block.reshape(-1)
+    is_tar = np.asarray(is_tar, dtype=bool).reshape(-1)
+    U = names.size
+    unit = np.full(scores.size, U, dtype=np.int64)
+    if clusters is not None and U:
         pos = np.searchsorted(names, clusters)
-        ok = (pos < names.size) & (names[np.minimum(pos, names.size - 1)] == clusters)
+        ok = (pos < U) & (names[np.minimum(pos, U - 1)] == clusters)
         unit[ok] = pos[ok]
-    return block.reshape(-1), np.asarray(is_tar, dtype=bool), unit
+    B = int(block.max()) + 1
+    has_t = np.bincount(block[is_tar], minlength=B) > 0
+    has_n = np.bincount(block[~is_tar], minlength=B) > 0
+    kind = has_t.astype(np.int8) + 2 * has_n.astype(np.int8)  # 1: targets only, 2: non-targets only, 3: both
+    starts = np.r_[True, (kind[1:] != kind[:-1]) | (kind[1:] == 3)]
+    run = np.cumsum(starts) - 1  # run of every block
+    K = int(run[-1]) + 1
+    rb = run[block]
+
+    def counts(mask):
+        cells, c = np.unique(unit[mask] * K + rb[mask], return_counts=True)
+        return sparse.csc_array((c.astype(float), (cells // K, cells % K)), shape=(U + 1, K))
+
+    return counts(is_tar), counts(~is_tar), np.bincount(rb[is_tar], minlength=K), np.bincount(rb[~is_tar], minlength=K)
 
 
 def _share_replicates(test: SecrecyTest, budget_bits: float, W: np.ndarray, names: np.ndarray):
-    """(observed family share beyond the budget, its attacker, per-replicate family shares) of one system."""
+    """(observed family share beyond the budget, its attacker, per-replicate family shares) of one system.
+
+    ``W``: replicate weights of shape ``(R, names.size)`` (integer counts as floats: every weighted count below is
+    an exact integer)."""
     from ..metrics.profile import share_beyond_blocks
 
     best = None
-    reps = np.full(W.shape[0], -np.inf)
+    R = W.shape[0]
+    reps = np.full(R, -np.inf)
+    w1 = np.c_[W, np.ones(R)].T  # (U + 1, R): the trials without a unit weigh 1 in every replicate
     for p in test.profiles:
-        block, is_tar, unit = _member_blocks(p, names)
-        K = int(block.max()) + 1
-        v = share_beyond_blocks(np.bincount(block[is_tar], minlength=K), np.bincount(block[~is_tar], minlength=K),
-                                budget_bits)
+        t, n, t0, n0 = _member_runs(p, names)
+        v = share_beyond_blocks(t0, n0, budget_bits)
         key = (-v, p.attacker, p.trial_type)  # ties: by name, so the input order never matters
         if best is None or key < best[0]:
             best = (key, v, f"{p.attacker} ({p.trial_type})")
-        order = np.argsort(block, kind="stable")
-        starts = np.flatnonzero(np.r_[True, np.diff(block[order]) != 0])
-        for lo in range(0, W.shape[0], 16):  # 16 replicates at a time: (16, n) weights in memory
-            w = np.where(unit[order] >= 0, W[lo:lo + 16][:, np.maximum(unit[order], 0)], 1.0)
-            t = np.add.reduceat(w * is_tar[order], starts, axis=1)
-            n = np.add.reduceat(w * ~is_tar[order], starts, axis=1)
-            v = share_beyond_blocks(t, n, budget_bits)
-            reps[lo:lo + 16] = np.fmax(reps[lo:lo + 16], np.where(np.isfinite(v), v, -np.inf))
+        step = max(1, (1 << 21) // t0.size)  # (step, K) weighted counts in memory at a time
+        for lo in range(0, R, step):
+            w = w1[:, lo:lo + step]
+            v = share_beyond_blocks((t.T @ w).T, (n.T @ w).T, budget_bits)
+            reps[lo:lo + step] = np.fmax(reps[lo:lo + step], np.where(np.isfinite(v), v, -np.inf))
     return best[1], best[2], reps
 
 

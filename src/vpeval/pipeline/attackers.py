@@ -431,7 +431,7 @@ def content_key(*arrays) -> tuple:
     for a in arrays:
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes())
+        h.update(a.tobytes() if a.dtype.hasobject else a.reshape(-1).view(np.uint8))  # the bytes, not copied
     return (h.hexdigest(),)
 
 

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from ..backends import BACKENDS
+from ..disclosure import worst_case_disclosure
 from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet, split_profile_runs
 from ..io.trials import Trials
@@ -25,7 +26,7 @@ from .analyses import analyse_attributes, analyse_distinctiveness, analyse_embed
 from .attackers import Attacker, content_key, fuse_attackers, make_attackers, training_condition
 from .channels import field_channel_attackers, split_channels
 from .compare import AttackData
-from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, speaker_groups
+from .groups import DEFAULT_GROUP_BY, GroupsError, group_breakdown, pooled_eers, speaker_groups
 from .jobs import Jobs, drive, using
 from .protocols import make_protocol
 
@@ -94,6 +95,12 @@ class SystemAudit:
     #: the metadata column the groups are of (None: no groups), and why there are none
     group_by: str | None = None
     group_note: str | None = None
+    #: attacker -> trial type (oo, oa, aa) -> (clipped per-speaker mean EER, closest-point EER), fractions: the
+    #: per-group table's row over every trial (:func:`vpeval.pipeline.groups.pooled_eers`)
+    pooled_eers: dict = field(default_factory=dict)
+    #: attacker -> worst-case disclosure per LLR estimator of its oa trials
+    #: (:func:`vpeval.disclosure.worst_case_disclosure`, without per-trial LLRs), or the exception it raised
+    disclosure: dict = field(default_factory=dict)
 
 
 def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
@@ -295,6 +302,14 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
     trials, metrics, linkage = {}, {}, {}
     assessments, profiles = {}, {}
     probe_spk, mats, by_group = {}, {}, {}
+    disclosure, pooled = {}, {}
+    keys: dict = {}
+
+    def content_of(t):  # each Trials' key hashed once (its arrays are megabytes of names)
+        if id(t) not in keys:
+            keys[id(t)] = (t, _content_of(t))  # t kept: its id stays its own
+        return keys[id(t)][1]
+
     spk_groups, group_note = None, None
     if group_by is not None:
         if metadata is None or group_by not in metadata.columns:
@@ -328,6 +343,10 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
             linkage[name] = {k: _deferred(cache, ("linkage", seed, _matrix_key(m)), jobs, _attempt_call,
                                           analyse_one_to_n, m, seed=seed, client=client)
                              for k, m in matrices.items()}
+            if "oa" in trials[name]:  # the appendix's table per LLR estimator
+                t = trials[name]["oa"]
+                disclosure[name] = _deferred(cache, ("disclosure", content_of(t)), jobs, _attempt_call,
+                                             worst_case_disclosure, t.tar, t.non, keep_llrs=False)
             say(f"bootstrap intervals and chance floors: {name}")
             probe_spk[name], mats[name] = {}, matrices
             for tname, t in trials[name].items():
@@ -339,7 +358,7 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                 # identity with the change of condition
                 eers = tname in TWO_SIDED_TYPES or tname in PROFILE_TYPES
                 assessments[f"{name} / {tname}"] = _deferred(
-                    cache, ("assess", leak, eers, seed, n_boot, n_perm, _content_of(t),
+                    cache, ("assess", leak, eers, seed, n_boot, n_perm, content_of(t),
                             content_key(probe_spk[name][tname])),
                     jobs, _assess_eers if eers else assess_trials, t, groups=probe_spk[name][tname],
                     leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot, n_perm=n_perm)
@@ -351,10 +370,12 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
         with _named(f"attacker {name!r}"):
             linkage[name] = {k: r.get() for k, r in linkage[name].items()}
             if spk_groups is not None:
-                by_group[name] = {}
+                by_group[name], pooled[name] = {}, {}
                 for tname in GROUP_TYPES:
                     if tname not in trials[name]:
                         continue
+                    t = trials[name][tname]
+                    pooled[name][tname] = _deferred(cache, ("pooled-eers", _trials_key(t)), jobs, pooled_eers, t)
                     link = linkage[name].get(tname)
                     ok = link is not None and not isinstance(link, Exception)
                     key = ("groups", tname, seed, n_boot, group_by, tuple(sorted(spk_groups.items())),
@@ -381,7 +402,10 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
             say(f"bootstrap intervals and chance floors: {name}")
             for key in [k for k in assessments if k.startswith(f"{name} / ")]:
                 assessments[key] = assessments[key].get()
+            if name in disclosure:
+                disclosure[name] = disclosure[name].get()
             if spk_groups is not None:
+                pooled[name] = {t: r.get() for t, r in pooled[name].items()}
                 try:  # e.g. a speaker without a value: said in the section, not fatal
                     by_group[name] = {t: r.get() for t, r in by_group[name].items()}
                 except GroupsError as exc:
@@ -397,7 +421,8 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                 attrs[extractor] = attrs[extractor].get()
     return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles,
                        {a.name: a for a in attackers}, notes, probe_spk, mats, by_group,
-                       group_by if spk_groups is not None else None, group_note)
+                       group_by if spk_groups is not None else None, group_note,
+                       pooled if spk_groups is not None else {}, disclosure)
 
 
 def _attempt(fn):

@@ -31,7 +31,7 @@ from ..io.trials import Trials
 from ..stats import ALID, TRIAL_METRICS, BootstrapResult, StatsError, bootstrap, bootstrap_one_to_n, trial_speakers
 
 __all__ = ["GroupsError", "GroupResult", "speaker_groups", "trial_groups", "group_breakdown", "pooled_result",
-           "clipped_speaker_mean_eer", "DEFAULT_GROUP_BY"]
+           "clipped_speaker_mean_eer", "pooled_eers", "DEFAULT_GROUP_BY"]
 
 #: The metadata column trials are grouped by when none is named (the VoicePrivacy f/m split).
 DEFAULT_GROUP_BY = "sex"
@@ -246,6 +246,17 @@ def pooled_result(trials: Trials, *, probe_speakers=None, one_to_n=None, lid=Non
         everyone.update({s: label for s in np.asarray(one_to_n.probe_speaker, dtype=str).tolist()})
     return _one_group(label, trials, np.ones(len(trials), bool), enroll, probe, everyone, one_to_n, lid, n_boot,
                       seed, level)
+
+
+def pooled_eers(trials: Trials) -> tuple[float, float]:
+    """The two EERs of the per-group table's row over every trial: (clipped per-speaker mean EER
+    (:func:`clipped_speaker_mean_eer`; NaN without enrollment keys), closest-point EER
+    (:func:`vpeval.metrics.closest_eer`; NaN without target or non-target trials)), fractions."""
+    from ..metrics import closest_eer
+
+    clipped = clipped_speaker_mean_eer(trials)[0] if trials.enroll is not None else float("nan")
+    closest = closest_eer(trials.tar, trials.non) if trials.tar.size and trials.non.size else float("nan")
+    return clipped, closest
 
 
 def _one_group(label, trials, mask, enroll, probe, groups, one_to_n, lid, n_boot, seed, level) -> GroupResult:

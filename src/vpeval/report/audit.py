@@ -440,7 +440,7 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
             if "oa" in by_type:
                 t = by_type["oa"]
                 report.add(per_attacker(disclosure_section(
-                    t.tar, t.non, section_id=f"{sid}disclosure-{attacker}",
+                    t.tar, t.non, result=res.disclosure.get(attacker), section_id=f"{sid}disclosure-{attacker}",
                     title=f"Worst-case disclosure per LLR estimator (oa): {pre}attacker {attacker}")[0], attacker)
                            ).folded = True
         for attacker, by_cond in res.linkage.items():

@@ -51,17 +51,24 @@ _COLUMNS = ["estimator", "eps_max (bits)", "attained by", "q95 |LLR| (bits)", "q
 
 
 def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="disclosure",
-                       title="Worst-case disclosure per LLR estimator", keep_llrs: bool = True):
+                       title="Worst-case disclosure per LLR estimator", keep_llrs: bool = True, result=None):
     """A report section: the per-estimator table and the score -> LLR plot over the score histograms.
 
     ``oracle`` is an optional ``(tar_llr, non_llr, llr_function)`` triple (simulations). Returns the section and
     the :class:`~vpeval.disclosure.WorstCaseDisclosure`; ``keep_llrs=False`` leaves its per-trial LLR arrays
     empty (the section needs none of them; on a worker process, 80 MB per estimator not sent back for 1e7
-    trials).
+    trials). ``result``: that disclosure already computed from ``tar`` and ``non`` (e.g. by the audit's workers):
+    laid out, not computed again; an exception there is raised.
     """
-    est = DEFAULT_ESTIMATORS if estimators is None else estimators
     tar, non = np.asarray(tar, dtype=float), np.asarray(non, dtype=float)
-    res = worst_case_disclosure(tar, non, est, oracle=None if oracle is None else oracle[:2], keep_llrs=keep_llrs)
+    if isinstance(result, BaseException):
+        raise result
+    if result is not None:
+        res = result
+    else:
+        est = DEFAULT_ESTIMATORS if estimators is None else estimators
+        res = worst_case_disclosure(tar, non, est, oracle=None if oracle is None else oracle[:2],
+                                    keep_llrs=keep_llrs)
     sec = Section(section_id, title)
     sec.blocks.append(Paragraph(
         "eps_max = max |LLR| over all trials, by LLR estimator (worst-case paper), in bits (report.json also has "

@@ -65,8 +65,7 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
     """One dict per (attacker, trial type in oo/oa/aa, group or ``all``) of one audited system, keyed by
     :data:`VPC_COLUMNS` (numbers as floats in the units of the column names; NaN where not computed)."""
     from ..pipeline.attackers import attacker_class
-    from ..metrics import closest_eer
-    from ..pipeline.groups import clipped_speaker_mean_eer
+    from ..pipeline.groups import pooled_eers
 
     rows = []
     for attacker, by_type in res.groups.items():
@@ -79,8 +78,8 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
             m = res.type_metrics[attacker][tname]
             probes = res.probe_speakers.get(attacker, {}).get(tname)
             t = res.trials[attacker][tname]
-            all_clipped = clipped_speaker_mean_eer(t)[0] if t.enroll is not None else float("nan")
-            all_closest = closest_eer(t.tar, t.non) if t.tar.size and t.non.size else float("nan")
+            # computed with the audit (on its workers); a SystemAudit built without them: here
+            all_clipped, all_closest = res.pooled_eers.get(attacker, {}).get(tname) or pooled_eers(t)
             entries = [("all", len(set(t.enroll.tolist())) if t.enroll is not None else 0,
                         0 if probes is None else len(set(probes.tolist())), int(m["n_tar"]), int(m["n_non"]), pooled,
                         link.get("alid"), all_clipped, all_closest)]

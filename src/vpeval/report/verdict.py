@@ -15,7 +15,7 @@ __all__ = ["PROTECTS", "PARTIAL", "LEAKS", "INCONCLUSIVE", "VERDICTS", "VERDICT_
            "verdict_section", "profile_figure", "profile_reading", "MAX_PANELS"]
 
 _CLASSES = {LEAKS: "leak", PARTIAL: "partial", PROTECTS: "chance", INCONCLUSIVE: "ok"}
-VERDICT_HEADER = ["system", "verdict", "delta (%)", "eps low (bits)", "eps (bits)", "eps high (bits)",
+VERDICT_HEADER = ["system", "verdict", "delta (%)", "eps low (bits)", "eps high (bits)",
                   "deciding attacker", "eps_max, noise floor (bits)", "p family-wise", "exposed speakers",
                   "lowest ROCCH-EER (%)"]
 
@@ -49,7 +49,7 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
             e = next(e for e in v["exposed_speakers"] if e["speaker"] == v["identified_speakers"][0])
             a, t = e["attacker"], e["trial_type"]
         rows.append([
-            system, v["verdict"], 100 * v["delta"], v["eps_low_bits"], v["eps_bits"], v["eps_high_bits"],
+            system, v["verdict"], 100 * v["delta"], v["eps_low_bits"], v["eps_high_bits"],
             a + ("" if t == "scores" else f" ({t})"),
             f"{w['value_bits']:.3g}{' (ceiling)' if w['at_ceiling'] else ''}, {w['floor_bits']:.3g}", _p_cell(v),
             _speakers(v, short=True), float("nan") if avg is None else 100 * avg["eer_rocch"],
@@ -85,14 +85,16 @@ def _draw_profiles(fig, panels):
     from ..plots.profile import ProfileDisplay
 
     top = max(ProfileDisplay(*p[:6], p[7]).top_bits() for p in panels)
+    cols = min(len(panels), PANELS_PER_ROW)
+    rows = -(-len(panels) // cols)
     for k, (delta, eps, lo, hi, budget, d, at, label) in enumerate(panels):
-        ax = fig.add_subplot(1, len(panels), k + 1)
+        ax = fig.add_subplot(rows, cols, k + 1)
         ProfileDisplay(delta, eps, lo, hi, budget, d, label).plot(ax, top=top, legend=False)
         lo_d, est_d, hi_d = (min(x, top) for x in at)
         ax.plot([d], [est_d], "o", color="k", ms=5)
         ax.plot([d, d], [lo_d, hi_d], "-", color="k", lw=2.5)
         ax.set_title(legend_label(label), fontsize=9)  # a name is shown literally ($ would start mathtext)
-        if k:
+        if k % cols:
             ax.set_ylabel("")
 
 
@@ -116,11 +118,13 @@ def profile_figure(verdicts: dict[str, dict]) -> Figure | None:
                           "verdict's delta (dotted; its bounds in black). "
                           + " ".join(f"{s}: {profile_reading(v)}" for s, v in shown)
                           + (f" ({more} more systems: report.json, verdicts.*.profile.)" if more > 0 else ""),
-                  size=(min(4.0 * n, 12.0) if n > 1 else 5.0, 2.5))
+                  size=(min(4.0 * n, 4.0 * PANELS_PER_ROW) if n > 1 else 5.0, 2.5 * -(-n // PANELS_PER_ROW)))
 
 
-#: Panels of the profile figure on the main page (more systems: their profiles are in report.json).
-MAX_PANELS = 4
+#: Panels of the profile figure on the main page (more systems: their profiles are in report.json), in rows of
+#: :data:`PANELS_PER_ROW`.
+MAX_PANELS = 6
+PANELS_PER_ROW = 3
 
 
 def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None = None,
@@ -137,9 +141,11 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
             VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
             caption="eps: the privacy profile at delta over every attacker (no decision is more than 2^eps times "
                     "likelier for the same speaker than for different ones, except on a share delta of the trials), "
-                    "with 95 % bounds; 'protects': eps high within the budget (" + " / ".join(f"{b:.3g}" for b in
-                                                                                          budgets)
-                    + " bits); 'leaks': eps low above it, test rejected; eps_max (delta = 0), EER: evidence only "
+                    "its 95 % bounds (the estimate itself, often infinite at small delta, is in the numbers behind "
+                    "each verdict); 'protects': eps high within the budget (" + " / ".join(f"{b:.3g}" for b in budgets)
+                    + " bits); 'leaks': test rejected and eps low above the budget (or one speaker identified beyond it); 'partial': test rejected, eps low "
+                    "within the budget and eps high above it (identity shown, its amount not bounded); "
+                    "'inconclusive': test not rejected, not certified; eps_max (delta = 0), EER: evidence only "
                     "(rule below)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():  # in plain words first, then the numbers behind them
