@@ -235,7 +235,9 @@ def test_audit_fields_channel_attackers_and_decides_per_channel():
     assert any("content-tfidf: no training rows of anonymized" in n for n in res.systems["sys"].notes)
     cv = res.to_dict()["channel_verdicts"]["sys"]
     assert cv["voice"] is not None and cv["all"]["verdict"] == res.verdicts["sys"]["verdict"]
-    above = res.verdicts["sys"]["worst_case"]["value_bits"] > cv["voice"]["worst_case"]["value_bits"] + 1e-9
+    w, wv = res.verdicts["sys"]["worst_case"]["value_bits"], cv["voice"]["worst_case"]["value_bits"]
+    # a channel decides by changing the verdict or raising the worst case as shown (3 significant digits)
+    above = cv["voice"]["verdict"] != cv["all"]["verdict"] or (w > wv + 1e-9 and f"{w:.3g}" != f"{wv:.3g}")
     assert cv["decides"] == (chans[res.verdicts["sys"]["worst_case"]["attacker"]] if above else "voice")
     # the voice-only verdict looked at voice attackers only
     assert chans[cv["voice"]["worst_case"]["attacker"]] == "voice"
@@ -322,3 +324,18 @@ def test_load_channels_folder(tmp_path):
     write_transcripts(d / "text_anonymized", {u: "x" for u in ev_u[1:]})
     with pytest.raises(VpevalError, match="differ from the anonymized voice"):
         load_channels(tmp_path / "sys", "sys", voice, spk)
+
+
+def test_channel_sentence_at_a_tie_as_shown_and_at_a_changed_verdict():
+    """A rise of the worst case below what the report shows leaves the decision to the voice; a rise with the same
+    verdict says so without claiming that what is said discloses more; a changed verdict does claim it."""
+    from vpeval.analysis.channels import _sentence
+
+    base = {"channels": {"content": 1, "voice": 3}}
+    v = {"verdict": "leaks", "worst_case": {"value_bits": 13.96}}
+    same = _sentence({**base, "voice": v, "decides": "content",
+                      "all": {"verdict": "leaks", "worst_case_bits": 14.5, "attacker": "c", "channel": "content"}})
+    assert "raises the worst case" in same and "discloses more" not in same
+    changed = _sentence({**base, "voice": {**v, "verdict": "partial"}, "decides": "content",
+                         "all": {"verdict": "leaks", "worst_case_bits": 14.5, "attacker": "c", "channel": "content"}})
+    assert "leaks instead" in changed and "discloses more than the voice" in changed

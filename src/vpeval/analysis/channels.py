@@ -60,8 +60,9 @@ def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot
     dict system -> dict
         ``voice``: the voice-channel verdict's dict (or None when it could not be decided, with ``voice_note``);
         ``all``: ``{verdict, worst_case_bits, attacker, channel}`` of the all-channel verdict; ``decides``: the
-        channel of the all-channel worst case when it is above the voice-channel worst case, else ``"voice"`` (a
-        tie leaves the decision to the voice); ``channels``: attackers per channel; ``sentence``: one sentence
+        channel of the all-channel worst case when the all-channel verdict differs from the voice-channel one or its
+        worst case is above the voice's as shown (3 significant digits), else ``"voice"`` (a tie leaves the
+        decision to the voice); ``channels``: attackers per channel; ``sentence``: one sentence
         saying which channel decides; ``caveat`` (only then): a sentence when at least half of the content
         channel's multi-utterance speakers read from one chapter each (:func:`vpeval.pipeline.channels
         .shared_chapters`). Systems with voice attackers only are left out.
@@ -88,9 +89,12 @@ def channel_verdicts(results: dict, verdicts: dict, *, n_perm: int = 999, n_boot
         worst = full["worst_case"]
         channel = channel_of(res, worst["attacker"])
         v = entry["voice"]
-        # a channel decides only by raising the worst case above the voice's (a tie, e.g. both at the ceiling of
-        # the trial counts, leaves it to the voice)
-        above = v is None or worst["value_bits"] > v["worst_case"]["value_bits"] + 1e-9
+        # a channel decides only by raising the worst case above the voice's as the report shows it (3 significant
+        # digits) or by changing the verdict; a tie (e.g. both at the ceiling of the trial counts) leaves it to
+        # the voice
+        above = v is None or v["verdict"] != full["verdict"] or (
+            worst["value_bits"] > v["worst_case"]["value_bits"] + 1e-9
+            and f"{worst['value_bits']:.3g}" != f"{v['worst_case']['value_bits']:.3g}")
         decides = channel if above else "voice"
         entry["all"] = {"verdict": full["verdict"], "worst_case_bits": worst["value_bits"],
                         "attacker": worst["attacker"], "channel": channel}
@@ -130,7 +134,10 @@ def _sentence(e: dict) -> str:
                f" ({a['attacker']}, {a['channel']} channel, ties it at {a['worst_case_bits']:.3g} bits)")
         return (f"The voice channel decides: voice alone {v['verdict']} (worst case {vb:.3g} bits), all channels "
                 f"together {a['verdict']}; the {others} attackers reach no more than the voice attackers{tie}.")
-    same = "the same verdict" if v["verdict"] == a["verdict"] else f"{a['verdict']} instead of {v['verdict']}"
+    if v["verdict"] == a["verdict"]:
+        return (f"The {a['channel']} channel raises the worst case: voice alone {v['verdict']} (worst case "
+                f"{vb:.3g} bits); with the {others} attackers the same verdict, worst case {a['worst_case_bits']:.3g} "
+                f"bits ({a['attacker']}).")
     return (f"The {a['channel']} channel decides: voice alone {v['verdict']} (worst case {vb:.3g} bits); with "
-            f"the {others} attackers, {same} (worst case {a['worst_case_bits']:.3g} bits, {a['attacker']}), so "
-            "what is said or how it is said discloses more than the voice.")
+            f"the {others} attackers, {a['verdict']} instead (worst case {a['worst_case_bits']:.3g} bits, "
+            f"{a['attacker']}), so what is said or how it is said discloses more than the voice.")

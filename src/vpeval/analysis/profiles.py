@@ -177,7 +177,8 @@ class ProfileFamily:
     eps_low, eps, eps_high : float
         The family's maxima at delta (bits); ``eps_high <= budget`` certifies every member.
     strongest : dict
-        The members reaching each maximum: ``{"eps_low": (attacker, trial_type), "eps": ..., "eps_high": ...}``.
+        The members reaching each maximum: ``{"eps_low": (attacker, trial_type), "eps": ..., "eps_high": ...}``;
+        among members tied at a maximum, the one with the larger estimate, then the larger other bound.
     grid, low_grid, eps_grid, high_grid : ndarray of shape (len(DELTA_GRID),)
         The family's maxima over the grid of delta (for the figure).
     """
@@ -256,8 +257,12 @@ def profile_family(profiles: list[MemberProfile], *, alpha: float = 0.05, delta:
                      "deff_non": p.deff_max[1], "eps_low_bits": float(lo[0]), "eps_bits": float(est[0]),
                      "eps_high_bits": float(hi[0])})
 
-    def top(k):  # ties: attacker, then trial type, so the input order never matters
-        j = min(range(m), key=lambda i: (-at[i][k], profiles[i].attacker, profiles[i].trial_type))
+    def top(k):
+        # ties (e.g. every upper bound infinite at a small delta): the larger of the other numbers (estimate, then
+        # the other bound) names the member, then attacker and trial type, so the input order never matters
+        others = [x for x in (1, 0, 2) if x != k]
+        j = min(range(m), key=lambda i: (-at[i][k], *(-at[i][x] for x in others), profiles[i].attacker,
+                                         profiles[i].trial_type))
         return at[j][k], (profiles[j].attacker, profiles[j].trial_type)
 
     (lo, who_lo), (est, who_est), (hi, who_hi) = top(0), top(1), top(2)
