@@ -130,6 +130,21 @@ def test_every_system_has_a_verdict_and_the_original_speech_leaks(ladder):
     assert "report written to" in output
 
 
+def test_terminal_leads_with_the_share_and_ends_with_the_answer(ladder):
+    """The terminal orders the comparison as the page does (the share beyond the budget and the order line
+    first), and after the long evidence says the verdicts and the order again, in one line before the path."""
+    _, output, doc = ladder
+    flat = " ".join(output.split())
+    share, worst = flat.index("(share of trials beyond the budget, points)"), flat.index("(verdict's worst case, bits)")
+    assert flat.index("order by the share of trials beyond the budget") < share < worst
+    recap = flat[flat.rindex("In short: "):flat.rindex("report written to")]
+    assert [part.split()[0] for part in recap[len("In short: "):].split(". Order")[0].split("; ")] == ORDER
+    for s in ORDER:
+        assert f"{s} {doc['verdicts'][s]['verdict']}" in recap
+    order = next(x for x in doc["sections"] if x["id"] == "comparisons")["data"]["order_line"]
+    assert " ".join(order.split()) in recap
+
+
 def test_asr_tts_voice_channel_certified_or_the_plan_says_how_much_data(ladder):
     _, _, doc = ladder
     voice = doc["channel_verdicts"]["asr-tts"]["voice"]

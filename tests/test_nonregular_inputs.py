@@ -75,3 +75,25 @@ def test_cli_refuses_a_device_in_one_line_with_exit_2(argv, tmp_path):
     assert p.stderr.splitlines() == [p.stderr.strip()] and p.stderr.startswith("vpeval: error: /dev/zero: is a "
                                                                                 "character device")
     assert not (tmp_path / "OUT").exists()
+
+
+def test_memory_exhaustion_is_one_line_naming_the_input_with_exit_4(tmp_path, monkeypatch):
+    """A MemoryError (here raised where the scores are read) becomes one line naming the input and its size, the
+    machine's memory and what helps, with exit code 4; no traceback."""
+    from typer.testing import CliRunner
+
+    import vpeval.cli.common as common
+    from vpeval.cli.main import app
+
+    scores = tmp_path / "scores.txt"
+    scores.write_text("a b 0.5 target\n" * 1000)
+
+    def exhausted(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(common, "load_trials", exhausted)
+    r = CliRunner().invoke(app, ["verify", str(scores)])
+    assert r.exit_code == common.EXIT_MEMORY == 4
+    line = " ".join(r.output.split())
+    assert line.startswith("vpeval: error: out of memory while working on") and f"scores.txt ({15000 / 2**20:.3g} MiB)" in line
+    assert "Traceback" not in r.output and "--jobs" in line

@@ -20,6 +20,7 @@ from ..io.trials import Trials
 EXIT_OK = 0
 EXIT_INPUT = 2  # bad input or usage
 EXIT_OUTPUT = 3  # the output cannot be written: exists (without --force), another run writes it, not writable
+EXIT_MEMORY = 4  # the machine's memory ran out (MemoryError), in this process or a worker
 
 FORMATS_HELP = """
 Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error,
@@ -229,8 +230,39 @@ def handle_errors(func):
         except ImportError as exc:  # an optional extra is not installed
             fail(f"{exc}" if "pip install" in str(exc) else f"a required package is missing ({exc.name or exc}); "
                  "see the README for the extras (audio, embed, asr, semantic, dask)")
+        except MemoryError:  # raised after the allocation failed: the stack is unwound, its arrays freed
+            fail(memory_message(kwargs), EXIT_MEMORY)
 
     return wrapper
+
+
+def memory_message(kwargs: dict) -> str:
+    """The one line for a :class:`MemoryError`: the command's existing input files with their sizes, the memory
+    the machine has (``/proc/meminfo``: total and available now), and what helps."""
+    files = []
+    for v in kwargs.values():
+        for x in (v if isinstance(v, (list, tuple)) else [v]):
+            try:
+                p = Path(str(x).rsplit("=", 1)[-1]) if isinstance(x, (str, Path)) else None
+                if p is not None and p.exists():
+                    size = sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
+                    files.append(f"{display_name(str(p))} ({size / 2**20:.3g} MiB)")
+            except OSError:
+                continue
+    mem = {}
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in ("MemTotal", "MemAvailable"):
+                    mem[key] = int(rest.split()[0]) / 2**20  # kB -> GiB
+    except (OSError, ValueError, IndexError):
+        pass
+    have = (f"; the machine has {mem['MemTotal']:.3g} GiB, {mem['MemAvailable']:.3g} GiB available now"
+            if len(mem) == 2 else "")
+    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{have}. Nothing was written. Run it "
+            "on a machine with more memory, with fewer --jobs (each worker holds its own copy), or on a Dask "
+            "cluster where the command offers it (--scheduler); BENCHMARKS.md lists the peak memory measured per input size")
 
 
 def display_name(text: str) -> str:

@@ -449,24 +449,41 @@ def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
     _print_verdicts(out_console, rep.extra.get("verdicts", {}), rep.extra.get("verdicts_not_decided", {}))
     for system, e in rep.extra.get("channel_verdicts", {}).items():  # content/prosody channels: which decides
         out_console.print(escape(f"{system}: channels: {e['sentence']}" + (f" {e['caveat']}" if e.get("caveat") else "")))
-    _print_comparisons(out_console, rep.extra.get("comparisons", []))
+    comp = next((s for s in rep.sections if s.id == "comparisons"), None)
+    order = None if comp is None else comp.data.get("order_line")
+    _print_comparisons(out_console, rep.extra.get("comparisons", []), order)
     from .audit_terminal import print_system_table
 
     flag = next(s for s in rep.sections if s.id == "summary").data["above_half_flag"]
     for name, data in summary.items():
         print_system_table(out_console, name, data, flag)
+    verdicts = rep.extra.get("verdicts", {})
+    if len(verdicts) > 1:  # the answer again where the eye lands after the evidence scrolled past
+        out_console.print(escape("In short: " + "; ".join(f"{s} {v['verdict']}" for s, v in verdicts.items())
+                                 + (f". Order (share of trials beyond the budget, lower protects better): {order}"
+                                    if order else "") + "."), overflow="fold")
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
 
-def _print_comparisons(console: Console, comparisons: list) -> None:
-    """One line per pair of systems: the paired comparison of the verdicts' worst cases (bits), then per attack
-    type of the strongest attacker's EER (EER points)."""
+def _print_comparisons(console: Console, comparisons: list, order: str | None = None) -> None:
+    """One line per pair of systems, as the report's page orders them: the paired comparison of the share of trials
+    beyond the budget (percentage points; ``order``, the report's order line, before them), of the verdicts' worst
+    cases (bits), then per attack type of the strongest attacker's EER (EER points)."""
+    share = [c for c in comparisons if c["metric"] == "share_beyond"]
     worst = [c for c in comparisons if c["metric"] == "worst_case"]
     eer = [c for c in comparisons if c["metric"] == "eer_rocch"]
-    if not eer and not worst:
+    if not eer and not worst and not share:
         return
     console.print("[bold]Paired comparison[/bold] (A - B with its 95 % paired speaker-bootstrap interval; a lower "
-                  "worst case or a higher EER protects better; eps_max and ALID per type in the report):")
+                  "share beyond the budget, a lower worst case or a higher EER protects better; eps_max and ALID "
+                  "per type in the report):")
+    if order:
+        console.print(escape(f"  order by the share of trials beyond the budget: {order} ('<': the neighbours' "
+                             "interval excludes 0)"), overflow="fold")
+    for c in share:
+        d, lo, hi = (100 * c[k] + 0.0 for k in ("diff_fraction", "ci_low_fraction", "ci_high_fraction"))
+        console.print(escape(f"  {c['system_a']} - {c['system_b']} (share of trials beyond the budget, points): "
+                             f"{d:+.3g} [{lo:+.3g}, {hi:+.3g}]: {c['reading'].split(': ', 1)[-1]}"), overflow="fold")
     for c in worst:
         d, lo, hi = (c[k] + 0.0 for k in ("diff_bits", "ci_low_bits", "ci_high_bits"))
         console.print(escape(f"  {c['system_a']} - {c['system_b']} (verdict's worst case, bits): {d:+.3g} "
