@@ -160,13 +160,15 @@ def test_cli_anonymize_embed_audit_name_the_rates(tmp_path):
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["input_rates_hz"] == {"8000": 6, "48000": 6}
     assert sf.info(str(tmp_path / "anon" / "21-1-0000.flac")).samplerate == 48000
-    r = run(app, ["anonymize", str(src), str(tmp_path / "a16"), "--rate", "16000", "-q"])
+    r = run(app, ["anonymize", str(src), str(tmp_path / "a16"), "--rate", "16000"])
     assert r.exit_code == 0 and "resampled to 16 kHz on read: 6 at 8000 Hz, 6 at 48000 Hz" in r.output
+    r = run(app, ["anonymize", str(src), str(tmp_path / "a16q"), "--rate", "16000", "-q"])
+    assert r.exit_code == 0 and r.output == ""  # -q: nothing but errors, in every command
     assert sf.info(str(tmp_path / "a16" / "21-1-0000.flac")).samplerate == 16000
     r = run(app, ["anonymize", str(src), str(tmp_path / "x"), "--strict-rate", "-q"])
     assert r.exit_code == 2 and "8000 Hz" in r.output
     emb = tmp_path / "sys" / "embeddings_mfcc.npz"
-    r = run(app, ["embed", str(src), "-o", str(emb), "-q"])
+    r = run(app, ["embed", str(src), "-o", str(emb)])
     assert r.exit_code == 0 and "6 at 8000 Hz, 6 at 48000 Hz" in r.output
     r = run(app, ["embed", str(tmp_path / "anon"), "-o", str(emb), "-c", "anonymized", "--append", "-q", "--json"])
     assert r.exit_code == 0, r.output

@@ -88,7 +88,7 @@ def test_utility_pitch_pairs_segments(seg_folder, tmp_path):
 @pytest.mark.parametrize("segments, line, needle", [
     ("A-r1-a r1 0.0 1.2\nA-r1-b r1 1.0 -1\nB-r2-a r2 0.25 0.75\n", 2, "overlap"),
     ("A-r1-a r1 0.0 -1\nA-r1-b r1 1.0 1.5\nB-r2-a r2 0.25 0.75\n", 2, "overlap"),
-    ("A-r1-a r1 0.0 1.0\nA-r1-b r1 1.0 2.5\nB-r2-a r2 0.25 0.75\n", 2, "outside recording"),
+    ("A-r1-a r1 0.0 1.0\nA-r1-b r1 1.0 2.6\nB-r2-a r2 0.25 0.75\n", 2, "outside recording"),
     ("A-r1-a r1 0.0 1.0\nA-r1-b r1 1.0 -1\nB-r2-a r2 0.9 -1\n", 3, "outside recording"),
     ("A-r1-a r1 0.0 1.0\nA-r1-b r1 1.0 0.5\nB-r2-a r2 0.25 0.75\n", 2, "not after its start"),
     ("A-r1-a r1 -0.1 1.0\nA-r1-b r1 1.0 -1\nB-r2-a r2 0.25 0.75\n", 1, "before the recording"),
@@ -102,6 +102,20 @@ def test_bad_segments_name_file_and_line(seg_folder, segments, line, needle):
     with pytest.raises(InputFileError, match=needle) as e:
         read_kaldi_data_folder(seg_folder)
     assert f"segments:{line}" in str(e.value)
+
+
+def test_a_segment_overshooting_by_at_most_half_a_second_is_read_to_the_end_with_a_warning(seg_folder):
+    """Kaldi's extract-segments truncates a segment ending up to --max-overshoot (0.5 s) after its recording:
+    so does vpeval, saying so with file and line; 0.5 s and more beyond it is refused (above)."""
+    from vpeval.audio.io import read_item_audio, scan_audio_folder
+    from vpeval.errors import SegmentOvershootWarning
+
+    (seg_folder / "segments").write_text("A-r1-a r1 0.0 1.0\nA-r1-b r1 1.0 2.003\nB-r2-a r2 0.25 0.75\n")
+    read_kaldi_data_folder(seg_folder)  # accepted
+    item = next(it for it in scan_audio_folder(seg_folder) if it.utterance_id == "A-r1-b")
+    with pytest.warns(SegmentOvershootWarning, match=r"segments:2: segment 1\.0-2\.003 s .* ends 0\.003 s after"):
+        x = read_item_audio(item)
+    assert x.size == 16000  # the second half of the 2 s recording, to its end
 
 
 def test_utt2spk_checked_against_segments_and_recordings(seg_folder):

@@ -76,8 +76,8 @@ def test_lengths_below_one_frame_are_refused_and_named(tmp_path):
     msg = str(e.value)
     assert msg.startswith(f"{d3 / 'segments'}:1: segment 0.5-0.500000001 s of utterance 'A-1' holds no sample")
     assert "outside" not in msg
-    # and one ending 1e-9 s after the recording is shown with its digits, not rounded to '1-1 s ... 1 s'
-    (d3 / "segments").write_text("A-1 r1 0.5 1.000000001\n")
-    with pytest.raises(InputFileError, match=r"segment 0\.5-1\.000000001 s lies outside recording 'r1': it ends "
-                                             r"after the recording's end \(1\.0 s\)"):
+    # and one ending 1e-9 s beyond Kaldi's 0.5 s overshoot is shown with its digits, not rounded to '1.5 s'
+    (d3 / "segments").write_text("A-1 r1 0.5 1.500000001\n")
+    with pytest.raises(InputFileError, match=r"segment 0\.5-1\.500000001 s lies outside recording 'r1': it ends "
+                                             r"after the recording's end \(1\.0 s\) by more than the 0\.5 s"):
         read_kaldi_data_folder(d3)

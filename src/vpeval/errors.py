@@ -20,6 +20,7 @@ __all__ = [
     "RepeatedTrialsWarning",
     "ExtractorRecordWarning",
     "SmallSampleWarning",
+    "SegmentOvershootWarning",
 ]
 
 
@@ -111,6 +112,13 @@ class SmallSampleWarning(VpevalWarning):
     :data:`vpeval.metrics.verification.LINKABILITY_MIN_PER_BIN` trials per bin of the sparser class). The
     message says which estimate, the rule and where it comes from; the value is still returned, with a caveat
     beside it in the JSON and the report."""
+
+
+class SegmentOvershootWarning(VpevalWarning):
+    """A Kaldi ``segments`` line ends after its recording by at most
+    :data:`vpeval.io.kaldi_segments.MAX_OVERSHOOT_SECONDS`: the segment is read to the recording's end, as Kaldi's
+    ``extract-segments --max-overshoot`` does (segment times rounded when written often end a few milliseconds
+    late). The message names the file, the line and both ends."""
 
 
 class UndefinedPitchCorrelationWarning(VpevalWarning):

@@ -32,7 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputFileError, VpevalError
+from ..errors import InputFileError, SegmentOvershootWarning, VpevalError
+from ..io.kaldi_segments import MAX_OVERSHOOT_SECONDS
 
 __all__ = [
     "SAMPLE_RATE",
@@ -442,7 +443,9 @@ def read_item_audio_rate(item: AudioItem, *, strict_rate: bool = False,
     Raises
     ------
     InputFileError
-        Every error of :func:`read_audio`; a segment that ends after its recording, or that holds no whole
+        Every error of :func:`read_audio`; a segment that starts at or after its recording's end or ends more than
+        :data:`~vpeval.io.kaldi_segments.MAX_OVERSHOOT_SECONDS` after it (one ending within that is read to the
+        recording's end with a :class:`~vpeval.errors.SegmentOvershootWarning`, as Kaldi does), or that holds no whole
         sample at 16 kHz (shorter than 1/16000 s once rounded to samples), naming the ``segments`` file and line.
     """
     x, rate = read_audio_rate(item.path, strict_rate=strict_rate, channel=channel)
@@ -452,9 +455,20 @@ def read_item_audio_rate(item: AudioItem, *, strict_rate: bool = False,
     a = int(round(sg.start * SAMPLE_RATE))
     b = x.size if sg.end is None else int(round(sg.end * SAMPLE_RATE))
     span = f"segment {sg.start!r}-{'end' if sg.end is None else repr(sg.end)} s of utterance {item.utterance_id!r}"
-    if a >= x.size or b > x.size:
+    over = b - x.size
+    if a >= x.size or over > round(MAX_OVERSHOOT_SECONDS * SAMPLE_RATE):
         raise InputFileError(sg.source, sg.line, f"{span} lies outside recording {sg.recording!r} ({item.path}, "
-                             f"{x.size} samples = {x.size / SAMPLE_RATE!r} s at {SAMPLE_RATE} Hz)")
+                             f"{x.size} samples = {x.size / SAMPLE_RATE!r} s at {SAMPLE_RATE} Hz)"
+                             + ("" if a >= x.size else f": it ends more than the {MAX_OVERSHOOT_SECONDS:g} s Kaldi's "
+                                "extract-segments truncates (--max-overshoot) after it"))
+    if over > 0:  # a few milliseconds late (rounded times): read to the end, as Kaldi does
+        import warnings
+
+        warnings.warn(f"{sg.source}:{sg.line}: {span} ends {over / SAMPLE_RATE:g} s after recording "
+                      f"{sg.recording!r} ({x.size / SAMPLE_RATE!r} s): read to the recording's end, as Kaldi's "
+                      f"extract-segments does up to {MAX_OVERSHOOT_SECONDS:g} s", SegmentOvershootWarning,
+                      stacklevel=2)
+        b = x.size
     if a >= b:  # inside the recording, but shorter than one sample once its ends are rounded to samples
         raise InputFileError(sg.source, sg.line, f"{span} holds no sample: it lasts {sg.end - sg.start:.6g} s, "
                              f"less than one sample at {SAMPLE_RATE} Hz once its ends are rounded to samples "

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from ..errors import VpevalError
-from .common import PathsFromOpt, SchedulerOpt, WorkersOpt, execution
+from .common import PathsFromOpt, QuietOpt, SchedulerOpt, WorkersOpt, execution
 
 __all__ = ["register"]
 
@@ -32,8 +32,6 @@ _AUDIO_RULES = (
 
 # Options of both audio-folder commands (anonymize, embed).
 _MetadataOpt = typer.Option(None, "--metadata", help="CSV utterance_id,speaker_id.")
-_ProgressQuietOpt = typer.Option(False, "--quiet", "-q", help="No progress bar and no warnings (the closing "
-                                 "summary is still printed).")
 _JsonSummaryOpt = typer.Option(False, "--json", help="Print a JSON summary on stdout.")
 _StrictRateOpt = typer.Option(False, "--strict-rate", help="Refuse audio that is not at 16 kHz instead of "
                               "resampling it on read.")
@@ -94,7 +92,7 @@ def anonymize_cmd(
     rate: Optional[int] = typer.Option(
         None, "--rate", help="Sampling rate (Hz) of the written files; default: each input file's own rate. The "
                              "anonymizers run at 16 kHz, so output above 16 kHz holds nothing above 8 kHz."),
-    quiet: bool = _ProgressQuietOpt,
+    quiet: bool = QuietOpt,
     as_json: bool = _JsonSummaryOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
@@ -186,7 +184,7 @@ def anonymize_cmd(
         summary["alpha"] = None
     if as_json:
         typer.echo(json.dumps(summary))
-    else:
+    elif not quiet:
         spoken = "" if method not in ("asr-tts", "pseudo-speaker") else (
             f": {', '.join(summary['engines'])} voice {', '.join(summary['voices'])}, "
             f"{summary['output_duration_s']:.1f} s out, {summary['empty_transcripts']} empty transcripts as silence")
@@ -245,7 +243,7 @@ def embed_cmd(
              "rows are added to an existing file."),
     strict_rate: bool = _StrictRateOpt,
     channel: Optional[int] = _ChannelOpt,
-    quiet: bool = _ProgressQuietOpt,
+    quiet: bool = QuietOpt,
     as_json: bool = _JsonSummaryOpt,
     scheduler: Optional[str] = SchedulerOpt,
     workers: Optional[int] = WorkersOpt,
@@ -317,7 +315,7 @@ def embed_cmd(
     }
     if as_json:
         typer.echo(json.dumps(summary))
-    else:
+    elif not quiet:
         typer.echo(
             f"wrote {summary['rows']} {summary['extractor']} embeddings ({summary['dim']}-dim) to {output}"
             f"{_rates_text(new_rates)}{_model_text(ext.info())}"

@@ -67,6 +67,10 @@ PathsFromOpt = typer.Option(
     "data folder, as vpeval writes them; cwd: the working folder, as Kaldi recipes read them. Without the option a "
     "relative path naming two different files from the two is refused; a path missing from the chosen base but "
     "present from the other is an error naming both.")
+#: ``-q``: one meaning in every command (progress, warnings and the closing summary silenced; errors still print).
+QuietOpt = typer.Option(False, "--quiet", "-q", help="Print nothing but errors: no progress, warnings or summary "
+                        "(--json still prints its JSON).")
+
 SchedulerOpt = typer.Option(
     None, "--scheduler", metavar="ADDRESS",
     help="Run on the Dask cluster of this running scheduler, e.g. tcp://host:8786 (needs the dask extra; the "

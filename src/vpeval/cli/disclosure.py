@@ -12,7 +12,8 @@ import typer
 from ..errors import VpevalError
 from .guide import deprecated_short
 from .common import (
-    FORMATS_HELP, ScoreInputOptions, echo_json, handle_errors, say_label_counts, score_input_options, split_comma_list,
+    FORMATS_HELP, QuietOpt, ScoreInputOptions, echo_json, handle_errors, say_label_counts, score_input_options,
+    split_comma_list,
 )
 
 __all__ = ["register", "disclosure_command", "rank_disclosure_command", "simulate_command", "disclosure_section", "simulation_comparison"]
@@ -271,7 +272,7 @@ def simulate_command(
     estimators: Optional[List[str]] = typer.Option(None, "--estimators", help=_EST_HELP),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
     json_out: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    quiet: bool = QuietOpt,
 ):
     from ..report import Paragraph, Report, Table
     from ..simulate import counterexample, counterexample_rank_model, equal_variance

@@ -22,7 +22,7 @@ from ..metrics.summary import verification_summary
 from .guide import ROOT_EPILOG, GuideGroup, finish
 from .system_extras import add_channels, load_adapt
 from .common import (
-    FORMATS_HELP, LLROpt, PTargetOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
+    FORMATS_HELP, LLROpt, PTargetOpt, QuietOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json, say_label_counts,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, VerdictPermOpt, VerdictOptions, verdict_option_group,
     EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
@@ -130,7 +130,7 @@ def report(
     p_target: List[float] = PTargetOpt,
     llr: bool = LLROpt,
     title: str = typer.Option("vpeval privacy report", "--title"),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    quiet: bool = QuietOpt,
     json_out: bool = typer.Option(False, "--json", help="Print the verification numbers as JSON on stdout."),
     groups: Optional[Path] = typer.Option(
         None, "--groups", help="Speaker groups, Kaldi spk2gender layout ('speaker group' per line): adds a section "
@@ -554,7 +554,7 @@ def demo(
         None, "--example", help="Example folder: examples/ladder (the default: six systems listed in its "
         "systems.csv) or examples/librispeech-mini (three systems)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    quiet: bool = QuietOpt,
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random step (cross-fitting folds, bootstrap)."),
     backend: List[str] = typer.Option(
@@ -602,7 +602,7 @@ def audit(
     systems: List[str] = typer.Argument(..., help="System folders, each DIR or NAME=DIR."),
     out: Path = typer.Option(Path("vpeval-audit"), "-o", "--out", metavar="OUT", help="Output folder."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output folder."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    quiet: bool = QuietOpt,
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout."),
     title: str = typer.Option("vpeval audit", "--title"),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of every random step."),

@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from ..errors import VpevalError
-from .common import PathsFromOpt, echo_json, fail, handle_errors, split_name
+from .common import PathsFromOpt, QuietOpt, echo_json, fail, handle_errors, split_name
 
 __all__ = ["register"]
 
@@ -84,8 +84,7 @@ def register(app: typer.Typer) -> None:
             None, "--save-pitch", help="With --pitch: write utterance_id,rho_f0 to this CSV (SYSTEM/pitch_correlation.csv "
             "adds rho_F0 to `vpeval audit`)."),
         utterances: bool = typer.Option(False, "--utterances", help="Also print per-utterance rows."),
-        quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no warnings (the results "
-                                   "are still printed)."),
+        quiet: bool = QuietOpt,
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
         paths_from: Optional[str] = PathsFromOpt,
     ) -> None:
@@ -116,7 +115,7 @@ def register(app: typer.Typer) -> None:
                 raise VpevalError("no reference transcripts: give --ref (or a Kaldi data folder with a 'text' file)")
             if json_out:
                 echo_json({"pitch_correlation": rho.to_dict()})
-            else:
+            elif not quiet:
                 _print_pitch(rho, utterances)
             return
         hyps: dict[str, dict[str, str]] = {}
@@ -164,6 +163,8 @@ def register(app: typer.Typer) -> None:
                 out["semantic_similarity"] = {"baseline": baseline,
                                               "conditions": {n: s.to_dict() for n, s in similarity.items()}}
             echo_json(out)
+            return
+        if quiet:
             return
         _print(results, settings, utterances)
         if rho is not None:

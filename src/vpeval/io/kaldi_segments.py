@@ -15,7 +15,12 @@ from ..errors import InputFileError, VpevalError
 from .kaldi_rules import _check_id, _check_sorted_unique, _lines
 from .numbers import NumberSyntaxError, parse_number
 
-__all__ = ["KaldiSegment", "fixed_length_segments", "MIN_SEGMENT_SECONDS"]
+__all__ = ["KaldiSegment", "fixed_length_segments", "MIN_SEGMENT_SECONDS", "MAX_OVERSHOOT_SECONDS"]
+
+#: A segment may end this much after its recording (seconds): it is read to the recording's end, with a
+#: :class:`~vpeval.errors.SegmentOvershootWarning`, as Kaldi's ``extract-segments`` does by default
+#: (``--max-overshoot=0.5``); a segment ending later is refused.
+MAX_OVERSHOOT_SECONDS = 0.5
 
 #: The shortest segment :func:`fixed_length_segments` cuts: 32 ms, one analysis frame of 512 samples at 16 kHz (the
 #: FFT frame of the ``mfcc`` and ``voicefilter-dvector`` features, the largest minimum of vpeval's built-in
@@ -103,13 +108,15 @@ def _read_segments(path: Path, wav: dict, wav_line: dict, scp: Path, check_files
         if check_files:
             seconds = _duration(wav[rec], scp, wav_line[rec])
             for sg in segs:
-                if sg.start >= seconds or (sg.end is not None and sg.end > seconds):
+                if sg.start >= seconds or (sg.end is not None and sg.end > seconds + MAX_OVERSHOOT_SECONDS):
                     # times as written (repr), not rounded to 6 digits: a segment ending 1e-9 s after the
                     # recording read '3-3 s lies outside ... 3 s'
                     raise InputFileError(path, sg.line, f"segment {sg.start!r}-"
                                          f"{'end' if sg.end is None else repr(sg.end)} s lies outside recording "
                                          f"{rec!r}: it {'starts at or after' if sg.start >= seconds else 'ends after'}"
-                                         f" the recording's end ({seconds!r} s)")
+                                         f" the recording's end ({seconds!r} s)"
+                                         + ("" if sg.start >= seconds else f" by more than the {MAX_OVERSHOOT_SECONDS:g}"
+                                            " s Kaldi's extract-segments truncates (--max-overshoot)"))
     return out
 
 
