@@ -303,6 +303,7 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
     assessments, profiles = {}, {}
     probe_spk, mats, by_group = {}, {}, {}
     disclosure, pooled = {}, {}
+    shared = None if cache is None else cache.setdefault("probe-speakers", {})
     keys: dict = {}
 
     def content_of(t):  # each Trials' key hashed once (its arrays are megabytes of names)
@@ -350,7 +351,10 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
             say(f"bootstrap intervals and chance floors: {name}")
             probe_spk[name], mats[name] = {}, matrices
             for tname, t in trials[name].items():
-                probe_spk[name][tname] = trial_speakers(t, speaker_of)
+                spk = trial_speakers(t, speaker_of)
+                # one array per distinct content: every attacker of a system has the same probe speakers
+                spk_key = content_key(spk)
+                probe_spk[name][tname] = shared.setdefault(spk_key, spk) if shared is not None else spk
                 # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
                 leak = tuple(sorted(leak_for_trial_type(tname).items()))
                 # oaoo / oaaa and the cross-profile types are read on their EERs alone: their classes come from
@@ -359,7 +363,7 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                 eers = tname in TWO_SIDED_TYPES or tname in PROFILE_TYPES
                 assessments[f"{name} / {tname}"] = _deferred(
                     cache, ("assess", leak, eers, seed, n_boot, n_perm, content_of(t),
-                            content_key(probe_spk[name][tname])),
+                            spk_key),
                     jobs, _assess_eers if eers else assess_trials, t, groups=probe_spk[name][tname],
                     leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot, n_perm=n_perm)
     structure, distinct, attrs = extractor_jobs or start_extractor_analyses(sets, metadata, attributes, seed=seed,

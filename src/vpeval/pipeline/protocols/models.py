@@ -15,6 +15,26 @@ from .split import Protocol, ProtocolError, make_protocol
 
 __all__ = ["OneToN", "speaker_models", "one_to_n"]
 
+#: The key arrays :func:`_trial_keys` keeps (the few of an audit's systems and conditions; oldest out first).
+_KEYS_KEPT = 64
+_keys: dict = {}
+
+
+def _trial_keys(models: np.ndarray, probes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The trials' enrollment and test keys of ``probes`` (rows) x ``models`` (columns), probe-major, read-only,
+    and the same arrays for the same names: every attacker of a system flattens matrices of the same probes and
+    models, whose keys (megabytes of names each) are then held once (an audit held several gigabytes of copies)."""
+    key = (models.dtype.str, models.tobytes(), probes.dtype.str, probes.tobytes())
+    got = _keys.pop(key, None)
+    if got is None:
+        got = (np.tile(models, probes.size), np.repeat(probes, models.size))
+        for a in got:
+            a.flags.writeable = False
+    _keys[key] = got  # most recent last
+    while len(_keys) > _KEYS_KEPT:
+        del _keys[next(iter(_keys))]
+    return got
+
 
 def _labels(es: EmbeddingSet, original: str, anonymized: str, needed) -> dict[str, str]:
     if original == anonymized:
@@ -185,12 +205,12 @@ class OneToN:
         cols = np.arange(self.n_enrolled) if columns is None else self._columns(columns)
         sub = self.scores[:, cols]
         is_tar = cols[None, :] == self.true_index[:, None]
-        m = cols.size
+        enroll, test = _trial_keys(self.enrolled_speaker[cols], self.probe_id)
         return Trials(
             sub.reshape(-1),
             is_tar.reshape(-1),
-            np.tile(self.enrolled_speaker[cols], self.n_probes),
-            np.repeat(self.probe_id, m),
+            enroll,
+            test,
             source,
             dict(meta or {}),
         )
