@@ -429,10 +429,32 @@ def content_key(*arrays) -> tuple:
 
     h = hashlib.sha256()
     for a in arrays:
-        a = np.ascontiguousarray(a)
-        h.update(f"{a.dtype.str}{a.shape}".encode())
-        h.update(a.tobytes() if a.dtype.hasobject else a.reshape(-1).view(np.uint8))  # the bytes, not copied
+        h.update(_array_digest(a))
     return (h.hexdigest(),)
+
+
+_digests: dict = {}  # id -> (weak reference, digest) of read-only arrays that own their data
+
+
+def _array_digest(a) -> bytes:
+    """SHA-256 of an array's dtype, shape and bytes; remembered for a read-only array that owns its data (its
+    contents cannot change: e.g. the trials' shared key arrays, hashed by every attacker of a system)."""
+    import hashlib
+    import weakref
+
+    fixed = isinstance(a, np.ndarray) and not a.flags.writeable and a.flags.owndata and not a.dtype.hasobject
+    if fixed:
+        got = _digests.get(id(a))
+        if got is not None and got[0]() is a:
+            return got[1]
+    c = np.ascontiguousarray(a)
+    h = hashlib.sha256(f"{c.dtype.str}{c.shape}".encode())
+    h.update(c.tobytes() if c.dtype.hasobject else c.reshape(-1).view(np.uint8))  # the bytes, not copied
+    d = h.digest()
+    if fixed:
+        key = id(a)
+        _digests[key] = (weakref.ref(a, lambda _, k=key: _digests.pop(k, None)), d)
+    return d
 
 
 def _fold_of(speakers: np.ndarray, folds: int, seed: int) -> dict[str, int]:
