@@ -51,11 +51,12 @@ def _assess_eers(trials, **kw):
 
     return assess_trials(trials, metrics=(EER_ROCCH, EER_INTERP), **kw)
 
-def _type_metrics(t: Trials, learnt_on: str | None = None) -> dict:
+def _type_metrics(t: Trials, learnt_on: str | None = None, summary: list | None = None) -> dict:
     """Metrics of one attacker's trials of one type. ``learnt_on``: for an attacker whose scores are meant as
     LLRs (a fusion), the trial type its weights were learnt on; then its actual Cllr (bits, Brummer & du Preez
-    2006) is given beside minCllr, with the trial type the weights come from."""
-    s = {m.key: m.value for m in verification_summary(t.tar, t.non)}
+    2006) is given beside minCllr, with the trial type the weights come from. ``summary``: its
+    :func:`~vpeval.metrics.summary.verification_summary`, when already computed."""
+    s = {m.key: m.value for m in (summary if summary is not None else verification_summary(*t.sorted_classes()))}
     out = {
         "eer_rocch": s["eer_rocch"], "eer_interp": s["eer_interp"], "min_cllr_bits": s["min_cllr"],
         "d_ece_bits": s["d_ece"], "eps_max_nats": s["eps_max"], "zebra_tag": s["zebra_tag"],
@@ -101,6 +102,8 @@ class SystemAudit:
     #: attacker -> worst-case disclosure per LLR estimator of its oa trials
     #: (:func:`vpeval.disclosure.worst_case_disclosure`, without per-trial LLRs), or the exception it raised
     disclosure: dict = field(default_factory=dict)
+    #: attacker -> trial type -> :func:`vpeval.metrics.summary.verification_summary` of its trials (default priors)
+    summaries: dict = field(default_factory=dict)
 
 
 def field_attackers(sets: dict[str, EmbeddingSet], train: dict[str, EmbeddingSet] | None = None, *,
@@ -302,7 +305,7 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
     trials, metrics, linkage = {}, {}, {}
     assessments, profiles = {}, {}
     probe_spk, mats, by_group = {}, {}, {}
-    disclosure, pooled = {}, {}
+    disclosure, pooled, summaries = {}, {}, {}
     shared = None if cache is None else cache.setdefault("probe-speakers", {})
     keys: dict = {}
 
@@ -334,7 +337,9 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                 trials[name].update({t: tr for t, tr in att.cross_profile_trials(profile_runs, protocol).items()
                                      if t in types})
             learnt_on = getattr(att.model, "trial_type", None) if att.members else None
-            metrics[name] = {t: _type_metrics(tr, learnt_on) for t, tr in trials[name].items()}
+            # the appendix's verification table reads the same summaries (vpeval.report.verification)
+            summaries[name] = {t: verification_summary(*tr.sorted_classes()) for t, tr in trials[name].items()}
+            metrics[name] = {t: _type_metrics(tr, learnt_on, summaries[name][t]) for t, tr in trials[name].items()}
             matrices = {}
             if att.channel == "voice":  # content/prosody/fused: verification trials only (pipeline.channels)
                 say(f"1-to-N linkage: {name}")
@@ -352,6 +357,7 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
             probe_spk[name], mats[name] = {}, matrices
             for tname, t in trials[name].items():
                 spk = trial_speakers(t, speaker_of)
+                spk.flags.writeable = False  # shared below
                 # one array per distinct content: every attacker of a system has the same probe speakers
                 spk_key = content_key(spk)
                 probe_spk[name][tname] = shared.setdefault(spk_key, spk) if shared is not None else spk
@@ -426,7 +432,7 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
     return SystemAudit(trials, metrics, linkage, structure, attrs, distinct, assessments, profiles,
                        {a.name: a for a in attackers}, notes, probe_spk, mats, by_group,
                        group_by if spk_groups is not None else None, group_note,
-                       pooled if spk_groups is not None else {}, disclosure)
+                       pooled if spk_groups is not None else {}, disclosure, summaries)
 
 
 def _attempt(fn):

@@ -434,7 +434,7 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
             return sec if keep else _without_figures(sec, _feat, _system)
         for attacker, by_type in res.trials.items():
             report.add(per_attacker(verification_section(
-                by_type, section_id=f"{sid}verification-{attacker}",
+                by_type, summaries=res.summaries.get(attacker), section_id=f"{sid}verification-{attacker}",
                 title=f"Verification and privacy-ZEBRA: {pre}attacker {attacker}"), attacker)).folded = True
         for attacker, by_type in res.trials.items():
             if "oa" in by_type:

@@ -61,6 +61,25 @@ def _b(boot, scale=1.0):
     return scale * boot.value, scale * boot.low, scale * boot.high
 
 
+_distinct: dict = {}  # id -> (weak reference, count) of read-only arrays that own their data
+
+
+def _n_distinct(a: np.ndarray) -> int:
+    """The number of distinct values of ``a``; remembered for a read-only array that owns its data (the trials'
+    shared key arrays and probe speakers: the same few arrays behind every attacker of a system)."""
+    import weakref
+
+    fixed = not a.flags.writeable and a.flags.owndata
+    got = _distinct.get(id(a)) if fixed else None
+    if got is not None and got[0]() is a:
+        return got[1]
+    n = len(set(a.tolist()))
+    if fixed:
+        key = id(a)
+        _distinct[key] = (weakref.ref(a, lambda _, k=key: _distinct.pop(k, None)), n)
+    return n
+
+
 def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[dict]:
     """One dict per (attacker, trial type in oo/oa/aa, group or ``all``) of one audited system, keyed by
     :data:`VPC_COLUMNS` (numbers as floats in the units of the column names; NaN where not computed)."""
@@ -80,8 +99,8 @@ def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[
             t = res.trials[attacker][tname]
             # computed with the audit (on its workers); a SystemAudit built without them: here
             all_clipped, all_closest = res.pooled_eers.get(attacker, {}).get(tname) or pooled_eers(t)
-            entries = [("all", len(set(t.enroll.tolist())) if t.enroll is not None else 0,
-                        0 if probes is None else len(set(probes.tolist())), int(m["n_tar"]), int(m["n_non"]), pooled,
+            entries = [("all", _n_distinct(t.enroll) if t.enroll is not None else 0,
+                        0 if probes is None else _n_distinct(probes), int(m["n_tar"]), int(m["n_non"]), pooled,
                         link.get("alid"), all_clipped, all_closest)]
             entries += [(g.group, g.n_enroll_speakers, g.n_probe_speakers, g.n_tar, g.n_non, g.metrics, g.alid,
                          g.clipped_eer, g.closest_eer) for g in groups]
