@@ -32,7 +32,8 @@ from .channels import channel_verdicts
 from .comparison import compare_profiles, compare_worst_cases
 from ..pipeline.protocols.trials import TWO_SIDED_TYPES
 from .readings import ABOVE_HALF_FLAG
-from .families import audit_verdicts
+from .families import audit_verdicts, start_verdict
+from .secrecy import check_test_options
 from .verdict import DEFAULT_BUDGET_BITS
 
 __all__ = ["AuditResult", "audit", "aggregate_over_attackers", "strongest_attackers", "ATTACK_TYPES",
@@ -102,6 +103,16 @@ class AuditResult:
         return out
 
 
+class _Done:
+    """A result computed already, read as a started one (``.get()``)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def get(self):
+        return self.value
+
+
 def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed: int = 0,
           metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
           backends=BACKENDS, asnorm: bool = False, fusion: bool = True, group_by: str | None = DEFAULT_GROUP_BY,
@@ -157,16 +168,26 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     # One pool for the analyses and the verdicts. This process, too, computes with one BLAS thread, whatever the
     # jobs: the workers' calls already do (bit-identical results for any jobs), and the back-end fits made here
     # meanwhile must not compete with them for the cores (PLDA's solves took 7x longer with two BLAS threads).
+    started: dict = {}
+
+    def start(name, res, pool):  # each system's verdict queued on the workers as soon as it is audited
+        started[name] = start_verdict(res, pool, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha)
+
+    if verdict_perm is not None:  # bad options raise before anything is computed
+        check_test_options(verdict_perm, n_boot, seed, alpha)
     with using(jobs if client is None else 1) as pool, one_blas_thread():
+        early = verdict_perm is not None and pool.parallel
         results = run_audits(systems, train=train, backends=backends, asnorm=asnorm, fusion=fusion, types=types,
                              seed=seed, metadata=metadata, attributes=attributes, n_boot=n_boot, n_perm=n_perm,
                              group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt,
-                             jobs=pool)
+                             jobs=pool, on_audited=start if early else None)
         tests: dict = {}
         compared = None
-        if compare and len(results) > 1:  # the paired comparisons on a worker, beside the verdicts
-            compared = pool.submit(compare_systems, comparison_inputs(results, VERDICT_TYPES), n_boot=n_boot,
-                                   seed=seed)
+        if compare and len(results) > 1:  # the paired comparisons beside the verdicts: here while the workers
+            # test (queued behind the verdicts, the last of them would wait), else on a worker
+            args = (compare_systems, comparison_inputs(results, VERDICT_TYPES))
+            compared = (_Done(args[0](*args[1:], n_boot=n_boot, seed=seed)) if early else
+                        pool.submit(*args, n_boot=n_boot, seed=seed))
         if verdict_perm is None:  # --no-verdict
             verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
             channels = {}
@@ -174,7 +195,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
             if progress:
                 progress("the verdict: family-wise perfect-secrecy test over every attacker")
             verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
-                                                 budget_bits=budget_bits, tests=tests, jobs=pool, delta=delta)
+                                                 budget_bits=budget_bits, tests=tests, jobs=pool, delta=delta,
+                                                 started=started)
             flag_saturation(verdicts, results)
             channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed,
                                         alpha=alpha, budget_bits=budget_bits, tests=tests, delta=delta)

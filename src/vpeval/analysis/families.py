@@ -11,7 +11,7 @@ from .secrecy import OneToNInput, TrialInput, secrecy_steps, secrecy_test, speak
 from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
 
 __all__ = ["VERDICT_TYPES", "LARGE_INPUT_TRIALS", "LARGE_N_PERM", "default_n_perm", "score_verdict",
-           "start_score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "audit_verdicts",
+           "start_score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "start_verdict", "audit_verdicts",
            "scorecard", "verdict_dict", "channel_of"]
 
 #: Attack trial types an audit's verdict is decided on (oaoa stands in for oa when oa was not computed).
@@ -181,9 +181,22 @@ def _voice_subfamily(res, trials) -> dict | None:
     return {"voice": voice} if voice else None
 
 
+def start_verdict(res, jobs, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05):
+    """Start the perfect-secrecy test of one audited system on ``jobs`` (a running
+    :class:`vpeval.pipeline.jobs.Jobs`): its result (``.get()`` gives the
+    :class:`~vpeval.analysis.secrecy.SecrecyTest`), or why the system cannot be decided (a string). Options are
+    :func:`audit_verdicts`' (checked there)."""
+    trials, one_to_n = audit_family(res)
+    if not trials and not one_to_n:
+        return "no attack trial type (oa, aa) was computed"
+    return jobs.submit(secrecy_test, trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha,
+                       subfamilies=_voice_subfamily(res, trials))
+
+
 def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
                    budget_bits: float = DEFAULT_BUDGET_BITS, tests: dict | None = None,
-                   jobs=1, delta: float | None = None) -> tuple[dict[str, dict], dict[str, str]]:
+                   jobs=1, delta: float | None = None, started: dict | None = None
+                   ) -> tuple[dict[str, dict], dict[str, str]]:
     """The ``verdicts`` object of an audit's report.json: per system :meth:`Verdict.to_dict` plus
     ``strongest_attacker`` and ``trial_type`` (of the worst case) and the ``scorecard`` (:func:`scorecard`); and
     per system that could not be decided, why (no attack trial type, fewer than 2 evaluation speakers, ...).
@@ -191,7 +204,9 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
     :func:`vpeval.analysis.comparison.compare_worst_cases`); for a system with attackers outside the voice
     channel it carries the voice channel's own test in ``subfamilies["voice"]``, from the same relabellings
     (for :func:`vpeval.analysis.channels.channel_verdicts`). ``jobs``: the systems' tests run in worker processes
-    (an int or a running :class:`vpeval.pipeline.jobs.Jobs`); the results do not depend on it.
+    (an int or a running :class:`vpeval.pipeline.jobs.Jobs`); the results do not depend on it. ``started``: system
+    -> :func:`start_verdict` of it on the same running ``jobs`` with the same options (e.g. started as soon as
+    the system was audited); the others are started here.
 
     Raises
     ------
@@ -207,15 +222,14 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
     check_budget(budget_bits)
     check_delta(delta)
     check_test_options(n_perm, n_boot, seed, alpha)  # bad options raise; below, only data errors are caught
-    out, undecided, started = {}, {}, {}
+    out, undecided, started = {}, {}, dict(started or {})
     with using(jobs) as pool:
         for system, res in results.items():  # every system's test started, then each taken in order
-            trials, one_to_n = audit_family(res)
-            if not trials and not one_to_n:
-                undecided[system] = "no attack trial type (oa, aa) was computed"
-                continue
-            started[system] = pool.submit(secrecy_test, trials, one_to_n, n_perm=n_perm, n_boot=n_boot, seed=seed,
-                                          alpha=alpha, subfamilies=_voice_subfamily(res, trials))
+            if system not in started:
+                started[system] = start_verdict(res, pool, n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha)
+        for system in list(started):
+            if isinstance(started[system], str):
+                undecided[system] = started.pop(system)
         for system, result in started.items():
             try:
                 test = result.get()

@@ -501,7 +501,8 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
                metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
                group_by: str | None = DEFAULT_GROUP_BY,
                progress: Callable[[str], None] | None = None, client=None, vpc_lists=None,
-               adapt: dict | None = None, jobs: "Jobs | int" = 1) -> dict[str, SystemAudit]:
+               adapt: dict | None = None, jobs: "Jobs | int" = 1,
+               on_audited: Callable[[str, SystemAudit, Jobs], None] | None = None) -> dict[str, SystemAudit]:
     """:func:`field_attackers` and :func:`audit_system` for every system (parameters as in
     :func:`vpeval.report.audit.audit_systems`; ``vpc_lists`` as in :func:`audit_system`, the same lists for every
     system); errors in a system's (training) data name the system.
@@ -510,7 +511,8 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
     :mod:`vpeval.pipeline.adapted`). ``jobs``: worker processes of this machine for the independent analyses
     (:mod:`vpeval.pipeline.jobs`; -1: every usable core; or a running ``Jobs``); with a Dask ``client`` an int
     ``jobs`` is not used.
-    Results are the same for every value.
+    Results are the same for every value. ``on_audited(name, result, pool)`` is called as soon as a system's audit
+    is complete, with the running pool (e.g. to start its verdict there while the other systems' analyses run).
 
     Warnings of the analyses name where they come from: ``"systems 'a', 'b': attacker 'x': ..."`` or
     ``"system 'a': extractor 'e': ..."``; each distinct one is raised once, after the systems are audited,
@@ -572,6 +574,8 @@ def run_audits(systems: dict[str, dict[str, EmbeddingSet]], *, train: dict | Non
             results[name] = done.value
             if curves is not None:
                 finish_curves(results[name].attackers, curves)
+            if on_audited is not None:
+                on_audited(name, results[name], pool)
 
     try:
         # every system's analyses are started before the first is waited for (the workers of ``jobs`` compute
