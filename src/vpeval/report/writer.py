@@ -418,11 +418,12 @@ def png_bytes(draw, size: tuple[float, float]) -> bytes:
     return buf.getvalue()
 
 
-def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, str]:
+def _render_figures(report: Report, folder: Path, jobs: int = 1, meanwhile=None) -> dict[int, str]:
     """Draw every figure of ``report`` into ``folder``; with ``jobs`` > 1 the :class:`~vpeval.report.document.Draw`
     figures are drawn in worker processes (:mod:`vpeval.pipeline.jobs`; same files), the others here meanwhile;
-    those ``report.drafts`` (:class:`FigureDrafts`) started already are taken from it.
-    Returns ``id(figure) -> file name``."""
+    those ``report.drafts`` (:class:`FigureDrafts`) started already are taken from it. ``meanwhile(names)`` is
+    called once every file name is known and the workers' figures are started (e.g. to write the pages, which
+    need the names alone). Returns ``id(figure) -> file name``."""
     from ..pipeline.jobs import using
 
     names: dict[int, str] = {}
@@ -445,6 +446,8 @@ def _render_figures(report: Report, folder: Path, jobs: int = 1) -> dict[int, st
     with using(jobs) as pool:  # a Draw of picklable data goes to a worker; anything else is drawn here
         away = [e is None and pool.parallel and _picklable_draw(b.draw) for (b, _), e in zip(todo, early)]
         sent = [pool.submit(draw_figure, b.draw, b.size, path) for (b, path), a in zip(todo, away) if a]
+        if meanwhile is not None:
+            meanwhile(names)
         for (b, path), a, e in zip(todo, away, early):
             if not a and e is None:
                 draw_figure(b.draw, b.size, path)
@@ -513,13 +516,15 @@ def render_report(report: Report, folder, *, generated_at: str | None = None, jo
 
         # the verdict block links its words here: on the appendix page where the report has one
         report.add(glossary_section(page="appendix" if any(s.page == "appendix" for s in report.sections) else ""))
-    figs = _render_figures(report, folder, jobs)
+    def pages(figs):  # written while the workers draw (the pages need the figures' file names alone)
+        (folder / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
+                                            errors="backslashreplace")
+        for page in report_pages(report):
+            (folder / page_file(page)).write_text(report_html(report, figs, generated_at, page), encoding="utf-8",
+                                                  errors="backslashreplace")
+
+    _render_figures(report, folder, jobs, meanwhile=pages)
     report.drafts = None  # taken: the report holds no pool any more
-    (folder / "report.json").write_text(report_json(report, generated_at), encoding="utf-8",
-                                        errors="backslashreplace")
-    for page in report_pages(report):
-        (folder / page_file(page)).write_text(report_html(report, figs, generated_at, page), encoding="utf-8",
-                                              errors="backslashreplace")
     return folder
 
 
