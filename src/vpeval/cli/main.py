@@ -460,7 +460,8 @@ def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
     verdicts = rep.extra.get("verdicts", {})
     if len(verdicts) > 1:  # the answer again where the eye lands after the evidence scrolled past
         out_console.print(escape("In short: " + "; ".join(f"{s} {v['verdict']}" for s, v in verdicts.items())
-                                 + (f". Order (share of trials beyond the budget, lower protects better): {order}"
+                                 + (f". Order (share of trials beyond the budget, measured; the verdicts read "
+                                    f"its bounds at delta; lower protects better): {order}"
                                     if order else "") + "."), overflow="fold")
     typer.echo(f"report written to {out / 'report.html'} (and report.json)")
 
@@ -478,8 +479,8 @@ def _print_comparisons(console: Console, comparisons: list, order: str | None = 
                   "share beyond the budget, a lower worst case or a higher EER protects better; eps_max and ALID "
                   "per type in the report):")
     if order:
-        console.print(escape(f"  order by the share of trials beyond the budget: {order} ('<': the neighbours' "
-                             "interval excludes 0)"), overflow="fold")
+        console.print(escape(f"  order by the share of trials beyond the budget (measured, not a bound): {order} "
+                             "('<': the neighbours' interval excludes 0)"), overflow="fold")
     for c in share:
         d, lo, hi = (100 * c[k] + 0.0 for k in ("diff_fraction", "ci_low_fraction", "ci_high_fraction"))
         console.print(escape(f"  {c['system_a']} - {c['system_b']} (share of trials beyond the budget, points): "

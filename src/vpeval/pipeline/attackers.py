@@ -453,7 +453,8 @@ def _array_digest(a) -> bytes:
     d = h.digest()
     if fixed:
         key = id(a)
-        _digests[key] = (weakref.ref(a, lambda _, k=key: _digests.pop(k, None)), d)
+        # the dict bound, not looked up: at interpreter exit the module's globals may be gone
+        _digests[key] = (weakref.ref(a, lambda _, k=key, memo=_digests: memo.pop(k, None)), d)
     return d
 
 

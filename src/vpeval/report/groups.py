@@ -76,7 +76,7 @@ def _n_distinct(a: np.ndarray) -> int:
     n = len(set(a.tolist()))
     if fixed:
         key = id(a)
-        _distinct[key] = (weakref.ref(a, lambda _, k=key: _distinct.pop(k, None)), n)
+        _distinct[key] = (weakref.ref(a, lambda _, k=key, memo=_distinct: memo.pop(k, None)), n)
     return n
 
 

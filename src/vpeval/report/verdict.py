@@ -139,14 +139,11 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
         budgets = sorted({v["budget_bits"] for v in verdicts.values()})
         sec.blocks.append(Table(
             VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
-            caption="eps: the privacy profile at delta over every attacker (no decision is more than 2^eps times "
-                    "likelier for the same speaker than for different ones, except on a share delta of the trials), "
-                    "its 95 % bounds (the estimate itself, often infinite at small delta, is in the numbers behind "
-                    "each verdict); 'protects': eps high within the budget (" + " / ".join(f"{b:.3g}" for b in budgets)
-                    + " bits); 'leaks': test rejected and eps low above the budget (or one speaker identified beyond it); 'partial': test rejected, eps low "
-                    "within the budget and eps high above it (identity shown, its amount not bounded); "
-                    "'inconclusive': test not rejected, not certified; eps_max (delta = 0), EER: evidence only "
-                    "(rule below)",
+            caption="eps low, eps high: 95 % bounds of eps(delta), the privacy profile over every attacker (no "
+                    "decision more than 2^eps times likelier for one speaker than for two, but on a share delta); "
+                    "'protects': eps high within the budget (" + " / ".join(f"{b:.3g}" for b in budgets)
+                    + " bits); 'leaks': test rejected, eps low above it (or a speaker identified beyond it); "
+                    "'partial': rejected, neither; 'inconclusive': neither; eps_max, EER: evidence (rule below)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():  # in plain words first, then the numbers behind them
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
