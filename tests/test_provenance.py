@@ -303,9 +303,9 @@ def test_cli_append_refuses_another_model_file(tmp_path, ort):
     assert "cannot join embeddings of extractor 'onnx-enc' made by another model file (enc.onnx, sha256 " in r.output
     assert out.read_bytes() == before  # nothing was written
     # the same model file appends, and the record stays
-    r = run(app, ["embed", str(audio), "-o", str(out), "-e", f"onnx:{a}", "-c", "anonymized", "--append", "-q"])
+    r = run(app, ["embed", str(audio), "-o", str(out), "-e", f"onnx:{a}", "-c", "anonymized", "--append"])
     assert r.exit_code == 0, r.output
-    assert "(model file enc.onnx, sha256 " in r.output
+    assert "(model file enc.onnx, sha256 " in r.output  # the closing summary (not with -q: nothing but errors)
     es = read_embeddings(out)
     assert len(es) == 4 and es.extractor_info == get_extractor(f"onnx:{a}").info()
 
