@@ -311,3 +311,19 @@ def test_bad_states_file_names_the_file(tmp_path):
     np.savez(tmp_path / "y.npz", states=np.zeros((3, 2)))
     with pytest.raises(ValueError, match="y.npz: not a states file"):
         read_states(tmp_path / "y.npz")
+
+
+def test_full_fine_tune_names_a_silent_training_file():
+    """`vpeval adapt --epochs N`: a training utterance with no speech is named (file and utterance), not reported
+    as a bare 'the waveform is silent' (issue 48 item 9)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("resemblyzer")
+    from vpeval.audio.embed.adapt import fine_tune_encoder
+    from vpeval.errors import InputFileError
+
+    rng = np.random.default_rng(0)
+    speech = 0.1 * rng.standard_normal(16000)
+    train = [(speech, "a"), (np.zeros(16000), "b")]
+    with pytest.raises(InputFileError, match=r"b\.wav \(utterance b-1\).*training utterance: resemblyzer: the "
+                                             r"waveform is silent"):
+        fine_tune_encoder(train, epochs=1, names_of=["a.wav (utterance a-1)", "b.wav (utterance b-1)"])

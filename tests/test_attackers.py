@@ -246,3 +246,13 @@ def test_evaluation_embeddings_copied_into_training_are_detected(data):
         check_disjoint(EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor), es)
     emb[5] = es.embeddings[7] + 1e-3
     check_disjoint(EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor), es)
+    # a constant row on both sides (the prosody statistics of silence) is not called a copy: said as constant
+    e_emb = es.embeddings.copy()
+    e_emb[7] = 2.5
+    emb[5] = 2.5
+    ev = EmbeddingSet(e_emb, es.utterance_id, es.speaker_id, es.condition, es.extractor)
+    with pytest.raises(ProtocolError, match=rf"training utterance '{tr.utterance_id[5]}' .* has a constant 'ext-a' "
+                                            rf"row \(every value 2\.5\), as has evaluation utterance "
+                                            rf"'{es.utterance_id[7]}': not a measurement of speech") as exc:
+        check_disjoint(EmbeddingSet(emb, tr.utterance_id, tr.speaker_id, tr.condition, tr.extractor), ev)
+    assert "copied" not in str(exc.value)

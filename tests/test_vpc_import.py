@@ -106,6 +106,19 @@ def test_score_files_found_with_their_conditions(tmp_path):
                    ("orig", "f", "original", "anon", "libri_dev_trials_f")]
 
 
+def test_a_dataset_name_with_underscores_is_recognised_in_its_folder_names(tmp_path):
+    for folder, ds in (("my_corpus_dev_enrolls-my_corpus_dev_trials_f", "my_corpus"),
+                       ("my_corpus_dev_enrolls_anon-my_corpus_dev_trials_m_anon", "my_corpus"),
+                       ("libri_test_enrolls-libri_test_trials_f", "libri")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "scores").write_text("a b 0.5\n")
+    got = sorted((f.dataset, f.split, f.gender, f.enrollment, f.trial, f.test_set)
+                 for f in find_vpc_score_files(tmp_path))
+    assert got == [("libri", "test", "f", "original", "original", "libri_test_trials_f"),
+                   ("my_corpus", "dev", "f", "original", "original", "my_corpus_dev_trials_f"),
+                   ("my_corpus", "dev", "m", "anon", "anon", "my_corpus_dev_trials_m")]
+
+
 def test_import_puts_vpeval_beside_the_challenge(tmp_path):
     table, exp, data = _write_run(tmp_path)
     res = import_vpc_outputs(table, exp, data, n_boot=50, seed=1)

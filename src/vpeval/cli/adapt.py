@@ -62,7 +62,8 @@ def adapt_cmd(
             else:
                 items = scan_audio_folder(train_dir)
                 ext = fine_tune_encoder([(read_item_audio_rate(it)[0], it.speaker_id) for it in items],
-                                        epochs=epochs, seed=seed, threads=threads)
+                                        epochs=epochs, seed=seed, threads=threads,
+                                        names_of=[f"{it.path} (utterance {it.utterance_id})" for it in items])
                 info = {"mode": "full fine-tune", "epochs": epochs, "seed": seed,
                         "loss_per_epoch": [round(float(x), 6) for x in ext.loss_]}
             fit_s = time.perf_counter() - t0

@@ -32,7 +32,10 @@ __all__ = ["VPCScoreFile", "read_result_for_rank", "find_vpc_score_files"]
 
 _BLOCK = re.compile(r"^----\s*(?P<name>.+?)\s+results\s*----\s*$")
 _ASV_COLUMNS = ["dataset", "split", "gender", "enrollment", "trial", "EER"]
-_FOLDER = re.compile(r"^(?P<ds>[^_]+)_(?P<split>[^_]+)_enrolls(?P<esuf>.*)-(?P=ds)_(?P=split)_trials_(?P<g>[^_]+)"
+#: ``<dataset>_<split>_enrolls<suffix>-<dataset>_<split>_trials_<gender><suffix>``; the dataset name may hold
+#: underscores (``my_corpus_dev_enrolls-...``: the shortest dataset name for which the rest matches), the split and
+#: the gender do not.
+_FOLDER = re.compile(r"^(?P<ds>.+?)_(?P<split>[^_]+)_enrolls(?P<esuf>.*)-(?P=ds)_(?P=split)_trials_(?P<g>[^_]+)"
                      r"(?P<tsuf>.*)$")
 
 

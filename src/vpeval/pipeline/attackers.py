@@ -119,7 +119,8 @@ def check_disjoint(train: EmbeddingSet, evaluation, *, what: str = "training") -
         Listing the number of shared speakers and the first (sorted) shared ids; or a training embedding
         identical to an evaluation embedding of the same dimension (compared after rounding to float32, so a
         copy stored in either precision is found), whatever its speaker id: evaluation utterances copied into
-        the training data under new ids. The message names the first such pair of utterances.
+        the training data under new ids. The message names the first such pair of utterances; where that row is
+        constant (e.g. the prosody statistics of a silent recording) it says so instead of calling it a copy.
     """
     sets = [evaluation] if isinstance(evaluation, EmbeddingSet) else list(evaluation)
     eval_spk = np.unique(np.concatenate([e.speaker_id for e in sets]))
@@ -148,6 +149,13 @@ def _check_no_copied_rows(train: EmbeddingSet, sets, what: str) -> None:
         if hit.any():
             i = int(np.flatnonzero(hit)[0])
             j = int(np.flatnonzero(ekeys == tkeys[i])[0])
+            row = np.asarray(train.embeddings[i], dtype=float)
+            if row.size and np.all(row == row[0]):  # no speech in it to copy: a degenerate row, said as such
+                raise ProtocolError(
+                    f"{what} utterance {str(train.utterance_id[i])!r} of speaker {str(train.speaker_id[i])!r} has a "
+                    f"constant {str(train.extractor)!r} row (every value {row[0]:g}), as has evaluation utterance "
+                    f"{str(es.utterance_id[j])!r}: not a measurement of speech (a silent or unreadable recording?); "
+                    "expected rows that vary: remove such utterances or compute their statistics again")
             raise ProtocolError(
                 f"{int(hit.sum())} {what} embedding(s) of {str(train.extractor)!r} are identical to evaluation "
                 f"embeddings (first: {what} utterance {str(train.utterance_id[i])!r} of speaker "

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ...errors import VpevalError
+from ...errors import InputFileError, VpevalError
 from ...pipeline.adapt_head import AdaptedHead, StateSet, head_embed
 from .base import Extractor, package_record
 from .resemblyzer import _VAD_WINDOW, _import, preprocess
@@ -193,7 +193,7 @@ class AdaptedResemblyzerExtractor(Extractor):
 
 def fine_tune_encoder(train: list, *, epochs: int = 1, lr: float = 1e-4, batch_size: int = 32,
                       scale: float = 30.0, margin: float = 0.2, seed: int = 0, threads: int = 1,
-                      progress=None) -> AdaptedResemblyzerExtractor:
+                      progress=None, names_of=None) -> AdaptedResemblyzerExtractor:
     """Fine-tune the whole encoder (LSTM + projection) with an AM-softmax speaker head (opt-in full mode).
 
     Parameters
@@ -208,6 +208,9 @@ def fine_tune_encoder(train: list, *, epochs: int = 1, lr: float = 1e-4, batch_s
         Seeds the class-vector start (none: speaker centroids), the window order and torch.
     threads : int
         Torch intra-op threads.
+    names_of : list of str, optional
+        Where each utterance of ``train`` comes from (its file), named in the error of one that cannot be
+        preprocessed.
 
     Returns
     -------
@@ -217,7 +220,8 @@ def fine_tune_encoder(train: list, *, epochs: int = 1, lr: float = 1e-4, batch_s
     Raises
     ------
     VpevalError
-        Fewer than 2 speakers, or ``epochs`` not an integer >= 0.
+        Fewer than 2 speakers, or ``epochs`` not an integer >= 0; InputFileError (naming ``names_of[i]``) for an
+        utterance that is silent or in which the voice activity detector finds no speech.
     """
     _, torch = _import()
     if isinstance(epochs, bool) or int(epochs) != epochs or epochs < 0:
@@ -228,7 +232,14 @@ def fine_tune_encoder(train: list, *, epochs: int = 1, lr: float = 1e-4, batch_s
     base = _encoder()
     enc = copy.deepcopy(base)
     # sort the utterances (by speaker, then content) so the result does not depend on the list's order
-    wavs = [preprocess(x).astype(np.float32) for x, _ in train]
+    wavs = []
+    for i, (x, _) in enumerate(train):
+        try:
+            wavs.append(preprocess(x).astype(np.float32))
+        except VpevalError as exc:  # e.g. a silent file: named, when the caller gave the names
+            if names_of is None:
+                raise
+            raise InputFileError(names_of[i], None, f"training utterance: {exc}") from None
     keys = [(names[labels[i]], wavs[i].size, wavs[i][:64].tobytes()) for i in range(len(wavs))]
     order = sorted(range(len(wavs)), key=lambda i: keys[i])
     mels, ys = [], []
