@@ -177,6 +177,15 @@ def test_plain_sentence_says_what_an_attacker_can_do(p, lo, hi, word, says):
         assert "apart from 1.25 % of the comparisons" in v.plain
 
 
+def test_partial_says_what_an_exposed_speaker_is():
+    """Beside 'partial', exposed speakers are not read as identified: the sentence says what exposed means."""
+    ex = [ExposedSpeaker("spk1", 9.0, 2.0, "eps_max", "x/plda", "aa")]
+    v = decide(test_(p=0.001, exposed=ex), profile=prof(1.0, 1.5, math.inf))
+    assert v.verdict == PARTIAL
+    assert ("1 of 40 speakers is individually exposed (each one's own trials carry identity, by how much is not "
+            "shown)") in v.plain
+
+
 def test_plain_sentence_says_when_its_confidence_needs_independent_trials():
     import dataclasses
 

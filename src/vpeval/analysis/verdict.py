@@ -387,6 +387,8 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
         more = "" if not plan_ or plan_.get("factor", 1.0) <= 1.0 else (
             f" Ruling one out would take at least about {_factor(plan_['factor'])} times these data (what a perfectly "
             "secret system would need).")
+        if test.scheme == "speaker" and test.exposed:  # "exposed" is not "identified": say what it is here
+            speakers += " (each one's own trials carry identity, by how much is not shown)"
         return (f"The recordings still reveal something of who is speaking ({conf}), but not how much: these data "
                 f"neither show an attacker beyond {allowed} on more than {share} nor rule one out{speakers}.{more}")
     more = "" if not plan_ else (f"; a perfectly secret system would need about {_factor(plan_['factor'])} times these data "
