@@ -103,16 +103,6 @@ class AuditResult:
         return out
 
 
-class _Done:
-    """A result computed already, read as a started one (``.get()``)."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def get(self):
-        return self.value
-
-
 def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed: int = 0,
           metadata: dict | None = None, attributes=("sex",), n_boot: int = 200, n_perm: int = 200,
           backends=BACKENDS, asnorm: bool = False, fusion: bool = True, group_by: str | None = DEFAULT_GROUP_BY,
@@ -182,12 +172,14 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
                              group_by=group_by, progress=progress, client=client, vpc_lists=vpc_lists, adapt=adapt,
                              jobs=pool, on_audited=start if early else None)
         tests: dict = {}
-        compared = None
+        compared, more, more_notes = None, [], []
         if compare and len(results) > 1:  # the paired comparisons beside the verdicts: here while the workers
             # test (queued behind the verdicts, the last of them would wait), else on a worker
-            args = (compare_systems, comparison_inputs(results, VERDICT_TYPES))
-            compared = (_Done(args[0](*args[1:], n_boot=n_boot, seed=seed)) if early else
-                        pool.submit(*args, n_boot=n_boot, seed=seed))
+            inputs = comparison_inputs(results, VERDICT_TYPES)
+            if early:
+                more, more_notes = compare_systems(inputs, n_boot=n_boot, seed=seed)
+            else:
+                compared = pool.submit(compare_systems, inputs, n_boot=n_boot, seed=seed)
         if verdict_perm is None:  # --no-verdict
             verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
             channels = {}
@@ -200,7 +192,8 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
             flag_saturation(verdicts, results)
             channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed,
                                         alpha=alpha, budget_bits=budget_bits, tests=tests, delta=delta)
-        more, more_notes = ([], []) if compared is None else compared.get()
+        if compared is not None:
+            more, more_notes = compared.get()
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each

@@ -307,12 +307,6 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
     probe_spk, mats, by_group = {}, {}, {}
     disclosure, pooled, summaries = {}, {}, {}
     shared = None if cache is None else cache.setdefault("probe-speakers", {})
-    keys: dict = {}
-
-    def content_of(t):  # each Trials' key hashed once (its arrays are megabytes of names)
-        if id(t) not in keys:
-            keys[id(t)] = (t, _content_of(t))  # t kept: its id stays its own
-        return keys[id(t)][1]
 
     spk_groups, group_note = None, None
     if group_by is not None:
@@ -351,7 +345,7 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                              for k, m in matrices.items()}
             if "oa" in trials[name]:  # the appendix's table per LLR estimator
                 t = trials[name]["oa"]
-                disclosure[name] = _deferred(cache, ("disclosure", content_of(t)), jobs, _attempt_call,
+                disclosure[name] = _deferred(cache, ("disclosure", _content_of(t)), jobs, _attempt_call,
                                              worst_case_disclosure, t.tar, t.non, keep_llrs=False)
             say(f"bootstrap intervals and chance floors: {name}")
             probe_spk[name], mats[name] = {}, matrices
@@ -368,8 +362,7 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                 # identity with the change of condition
                 eers = tname in TWO_SIDED_TYPES or tname in PROFILE_TYPES
                 assessments[f"{name} / {tname}"] = _deferred(
-                    cache, ("assess", leak, eers, seed, n_boot, n_perm, content_of(t),
-                            spk_key),
+                    cache, ("assess", leak, eers, seed, n_boot, n_perm, _content_of(t), spk_key),
                     jobs, _assess_eers if eers else assess_trials, t, groups=probe_spk[name][tname],
                     leak=leak_for_trial_type(tname), seed=seed, n_boot=n_boot, n_perm=n_perm)
     structure, distinct, attrs = extractor_jobs or start_extractor_analyses(sets, metadata, attributes, seed=seed,

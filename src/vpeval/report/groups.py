@@ -61,30 +61,15 @@ def _b(boot, scale=1.0):
     return scale * boot.value, scale * boot.low, scale * boot.high
 
 
-_distinct: dict = {}  # id -> (weak reference, count) of read-only arrays that own their data
-
-
-def _n_distinct(a: np.ndarray) -> int:
-    """The number of distinct values of ``a``; remembered for a read-only array that owns its data (the trials'
-    shared key arrays and probe speakers: the same few arrays behind every attacker of a system)."""
-    import weakref
-
-    fixed = not a.flags.writeable and a.flags.owndata
-    got = _distinct.get(id(a)) if fixed else None
-    if got is not None and got[0]() is a:
-        return got[1]
-    n = len(set(a.tolist()))
-    if fixed:
-        key = id(a)
-        _distinct[key] = (weakref.ref(a, lambda _, k=key, memo=_distinct: memo.pop(k, None)), n)
-    return n
-
-
 def group_rows(system: str, res, *, dataset: str = "", split: str = "") -> list[dict]:
     """One dict per (attacker, trial type in oo/oa/aa, group or ``all``) of one audited system, keyed by
     :data:`VPC_COLUMNS` (numbers as floats in the units of the column names; NaN where not computed)."""
+    from ..keys import sorted_codes
     from ..pipeline.attackers import attacker_class
     from ..pipeline.groups import pooled_eers
+
+    def _n_distinct(a):
+        return sorted_codes(a)[0].size
 
     rows = []
     for attacker, by_type in res.groups.items():

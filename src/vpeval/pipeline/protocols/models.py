@@ -4,6 +4,7 @@ rows and unit group means (scoring rules in the docstring of :mod:`vpeval.pipeli
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,25 +16,22 @@ from .split import Protocol, ProtocolError, make_protocol
 
 __all__ = ["OneToN", "speaker_models", "one_to_n"]
 
-#: The key arrays :func:`_trial_keys` keeps (the few of an audit's systems and conditions; oldest out first).
-_KEYS_KEPT = 64
-_keys: dict = {}
+_keys: "weakref.WeakValueDictionary" = weakref.WeakValueDictionary()  # (names, side) -> key array in use
 
 
 def _trial_keys(models: np.ndarray, probes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The trials' enrollment and test keys of ``probes`` (rows) x ``models`` (columns), probe-major, read-only,
-    and the same arrays for the same names: every attacker of a system flattens matrices of the same probes and
-    models, whose keys (megabytes of names each) are then held once (an audit held several gigabytes of copies)."""
-    key = (models.dtype.str, models.tobytes(), probes.dtype.str, probes.tobytes())
-    got = _keys.pop(key, None)
-    if got is None:
-        got = (np.tile(models, probes.size), np.repeat(probes, models.size))
-        for a in got:
+    and the same arrays for the same names while some Trials holds them (weakly kept: nothing outlives its use):
+    every attacker of a system flattens matrices of the same probes and models, whose keys (megabytes of names
+    each) are then held once (an audit held several gigabytes of copies)."""
+    names = (models.dtype.str, models.tobytes(), probes.dtype.str, probes.tobytes())
+    enroll, test = _keys.get((names, "enroll")), _keys.get((names, "test"))
+    if enroll is None or test is None:
+        enroll, test = np.tile(models, probes.size), np.repeat(probes, models.size)
+        for side, a in (("enroll", enroll), ("test", test)):
             a.flags.writeable = False
-    _keys[key] = got  # most recent last
-    while len(_keys) > _KEYS_KEPT:
-        del _keys[next(iter(_keys))]
-    return got
+            _keys[(names, side)] = a
+    return enroll, test
 
 
 def _labels(es: EmbeddingSet, original: str, anonymized: str, needed) -> dict[str, str]:
