@@ -137,6 +137,55 @@ def test_null_lids_equal_lid_of_refitted_slope():
         np.testing.assert_allclose(out[r], lid(slopes[r] * z, cols[r]), atol=1e-9)
 
 
+def _lids_one_row_at_a_time(z, cols, slopes):
+    """The obvious oracle of _lids_at_slopes: one row at a time, the maximum taken over the products."""
+    R, P = cols.shape
+    N = z.shape[1]
+    out = np.empty((R, P))
+    for r in range(R):
+        x = slopes[r] * z
+        mx = x.max(axis=1)
+        lse = mx + np.log(np.exp(x - mx[:, None]).sum(axis=1))
+        out[r] = np.minimum((math.log(N) + x[np.arange(P), cols[r]] - lse) / math.log(2.0), math.log2(N))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(P=st.integers(1, 12), N=st.integers(2, 9), R=st.integers(1, 40), seed=st.integers(0, 2**32 - 1),
+       chunk=st.sampled_from([1, 7, 50, 1 << 17]))
+def test_lids_at_slopes_equal_the_row_at_a_time_oracle_to_the_last_bit(P, N, R, seed, chunk):
+    import vpeval.stats.one_to_n as one_to_n
+
+    rng = np.random.default_rng(seed)
+    z = znorm_rows(rng.normal(size=(P, N)))
+    cols = rng.integers(N, size=(R, P))
+    slopes = rng.normal(size=R) * 4.0
+    slopes[rng.random(R) < 0.2] = 0.0  # a zero slope: every model equally likely
+    slopes[rng.random(R) < 0.1] = -0.0
+    saved = one_to_n._LSE_CHUNK_ENTRIES
+    one_to_n._LSE_CHUNK_ENTRIES = chunk  # chunks of one row up to all rows at once
+    try:
+        got = one_to_n._lids_at_slopes(z, cols, slopes)
+    finally:
+        one_to_n._LSE_CHUNK_ENTRIES = saved
+    np.testing.assert_array_equal(got, _lids_one_row_at_a_time(z, cols, slopes))
+
+
+def test_null_slopes_do_not_depend_on_which_labellings_are_fitted_together():
+    # the Newton iterations run on chunks of labellings in reused work arrays (a labelling leaves its chunk when
+    # it converges): a labelling's slope is the same fitted alone or among others, up to the rounding of the
+    # matrix products, whose blocking depends on how many rows they hold
+    rng = np.random.default_rng(5)
+    s = rng.normal(size=(60, 40))
+    s[np.arange(60), rng.integers(40, size=60)] += 1.5
+    z = znorm_rows(s)
+    tz = np.sort(rng.normal(size=50) * 8.0)
+    lam = np.where(rng.random(50) < 0.3, 1e-3, 0.0)
+    together = _fit_null_slopes(z, tz, 60, lam)
+    alone = np.array([_fit_null_slopes(z, tz[i:i + 1], 60, lam[i:i + 1])[0] for i in range(50)])
+    np.testing.assert_allclose(together, alone, rtol=0, atol=1e-12)
+
+
 # ------------------------------------------------------------------------------------- hand cases
 
 

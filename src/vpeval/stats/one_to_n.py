@@ -164,18 +164,27 @@ def _fit_null_slopes(z: np.ndarray, tz_sum: np.ndarray, n_tar: int, lam: np.ndar
     a, c = prev_a + da, prev_c + dc
     step = np.ones(R)
     active = np.ones(R, bool)
-    chunk = max(1, (1 << 18) // n)
+    chunk = max(1, min(R, (1 << 18) // n))  # the rows of one matrix product: its blocking, hence its rounding,
+    # depends on them, so this stays what it was (the slopes are the same to the last bit)
+    # two work arrays reused by every chunk and iteration (new arrays each time cost more in first touches of
+    # their pages than the fit itself); the same operations in the same order as on fresh arrays
+    work_s, work_h = np.empty((chunk, n)), np.empty((chunk, n))
+    zf2 = zf * zf
     for _ in range(200):
         idx = np.flatnonzero(active)
         if idx.size == 0:
             break
         for lo in range(0, idx.size, chunk):
             j = idx[lo:lo + chunk]
-            s = expit(a[j, None] * zf[None, :] + c[j, None])
-            h = s * (1.0 - s)
+            s, h = work_s[:j.size], work_h[:j.size]
+            np.multiply(a[j, None], zf[None, :], out=s)
+            np.add(s, c[j, None], out=s)
+            expit(s, out=s)
+            np.subtract(1.0, s, out=h)
+            np.multiply(s, h, out=h)
             ga = ((s @ zf) - tz_sum[j]) / n + lam[j] * a[j] * sd2
             gc = (s.sum(axis=1) - n_tar) / n
-            haa = (h @ (zf * zf)) / n + lam[j] * sd2
+            haa = (h @ zf2) / n + lam[j] * sd2
             hac = (h @ zf) / n
             hcc = h.sum(axis=1) / n
             g = np.maximum(np.abs(ga), np.abs(gc))
@@ -235,12 +244,39 @@ def _null_lids(z: np.ndarray, cols: np.ndarray, seed_unused=None, grid: int | No
             slopes[sep] = _fit_null_slopes(z, tz_sum[sep], P, lam[sep])
     else:
         slopes = _fit_null_slopes(z, tz_sum, P, lam)
+    return _lids_at_slopes(z, cols, slopes)
+
+
+#: Entries of the work array of :func:`_lids_at_slopes` (rows x probes x models): 1 MiB of float64, reused by
+#: every chunk (a new array per chunk cost more in first touches of its pages than the chunking saved).
+_LSE_CHUNK_ENTRIES = 1 << 17
+
+
+def _lids_at_slopes(z: np.ndarray, cols: np.ndarray, slopes: np.ndarray) -> np.ndarray:
+    """Per-probe LIDs (bits, shape (R, P)) of labellings ``cols`` (R, P) at their slopes ``slopes`` (R,):
+    ``min(log N + a z[p, c] - log sum_j exp(a z[p, j]), log N) / log 2`` with ``a = slopes[r]``, ``c = cols[r, p]``.
+
+    Rows are computed in chunks of :data:`_LSE_CHUNK_ENTRIES` entries, in place in one work array (a few numpy
+    calls per chunk instead of per row: 1.5x faster at the demo's 153 probes x 111 models). Each probe's maximum
+    of ``a z`` is ``a max_j z`` for ``a >= 0`` and ``a min_j z`` otherwise (rounding is monotone, so it is the
+    maximum of the products); every value is the same as computed one row at a time."""
+    R, P = cols.shape
+    N = z.shape[1]
+    rows = np.arange(P)
+    zmax, zmin = z.max(axis=1), z.min(axis=1)
     out = np.empty((R, P))
-    for r in range(R):
-        x = slopes[r] * z
-        mx = x.max(axis=1)
-        lse = mx + np.log(np.exp(x - mx[:, None]).sum(axis=1))
-        out[r] = np.minimum((math.log(N) + x[rows, cols[r]] - lse) / math.log(2.0), math.log2(N))
+    step = max(1, min(R, _LSE_CHUNK_ENTRIES // max(1, z.size)))
+    work = np.empty((step,) + z.shape)
+    for lo in range(0, R, step):
+        a = slopes[lo:lo + step]
+        x = work[:a.size]
+        np.multiply(a[:, None, None], z[None, :, :], out=x)
+        xt = x[np.arange(a.size)[:, None], rows[None, :], cols[lo:lo + step]]  # a z[p, c]
+        mx = np.where(a[:, None] >= 0.0, a[:, None] * zmax[None, :], a[:, None] * zmin[None, :])
+        np.subtract(x, mx[:, :, None], out=x)
+        np.exp(x, out=x)
+        lse = mx + np.log(x.sum(axis=2))
+        out[lo:lo + step] = np.minimum((math.log(N) + xt - lse) / math.log(2.0), math.log2(N))
     return out
 
 
