@@ -89,7 +89,8 @@ JobsOpt = typer.Option(
 
 def start_process() -> None:
     """What the command line sets up once, before any command: SIGTERM leaves like Ctrl-C
-    (:func:`exit_on_sigterm`), the C allocator reuses freed large blocks
+    (:func:`exit_on_sigterm`), and a command that cannot honour a stop signal within seconds (inside native code)
+    is killed (:mod:`vpeval.cli.watchdog`), the C allocator reuses freed large blocks
     (:func:`vpeval.pipeline.allocator.reuse_large_blocks`), new memory comes in 4 KiB pages
     (:func:`vpeval.pipeline.allocator.small_pages`), and the temporary folders that killed runs of this host left
     are removed, whatever this command starts (:func:`vpeval.io.leftovers.remove_stale`: only those whose owner
@@ -97,6 +98,9 @@ def start_process() -> None:
     from ..io.leftovers import remove_stale
     from ..pipeline.allocator import reuse_large_blocks, small_pages
 
+    from . import watchdog
+
+    watchdog.start()
     exit_on_sigterm()
     reuse_large_blocks()
     small_pages()
@@ -111,20 +115,29 @@ def exit_on_sigterm() -> None:
     removed."""
     import signal
 
+    from .watchdog import acknowledge
+
     caught = [signal.SIGTERM]
     if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         caught.append(signal.SIGHUP)
 
     def _leave(signum, frame):
+        acknowledge()  # a Python handler runs: the watchdog allows the cleanup its time
         # once: a second signal during the cleanup is ignored (raised inside the interpreter's exit, where
         # concurrent.futures joins its threads, it left the process waiting for ever)
         for s in caught:
             signal.signal(s, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
+    def _interrupt(signum, frame):  # Ctrl-C: KeyboardInterrupt as always, acknowledged to the watchdog
+        acknowledge()
+        signal.default_int_handler(signum, frame)
+
     try:
         for s in caught:
             signal.signal(s, _leave)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _interrupt)
     except ValueError:  # not the main thread of the main interpreter (e.g. embedded): keep the default
         pass
 
