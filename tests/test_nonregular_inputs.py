@@ -9,9 +9,10 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from vpeval.errors import InputFileError
+from vpeval.errors import InputFileError, MemoryEstimateWarning
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -97,3 +98,69 @@ def test_memory_exhaustion_is_one_line_naming_the_input_with_exit_4(tmp_path, mo
     line = " ".join(r.output.split())
     assert line.startswith("vpeval: error: out of memory while working on") and f"scores.txt ({15000 / 2**20:.3g} MiB)" in line
     assert "Traceback" not in r.output and "--jobs" in line
+    assert "needs about" in line and "estimated before reading" in line  # the estimate made before reading
+
+
+def test_the_memory_estimate_is_checked_before_reading_under_an_address_space_limit(tmp_path):
+    """Under `ulimit -v` smaller than the estimate, the command warns before it reads (the input, the estimate and
+    the room named); whether it then completes or runs out (exit 4, one line) the estimate is said."""
+    import resource
+    import subprocess
+    import sys
+
+    from vpeval.cli.memory import BYTES_PER_INPUT_BYTE, VIRTUAL_BASE_BYTES
+
+    scores = tmp_path / "scores.txt"
+    rng = np.random.default_rng(0)
+    scores.write_text("".join(f"{s:.6f} {int(s > 0)}\n" for s in rng.normal(size=200_000)))
+    needs = VIRTUAL_BASE_BYTES + BYTES_PER_INPUT_BYTE * scores.stat().st_size
+    limit = needs - 2**20  # below the virtual estimate
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, resource.RLIM_INFINITY))
+
+    p = subprocess.run([sys.executable, "-m", "vpeval.cli.main", "verify", str(scores), "--jobs", "1"],
+                       capture_output=True, text=True, preexec_fn=cap, timeout=300)
+    err = " ".join(p.stderr.split())
+    assert f"{scores}: evaluating it needs about {needs / 2**30:.3g} GiB of virtual memory" in err, err
+    assert "ulimit -v" in err and "Traceback" not in err, err
+    assert p.returncode in (0, 4), err
+    if p.returncode == 4:
+        assert "needs about" in err.split("vpeval: error:")[1]
+
+
+def test_the_memory_room_reads_cgroups_and_limits():
+    from pathlib import Path
+
+    from vpeval.cli.memory import _cgroup_room, _meminfo
+
+    assert _meminfo("MemTotal:       24000 kB\nMemAvailable:   1000 kB\nHugePages_Total: 0\n") == {
+        "MemTotal": 24000 * 1024, "MemAvailable": 1000 * 1024, "HugePages_Total": 0}
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d)
+        (root / "job").mkdir()
+        (root / "job" / "memory.max").write_text("1000000\n")
+        (root / "job" / "memory.current").write_text("400000\n")
+        assert _cgroup_room(root, "0::/job\n") == 600000
+        (root / "job" / "memory.max").write_text("max\n")
+        assert _cgroup_room(root, "0::/job\n") is None
+        # v1, the group's own folder not visible (a container): the hierarchy's root
+        (root / "memory").mkdir()
+        (root / "memory" / "memory.limit_in_bytes").write_text("2000\n")
+        (root / "memory" / "memory.usage_in_bytes").write_text("2500\n")
+        assert _cgroup_room(root, "12:memory:/docker/abc\n3:cpu:/x\n") == 0
+        (root / "memory" / "memory.limit_in_bytes").write_text(f"{2**63 - 4096}\n")
+        assert _cgroup_room(root, "12:memory:/docker/abc\n") is None
+        assert _cgroup_room(root, "") is None
+    from vpeval.cli.memory import check_score_input
+
+    small = Path(__file__)  # any existing file: its size decides the estimate
+    with pytest.warns(MemoryEstimateWarning, match="needs about .* of resident memory .* but only 0.000977 GiB is here"):
+        check_score_input([str(small)], room=[(2**20, "only {} is here", "resident")])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_score_input([str(small)], room=[(2**40, "here", "resident"), (2**40, "there", "virtual")])

@@ -121,6 +121,11 @@ class SegmentOvershootWarning(VpevalWarning):
     late). The message names the file, the line and both ends."""
 
 
+class MemoryEstimateWarning(VpevalWarning):
+    """The memory a command is estimated to need (:func:`vpeval.cli.memory.check_score_input`) exceeds what it may
+    use now: it may run out of memory (exit code 4). The message names the inputs, the estimate and the room."""
+
+
 class UndefinedPitchCorrelationWarning(VpevalWarning):
     """A pitch correlation is undefined (fewer than two frames voiced in both contours, or a constant
     contour over them) and is returned as NaN."""

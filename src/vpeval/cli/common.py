@@ -255,7 +255,10 @@ def handle_errors(func):
 
 def memory_message(kwargs: dict) -> str:
     """The one line for a :class:`MemoryError`: the command's existing input files with their sizes, the memory
-    the machine has (``/proc/meminfo``: total and available now), and what helps."""
+    the estimate before reading said they need (:func:`vpeval.cli.memory.last_estimate`), the memory the machine
+    has (total and available now), and what helps."""
+    from .memory import gib, last_estimate, machine_memory
+
     files = []
     for v in kwargs.values():
         for x in (v if isinstance(v, (list, tuple)) else [v]):
@@ -266,20 +269,13 @@ def memory_message(kwargs: dict) -> str:
                     files.append(f"{display_name(str(p))} ({size / 2**20:.3g} MiB)")
             except OSError:
                 continue
-    mem = {}
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                key, _, rest = line.partition(":")
-                if key in ("MemTotal", "MemAvailable"):
-                    mem[key] = int(rest.split()[0]) / 2**20  # kB -> GiB
-    except (OSError, ValueError, IndexError):
-        pass
-    have = (f"; the machine has {mem['MemTotal']:.3g} GiB, {mem['MemAvailable']:.3g} GiB available now"
-            if len(mem) == 2 else "")
-    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{have}. Nothing was written. Run it "
-            "on a machine with more memory, with fewer --jobs (each worker holds its own copy), or on a Dask "
-            "cluster where the command offers it (--scheduler); BENCHMARKS.md lists the peak memory measured per input size")
+    total, avail = machine_memory()
+    have = (f"; the machine has {gib(total)}, {gib(avail)} available now" if total is not None and avail is not None
+            else "")
+    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{last_estimate()}{have}. Nothing was "
+            "written. Run it on a machine with more memory, with fewer --jobs (each worker holds its own copy), or on "
+            "a Dask cluster where the command offers it (--scheduler); BENCHMARKS.md lists the peak memory measured "
+            "per input size")
 
 
 def display_name(text: str) -> str:
@@ -354,7 +350,12 @@ class ScoreInputOptions:
     lower_is_target: bool = False
 
     def load(self, path: str, key: Optional[str] = None) -> Trials:
-        """:func:`load_trials` of ``path`` with these options; ``key`` (when given) in place of ``self.key``."""
+        """:func:`load_trials` of ``path`` with these options; ``key`` (when given) in place of ``self.key``.
+        The memory it needs is estimated first, with a warning when it exceeds the room
+        (:func:`vpeval.cli.memory.check_score_input`)."""
+        from .memory import check_score_input
+
+        check_score_input([path, self.key if key is None else key])
         return load_trials(path, self.key if key is None else key, self.label_col, self.score_col, self.target,
                            self.nontarget, self.ignore, self.sep, self.lower_is_target)
 
