@@ -20,7 +20,8 @@ class ProfileDisplay:
     delta : ndarray of shape (n,)
         Increasing, in (0, 1).
     eps, eps_low, eps_high : ndarray of shape (n,)
-        Bits; ``inf`` where unbounded (drawn at the top of the axes with an arrow).
+        Bits; ``inf`` where unbounded (drawn at the top of the axes, at a tick labelled with the infinity sign, the
+        band's with an arrow).
     budget_bits : float
     delta_decides : float or None
         The delta of the verdict (a vertical line).
@@ -77,6 +78,12 @@ class ProfileDisplay:
                        label=f"delta of the verdict {100 * self.delta_decides:.3g} %")
         ax.set_xscale("log")
         ax.set_ylim(0, top * 1.05)
+        if not all(np.isfinite(v).all() for v in (self.eps, self.eps_low, self.eps_high)):
+            # the infinite values' level is labelled as such: a tick "inf" at the top, the finite ticks below a gap,
+            # so that nobody reads the height they are drawn at as a number of bits
+            finite = [t for t in ax.get_yticks() if 0 <= t <= top - 0.1 * top]
+            ax.set_yticks(finite + [top], [f"{t:g}" for t in finite] + ["\u221e"])
+            ax.axhline(top, color="0.6", lw=0.8, ls="-", zorder=0)
         ax.set_xlabel("delta (share of trials left out)")
         ax.set_ylabel("eps (bits)")
         ax.grid(True, alpha=0.3, which="both")
