@@ -47,13 +47,18 @@ _COMPANION = [None]  # the companion's Popen (kept referenced: no ResourceWarnin
 def start(grace: float = GRACE_SECONDS, cleanup: float = CLEANUP_SECONDS) -> bool:
     """Start the companion process and point the wakeup descriptor at it (main thread, once per process).
 
-    Returns True when the watchdog runs; False where it cannot (not POSIX, not the main thread, no interpreter
-    path, or the companion failed to start): the command then runs without it, as before.
+    Returns True when the watchdog runs; False where it cannot or need not (not POSIX, not the main thread, no
+    interpreter path, a worker process of multiprocessing, or the companion failed to start): the command then runs
+    without it, as before.
     """
     import subprocess
 
+    import multiprocessing
+
     if os.name != "posix" or not sys.executable or _ACK[0] is not None:
         return _ACK[0] is not None
+    if multiprocessing.parent_process() is not None:  # a worker process: its command's watchdog covers it
+        return False
     sig_r, sig_w = os.pipe()
     ack_r, ack_w = os.pipe()
     try:
