@@ -1,6 +1,7 @@
 """vpeval.keys.sorted_codes: the same arrays as np.unique(return_inverse=True), by hashing."""
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -31,3 +32,28 @@ def test_equals_numpy_unique(values):
     # order kept: comparing codes compares names
     if arr.size > 1:
         assert np.array_equal(np.argsort(codes, kind="stable"), np.argsort(arr, kind="stable"))
+
+
+def test_codes_of_a_read_only_array_are_remembered_while_it_lives():
+    import gc
+
+    import vpeval.keys as keys
+
+    a = np.array(["s2", "s1", "s2", "s3"])
+    a.flags.writeable = False
+    first = sorted_codes(a)
+    assert sorted_codes(a) is first  # remembered
+    names, codes = first
+    np.testing.assert_array_equal(names, np.unique(a))
+    np.testing.assert_array_equal(codes, np.unique(a, return_inverse=True)[1])
+    with pytest.raises(ValueError):  # shared by every caller: read-only
+        codes[0] = 5
+    n = len(keys._memo)
+    del a, first, names, codes
+    gc.collect()
+    assert len(keys._memo) == n - 1  # forgotten with the array
+    w = np.array(["b", "a"])  # writable (its contents may change): computed every time
+    assert sorted_codes(w) is not sorted_codes(w)
+    view = np.array(["b", "a", "b"])[::2]  # read-only view of a writable base: not remembered either
+    view.flags.writeable = False
+    assert sorted_codes(view) is not sorted_codes(view)

@@ -28,12 +28,33 @@ def sorted_codes(values) -> tuple[np.ndarray, np.ndarray]:
         same two arrays (tested).
 
     Raises nothing. Empty input gives two empty arrays. O(n) expected time for hashing plus O(U log U) to sort
-    the distinct keys; O(n) memory.
+    the distinct keys; O(n) memory. For a read-only string array that owns its data the result is remembered
+    while the array lives, and then returned read-only (the same two arrays to every caller).
     """
+    import weakref
+
     import pandas as pd
 
+    fixed = (isinstance(values, np.ndarray) and not values.flags.writeable and values.flags.owndata
+             and values.dtype.kind == "U")
+    if fixed:  # a read-only array that owns its data cannot change: its codes are remembered while it lives
+        got = _memo.get(id(values))
+        if got is not None and got[0]() is values:
+            return got[1]
     v = np.asarray(values, dtype=str).reshape(-1)
     if v.size == 0:
         return np.empty(0, dtype=v.dtype), np.empty(0, dtype=np.int64)
     codes, uniq = pd.factorize(v, sort=True)
-    return np.asarray(uniq, dtype=v.dtype), codes.astype(np.int64, copy=False)
+    out = np.asarray(uniq, dtype=v.dtype), codes.astype(np.int64, copy=False)
+    if fixed:
+        for a in out:  # shared by every caller: nobody may write into them
+            a.flags.writeable = False
+        key = id(values)
+        # the dict bound, not looked up: at interpreter exit the module's globals may be gone
+        _memo[key] = (weakref.ref(values, lambda _, k=key, memo=_memo: memo.pop(k, None)), out)
+    return out
+
+
+#: id -> (weak reference, (names, codes)) of read-only string arrays that own their data (e.g. the trials' shared
+#: key arrays, whose distinct names every attacker, bootstrap and chance floor of a system asks for)
+_memo: dict = {}

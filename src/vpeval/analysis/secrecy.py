@@ -107,6 +107,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..keys import sorted_codes
 from ..errors import FewPermutationsWarning, VpevalError, user_stacklevel
 from ..stats.results import order_statistic
 from .members import OneToNInput, TrialInput, speakers_from_keys
@@ -534,8 +535,8 @@ def _design_of(inp: TrialInput) -> dict | None:
     t = inp.trials
     if t.enroll is None or t.test is None:
         return None
-    return {"trials": len(t), "targets": int(t.is_target.sum()), "probes": int(np.unique(t.test).size),
-            "models": int(np.unique(t.enroll).size)}
+    return {"trials": len(t), "targets": int(t.is_target.sum()), "probes": int(sorted_codes(t.test)[0].size),
+            "models": int(sorted_codes(t.enroll)[0].size)}
 
 
 def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int, seed: int, profs=(),

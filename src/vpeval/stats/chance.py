@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..keys import sorted_codes
 from ..io.trials import Trials
 from .metrics import TRIAL_METRICS, StatsError
 from .results import (
@@ -38,8 +39,7 @@ def _strata(trials: Trials, within) -> tuple[np.ndarray, str]:
                 if within == "auto":
                     return np.zeros(n, dtype=np.intp), "all"
                 raise StatsError(f"{trials.source}: trials have no {within} keys for within={within!r}")
-            _, inv = np.unique(keys, return_inverse=True)
-            inv = inv.reshape(-1)
+            _, inv = sorted_codes(keys)  # np.unique's inverse, remembered for the trials' shared key arrays
             if within == "auto":
                 k = inv.max() + 1
                 has_non = np.bincount(inv[~trials.is_target], minlength=k) > 0

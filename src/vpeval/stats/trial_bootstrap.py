@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..keys import sorted_codes
 from .._checks import one_of
 from ..io.trials import Trials
 from ..blocks import TieBlocks
@@ -136,8 +137,8 @@ def _groups(trials: Trials, unit: str, groups) -> tuple[np.ndarray, np.ndarray, 
         if g is None:
             raise StatsError(f"{trials.source}: trials have no {unit} keys for unit={unit!r}")
         desc = unit
-    names, inv = np.unique(g, return_inverse=True)
-    return inv.reshape(-1), names, desc
+    names, inv = sorted_codes(g)  # np.unique's two arrays, remembered for the trials' shared key arrays
+    return inv, names, desc
 
 
 @dataclass(frozen=True)
