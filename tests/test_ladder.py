@@ -145,6 +145,18 @@ def test_terminal_leads_with_the_share_and_ends_with_the_answer(ladder):
     assert " ".join(order.split()) in recap
 
 
+def test_every_table_title_is_printed_whole(ladder):
+    """Each system's EER table and scorecard keep their whole title on the 80-column terminal (rich wrapped a
+    table's own title at the table's width and lost part of a long one: 'ROCCH-EER, oao interpolated EER')."""
+    _, output, _ = ladder
+    flat = " ".join(output.split())
+    for s in ORDER:
+        assert (f"{s}: EER (%) per attacker and trial type (ideal in header; ROCCH-EER, oaoo and oaaa interpolated "
+                "EER)") in flat, s
+        assert f"{s}: scorecard over attackers (evidence; EER ideal 50 %, disclosure ideal 0)" in flat, s
+    assert max(len(line) for line in output.splitlines()) <= 80
+
+
 def test_asr_tts_voice_channel_certified_or_the_plan_says_how_much_data(ladder):
     _, _, doc = ladder
     voice = doc["channel_verdicts"]["asr-tts"]["voice"]

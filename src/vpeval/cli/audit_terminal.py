@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from .common import print_title
+
 __all__ = ["print_system_table", "cell", "reading_lines"]
 
 
@@ -57,8 +59,9 @@ def reading_lines(data: dict, flag: float) -> list[str]:
 
 def print_system_table(console: Console, name: str, data: dict, flag: float) -> None:
     """One system's attacker x trial type table (ROCCH-EER; oaoo and oaaa interpolated) and its reading lines."""
-    table = RichTable(title=escape(f"{name}: EER (%) per attacker and trial type (ideal in header; ROCCH-EER, oaoo "
-                                   "and oaaa interpolated EER)"), box=box.SIMPLE_HEAD)
+    print_title(console, f"{name}: EER (%) per attacker and trial type (ideal in header; ROCCH-EER, oaoo and oaaa "
+                "interpolated EER)")
+    table = RichTable(box=box.SIMPLE_HEAD)
     # long names wrap at their " / " separators (never cut); the numbers stay on the name's first line
     table.add_column("attacker", overflow="fold", min_width=min(20, max(len(p) for a in data["attackers"]
                                                                           for p in a.split("/")) + 2))

@@ -278,6 +278,15 @@ def memory_message(kwargs: dict) -> str:
             "per input size")
 
 
+def print_title(console, text: str) -> None:
+    """A table's title as a line of its own above it, wrapped at the console's width between words, in rich's
+    title style (rich wraps a table's own title at the table's width, which is narrower, and cropped part of a long
+    title where the table filled the console)."""
+    from rich.markup import escape
+
+    console.print(escape(text), style="table.title", overflow="fold")
+
+
 def display_name(text: str) -> str:
     """A name that can be printed and written as UTF-8 (undecodable file-name bytes become escapes)."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

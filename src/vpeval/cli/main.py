@@ -25,7 +25,7 @@ from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, QuietOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json, say_label_counts,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, VerdictPermOpt, VerdictOptions, verdict_option_group,
-    EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
+    EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS, print_title,
 )
 
 app = typer.Typer(
@@ -511,8 +511,8 @@ def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = N
         card = v.get("scorecard")
         if not card:
             continue
-        table = RichTable(title=escape(f"{name}: scorecard over attackers (evidence; EER ideal 50 %, disclosure "
-                                       "ideal 0)"))
+        print_title(console, f"{name}: scorecard over attackers (evidence; EER ideal 50 %, disclosure ideal 0)")
+        table = RichTable()
         table.add_column("headline metric", overflow="fold")
         table.add_column("value", overflow="fold", justify="right")
         table.add_column("attacker (trial type)", overflow="fold")
