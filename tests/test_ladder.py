@@ -157,6 +157,19 @@ def test_every_table_title_is_printed_whole(ladder):
     assert max(len(line) for line in output.splitlines()) <= 80
 
 
+def test_the_comparison_table_gives_the_shares_with_the_order_lines_digits(ladder):
+    """The share rows of the paired table give A and B as the order line does (99.98, not 100 beside 99.2 and an
+    A - B of 0.737, which read as a wrong subtraction)."""
+    import re
+
+    out, _, doc = ladder
+    order = next(x for x in doc["sections"] if x["id"] == "comparisons")["data"]["order_line"]
+    page = (out / "report.html").read_text()
+    cells = set(re.findall(r"<td[^>]*>([^<]*)</td>", page))
+    for value in re.findall(r"\(([0-9.]+) %\)", order):
+        assert value in cells, value
+
+
 def test_asr_tts_voice_channel_certified_or_the_plan_says_how_much_data(ladder):
     _, _, doc = ladder
     voice = doc["channel_verdicts"]["asr-tts"]["voice"]

@@ -104,7 +104,10 @@ def comparisons_section(comparisons: list, notes: list[str], *, n_boot: int, see
         if metrics is not None:  # the short table: the row names the systems, the type and the metric
             name = SHORT_NAMES.get(c.metric, name)
             reading = "no significant difference" if c.better is None else f"{c.better} protects better"
-        rows.append([c.system_a, c.system_b, c.trial_type, f"{name} ({unit})", k * c.value_a, k * c.value_b,
+        a, b = k * c.value_a, k * c.value_b
+        if c.metric == "share_beyond":  # the order line's 4 digits: 99.98 and 99.25, not 100 and 99.2 beside 0.737
+            a, b = f"{a:.4g}", f"{b:.4g}"
+        rows.append([c.system_a, c.system_b, c.trial_type, f"{name} ({unit})", a, b,
                      k * c.diff, f"[{k * c.low:.3g}, {k * c.high:.3g}]", reading])
     if rows:
         sec.blocks.append(Table(["system A", "system B", "trial type", "metric", "A", "B", "A - B", "95 % CI",
