@@ -339,3 +339,19 @@ def test_channel_sentence_at_a_tie_as_shown_and_at_a_changed_verdict():
     changed = _sentence({**base, "voice": {**v, "verdict": "partial"}, "decides": "content",
                          "all": {"verdict": "leaks", "worst_case_bits": 14.5, "attacker": "c", "channel": "content"}})
     assert "leaks instead" in changed and "discloses more than the voice" in changed
+
+
+def test_a_tie_between_channels_is_said_as_a_tie_naming_the_verdicts_attacker():
+    # ASR -> TTS in the ladder: voice and content both at the ceiling the trial counts set (7.78 bits); the verdict
+    # names the content attacker, so "the voice channel decides" alone read as a contradiction
+    from vpeval.analysis.channels import _sentence
+
+    v = {"verdict": "partial", "worst_case": {"value_bits": 7.78}}
+    tie = {"channels": {"voice": 17, "content": 1}, "voice": v, "decides": "voice",
+           "all": {"verdict": "partial", "worst_case_bits": 7.78, "attacker": "content-tfidf/centred-cosine/original",
+                   "channel": "content"}}
+    s = _sentence(tie)
+    assert s.startswith("The voice and content channels tie: voice alone partial (worst case 7.78 bits)")
+    assert "reached by content-tfidf/centred-cosine/original (content channel, the attacker the verdict names)" in s
+    alone = dict(tie, all=dict(tie["all"], attacker="mfcc-stats/lda/original", channel="voice"))
+    assert _sentence(alone).startswith("The voice channel decides: voice alone partial")

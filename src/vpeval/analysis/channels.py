@@ -129,11 +129,16 @@ def _sentence(e: dict) -> str:
         return (f"All channels together: {a['verdict']} (worst case {a['worst_case_bits']:.3g} bits, "
                 f"{a['attacker']}, {a['channel']} channel); the voice channel alone could not be decided.")
     vb = v["worst_case"]["value_bits"]
+    if e["decides"] == "voice" and a["channel"] != "voice":
+        # a tie (e.g. both at the ceiling the trial counts set): the verdict names the other channel's attacker,
+        # so the sentence does too rather than crediting the voice alone
+        return (f"The voice and {a['channel']} channels tie: voice alone {v['verdict']} (worst case {vb:.3g} bits); "
+                f"all channels together {a['verdict']}, the same worst case reached by {a['attacker']} "
+                f"({a['channel']} channel, the attacker the verdict names); the {others} attackers reach no more "
+                "than the voice attackers.")
     if e["decides"] == "voice":
-        tie = ("" if a["channel"] == "voice" else
-               f" ({a['attacker']}, {a['channel']} channel, ties it at {a['worst_case_bits']:.3g} bits)")
         return (f"The voice channel decides: voice alone {v['verdict']} (worst case {vb:.3g} bits), all channels "
-                f"together {a['verdict']}; the {others} attackers reach no more than the voice attackers{tie}.")
+                f"together {a['verdict']}; the {others} attackers reach no more than the voice attackers.")
     if v["verdict"] == a["verdict"]:
         return (f"The {a['channel']} channel raises the worst case: voice alone {v['verdict']} (worst case "
                 f"{vb:.3g} bits); with the {others} attackers the same verdict, worst case {a['worst_case_bits']:.3g} "
