@@ -118,3 +118,46 @@ def test_descendants_are_found_below_a_process():
         child.kill()
         os.kill(grandchild, signal.SIGKILL)
         child.wait()
+
+
+def _companion_of(pid: int) -> int:
+    out = subprocess.run(["ps", "-ww", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    return next(int(f[0]) for f in (line.split(None, 2) for line in out.splitlines())
+                if len(f) == 3 and f[1] == str(pid) and "watchdog.py" in f[2])
+
+
+def test_time_while_stopped_does_not_count_against_the_grace(tmp_path):
+    # a signal whose handler cannot run yet, then SIGSTOP (Ctrl-Z, a suspended batch job): the command is stopped,
+    # not stuck in native code, so the grace waits; after SIGCONT it runs on (and here, inside native code, is
+    # killed once the rest of the grace has passed)
+    p = _start(_NATIVE, tmp_path)
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.5)  # its C-level handler has run (the watchdog's grace began); its Python handler cannot
+    p.send_signal(signal.SIGSTOP)
+    time.sleep(watchdog.GRACE_SECONDS + 3)
+    alive = p.poll() is None
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGCONT)
+    out, err = p.communicate(timeout=watchdog.GRACE_SECONDS + 20)
+    assert alive, err
+    assert p.returncode == -signal.SIGKILL and time.monotonic() - t0 < watchdog.GRACE_SECONDS + 5
+
+
+def test_a_killed_companion_leaves_the_signal_handling_as_it_was(tmp_path):
+    p = _start(_PYTHON.replace("SLEEP", "0"), tmp_path)
+    os.kill(_companion_of(p.pid), signal.SIGKILL)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 143 and "cleaned up" in out
+    assert "Exception ignored" not in err and "Traceback" not in err, err
+
+
+def test_a_second_stop_signal_of_another_kind_does_not_cut_the_cleanup_short(tmp_path):
+    p = _start(_PYTHON.replace("SLEEP", "2.0"), tmp_path)
+    p.send_signal(signal.SIGTERM)
+    time.sleep(0.5)  # inside the cleanup
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 143 and "cleaned up" in out, (p.returncode, err)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

@@ -121,16 +121,21 @@ def exit_on_sigterm() -> None:
     if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         caught.append(signal.SIGHUP)
 
+    def _ignore_further():
+        # once: a second stop signal of any kind during the cleanup is ignored (raised inside the interpreter's
+        # exit, where concurrent.futures joins its threads, it left the process waiting for ever, or cut the
+        # cleanup short); a cleanup that hangs is the watchdog's to end
+        for s in caught + [signal.SIGINT]:
+            signal.signal(s, signal.SIG_IGN)
+
     def _leave(signum, frame):
         acknowledge()  # a Python handler runs: the watchdog allows the cleanup its time
-        # once: a second signal during the cleanup is ignored (raised inside the interpreter's exit, where
-        # concurrent.futures joins its threads, it left the process waiting for ever)
-        for s in caught:
-            signal.signal(s, signal.SIG_IGN)
+        _ignore_further()
         raise SystemExit(128 + signum)
 
     def _interrupt(signum, frame):  # Ctrl-C: KeyboardInterrupt as always, acknowledged to the watchdog
         acknowledge()
+        _ignore_further()
         signal.default_int_handler(signum, frame)
 
     try:

@@ -70,14 +70,14 @@ def start(grace: float = GRACE_SECONDS, cleanup: float = CLEANUP_SECONDS) -> boo
         for fd in (sig_r, sig_w, ack_r, ack_w):
             os.close(fd)
         return False
-    os.close(sig_r)
-    os.close(ack_r)
+    # the read ends stay open here too: were the companion killed, a signal's byte would meet a pipe without a
+    # reader (EPIPE, a traceback from the interpreter) instead of, at worst, a full one (EAGAIN, silent)
     os.set_blocking(sig_w, False)  # set_wakeup_fd needs a non-blocking descriptor
     try:
         signal.set_wakeup_fd(sig_w, warn_on_full_buffer=False)
     except ValueError:  # not the main thread of the main interpreter
-        os.close(sig_w)
-        os.close(ack_w)
+        for fd in (sig_r, sig_w, ack_r, ack_w):
+            os.close(fd)
         proc.wait()
         return False
     os.set_blocking(ack_w, False)
@@ -123,7 +123,8 @@ def _kill_tree(parent: int, why: str) -> None:
     below = [p for p in _descendants(parent) if p != os.getpid()]
     try:
         os.write(2, f"vpeval: {why}; stopped with SIGKILL (exit code 137). Nothing half-written was installed as "
-                    "output; the next vpeval run removes the temporary files this one left.\n".encode())
+                    "output; the next vpeval run removes the temporary folders this one left (a lock file beside the output "
+                    "may stay: it is harmless).\n".encode())
     except OSError:
         pass
     for pid in [parent] + below:
@@ -133,17 +134,33 @@ def _kill_tree(parent: int, why: str) -> None:
             pass
 
 
+def _stopped(pid: int) -> bool:
+    """Whether ``pid`` is stopped (SIGSTOP, Ctrl-Z, a suspended batch job, a frozen cgroup): Linux ``/proc``
+    state ``T`` or ``t``; False where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2:stat.rindex(b")") + 3] in (b"T", b"t")
+
+
 def _watch(parent: int, sig_fd: int, ack_fd: int, grace: float, cleanup: float) -> None:
     for s in STOP_SIGNALS:
         signal.signal(s, signal.SIG_IGN)
     names = {int(s): s.name for s in STOP_SIGNALS}
     deadline, why = None, ""
     fds = [sig_fd, ack_fd]
+    last = time.monotonic()
     while fds:
         timeout = POLL_SECONDS if deadline is None else max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))
         ready, _, _ = select.select(fds, [], [], timeout)
         if os.getppid() != parent:
             return
+        now = time.monotonic()
+        if deadline is not None and _stopped(parent):  # time while stopped is not the command's to answer in
+            deadline += now - last
+        last = now
         for fd in (sig_fd, ack_fd):  # the signal's byte is written before its handler can acknowledge
             if fd not in ready:
                 continue
