@@ -63,7 +63,10 @@ def sorted_pair(tar: np.ndarray, non: np.ndarray) -> tuple[np.ndarray, np.ndarra
     out: list = [None]
 
     def sort_non():
-        out[0] = sorted_copy(non)
+        try:
+            out[0] = sorted_copy(non)
+        except MemoryError:  # retried below in the calling thread, where it surfaces (no thread traceback)
+            pass
 
     helper = threading.Thread(target=sort_non, name="vpeval-sort")
     helper.start()

@@ -21,6 +21,8 @@ EXIT_OK = 0
 EXIT_INPUT = 2  # bad input or usage
 EXIT_OUTPUT = 3  # the output cannot be written: exists (without --force), another run writes it, not writable
 EXIT_MEMORY = 4  # the machine's memory ran out (MemoryError), in this process or a worker
+#: Exit code when the output's reader closed the pipe early (`vpeval verify F --json | head -1`): 128 + SIGPIPE.
+EXIT_BROKEN_PIPE = 141
 
 FORMATS_HELP = """
 Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error,
@@ -244,12 +246,26 @@ def handle_errors(func):
             fail(str(exc), EXIT_OUTPUT)
         except VpevalError as exc:
             fail(str(exc))
+        except BrokenPipeError:  # the reader of the output went away (`| head -1`): leave quietly, as the
+            # shell's own tools do (killed by SIGPIPE: 141), nothing printed and no flush error at exit
+            import os
+            import sys
+
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+            raise typer.Exit(EXIT_BROKEN_PIPE)
         except OSError as exc:  # the file system refused (missing folder, permissions, a file in the way)
+            if _address_space_exhausted(exc):  # a library that could not be mapped under ulimit -v
+                fail(memory_message(kwargs), EXIT_MEMORY)
             where = f"{exc.filename}: " if exc.filename else ""
             fail(f"{where}{exc.strerror or exc}")
         except UnicodeError as exc:
             fail(f"text is not valid UTF-8 ({exc})")
         except ImportError as exc:  # an optional extra is not installed
+            if _address_space_exhausted(exc):
+                fail(memory_message(kwargs), EXIT_MEMORY)
             fail(f"{exc}" if "pip install" in str(exc) else f"a required package is missing ({exc.name or exc}); "
                  "see the README for the extras (audio, embed, asr, semantic, dask)")
         except MemoryError:  # raised after the allocation failed: the stack is unwound, its arrays freed
@@ -258,29 +274,42 @@ def handle_errors(func):
     return wrapper
 
 
+def _address_space_exhausted(exc: BaseException) -> bool:
+    """Whether an import failed because a library could not be mapped under an address-space limit (``ulimit
+    -v``): the loader's words for it, with a limit set."""
+    from .memory import _address_space_limit
+
+    text = str(exc)
+    return _address_space_limit() is not None and any(
+        w in text for w in ("failed to map segment", "cannot allocate memory", "Could not find/load shared object"))
+
+
 def memory_message(kwargs: dict) -> str:
     """The one line for a :class:`MemoryError`: the command's existing input files with their sizes, the memory
     the estimate before reading said they need (:func:`vpeval.cli.memory.last_estimate`), the memory the machine
     has (total and available now), and what helps."""
-    from .memory import gib, last_estimate, machine_memory
+    from .memory import last_estimate, limits_line
 
     files = []
     for v in kwargs.values():
         for x in (v if isinstance(v, (list, tuple)) else [v]):
             try:
                 p = Path(str(x).rsplit("=", 1)[-1]) if isinstance(x, (str, Path)) else None
-                if p is not None and p.exists():
-                    size = sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) if p.is_dir() else p.stat().st_size
+                if p is None or not p.exists():
+                    continue
+                if p.is_dir():
+                    size = sum(f.stat().st_size for f in (p / "trials", p / "scores") if f.is_file())
                     files.append(f"{display_name(str(p))} ({size / 2**20:.3g} MiB)")
+                elif p.is_file():
+                    files.append(f"{display_name(str(p))} ({p.stat().st_size / 2**20:.3g} MiB)")
+                else:
+                    files.append(f"{display_name(str(p))} (a pipe: size unknown)")
             except OSError:
                 continue
-    total, avail = machine_memory()
-    have = (f"; the machine has {gib(total)}, {gib(avail)} available now" if total is not None and avail is not None
-            else "")
-    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{last_estimate()}{have}. Nothing was "
-            "written. Run it on a machine with more memory, with fewer --jobs (each worker holds its own copy), or on "
-            "a Dask cluster where the command offers it (--scheduler); BENCHMARKS.md lists the peak memory measured "
-            "per input size")
+    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{last_estimate()}{limits_line()}. "
+            "Nothing was written. Run it on a machine with more memory, with fewer --jobs (each worker holds its own "
+            "copy), or on a Dask cluster where the command offers it (--scheduler); BENCHMARKS.md lists the peak "
+            "memory measured per input size")
 
 
 def print_title(console, text: str) -> None:

@@ -8,10 +8,12 @@ of 1e6, 3e6 and 1e7 lines, 11 to 113 MB: 0.39, 0.60 and 1.11 GB; a Kaldi key + s
 need fewer bytes per byte, so the estimate errs high for Kaldi files.
 
 The room: what the machine has available now (``MemAvailable``) and what the process's control group allows beyond
-what it uses (cgroup v2 ``memory.max``, v1 ``memory.limit_in_bytes``), both against the resident estimate; the
-address-space limit (``ulimit -v``) against the virtual estimate, which adds the libraries and thread stacks every
-process maps (peak virtual memory 1.7 to 1.9 GB above the peak resident memory on the same runs). Linux only
-(``/proc``, cgroups); elsewhere only the address-space limit is checked.
+what it uses (cgroup v2 ``memory.max``, v1 ``memory.limit_in_bytes``), and the address-space limit (``ulimit -v``).
+The address space also holds what a process maps without using (libraries, thread stacks, allocator arenas): 0.5
+to 0.7 GB for a tiny input, 3.0 to 3.2 GB for the 113 MB file (``vpeval verify --jobs 1``, cut-offs found by
+running under each limit), erratically in between; so the resident estimate is compared with it too, and only a
+limit below that (a certain failure) is warned about, while the out-of-memory line names the limit. Several inputs
+of one command add up. Linux only (``/proc``, cgroups); elsewhere only the address-space limit is checked.
 """
 
 from __future__ import annotations
@@ -27,11 +29,7 @@ BYTES_PER_INPUT_BYTE = 8
 #: input, rounded up.
 BASE_BYTES = 400 * 2**20
 
-#: Peak virtual memory of ``vpeval verify`` on a tiny input (1.74 GiB measured: the libraries and thread stacks it
-#: maps), rounded up: what ``ulimit -v`` must allow beyond the data.
-VIRTUAL_BASE_BYTES = 2 * 2**30
-
-_LAST = {}  # the latest estimate of this process: {"inputs": str, "needs": bytes}, for the out-of-memory line
+_LAST = {"inputs": [], "bytes": 0, "warned": False}  # the inputs this process estimated, for the out-of-memory line
 
 
 def gib(n: float) -> str:
@@ -98,21 +96,20 @@ def _address_space_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def memory_room() -> list[tuple[int, str, str]]:
-    """What the command may use: ``(bytes, in words with ``{}`` for the amount, "resident" or "virtual")`` for the machine's available memory
-    and the control group's room (resident memory) and the address-space limit (virtual memory: the libraries
-    and thread stacks a process maps count against it, about :data:`VIRTUAL_BASE_BYTES` before any data); empty
-    where none is known."""
+def memory_room() -> list[tuple[int, str]]:
+    """What the command may use: ``(bytes, in words with ``{}`` for the amount)`` for the machine's available
+    memory, the control group's room and the address-space limit; empty where none is known."""
     out = []
     info = _meminfo(_read("/proc/meminfo") or "")
     if "MemAvailable" in info:
-        out.append((info["MemAvailable"], "only {} is available on the machine now", "resident"))
+        out.append((info["MemAvailable"], "only {} is available on the machine now"))
     c = _cgroup_room()
     if c is not None:
-        out.append((c, "only {} is left under the control group's memory limit", "resident"))
+        out.append((c, "only {} is left under the control group's memory limit"))
     v = _address_space_limit()
     if v is not None:
-        out.append((v, "the process's address-space limit (ulimit -v) is {}", "virtual"))
+        out.append((v, "the process's address-space limit (ulimit -v) is {}, and it also counts the libraries and "
+                       "thread stacks a process maps"))
     return out
 
 
@@ -123,15 +120,14 @@ def machine_memory() -> tuple[int | None, int | None]:
 
 
 def input_bytes(paths) -> int:
-    """Total size of the existing files among ``paths`` (a folder: its files), in bytes."""
+    """Total size of the files ``paths`` will be read from, in bytes: a file's size; for a folder, its Kaldi
+    ``trials`` and ``scores`` (what a folder input is read from, nothing else in it); pipes and missing files 0."""
     total = 0
     for p in paths:
         try:
             p = Path(p)
-            if p.is_dir():
-                total += sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
-            elif p.is_file():
-                total += p.stat().st_size
+            files = [p / "trials", p / "scores"] if p.is_dir() else [p]
+            total += sum(f.stat().st_size for f in files if f.is_file())
         except OSError:
             continue
     return total
@@ -139,28 +135,45 @@ def input_bytes(paths) -> int:
 
 def check_score_input(paths, room: list | None = None) -> int:
     """Estimate the memory needed to evaluate the score input made of ``paths`` (score file, Kaldi key, folder)
-    and warn (:class:`~vpeval.errors.MemoryEstimateWarning`) when it exceeds any room of :func:`memory_room`
-    (``room``: that list, for tests). Returns the resident estimate (bytes), also kept for the out-of-memory line
+    together with the inputs this process estimated before (a command reading several holds them all), and warn
+    once (:class:`~vpeval.errors.MemoryEstimateWarning`) when it exceeds any room of :func:`memory_room`
+    (``room``: that list, for tests). Returns the estimate (bytes), also kept for the out-of-memory line
     (:func:`last_estimate`). Pipes count as empty (their size is unknown)."""
-    shown = ", ".join(str(p) for p in paths if p)
-    data = BYTES_PER_INPUT_BYTE * input_bytes([p for p in paths if p])
-    needs = {"resident": BASE_BYTES + data, "virtual": VIRTUAL_BASE_BYTES + data}
-    _LAST.update(inputs=shown, needs=needs)
-    for have, what, kind in (room if room is not None else memory_room()):
-        if needs[kind] > have:
+    _LAST["inputs"].append(", ".join(str(p) for p in paths if p))
+    _LAST["bytes"] += input_bytes([p for p in paths if p])
+    needs = BASE_BYTES + BYTES_PER_INPUT_BYTE * _LAST["bytes"]
+    shown = "; ".join(_LAST["inputs"])
+    for have, what in (room if room is not None else memory_room()):
+        if needs > have and not _LAST["warned"]:
+            _LAST["warned"] = True
             warnings.warn(MemoryEstimateWarning(
-                f"{shown}: evaluating it needs about {gib(needs[kind])} of {kind} memory (measured: "
-                f"{BYTES_PER_INPUT_BYTE} bytes per byte of score file plus "
-                f"{gib(BASE_BYTES if kind == 'resident' else VIRTUAL_BASE_BYTES)}), but {what.format(gib(have))}: "
-                "the command may run out of memory (exit code 4)"), stacklevel=2)
-            break
-    return needs["resident"]
+                f"{shown}: evaluating {'it' if len(_LAST['inputs']) == 1 else 'them'} needs about {gib(needs)} of "
+                f"memory (measured: {BYTES_PER_INPUT_BYTE} bytes per byte of score file plus {gib(BASE_BYTES)}), "
+                f"but {what.format(gib(have))}: the command may run out of memory (exit code 4)"), stacklevel=2)
+    return needs
 
 
 def last_estimate() -> str:
-    """``"; evaluating INPUTS needs about X GiB"`` from the latest :func:`check_score_input`, or ``""``."""
-    return (f"; evaluating {_LAST['inputs']} needs about {gib(_LAST['needs']['resident'])} of memory and "
-            f"{gib(_LAST['needs']['virtual'])} of address space (estimated before reading)" if _LAST else "")
+    """``"; evaluating INPUTS needs about X GiB (...)"`` from the estimates so far, or ``""``."""
+    if not _LAST["inputs"]:
+        return ""
+    return (f"; evaluating {'; '.join(_LAST['inputs'])} needs about "
+            f"{gib(BASE_BYTES + BYTES_PER_INPUT_BYTE * _LAST['bytes'])} of memory (estimated before reading)")
 
 
-__all__ = ["check_score_input", "memory_room", "machine_memory", "last_estimate"]
+def limits_line() -> str:
+    """The limits this process runs under, for the out-of-memory line: ``"; the machine has X GiB, Y available
+    now; ulimit -v is Z GiB"`` (the parts known)."""
+    total, avail = machine_memory()
+    parts = [f"the machine has {gib(total)}, {gib(avail)} available now"] if total and avail is not None else []
+    c = _cgroup_room()
+    if c is not None:
+        parts.append(f"{gib(c)} left under the control group's memory limit")
+    v = _address_space_limit()
+    if v is not None:
+        parts.append(f"the address-space limit (ulimit -v) is {gib(v)}, which also counts what a process maps "
+                     "without using (libraries, thread stacks: 0.5 GB to 2 GB here); raise or lift it")
+    return ("; " + "; ".join(parts)) if parts else ""
+
+
+__all__ = ["check_score_input", "memory_room", "machine_memory", "last_estimate", "limits_line"]

@@ -75,8 +75,8 @@ _UNDERFLOW_ZEROS = 320
 
 
 def _scan(path, sep, numeric=False):
-    """Read the file in chunks: (plain, ok, numeric, zeros_exact). ``ok`` False: a lone CR or an unreadable
-    file (-> exact reader). ``numeric`` (computed only when asked): every byte is one of :data:`_SCORE_BYTES`
+    """Read the file in chunks: (plain, ok, numeric, zeros_exact). ``ok`` False: a lone CR, a NUL byte or an
+    unreadable file (-> exact reader). ``numeric`` (computed only when asked): every byte is one of :data:`_SCORE_BYTES`
     or white space. ``zeros_exact`` (only with ``numeric``): no byte ``e``/``E`` and no run of
     :data:`_UNDERFLOW_ZEROS` zeros, so every number the file holds that parses to 0.0 is written as a zero.
 
@@ -93,6 +93,8 @@ def _scan(path, sep, numeric=False):
     zeros = b"0" * _UNDERFLOW_ZEROS
     try:
         for chunk in _file_chunks(path):
+            if b"\0" in chunk:  # binary (or sparse) data: the exact reader names the byte at once
+                return False, False, False, False
             if b"\r" in chunk:
                 n_cr += chunk.count(b"\r")
                 n_crlf += chunk.count(b"\r\n")

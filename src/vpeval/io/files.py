@@ -68,6 +68,10 @@ def check_input_file(path, what: str = "a file") -> None:
     raise InputFileError(path, None, f"is {kind}, not a regular file; expected {what}{hint}")
 
 
+#: Bytes :func:`read_utf8` looks at for NUL bytes before it reads the rest of a file.
+_PEEK_BYTES = 1 << 16
+
+
 def read_utf8(path, unreadable: str = "cannot be read") -> str:
     """The whole text of a UTF-8 file, a byte-order mark dropped.
 
@@ -81,7 +85,13 @@ def read_utf8(path, unreadable: str = "cannot be read") -> str:
 
     p = Path(path)
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            head = fh.read(_PEEK_BYTES)
+            zero = head.find(b"\0")
+            if zero >= 0:  # e.g. a sparse or binary file: refused before the rest is read into memory
+                raise InputFileError(p, head[:zero].count(b"\n") + 1,
+                                     f"binary data (a NUL byte at byte {zero}), not text")
+            data = head + fh.read()
     except OSError as exc:
         raise InputFileError(p, None, f"{unreadable} ({exc.strerror or exc})") from None
     try:
