@@ -174,6 +174,9 @@ def test_the_memory_room_reads_cgroups_and_limits():
         (root / "job" / "memory.max").write_text("1000000\n")
         (root / "job" / "memory.current").write_text("400000\n")
         assert _cgroup_room(root, "0::/job\n") == 600000
+        (root / "job" / "memory.stat").write_text("anon 100000\ninactive_file 300000\n")
+        assert _cgroup_room(root, "0::/job\n") == 900000  # reclaimable page cache is room
+        (root / "job" / "memory.stat").unlink()
         (root / "job" / "memory.max").write_text("max\n")
         assert _cgroup_room(root, "0::/job\n") is None
         # v1, the group's own folder not visible (a container): the hierarchy's root

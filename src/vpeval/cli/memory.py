@@ -82,7 +82,12 @@ def _cgroup_room(root: Path = Path("/sys/fs/cgroup"), self_cgroup: str | None = 
                 return None  # "max": no limit
             if int(limit) >= 2**60:  # v1 writes "no limit" as a page-rounded 2**63 - 1
                 return None
-            return max(0, int(limit) - int(used))
+            # the use counts the page cache, which the kernel reclaims before it fails an allocation: its
+            # inactive file pages are left out (memory.stat: v2 inactive_file, v1 total_inactive_file)
+            stat = _read(d / "memory.stat") or ""
+            cache = next((int(f[1]) for f in (line.split() for line in stat.splitlines())
+                          if len(f) == 2 and f[0] in ("inactive_file", "total_inactive_file") and f[1].isdigit()), 0)
+            return max(0, int(limit) - max(0, int(used) - cache))
     return None
 
 
