@@ -224,3 +224,19 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_with_141(tmp_path):
     os.close(w)
     assert p.returncode == 141, p.stderr
     assert "Broken pipe" not in p.stderr and "Traceback" not in p.stderr and "Exception" not in p.stderr, p.stderr
+
+
+def test_each_command_estimates_its_own_inputs(tmp_path):
+    """The estimate adds up the inputs of one command, not of every command run in the same process (the tests'
+    CliRunner, a notebook)."""
+    from typer.testing import CliRunner
+
+    import vpeval.cli.memory as memory
+    from vpeval.cli.main import app
+
+    f = tmp_path / "scores.txt"
+    f.write_text("0.9 1\n0.1 0\n0.8 1\n0.2 0\n")
+    for _ in range(2):
+        r = CliRunner().invoke(app, ["verify", str(f), "--json"])
+        assert r.exit_code == 0, r.output
+        assert memory._LAST["inputs"] == [str(f)] and memory._LAST["bytes"] == f.stat().st_size

@@ -239,7 +239,9 @@ def handle_errors(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         from ..io.output import OutputError
+        from .memory import reset_estimates
 
+        reset_estimates()  # the memory estimate adds up this command's inputs only
         try:
             return func(*args, **kwargs)
         except OutputError as exc:

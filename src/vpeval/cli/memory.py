@@ -138,6 +138,11 @@ def input_bytes(paths) -> int:
     return total
 
 
+def reset_estimates() -> None:
+    """Forget the inputs estimated so far (each command starts afresh: :func:`vpeval.cli.common.handle_errors`)."""
+    _LAST.update(inputs=[], bytes=0, warned=False)
+
+
 def check_score_input(paths, room: list | None = None) -> int:
     """Estimate the memory needed to evaluate the score input made of ``paths`` (score file, Kaldi key, folder)
     together with the inputs this process estimated before (a command reading several holds them all), and warn
@@ -181,4 +186,4 @@ def limits_line() -> str:
     return ("; " + "; ".join(parts)) if parts else ""
 
 
-__all__ = ["check_score_input", "memory_room", "machine_memory", "last_estimate", "limits_line"]
+__all__ = ["reset_estimates", "check_score_input", "memory_room", "machine_memory", "last_estimate", "limits_line"]
