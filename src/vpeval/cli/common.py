@@ -239,7 +239,7 @@ def handle_errors(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         from ..io.output import OutputError
-        from .memory import reset_estimates
+        from .memory import address_space_exhausted, memory_message, reset_estimates
 
         reset_estimates()  # the memory estimate adds up this command's inputs only
         try:
@@ -259,14 +259,14 @@ def handle_errors(func):
                 pass
             raise typer.Exit(EXIT_BROKEN_PIPE)
         except OSError as exc:  # the file system refused (missing folder, permissions, a file in the way)
-            if _address_space_exhausted(exc):  # a library that could not be mapped under ulimit -v
+            if address_space_exhausted(exc):  # a library that could not be mapped under ulimit -v
                 fail(memory_message(kwargs), EXIT_MEMORY)
             where = f"{exc.filename}: " if exc.filename else ""
             fail(f"{where}{exc.strerror or exc}")
         except UnicodeError as exc:
             fail(f"text is not valid UTF-8 ({exc})")
         except ImportError as exc:  # an optional extra is not installed
-            if _address_space_exhausted(exc):
+            if address_space_exhausted(exc):
                 fail(memory_message(kwargs), EXIT_MEMORY)
             fail(f"{exc}" if "pip install" in str(exc) else f"a required package is missing ({exc.name or exc}); "
                  "see the README for the extras (audio, embed, asr, semantic, dask)")
@@ -274,53 +274,6 @@ def handle_errors(func):
             fail(memory_message(kwargs), EXIT_MEMORY)
 
     return wrapper
-
-
-def _address_space_exhausted(exc: BaseException) -> bool:
-    """Whether an import failed because a library could not be mapped under an address-space limit (``ulimit
-    -v``): the loader's words for it, with a limit set."""
-    from .memory import _address_space_limit
-
-    text = str(exc)
-    return _address_space_limit() is not None and any(
-        w in text for w in ("failed to map segment", "cannot allocate memory", "Could not find/load shared object"))
-
-
-def memory_message(kwargs: dict) -> str:
-    """The one line for a :class:`MemoryError`: the command's existing input files with their sizes, the memory
-    the estimate before reading said they need (:func:`vpeval.cli.memory.last_estimate`), the memory the machine
-    has (total and available now), and what helps."""
-    from .memory import last_estimate, limits_line
-
-    files = []
-    for v in kwargs.values():
-        for x in (v if isinstance(v, (list, tuple)) else [v]):
-            try:
-                p = Path(str(x).rsplit("=", 1)[-1]) if isinstance(x, (str, Path)) else None
-                if p is None or not p.exists():
-                    continue
-                if p.is_dir():
-                    size = sum(f.stat().st_size for f in (p / "trials", p / "scores") if f.is_file())
-                    files.append(f"{display_name(str(p))} ({size / 2**20:.3g} MiB)")
-                elif p.is_file():
-                    files.append(f"{display_name(str(p))} ({p.stat().st_size / 2**20:.3g} MiB)")
-                else:
-                    files.append(f"{display_name(str(p))} (a pipe: size unknown)")
-            except OSError:
-                continue
-    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{last_estimate()}{limits_line()}. "
-            "Nothing was written. Run it on a machine with more memory, with fewer --jobs (each worker holds its own "
-            "copy), or on a Dask cluster where the command offers it (--scheduler); BENCHMARKS.md lists the peak "
-            "memory measured per input size")
-
-
-def print_title(console, text: str) -> None:
-    """A table's title as a line of its own above it, wrapped at the console's width between words, in rich's
-    title style (rich wraps a table's own title at the table's width, which is narrower, and cropped part of a long
-    title where the table filled the console)."""
-    from rich.markup import escape
-
-    console.print(escape(text), style="table.title", overflow="fold")
 
 
 def display_name(text: str) -> str:

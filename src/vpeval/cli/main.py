@@ -25,7 +25,7 @@ from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, QuietOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json, say_label_counts,
     execution, handle_errors, split_name, SplitOpt, VpcTableOpt, VerdictPermOpt, VerdictOptions, verdict_option_group,
-    EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS, print_title,
+    EnrollRuleOpt, print_verdicts, verdict_or_reason, audit_verdict_kwargs, VERIFY_JOBS_MIN_TRIALS,
 )
 
 app = typer.Typer(
@@ -499,6 +499,8 @@ def _print_comparisons(console: Console, comparisons: list, order: str | None = 
 
 def _print_verdicts(console: Console, verdicts: dict, undecided: dict | None = None) -> None:
     """The verdicts (:func:`vpeval.cli.common.print_verdicts`), then per audited system its scorecard."""
+    from .audit_terminal import print_title
+
     print_verdicts(console, verdicts, undecided)
 
     def num(card, key, scale=1.0):

@@ -186,4 +186,43 @@ def limits_line() -> str:
     return ("; " + "; ".join(parts)) if parts else ""
 
 
-__all__ = ["reset_estimates", "check_score_input", "memory_room", "machine_memory", "last_estimate", "limits_line"]
+def _shown(p) -> str:
+    """A path that can be printed as UTF-8 (undecodable file-name bytes as escapes)."""
+    return str(p).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def address_space_exhausted(exc: BaseException) -> bool:
+    """Whether an import failed because a library could not be mapped under an address-space limit (``ulimit
+    -v``): the loader's words for it, with a limit set."""
+    text = str(exc)
+    return _address_space_limit() is not None and any(
+        w in text for w in ("failed to map segment", "cannot allocate memory", "Could not find/load shared object"))
+
+
+def memory_message(kwargs: dict) -> str:
+    """The one line for a :class:`MemoryError`: the command's existing input files with their sizes, the memory
+    the estimate before reading said they need (:func:`last_estimate`), the limits it runs under
+    (:func:`limits_line`), and what helps."""
+    files = []
+    for v in kwargs.values():
+        for x in (v if isinstance(v, (list, tuple)) else [v]):
+            try:
+                p = Path(str(x).rsplit("=", 1)[-1]) if isinstance(x, (str, Path)) else None
+                if p is None or not p.exists():
+                    continue
+                if p.is_dir():
+                    size = sum(f.stat().st_size for f in (p / "trials", p / "scores") if f.is_file())
+                    files.append(f"{_shown(p)} ({size / 2**20:.3g} MiB)")
+                elif p.is_file():
+                    files.append(f"{_shown(p)} ({p.stat().st_size / 2**20:.3g} MiB)")
+                else:
+                    files.append(f"{_shown(p)} (a pipe: size unknown)")
+            except OSError:
+                continue
+    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{last_estimate()}{limits_line()}. "
+            "Nothing was written. Run it on a machine with more memory, with fewer --jobs (each worker holds its own "
+            "copy), or on a Dask cluster where the command offers it (--scheduler); BENCHMARKS.md lists the peak "
+            "memory measured per input size")
+
+
+__all__ = ["memory_message", "address_space_exhausted", "reset_estimates", "check_score_input", "memory_room", "machine_memory", "last_estimate", "limits_line"]
