@@ -212,14 +212,16 @@ def test_binary_data_in_a_score_file_is_refused_at_once_with_its_line(tmp_path):
     assert r.exit_code == 2 and "sparse.txt:1: binary data (a NUL byte at byte 0)" in r.output
 
 
-def test_a_reader_that_goes_away_ends_the_command_quietly_with_141(tmp_path):
-    """`vpeval verify F --json | (sleep 1)`: the pipe's reader closed it; exit 141 as the shell's tools (killed by
-    SIGPIPE), no 'error: Broken pipe' with the bad-input code 2 and no flush traceback at exit."""
+@pytest.mark.parametrize("mode", [["--json"], []])
+def test_a_reader_that_goes_away_ends_the_command_quietly_with_141(tmp_path, mode):
+    """`vpeval verify F [--json] | (sleep 1)`: the pipe's reader closed it; exit 141 as the shell's tools (killed
+    by SIGPIPE), not 'error: Broken pipe' with the bad-input code 2 (JSON) nor rich's silent exit code 1, the code
+    of an internal error (the table), and no flush traceback at exit."""
     f = tmp_path / "scores.txt"
     f.write_text("".join(f"{x:.6f} {i % 2}\n" for i, x in enumerate(np.random.default_rng(1).normal(size=200))))
     r, w = os.pipe()
     os.close(r)  # nobody reads: the first write fails
-    p = subprocess.run([sys.executable, "-m", "vpeval.cli.main", "verify", str(f), "--json"], stdout=w,
+    p = subprocess.run([sys.executable, "-m", "vpeval.cli.main", "verify", str(f), *mode], stdout=w,
                        stderr=subprocess.PIPE, text=True, timeout=300)
     os.close(w)
     assert p.returncode == 141, p.stderr

@@ -161,8 +161,11 @@ def test_unreadable_file(tmp_path):
     with pytest.raises(InputFileError, match="cannot read file"):
         read_score_label(tmp_path / "nope.txt")
     p = tmp_path / "bin"
-    p.write_bytes(b"\xff\xfe\x00garbage")
+    p.write_bytes(b"\xff\xfe garbage")
     with pytest.raises(InputFileError, match="not UTF-8"):
+        read_score_label(p)
+    p.write_bytes(b"\xff\xfe\x00garbage")  # a NUL byte: binary, said before the decoding is tried
+    with pytest.raises(InputFileError, match=r"bin:1: binary data \(a NUL byte at byte 2\), not text"):
         read_score_label(p)
 
 

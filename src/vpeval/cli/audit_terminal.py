@@ -14,7 +14,7 @@ from rich import box
 from ..analysis.attribution import worst_over_attackers
 from ..analysis.readings import ABOVE_HALF_READINGS
 from ..pipeline.protocols.trials import CONSISTENCY_TYPES, TWO_SIDED_TYPES
-from rich.console import Console
+from .console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 

@@ -76,7 +76,7 @@ def register(app: typer.Typer) -> None:
             echo_json({"input": str(embeddings), "extractor": es.extractor,
                        **({"set_aside_rows": unused} if unused else {}), **r.to_dict()})
             return
-        from rich.console import Console
+        from .console import Console
         from rich.table import Table
 
         con = Console()
@@ -135,7 +135,7 @@ def register(app: typer.Typer) -> None:
             echo_json({"input": str(embeddings), "metadata": str(metadata), "extractor": es.extractor,
                        **({"set_aside_rows": unused} if unused else {}), **audit.to_dict()})
             return
-        from rich.console import Console
+        from .console import Console
         from rich.table import Table
 
         con = Console()

@@ -21,8 +21,7 @@ EXIT_OK = 0
 EXIT_INPUT = 2  # bad input or usage
 EXIT_OUTPUT = 3  # the output cannot be written: exists (without --force), another run writes it, not writable
 EXIT_MEMORY = 4  # the machine's memory ran out (MemoryError), in this process or a worker
-#: Exit code when the output's reader closed the pipe early (`vpeval verify F --json | head -1`): 128 + SIGPIPE.
-EXIT_BROKEN_PIPE = 141
+from .console import EXIT_BROKEN_PIPE  # noqa: E402  (141: the output's reader closed the pipe early)
 
 FORMATS_HELP = """
 Accepted score inputs (labels are case-sensitive; LF or CRLF; blank lines skipped; NaN is an error,

@@ -58,7 +58,7 @@ def __getattr__(name: str):
 def _print_table(result, title):
     """Compact terminal table (fits 80 columns); the attaining trial and errors are listed below it."""
     from rich import box
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table as RichTable
 
     table = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
@@ -99,7 +99,7 @@ def _rank_gamma(path: str):
 def _print_estimator_table(table, title):
     """Terminal form of :class:`vpeval.disclosure.EstimatorTable` and its order changes."""
     from rich import box
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table as RichTable
 
     from ..disclosure import ESTIMATOR_LABELS
@@ -461,7 +461,7 @@ def rank_disclosure_command(
         echo_json(out)
         return
     from rich import box
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table as RichTable
 
     console = Console()

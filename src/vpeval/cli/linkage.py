@@ -221,7 +221,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             echo_json(out)  # infinities become the strings "inf" / "-inf"
             return
-        from rich.console import Console
+        from .console import Console
 
         print_verdicts(Console(), verdicts, undecided)
         _print(res, sm, dsm, table)
@@ -252,7 +252,7 @@ def _misidentification(lr, scores, true_index, threshold, rows: int = 4096) -> d
 
 
 def _print_misid(misid, var) -> None:
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table
 
     con = Console()
@@ -276,7 +276,7 @@ def _print_misid(misid, var) -> None:
 
 
 def _print(res, sm, dsm, table) -> None:
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table
 
     con = Console()

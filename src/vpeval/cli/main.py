@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
+from .console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
@@ -686,7 +686,30 @@ _register_families()
 
 def main():  # console-script entry point
     start_process()
-    app()
+    try:
+        app()
+    finally:
+        _flush_stdout()
+
+
+def _flush_stdout() -> None:
+    """Flush what the command printed; when the reader of the output has closed the pipe (`vpeval verify F |
+    head -1`, output still buffered at the end), leave quietly with exit code 141, as the shell's own tools do."""
+    import os
+    import sys
+
+    from .common import EXIT_BROKEN_PIPE
+
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        except (OSError, ValueError):
+            pass
+        raise SystemExit(EXIT_BROKEN_PIPE) from None
+    except (OSError, ValueError):  # stdout closed or not a file: nothing to flush
+        pass
 
 
 if __name__ == "__main__":

@@ -80,7 +80,7 @@ def trials_command(
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table
 
     table = Table(title=f"trials ({summary['extractor']}) -> {summary['out_dir']}",
@@ -366,7 +366,7 @@ def attack_command(
     if as_json:
         typer.echo(json.dumps(summary, indent=2))
         return
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table
 
     a = summary["attacker"]

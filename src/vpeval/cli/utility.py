@@ -245,7 +245,7 @@ def _any_speaker(folder: Path) -> dict:
 def _print_pitch(rho, utterances: bool) -> None:
     import math
 
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table
 
     con = Console()
@@ -263,7 +263,7 @@ def _print_pitch(rho, utterances: bool) -> None:
 
 
 def _print(results, settings, utterances: bool) -> None:
-    from rich.console import Console
+    from .console import Console
     from rich.table import Table
 
     con = Console()

@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
         if as_json:
             typer.echo(json.dumps(doc, indent=2, allow_nan=False))
             return
-        from rich.console import Console
+        from .console import Console
         from rich.table import Table
 
         print_verdicts(Console(), res.get("verdicts", {}), res.get("verdicts_not_decided"))
