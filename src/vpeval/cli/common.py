@@ -249,13 +249,9 @@ def handle_errors(func):
             fail(str(exc))
         except BrokenPipeError:  # the reader of the output went away (`| head -1`): leave quietly, as the
             # shell's own tools do (killed by SIGPIPE: 141), nothing printed and no flush error at exit
-            import os
-            import sys
+            from .console import _silence_stdout
 
-            try:
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            except (OSError, ValueError):
-                pass
+            _silence_stdout()
             raise typer.Exit(EXIT_BROKEN_PIPE)
         except OSError as exc:  # the file system refused (missing folder, permissions, a file in the way)
             if address_space_exhausted(exc):  # a library that could not be mapped under ulimit -v

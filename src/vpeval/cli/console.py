@@ -12,6 +12,15 @@ from rich.console import Console as _RichConsole
 EXIT_BROKEN_PIPE = 141
 
 
+def _silence_stdout() -> None:
+    """Point standard output at the null device: nothing more is written to the closed pipe (no second error when
+    the interpreter flushes at exit)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 class Console(_RichConsole):
     """:class:`rich.console.Console` whose closed output pipe (``vpeval verify F | head -1``) ends the command
     quietly with :data:`EXIT_BROKEN_PIPE`; rich's own :meth:`on_broken_pipe` (documented for subclassing) exits
@@ -19,11 +28,20 @@ class Console(_RichConsole):
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        except (OSError, ValueError):
-            pass
+        _silence_stdout()
         raise SystemExit(EXIT_BROKEN_PIPE)
 
 
-__all__ = ["Console", "EXIT_BROKEN_PIPE"]
+def flush_stdout() -> None:
+    """Flush what the command printed; when the reader of the output has closed the pipe (`vpeval verify F |
+    head -1`, output still buffered at the end), leave quietly with exit code 141, as the shell's own tools do."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        raise SystemExit(EXIT_BROKEN_PIPE) from None
+    except (OSError, ValueError):  # stdout closed or not a file: nothing to flush
+        pass
+
+
+__all__ = ["Console", "EXIT_BROKEN_PIPE", "flush_stdout"]

@@ -54,7 +54,7 @@ class Guide:
 #: Every command, in the order ``vpeval --help`` lists it within its group.
 GUIDE = {
     # ---- audits of whole systems, and the reports beyond identity
-    "demo": Guide("Audits and reports", "Audit the bundled LibriSpeech example (six systems, none to ASR + TTS)", (
+    "demo": Guide("Audits and reports", "Audit the bundled example: a ladder of six anonymizers", (
         "vpeval demo", "vpeval demo -o my-demo --figures all --vpc-table per_gender.csv")),
     "audit": Guide("Audits and reports", "Audit anonymization systems from embedding folders", (
         _FROM_ROOT,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from .console import Console
+from .console import Console, flush_stdout
 from rich.markup import escape
 from rich.table import Table as RichTable
 
@@ -689,27 +689,7 @@ def main():  # console-script entry point
     try:
         app()
     finally:
-        _flush_stdout()
-
-
-def _flush_stdout() -> None:
-    """Flush what the command printed; when the reader of the output has closed the pipe (`vpeval verify F |
-    head -1`, output still buffered at the end), leave quietly with exit code 141, as the shell's own tools do."""
-    import os
-    import sys
-
-    from .common import EXIT_BROKEN_PIPE
-
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
-        except (OSError, ValueError):
-            pass
-        raise SystemExit(EXIT_BROKEN_PIPE) from None
-    except (OSError, ValueError):  # stdout closed or not a file: nothing to flush
-        pass
+        flush_stdout()
 
 
 if __name__ == "__main__":
