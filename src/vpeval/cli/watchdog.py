@@ -51,9 +51,8 @@ def start(grace: float = GRACE_SECONDS, cleanup: float = CLEANUP_SECONDS) -> boo
     interpreter path, a worker process of multiprocessing, or the companion failed to start): the command then runs
     without it, as before.
     """
-    import subprocess
-
     import multiprocessing
+    import subprocess
 
     if os.name != "posix" or not sys.executable or _ACK[0] is not None:
         return _ACK[0] is not None
