@@ -661,14 +661,16 @@ def print_verdicts(console, verdicts: dict, undecided: dict | None = None) -> No
     (the profile with its bounds, the worst case with its floor and ceiling, the exposed speakers and the average:
     the sentence of :mod:`vpeval.analysis.verdict`), then its warnings; then every input without a verdict and
     why."""
+    from .console import print_item
+
     from rich.markup import escape
 
     for name, v in verdicts.items():
         plain = f" {escape(v['plain'])}" if v.get("plain") else ""
         console.print(f"[bold]{escape(name)}: {escape(v['verdict'].upper())}[/bold].{plain}", overflow="fold")
-        console.print(escape(f"  numbers: {v['sentence']}"), overflow="fold")
+        print_item(console, "numbers", v["sentence"])
         for w in v.get("warnings", []):
-            console.print(escape(f"  note: {w}"), overflow="fold")
+            print_item(console, "note", w)
     for name, why in (undecided or {}).items():
         console.print(escape(f"{name}: no verdict: {why}."), overflow="fold")
 

@@ -32,6 +32,19 @@ class Console(_RichConsole):
         raise SystemExit(EXIT_BROKEN_PIPE)
 
 
+def print_item(console, label: str, text: str) -> None:
+    """One indented ``label: text`` item (a verdict's numbers, a note) wrapped at the console's width between
+    words, its continuation lines indented under the text, so that the items stay apart in a long output (rich
+    wraps a line back to the margin)."""
+    import textwrap
+
+    from rich.markup import escape
+
+    width = max(40, console.width)
+    console.print(escape(textwrap.fill(f"{label}: {text}", width=width, initial_indent="  ", subsequent_indent="    ",
+                                       break_on_hyphens=False)), overflow="fold")
+
+
 def flush_stdout() -> None:
     """Flush what the command printed; when the reader of the output has closed the pipe (`vpeval verify F |
     head -1`, output still buffered at the end), leave quietly with exit code 141, as the shell's own tools do."""
@@ -44,4 +57,4 @@ def flush_stdout() -> None:
         pass
 
 
-__all__ = ["Console", "EXIT_BROKEN_PIPE", "flush_stdout"]
+__all__ = ["Console", "EXIT_BROKEN_PIPE", "flush_stdout", "print_item"]
