@@ -31,27 +31,40 @@ def sorted_codes(values) -> tuple[np.ndarray, np.ndarray]:
     the distinct keys; O(n) memory. For a read-only string array that owns its data the result is remembered
     while the array lives, and then returned read-only (the same two arrays to every caller).
     """
-    import weakref
+    if isinstance(values, np.ndarray) and values.dtype.kind == "U":
+        return while_it_lives(_memo, values, _sorted_codes)
+    return _sorted_codes(values)
 
+
+def _sorted_codes(values) -> tuple[np.ndarray, np.ndarray]:
     import pandas as pd
 
-    fixed = (isinstance(values, np.ndarray) and not values.flags.writeable and values.flags.owndata
-             and values.dtype.kind == "U")
-    if fixed:  # a read-only array that owns its data cannot change: its codes are remembered while it lives
-        got = _memo.get(id(values))
-        if got is not None and got[0]() is values:
-            return got[1]
     v = np.asarray(values, dtype=str).reshape(-1)
     if v.size == 0:
         return np.empty(0, dtype=v.dtype), np.empty(0, dtype=np.int64)
     codes, uniq = pd.factorize(v, sort=True)
-    out = np.asarray(uniq, dtype=v.dtype), codes.astype(np.int64, copy=False)
-    if fixed:
-        for a in out:  # shared by every caller: nobody may write into them
-            a.flags.writeable = False
-        key = id(values)
-        # the dict bound, not looked up: at interpreter exit the module's globals may be gone
-        _memo[key] = (weakref.ref(values, lambda _, k=key, memo=_memo: memo.pop(k, None)), out)
+    return np.asarray(uniq, dtype=v.dtype), codes.astype(np.int64, copy=False)
+
+
+def while_it_lives(memo: dict, a, compute):
+    """``compute(a)``, remembered in ``memo`` while ``a`` lives when ``a`` is a read-only array that owns its data
+    (its contents cannot change: e.g. the trials' shared key arrays, asked for by every attacker of a system);
+    computed every time otherwise. Remembered arrays in the result are made read-only: every caller gets the same
+    ones."""
+    import weakref
+
+    if not (isinstance(a, np.ndarray) and not a.flags.writeable and a.flags.owndata):
+        return compute(a)
+    got = memo.get(id(a))
+    if got is not None and got[0]() is a:
+        return got[1]
+    out = compute(a)
+    for x in (out if isinstance(out, tuple) else (out,)):
+        if isinstance(x, np.ndarray):
+            x.flags.writeable = False
+    key = id(a)
+    # the dict bound, not looked up: at interpreter exit the module's globals may be gone
+    memo[key] = (weakref.ref(a, lambda _, k=key, m=memo: m.pop(k, None)), out)
     return out
 
 

@@ -18,7 +18,6 @@ from .console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-
 __all__ = ["print_title", "print_system_table", "cell", "reading_lines"]
 
 
@@ -26,8 +25,6 @@ def print_title(console, text: str) -> None:
     """A table's title as a line of its own above it, wrapped at the console's width between words, in rich's
     title style (rich wraps a table's own title at the table's width, which is narrower, and cropped part of a long
     title where the table filled the console)."""
-    from rich.markup import escape
-
     console.print(escape(text), style="table.title", overflow="fold")
 
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from .console import Console, flush_stdout
 from rich.markup import escape
 from rich.table import Table as RichTable
 
@@ -21,6 +20,7 @@ from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .guide import ROOT_EPILOG, GuideGroup, finish
 from .system_extras import add_channels, load_adapt
+from .console import Console, flush_stdout
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, QuietOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json, say_label_counts,

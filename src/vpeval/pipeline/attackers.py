@@ -445,25 +445,23 @@ _digests: dict = {}  # id -> (weak reference, digest) of read-only arrays that o
 
 
 def _array_digest(a) -> bytes:
-    """SHA-256 of an array's dtype, shape and bytes; remembered for a read-only array that owns its data (its
-    contents cannot change: e.g. the trials' shared key arrays, hashed by every attacker of a system)."""
-    import hashlib
-    import weakref
+    """SHA-256 of an array's dtype, shape and bytes; remembered for a read-only array that owns its data
+    (:func:`vpeval.keys.while_it_lives`: e.g. the trials' shared key arrays, hashed by every attacker of a
+    system)."""
+    from ..keys import while_it_lives
 
-    fixed = isinstance(a, np.ndarray) and not a.flags.writeable and a.flags.owndata and not a.dtype.hasobject
-    if fixed:
-        got = _digests.get(id(a))
-        if got is not None and got[0]() is a:
-            return got[1]
+    if isinstance(a, np.ndarray) and not a.dtype.hasobject:
+        return while_it_lives(_digests, a, _digest)
+    return _digest(a)
+
+
+def _digest(a) -> bytes:
+    import hashlib
+
     c = np.ascontiguousarray(a)
     h = hashlib.sha256(f"{c.dtype.str}{c.shape}".encode())
     h.update(c.tobytes() if c.dtype.hasobject else c.reshape(-1).view(np.uint8))  # the bytes, not copied
-    d = h.digest()
-    if fixed:
-        key = id(a)
-        # the dict bound, not looked up: at interpreter exit the module's globals may be gone
-        _digests[key] = (weakref.ref(a, lambda _, k=key, memo=_digests: memo.pop(k, None)), d)
-    return d
+    return h.digest()
 
 
 def _fold_of(speakers: np.ndarray, folds: int, seed: int) -> dict[str, int]:
