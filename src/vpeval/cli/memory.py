@@ -32,7 +32,8 @@ BASE_BYTES = 400 * 2**20
 _LAST = {"inputs": [], "bytes": 0, "warned": False}  # the inputs this process estimated, for the out-of-memory line
 
 
-def gib(n: float) -> str:
+def _gib(n: float) -> str:
+    """Bytes as GiB, 3 significant digits."""
     return f"{n / 2**30:.3g} GiB"
 
 
@@ -157,9 +158,9 @@ def check_score_input(paths, room: list | None = None) -> int:
         if needs > have and not _LAST["warned"]:
             _LAST["warned"] = True
             warnings.warn(MemoryEstimateWarning(
-                f"{shown}: evaluating {'it' if len(_LAST['inputs']) == 1 else 'them'} needs about {gib(needs)} of "
-                f"memory (measured: {BYTES_PER_INPUT_BYTE} bytes per byte of score file plus {gib(BASE_BYTES)}), "
-                f"but {what.format(gib(have))}: the command may run out of memory (exit code 4)"), stacklevel=2)
+                f"{shown}: evaluating {'it' if len(_LAST['inputs']) == 1 else 'them'} needs about {_gib(needs)} of "
+                f"memory (measured: {BYTES_PER_INPUT_BYTE} bytes per byte of score file plus {_gib(BASE_BYTES)}), "
+                f"but {what.format(_gib(have))}: the command may run out of memory (exit code 4)"), stacklevel=2)
     return needs
 
 
@@ -168,20 +169,20 @@ def last_estimate() -> str:
     if not _LAST["inputs"]:
         return ""
     return (f"; evaluating {'; '.join(_LAST['inputs'])} needs about "
-            f"{gib(BASE_BYTES + BYTES_PER_INPUT_BYTE * _LAST['bytes'])} of memory (estimated before reading)")
+            f"{_gib(BASE_BYTES + BYTES_PER_INPUT_BYTE * _LAST['bytes'])} of memory (estimated before reading)")
 
 
 def limits_line() -> str:
     """The limits this process runs under, for the out-of-memory line: ``"; the machine has X GiB, Y available
     now; ulimit -v is Z GiB"`` (the parts known)."""
     total, avail = machine_memory()
-    parts = [f"the machine has {gib(total)}, {gib(avail)} available now"] if total and avail is not None else []
+    parts = [f"the machine has {_gib(total)}, {_gib(avail)} available now"] if total and avail is not None else []
     c = _cgroup_room()
     if c is not None:
-        parts.append(f"{gib(c)} left under the control group's memory limit")
+        parts.append(f"{_gib(c)} left under the control group's memory limit")
     v = _address_space_limit()
     if v is not None:
-        parts.append(f"the address-space limit (ulimit -v) is {gib(v)}, which also counts what a process maps "
+        parts.append(f"the address-space limit (ulimit -v) is {_gib(v)}, which also counts what a process maps "
                      "without using (libraries, thread stacks: 0.5 GB to 2 GB here); raise or lift it")
     return ("; " + "; ".join(parts)) if parts else ""
 
