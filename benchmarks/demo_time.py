@@ -1,12 +1,14 @@
 """Wall time and peak memory of `vpeval demo`, measured interleaved for two source trees (e.g. before/after).
 
     python benchmarks/demo_time.py --src new=src --src old=/tmp/demo-old/src --runs 3 [-- --no-verdict]
+    python benchmarks/demo_time.py --src default=src --src small=src --env small:VPEVAL_SMALL_PAGES=1
 
 Each run is a fresh process, ``/usr/bin/time -v python -m vpeval.cli.main demo -o TMP -q [extra]``, with
 ``PYTHONPATH`` set to the given tree; the trees take turns (new, old, new, old, ...). Printed per run: wall
 seconds, CPU seconds (user + sys, all threads), peak RSS (MiB) and the 1-minute load average before and after
 (``/proc/loadavg``), then the medians. The machine is shared, so compare only runs of the same invocation,
-read with their load; the CPU time is the steadier of the two on a loaded machine.
+read with their load; the CPU time is the steadier of the two on a loaded machine. ``--env NAME:VAR=VALUE`` sets
+an environment variable for the runs of one named tree (the same tree may be given under two names).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ def _load() -> float:
         return float(f.read().split()[0])
 
 
-def run_once(src: str, extra: list[str]) -> tuple[float, float, float]:
+def run_once(src: str, extra: list[str], env_extra: dict | None = None) -> tuple[float, float, float]:
     out = tempfile.mkdtemp(prefix="vpeval-demo-time-")
     shutil.rmtree(out)
-    env = dict(os.environ, PYTHONPATH=os.path.abspath(src))
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(src), **(env_extra or {}))
     cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "vpeval.cli.main", "demo", "-o", out, "-q", *extra]
     try:
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
@@ -49,18 +51,24 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--src", action="append", required=True, help="NAME=PATH of a source tree (repeatable)")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--env", action="append", default=[], help="NAME:VAR=VALUE, set for tree NAME's runs")
     ap.add_argument("extra", nargs="*", help="extra demo options (after --)")
     a = ap.parse_args(argv)
     trees = [s.split("=", 1) for s in a.src]
+    envs: dict[str, dict] = {}
+    for item in a.env:
+        name, _, assign = item.partition(":")
+        var, _, value = assign.partition("=")
+        envs.setdefault(name, {})[var] = value
     times: dict[str, list[float]] = {n: [] for n, _ in trees}
     cpus: dict[str, list[float]] = {n: [] for n, _ in trees}
     for k in range(a.runs):
         for name, path in trees:
             before = _load()
-            sec, cpu, rss = run_once(path, a.extra)
+            sec, cpu, rss = run_once(path, a.extra, envs.get(name))
             times[name].append(sec)
             cpus[name].append(cpu)
-            print(f"run {k + 1} {name}: {sec:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MiB, "
+            print(f"run {k + 1} {name}{' ' + str(envs[name]) if name in envs else ''}: {sec:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MiB, "
                   f"load {before:.2f} -> {_load():.2f}", flush=True)
     for name, ts in times.items():
         print(f"{name}: median {statistics.median(ts):.1f} s wall ({', '.join(f'{t:.1f}' for t in ts)}), "

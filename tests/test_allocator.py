@@ -38,6 +38,7 @@ def test_freed_large_blocks_are_reused_without_page_faults():
     import os
 
     env = {k: v for k, v in os.environ.items() if k not in allocator._USER_SETTINGS + (allocator._USER_PAGES,)}
+    env[allocator.OPT_IN] = "1"
     small, plain = _faults("plain", env)
     _, ok, tuned = _faults("tuned", env)
     if ok != "True":
@@ -82,6 +83,7 @@ def _pages(mode):
     import os
 
     env = {k: v for k, v in os.environ.items() if k != allocator._USER_PAGES}
+    env[allocator.OPT_IN] = "1"
     return subprocess.run([sys.executable, "-c", _PAGES, mode], capture_output=True, text=True, check=True,
                           env=env).stdout.split()
 
@@ -99,11 +101,24 @@ def test_small_pages_turn_huge_pages_off_for_the_process_and_its_children():
 
 
 def test_a_users_own_page_setting_wins(monkeypatch):
+    monkeypatch.setenv(allocator.OPT_IN, "1")
     monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
+    assert allocator.small_pages() is False
+
+
+@pytest.mark.parametrize("value", [None, "0", "", "yes"])
+def test_pages_are_left_alone_unless_the_user_opts_in(monkeypatch, value):
+    # measured on one kind of machine only (issue 49): huge pages stay the kernel's and NumPy's choice
+    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    if value is None:
+        monkeypatch.delenv(allocator.OPT_IN, raising=False)
+    else:
+        monkeypatch.setenv(allocator.OPT_IN, value)
     assert allocator.small_pages() is False
 
 
 def test_small_pages_do_nothing_off_linux(monkeypatch):
     monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+    monkeypatch.setenv(allocator.OPT_IN, "1")
     monkeypatch.setattr(allocator.sys, "platform", "darwin")
     assert allocator.small_pages() is False

@@ -34,11 +34,6 @@ def _sum_of_shared(x):
     return type(a).__name__, a.dtype.str, a.shape, int(a.sum()), a.flags.c_contiguous
 
 
-def _thp_enabled():
-    with open("/proc/self/status") as f:
-        return [line.split()[1] for line in f if line.startswith("THP_enabled:")]
-
-
 def _raise_vpeval(msg):
     raise VpevalError(msg)
 
@@ -85,18 +80,41 @@ def test_results_warnings_and_errors_come_back_where_taken(n):
         assert root.get() == 4.0
 
 
+# THP_enabled of a fresh process and of one of its workers, under the environment given
+_WORKER_PAGES = """
+import pathlib
+from vpeval.pipeline.jobs import Jobs
+
+def thp(status):
+    return [line.split()[1] for line in status.splitlines() if line.startswith("THP_enabled:")]
+
+own = thp(pathlib.Path("/proc/self/status").read_text())
+with Jobs(2) as jobs:
+    seen = thp(jobs.submit(pathlib.Path.read_text, pathlib.Path("/proc/self/status")).get())
+print(own, seen)
+"""
+
+
 @needs_two
-def test_workers_take_small_pages_and_leave_this_process_as_it_was(monkeypatch):
+@pytest.mark.parametrize("opt_in", [False, True])
+def test_workers_take_small_pages_only_when_the_user_opted_in(opt_in):
+    import os
+    import subprocess
     import sys
 
     if not sys.platform.startswith("linux"):
         pytest.skip("Linux prctl")
-    monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
-    own = _thp_enabled()
-    with Jobs(2) as jobs:
-        seen = jobs.submit(_thp_enabled).get()
-    assert seen in ([], ["0"])  # [] where /proc has no THP_enabled line (Linux < 5.0)
-    assert _thp_enabled() == own  # this process is left as it was
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMPY_MADVISE_HUGEPAGE", "VPEVAL_SMALL_PAGES")}
+    if opt_in:
+        env["VPEVAL_SMALL_PAGES"] = "1"
+    out = subprocess.run([sys.executable, "-c", _WORKER_PAGES], capture_output=True, text=True, check=True,
+                         env=env).stdout
+    own, seen = out.strip().split("] [")
+    own, seen = own.strip("[]' "), seen.strip("[]' ")
+    if not seen:
+        pytest.skip("/proc has no THP_enabled line (Linux < 5.0)")
+    # opted in: the workers have huge pages off; by default they are as their parent, which is left alone
+    assert seen == ("0" if opt_in else own)
 
 
 @pytest.mark.parametrize("n", [1, pytest.param(2, marks=needs_two)])

@@ -92,7 +92,7 @@ def start_process() -> None:
     """What the command line sets up once, before any command: SIGTERM leaves like Ctrl-C
     (:func:`exit_on_sigterm`), and a command that cannot honour a stop signal within seconds (inside native code)
     is killed (:mod:`vpeval.cli.watchdog`), the C allocator reuses freed large blocks
-    (:func:`vpeval.pipeline.allocator.reuse_large_blocks`), new memory comes in 4 KiB pages
+    (:func:`vpeval.pipeline.allocator.reuse_large_blocks`), new memory comes in 4 KiB pages if the user opted in
     (:func:`vpeval.pipeline.allocator.small_pages`), and the temporary folders that killed runs of this host left
     are removed, whatever this command starts (:func:`vpeval.io.leftovers.remove_stale`: only those whose owner
     is provably dead)."""

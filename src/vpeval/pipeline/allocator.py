@@ -12,12 +12,18 @@ below 0.05 million faults, 1.5 s of system time, 46.4 s, peak RSS 989 MiB instea
 the heap and are reused without faults. Only the allocator's bookkeeping changes: every result is the same.
 
 :func:`small_pages` turns transparent huge pages off for the process (``prctl(PR_SET_THP_DISABLE)``, ``man 2
-prctl``). NumPy asks the kernel for huge pages for every array of 4 MiB or more (``madvise(MADV_HUGEPAGE)``,
-unless ``NUMPY_MADVISE_HUGEPAGE=0``). On the virtual machines vpeval is developed and tested on (2 cores, Linux
-6.18, free pages handed back to the host), a huge page that has not been touched since the host took it back
-costs about 10 ms a MiB on first touch, and a 4 KiB page about 0.7 ms a MiB: ``python
-benchmarks/first_touch.py --pages`` measures both in fresh processes. ``vpeval report`` on a 1e7-line score
-file touches several GiB in its three processes; ``benchmarks/report_cpu.py`` has the difference.
+prctl``) when the user asks for it with ``VPEVAL_SMALL_PAGES=1`` in the environment; by default the pages are
+left to the kernel and NumPy. NumPy asks the kernel for huge pages for every array of 4 MiB or more
+(``madvise(MADV_HUGEPAGE)``, unless ``NUMPY_MADVISE_HUGEPAGE=0``), which on most machines saves page faults and
+TLB misses. On the virtual machines vpeval is developed and tested on (2 cores, Linux 6.18, free pages handed back
+to the host), a huge page that has not been touched since the host took it back costs about 10 ms a MiB on first
+touch, and a 4 KiB page about 0.7 ms a MiB: ``python benchmarks/first_touch.py --pages`` measures both in fresh
+processes, so that a user can see which kind of machine theirs is before opting in. The choice was measured on
+that one kind of machine only, hence opt-in (issue 49).
+
+The mmap threshold, by contrast, is raised by default: a fresh mapping's pages are zeroed by the kernel on first
+touch on every Linux machine, so reusing freed blocks removes work everywhere; what it costs is memory kept in
+the heap (up to the trim threshold) after a large temporary is freed.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ _USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUN
 _PR_SET_THP_DISABLE = 41
 #: The environment variable by which a user chooses NumPy's huge page advice: theirs wins.
 _USER_PAGES = "NUMPY_MADVISE_HUGEPAGE"
+#: The environment variable by which a user opts in to 4 KiB pages (``1``).
+OPT_IN = "VPEVAL_SMALL_PAGES"
 
 
 def reuse_large_blocks() -> bool:
@@ -65,20 +73,24 @@ def reuse_large_blocks() -> bool:
 
 
 def small_pages() -> bool:
-    """Back this process's new memory with 4 KiB pages instead of transparent huge pages (Linux).
+    """Back this process's new memory with 4 KiB pages instead of transparent huge pages (Linux), when the user
+    opted in with ``VPEVAL_SMALL_PAGES=1``.
 
     Called once at the start of ``vpeval`` on the command line and of each ``--jobs`` worker, beside
-    :func:`reuse_large_blocks`; a library user who wants the same calls it at the start of their own process.
-    The setting is the kernel's ``PR_SET_THP_DISABLE`` (Linux >= 3.15): it holds for the memory the process
-    faults in from then on, and child processes inherit it (``fork`` and ``exec``). It leaves the pages alone
-    when the user has set ``NUMPY_MADVISE_HUGEPAGE`` (to either value) in the environment, and off Linux or
-    where ``prctl`` refuses. Only where the pages come from changes: every result is the same.
+    :func:`reuse_large_blocks`; a library user who wants the same sets the variable and calls it at the start of
+    their own process. The setting is the kernel's ``PR_SET_THP_DISABLE`` (Linux >= 3.15): it holds for the
+    memory the process faults in from then on, and child processes inherit it (``fork`` and ``exec``). Nothing
+    happens unless ``VPEVAL_SMALL_PAGES`` is ``1`` (any other value, or none, leaves the pages to the kernel and
+    NumPy), when the user has set ``NUMPY_MADVISE_HUGEPAGE`` (to either value: NumPy's own switch wins), off
+    Linux, or where ``prctl`` refuses. Only where the pages come from changes: every result is the same.
 
     Returns
     -------
     bool
         Whether huge pages were turned off. Raises nothing.
     """
+    if os.environ.get(OPT_IN, "").strip() != "1":
+        return False
     if not sys.platform.startswith("linux") or _USER_PAGES in os.environ:
         return False
     try:

@@ -112,7 +112,7 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "B
 
 def _worker_start(parent: int, pids=None, started=None) -> None:
     """Initializer of each worker: one BLAS thread for libraries loaded from here on, freed large blocks kept
-    for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), 4 KiB pages
+    for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), 4 KiB pages where the user opted in
     (:func:`~vpeval.pipeline.allocator.small_pages`), the worker counted in ``started`` (``(shared int, n)``,
     read by :func:`_ready`), its pid put on ``pids``, and a watch on ``parent``."""
     import threading
