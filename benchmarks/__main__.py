@@ -53,6 +53,9 @@ SCRIPTS_BY_DOC: dict[str, dict[str, str]] = {
     "docs/report.md": {
         "linkage_exposure": "a one-speaker leak in 1-to-N tables: leaks, innocent speakers named, by simulation",
     },
+    "docs/beyond.md": {
+        "population": "population curves and combined probes: time and memory against the enrolled N",
+    },
     "docs/conventions.md": {
         "linkability_bias": "the linkability estimator's bias on uninformative scores against the trial counts",
     },

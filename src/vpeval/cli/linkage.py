@@ -148,6 +148,13 @@ def register(app: typer.Typer) -> None:
         misid_threshold: float = typer.Option(
             0.5, "--misid-threshold", help="Confident misidentification: share of probes whose most probable wrong "
             "speaker has a posterior above this (and that posterior's mean log-odds, bits)."),
+        population: Optional[str] = typer.Option(
+            None, "--population", help="Population sizes N' (comma-separated, e.g. 1000,100000): rank-1 "
+            "identification, ALID and LID_max against N', measured up to the enrolled N and extrapolated beyond "
+            "it, with speaker-bootstrap intervals (docs/beyond.md)."),
+        combine: Optional[int] = typer.Option(
+            None, "--combine", min=1, help="Repeated recordings: LID, rank-1 and eps(delta) of k = 1..K probes of one "
+            "speaker combined (sum, mean and max of the LLRs, mean posterior), with speaker-bootstrap intervals."),
         json_out: bool = typer.Option(False, "--json", help="Print machine-readable JSON."),
         scheduler: Optional[str] = SchedulerOpt,
         workers: Optional[int] = WorkersOpt,
@@ -157,6 +164,8 @@ def register(app: typer.Typer) -> None:
         from ..metrics.linkage import linkage_analysis
 
         vopts = verdict_args.checked()  # checked even with --no-verdict (see its help)
+        budget, delta = vopts["budget_bits"], vopts["delta"]
+        sizes = _population_sizes(population)
         if verdict_args.no_verdict:
             vopts = None
 
@@ -205,6 +214,29 @@ def register(app: typer.Typer) -> None:
             "n_dropped_unenrolled": sm.n_dropped,
             "dev_n_dropped_unenrolled": None if dsm is None else dsm.n_dropped,
         }
+        curves = combined = llr = None
+        if sizes is not None or combine is not None:
+            llr = res.lid.llr_matrix(sm.scores)
+        if combine is not None:
+            from ..analysis.profiles import default_delta
+            from ..metrics.linkage.combine import combined_probes
+
+            most = int(np.bincount(sm.true_index).max())
+            if combine > most:
+                raise VpevalError(f"--combine {combine}: no speaker of {table} has more than {most} probes")
+            with _named_inputs(table, sm, dev, dsm):
+                combined = combined_probes(
+                    llr, sm.true_index, range(1, combine + 1), budget_bits=budget, seed=seed,
+                    delta=default_delta(int(np.unique(sm.true_index).size)) if delta is None else delta)
+            out["combined_probes"] = combined.to_dict()
+        if sizes is not None:
+            from ..metrics.linkage import default_population_sizes, population_curves
+
+            with _named_inputs(table, sm, dev, dsm):
+                curves = population_curves(llr, sm.true_index,
+                                           default_population_sizes(sm.n_speakers, sizes), speaker=sm.true_index,
+                                           budget_bits=budget, seed=seed)
+            out["population"] = curves.to_dict()
         verdicts, undecided = {}, {}
         if vopts is not None:
             from ..analysis.families import one_to_n_verdict
@@ -226,6 +258,105 @@ def register(app: typer.Typer) -> None:
         print_verdicts(Console(), verdicts, undecided)
         _print(res, sm, dsm, table)
         _print_misid(misid, var)
+        if curves is not None:
+            _print_population(curves)
+        if combined is not None:
+            _print_combined(combined)
+
+
+def _print_combined(c) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from .console import Console
+
+    con = Console()
+    d = c.rows["sum"]
+    t = Table(title=f"Repeated recordings: k probes of one speaker, LLRs summed ({100 * c.level:g} % intervals, "
+                    f"bootstrap of the speakers; ALID, LID_max and eps at delta = {c.delta:.3g} in bits)",
+              box=box.SIMPLE_HEAD)
+    for col in ("k", "speakers", "sets", "ALID", "interval", "rank-1 %", "LID_max", "eps"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for j, k in enumerate(c.ks.tolist()):
+        t.add_row(str(k), str(int(c.n_speakers[j])), "all" if c.exact[j] else f"{c.max_subsets} drawn",
+                  f"{d['alid_bits'][j]:.3f}", f"{d['alid_low'][j]:.2f}-{d['alid_high'][j]:.2f}",
+                  f"{100 * d['rank1'][j]:.1f}", f"{d['lid_max_bits'][j]:.2f}",
+                  "-" if math.isnan(d["eps_bits"][j]) else _fmt(float(d["eps_bits"][j]), 2))
+    con.print(t)
+    others = [r for r in c.rules if r != "sum"]
+    if others:
+        con.print("ALID (bits) by the other rules, k = " + ", ".join(map(str, c.ks.tolist())) + ": " + "; ".join(
+            f"{r} " + " ".join(f"{v:.3f}" for v in c.rows[r]["alid_bits"]) for r in others) + ".",
+            highlight=False, markup=False)
+    for note in c.notes:
+        con.print(f"Not computed: {note}.", highlight=False, markup=False)
+    w = c.within_budget_up_to.get("sum")
+    if c.budget_bits is not None:
+        con.print(f"LID_max of summed probes exceeds the budget of {c.budget_bits:.2f} bits from one probe on."
+                  if w is None else
+                  f"LID_max of summed probes stays within the budget of {c.budget_bits:.2f} bits (upper end of its "
+                  f"interval) up to k = {w}" + ("." if w == c.ks[-1] else ", and exceeds it at the next k."),
+                  highlight=False, markup=False)
+
+
+def _population_sizes(text: Optional[str]):
+    """The sizes of ``--population`` (integers >= 2, comma-separated), or None without the option."""
+    if text is None:
+        return None
+    out = []
+    for part in text.split(","):
+        part = part.strip().replace("_", "")
+        try:
+            v = int(part)
+        except ValueError:
+            v = 0
+        if v < 2:
+            raise VpevalError(f"--population: expected comma-separated integers of at least 2 (population sizes), "
+                              f"got {part!r} in {text!r}")
+        out.append(v)
+    return out
+
+
+def _print_population(c) -> None:
+    from rich import box
+    from rich.table import Table
+
+    from .console import Console
+
+    con = Console()
+    pct = f"{100 * c.level:g} %"
+    t = Table(title=f"Linkage against the population size N' (the LID chain's attacker; {pct} intervals, "
+                    f"bootstrap of the {c.unit}s; ALID and LID_max in bits; * extrapolated)",
+              box=box.SIMPLE_HEAD)
+    for col in ("N'", "rank-1 %", "interval", "chance %", "ALID", "interval", "LID_max"):
+        t.add_column(col, justify="right", no_wrap=True)
+    for j, size in enumerate(c.sizes.tolist()):
+        t.add_row(f"{size:,}" + ("" if c.measured[j] else " *"), f"{100 * c.rank1[j]:.2f}",
+                  f"{100 * c.rank1_low[j]:.1f}-{100 * c.rank1_high[j]:.1f}",
+                  f"{100 * c.chance[j]:.{2 if size <= 1e4 else 6}f}".rstrip("0").rstrip("."),
+                  f"{c.alid_bits[j]:.3f}", f"{c.alid_low[j]:.2f}-{c.alid_high[j]:.2f}", f"{c.lid_max_bits[j]:.3f}")
+    con.print(t)
+    lines = []
+    if not c.measured.all():
+        m = c.model
+        lines.append(f"* Beyond N = {c.n_speakers:,} enrolled speakers, extrapolated by a model: impostors independent "
+                     f"draws from the {m['n_pool']:,} pooled impostor LLRs, a generalised Pareto tail above the "
+                     f"top {100 * m['tail_share']:.1f} % (shape {m['shape']:.3f}, scale {m['scale_nats']:.3f} nats).")
+    if c.check is not None:
+        k = c.check
+        lines.append(f"Check: fitted on {k['n_fit']:,} of the {c.n_speakers:,} enrolled speakers, the model meets "
+                     f"the measured curves at N' = {k['sizes'][0]:,}-{k['sizes'][-1]:,} within "
+                     f"{100 * k['max_abs_rank1']:.2f} points of rank-1 and {k['max_abs_alid_bits']:.3f} bits of "
+                     "ALID.")
+    if c.budget_bits is not None:
+        if c.within_budget_up_to is None:
+            lines.append(f"LID_max exceeds the budget of {c.budget_bits:.2f} bits at every size shown.")
+        else:
+            lines.append(f"LID_max stays within the budget of {c.budget_bits:.2f} bits (upper end of its interval) up "
+                         f"to N' = {c.within_budget_up_to:,}" + ("" if c.within_budget_up_to == c.sizes[-1] else
+                                                                 ", and exceeds it at the next size") + ".")
+    for line in lines:
+        con.print(line, highlight=False, markup=False)
 
 
 def _misidentification(lr, scores, true_index, threshold, rows: int = 4096) -> dict:

@@ -25,7 +25,8 @@ cross-fitting, then LID), :mod:`.histogram` (the pipeline's one scan into moment
 :mod:`.binned_fit` (Newton on the histograms with Taylor bounds), :mod:`.streaming_fit` (the exact
 streaming fit it falls back to), :mod:`.analysis` (:func:`linkage_analysis`, everything at once),
 :mod:`.speaker` (per-speaker statistics, free of the other speakers: the speaker LID of the verdict of a 1-to-N
-table and the rank-1 likelihood ratio's lower bound). Every
+table and the rank-1 likelihood ratio's lower bound), :mod:`.population` (rank-1 identification, ALID and LID_max
+against the population size, measured up to N and extrapolated beyond it). Every
 public name is importable from this package. A module switch is set where it is read, so that setting it
 acts: the numba threshold is :data:`vpeval.metrics.linkage.histogram.JIT_MIN_SCORES`.
 """
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 from .analysis import LinkageAnalysis, linkage_analysis
 from .pipeline import DEFAULT_REGULARIZATION, LIDPipelineResult, lid_pipeline
+from .population import PopulationCurves, default_population_sizes, population_curves
 from .posterior import lid, softmax_posteriors, znorm_rows
 from .speaker import rank1_hits, rank1_ratio_lower_bits, speaker_lid_table
 from .summary import LIDSummary, lid_ccdf, lid_summary
@@ -53,5 +55,8 @@ __all__ = [
     "speaker_lid_table",
     "rank1_hits",
     "rank1_ratio_lower_bits",
+    "PopulationCurves",
+    "population_curves",
+    "default_population_sizes",
 ]
 

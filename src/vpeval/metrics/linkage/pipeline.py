@@ -76,6 +76,21 @@ class LIDPipelineResult:
     rank_counts: RankCounts | None = field(default=None, repr=False)
     strict_znorm: bool = False
 
+    def llr_matrix(self, scores, rows: int = 4096) -> np.ndarray:
+        """The chain's LLRs (nats) of the evaluation matrix ``scores`` (shape (n_probes, N), the one this result
+        came from): each probe's row z-normalised and its fold's calibration applied, ``slope[f] * z +
+        intercept[f]``; float64 of the same shape, computed in blocks of ``rows`` probes."""
+        from .posterior import znorm_rows
+
+        n = scores.shape[0]
+        fold = np.zeros(n, np.int64) if self.fold is None else np.asarray(self.fold)
+        out = np.empty(scores.shape, dtype=np.float64)
+        for a in range(0, n, rows):
+            z = znorm_rows(np.asarray(scores[a:a + rows], dtype=np.float64))
+            f = fold[a:a + rows]
+            out[a:a + rows] = self.slope[f][:, None] * z + self.intercept[f][:, None]
+        return out
+
     def to_dict(self) -> dict:
         return {
             "mode": self.mode,

@@ -1,0 +1,560 @@
+"""Linkage against a population of a given size: rank-1 identification, ALID and LID_max as functions of the
+number of enrolled speakers N', measured up to the data's N and extrapolated beyond it (:func:`population_curves`).
+
+An attacker who searches a database of N' speakers links a probe to the top-scoring one. vpeval's 1-to-N
+metrics hold for the N speakers the user enrolled; a deployment faces other sizes (legal-eval 2.1.0, Vauquier et
+al., Interspeech 2025, reports linkability from 20 to 21,920 speakers). Two regimes:
+
+**Measured (N' <= N).** The true speaker competes with ``m = N' - 1`` others drawn uniformly without
+replacement from the probe's ``N - 1`` other enrolled speakers.
+
+- Rank-1 identification (= closed-set linkability, :func:`~vpeval.metrics.identification.closed_set_linkability`:
+  in a closed set the two are the same event) is exact. A probe with ``a`` others scoring above its true speaker
+  and ``t`` tied with it wins with probability (ties broken uniformly at random within the drawn set)::
+
+      P(m) = sum_{j=0..t} C(N-1-a-j, m) / ((t+1) C(N-1, m))
+           = (C(N-a, m+1) - C(N-1-a-t, m+1)) / ((t+1) C(N-1, m))        (hockey-stick identity)
+
+- LID of a probe at N' (bits, :mod:`vpeval.metrics.linkage`, its calibrated LLRs ``l`` kept as they are: the
+  population changes who competes, not the attacker) is ``log2 N' + (l_t - logsumexp(l_t, l_S)) / ln 2`` for the
+  drawn set ``S``; it is averaged over ``n_subsets`` random sets per probe (sampled, not exact: the interval
+  includes that error, since each bootstrap replicate averages the same draws). The sets of one draw are nested
+  across N' (the first ``N'`` columns of one random permutation, the true column removed or the ``N'``-th
+  dropped: a uniform set of others for every probe and every N').
+
+**Extrapolated (N' > N).** The model of Grother & Phillips ("Models of large population recognition
+performance", CVPR 2004): a probe's ``N' - 1`` impostors are independent draws from one impostor distribution
+``F``, the pooled impostor LLRs of all probes (every probe's own ``N - 1``; thinned to every ``s``-th order
+statistic of each row beyond ``max_pool`` values, which keeps the answer free of the row order). Its upper tail
+is extrapolated by a generalised Pareto distribution fitted (maximum likelihood, ``scipy.stats.genpareto``) to
+the excesses over the pooled ``1 - tail_share`` quantile ``u`` (peaks over threshold; below ``u`` the empirical
+distribution). Then, per probe with true LLR ``g``::
+
+    rank-1(N') = F(g)^(N' - 1)                      (F(g): impostors below g, half of those equal)
+    LID(N')    = log2 N' + (g - log(e^g + S)) / ln 2,    S = the sum of N' - 1 impostor likelihood ratios
+
+``S`` is drawn by Monte Carlo (``n_subsets`` draws per probe): the impostors above a cutoff (``u``, or higher
+where more than :data:`_TAIL_DRAWS` of them are expected) one by one from the tail model, those below it by their
+count (binomial) times their mean likelihood ratio plus a normal term of their variance (central limit: they are
+bounded; mean and variance integrated from the model). Assumptions, stated in the output: impostors
+independent of each other and of the probe (no wolves, no lambs beyond what the pooled distribution holds),
+the enrolled speakers a random sample of the population, and the tail model beyond the largest impostor seen.
+The check (``check``): the same model fitted on a random quarter of each probe's impostors predicts the measured
+curves at the sizes between that quarter and N; the largest differences are reported.
+
+Intervals: a bootstrap of the probes' speakers (``unit="speaker"``; of probes where no speaker is given), the
+impostor model held fixed (its error is what the check shows), percentile intervals at ``level``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import integrate, special, stats
+
+from ...errors import InvalidScoresError, VpevalError
+
+__all__ = ["PopulationCurves", "population_curves", "default_population_sizes"]
+
+_LN2 = math.log(2.0)
+#: Bytes of one block of rows of the matrix (a few such blocks are alive at once).
+_BLOCK_BYTES = 32 << 20
+
+
+def _rows(n_cols: int) -> int:
+    """Rows per block of ``n_cols`` float64 columns: :data:`_BLOCK_BYTES` worth, at least one."""
+    return max(1, _BLOCK_BYTES // (8 * n_cols))
+
+
+@dataclass(frozen=True)
+class PopulationCurves:
+    """Rank-1 identification, ALID and LID_max against the population size N' (:func:`population_curves`).
+
+    Attributes
+    ----------
+    sizes : ndarray of int64, shape (m,)
+        Population sizes N', ascending, distinct, each >= 2.
+    measured : ndarray of bool, shape (m,)
+        True where ``N' <= N`` (measured on the data); False where extrapolated by the impostor model.
+    rank1, rank1_low, rank1_high : ndarray of float, shape (m,)
+        Rank-1 identification rate (closed-set linkability), unitless in [0, 1], with its interval.
+    chance : ndarray of float, shape (m,)
+        ``1 / N'``.
+    alid_bits, alid_low, alid_high : ndarray of float, shape (m,)
+        Average LID (bits) with its interval.
+    lid_max_bits, lid_max_low, lid_max_high : ndarray of float, shape (m,)
+        Largest per-probe LID (bits, each probe's LID averaged over its drawn sets) with its interval.
+    n_speakers : int
+        N, the enrolled speakers of the data.
+    n_probes : int
+    model : dict
+        The impostor model: threshold ``u`` (nats), ``tail_share``, GPD ``shape`` and ``scale`` (nats),
+        ``n_pool`` (impostor LLRs pooled), ``n_excess``, the pooled mean likelihood ratio below ``u``.
+    check : dict or None
+        The model fitted on ``n_fit`` enrolled speakers against the measured curves at sizes in
+        ``(n_fit, N]``: ``sizes``, ``max_abs_rank1`` and ``max_abs_alid_bits``; None where N is too small.
+    n_subsets, n_boot : int
+    level : float
+    unit : {"speaker", "probe"}
+        What the bootstrap resamples.
+    budget_bits : float or None
+        The disclosure budget the curves were read against.
+    within_budget_up_to : int or None
+        The largest N' of ``sizes`` up to which the upper end of LID_max's interval stays within the budget
+        (every smaller size too); None when even the smallest size exceeds it or no budget was given.
+    """
+
+    sizes: np.ndarray
+    measured: np.ndarray
+    rank1: np.ndarray
+    rank1_low: np.ndarray
+    rank1_high: np.ndarray
+    chance: np.ndarray
+    alid_bits: np.ndarray
+    alid_low: np.ndarray
+    alid_high: np.ndarray
+    lid_max_bits: np.ndarray
+    lid_max_low: np.ndarray
+    lid_max_high: np.ndarray
+    n_speakers: int
+    n_probes: int
+    model: dict
+    check: dict | None
+    n_subsets: int
+    n_boot: int
+    level: float
+    unit: str
+    budget_bits: float | None = None
+    within_budget_up_to: int | None = field(default=None)
+
+    def to_dict(self) -> dict:
+        """JSON-ready dict (curves as lists)."""
+        out = {k: getattr(self, k).tolist() for k in (
+            "sizes", "measured", "rank1", "rank1_low", "rank1_high", "chance", "alid_bits", "alid_low", "alid_high",
+            "lid_max_bits", "lid_max_low", "lid_max_high")}
+        out.update(n_speakers=self.n_speakers, n_probes=self.n_probes, model=self.model, check=self.check,
+                   n_subsets=self.n_subsets, n_boot=self.n_boot, level=self.level, unit=self.unit,
+                   budget_bits=self.budget_bits, within_budget_up_to=self.within_budget_up_to,
+                   assumptions=ASSUMPTIONS)
+        return out
+
+
+#: The extrapolation's assumptions, as the output states them.
+ASSUMPTIONS = ("beyond the enrolled N: a probe's impostors are independent draws from the pooled impostor LLR "
+               "distribution of all probes (empirical below its upper 5 %, a generalised Pareto tail above), the "
+               "enrolled speakers a random sample of the population, the attacker's calibration unchanged")
+
+
+def default_population_sizes(n_speakers: int, extra=()) -> np.ndarray:
+    """N' = 2, 5, 10, 20, 50, ... up to N, N itself, and ``extra`` (sizes beyond N to extrapolate to),
+    ascending and distinct; int64 of shape (m,)."""
+    grid = [2]
+    for p in range(0, 12):
+        for f in (1, 2, 5):
+            v = f * 10 ** p
+            if 2 < v < n_speakers:
+                grid.append(v)
+    grid.append(int(n_speakers))
+    return np.unique(np.array(grid + [int(e) for e in extra], dtype=np.int64))
+
+
+def _log_comb(n, k):
+    """log C(n, k) (float array), -inf where k > n or k < 0 or n < 0."""
+    n = np.asarray(n, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    ok = (k >= 0) & (n >= k)
+    with np.errstate(invalid="ignore"):
+        v = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+    return np.where(ok, v, -np.inf)
+
+
+def win_probability(above, tied, n_speakers: int, m: int) -> np.ndarray:
+    """Probability that a probe's true speaker outscores ``m`` others drawn uniformly without replacement from
+    its ``N - 1`` others (ties broken uniformly at random within the drawn set): the module docstring's
+    closed form. ``above``, ``tied``: int arrays of shape (n,); ``0 <= m <= N - 1``. Returns float64 (n,)."""
+    a = np.asarray(above, dtype=np.float64)
+    t = np.asarray(tied, dtype=np.float64)
+    N = float(n_speakers)
+    if m == 0:
+        return np.ones(a.shape)
+    base = _log_comb(N - 1, m)
+    hi = _log_comb(N - a, m + 1) - base
+    lo = _log_comb(N - 1 - a - t, m + 1) - base
+    with np.errstate(invalid="ignore", over="ignore"):
+        # exp(hi) - exp(lo) = exp(hi) (1 - exp(lo - hi)); hi = -inf means no winning draw
+        v = np.where(np.isfinite(hi), np.exp(hi) * -np.expm1(np.where(np.isfinite(lo), lo - hi, -np.inf)), 0.0)
+    return np.clip(v / (t + 1.0), 0.0, 1.0)
+
+
+#: Most tail values drawn one by one per sum of impostor likelihood ratios; below the cutoff they enter by
+#: their count, mean and variance (central limit).
+_TAIL_DRAWS = 1000
+#: Most tail values drawn at once (memory: 8 bytes each, a few arrays).
+_DRAW_BATCH = 4_000_000
+
+
+@dataclass
+class _Tail:
+    """The pooled impostor distribution: sorted values up to ``u`` (empirical), a GPD of the excesses above."""
+
+    below: np.ndarray  # sorted pooled impostor LLRs <= u
+    n_pool: int
+    u: float
+    p_u: float  # share of the pool above u
+    shape: float
+    scale: float
+    n_excess: int
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        """F(x), counting half the pooled values equal to x (mid-distribution function)."""
+        x = np.asarray(x, dtype=np.float64)
+        lo = np.searchsorted(self.below, x, "left")
+        hi = np.searchsorted(self.below, x, "right")
+        f = (lo + hi) / 2.0 / self.n_pool
+        over = x > self.u
+        if over.any():
+            f[over] = 1.0 - self.p_u * stats.genpareto.sf(x[over] - self.u, self.shape, scale=self.scale)
+        return f
+
+    def _isf(self, q: np.ndarray) -> np.ndarray:
+        """The GPD's inverse survival function at ``q`` in (0, 1]: ``scale ((q^-shape) - 1) / shape``
+        (``-scale ln q`` at shape 0)."""
+        if abs(self.shape) < 1e-12:
+            return -self.scale * np.log(q)
+        return self.scale * np.expm1(-self.shape * np.log(q)) / self.shape
+
+    def _moments_below(self, c: float) -> tuple[float, float]:
+        """E[LR 1{l <= c}] and E[LR^2 1{l <= c}] under the model (c >= u)."""
+        with np.errstate(over="ignore"):
+            m1 = float(np.exp(self.below).sum()) / self.n_pool
+            m2 = float(np.exp(2.0 * self.below).sum()) / self.n_pool
+        if c > self.u:
+            pdf = stats.genpareto(self.shape, scale=self.scale).pdf
+            for power in (1, 2):
+                v = integrate.quad(lambda y: math.exp(power * (self.u + y)) * pdf(y), 0.0, c - self.u,
+                                   limit=200)[0]
+                if power == 1:
+                    m1 += self.p_u * v
+                else:
+                    m2 += self.p_u * v
+        return m1, m2
+
+    def draw_sums(self, rng, m: int, size: int) -> np.ndarray:
+        """``size`` draws of the sum of ``m`` impostor likelihood ratios (module docstring): the values above a
+        cutoff ``c`` (expected count at most :data:`_TAIL_DRAWS`) one by one from the GPD beyond ``c``, those
+        below by their count times their mean plus a normal term of their variance."""
+        p_c = min(self.p_u, _TAIL_DRAWS / max(m, 1))
+        excess_c = 0.0 if p_c >= self.p_u else float(self._isf(np.array(p_c / self.p_u)))
+        c = self.u + excess_c
+        m1, m2 = self._moments_below(c)
+        mean = m1 / (1.0 - p_c)
+        var = max(m2 / (1.0 - p_c) - mean * mean, 0.0)
+        n_tail = rng.binomial(m, p_c, size=size)
+        n_bulk = m - n_tail
+        out = np.maximum(n_bulk * mean + np.sqrt(n_bulk * var) * rng.standard_normal(size), 0.0)
+        sf_c = float(stats.genpareto.sf(excess_c, self.shape, scale=self.scale))
+        start = 0
+        while start < size:  # batches of draws holding at most _DRAW_BATCH tail values
+            stop = start + 1
+            total = int(n_tail[start])
+            while stop < size and total + int(n_tail[stop]) <= _DRAW_BATCH:
+                total += int(n_tail[stop])
+                stop += 1
+            if total:
+                x = self.u + self._isf((1.0 - rng.random(total)) * sf_c)  # q in (0, sf_c]
+                counts = n_tail[start:stop]
+                has = np.flatnonzero(counts)
+                seg = np.r_[0, np.cumsum(counts[has])[:-1]]  # each draw's values are one contiguous run
+                top = np.maximum.reduceat(x, seg)
+                acc = np.add.reduceat(np.exp(x - np.repeat(top, counts[has])), seg)
+                with np.errstate(over="ignore"):
+                    out[start + has] += acc * np.exp(top)
+            start = stop
+        return out
+
+
+def _pool(llr, ti: np.ndarray, max_pool: int, columns=None) -> np.ndarray:
+    """The impostor LLRs of every probe (its row, or its ``columns``, without its true column), sorted; each
+    row thinned to every ``s``-th of its order statistics when there are more than ``max_pool`` in all (``s``
+    the smallest step that fits): the pool depends on the rows as a set, not on their order."""
+    n, N = llr.shape
+    cols = np.arange(N) if columns is None else np.asarray(columns, dtype=np.int64)
+    K = cols.size
+    s = max(1, math.ceil(n * K / max_pool))
+    parts = []
+    step = _rows(K)
+    for a in range(0, n, step):
+        x = np.array(np.asarray(llr[a:a + step], dtype=np.float64)[:, cols])
+        t = ti[a:a + step]
+        own = cols[None, :] == t[:, None]
+        has = own.any(axis=1)
+        x[own] = np.inf  # the true column sorts last
+        x.sort(axis=1)
+        parts.append(x[has][:, s // 2:K - 1:s].ravel())
+        parts.append(x[~has][:, s // 2:K:s].ravel())
+    return np.sort(np.concatenate(parts))
+
+
+def _fit_tail(pool: np.ndarray, tail_share: float) -> _Tail:
+    """The impostor model of a sorted pool: empirical up to its ``1 - tail_share`` quantile, GPD above."""
+    n = pool.size
+    if n < 100:
+        raise VpevalError(f"population curves: {n} pooled impostor scores are too few to model their tail "
+                          "(at least 100 needed)")
+    k = max(int(round(tail_share * n)), 20)
+    u = float(pool[n - k - 1])
+    excess = pool[n - k:] - u
+    excess = excess[excess > 0]
+    if excess.size < 10:
+        raise VpevalError("population curves: the impostor scores' upper tail is a handful of tied values; "
+                          "its shape cannot be fitted")
+    shape, _, scale = stats.genpareto.fit(excess, floc=0.0)
+    below = pool[pool <= u]
+    return _Tail(below, n, u, (n - below.size) / n, float(shape), float(scale), int(excess.size))
+
+
+def _ranks(llr, ti):
+    """Per probe: others strictly above the true column, others tied with it, its LLR."""
+    n = llr.shape[0]
+    chunk = _rows(llr.shape[1])
+    above = np.empty(n, np.int64)
+    tied = np.empty(n, np.int64)
+    g = np.empty(n)
+    for a in range(0, n, chunk):
+        x = np.asarray(llr[a:a + chunk], dtype=np.float64)
+        r = np.arange(x.shape[0])
+        gt = x[r, ti[a:a + chunk]]
+        above[a:a + chunk] = (x > gt[:, None]).sum(axis=1)
+        tied[a:a + chunk] = (x == gt[:, None]).sum(axis=1) - 1
+        g[a:a + chunk] = gt
+    return above, tied, g
+
+
+def _measured_lid(llr, ti, sizes, n_subsets: int, rng) -> np.ndarray:
+    """Per probe, LID (bits) at each size, averaged over ``n_subsets`` nested random sets of others; shape
+    (n, len(sizes))."""
+    n, N = llr.shape
+    cols = np.arange(N)
+    chunk = _rows(N)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    out = np.zeros((n, sizes.size))
+    for _ in range(n_subsets):
+        perm = rng.permutation(cols)
+        for a in range(0, n, chunk):
+            x = np.asarray(llr[a:a + chunk], dtype=np.float64)
+            t = ti[a:a + chunk]
+            r = np.arange(x.shape[0])
+            g = x[r, t]
+            xp = x[:, perm]
+            own = perm[None, :] == t[:, None]  # the true column's place in the permutation (if present)
+            xp[own] = -np.inf  # out of the running sum
+            top = np.maximum(xp.max(axis=1), g)
+            cs = np.cumsum(np.exp(xp - top[:, None]), axis=1)
+            has = own.any(axis=1)
+            pos_true = np.where(has, own.argmax(axis=1), cols.size)
+            for j, s in enumerate(sizes):
+                # first s columns of the permutation, less the true one if among them, else the first s - 1
+                k = np.where(pos_true < s, s, s - 1)
+                lse = top + np.log(cs[r, k - 1] + np.exp(g - top))
+                out[a:a + chunk, j] += (math.log(s) + g - lse) / _LN2
+    return out / n_subsets
+
+
+def _model_values(tail: _Tail, g, sizes, n_subsets: int, rng):
+    """Per probe, the model's rank-1 probability and LID (bits) at each size: two arrays (n, len(sizes))."""
+    f = np.clip(tail.cdf(g), 0.0, 1.0)
+    r1 = np.empty((g.size, len(sizes)))
+    lid = np.empty((g.size, len(sizes)))
+    with np.errstate(divide="ignore"):
+        logf = np.log(f)
+    for j, s in enumerate(sizes):
+        r1[:, j] = np.exp((s - 1) * logf)
+        S = tail.draw_sums(rng, int(s) - 1, g.size * n_subsets).reshape(g.size, n_subsets)
+        with np.errstate(divide="ignore"):
+            lse = np.logaddexp(g[:, None], np.log(S))
+        lid[:, j] = (math.log(s) + (g[:, None] - lse).mean(axis=1)) / _LN2
+    return r1, lid
+
+
+def _canonical(x: np.ndarray, ti: np.ndarray, speaker):
+    """The matrix with its columns and rows in an order fixed by their contents (so that the seeded draws, which
+    go by position, give the same curves whatever order the input had): columns by (sum, sum of squares,
+    max, min) of their LLRs, rows by (true column in the new order, true LLR, sum, sum of squares) of theirs.
+    Rows or columns equal in those four numbers keep their relative order."""
+    col = np.lexsort((x.min(axis=0), x.max(axis=0), np.einsum("ij,ij->j", x, x), x.sum(axis=0)))
+    new_index = np.empty_like(col)
+    new_index[col] = np.arange(col.size)
+    g = x[np.arange(ti.size), ti]
+    # row sums and the true LLR do not depend on the column order: one copy of the matrix, reordered both ways
+    row = np.lexsort((np.einsum("ij,ij->i", x, x), x.sum(axis=1), g, new_index[ti]))
+    return x[np.ix_(row, col)], new_index[ti][row], None if speaker is None else np.asarray(speaker)[row]
+
+
+def _units(speaker, n: int):
+    if speaker is None:
+        return np.arange(n), "probe"
+    codes = np.unique(np.asarray(speaker), return_inverse=True)[1].ravel()
+    return codes, "speaker"
+
+
+def _bootstrap(values: np.ndarray, units: np.ndarray, n_boot: int, rng, stat) -> np.ndarray:
+    """``stat`` (over axis 0 of per-probe values) of ``n_boot`` resamples of the units: shape (n_boot, m)."""
+    n_units = int(units.max()) + 1
+    order = np.argsort(units, kind="stable")
+    start = np.r_[0, np.cumsum(np.bincount(units, minlength=n_units))]
+    out = np.empty((n_boot, values.shape[1]))
+    for b in range(n_boot):
+        pick = rng.integers(0, n_units, n_units)
+        idx = np.concatenate([order[start[u]:start[u + 1]] for u in pick])
+        out[b] = stat(values[idx])
+    return out
+
+
+def population_curves(llr_matrix, true_index, sizes=None, *, speaker=None, n_subsets: int = 16,
+                      n_boot: int = 200, level: float = 0.95, tail_share: float = 0.05, max_pool: int = 2_000_000,
+                      budget_bits: float | None = None, check: bool = True, seed: int = 0) -> PopulationCurves:
+    """Rank-1 identification, ALID and LID_max against the population size N' (module docstring).
+
+    Parameters
+    ----------
+    llr_matrix : array_like of shape (n_probes, N)
+        The attacker's calibrated LLRs (nats) of every probe against every enrolled speaker, e.g. the LID
+        chain's ``slope * z + intercept``. Rank-1 uses only their order.
+    true_index : array_like of int, shape (n_probes,)
+        Column of each probe's speaker.
+    sizes : array_like of int, optional
+        Population sizes N' >= 2 (any above N are extrapolated); default
+        :func:`default_population_sizes` (up to N).
+    speaker : array_like, shape (n_probes,), optional
+        The bootstrap unit of each probe (its speaker); default the probe itself (then the output says so).
+    n_subsets : int
+        Random sets of others per probe (measured LID) and draws of the impostor sum (extrapolated LID).
+    n_boot : int
+        Bootstrap replicates (0: no intervals, the bounds equal the estimates).
+    level : float
+        Two-sided level of the percentile intervals, in (0, 1).
+    tail_share : float
+        Share of the pooled impostor LLRs above the tail model's threshold, in (0, 0.5].
+    max_pool : int
+        Most impostor LLRs pooled for the model (each row thinned alike beyond it).
+    budget_bits : float, optional
+        Read LID_max's interval against this budget (bits): ``within_budget_up_to``.
+    check : bool
+        Fit the model on a quarter of the enrolled speakers and compare with the measured curves.
+    seed : int
+
+    Returns
+    -------
+    PopulationCurves
+
+    Raises
+    ------
+    InvalidScoresError
+        Not a 2-D matrix, N < 2, NaN or infinite LLRs, a true index outside ``0 .. N-1``, a size below 2.
+    VpevalError
+        Extrapolation asked for with too few impostor scores to fit their tail.
+
+    Notes
+    -----
+    Ties: rank-1 breaks ties uniformly at random within the drawn set (fractional); the model's ``F`` counts
+    half of the impostors equal to the probe's LLR. Cost: the measured LID is O(n_subsets n N) time in row
+    chunks of bounded memory; the extrapolated LID draws about ``n_subsets n (N' - 1) tail_share`` tail values
+    per size N'. Results depend on the rows as a set (not their order) up to the Monte-Carlo draws, which are
+    seeded and go by position, after the rows and columns are put in an order fixed by their contents.
+    The matrix is held in memory (8 bytes per score, twice while reordered).
+    """
+    x = np.asarray(llr_matrix, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] == 0:
+        raise InvalidScoresError(f"llr_matrix: expected a non-empty 2-D array, got shape {x.shape}")
+    n, N = x.shape
+    if N < 2:
+        raise InvalidScoresError("llr_matrix: at least 2 enrolled speakers are needed")
+    if not np.isfinite(x).all():
+        raise InvalidScoresError("llr_matrix: LLRs must be finite")
+    ti = np.asarray(true_index)
+    if ti.shape != (n,) or ti.dtype.kind not in "iu" or (ti < 0).any() or (ti >= N).any():
+        raise InvalidScoresError(f"true_index: expected {n} integers in 0..{N - 1}")
+    ti = ti.astype(np.int64)
+    if speaker is not None and np.shape(speaker) != (n,):
+        raise InvalidScoresError(f"speaker: expected one label per probe, shape ({n},), got {np.shape(speaker)}")
+    x, ti, speaker = _canonical(x, ti, speaker)
+    sz = default_population_sizes(N) if sizes is None else np.unique(np.asarray(sizes, dtype=np.int64))
+    if sz.size == 0 or sz[0] < 2:
+        raise InvalidScoresError("sizes: population sizes start at 2")
+    if not 0.0 < level < 1.0 or not 0.0 < tail_share <= 0.5:
+        raise InvalidScoresError("level must lie in (0, 1) and tail_share in (0, 0.5]")
+    rng = np.random.default_rng(seed)
+    meas = sz <= N
+    above, tied, g = _ranks(x, ti)
+    m_sz, e_sz = sz[meas], sz[~meas]
+
+    r1 = np.empty((n, sz.size))
+    lid = np.empty((n, sz.size))
+    for j, s in enumerate(m_sz):
+        r1[:, j] = win_probability(above, tied, N, int(s) - 1)
+    if m_sz.size:
+        lid[:, :m_sz.size] = _measured_lid(x, ti, m_sz, n_subsets, rng)
+    pool = _pool(x, ti, max_pool)
+    model, chk, tail = None, None, None
+    try:
+        tail = _fit_tail(pool, tail_share)
+    except VpevalError:
+        if e_sz.size:
+            raise
+    if tail is not None:
+        model = {"threshold_nats": tail.u, "tail_share": tail.p_u, "shape": tail.shape, "scale_nats": tail.scale,
+                 "n_pool": tail.n_pool, "n_excess": tail.n_excess}
+    if e_sz.size:
+        mr1, mlid = _model_values(tail, g, e_sz, n_subsets, rng)
+        r1[:, m_sz.size:] = mr1
+        lid[:, m_sz.size:] = mlid
+    if check and N >= 40:
+        chk = _check(x, ti, g, N, tail_share, max_pool, n_subsets, rng)
+
+    units, unit = _units(speaker, n)
+    alpha = (1.0 - level) / 2.0
+
+    def band(values, stat):
+        est = stat(values)
+        if n_boot <= 0:
+            return est, est.copy(), est.copy()
+        reps = _bootstrap(values, units, n_boot, rng, stat)
+        return est, np.quantile(reps, alpha, axis=0), np.quantile(reps, 1.0 - alpha, axis=0)
+
+    r1_est, r1_lo, r1_hi = band(r1, lambda v: v.mean(axis=0))
+    a_est, a_lo, a_hi = band(lid, lambda v: v.mean(axis=0))
+    m_est, m_lo, m_hi = band(lid, lambda v: v.max(axis=0))
+    within = None
+    if budget_bits is not None:
+        ok = m_hi <= budget_bits
+        if ok[0]:  # the largest size before the first one beyond the budget
+            within = int(sz[-1] if ok.all() else sz[int(np.argmin(ok)) - 1])
+    return PopulationCurves(sz, meas, r1_est, r1_lo, r1_hi, 1.0 / sz, a_est, a_lo, a_hi, m_est, m_lo, m_hi, N, n,
+                            model or {}, chk, n_subsets, n_boot, level, unit, budget_bits, within)
+
+
+def _check(x, ti, g, N, tail_share, max_pool, n_subsets, rng) -> dict | None:
+    """The model fitted on a random quarter of the enrolled speakers (each probe's impostors among them)
+    against the measured curves at the sizes in (N/4, N]; None where that leaves no size or too few scores."""
+    n_fit = max(10, N // 4)
+    sizes = default_population_sizes(N)
+    sizes = sizes[(sizes > n_fit) & (sizes <= N)]
+    if sizes.size == 0:
+        return None
+    keep = np.sort(rng.choice(N, n_fit, replace=False))
+    try:
+        tail = _fit_tail(_pool(x, ti, max_pool, keep), tail_share)
+    except VpevalError:
+        return None
+    above, tied, _ = _ranks(x, ti)
+    meas_r1 = np.array([win_probability(above, tied, N, int(s) - 1).mean() for s in sizes])
+    meas_lid = _measured_lid(x, ti, sizes, n_subsets, rng).mean(axis=0)
+    mr1, mlid = _model_values(tail, g, sizes, n_subsets, rng)
+    mr1, mlid = mr1.mean(axis=0), mlid.mean(axis=0)
+    return {"n_fit": int(n_fit), "sizes": sizes.tolist(),
+            "rank1_measured": meas_r1.tolist(), "rank1_model": mr1.tolist(),
+            "alid_measured_bits": meas_lid.tolist(), "alid_model_bits": mlid.tolist(),
+            "max_abs_rank1": float(np.max(np.abs(meas_r1 - mr1))),
+            "max_abs_alid_bits": float(np.max(np.abs(meas_lid - mlid)))}
