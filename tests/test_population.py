@@ -293,9 +293,31 @@ def test_cli_population_and_combine(tmp_path):
     text = CliRunner().invoke(app, ["linkage", str(table), "--no-verdict", "--population", "300",
                                     "--combine", "2"]).output
     text = " ".join(text.split())
-    assert "300 *" in text and "extrapolated by a model" in text and "Check: fitted on 10" in text
+    assert "300 *" in text and "extrapolated by a model" in text and "Check: fitted on 10 of the 40 enrolled speakers, the model misses" in text
     assert "Repeated recordings" in text and ("stays within the budget" in text or "exceeds the budget" in text)
     bad = CliRunner().invoke(app, ["linkage", str(table), "--no-verdict", "--population", "1"])
     assert bad.exit_code == 2 and "--population: expected comma-separated integers of at least 2" in bad.output
     bad = CliRunner().invoke(app, ["linkage", str(table), "--no-verdict", "--combine", "4"])
     assert bad.exit_code == 2 and "no speaker of" in bad.output and "more than 3 probes" in bad.output
+
+
+def test_the_check_flags_impostors_spread_differently_per_probe():
+    # each probe's impostor LLRs spread by its own factor (ln c ~ N(0, 0.3^2)): the pooled model misses the
+    # measured curves; z-normalising the rows (as the LID chain does) puts them on one scale again
+    from vpeval.errors import ExtrapolationWarning
+    from vpeval.metrics.linkage import znorm_rows
+
+    rng = np.random.default_rng(50)
+    n, N = 300, 400
+    ti = rng.permutation(N)[:n]
+    x = -2.0 + 2.0 * np.exp(rng.normal(0.0, 0.3, n))[:, None] * rng.standard_normal((n, N))
+    x[np.arange(n), ti] = rng.normal(2.0, 2.0, n)
+    with pytest.warns(ExtrapolationWarning, match="not to be relied on"):
+        r = population_curves(x, ti, [2000], n_boot=0)
+    assert not r.check["reliable"] and r.check["max_abs_rank1"] > 0.1
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExtrapolationWarning)
+        r = population_curves(2.0 * znorm_rows(x), ti, [2000], n_boot=0)
+    assert r.check["reliable"]

@@ -20,6 +20,7 @@ __all__ = [
     "RepeatedTrialsWarning",
     "ExtractorRecordWarning",
     "SmallSampleWarning",
+    "ExtrapolationWarning",
     "SegmentOvershootWarning",
 ]
 
@@ -124,6 +125,14 @@ class SegmentOvershootWarning(VpevalWarning):
 class MemoryEstimateWarning(VpevalWarning):
     """The memory a command is estimated to need (:func:`vpeval.cli.memory.check_score_input`) exceeds what it may
     use now: it may run out of memory (exit code 4). The message names the inputs, the estimate and the room."""
+
+
+class ExtrapolationWarning(VpevalWarning):
+    """A model's extrapolation misses what the data measure: the population curves' impostor model, fitted on a
+    quarter of the enrolled speakers, differs from the measured curves by more than
+    :data:`vpeval.metrics.linkage.population.CHECK_RANK1` (rank-1) or
+    :data:`~vpeval.metrics.linkage.population.CHECK_ALID_BITS` (ALID), so the rows beyond the data are not to be
+    relied on. The message gives both differences."""
 
 
 class UndefinedPitchCorrelationWarning(VpevalWarning):

@@ -344,10 +344,12 @@ def _print_population(c) -> None:
                      f"top {100 * m['tail_share']:.1f} % (shape {m['shape']:.3f}, scale {m['scale_nats']:.3f} nats).")
     if c.check is not None:
         k = c.check
-        lines.append(f"Check: fitted on {k['n_fit']:,} of the {c.n_speakers:,} enrolled speakers, the model meets "
-                     f"the measured curves at N' = {k['sizes'][0]:,}-{k['sizes'][-1]:,} within "
+        lines.append(f"Check: fitted on {k['n_fit']:,} of the {c.n_speakers:,} enrolled speakers, the model misses "
+                     f"the measured curves at N' = {k['sizes'][0]:,}-{k['sizes'][-1]:,} by at most "
                      f"{100 * k['max_abs_rank1']:.2f} points of rank-1 and {k['max_abs_alid_bits']:.3f} bits of "
-                     "ALID.")
+                     "ALID" + {True: ".", False: ", more than the model's own error: do not rely on the rows marked "
+                               "*.", None: " (too few speakers in the quarter to judge the model by: the rows marked * "
+                               "rest on its assumptions alone)."}[k["reliable"]])
     if c.budget_bits is not None:
         if c.within_budget_up_to is None:
             lines.append(f"LID_max exceeds the budget of {c.budget_bits:.2f} bits at every size shown.")

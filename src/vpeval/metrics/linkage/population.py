@@ -49,16 +49,24 @@ impostor model held fixed (its error is what the check shows), percentile interv
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import integrate, special, stats
 
-from ...errors import InvalidScoresError, VpevalError
+from ...errors import ExtrapolationWarning, InvalidScoresError, VpevalError, user_stacklevel
 
 __all__ = ["PopulationCurves", "population_curves", "default_population_sizes"]
 
 _LN2 = math.log(2.0)
+#: The check's largest differences beyond which the extrapolation is flagged (:class:`ExtrapolationWarning`):
+#: rank-1 (absolute) and ALID (bits). Under the model's own assumptions the check stayed within 0.015 and 0.05
+#: on 300 x 400 tables (docs/beyond.md); a probe-dependent impostor spread gave 0.15 and 0.74.
+CHECK_RANK1 = 0.05
+CHECK_ALID_BITS = 0.25
+#: Fewest enrolled speakers in the check's quarter for its differences to be judged (``reliable`` is None below).
+CHECK_MIN_FIT = 50
 #: Bytes of one block of rows of the matrix (a few such blocks are alive at once).
 _BLOCK_BYTES = 32 << 20
 
@@ -94,7 +102,10 @@ class PopulationCurves:
         ``n_pool`` (impostor LLRs pooled), ``n_excess``, the pooled mean likelihood ratio below ``u``.
     check : dict or None
         The model fitted on ``n_fit`` enrolled speakers against the measured curves at sizes in
-        ``(n_fit, N]``: ``sizes``, ``max_abs_rank1`` and ``max_abs_alid_bits``; None where N is too small.
+        ``(n_fit, N]``: ``sizes``, ``max_abs_rank1``, ``max_abs_alid_bits`` and ``reliable`` (both within
+        :data:`CHECK_RANK1` and :data:`CHECK_ALID_BITS`; False gives an :class:`~vpeval.errors.ExtrapolationWarning`
+        where sizes beyond N were asked for; None where the quarter holds fewer than :data:`CHECK_MIN_FIT`
+        speakers, too few to judge); None where N is below 40.
     n_subsets, n_boot : int
     level : float
     unit : {"speaker", "probe"}
@@ -460,8 +471,8 @@ def population_curves(llr_matrix, true_index, sizes=None, *, speaker=None, n_sub
     -----
     Ties: rank-1 breaks ties uniformly at random within the drawn set (fractional); the model's ``F`` counts
     half of the impostors equal to the probe's LLR. Cost: the measured LID is O(n_subsets n N) time in row
-    chunks of bounded memory; the extrapolated LID draws about ``n_subsets n (N' - 1) tail_share`` tail values
-    per size N'. Results depend on the rows as a set (not their order) up to the Monte-Carlo draws, which are
+    blocks of 32 MiB; the extrapolated LID draws at most ``n_subsets n`` x :data:`_TAIL_DRAWS` tail values per
+    size N' (in batches of at most 4e6). Results depend on the rows as a set (not their order) up to the Monte-Carlo draws, which are
     seeded and go by position, after the rows and columns are put in an order fixed by their contents.
     The matrix is held in memory (8 bytes per score, twice while reordered).
     """
@@ -512,6 +523,17 @@ def population_curves(llr_matrix, true_index, sizes=None, *, speaker=None, n_sub
         lid[:, m_sz.size:] = mlid
     if check and N >= 40:
         chk = _check(x, ti, g, N, tail_share, max_pool, n_subsets, rng)
+        if chk is not None:
+            # a quarter of fewer than 50 speakers fits the tail on too few scores for its miss to mean much
+            chk["reliable"] = (None if chk["n_fit"] < CHECK_MIN_FIT else
+                               bool(chk["max_abs_rank1"] <= CHECK_RANK1 and chk["max_abs_alid_bits"] <= CHECK_ALID_BITS))
+            if chk["reliable"] is False and e_sz.size:
+                warnings.warn(
+                    f"population curves: the impostor model fitted on {chk['n_fit']} of the {N} enrolled speakers "
+                    f"misses the measured curves by {chk['max_abs_rank1']:.3f} of rank-1 and "
+                    f"{chk['max_abs_alid_bits']:.3f} bits of ALID (flagged beyond {CHECK_RANK1} and "
+                    f"{CHECK_ALID_BITS}): the sizes beyond {N} are not to be relied on (are the LLRs of every probe "
+                    "on one scale? z-normalise the rows)", ExtrapolationWarning, stacklevel=user_stacklevel())
 
     units, unit = _units(speaker, n)
     alpha = (1.0 - level) / 2.0
