@@ -300,3 +300,21 @@ def test_docs_demo_quotes_the_ladder_as_measured(ladder):
     assert 110 <= min(factors) and max(factors) <= 125 and "about 110-125 times these data" in text
     probes = [p["probes_per_speaker"] for p in plans]
     assert f"about {min(probes)}-{5 * round(max(probes) / 5)} probes per speaker" in text
+
+
+def test_each_system_is_read_against_the_population_size(ladder):
+    """Issue 50: one section per system with its strongest search's curves on original and anonymized speech,
+    extrapolated beyond the 111 enrolled speakers; with no anonymization both conditions are the same speech."""
+    _, _, doc = ladder
+    secs = {s["id"]: s["data"] for s in doc["sections"] if s["id"].endswith("-population")}
+    assert set(secs) == {f"{s}-population" for s in ORDER}
+    for s, d in ((s, secs[f"{s}-population"]) for s in ORDER):
+        assert set(d["curves"]) == {"oo", "oa"} and d["attacker"] in d["sentence"], s
+        oa = d["curves"]["oa"]
+        assert oa["sizes"][-1] == 1_000_000 and oa["measured"][-1] is False, s
+        assert all(lo <= e <= hi for lo, e, hi in zip(oa["rank1_low"], oa["rank1"], oa["rank1_high"])), s
+    none = secs["none-population"]["curves"]
+    assert none["oo"]["rank1"][:3] == pytest.approx(none["oa"]["rank1"][:3], abs=0.05)
+    at_n = {s: secs[f"{s}-population"]["curves"]["oa"]["rank1"][secs[f"{s}-population"]["curves"]["oa"]["sizes"]
+                                                               .index(111)] for s in ORDER}
+    assert at_n["none"] > at_n["mcadams"] > at_n["asr-tts"]  # the ladder's order, searching all 111 speakers

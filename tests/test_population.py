@@ -88,7 +88,7 @@ def test_nested_sets_are_uniform_sets_of_others():
     x = rng.normal(size=(4, N))
     ti = np.array([0, 2, 4, 2])
     sizes = np.array([2, 3, 4])
-    got = _measured_lid(x, ti, sizes, math.factorial(N), _AllPermutations(N))
+    got = _measured_lid(x, ti, np.ones(4), sizes, math.factorial(N), _AllPermutations(N))
     for i in range(4):
         others = [j for j in range(N) if j != ti[i]]
         for j, s in enumerate(sizes):
@@ -293,7 +293,8 @@ def test_cli_population_and_combine(tmp_path):
     text = CliRunner().invoke(app, ["linkage", str(table), "--no-verdict", "--population", "300",
                                     "--combine", "2"]).output
     text = " ".join(text.split())
-    assert "300 *" in text and "extrapolated by a model" in text and "Check: fitted on 10 of the 40 enrolled speakers, the model misses" in text
+    assert "300 *" in text and "extrapolated by a model" in text
+    assert "Check: fitted on 10 of the 40 enrolled speakers, the model misses" in text
     assert "Repeated recordings" in text and ("stays within the budget" in text or "exceeds the budget" in text)
     bad = CliRunner().invoke(app, ["linkage", str(table), "--no-verdict", "--population", "1"])
     assert bad.exit_code == 2 and "--population: expected comma-separated integers of at least 2" in bad.output
@@ -321,3 +322,50 @@ def test_the_check_flags_impostors_spread_differently_per_probe():
         warnings.simplefilter("error", ExtrapolationWarning)
         r = population_curves(2.0 * znorm_rows(x), ti, [2000], n_boot=0)
     assert r.check["reliable"]
+
+
+def test_slopes_per_probe_give_the_lid_of_the_scaled_rows():
+    # LLR = slope * score (+ a row's constant): the measured LID at N is the LID of the scaled matrix, for any
+    # slope sign (a fold fitted on scores without identity may get a slope of 0 or below)
+    x, ti = _matrix(n_probe=60, n_spk=45)
+    w = np.where(np.arange(60) % 3 == 0, -0.5, np.where(np.arange(60) % 3 == 1, 0.0, 1.7))
+    r = population_curves(x, ti, [2, 45, 500], slope=w, n_boot=0)
+    own = lid(w[:, None] * x + 3.0, ti)
+    assert r.alid_bits[1] == pytest.approx(own.mean(), abs=1e-9)
+    assert np.isfinite(r.alid_bits).all()
+    with pytest.raises(InvalidScoresError, match="slope"):
+        population_curves(x, ti, slope=np.ones(3))
+
+
+def test_an_audit_reads_its_strongest_search_against_the_population(tmp_path):
+    import json
+    from pathlib import Path
+
+    import vpeval
+    from vpeval.analysis.population import PopulationReading
+    from vpeval.report.audit import render_audit
+    from vpeval.report.document import Paragraph
+    from vpeval.report.writer import report_json, resolve_refs
+
+    npz = Path(__file__).resolve().parents[1] / "examples" / "librispeech-mini" / "embeddings_mfcc.npz"
+    if not npz.exists():
+        pytest.skip("bundled example missing")
+    es = vpeval.read_embeddings(npz)
+    res = vpeval.audit({"A": {"mfcc": es}}, types=("oo", "oa", "aa"), backends=("cosine", "lda"), n_boot=20,
+                       n_perm=19, verdict_perm=99, group_by=None)
+    r = res.population["A"]
+    assert isinstance(r, PopulationReading) and set(r.curves) == {"oo", "oa"}
+    alids = {a: res.systems["A"].linkage[a]["oa"].lid.summary.alid for a in res.systems["A"].linkage
+             if "oa" in res.systems["A"].linkage[a]}
+    assert r.attacker == max(sorted(alids), key=lambda a: alids[a])  # the strongest search, ties by name
+    oa = r.curves["oa"]
+    assert oa.sizes[-1] == 1_000_000 and not oa.measured[-1] and oa.measured[oa.sizes <= 111].all()
+    assert r.combined is not None and r.combined.ks.tolist() == [1, 2, 3]
+    report = render_audit(res)
+    doc = resolve_refs(json.loads(report_json(report, "2026-01-01T00:00:00+00:00")))
+    sec = next(s for s in doc["sections"] if s["id"] == "population")
+    assert sec["data"]["attacker"] == r.attacker and sec["data"]["curves"]["oa"]["sizes"][-1] == 1_000_000
+    assert sec["data"]["sentence"] == r.sentence() and r.attacker in r.sentence()
+    verdict = next(s for s in report.sections if s.id == "verdict")
+    assert any(isinstance(b, Paragraph) and b.text.startswith("Searching anonymized speech")
+               and b.summary == "in a larger population, and over several recordings" for b in verdict.blocks)

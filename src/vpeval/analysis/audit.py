@@ -32,6 +32,7 @@ from .channels import channel_verdicts
 from .comparison import compare_profiles, compare_worst_cases
 from ..pipeline.protocols.trials import TWO_SIDED_TYPES
 from .readings import ABOVE_HALF_FLAG
+from ..errors import VpevalError
 from .families import audit_verdicts, start_verdict
 from .secrecy import check_test_options
 from .verdict import DEFAULT_BUDGET_BITS
@@ -84,6 +85,9 @@ class AuditResult:
     pitch: dict = field(default_factory=dict)
     #: system -> the voice-channel verdict beside the all-channel one (:func:`vpeval.analysis.channels.channel_verdicts`)
     channels: dict = field(default_factory=dict)
+    #: system -> its strongest 1-to-N attacker's population curves and combined probes
+    #: (:class:`vpeval.analysis.population.PopulationReading`), None (no 1-to-N attacker) or the error
+    population: dict = field(default_factory=dict)
 
     @property
     def attackers(self) -> dict:
@@ -180,6 +184,9 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
                 more, more_notes = compare_systems(inputs, n_boot=n_boot, seed=seed)
             else:
                 compared = pool.submit(compare_systems, inputs, n_boot=n_boot, seed=seed)
+        # each system's linkage against the population size (here, while the workers test)
+        population = {s: _population(r, budget_bits=budget_bits, delta=delta, seed=seed, n_boot=n_boot)
+                      for s, r in results.items()}
         if verdict_perm is None:  # --no-verdict
             verdicts, undecided = {}, {s: "the verdict was skipped (--no-verdict)" for s in results}
             channels = {}
@@ -208,7 +215,18 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
                "group_by": group_by,
                "vpc_lists": None if vpc_lists is None else vpc_lists.describe()}
     return AuditResult(results, verdicts, undecided, tests, comparisons, notes, options, dict(utility or {}),
-                       dict(pitch or {}), channels)
+                       dict(pitch or {}), channels, population)
+
+
+def _population(res, **kwargs):
+    """:func:`~vpeval.analysis.population.population_reading` of one system, or the error that stopped it (the
+    report says why; the rest of the audit stands)."""
+    from .population import population_reading
+
+    try:
+        return population_reading(res, **kwargs)
+    except VpevalError as exc:
+        return exc
 
 
 

@@ -214,9 +214,7 @@ def register(app: typer.Typer) -> None:
             "n_dropped_unenrolled": sm.n_dropped,
             "dev_n_dropped_unenrolled": None if dsm is None else dsm.n_dropped,
         }
-        curves = combined = llr = None
-        if sizes is not None or combine is not None:
-            llr = res.lid.llr_matrix(sm.scores)
+        curves = combined = None
         if combine is not None:
             from ..analysis.profiles import default_delta
             from ..metrics.linkage.combine import combined_probes
@@ -226,15 +224,16 @@ def register(app: typer.Typer) -> None:
                 raise VpevalError(f"--combine {combine}: no speaker of {table} has more than {most} probes")
             with _named_inputs(table, sm, dev, dsm):
                 combined = combined_probes(
-                    llr, sm.true_index, range(1, combine + 1), budget_bits=budget, seed=seed,
+                    res.lid.llr_matrix(sm.scores), sm.true_index, range(1, combine + 1), budget_bits=budget, seed=seed,
                     delta=default_delta(int(np.unique(sm.true_index).size)) if delta is None else delta)
             out["combined_probes"] = combined.to_dict()
         if sizes is not None:
-            from ..metrics.linkage import default_population_sizes, population_curves
+            from ..metrics.linkage import default_population_sizes, population_curves, znorm_rows
 
             with _named_inputs(table, sm, dev, dsm):
-                curves = population_curves(llr, sm.true_index,
-                                           default_population_sizes(sm.n_speakers, sizes), speaker=sm.true_index,
+                curves = population_curves(znorm_rows(sm.scores), sm.true_index,
+                                           default_population_sizes(sm.n_speakers, sizes),
+                                           slope=res.lid.probe_slopes(sm.n_probes), speaker=sm.true_index,
                                            budget_bits=budget, seed=seed)
             out["population"] = curves.to_dict()
         verdicts, undecided = {}, {}
@@ -340,8 +339,8 @@ def _print_population(c) -> None:
     if not c.measured.all():
         m = c.model
         lines.append(f"* Beyond N = {c.n_speakers:,} enrolled speakers, extrapolated by a model: impostors independent "
-                     f"draws from the {m['n_pool']:,} pooled impostor LLRs, a generalised Pareto tail above the "
-                     f"top {100 * m['tail_share']:.1f} % (shape {m['shape']:.3f}, scale {m['scale_nats']:.3f} nats).")
+                     f"draws from the {m['n_pool']:,} pooled impostor z-scores, a generalised Pareto tail above the "
+                     f"top {100 * m['tail_share']:.1f} % (shape {m['shape']:.3f}, scale {m['scale']:.3f} z-units).")
     if c.check is not None:
         k = c.check
         lines.append(f"Check: fitted on {k['n_fit']:,} of the {c.n_speakers:,} enrolled speakers, the model misses "

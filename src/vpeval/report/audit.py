@@ -37,6 +37,7 @@ from .groups import groups_section
 from .compare import comparisons_section
 from .disclosure import disclosure_section, rank_disclosure_section
 from .linkage import linkage_section
+from .population import population_section
 from .utility import pitch_section, utility_section
 from .stats import speaker_profile_section, uncertainty_section
 from .verification import verification_section
@@ -342,6 +343,13 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
         report.extra["verdicts_not_decided"] = undecided
     vsec = report.add(verdict_section(verdicts, scorecard_rows(verdicts), {s: len(r.type_metrics) for s, r in
                                                                             results.items()}, undecided=undecided))
+    readings = {s: r for s, r in result.population.items() if r is not None and not isinstance(r, Exception)}
+    if readings:  # what the strongest search does in a larger population and over k recordings: folded, one line
+        at = 1 + max((i for i, b in enumerate(vsec.blocks) if isinstance(b, Paragraph) and (
+            b.kind.startswith("verdict-") or b.summary)), default=0)
+        vsec.blocks[at:at] = [Paragraph(r.sentence()[0].upper() + r.sentence()[1:], kind="note", summary=(
+            f"{s}: " if len(results) > 1 else "") + "in a larger population, and over several recordings")
+            for s, r in readings.items() if r.sentence()]
     if result.channels:  # content/prosody attackers: the voice-only verdict beside it, after the verdict sentences
         report.extra["channel_verdicts"] = data["channel_verdicts"]
         # after the verdict table and every system's sentences (in words, then the folded numbers)
@@ -367,6 +375,8 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
                 "embedding structure": f"{sid}embedding"}
         if res.attributes:
             more["soft-biometric leakage"] = f"{sid}attributes"
+        if result.population.get(system) is not None:
+            more["against the population size"] = f"{sid}population"
         report.add(overview_section(system, res, featured=featured[system], multi=multi, dataset=dataset,
                                     split=split, links=more if o["group_by"] is not None else
                                     {k: v for k, v in more.items() if v != "groups"}))
@@ -453,6 +463,9 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
                 report.add(rank_disclosure_section(ok, n_probes=probes, section_id=f"{sid}rank-{attacker}",
                                                    title=f"Similarity-rank disclosure: {pre}attacker {attacker}")
                            ).folded = True
+        if result.population.get(system) is not None:
+            report.add(population_section(result.population[system], section_id=f"{sid}population",
+                                          system=system if multi else "")).folded = True
         report.add(_optional_section(embedding_section, res.structure, f"{sid}embedding",
                                      f"Embedding structure: {pre}original vs anonymized"))
         report.add(_optional_section(distinctiveness_section, res.distinctiveness, f"{sid}distinctiveness",

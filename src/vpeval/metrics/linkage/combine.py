@@ -126,8 +126,8 @@ def _bootstrap_rows(per: np.ndarray, n_boot: int, rng, stat) -> np.ndarray:
 
 
 def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_rules=("sum",), delta: float = 0.05,
-                    max_profile_trials: int = 20_000_000, max_subsets: int = 200, n_boot: int = 200, level: float = 0.95, budget_bits: float | None = None,
-                    seed: int = 0) -> CombinedProbes:
+                    max_profile_trials: int = 20_000_000, max_subsets: int = 200, n_boot: int = 200,
+                    level: float = 0.95, budget_bits: float | None = None, seed: int = 0) -> CombinedProbes:
     """LID, rank-1 identification and eps(delta) of k probes of one speaker combined (module docstring).
 
     Parameters

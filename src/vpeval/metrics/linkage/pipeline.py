@@ -76,6 +76,11 @@ class LIDPipelineResult:
     rank_counts: RankCounts | None = field(default=None, repr=False)
     strict_znorm: bool = False
 
+    def probe_slopes(self, n_probes: int) -> np.ndarray:
+        """The calibration slope (nats per z-unit) each of the ``n_probes`` evaluation probes' LLRs use: its fold's
+        with cross-fitting, the one fit's with a development set; float64 of shape (n_probes,)."""
+        return self.slope[np.zeros(n_probes, np.int64) if self.fold is None else np.asarray(self.fold)]
+
     def llr_matrix(self, scores, rows: int = 4096) -> np.ndarray:
         """The chain's LLRs (nats) of the evaluation matrix ``scores`` (shape (n_probes, N), the one this result
         came from): each probe's row z-normalised and its fold's calibration applied, ``slope[f] * z +

@@ -24,14 +24,18 @@ replacement from the probe's ``N - 1`` other enrolled speakers.
 
 **Extrapolated (N' > N).** The model of Grother & Phillips ("Models of large population recognition
 performance", CVPR 2004): a probe's ``N' - 1`` impostors are independent draws from one impostor distribution
-``F``, the pooled impostor LLRs of all probes (every probe's own ``N - 1``; thinned to every ``s``-th order
-statistic of each row beyond ``max_pool`` values, which keeps the answer free of the row order). Its upper tail
+``F``, the pooled impostor scores of all probes (every probe's own ``N - 1``; thinned to every ``s``-th order
+statistic of each row beyond ``max_pool`` values, which keeps the answer free of the row order). The scores must
+therefore be on one scale for every probe: the LID chain's z-normalised rows, whose LLRs are ``slope * z`` plus a
+constant of the row (the slope of the probe's cross-fitting fold; the constant cancels in LID), or LLRs
+themselves (``slope = 1``); pooling LLRs of folds with different slopes mixes scales, which the check below
+catches. Its upper tail
 is extrapolated by a generalised Pareto distribution fitted (maximum likelihood, ``scipy.stats.genpareto``) to
 the excesses over the pooled ``1 - tail_share`` quantile ``u`` (peaks over threshold; below ``u`` the empirical
 distribution). Then, per probe with true LLR ``g``::
 
     rank-1(N') = F(g)^(N' - 1)                      (F(g): impostors below g, half of those equal)
-    LID(N')    = log2 N' + (g - log(e^g + S)) / ln 2,    S = the sum of N' - 1 impostor likelihood ratios
+    LID(N')    = log2 N' + (w g - log(e^(w g) + S)) / ln 2,    S = the sum of N' - 1 impostor ratios e^(w x)
 
 ``S`` is drawn by Monte Carlo (``n_subsets`` draws per probe): the impostors above a cutoff (``u``, or higher
 where more than :data:`_TAIL_DRAWS` of them are expected) one by one from the tail model, those below it by their
@@ -98,8 +102,8 @@ class PopulationCurves:
         N, the enrolled speakers of the data.
     n_probes : int
     model : dict
-        The impostor model: threshold ``u`` (nats), ``tail_share``, GPD ``shape`` and ``scale`` (nats),
-        ``n_pool`` (impostor LLRs pooled), ``n_excess``, the pooled mean likelihood ratio below ``u``.
+        The impostor model: ``threshold`` ``u`` and the GPD's ``scale`` (score units), ``tail_share``, the GPD's
+        ``shape``, ``n_pool`` (impostor scores pooled), ``n_excess``.
     check : dict or None
         The model fitted on ``n_fit`` enrolled speakers against the measured curves at sizes in
         ``(n_fit, N]``: ``sizes``, ``max_abs_rank1``, ``max_abs_alid_bits`` and ``reliable`` (both within
@@ -153,7 +157,7 @@ class PopulationCurves:
 
 
 #: The extrapolation's assumptions, as the output states them.
-ASSUMPTIONS = ("beyond the enrolled N: a probe's impostors are independent draws from the pooled impostor LLR "
+ASSUMPTIONS = ("beyond the enrolled N: a probe's impostors are independent draws from the pooled impostor score "
                "distribution of all probes (empirical below its upper 5 %, a generalised Pareto tail above), the "
                "enrolled speakers a random sample of the population, the attacker's calibration unchanged")
 
@@ -236,15 +240,15 @@ class _Tail:
             return -self.scale * np.log(q)
         return self.scale * np.expm1(-self.shape * np.log(q)) / self.shape
 
-    def _moments_below(self, c: float) -> tuple[float, float]:
-        """E[LR 1{l <= c}] and E[LR^2 1{l <= c}] under the model (c >= u)."""
+    def _moments_below(self, c: float, w: float) -> tuple[float, float]:
+        """E[LR 1{x <= c}] and E[LR^2 1{x <= c}] under the model (c >= u), LR = exp(w x)."""
         with np.errstate(over="ignore"):
-            m1 = float(np.exp(self.below).sum()) / self.n_pool
-            m2 = float(np.exp(2.0 * self.below).sum()) / self.n_pool
+            m1 = float(np.exp(w * self.below).sum()) / self.n_pool
+            m2 = float(np.exp(2.0 * w * self.below).sum()) / self.n_pool
         if c > self.u:
             pdf = stats.genpareto(self.shape, scale=self.scale).pdf
             for power in (1, 2):
-                v = integrate.quad(lambda y: math.exp(power * (self.u + y)) * pdf(y), 0.0, c - self.u,
+                v = integrate.quad(lambda y: math.exp(power * w * (self.u + y)) * pdf(y), 0.0, c - self.u,
                                    limit=200)[0]
                 if power == 1:
                     m1 += self.p_u * v
@@ -252,14 +256,14 @@ class _Tail:
                     m2 += self.p_u * v
         return m1, m2
 
-    def draw_sums(self, rng, m: int, size: int) -> np.ndarray:
-        """``size`` draws of the sum of ``m`` impostor likelihood ratios (module docstring): the values above a
-        cutoff ``c`` (expected count at most :data:`_TAIL_DRAWS`) one by one from the GPD beyond ``c``, those
-        below by their count times their mean plus a normal term of their variance."""
+    def draw_sums(self, rng, m: int, size: int, w: float = 1.0) -> np.ndarray:
+        """``size`` draws of the sum of ``m`` impostor likelihood ratios ``exp(w x)`` (module docstring): the
+        values above a cutoff ``c`` (expected count at most :data:`_TAIL_DRAWS`) one by one from the GPD beyond
+        ``c``, those below by their count times their mean plus a normal term of their variance."""
         p_c = min(self.p_u, _TAIL_DRAWS / max(m, 1))
         excess_c = 0.0 if p_c >= self.p_u else float(self._isf(np.array(p_c / self.p_u)))
         c = self.u + excess_c
-        m1, m2 = self._moments_below(c)
+        m1, m2 = self._moments_below(c, w)
         mean = m1 / (1.0 - p_c)
         var = max(m2 / (1.0 - p_c) - mean * mean, 0.0)
         n_tail = rng.binomial(m, p_c, size=size)
@@ -279,9 +283,9 @@ class _Tail:
                 has = np.flatnonzero(counts)
                 seg = np.r_[0, np.cumsum(counts[has])[:-1]]  # each draw's values are one contiguous run
                 top = np.maximum.reduceat(x, seg)
-                acc = np.add.reduceat(np.exp(x - np.repeat(top, counts[has])), seg)
+                acc = np.add.reduceat(np.exp(w * (x - np.repeat(top, counts[has]))), seg)
                 with np.errstate(over="ignore"):
-                    out[start + has] += acc * np.exp(top)
+                    out[start + has] += acc * np.exp(w * top)
             start = stop
         return out
 
@@ -343,10 +347,10 @@ def _ranks(llr, ti):
     return above, tied, g
 
 
-def _measured_lid(llr, ti, sizes, n_subsets: int, rng) -> np.ndarray:
+def _measured_lid(x_all, ti, w, sizes, n_subsets: int, rng) -> np.ndarray:
     """Per probe, LID (bits) at each size, averaged over ``n_subsets`` nested random sets of others; shape
-    (n, len(sizes))."""
-    n, N = llr.shape
+    (n, len(sizes)); the LLRs are ``w[i] * x_all[i]`` (a row's constant cancels in LID)."""
+    n, N = x_all.shape
     cols = np.arange(N)
     chunk = _rows(N)
     sizes = np.asarray(sizes, dtype=np.int64)
@@ -354,7 +358,7 @@ def _measured_lid(llr, ti, sizes, n_subsets: int, rng) -> np.ndarray:
     for _ in range(n_subsets):
         perm = rng.permutation(cols)
         for a in range(0, n, chunk):
-            x = np.asarray(llr[a:a + chunk], dtype=np.float64)
+            x = np.asarray(x_all[a:a + chunk], dtype=np.float64) * w[a:a + chunk, None]
             t = ti[a:a + chunk]
             r = np.arange(x.shape[0])
             g = x[r, t]
@@ -373,23 +377,28 @@ def _measured_lid(llr, ti, sizes, n_subsets: int, rng) -> np.ndarray:
     return out / n_subsets
 
 
-def _model_values(tail: _Tail, g, sizes, n_subsets: int, rng):
-    """Per probe, the model's rank-1 probability and LID (bits) at each size: two arrays (n, len(sizes))."""
+def _model_values(tail: _Tail, g, w, sizes, n_subsets: int, rng):
+    """Per probe, the model's rank-1 probability and LID (bits) at each size: two arrays (n, len(sizes)). ``g``:
+    the true scores, ``w``: each probe's slope (LLR = w * score + a row's constant)."""
     f = np.clip(tail.cdf(g), 0.0, 1.0)
     r1 = np.empty((g.size, len(sizes)))
     lid = np.empty((g.size, len(sizes)))
     with np.errstate(divide="ignore"):
         logf = np.log(f)
+    slopes, group = np.unique(w, return_inverse=True)
     for j, s in enumerate(sizes):
         r1[:, j] = np.exp((s - 1) * logf)
-        S = tail.draw_sums(rng, int(s) - 1, g.size * n_subsets).reshape(g.size, n_subsets)
-        with np.errstate(divide="ignore"):
-            lse = np.logaddexp(g[:, None], np.log(S))
-        lid[:, j] = (math.log(s) + (g[:, None] - lse).mean(axis=1)) / _LN2
+        for k, slope in enumerate(slopes.tolist()):  # one draw of sums per slope (a cross-fitting fold)
+            idx = np.flatnonzero(group == k)
+            S = tail.draw_sums(rng, int(s) - 1, idx.size * n_subsets, slope).reshape(idx.size, n_subsets)
+            gt = slope * g[idx]
+            with np.errstate(divide="ignore"):
+                lse = np.logaddexp(gt[:, None], np.log(S))
+            lid[idx, j] = (math.log(s) + (gt[:, None] - lse).mean(axis=1)) / _LN2
     return r1, lid
 
 
-def _canonical(x: np.ndarray, ti: np.ndarray, speaker):
+def _canonical(x: np.ndarray, ti: np.ndarray, speaker, w: np.ndarray):
     """The matrix with its columns and rows in an order fixed by their contents (so that the seeded draws, which
     go by position, give the same curves whatever order the input had): columns by (sum, sum of squares,
     max, min) of their LLRs, rows by (true column in the new order, true LLR, sum, sum of squares) of theirs.
@@ -400,7 +409,8 @@ def _canonical(x: np.ndarray, ti: np.ndarray, speaker):
     g = x[np.arange(ti.size), ti]
     # row sums and the true LLR do not depend on the column order: one copy of the matrix, reordered both ways
     row = np.lexsort((np.einsum("ij,ij->i", x, x), x.sum(axis=1), g, new_index[ti]))
-    return x[np.ix_(row, col)], new_index[ti][row], None if speaker is None else np.asarray(speaker)[row]
+    return (x[np.ix_(row, col)], new_index[ti][row], None if speaker is None else np.asarray(speaker)[row],
+            w[row])
 
 
 def _units(speaker, n: int):
@@ -423,16 +433,22 @@ def _bootstrap(values: np.ndarray, units: np.ndarray, n_boot: int, rng, stat) ->
     return out
 
 
-def population_curves(llr_matrix, true_index, sizes=None, *, speaker=None, n_subsets: int = 16,
+def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=None, n_subsets: int = 16,
                       n_boot: int = 200, level: float = 0.95, tail_share: float = 0.05, max_pool: int = 2_000_000,
                       budget_bits: float | None = None, check: bool = True, seed: int = 0) -> PopulationCurves:
     """Rank-1 identification, ALID and LID_max against the population size N' (module docstring).
 
     Parameters
     ----------
-    llr_matrix : array_like of shape (n_probes, N)
-        The attacker's calibrated LLRs (nats) of every probe against every enrolled speaker, e.g. the LID
-        chain's ``slope * z + intercept``. Rank-1 uses only their order.
+    scores : array_like of shape (n_probes, N)
+        Every probe's scores against every enrolled speaker, on one scale for every probe: the LID chain's
+        z-normalised rows, or calibrated LLRs (nats). Rank-1 uses only their order within a row; the impostor
+        model pools them over the rows.
+    slope : float or array_like of shape (n_probes,), optional
+        Nats of LLR per score unit, per probe: the attacker's LLRs are ``slope * score`` plus a constant of the
+        row, which LID does not depend on (the LID chain's fold slope of each probe; a fold fitted on scores that
+        carry no identity may have a slope of 0 or below). Default 1: the scores are LLRs. Rank-1 follows the
+        scores (higher: more alike), whatever the slope.
     true_index : array_like of int, shape (n_probes,)
         Column of each probe's speaker.
     sizes : array_like of int, optional
@@ -463,34 +479,40 @@ def population_curves(llr_matrix, true_index, sizes=None, *, speaker=None, n_sub
     Raises
     ------
     InvalidScoresError
-        Not a 2-D matrix, N < 2, NaN or infinite LLRs, a true index outside ``0 .. N-1``, a size below 2.
+        Not a 2-D matrix, N < 2, NaN or infinite scores or slopes, a true index outside ``0 .. N-1``, a size below
+        2.
     VpevalError
         Extrapolation asked for with too few impostor scores to fit their tail.
 
     Notes
     -----
     Ties: rank-1 breaks ties uniformly at random within the drawn set (fractional); the model's ``F`` counts
-    half of the impostors equal to the probe's LLR. Cost: the measured LID is O(n_subsets n N) time in row
+    half of the impostors equal to the probe's score. Cost: the measured LID is O(n_subsets n N) time in row
     blocks of 32 MiB; the extrapolated LID draws at most ``n_subsets n`` x :data:`_TAIL_DRAWS` tail values per
-    size N' (in batches of at most 4e6). Results depend on the rows as a set (not their order) up to the Monte-Carlo draws, which are
-    seeded and go by position, after the rows and columns are put in an order fixed by their contents.
-    The matrix is held in memory (8 bytes per score, twice while reordered).
+    size N' (in batches of at most 4e6). Results depend on the rows as a set (not their order) up to the
+    Monte-Carlo draws, which are seeded and go by position, after the rows and columns are put in an order fixed
+    by their contents. The matrix is held in memory (8 bytes per score, twice while reordered).
     """
-    x = np.asarray(llr_matrix, dtype=np.float64)
+    x = np.asarray(scores, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] == 0:
-        raise InvalidScoresError(f"llr_matrix: expected a non-empty 2-D array, got shape {x.shape}")
+        raise InvalidScoresError(f"scores: expected a non-empty 2-D array, got shape {x.shape}")
     n, N = x.shape
     if N < 2:
-        raise InvalidScoresError("llr_matrix: at least 2 enrolled speakers are needed")
+        raise InvalidScoresError("scores: at least 2 enrolled speakers are needed")
     if not np.isfinite(x).all():
-        raise InvalidScoresError("llr_matrix: LLRs must be finite")
+        raise InvalidScoresError("scores: must be finite")
+    w = np.asarray(1.0 if slope is None else slope, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.shape != (n,) or not np.isfinite(w).all():
+        raise InvalidScoresError(f"slope: expected a finite number, or one per probe (shape ({n},))")
     ti = np.asarray(true_index)
     if ti.shape != (n,) or ti.dtype.kind not in "iu" or (ti < 0).any() or (ti >= N).any():
         raise InvalidScoresError(f"true_index: expected {n} integers in 0..{N - 1}")
     ti = ti.astype(np.int64)
     if speaker is not None and np.shape(speaker) != (n,):
         raise InvalidScoresError(f"speaker: expected one label per probe, shape ({n},), got {np.shape(speaker)}")
-    x, ti, speaker = _canonical(x, ti, speaker)
+    x, ti, speaker, w = _canonical(x, ti, speaker, w)
     sz = default_population_sizes(N) if sizes is None else np.unique(np.asarray(sizes, dtype=np.int64))
     if sz.size == 0 or sz[0] < 2:
         raise InvalidScoresError("sizes: population sizes start at 2")
@@ -506,7 +528,7 @@ def population_curves(llr_matrix, true_index, sizes=None, *, speaker=None, n_sub
     for j, s in enumerate(m_sz):
         r1[:, j] = win_probability(above, tied, N, int(s) - 1)
     if m_sz.size:
-        lid[:, :m_sz.size] = _measured_lid(x, ti, m_sz, n_subsets, rng)
+        lid[:, :m_sz.size] = _measured_lid(x, ti, w, m_sz, n_subsets, rng)
     pool = _pool(x, ti, max_pool)
     model, chk, tail = None, None, None
     try:
@@ -515,25 +537,25 @@ def population_curves(llr_matrix, true_index, sizes=None, *, speaker=None, n_sub
         if e_sz.size:
             raise
     if tail is not None:
-        model = {"threshold_nats": tail.u, "tail_share": tail.p_u, "shape": tail.shape, "scale_nats": tail.scale,
+        model = {"threshold": tail.u, "tail_share": tail.p_u, "shape": tail.shape, "scale": tail.scale,
                  "n_pool": tail.n_pool, "n_excess": tail.n_excess}
     if e_sz.size:
-        mr1, mlid = _model_values(tail, g, e_sz, n_subsets, rng)
+        mr1, mlid = _model_values(tail, g, w, e_sz, n_subsets, rng)
         r1[:, m_sz.size:] = mr1
         lid[:, m_sz.size:] = mlid
     if check and N >= 40:
-        chk = _check(x, ti, g, N, tail_share, max_pool, n_subsets, rng)
+        chk = _check(x, ti, g, w, N, tail_share, max_pool, n_subsets, rng)
         if chk is not None:
             # a quarter of fewer than 50 speakers fits the tail on too few scores for its miss to mean much
-            chk["reliable"] = (None if chk["n_fit"] < CHECK_MIN_FIT else
-                               bool(chk["max_abs_rank1"] <= CHECK_RANK1 and chk["max_abs_alid_bits"] <= CHECK_ALID_BITS))
+            within = chk["max_abs_rank1"] <= CHECK_RANK1 and chk["max_abs_alid_bits"] <= CHECK_ALID_BITS
+            chk["reliable"] = None if chk["n_fit"] < CHECK_MIN_FIT else bool(within)
             if chk["reliable"] is False and e_sz.size:
                 warnings.warn(
                     f"population curves: the impostor model fitted on {chk['n_fit']} of the {N} enrolled speakers "
                     f"misses the measured curves by {chk['max_abs_rank1']:.3f} of rank-1 and "
                     f"{chk['max_abs_alid_bits']:.3f} bits of ALID (flagged beyond {CHECK_RANK1} and "
-                    f"{CHECK_ALID_BITS}): the sizes beyond {N} are not to be relied on (are the LLRs of every probe "
-                    "on one scale? z-normalise the rows)", ExtrapolationWarning, stacklevel=user_stacklevel())
+                    f"{CHECK_ALID_BITS}): the sizes beyond {N} are not to be relied on (are the scores of every "
+                    "probe on one scale? z-normalise the rows)", ExtrapolationWarning, stacklevel=user_stacklevel())
 
     units, unit = _units(speaker, n)
     alpha = (1.0 - level) / 2.0
@@ -557,7 +579,7 @@ def population_curves(llr_matrix, true_index, sizes=None, *, speaker=None, n_sub
                             model or {}, chk, n_subsets, n_boot, level, unit, budget_bits, within)
 
 
-def _check(x, ti, g, N, tail_share, max_pool, n_subsets, rng) -> dict | None:
+def _check(x, ti, g, w, N, tail_share, max_pool, n_subsets, rng) -> dict | None:
     """The model fitted on a random quarter of the enrolled speakers (each probe's impostors among them)
     against the measured curves at the sizes in (N/4, N]; None where that leaves no size or too few scores."""
     n_fit = max(10, N // 4)
@@ -572,8 +594,8 @@ def _check(x, ti, g, N, tail_share, max_pool, n_subsets, rng) -> dict | None:
         return None
     above, tied, _ = _ranks(x, ti)
     meas_r1 = np.array([win_probability(above, tied, N, int(s) - 1).mean() for s in sizes])
-    meas_lid = _measured_lid(x, ti, sizes, n_subsets, rng).mean(axis=0)
-    mr1, mlid = _model_values(tail, g, sizes, n_subsets, rng)
+    meas_lid = _measured_lid(x, ti, w, sizes, n_subsets, rng).mean(axis=0)
+    mr1, mlid = _model_values(tail, g, w, sizes, n_subsets, rng)
     mr1, mlid = mr1.mean(axis=0), mlid.mean(axis=0)
     return {"n_fit": int(n_fit), "sizes": sizes.tolist(),
             "rank1_measured": meas_r1.tolist(), "rank1_model": mr1.tolist(),
