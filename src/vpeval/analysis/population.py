@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import VpevalError
-from ..metrics.linkage import default_population_sizes, population_curves, znorm_rows
+from ..metrics.linkage import default_population_sizes, population_curves
+from ..metrics.linkage.population import row_zscores
 from ..metrics.linkage.combine import combined_probes
 from .profiles import default_delta
 
@@ -130,7 +131,7 @@ def population_reading(res, *, budget_bits: float, delta: float | None = None, s
             continue
         ti = np.asarray(m.true_index)
         sizes = default_population_sizes(m.n_enrolled, [s for s in extrapolate_to if s > m.n_enrolled])
-        curves[cond] = population_curves(znorm_rows(m.scores), ti, sizes, slope=link.lid.probe_slopes(ti.size),
+        curves[cond] = population_curves(row_zscores(m.scores), ti, sizes, slope=link.lid.probe_slopes(ti.size),
                                          speaker=ti, budget_bits=budget_bits, n_boot=n_boot, seed=seed)
         if cond == "oa":
             llr = link.lid.llr_matrix(m.scores)

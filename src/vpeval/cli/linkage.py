@@ -221,17 +221,19 @@ def register(app: typer.Typer) -> None:
 
             most = int(np.bincount(sm.true_index).max())
             if combine > most:
-                raise VpevalError(f"--combine {combine}: no speaker of {table} has more than {most} probes")
+                raise VpevalError(f"--combine {combine}: no speaker of {table} has more than {most} probe"
+                                  + ("s" if most != 1 else ""))
             with _named_inputs(table, sm, dev, dsm):
                 combined = combined_probes(
                     res.lid.llr_matrix(sm.scores), sm.true_index, range(1, combine + 1), budget_bits=budget, seed=seed,
                     delta=default_delta(int(np.unique(sm.true_index).size)) if delta is None else delta)
             out["combined_probes"] = combined.to_dict()
         if sizes is not None:
-            from ..metrics.linkage import default_population_sizes, population_curves, znorm_rows
+            from ..metrics.linkage import default_population_sizes, population_curves
+            from ..metrics.linkage.population import row_zscores
 
             with _named_inputs(table, sm, dev, dsm):
-                curves = population_curves(znorm_rows(sm.scores), sm.true_index,
+                curves = population_curves(row_zscores(sm.scores), sm.true_index,
                                            default_population_sizes(sm.n_speakers, sizes),
                                            slope=res.lid.probe_slopes(sm.n_probes), speaker=sm.true_index,
                                            budget_bits=budget, seed=seed)
@@ -272,14 +274,15 @@ def _print_combined(c) -> None:
     con = Console()
     d = c.rows["sum"]
     t = Table(title=f"Repeated recordings: k probes of one speaker, LLRs summed ({100 * c.level:g} % intervals, "
-                    f"bootstrap of the speakers; ALID, LID_max and eps at delta = {c.delta:.3g} in bits)",
+                    f"bootstrap of the speakers; ALID, the largest speaker's LID and eps at delta = {c.delta:.3g} in "
+                    "bits)",
               box=box.SIMPLE_HEAD)
-    for col in ("k", "speakers", "sets", "ALID", "interval", "rank-1 %", "LID_max", "eps"):
+    for col in ("k", "speakers", "sets", "ALID", "interval", "rank-1 %", "spk. max", "eps"):
         t.add_column(col, justify="right", no_wrap=True)
     for j, k in enumerate(c.ks.tolist()):
         t.add_row(str(k), str(int(c.n_speakers[j])), "all" if c.exact[j] else f"{c.max_subsets} drawn",
                   f"{d['alid_bits'][j]:.3f}", f"{d['alid_low'][j]:.2f}-{d['alid_high'][j]:.2f}",
-                  f"{100 * d['rank1'][j]:.1f}", f"{d['lid_max_bits'][j]:.2f}",
+                  f"{100 * d['rank1'][j]:.1f}", f"{d['speaker_lid_max_bits'][j]:.2f}",
                   "-" if math.isnan(d["eps_bits"][j]) else _fmt(float(d["eps_bits"][j]), 2))
     con.print(t)
     others = [r for r in c.rules if r != "sum"]
@@ -291,15 +294,18 @@ def _print_combined(c) -> None:
         con.print(f"Not computed: {note}.", highlight=False, markup=False)
     w = c.within_budget_up_to.get("sum")
     if c.budget_bits is not None:
-        con.print(f"LID_max of summed probes exceeds the budget of {c.budget_bits:.2f} bits from one probe on."
-                  if w is None else
-                  f"LID_max of summed probes stays within the budget of {c.budget_bits:.2f} bits (upper end of its "
-                  f"interval) up to k = {w}" + ("." if w == c.ks[-1] else ", and exceeds it at the next k."),
+        con.print(f"The largest speaker's LID (its summed recordings, averaged over its sets; the estimate) exceeds "
+                  f"the budget of {c.budget_bits:.2f} bits from one recording on." if w is None else
+                  f"The largest speaker's LID (its summed recordings, averaged over its sets; the estimate) stays "
+                  f"within the budget of {c.budget_bits:.2f} bits up to k = {w}"
+                  + ("." if w == c.ks[-1] else ", and exceeds it at the next k."),
                   highlight=False, markup=False)
 
 
 def _population_sizes(text: Optional[str]):
-    """The sizes of ``--population`` (integers >= 2, comma-separated), or None without the option."""
+    """The sizes of ``--population`` (integers in 2 .. 1e12, comma-separated), or None without the option."""
+    from ..metrics.linkage.population import MAX_POPULATION
+
     if text is None:
         return None
     out = []
@@ -309,11 +315,22 @@ def _population_sizes(text: Optional[str]):
             v = int(part)
         except ValueError:
             v = 0
-        if v < 2:
-            raise VpevalError(f"--population: expected comma-separated integers of at least 2 (population sizes), "
-                              f"got {part!r} in {text!r}")
+        if not 2 <= v <= MAX_POPULATION:
+            raise VpevalError(f"--population: expected comma-separated integers from 2 to {MAX_POPULATION:,} "
+                              f"(population sizes), got {part!r} in {text!r}")
         out.append(v)
     return out
+
+
+def _size(v: int) -> str:
+    """A population size in at most 9 characters: 1,000,000 or 1e9 (2.5e10)."""
+    return f"{v:,}" if v < 10 ** 7 else f"{v:.3g}".replace("e+0", "e").replace("e+", "e")
+
+
+def _pct(p: float) -> str:
+    """A share in percent in at most 7 characters, small ones in scientific notation."""
+    v = 100 * p
+    return "0" if v == 0 else f"{v:.2f}" if v >= 0.01 else f"{v:.1e}"
 
 
 def _print_population(c) -> None:
@@ -330,10 +347,9 @@ def _print_population(c) -> None:
     for col in ("N'", "rank-1 %", "interval", "chance %", "ALID", "interval", "LID_max"):
         t.add_column(col, justify="right", no_wrap=True)
     for j, size in enumerate(c.sizes.tolist()):
-        t.add_row(f"{size:,}" + ("" if c.measured[j] else " *"), f"{100 * c.rank1[j]:.2f}",
-                  f"{100 * c.rank1_low[j]:.1f}-{100 * c.rank1_high[j]:.1f}",
-                  f"{100 * c.chance[j]:.{2 if size <= 1e4 else 6}f}".rstrip("0").rstrip("."),
-                  f"{c.alid_bits[j]:.3f}", f"{c.alid_low[j]:.2f}-{c.alid_high[j]:.2f}", f"{c.lid_max_bits[j]:.3f}")
+        t.add_row(_size(size) + ("" if c.measured[j] else " *"), _pct(c.rank1[j]),
+                  f"{_pct(c.rank1_low[j])}-{_pct(c.rank1_high[j])}", _pct(c.chance[j]),
+                  f"{c.alid_bits[j]:.2f}", f"{c.alid_low[j]:.2f}-{c.alid_high[j]:.2f}", f"{c.lid_max_bits[j]:.2f}")
     con.print(t)
     lines = []
     if not c.measured.all():
@@ -353,9 +369,10 @@ def _print_population(c) -> None:
         if c.within_budget_up_to is None:
             lines.append(f"LID_max exceeds the budget of {c.budget_bits:.2f} bits at every size shown.")
         else:
-            lines.append(f"LID_max stays within the budget of {c.budget_bits:.2f} bits (upper end of its interval) up "
-                         f"to N' = {c.within_budget_up_to:,}" + ("" if c.within_budget_up_to == c.sizes[-1] else
-                                                                 ", and exceeds it at the next size") + ".")
+            lines.append(f"LID_max (the largest probe's LID; an interval cannot reach above the largest value seen, "
+                         f"so this reads the estimate) stays within the budget of {c.budget_bits:.2f} bits up to N' "
+                         f"= {_size(c.within_budget_up_to)}" + ("" if c.within_budget_up_to == c.sizes[-1] else
+                                                                ", and exceeds it at the next size") + ".")
     for line in lines:
         con.print(line, highlight=False, markup=False)
 

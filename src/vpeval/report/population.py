@@ -59,10 +59,11 @@ def population_section(reading, *, section_id: str = "population", system: str =
         rows = [[int(k), int(cp.n_speakers[j]), "all" if cp.exact[j] else f"{cp.max_subsets} drawn",
                  float(d["alid_bits"][j]), f"{d['alid_low'][j]:.3g}-{d['alid_high'][j]:.3g}",
                  100 * float(d["rank1"][j]),
-                 float(d["lid_max_bits"][j]), float(d["eps_bits"][j]), float(cp.rows["mean"]["alid_bits"][j])]
+                 float(d["speaker_lid_max_bits"][j]), float(d["eps_bits"][j]), float(cp.rows["mean"]["alid_bits"][j])]
                 for j, k in enumerate(cp.ks.tolist())]
         sec.blocks.append(Table(
-            ["k recordings", "speakers", "sets", "ALID (bits)", "interval", "rank-1 (%)", "LID_max (bits)",
+            ["k recordings", "speakers", "sets", "ALID (bits)", "interval", "rank-1 (%)",
+             "largest speaker's LID (bits)",
              f"eps at delta {cp.delta:.3g} (bits)", "ALID, mean of LLRs (bits)"], rows,
             caption=f"{CONDITIONS['oa']}: k probes of one speaker, LLRs summed (Bayes' rule for independent "
                     "recordings); the last column averages them instead"))

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import zlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,7 +60,9 @@ class CombinedProbes:
         True where every speaker's every k-subset was used.
     rows : dict rule -> dict
         Per rule, arrays of shape (m,): ``alid_bits``, ``alid_low``, ``alid_high``, ``rank1``, ``rank1_low``,
-        ``rank1_high``, ``lid_max_bits``, ``lid_max_low``, ``lid_max_high``, ``eps_bits`` (eps at ``delta``).
+        ``rank1_high``, ``speaker_lid_max_bits`` (the largest speaker's LID, each speaker's averaged over its
+        sets: not the largest probe's), ``speaker_lid_max_low``, ``speaker_lid_max_high``, ``eps_bits`` (eps at
+        ``delta``).
     delta : float
     n_enrolled : int
         N, the columns every combined row is scored over.
@@ -69,8 +72,9 @@ class CombinedProbes:
     notes : tuple of str
         What was not computed and why (a profile over ``max_profile_trials``).
     within_budget_up_to : dict rule -> int or None
-        The largest k up to which the upper end of LID_max's interval stays within the budget (every smaller k
-        too); None when k = 1 already exceeds it or no budget was given.
+        The largest k up to which the largest speaker's LID stays within the budget (every smaller k too); None
+        when k = 1 already exceeds it or no budget was given. Read on the estimate: a percentile bootstrap
+        interval of a maximum never reaches above the largest value seen.
     """
 
     ks: np.ndarray
@@ -170,10 +174,11 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
 
     Notes
     -----
-    Cost: ``sum over k of (speakers x sets x k x N)`` operations, memory one speaker's sets at a time, and, for each
-    profiled rule and k, every combined row (``speakers x sets x N`` values, sorted for the profile). The sampled
-    sets go by the probes' order within a speaker after the rows are put in an order fixed by their contents
-    (true column, then their LLRs), so the result does not depend on the input's row order.
+    Order: a speaker's sets come from a stream keyed by its true LLRs, its rows are ordered by their contents,
+    and the bootstrap resamples the speakers sorted by their values: the result depends on neither the order of
+    the rows nor that of the columns (nor on the speakers' names). Cost: ``sum over k of (speakers x sets x k x
+    N)`` operations, memory one speaker's sets at a time, and, for each profiled rule and k, every combined row
+    (``speakers x sets x N`` values, sorted for the profile).
     """
     x = np.asarray(llr_matrix, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] < 2:
@@ -196,16 +201,17 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
     if ks.size == 0 or ks[0] < 1 or ks[-1] > counts.max():
         raise InvalidScoresError(f"ks: expected numbers of probes from 1 to {int(counts.max())} (the most probes "
                                  f"one speaker has), got {ks.tolist()}")
-    # rows in an order fixed by their contents: by speaker, then by their true LLR, sum and sum of squares
+    # rows in an order fixed by their contents: by speaker, then by a fingerprint of each row's sorted LLRs (the
+    # same bits whatever the column order) and its true LLR
     g = x[np.arange(n), ti]
-    order = np.lexsort((np.einsum("ij,ij->i", x, x), x.sum(axis=1), g, ti))
-    x, ti = x[order], ti[order]
-    starts = np.r_[0, np.cumsum(np.bincount(ti, minlength=N))]
-    rng = np.random.default_rng(seed)
+    key = np.cumsum(np.sort(x, axis=1) * np.random.default_rng(20261206).random(N), axis=1)[:, -1]
+    order = np.lexsort((g, key, ti))
+    x, ti, g = x[order], ti[order], g[order]
+    starts = np.r_[0, np.cumsum(counts)]
     alpha = (1.0 - level) / 2.0
-    rows = {r: {k: np.empty(ks.size) for k in ("alid_bits", "alid_low", "alid_high", "rank1", "rank1_low",
-                                              "rank1_high", "lid_max_bits", "lid_max_low", "lid_max_high",
-                                              "eps_bits")} for r in rules}
+    keys = ("alid_bits", "alid_low", "alid_high", "rank1", "rank1_low", "rank1_high", "speaker_lid_max_bits",
+            "speaker_lid_max_low", "speaker_lid_max_high", "eps_bits")
+    rows = {r: {k: np.empty(ks.size) for k in keys} for r in rules}
     n_spk = np.empty(ks.size, dtype=np.int64)
     exact = np.ones(ks.size, dtype=bool)
     notes = []
@@ -221,7 +227,9 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
         tar = {r: [] for r in rules}
         non = {r: [] for r in rules}
         for i, s in enumerate(speakers.tolist()):
-            sets, full = _subsets(int(counts[s]), k, max_subsets, rng)
+            # each speaker's sets from a stream of its own, keyed by its true LLRs (not by its column)
+            key = zlib.crc32(np.sort(g[starts[s]:starts[s + 1]]).tobytes())
+            sets, full = _subsets(int(counts[s]), k, max_subsets, np.random.default_rng([seed, k, key]))
             exact[j] &= full
             block = x[starts[s]:starts[s + 1]][sets]  # (sets, k, N)
             for r in rules:
@@ -235,18 +243,18 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
                     tar[r].append(ct)
                     non[r].append(np.delete(c, s, axis=1).ravel())
         for r in rules:
-            p = per[r]
+            p = per[r][np.lexsort(per[r].T[::-1])]  # the speakers in an order fixed by their values
             est = np.array([p[:, 0].mean(), p[:, 1].mean(), p[:, 0].max()])
             if n_boot > 0:
-                reps = _bootstrap_rows(p, n_boot, rng, lambda q: np.array([q[:, 0].mean(), q[:, 1].mean(),
-                                                                          q[:, 0].max()]))
+                reps = _bootstrap_rows(p, n_boot, np.random.default_rng([seed, k, 0]),
+                                       lambda q: np.array([q[:, 0].mean(), q[:, 1].mean(), q[:, 0].max()]))
                 lo, hi = np.quantile(reps, alpha, axis=0), np.quantile(reps, 1.0 - alpha, axis=0)
             else:
                 lo, hi = est, est
             d = rows[r]
-            d["alid_bits"][j], d["rank1"][j], d["lid_max_bits"][j] = est
-            d["alid_low"][j], d["rank1_low"][j], d["lid_max_low"][j] = lo
-            d["alid_high"][j], d["rank1_high"][j], d["lid_max_high"][j] = hi
+            d["alid_bits"][j], d["rank1"][j], d["speaker_lid_max_bits"][j] = est
+            d["alid_low"][j], d["rank1_low"][j], d["speaker_lid_max_low"][j] = lo
+            d["alid_high"][j], d["rank1_high"][j], d["speaker_lid_max_high"][j] = hi
             d["eps_bits"][j] = (float(privacy_profile_bits(np.concatenate(tar[r]), np.concatenate(non[r]),
                                                            delta=delta)) if r in profile_now else float("nan"))
             tar[r], non[r] = [], []  # freed before the next rule's profile
@@ -254,7 +262,7 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
     for r in rules:
         within[r] = None
         if budget_bits is not None:
-            ok = rows[r]["lid_max_high"] <= budget_bits
+            ok = rows[r]["speaker_lid_max_bits"] <= budget_bits  # the estimate: see within_budget_up_to
             if ok[0]:
                 within[r] = int(ks[-1] if ok.all() else ks[int(np.argmin(ok)) - 1])
     return CombinedProbes(ks, rules, n_spk, exact, rows, float(delta), N, level, n_boot, max_subsets, budget_bits,

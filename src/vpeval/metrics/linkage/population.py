@@ -69,6 +69,8 @@ _LN2 = math.log(2.0)
 #: on 300 x 400 tables (docs/beyond.md); a probe-dependent impostor spread gave 0.15 and 0.74.
 CHECK_RANK1 = 0.05
 CHECK_ALID_BITS = 0.25
+#: Largest population size (a trillion: beyond any population; the int64 arithmetic has room).
+MAX_POPULATION = 10 ** 12
 #: Fewest enrolled speakers in the check's quarter for its differences to be judged (``reliable`` is None below).
 CHECK_MIN_FIT = 50
 #: Bytes of one block of rows of the matrix (a few such blocks are alive at once).
@@ -117,8 +119,10 @@ class PopulationCurves:
     budget_bits : float or None
         The disclosure budget the curves were read against.
     within_budget_up_to : int or None
-        The largest N' of ``sizes`` up to which the upper end of LID_max's interval stays within the budget
-        (every smaller size too); None when even the smallest size exceeds it or no budget was given.
+        The largest N' of ``sizes`` up to which LID_max stays within the budget (every smaller size too); None
+        when even the smallest size exceeds it or no budget was given. Read on the estimate: a percentile
+        bootstrap interval of a maximum never reaches above the largest value seen, so its upper end is the
+        estimate itself.
     """
 
     sizes: np.ndarray
@@ -160,6 +164,36 @@ class PopulationCurves:
 ASSUMPTIONS = ("beyond the enrolled N: a probe's impostors are independent draws from the pooled impostor score "
                "distribution of all probes (empirical below its upper 5 %, a generalised Pareto tail above), the "
                "enrolled speakers a random sample of the population, the attacker's calibration unchanged")
+
+
+def _row_sums(a: np.ndarray) -> np.ndarray:
+    """Each row's sum, added left to right (a running sum: the same bits for equal rows wherever they lie in
+    memory, which NumPy's vectorised sums do not promise)."""
+    return np.cumsum(a, axis=1)[:, -1]
+
+
+def row_zscores(scores) -> np.ndarray:
+    """Every row z-normalised (sample standard deviation, as :func:`~vpeval.metrics.linkage.znorm_rows`), with
+    the mean and standard deviation summed left to right over each row's sorted scores: rows alike as multisets
+    get the same bits whatever the order of the columns, so that ties between rows in the pooled impostor scores do not hang
+    on the input's column order. Float64 of the input's shape; raises what ``znorm_rows`` raises."""
+    from .posterior import znorm_rows
+
+    x = np.asarray(scores, dtype=np.float64)
+    znorm_rows(x[:1])  # the checks (2-D, N >= 2, finite) of the chain's own z-norm, on one row
+    if not np.isfinite(x).all():
+        raise InvalidScoresError("scores: must be finite")
+    out = np.empty(x.shape)
+    step = _rows(x.shape[1])
+    for a in range(0, x.shape[0], step):
+        srt = np.sort(x[a:a + step], axis=1)
+        mean = _row_sums(srt) / x.shape[1]
+        sd = np.sqrt(_row_sums((srt - mean[:, None]) ** 2) / (x.shape[1] - 1))
+        if (sd == 0).any():
+            raise InvalidScoresError(f"scores: row {a + int(np.flatnonzero(sd == 0)[0])} is constant (standard "
+                                     "deviation 0)")
+        out[a:a + step] = (x[a:a + step] - mean[:, None]) / sd[:, None]
+    return out
 
 
 def default_population_sizes(n_speakers: int, extra=()) -> np.ndarray:
@@ -290,25 +324,29 @@ class _Tail:
         return out
 
 
-def _pool(llr, ti: np.ndarray, max_pool: int, columns=None) -> np.ndarray:
-    """The impostor LLRs of every probe (its row, or its ``columns``, without its true column), sorted; each
-    row thinned to every ``s``-th of its order statistics when there are more than ``max_pool`` in all (``s``
-    the smallest step that fits): the pool depends on the rows as a set, not on their order."""
-    n, N = llr.shape
-    cols = np.arange(N) if columns is None else np.asarray(columns, dtype=np.int64)
-    K = cols.size
+def _sorted_impostors(x: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Each row's ``N - 1`` impostor scores (its true column left out), ascending: a new (rows, N - 1) array."""
+    y = np.array(x, dtype=np.float64)
+    y[np.arange(y.shape[0]), t] = np.inf  # the true column sorts last
+    y.sort(axis=1)
+    return y[:, :-1]
+
+
+def _pool(x_all, ti: np.ndarray, max_pool: int, positions=None) -> np.ndarray:
+    """The impostor scores of every probe (those at ``positions[i]`` of row ``i``'s sorted impostors, shape (n,
+    K), or all), sorted; each row's thinned to every ``s``-th when there are more than ``max_pool`` in all (``s``
+    the smallest step that fits). Without ``positions``, depends on each row's scores as a multiset and on the
+    rows as a set: not on any order."""
+    n, N = x_all.shape
+    K = N - 1 if positions is None else positions.shape[1]
     s = max(1, math.ceil(n * K / max_pool))
     parts = []
-    step = _rows(K)
+    step = _rows(N)
     for a in range(0, n, step):
-        x = np.array(np.asarray(llr[a:a + step], dtype=np.float64)[:, cols])
-        t = ti[a:a + step]
-        own = cols[None, :] == t[:, None]
-        has = own.any(axis=1)
-        x[own] = np.inf  # the true column sorts last
-        x.sort(axis=1)
-        parts.append(x[has][:, s // 2:K - 1:s].ravel())
-        parts.append(x[~has][:, s // 2:K:s].ravel())
+        imp = _sorted_impostors(x_all[a:a + step], ti[a:a + step])
+        if positions is not None:
+            imp = np.sort(np.take_along_axis(imp, positions[a:a + step], axis=1), axis=1)
+        parts.append(imp[:, s // 2::s].ravel())
     return np.sort(np.concatenate(parts))
 
 
@@ -349,37 +387,38 @@ def _ranks(llr, ti):
 
 def _measured_lid(x_all, ti, w, sizes, n_subsets: int, rng) -> np.ndarray:
     """Per probe, LID (bits) at each size, averaged over ``n_subsets`` nested random sets of others; shape
-    (n, len(sizes)); the LLRs are ``w[i] * x_all[i]`` (a row's constant cancels in LID)."""
+    (n, len(sizes)); the LLRs are ``w[i] * x_all[i]`` (a row's constant cancels in LID). A set of ``s - 1``
+    others is the first ``s - 1`` entries of one random permutation of the positions of the probe's sorted
+    impostors, shifted cyclically by the probe's own random shift (so that the probes' sets are not aligned by
+    rank): a uniform set for each probe, drawn without regard to the order of the columns (the rows come in an
+    order fixed by their contents)."""
     n, N = x_all.shape
-    cols = np.arange(N)
-    chunk = _rows(N)
     sizes = np.asarray(sizes, dtype=np.int64)
+    perms = [rng.permutation(N - 1) for _ in range(n_subsets)]
+    shifts = [rng.integers(0, N - 1, size=n) for _ in range(n_subsets)]
     out = np.zeros((n, sizes.size))
-    for _ in range(n_subsets):
-        perm = rng.permutation(cols)
-        for a in range(0, n, chunk):
-            x = np.asarray(x_all[a:a + chunk], dtype=np.float64) * w[a:a + chunk, None]
-            t = ti[a:a + chunk]
-            r = np.arange(x.shape[0])
-            g = x[r, t]
-            xp = x[:, perm]
-            own = perm[None, :] == t[:, None]  # the true column's place in the permutation (if present)
-            xp[own] = -np.inf  # out of the running sum
+    chunk = _rows(N)
+    for a in range(0, n, chunk):
+        x = np.asarray(x_all[a:a + chunk], dtype=np.float64)
+        t = ti[a:a + chunk]
+        wa = w[a:a + chunk, None]
+        g = x[np.arange(x.shape[0]), t] * wa[:, 0]
+        imp = _sorted_impostors(x, t) * wa
+        for perm, shift in zip(perms, shifts):
+            xp = np.take_along_axis(imp, (perm[None, :] + shift[a:a + chunk, None]) % (N - 1), axis=1)
             top = np.maximum(xp.max(axis=1), g)
             cs = np.cumsum(np.exp(xp - top[:, None]), axis=1)
-            has = own.any(axis=1)
-            pos_true = np.where(has, own.argmax(axis=1), cols.size)
-            for j, s in enumerate(sizes):
-                # first s columns of the permutation, less the true one if among them, else the first s - 1
-                k = np.where(pos_true < s, s, s - 1)
-                lse = top + np.log(cs[r, k - 1] + np.exp(g - top))
-                out[a:a + chunk, j] += (math.log(s) + g - lse) / _LN2
+            for j, size in enumerate(sizes.tolist()):
+                others = cs[:, size - 2] if size >= 2 else 0.0
+                lse = top + np.log(others + np.exp(g - top))
+                out[a:a + chunk, j] += (math.log(size) + g - lse) / _LN2
     return out / n_subsets
 
 
-def _model_values(tail: _Tail, g, w, sizes, n_subsets: int, rng):
+def _model_values(tail: _Tail, g, w, sizes, n_subsets: int, seed, stream: int):
     """Per probe, the model's rank-1 probability and LID (bits) at each size: two arrays (n, len(sizes)). ``g``:
-    the true scores, ``w``: each probe's slope (LLR = w * score + a row's constant)."""
+    the true scores, ``w``: each probe's slope (LLR = w * score + a row's constant). Each size draws from its own
+    stream, ``default_rng([seed, stream, size])``: asking for other sizes changes no size's draws."""
     f = np.clip(tail.cdf(g), 0.0, 1.0)
     r1 = np.empty((g.size, len(sizes)))
     lid = np.empty((g.size, len(sizes)))
@@ -388,6 +427,7 @@ def _model_values(tail: _Tail, g, w, sizes, n_subsets: int, rng):
     slopes, group = np.unique(w, return_inverse=True)
     for j, s in enumerate(sizes):
         r1[:, j] = np.exp((s - 1) * logf)
+        rng = np.random.default_rng([seed, stream, int(s)])
         for k, slope in enumerate(slopes.tolist()):  # one draw of sums per slope (a cross-fitting fold)
             idx = np.flatnonzero(group == k)
             S = tail.draw_sums(rng, int(s) - 1, idx.size * n_subsets, slope).reshape(idx.size, n_subsets)
@@ -399,25 +439,31 @@ def _model_values(tail: _Tail, g, w, sizes, n_subsets: int, rng):
 
 
 def _canonical(x: np.ndarray, ti: np.ndarray, speaker, w: np.ndarray):
-    """The matrix with its columns and rows in an order fixed by their contents (so that the seeded draws, which
-    go by position, give the same curves whatever order the input had): columns by (sum, sum of squares,
-    max, min) of their LLRs, rows by (true column in the new order, true LLR, sum, sum of squares) of theirs.
-    Rows or columns equal in those four numbers keep their relative order."""
-    col = np.lexsort((x.min(axis=0), x.max(axis=0), np.einsum("ij,ij->j", x, x), x.sum(axis=0)))
-    new_index = np.empty_like(col)
-    new_index[col] = np.arange(col.size)
-    g = x[np.arange(ti.size), ti]
-    # row sums and the true LLR do not depend on the column order: one copy of the matrix, reordered both ways
-    row = np.lexsort((np.einsum("ij,ij->i", x, x), x.sum(axis=1), g, new_index[ti]))
-    return (x[np.ix_(row, col)], new_index[ti][row], None if speaker is None else np.asarray(speaker)[row],
-            w[row])
+    """The rows in an order fixed by their contents (the seeded draws go by row): by a fingerprint of each row's
+    sorted scores (their dot product with a fixed pseudo-random vector: the same bits for rows alike as
+    multisets, whatever the column order, and different for different ones but by accident), its true score
+    and its slope. Rows alike in all of these (the same scores, true score and slope) keep their relative order;
+    they differ at most in their speaker, i.e. in the bootstrap's units. Columns are left as they are: nothing
+    below depends on their order."""
+    n, N = x.shape
+    key = np.empty(n)
+    probe = np.random.default_rng(20261206).random(N)
+    step = _rows(N)
+    for a in range(0, n, step):
+        key[a:a + step] = _row_sums(np.sort(np.asarray(x[a:a + step], dtype=np.float64), axis=1) * probe)
+    g = x[np.arange(n), ti]
+    row = np.lexsort((w, g, key))
+    return x[row], ti[row], None if speaker is None else np.asarray(speaker)[row], w[row]
 
 
 def _units(speaker, n: int):
+    """Bootstrap unit of each row, coded by first appearance (not by the labels' order), and its name."""
     if speaker is None:
         return np.arange(n), "probe"
-    codes = np.unique(np.asarray(speaker), return_inverse=True)[1].ravel()
-    return codes, "speaker"
+    _, first, inv = np.unique(np.asarray(speaker), return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return rank[inv.ravel()], "speaker"
 
 
 def _bootstrap(values: np.ndarray, units: np.ndarray, n_boot: int, rng, stat) -> np.ndarray:
@@ -467,7 +513,7 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     max_pool : int
         Most impostor LLRs pooled for the model (each row thinned alike beyond it).
     budget_bits : float, optional
-        Read LID_max's interval against this budget (bits): ``within_budget_up_to``.
+        Read LID_max against this budget (bits): ``within_budget_up_to``.
     check : bool
         Fit the model on a quarter of the enrolled speakers and compare with the measured curves.
     seed : int
@@ -514,11 +560,10 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
         raise InvalidScoresError(f"speaker: expected one label per probe, shape ({n},), got {np.shape(speaker)}")
     x, ti, speaker, w = _canonical(x, ti, speaker, w)
     sz = default_population_sizes(N) if sizes is None else np.unique(np.asarray(sizes, dtype=np.int64))
-    if sz.size == 0 or sz[0] < 2:
-        raise InvalidScoresError("sizes: population sizes start at 2")
+    if sz.size == 0 or sz[0] < 2 or sz[-1] > MAX_POPULATION:
+        raise InvalidScoresError(f"sizes: population sizes lie in 2..{MAX_POPULATION:.0e}")
     if not 0.0 < level < 1.0 or not 0.0 < tail_share <= 0.5:
         raise InvalidScoresError("level must lie in (0, 1) and tail_share in (0, 0.5]")
-    rng = np.random.default_rng(seed)
     meas = sz <= N
     above, tied, g = _ranks(x, ti)
     m_sz, e_sz = sz[meas], sz[~meas]
@@ -528,7 +573,7 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     for j, s in enumerate(m_sz):
         r1[:, j] = win_probability(above, tied, N, int(s) - 1)
     if m_sz.size:
-        lid[:, :m_sz.size] = _measured_lid(x, ti, w, m_sz, n_subsets, rng)
+        lid[:, :m_sz.size] = _measured_lid(x, ti, w, m_sz, n_subsets, np.random.default_rng([seed, 1]))
     pool = _pool(x, ti, max_pool)
     model, chk, tail = None, None, None
     try:
@@ -540,11 +585,20 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
         model = {"threshold": tail.u, "tail_share": tail.p_u, "shape": tail.shape, "scale": tail.scale,
                  "n_pool": tail.n_pool, "n_excess": tail.n_excess}
     if e_sz.size:
-        mr1, mlid = _model_values(tail, g, w, e_sz, n_subsets, rng)
+        why = []
+        if N < 40:
+            why.append(f"with {N} enrolled speakers the model cannot be checked (40 or more needed)")
+        if tail.shape <= -1.0:
+            why.append(f"the fitted tail's shape {tail.shape:.2f} is at or below -1, where its maximum-likelihood "
+                       "fit is not regular (a tail that ends abruptly)")
+        if why:
+            warnings.warn(f"population curves: {'; '.join(why)}: the sizes beyond {N} rest on the model's "
+                          "assumptions alone", ExtrapolationWarning, stacklevel=user_stacklevel())
+        mr1, mlid = _model_values(tail, g, w, e_sz, n_subsets, seed, 2)
         r1[:, m_sz.size:] = mr1
         lid[:, m_sz.size:] = mlid
     if check and N >= 40:
-        chk = _check(x, ti, g, w, N, tail_share, max_pool, n_subsets, rng)
+        chk = _check(x, ti, g, w, N, tail_share, max_pool, n_subsets, seed)
         if chk is not None:
             # a quarter of fewer than 50 speakers fits the tail on too few scores for its miss to mean much
             within = chk["max_abs_rank1"] <= CHECK_RANK1 and chk["max_abs_alid_bits"] <= CHECK_ALID_BITS
@@ -564,7 +618,7 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
         est = stat(values)
         if n_boot <= 0:
             return est, est.copy(), est.copy()
-        reps = _bootstrap(values, units, n_boot, rng, stat)
+        reps = _bootstrap(values, units, n_boot, np.random.default_rng([seed, 5]), stat)  # same draws per stat
         return est, np.quantile(reps, alpha, axis=0), np.quantile(reps, 1.0 - alpha, axis=0)
 
     r1_est, r1_lo, r1_hi = band(r1, lambda v: v.mean(axis=0))
@@ -572,30 +626,34 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     m_est, m_lo, m_hi = band(lid, lambda v: v.max(axis=0))
     within = None
     if budget_bits is not None:
-        ok = m_hi <= budget_bits
+        ok = m_est <= budget_bits
         if ok[0]:  # the largest size before the first one beyond the budget
             within = int(sz[-1] if ok.all() else sz[int(np.argmin(ok)) - 1])
     return PopulationCurves(sz, meas, r1_est, r1_lo, r1_hi, 1.0 / sz, a_est, a_lo, a_hi, m_est, m_lo, m_hi, N, n,
                             model or {}, chk, n_subsets, n_boot, level, unit, budget_bits, within)
 
 
-def _check(x, ti, g, w, N, tail_share, max_pool, n_subsets, rng) -> dict | None:
-    """The model fitted on a random quarter of the enrolled speakers (each probe's impostors among them)
-    against the measured curves at the sizes in (N/4, N]; None where that leaves no size or too few scores."""
+def _check(x, ti, g, w, N, tail_share, max_pool, n_subsets, seed) -> dict | None:
+    """The model fitted on a random quarter of each probe's impostors (the same positions of every probe's sorted
+    impostors: a uniform subset for each) against the measured curves at the sizes in (N/4, N]; None where that
+    leaves no size or too few scores."""
     n_fit = max(10, N // 4)
     sizes = default_population_sizes(N)
     sizes = sizes[(sizes > n_fit) & (sizes <= N)]
     if sizes.size == 0:
         return None
-    keep = np.sort(rng.choice(N, n_fit, replace=False))
+    rng = np.random.default_rng([seed, 3])
+    # a random set of positions, shifted by each row's own random shift: a uniform subset for each probe
+    positions = (rng.choice(N - 1, n_fit - 1, replace=False)[None, :] + rng.integers(0, N - 1, (x.shape[0], 1))
+                 ) % (N - 1)
     try:
-        tail = _fit_tail(_pool(x, ti, max_pool, keep), tail_share)
+        tail = _fit_tail(_pool(x, ti, max_pool, positions), tail_share)
     except VpevalError:
         return None
     above, tied, _ = _ranks(x, ti)
     meas_r1 = np.array([win_probability(above, tied, N, int(s) - 1).mean() for s in sizes])
-    meas_lid = _measured_lid(x, ti, w, sizes, n_subsets, rng).mean(axis=0)
-    mr1, mlid = _model_values(tail, g, w, sizes, n_subsets, rng)
+    meas_lid = _measured_lid(x, ti, w, sizes, n_subsets, np.random.default_rng([seed, 1])).mean(axis=0)
+    mr1, mlid = _model_values(tail, g, w, sizes, n_subsets, seed, 4)
     mr1, mlid = mr1.mean(axis=0), mlid.mean(axis=0)
     return {"n_fit": int(n_fit), "sizes": sizes.tolist(),
             "rank1_measured": meas_r1.tolist(), "rank1_model": mr1.tolist(),
