@@ -48,25 +48,31 @@ class PopulationReading:
     def sentence(self) -> str:
         """What the curves say against the budget, in one sentence."""
         oa = self.curves.get("oa")
+        b = self.budget_bits
         parts = []
         if oa is not None:
-            n = oa.within_budget_up_to
-            parts.append(
-                f"searching anonymized speech, attacker {self.attacker} keeps every probe's LID within the budget "
-                f"of {self.budget_bits:.2f} bits in populations of up to {n:,} speakers" if n is not None else
-                f"searching anonymized speech, attacker {self.attacker} exceeds the budget of "
-                f"{self.budget_bits:.2f} bits for some probe at every population size shown")
-            if n is not None and n < oa.sizes[-1]:
-                parts[-1] += f" and exceeds it beyond ({oa.sizes[-1]:,} shown)"
+            n, top = oa.within_budget_up_to, int(oa.sizes[-1])
+            who = f"searching anonymized speech, attacker {self.attacker}"
+            if n is None:
+                parts.append(f"{who} exceeds the budget of {b:.2f} bits for some probe at every population size shown")
+            elif n >= top:
+                parts.append(f"{who} keeps every probe's LID within the budget of {b:.2f} bits in populations of up "
+                             f"to {top:,} speakers")
+            else:
+                parts.append(f"{who} keeps every probe's LID within the budget of {b:.2f} bits only in populations "
+                             f"of up to {n:,} speakers (among fewer than {2 ** b:.3g} no search can exceed it) and "
+                             "exceeds it for some probe beyond")
             r1 = float(oa.rank1[-1])
-            parts.append(f"its rank-1 identification rate is {100 * r1:.2g} % among {int(oa.sizes[-1]):,} speakers "
-                         f"({'extrapolated' if not oa.measured[-1] else 'measured'}; chance "
-                         f"{100 / oa.sizes[-1]:.2g} %)")
+            parts.append(f"its rank-1 identification rate is {100 * r1:.2g} % among {top:,} speakers "
+                         f"({'extrapolated' if not oa.measured[-1] else 'measured'}; chance {100 / top:.2g} %)")
         c = self.combined
         if c is not None:
-            k = c.within_budget_up_to.get("sum")
-            parts.append(f"a speaker publishing k recordings stays within the budget up to k = {k}" if k else
-                         "summing a speaker's recordings exceeds the budget from one recording on")
+            k, most = c.within_budget_up_to.get("sum"), int(c.ks[-1])
+            parts.append("the largest speaker's LID over their recordings summed exceeds the budget from one "
+                         "recording on" if not k else
+                         (f"the largest speaker's LID stays within the budget with up to {k} recordings summed"
+                          if k > 1 else "the largest speaker's LID stays within the budget for one recording")
+                         + (f" and exceeds it with {k + 1}" if k < most else f" (all {most} combined)"))
         return ("; ".join(parts) + ".") if parts else ""
 
     def to_dict(self) -> dict:
