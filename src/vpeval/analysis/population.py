@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..metrics.linkage import default_population_sizes, population_curves
-from ..metrics.linkage.population import row_zscores
+from ..metrics.linkage.population import ASSUMPTIONS, row_zscores
 from ..metrics.linkage.combine import combined_probes
 from .profiles import default_delta
 
@@ -51,33 +51,61 @@ class PopulationReading:
         b = self.budget_bits
         parts = []
         if oa is not None:
-            n, top = oa.within_budget_up_to, int(oa.sizes[-1])
-            who = f"searching anonymized speech, attacker {self.attacker}"
-            if n is None:
-                parts.append(f"{who} exceeds the budget of {b:.2f} bits for some probe at every population size shown")
-            elif n >= top:
+            sizes = [int(v) for v in oa.sizes]
+            n, top = oa.within_budget_up_to, sizes[-1]
+            who = f"searching original enrollments with anonymized probes (oa), attacker {self.attacker}"
+            ceiling = 2.0 ** b  # no LID exceeds log2 N' bits: nothing can exceed the budget below this size
+            if n is not None and n >= top:
                 parts.append(f"{who} keeps every probe's LID within the budget of {b:.2f} bits in populations of up "
                              f"to {top:,} speakers")
             else:
-                parts.append(f"{who} keeps every probe's LID within the budget of {b:.2f} bits only in populations "
-                             f"of up to {n:,} speakers (among fewer than {2 ** b:.3g} no search can exceed it) and "
-                             "exceeds it for some probe beyond")
-            r1 = float(oa.rank1[-1])
-            parts.append(f"its rank-1 identification rate is {100 * r1:.2g} % among {top:,} speakers "
-                         f"({'extrapolated' if not oa.measured[-1] else 'measured'}; chance {100 / top:.2g} %)")
+                first = sizes[0] if n is None else sizes[sizes.index(n) + 1]
+                parts.append(f"{who} lets some probe's LID exceed the budget of {b:.2f} bits in populations of "
+                             f"{first:,} speakers and more" + (
+                                 f" (among {ceiling:.3g} or fewer no search can exceed it)" if first > ceiling
+                                 and (n is None or n <= ceiling * (1 + 1e-9)) else
+                                 "" if n is None else f" (and stays within it up to {n:,})"))
+            r1, chance = float(oa.rank1[-1]), 1.0 / top
+            how = "extrapolated" if not oa.measured[-1] else "measured"
+            parts.append(f"its rank-1 identification rate among {top:,} speakers is no better than chance ({how})"
+                         if r1 <= chance else
+                         f"its rank-1 identification rate among {top:,} speakers is {100 * r1:.2g} %, "
+                         f"{r1 / chance:.3g} times chance ({how})")
         c = self.combined
         if c is not None:
             k, most = c.within_budget_up_to.get("sum"), int(c.ks[-1])
-            parts.append("the largest speaker's LID over their recordings summed exceeds the budget from one "
-                         "recording on" if not k else
-                         (f"the largest speaker's LID stays within the budget with up to {k} recordings summed"
-                          if k > 1 else "the largest speaker's LID stays within the budget for one recording")
-                         + (f" and exceeds it with {k + 1}" if k < most else f" (all {most} combined)"))
+            if not k:
+                parts.append("the largest speaker's LID exceeds the budget with a single recording")
+            elif k == 1:
+                parts.append("the largest speaker's LID stays within the budget with one recording and exceeds it "
+                             "with two summed")
+            elif k < most:
+                parts.append(f"the largest speaker's LID, summing up to {k} of their recordings, stays within the "
+                             f"budget, and exceeds it with {k + 1}")
+            else:
+                parts.append(f"the largest speaker's LID stays within the budget summing up to {most} of their "
+                             f"recordings (the most combined; {int(c.n_speakers[-1])} speakers have {most})")
         return ("; ".join(parts) + ".") if parts else ""
 
     def to_dict(self) -> dict:
-        return {"attacker": self.attacker, "budget_bits": self.budget_bits,
-                "curves": {c: v.to_dict() for c, v in self.curves.items()},
+        """JSON-ready: the curves as :meth:`PopulationCurves.to_dict` gives them, to 4 significant digits, without
+        LID_max's interval (a percentile interval of a maximum tops out at the estimate), their check summed up
+        (its sizes, largest differences and reliability, not the per-size arrays) and the model's assumptions
+        once: report.json keeps what the page shows, at the precision the estimates have."""
+        curves = {}
+        for c, v in self.curves.items():
+            d = v.to_dict()
+            d.pop("assumptions")
+            for key in ("lid_max_low", "lid_max_high"):  # a maximum's percentile interval: the estimate above
+                d.pop(key)
+            for key in ("rank1", "rank1_low", "rank1_high", "alid_bits", "alid_low", "alid_high", "lid_max_bits"):
+                d[key] = [float(f"{x:.4g}") for x in d[key]]  # 4 digits: the Monte-Carlo error is larger
+            if d["check"] is not None:
+                d["check"] = {k: d["check"][k] for k in ("n_fit", "sizes", "max_abs_rank1", "max_abs_alid_bits",
+                                                         "reliable") if k in d["check"]}
+            curves[c] = d
+        return {"attacker": self.attacker, "budget_bits": self.budget_bits, "assumptions": ASSUMPTIONS,
+                "curves": curves,
                 "combined_probes": None if self.combined is None else self.combined.to_dict(),
                 "sentence": self.sentence()}
 

@@ -262,7 +262,7 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
     for r in rules:
         within[r] = None
         if budget_bits is not None:
-            ok = rows[r]["speaker_lid_max_bits"] <= budget_bits  # the estimate: see within_budget_up_to
+            ok = rows[r]["speaker_lid_max_bits"] <= budget_bits + 1e-9  # the estimate; 1e-9: rounding
             if ok[0]:
                 within[r] = int(ks[-1] if ok.all() else ks[int(np.argmin(ok)) - 1])
     return CombinedProbes(ks, rules, n_spk, exact, rows, float(delta), N, level, n_boot, max_subsets, budget_bits,

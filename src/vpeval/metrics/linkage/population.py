@@ -69,6 +69,8 @@ _LN2 = math.log(2.0)
 #: on 300 x 400 tables (docs/beyond.md); a probe-dependent impostor spread gave 0.15 and 0.74.
 CHECK_RANK1 = 0.05
 CHECK_ALID_BITS = 0.25
+#: Slack of a budget comparison (bits): LID is at most log2 N', which equals a budget of log2 10 up to rounding.
+BUDGET_TOLERANCE_BITS = 1e-9
 #: Largest population size (a trillion: beyond any population; the int64 arithmetic has room).
 MAX_POPULATION = 10 ** 12
 #: Fewest enrolled speakers in the check's quarter for its differences to be judged (``reliable`` is None below).
@@ -626,7 +628,7 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     m_est, m_lo, m_hi = band(lid, lambda v: v.max(axis=0))
     within = None
     if budget_bits is not None:
-        ok = m_est <= budget_bits
+        ok = m_est <= budget_bits + BUDGET_TOLERANCE_BITS
         if ok[0]:  # the largest size before the first one beyond the budget
             within = int(sz[-1] if ok.all() else sz[int(np.argmin(ok)) - 1])
     return PopulationCurves(sz, meas, r1_est, r1_lo, r1_hi, 1.0 / sz, a_est, a_lo, a_hi, m_est, m_lo, m_hi, N, n,
