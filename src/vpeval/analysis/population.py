@@ -60,8 +60,8 @@ class PopulationReading:
                              f"to {top:,} speakers")
             else:
                 first = sizes[0] if n is None else sizes[sizes.index(n) + 1]
-                parts.append(f"{who} lets some probe's LID exceed the budget of {b:.2f} bits in populations of "
-                             f"{first:,} speakers and more" + (
+                parts.append(f"{who} lets some probe's LID exceed the budget of {b:.2f} bits in a population of "
+                             f"{first:,} speakers, the smallest size shown where it does" + (
                                  f" (among {ceiling:.3g} or fewer no search can exceed it)" if first > ceiling
                                  and (n is None or n <= ceiling * (1 + 1e-9)) else
                                  "" if n is None else f" (and stays within it up to {n:,})"))

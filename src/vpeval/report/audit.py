@@ -344,12 +344,20 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
     vsec = report.add(verdict_section(verdicts, scorecard_rows(verdicts), {s: len(r.type_metrics) for s, r in
                                                                             results.items()}, undecided=undecided))
     readings = {s: r for s, r in result.population.items() if r is not None and not isinstance(r, Exception)}
-    if readings:  # what the strongest search does in a larger population and over k recordings: folded, one line
-        at = 1 + max((i for i, b in enumerate(vsec.blocks) if isinstance(b, Paragraph) and (
-            b.kind.startswith("verdict-") or b.summary)), default=0)
-        vsec.blocks[at:at] = [Paragraph(r.sentence()[0].upper() + r.sentence()[1:], kind="note", summary=(
-            f"{s}: " if len(results) > 1 else "") + "in a larger population, and over several recordings")
-            for s, r in readings.items() if r.sentence()]
+    multi_v = len(verdicts) + len(undecided or {}) > 1
+    for s, r in readings.items():  # in the system's folded numbers: the page must stay within 8 screens
+        if not r.sentence():
+            continue
+        line = "In a larger population, and over several recordings: " + r.sentence()
+        fold = next((b for b in vsec.blocks if isinstance(b, Paragraph) and b.summary == (
+            f"{s}: the numbers behind it" if multi_v else "The numbers behind it")), None)
+        if fold is not None:
+            fold.text += " " + line
+        else:
+            at = 1 + max((i for i, b in enumerate(vsec.blocks) if isinstance(b, Paragraph) and (
+                b.kind.startswith("verdict-") or b.summary)), default=0)
+            vsec.blocks.insert(at, Paragraph(line, kind="note", summary=(f"{s}: " if multi_v else "")
+                                             + "in a larger population, and over several recordings"))
     if result.channels:  # content/prosody attackers: the voice-only verdict beside it, after the verdict sentences
         report.extra["channel_verdicts"] = data["channel_verdicts"]
         # after the verdict table and every system's sentences (in words, then the folded numbers)
@@ -375,8 +383,6 @@ def render_audit(result: AuditResult, *, title: str = "vpeval audit", dataset: s
                 "embedding structure": f"{sid}embedding"}
         if res.attributes:
             more["soft-biometric leakage"] = f"{sid}attributes"
-        if result.population.get(system) is not None:
-            more["against the population size"] = f"{sid}population"
         report.add(overview_section(system, res, featured=featured[system], multi=multi, dataset=dataset,
                                     split=split, links=more if o["group_by"] is not None else
                                     {k: v for k, v in more.items() if v != "groups"}))
