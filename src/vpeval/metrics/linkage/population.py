@@ -282,7 +282,14 @@ class _Tail:
             m1 = float(np.exp(w * self.below).sum()) / self.n_pool
             m2 = float(np.exp(2.0 * w * self.below).sum()) / self.n_pool
         if c > self.u:
-            pdf = stats.genpareto(self.shape, scale=self.scale).pdf
+            xi, sigma = self.shape, self.scale
+
+            def pdf(y: float) -> float:  # the GPD's density, in closed form (scipy's costs 0.1 ms a call)
+                if abs(xi) < 1e-12:
+                    return math.exp(-y / sigma) / sigma
+                z = 1.0 + xi * y / sigma
+                return z ** (-1.0 / xi - 1.0) / sigma if z > 0 else 0.0
+
             for power in (1, 2):
                 v = integrate.quad(lambda y: math.exp(power * w * (self.u + y)) * pdf(y), 0.0, c - self.u,
                                    limit=200)[0]
