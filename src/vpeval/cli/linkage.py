@@ -281,7 +281,7 @@ def _print_combined(c) -> None:
         t.add_column(col, justify="right", no_wrap=True)
     for j, k in enumerate(c.ks.tolist()):
         t.add_row(str(k), str(int(c.n_speakers[j])), "all" if c.exact[j] else f"{c.max_subsets} drawn",
-                  f"{d['alid_bits'][j]:.3f}", f"{d['alid_low'][j]:.2f}-{d['alid_high'][j]:.2f}",
+                  f"{d['alid_bits'][j]:.3f}", f"[{d['alid_low'][j]:.2f}, {d['alid_high'][j]:.2f}]",
                   f"{100 * d['rank1'][j]:.1f}", f"{d['speaker_lid_max_bits'][j]:.2f}",
                   "-" if math.isnan(d["eps_bits"][j]) else _fmt(float(d["eps_bits"][j]), 2))
     con.print(t)
@@ -349,7 +349,7 @@ def _print_population(c) -> None:
     for j, size in enumerate(c.sizes.tolist()):
         t.add_row(_size(size) + ("" if c.measured[j] else " *"), _pct(c.rank1[j]),
                   f"{_pct(c.rank1_low[j])}-{_pct(c.rank1_high[j])}", _pct(c.chance[j]),
-                  f"{c.alid_bits[j]:.2f}", f"{c.alid_low[j]:.2f}-{c.alid_high[j]:.2f}", f"{c.lid_max_bits[j]:.2f}")
+                  f"{c.alid_bits[j]:.2f}", f"[{c.alid_low[j]:.2f}, {c.alid_high[j]:.2f}]", f"{c.lid_max_bits[j]:.2f}")
     con.print(t)
     lines = []
     if not c.measured.all():
@@ -380,19 +380,12 @@ def _print_population(c) -> None:
 def _misidentification(lr, scores, true_index, threshold, rows: int = 4096) -> dict:
     """:func:`~vpeval.metrics.linkage.variants.confident_misidentification` of the chain's own LLRs (each probe's
     fold calibration applied to its z-normalised row), in row blocks."""
-    import numpy as np
-
-    from ..metrics.linkage import znorm_rows
     from ..metrics.linkage.variants import confident_misidentification
 
     n = scores.shape[0]
-    fold = np.zeros(n, np.int64) if lr.fold is None else np.asarray(lr.fold)
     hits, total = 0, 0.0
     for a in range(0, n, rows):
-        z = znorm_rows(np.asarray(scores[a:a + rows], dtype=np.float64))
-        f = fold[a:a + rows]
-        llr = lr.slope[f][:, None] * z + lr.intercept[f][:, None]
-        r = confident_misidentification(llr, true_index[a:a + rows], threshold)
+        r = confident_misidentification(lr.llr_rows(scores, a, min(a + rows, n)), true_index[a:a + rows], threshold)
         h = int(round(r["share"] * r["n"]))
         hits += h
         total += r["mean_log_odds_bits"] * h if h else 0.0

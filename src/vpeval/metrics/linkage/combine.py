@@ -37,6 +37,7 @@ from scipy import special
 
 from ...errors import InvalidScoresError
 from ..profile import privacy_profile_bits
+from .population import largest_within_budget, row_fingerprints
 
 __all__ = ["COMBINE_RULES", "CombinedProbes", "combined_probes"]
 
@@ -204,8 +205,7 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
     # rows in an order fixed by their contents: by speaker, then by a fingerprint of each row's sorted LLRs (the
     # same bits whatever the column order) and its true LLR
     g = x[np.arange(n), ti]
-    key = np.cumsum(np.sort(x, axis=1) * np.random.default_rng(20261206).random(N), axis=1)[:, -1]
-    order = np.lexsort((g, key, ti))
+    order = np.lexsort((g, row_fingerprints(x), ti))
     x, ti, g = x[order], ti[order], g[order]
     starts = np.r_[0, np.cumsum(counts)]
     alpha = (1.0 - level) / 2.0
@@ -258,12 +258,6 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
             d["eps_bits"][j] = (float(privacy_profile_bits(np.concatenate(tar[r]), np.concatenate(non[r]),
                                                            delta=delta)) if r in profile_now else float("nan"))
             tar[r], non[r] = [], []  # freed before the next rule's profile
-    within = {}
-    for r in rules:
-        within[r] = None
-        if budget_bits is not None:
-            ok = rows[r]["speaker_lid_max_bits"] <= budget_bits + 1e-9  # the estimate; 1e-9: rounding
-            if ok[0]:
-                within[r] = int(ks[-1] if ok.all() else ks[int(np.argmin(ok)) - 1])
+    within = {r: largest_within_budget(rows[r]["speaker_lid_max_bits"], ks, budget_bits) for r in rules}
     return CombinedProbes(ks, rules, n_spk, exact, rows, float(delta), N, level, n_boot, max_subsets, budget_bits,
                           within, tuple(notes))

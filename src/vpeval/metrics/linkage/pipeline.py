@@ -81,19 +81,23 @@ class LIDPipelineResult:
         with cross-fitting, the one fit's with a development set; float64 of shape (n_probes,)."""
         return self.slope[np.zeros(n_probes, np.int64) if self.fold is None else np.asarray(self.fold)]
 
-    def llr_matrix(self, scores, rows: int = 4096) -> np.ndarray:
-        """The chain's LLRs (nats) of the evaluation matrix ``scores`` (shape (n_probes, N), the one this result
-        came from): each probe's row z-normalised and its fold's calibration applied, ``slope[f] * z +
-        intercept[f]``; float64 of the same shape, computed in blocks of ``rows`` probes."""
+    def llr_rows(self, scores, start: int, stop: int) -> np.ndarray:
+        """The chain's LLRs (nats) of rows ``start:stop`` of the evaluation matrix ``scores`` (shape (n_probes,
+        N), the one this result came from): each row z-normalised and its fold's calibration applied,
+        ``slope[f] * z + intercept[f]``; float64 of shape (stop - start, N)."""
         from .posterior import znorm_rows
 
+        z = znorm_rows(np.asarray(scores[start:stop], dtype=np.float64))
+        f = np.zeros(z.shape[0], np.int64) if self.fold is None else np.asarray(self.fold)[start:stop]
+        return self.slope[f][:, None] * z + self.intercept[f][:, None]
+
+    def llr_matrix(self, scores, rows: int = 4096) -> np.ndarray:
+        """:meth:`llr_rows` of every row of ``scores``, computed in blocks of ``rows`` probes: float64 of the
+        shape of ``scores``."""
         n = scores.shape[0]
-        fold = np.zeros(n, np.int64) if self.fold is None else np.asarray(self.fold)
         out = np.empty(scores.shape, dtype=np.float64)
         for a in range(0, n, rows):
-            z = znorm_rows(np.asarray(scores[a:a + rows], dtype=np.float64))
-            f = fold[a:a + rows]
-            out[a:a + rows] = self.slope[f][:, None] * z + self.intercept[f][:, None]
+            out[a:a + rows] = self.llr_rows(scores, a, min(a + rows, n))
         return out
 
     def to_dict(self) -> dict:

@@ -17,10 +17,11 @@ replacement from the probe's ``N - 1`` other enrolled speakers.
 
 - LID of a probe at N' (bits, :mod:`vpeval.metrics.linkage`, its calibrated LLRs ``l`` kept as they are: the
   population changes who competes, not the attacker) is ``log2 N' + (l_t - logsumexp(l_t, l_S)) / ln 2`` for the
-  drawn set ``S``; it is averaged over ``n_subsets`` random sets per probe (sampled, not exact: the interval
-  includes that error, since each bootstrap replicate averages the same draws). The sets of one draw are nested
-  across N' (the first ``N'`` columns of one random permutation, the true column removed or the ``N'``-th
-  dropped: a uniform set of others for every probe and every N').
+  drawn set ``S``; it is averaged over ``n_subsets`` random sets per probe (sampled, not exact; the intervals
+  resample the probes' averages, not the sets). The sets of one draw are nested across N': the first ``N' - 1``
+  entries of one random permutation of the positions of the probe's sorted impostors, shifted cyclically by a
+  random shift of the probe's own, a uniform set of others for every probe and every N', drawn without regard to
+  the order of the columns.
 
 **Extrapolated (N' > N).** The model of Grother & Phillips ("Models of large population recognition
 performance", CVPR 2004): a probe's ``N' - 1`` impostors are independent draws from one impostor distribution
@@ -29,10 +30,9 @@ statistic of each row beyond ``max_pool`` values, which keeps the answer free of
 therefore be on one scale for every probe: the LID chain's z-normalised rows, whose LLRs are ``slope * z`` plus a
 constant of the row (the slope of the probe's cross-fitting fold; the constant cancels in LID), or LLRs
 themselves (``slope = 1``); pooling LLRs of folds with different slopes mixes scales, which the check below
-catches. Its upper tail
-is extrapolated by a generalised Pareto distribution fitted (maximum likelihood, ``scipy.stats.genpareto``) to
-the excesses over the pooled ``1 - tail_share`` quantile ``u`` (peaks over threshold; below ``u`` the empirical
-distribution). Then, per probe with true LLR ``g``::
+catches. Its upper tail is extrapolated by a generalised Pareto distribution fitted (maximum likelihood,
+``scipy.stats.genpareto``) to the excesses over the pooled ``1 - tail_share`` quantile ``u`` (peaks over
+threshold; below ``u`` the empirical distribution). Then, per probe with true LLR ``g``::
 
     rank-1(N') = F(g)^(N' - 1)                      (F(g): impostors below g, half of those equal)
     LID(N')    = log2 N' + (w g - log(e^(w g) + S)) / ln 2,    S = the sum of N' - 1 impostor ratios e^(w x)
@@ -109,9 +109,9 @@ class PopulationCurves:
         The impostor model: ``threshold`` ``u`` and the GPD's ``scale`` (score units), ``tail_share``, the GPD's
         ``shape``, ``n_pool`` (impostor scores pooled), ``n_excess``.
     check : dict or None
-        The model fitted on ``n_fit`` enrolled speakers against the measured curves at sizes in
-        ``(n_fit, N]``: ``sizes``, ``max_abs_rank1``, ``max_abs_alid_bits`` and ``reliable`` (both within
-        :data:`CHECK_RANK1` and :data:`CHECK_ALID_BITS`; False gives an :class:`~vpeval.errors.ExtrapolationWarning`
+        The model fitted on a random quarter of each probe's impostors (``n_fit`` speakers' worth) against the
+        measured curves at sizes in ``(n_fit, N]``: ``sizes``, ``max_abs_rank1``, ``max_abs_alid_bits`` and
+        ``reliable`` (both within :data:`CHECK_RANK1` and :data:`CHECK_ALID_BITS`; False gives an :class:`~vpeval.errors.ExtrapolationWarning`
         where sizes beyond N were asked for; None where the quarter holds fewer than :data:`CHECK_MIN_FIT`
         speakers, too few to judge); None where N is below 40.
     n_subsets, n_boot : int
@@ -164,7 +164,7 @@ class PopulationCurves:
 
 #: The extrapolation's assumptions, as the output states them.
 ASSUMPTIONS = ("beyond the enrolled N: a probe's impostors are independent draws from the pooled impostor score "
-               "distribution of all probes (empirical below its upper 5 %, a generalised Pareto tail above), the "
+               "distribution of all probes (empirical below its upper tail, a generalised Pareto tail above), the "
                "enrolled speakers a random sample of the population, the attacker's calibration unchanged")
 
 
@@ -174,15 +174,43 @@ def _row_sums(a: np.ndarray) -> np.ndarray:
     return np.cumsum(a, axis=1)[:, -1]
 
 
+def row_fingerprints(x: np.ndarray) -> np.ndarray:
+    """One number per row of ``x`` (shape (n, N)), fixed by the row's values as a multiset: the dot product of
+    its sorted values with a fixed pseudo-random vector, summed left to right, in blocks of rows. Rows alike as
+    multisets get the same bits whatever the order of the columns; different rows differ but by accident. What
+    orders the rows when the draws that follow go by row."""
+    n, N = x.shape
+    key = np.empty(n)
+    probe = np.random.default_rng(20261206).random(N)
+    step = _rows(N)
+    for a in range(0, n, step):
+        key[a:a + step] = _row_sums(np.sort(np.asarray(x[a:a + step], dtype=np.float64), axis=1) * probe)
+    return key
+
+
+def largest_within_budget(values: np.ndarray, grid: np.ndarray, budget_bits: float | None) -> int | None:
+    """The largest entry of ``grid`` (ascending) up to which every ``values`` entry (bits, same shape) is within
+    ``budget_bits`` (with :data:`BUDGET_TOLERANCE_BITS` of slack for rounding); None when the first already
+    exceeds it or no budget is given."""
+    if budget_bits is None:
+        return None
+    ok = np.asarray(values) <= budget_bits + BUDGET_TOLERANCE_BITS
+    if not ok[0]:
+        return None
+    return int(grid[-1] if ok.all() else grid[int(np.argmin(ok)) - 1])
+
+
 def row_zscores(scores) -> np.ndarray:
     """Every row z-normalised (sample standard deviation, as :func:`~vpeval.metrics.linkage.znorm_rows`), with
     the mean and standard deviation summed left to right over each row's sorted scores: rows alike as multisets
-    get the same bits whatever the order of the columns, so that ties between rows in the pooled impostor scores do not hang
-    on the input's column order. Float64 of the input's shape; raises what ``znorm_rows`` raises."""
-    from .posterior import znorm_rows
+    get the same bits whatever the order of the columns, so that ties between rows in the pooled impostor
+    scores do not hang on the input's column order.
 
+    ``scores``: shape (n_probes, N), N >= 2, finite. Returns float64 of the same shape. Raises
+    :class:`~vpeval.errors.InvalidScoresError` for another shape, a NaN or infinite score, or a constant row."""
     x = np.asarray(scores, dtype=np.float64)
-    znorm_rows(x[:1])  # the checks (2-D, N >= 2, finite) of the chain's own z-norm, on one row
+    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] < 2:
+        raise InvalidScoresError(f"scores: expected a 2-D array with at least 2 columns, got shape {x.shape}")
     if not np.isfinite(x).all():
         raise InvalidScoresError("scores: must be finite")
     out = np.empty(x.shape)
@@ -250,7 +278,7 @@ _DRAW_BATCH = 4_000_000
 class _Tail:
     """The pooled impostor distribution: sorted values up to ``u`` (empirical), a GPD of the excesses above."""
 
-    below: np.ndarray  # sorted pooled impostor LLRs <= u
+    below: np.ndarray  # sorted pooled impostor scores <= u
     n_pool: int
     u: float
     p_u: float  # share of the pool above u
@@ -377,15 +405,15 @@ def _fit_tail(pool: np.ndarray, tail_share: float) -> _Tail:
     return _Tail(below, n, u, (n - below.size) / n, float(shape), float(scale), int(excess.size))
 
 
-def _ranks(llr, ti):
-    """Per probe: others strictly above the true column, others tied with it, its LLR."""
-    n = llr.shape[0]
-    chunk = _rows(llr.shape[1])
+def _ranks(x_all, ti):
+    """Per probe: others strictly above the true column, others tied with it, its score."""
+    n = x_all.shape[0]
+    chunk = _rows(x_all.shape[1])
     above = np.empty(n, np.int64)
     tied = np.empty(n, np.int64)
     g = np.empty(n)
     for a in range(0, n, chunk):
-        x = np.asarray(llr[a:a + chunk], dtype=np.float64)
+        x = np.asarray(x_all[a:a + chunk], dtype=np.float64)
         r = np.arange(x.shape[0])
         gt = x[r, ti[a:a + chunk]]
         above[a:a + chunk] = (x > gt[:, None]).sum(axis=1)
@@ -418,8 +446,7 @@ def _measured_lid(x_all, ti, w, sizes, n_subsets: int, rng) -> np.ndarray:
             top = np.maximum(xp.max(axis=1), g)
             cs = np.cumsum(np.exp(xp - top[:, None]), axis=1)
             for j, size in enumerate(sizes.tolist()):
-                others = cs[:, size - 2] if size >= 2 else 0.0
-                lse = top + np.log(others + np.exp(g - top))
+                lse = top + np.log(cs[:, size - 2] + np.exp(g - top))  # size >= 2: size - 1 others
                 out[a:a + chunk, j] += (math.log(size) + g - lse) / _LN2
     return out / n_subsets
 
@@ -454,14 +481,8 @@ def _canonical(x: np.ndarray, ti: np.ndarray, speaker, w: np.ndarray):
     and its slope. Rows alike in all of these (the same scores, true score and slope) keep their relative order;
     they differ at most in their speaker, i.e. in the bootstrap's units. Columns are left as they are: nothing
     below depends on their order."""
-    n, N = x.shape
-    key = np.empty(n)
-    probe = np.random.default_rng(20261206).random(N)
-    step = _rows(N)
-    for a in range(0, n, step):
-        key[a:a + step] = _row_sums(np.sort(np.asarray(x[a:a + step], dtype=np.float64), axis=1) * probe)
-    g = x[np.arange(n), ti]
-    row = np.lexsort((w, g, key))
+    g = x[np.arange(x.shape[0]), ti]
+    row = np.lexsort((w, g, row_fingerprints(x)))
     return x[row], ti[row], None if speaker is None else np.asarray(speaker)[row], w[row]
 
 
@@ -518,13 +539,13 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     level : float
         Two-sided level of the percentile intervals, in (0, 1).
     tail_share : float
-        Share of the pooled impostor LLRs above the tail model's threshold, in (0, 0.5].
+        Share of the pooled impostor scores above the tail model's threshold, in (0, 0.5] (at least 20 scores).
     max_pool : int
-        Most impostor LLRs pooled for the model (each row thinned alike beyond it).
+        Most impostor scores pooled for the model (each row thinned alike beyond it).
     budget_bits : float, optional
         Read LID_max against this budget (bits): ``within_budget_up_to``.
     check : bool
-        Fit the model on a quarter of the enrolled speakers and compare with the measured curves.
+        Fit the model on a random quarter of each probe's impostors and compare it with the measured curves.
     seed : int
 
     Returns
@@ -577,12 +598,17 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     above, tied, g = _ranks(x, ti)
     m_sz, e_sz = sz[meas], sz[~meas]
 
+    n_fit = max(10, N // 4)
+    c_sz = default_population_sizes(N)  # the check's sizes: between its quarter and N
+    c_sz = c_sz[(c_sz > n_fit) & (c_sz <= N)] if check and N >= 40 else c_sz[:0]
+    both = np.union1d(m_sz, c_sz)  # measured once for the curves and the check (the same nested sets)
+    lid_both = _measured_lid(x, ti, w, both, n_subsets, np.random.default_rng([seed, 1])) if both.size else None
     r1 = np.empty((n, sz.size))
     lid = np.empty((n, sz.size))
     for j, s in enumerate(m_sz):
         r1[:, j] = win_probability(above, tied, N, int(s) - 1)
     if m_sz.size:
-        lid[:, :m_sz.size] = _measured_lid(x, ti, w, m_sz, n_subsets, np.random.default_rng([seed, 1]))
+        lid[:, :m_sz.size] = lid_both[:, np.searchsorted(both, m_sz)]
     pool = _pool(x, ti, max_pool)
     model, chk, tail = None, None, None
     try:
@@ -606,8 +632,10 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
         mr1, mlid = _model_values(tail, g, w, e_sz, n_subsets, seed, 2)
         r1[:, m_sz.size:] = mr1
         lid[:, m_sz.size:] = mlid
-    if check and N >= 40:
-        chk = _check(x, ti, g, w, N, tail_share, max_pool, n_subsets, seed)
+    if c_sz.size:
+        meas_r1 = np.array([win_probability(above, tied, N, int(s) - 1).mean() for s in c_sz])
+        meas_lid = lid_both[:, np.searchsorted(both, c_sz)].mean(axis=0)
+        chk = _check(x, ti, g, w, n_fit, c_sz, meas_r1, meas_lid, tail_share, max_pool, n_subsets, seed)
         if chk is not None:
             # a quarter of fewer than 50 speakers fits the tail on too few scores for its miss to mean much
             within = chk["max_abs_rank1"] <= CHECK_RANK1 and chk["max_abs_alid_bits"] <= CHECK_ALID_BITS
@@ -633,35 +661,23 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     r1_est, r1_lo, r1_hi = band(r1, lambda v: v.mean(axis=0))
     a_est, a_lo, a_hi = band(lid, lambda v: v.mean(axis=0))
     m_est, m_lo, m_hi = band(lid, lambda v: v.max(axis=0))
-    within = None
-    if budget_bits is not None:
-        ok = m_est <= budget_bits + BUDGET_TOLERANCE_BITS
-        if ok[0]:  # the largest size before the first one beyond the budget
-            within = int(sz[-1] if ok.all() else sz[int(np.argmin(ok)) - 1])
+    within = largest_within_budget(m_est, sz, budget_bits)
     return PopulationCurves(sz, meas, r1_est, r1_lo, r1_hi, 1.0 / sz, a_est, a_lo, a_hi, m_est, m_lo, m_hi, N, n,
                             model or {}, chk, n_subsets, n_boot, level, unit, budget_bits, within)
 
 
-def _check(x, ti, g, w, N, tail_share, max_pool, n_subsets, seed) -> dict | None:
-    """The model fitted on a random quarter of each probe's impostors (the same positions of every probe's sorted
-    impostors: a uniform subset for each) against the measured curves at the sizes in (N/4, N]; None where that
-    leaves no size or too few scores."""
-    n_fit = max(10, N // 4)
-    sizes = default_population_sizes(N)
-    sizes = sizes[(sizes > n_fit) & (sizes <= N)]
-    if sizes.size == 0:
-        return None
+def _check(x, ti, g, w, n_fit, sizes, meas_r1, meas_lid, tail_share, max_pool, n_subsets, seed) -> dict | None:
+    """The model fitted on a random quarter of each probe's impostors (``n_fit - 1`` random positions of its sorted
+    impostors, shifted by a random shift of the probe's own: a uniform subset for each) against the measured
+    curves ``meas_r1``, ``meas_lid`` at ``sizes``; None where the quarter holds too few scores to fit."""
+    N = x.shape[1]
     rng = np.random.default_rng([seed, 3])
-    # a random set of positions, shifted by each row's own random shift: a uniform subset for each probe
     positions = (rng.choice(N - 1, n_fit - 1, replace=False)[None, :] + rng.integers(0, N - 1, (x.shape[0], 1))
                  ) % (N - 1)
     try:
         tail = _fit_tail(_pool(x, ti, max_pool, positions), tail_share)
     except VpevalError:
         return None
-    above, tied, _ = _ranks(x, ti)
-    meas_r1 = np.array([win_probability(above, tied, N, int(s) - 1).mean() for s in sizes])
-    meas_lid = _measured_lid(x, ti, w, sizes, n_subsets, np.random.default_rng([seed, 1])).mean(axis=0)
     mr1, mlid = _model_values(tail, g, w, sizes, n_subsets, seed, 4)
     mr1, mlid = mr1.mean(axis=0), mlid.mean(axis=0)
     return {"n_fit": int(n_fit), "sizes": sizes.tolist(),
