@@ -318,3 +318,21 @@ def test_each_system_is_read_against_the_population_size(ladder):
     at_n = {s: secs[f"{s}-population"]["curves"]["oa"]["rank1"][secs[f"{s}-population"]["curves"]["oa"]["sizes"]
                                                                .index(111)] for s in ORDER}
     assert at_n["none"] > at_n["mcadams"] > at_n["asr-tts"]  # the ladder's order, searching all 111 speakers
+
+
+def test_docs_quote_the_summed_recordings_as_measured(ladder):
+    """docs/beyond.md says summing two recordings lowers ALID on the demo's resampled speech, against single
+    probes of the same speakers, with the numbers of this report: they must be the report's."""
+    import re
+
+    _, _, doc = ladder
+    text = " ".join((Path(__file__).resolve().parents[1] / "docs" / "beyond.md").read_text(encoding="utf-8").split())
+    n, one, summed, averaged = re.search(r"resample, on the same (\d+) speakers: (\d+\.\d+) bits for single "
+                                         r"probes, (\d+\.\d+) for two summed, (\d+\.\d+) for two averaged",
+                                         text).groups()
+    sec = next(s for s in doc["sections"] if s["id"] == "resample-population")
+    c = sec["data"]["combined_probes"]
+    assert c["ks"][1] == 2 and c["n_speakers"][1] == int(n)
+    got = (c["alid_one_bits"][1], c["rows"]["sum"]["alid_bits"][1], c["rows"]["mean"]["alid_bits"][1])
+    assert tuple(round(v, 2) for v in got) == (float(one), float(summed), float(averaged))
+    assert got[1] < got[0] < got[2]

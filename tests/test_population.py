@@ -424,3 +424,18 @@ def test_an_audit_reads_its_strongest_search_against_the_population(tmp_path):
     # under the verdict, folded with its numbers
     assert any(isinstance(b, Paragraph) and "In a larger population, and over several recordings: searching "
                "original enrollments with anonymized probes" in b.text and b.summary for b in verdict.blocks)
+
+
+def test_single_probe_alid_over_the_same_speakers_as_each_k():
+    # speakers with fewer probes drop out at larger k: the baseline of each k is over its own speakers
+    rng = np.random.default_rng(8)
+    ti = np.repeat(np.arange(12), [1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4])
+    x = rng.normal(-1.0, 1.5, (ti.size, 15))
+    x[np.arange(ti.size), ti] = rng.normal(1.0, 1.5, ti.size)
+    r = combined_probes(x, ti, [1, 2, 3], n_boot=0)
+    own = lid(x, ti)
+    per = np.array([own[ti == s].mean() for s in range(12)])
+    counts = np.bincount(ti)
+    for j, k in enumerate([1, 2, 3]):
+        assert r.alid_one_bits[j] == pytest.approx(per[counts >= k].mean(), abs=1e-9)
+    assert r.alid_one_bits[0] == pytest.approx(r.rows["sum"]["alid_bits"][0], abs=1e-9)

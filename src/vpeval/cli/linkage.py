@@ -285,6 +285,9 @@ def _print_combined(c) -> None:
                   f"{100 * d['rank1'][j]:.1f}", f"{d['speaker_lid_max_bits'][j]:.2f}",
                   "-" if math.isnan(d["eps_bits"][j]) else _fmt(float(d["eps_bits"][j]), 2))
     con.print(t)
+    con.print("Single probes of the same speakers (each k's speakers differ; compare a row with this, not rows "
+              "with each other): ALID " + " ".join(f"{v:.3f}" for v in c.alid_one_bits) + " bits.",
+              highlight=False, markup=False)
     others = [r for r in c.rules if r != "sum"]
     if others:
         con.print("ALID (bits) by the other rules, k = " + ", ".join(map(str, c.ks.tolist())) + ": " + "; ".join(

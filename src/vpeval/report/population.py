@@ -31,7 +31,8 @@ def population_section(reading, *, section_id: str = "population", system: str =
     first = next(iter(reading.curves.values()))
     sec.blocks.append(Paragraph(
         f"{reading.sentence()[0].upper()}{reading.sentence()[1:]} The attacker is the system's strongest 1-to-N "
-        f"search (the highest ALID on anonymized probes; the verdict may rest on another attacker, of verification "
+        f"search (the highest ALID on anonymized probes, chosen on these same data: its curves lean high, and "
+        f"their intervals do not account for the choice; the verdict may rest on another attacker, of verification "
         f"or of another channel); the population is that of the enrolled speakers "
         f"(N = {first.n_speakers:,}), subsampled for smaller N' and extrapolated beyond by a model: "
         + ASSUMPTIONS + " (docs/beyond.md). Intervals: bootstrap of the probes' speakers, "

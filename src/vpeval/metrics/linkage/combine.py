@@ -56,7 +56,11 @@ class CombinedProbes:
         The numbers of combined probes.
     rules : tuple of str
     n_speakers : ndarray of int64, shape (m,)
-        Speakers holding at least k probes (the ones each k is measured on).
+        Speakers holding at least k probes (the ones each k is measured on: the speakers differ between ks).
+    alid_one_bits : ndarray of float, shape (m,)
+        ALID (bits) of single probes over the same speakers as each k (each speaker's probes alone, averaged,
+        then over those speakers): what combining adds is ``rows[rule]["alid_bits"] - alid_one_bits``, not the
+        difference between two ks, whose speakers differ.
     exact : ndarray of bool, shape (m,)
         True where every speaker's every k-subset was used.
     rows : dict rule -> dict
@@ -91,6 +95,7 @@ class CombinedProbes:
     budget_bits: float | None
     within_budget_up_to: dict
     notes: tuple = ()
+    alid_one_bits: np.ndarray | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict (arrays as lists)."""
@@ -100,7 +105,8 @@ class CombinedProbes:
                          for r, d in self.rows.items()},
                 "delta": self.delta, "n_enrolled": self.n_enrolled, "level": self.level, "n_boot": self.n_boot,
                 "max_subsets": self.max_subsets, "budget_bits": self.budget_bits,
-                "within_budget_up_to": self.within_budget_up_to, "notes": list(self.notes)}
+                "within_budget_up_to": self.within_budget_up_to, "notes": list(self.notes),
+                "alid_one_bits": None if self.alid_one_bits is None else self.alid_one_bits.tolist()}
 
 
 def _combine(block: np.ndarray, rule: str) -> np.ndarray:
@@ -215,6 +221,12 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
     n_spk = np.empty(ks.size, dtype=np.int64)
     exact = np.ones(ks.size, dtype=bool)
     notes = []
+    # each speaker's single-probe LID, averaged over its probes: the baseline of every k on the same speakers
+    single = np.full(N, np.nan)
+    for s in np.flatnonzero(counts).tolist():
+        rows_s = x[starts[s]:starts[s + 1]]
+        single[s] = ((math.log(N) + rows_s[:, s] - special.logsumexp(rows_s, axis=1)) / _LN2).mean()
+    alid_one = np.array([np.sort(single[counts >= k]).mean() for k in ks.tolist()])
     for j, k in enumerate(ks.tolist()):
         speakers = np.flatnonzero(counts >= k)
         n_sets = sum(min(math.comb(int(c), k), max_subsets) for c in counts[speakers])
@@ -260,4 +272,4 @@ def combined_probes(llr_matrix, true_index, ks, *, rules=COMBINE_RULES, profile_
             tar[r], non[r] = [], []  # freed before the next rule's profile
     within = {r: largest_within_budget(rows[r]["speaker_lid_max_bits"], ks, budget_bits) for r in rules}
     return CombinedProbes(ks, rules, n_spk, exact, rows, float(delta), N, level, n_boot, max_subsets, budget_bits,
-                          within, tuple(notes))
+                          within, tuple(notes), alid_one)

@@ -111,9 +111,9 @@ class PopulationCurves:
     check : dict or None
         The model fitted on a random quarter of each probe's impostors (``n_fit`` speakers' worth) against the
         measured curves at sizes in ``(n_fit, N]``: ``sizes``, ``max_abs_rank1``, ``max_abs_alid_bits`` and
-        ``reliable`` (both within :data:`CHECK_RANK1` and :data:`CHECK_ALID_BITS`; False gives an :class:`~vpeval.errors.ExtrapolationWarning`
-        where sizes beyond N were asked for; None where the quarter holds fewer than :data:`CHECK_MIN_FIT`
-        speakers, too few to judge); None where N is below 40.
+        ``reliable`` (both within :data:`CHECK_RANK1` and :data:`CHECK_ALID_BITS`; False gives an
+        :class:`~vpeval.errors.ExtrapolationWarning` where sizes beyond N were asked for; None where the quarter
+        holds fewer than :data:`CHECK_MIN_FIT` speakers, too few to judge); None where N is below 40.
     n_subsets, n_boot : int
     level : float
     unit : {"speaker", "probe"}
