@@ -13,6 +13,14 @@ matrix, the floor of any 1-to-N metric, measured before each row.
     python benchmarks/population.py --sizes 1000,3000,10000
     python benchmarks/population.py --sizes 200,500 --speakers 100    # smoke run
 
+``--workers K`` runs the population curves on a local Dask cluster of K single-threaded worker processes
+instead: the matrix is a dask array whose row blocks are drawn on the workers (the client never holds it), the
+rows are z-normalised there (``znorm=True``); printed per N: the seconds (cluster start-up excluded, printed
+apart), the client's traced peak of new memory, and the workers' peak resident set (sampled every 0.1 s).
+``--check`` then also computes the same matrix in this process and compares every number of the curves.
+
+    python benchmarks/population.py --workers 2 --sizes 3000,10000 --check
+
 ``--validity R`` instead measures the extrapolation against a known truth, R simulated tables per condition
 (``--probes`` probes of as many speakers, ``--enrolled`` enrolled, LLRs drawn directly; ``s = 2``):
 
@@ -50,6 +58,67 @@ def _matrix(n_enrolled: int, speakers: int, per: int, seed: int = 0):
     x = rng.normal(-s * s / 2, s, (ti.size, n_enrolled))
     x[np.arange(ti.size), ti] = rng.normal(s * s / 2, s, ti.size)
     return x, ti
+
+
+def _block(seed: int, start: int, rows: int, n_enrolled: int, ti: np.ndarray) -> np.ndarray:
+    """Rows ``start .. start + rows`` of a simulated attacker's table, drawn from their own stream (the same
+    values wherever they are drawn)."""
+    rng = np.random.default_rng([seed, start])
+    s = 2.0
+    x = rng.normal(-s * s / 2, s, (rows, n_enrolled))
+    x[np.arange(rows), ti] = rng.normal(s * s / 2, s, rows)
+    return x
+
+
+def _dask_matrix(n_enrolled: int, speakers: int, per: int, rows: int = 500, seed: int = 0):
+    import dask
+    import dask.array as da
+
+    ti = np.repeat(np.arange(speakers), per)
+    parts = [da.from_delayed(dask.delayed(_block)(seed, a, min(rows, ti.size - a), n_enrolled, ti[a:a + rows]),
+                             (min(rows, ti.size - a), n_enrolled), np.float64) for a in range(0, ti.size, rows)]
+    return da.concatenate(parts, axis=0), ti
+
+
+def on_cluster(a) -> None:
+    import threading
+
+    import distributed
+    import psutil
+
+    t = time.perf_counter()
+    with distributed.LocalCluster(n_workers=a.workers, processes=True, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None, silence_logs=50) as local, distributed.Client(local) as c:
+        print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, {a.workers} worker "
+              f"processes (started in {time.perf_counter() - t:.1f} s), {a.speakers} speakers x {a.per} probes")
+        print("| N | matrix | population curves | client's peak new memory | workers' peak RSS | same as in memory "
+              "| load |")
+        print("|---|---|---|---|---|---|---|")
+        for n_enrolled in (int(v) for v in a.sizes.split(",")):
+            x, ti = _dask_matrix(n_enrolled, min(a.speakers, n_enrolled), a.per)
+            sizes = default_population_sizes(n_enrolled, [10 * n_enrolled, 100 * n_enrolled])
+            peak, stop = [0], threading.Event()
+
+            def sample():
+                while not stop.wait(0.1):
+                    rss = c.run(lambda: psutil.Process().memory_info().rss)
+                    peak[0] = max(peak[0], max(rss.values()))
+
+            th = threading.Thread(target=sample, daemon=True)
+            load0 = os.getloadavg()[0]
+            th.start()
+            res = []
+            sec, mem = _measure(lambda: res.append(population_curves(x, ti, sizes, speaker=ti, znorm=True,
+                                                                     client=c)))
+            stop.set()
+            th.join()
+            same = "not checked"
+            if a.check:
+                same = "yes" if population_curves(x.compute(), ti, sizes, speaker=ti, znorm=True).to_dict() == \
+                    res[0].to_dict() else "**no**"
+            print(f"| {n_enrolled:,} | {ti.size:,} x {n_enrolled:,} ({ti.size * n_enrolled * 8 / 2 ** 20:.0f} MiB) | "
+                  f"{sec:.1f} s | {mem:.0f} MiB | {peak[0] / 2 ** 20:.0f} MiB | {same} | {load0:.1f} -> "
+                  f"{os.getloadavg()[0]:.1f} |", flush=True)
 
 
 def _measure(fn):
@@ -130,7 +199,13 @@ def main() -> None:
     ap.add_argument("--probes", type=int, default=300, help="--validity: probes (one per speaker)")
     ap.add_argument("--enrolled", type=int, default=400, help="--validity: enrolled speakers")
     ap.add_argument("--beyond", default="2000,20000", help="--validity: sizes beyond the table, comma-separated")
+    ap.add_argument("--workers", type=int, default=0, metavar="K", help="run the curves on a local Dask cluster of K "
+                    "worker processes")
+    ap.add_argument("--check", action="store_true", help="--workers: compare with the in-memory curves")
     a = ap.parse_args()
+    if a.workers:
+        on_cluster(a)
+        return
     if a.validity:
         validity(a.validity, a.probes, a.enrolled, [int(v) for v in a.beyond.split(",")])
         return

@@ -263,6 +263,29 @@ def test_lid_pipeline_histograms_from_scattered_blocks_equal_in_memory(client, m
         assert np.array_equal(getattr(got, name), getattr(ref, name)), name
 
 
+def test_population_curves_on_the_cluster_equal_the_in_memory_curves(client, monkeypatch):
+    """Issue 50: the population curves' two row scans on a cluster (a scattered NumPy matrix, and a dask array's
+    blocks), with the rows z-normalised there, give the in-memory curves of the z-scores bit for bit."""
+    from vpeval.metrics.linkage import population_curves
+    from vpeval.metrics.linkage import population_rows
+    from vpeval.metrics.linkage.population import row_zscores
+
+    probes, models, ti = _synthetic(450, 60, 16, seed=14)
+    s = np.round(score_rows(probes, models), 2)  # ties within and across rows
+    slope = np.where(np.arange(ti.size) % 3 == 0, 1.7, 2.1)
+    kw = dict(slope=slope, speaker=ti, sizes=[2, 10, 60, 5000], n_boot=30, budget_bits=3.0, seed=3)
+    ref = population_curves(row_zscores(s), ti, **kw).to_dict()
+    monkeypatch.setattr(rowscan, "CLUSTER_MIN_BYTES", 0)
+    monkeypatch.setattr(rowscan, "DASK_BLOCK_BYTES", 100 * 60 * 8)
+    monkeypatch.setattr(population_rows, "BLOCK_BYTES", 37 * 60 * 8)  # blocks of 37 rows inside the 74-row blocks
+    assert population_curves(s, ti, znorm=True, client=client, **kw).to_dict() == ref
+    assert population_curves(da.from_array(s, chunks=(64, 30)), ti, znorm=True, client=client, **kw).to_dict() == ref
+    bad = s.copy()
+    bad[200, 1] = np.inf
+    with pytest.raises(ValueError, match="probe row 200"):  # the worker's error, with the global row
+        population_curves(bad, ti, client=client, **kw)
+
+
 def test_linkage_and_trials_cli_on_the_cluster(scheduler, tmp_path, monkeypatch):
     monkeypatch.setattr(rowscan, "CLUSTER_MIN_BYTES", 0)
     emb = ROOT / "examples" / "librispeech-mini" / "embeddings_mfcc.npz"

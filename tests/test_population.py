@@ -12,9 +12,8 @@ from scipy.stats import norm
 from vpeval.errors import InvalidScoresError, VpevalError
 from vpeval.metrics.identification import closed_set_linkability, identification_rates
 from vpeval.metrics.linkage import lid
-from vpeval.metrics.linkage.population import (
-    _measured_lid, default_population_sizes, population_curves, win_probability,
-)
+from vpeval.metrics.linkage.population import default_population_sizes, population_curves, win_probability
+from vpeval.metrics.linkage.population_rows import lid_of_sets
 
 
 def _win_brute(row, t, m):
@@ -71,19 +70,6 @@ def test_measured_rank1_is_closed_set_linkability_and_lid_at_n_is_the_lid():
     assert np.allclose(r.chance, 1.0 / r.sizes)
 
 
-class _AllPermutations:
-    """An rng whose ``permutation(n)`` goes through every ordering of ``range(n)`` once."""
-
-    def __init__(self, n):
-        self.perms = itertools.permutations(range(n))
-
-    def permutation(self, n):
-        return np.array(next(self.perms))
-
-    def integers(self, low, high, size):  # any shift: every permutation is listed anyway
-        return np.arange(size) % high
-
-
 def test_nested_sets_are_uniform_sets_of_others():
     # averaged over every permutation of the sorted impostors' positions, the measured LID is the mean over every
     # set of N' - 1 others
@@ -92,7 +78,10 @@ def test_nested_sets_are_uniform_sets_of_others():
     x = rng.normal(size=(4, N))
     ti = np.array([0, 2, 4, 2])
     sizes = np.array([2, 3, 4])
-    got = _measured_lid(x, ti, np.ones(4), sizes, math.factorial(N - 1), _AllPermutations(N - 1))
+    perms = [np.array(p) for p in itertools.permutations(range(N - 1))]
+    # one shift per row, the same for each of its permutations: the shifted permutations are all of them again
+    shifts = np.repeat(np.arange(4)[:, None] % (N - 1), len(perms), axis=1)
+    got = lid_of_sets(x, ti, np.ones(4), perms, shifts, sizes.tolist())
     for i in range(4):
         others = [j for j in range(N) if j != ti[i]]
         for j, s in enumerate(sizes):

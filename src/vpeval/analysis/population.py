@@ -10,7 +10,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..metrics.linkage import default_population_sizes, population_curves
-from ..metrics.linkage.population import ASSUMPTIONS, row_zscores
+from ..metrics.linkage.population import ASSUMPTIONS
 from ..metrics.linkage.combine import combined_probes
 from .profiles import default_delta
 
@@ -165,8 +165,8 @@ def population_reading(res, *, budget_bits: float, delta: float | None = None, s
             continue
         ti = np.asarray(m.true_index)
         sizes = default_population_sizes(m.n_enrolled, [s for s in extrapolate_to if s > m.n_enrolled])
-        curves[cond] = population_curves(row_zscores(m.scores), ti, sizes, slope=link.lid.probe_slopes(ti.size),
-                                         speaker=ti, budget_bits=budget_bits, n_boot=n_boot, seed=seed)
+        curves[cond] = population_curves(m.scores, ti, sizes, slope=link.lid.probe_slopes(ti.size), speaker=ti,
+                                         znorm=True, budget_bits=budget_bits, n_boot=n_boot, seed=seed)
         if cond == "oa":
             llr = link.lid.llr_matrix(m.scores)
             most = int(np.bincount(ti).max())

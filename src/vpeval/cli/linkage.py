@@ -200,6 +200,13 @@ def register(app: typer.Typer) -> None:
                 strict_znorm=strict_znorm,
                 client=client,
             )
+            curves = None
+            if sizes is not None:  # on the cluster too: the matrix's rows are scanned where they are
+                from ..metrics.linkage import default_population_sizes, population_curves
+
+                curves = population_curves(sm.scores, sm.true_index, default_population_sizes(sm.n_speakers, sizes),
+                                           slope=res.lid.probe_slopes(sm.n_probes), speaker=sm.true_index,
+                                           znorm=True, budget_bits=budget, seed=seed, client=client)
 
         from ..metrics.linkage.variants import lid_variant
 
@@ -218,7 +225,9 @@ def register(app: typer.Typer) -> None:
             "n_dropped_unenrolled": sm.n_dropped,
             "dev_n_dropped_unenrolled": None if dsm is None else dsm.n_dropped,
         }
-        curves = combined = None
+        if curves is not None:
+            out["population"] = curves.to_dict()
+        combined = None
         if combine is not None:
             from ..analysis.profiles import default_delta
             from ..metrics.linkage.combine import combined_probes
@@ -228,16 +237,6 @@ def register(app: typer.Typer) -> None:
                     res.lid.llr_matrix(sm.scores), sm.true_index, range(1, combine + 1), budget_bits=budget, seed=seed,
                     delta=default_delta(int(np.unique(sm.true_index).size)) if delta is None else delta)
             out["combined_probes"] = combined.to_dict()
-        if sizes is not None:
-            from ..metrics.linkage import default_population_sizes, population_curves
-            from ..metrics.linkage.population import row_zscores
-
-            with _named_inputs(table, sm, dev, dsm):
-                curves = population_curves(row_zscores(sm.scores), sm.true_index,
-                                           default_population_sizes(sm.n_speakers, sizes),
-                                           slope=res.lid.probe_slopes(sm.n_probes), speaker=sm.true_index,
-                                           budget_bits=budget, seed=seed)
-            out["population"] = curves.to_dict()
         verdicts, undecided = {}, {}
         if vopts is not None:
             from ..analysis.families import one_to_n_verdict

@@ -59,9 +59,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import integrate, special, stats
 
+from ... import rowscan
 from ...errors import ExtrapolationWarning, InvalidScoresError, VpevalError, user_stacklevel
+from .population_rows import block_rows, first_pass, row_fingerprints, row_zscores, second_pass
 
-__all__ = ["PopulationCurves", "population_curves", "default_population_sizes"]
+__all__ = ["PopulationCurves", "population_curves", "default_population_sizes", "row_fingerprints", "row_zscores"]
 
 _LN2 = math.log(2.0)
 #: The check's largest differences beyond which the extrapolation is flagged (:class:`ExtrapolationWarning`):
@@ -75,15 +77,6 @@ BUDGET_TOLERANCE_BITS = 1e-9
 MAX_POPULATION = 10 ** 12
 #: Fewest enrolled speakers in the check's quarter for its differences to be judged (``reliable`` is None below).
 CHECK_MIN_FIT = 50
-#: Bytes of one block of rows of the matrix (a few such blocks are alive at once).
-_BLOCK_BYTES = 32 << 20
-
-
-def _rows(n_cols: int) -> int:
-    """Rows per block of ``n_cols`` float64 columns: :data:`_BLOCK_BYTES` worth, at least one."""
-    return max(1, _BLOCK_BYTES // (8 * n_cols))
-
-
 @dataclass(frozen=True)
 class PopulationCurves:
     """Rank-1 identification, ALID and LID_max against the population size N' (:func:`population_curves`).
@@ -168,26 +161,6 @@ ASSUMPTIONS = ("beyond the enrolled N: a probe's impostors are independent draws
                "enrolled speakers a random sample of the population, the attacker's calibration unchanged")
 
 
-def _row_sums(a: np.ndarray) -> np.ndarray:
-    """Each row's sum, added left to right (a running sum: the same bits for equal rows wherever they lie in
-    memory, which NumPy's vectorised sums do not promise)."""
-    return np.cumsum(a, axis=1)[:, -1]
-
-
-def row_fingerprints(x: np.ndarray) -> np.ndarray:
-    """One number per row of ``x`` (shape (n, N)), fixed by the row's values as a multiset: the dot product of
-    its sorted values with a fixed pseudo-random vector, summed left to right, in blocks of rows. Rows alike as
-    multisets get the same bits whatever the order of the columns; different rows differ but by accident. What
-    orders the rows when the draws that follow go by row."""
-    n, N = x.shape
-    key = np.empty(n)
-    probe = np.random.default_rng(20261206).random(N)
-    step = _rows(N)
-    for a in range(0, n, step):
-        key[a:a + step] = _row_sums(np.sort(np.asarray(x[a:a + step], dtype=np.float64), axis=1) * probe)
-    return key
-
-
 def largest_within_budget(values: np.ndarray, grid: np.ndarray, budget_bits: float | None) -> int | None:
     """The largest entry of ``grid`` (ascending) up to which every ``values`` entry (bits, same shape) is within
     ``budget_bits`` (with :data:`BUDGET_TOLERANCE_BITS` of slack for rounding); None when the first already
@@ -198,32 +171,6 @@ def largest_within_budget(values: np.ndarray, grid: np.ndarray, budget_bits: flo
     if not ok[0]:
         return None
     return int(grid[-1] if ok.all() else grid[int(np.argmin(ok)) - 1])
-
-
-def row_zscores(scores) -> np.ndarray:
-    """Every row z-normalised (sample standard deviation, as :func:`~vpeval.metrics.linkage.znorm_rows`), with
-    the mean and standard deviation summed left to right over each row's sorted scores: rows alike as multisets
-    get the same bits whatever the order of the columns, so that ties between rows in the pooled impostor
-    scores do not hang on the input's column order.
-
-    ``scores``: shape (n_probes, N), N >= 2, finite. Returns float64 of the same shape. Raises
-    :class:`~vpeval.errors.InvalidScoresError` for another shape, a NaN or infinite score, or a constant row."""
-    x = np.asarray(scores, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] < 2:
-        raise InvalidScoresError(f"scores: expected a 2-D array with at least 2 columns, got shape {x.shape}")
-    if not np.isfinite(x).all():
-        raise InvalidScoresError("scores: must be finite")
-    out = np.empty(x.shape)
-    step = _rows(x.shape[1])
-    for a in range(0, x.shape[0], step):
-        srt = np.sort(x[a:a + step], axis=1)
-        mean = _row_sums(srt) / x.shape[1]
-        sd = np.sqrt(_row_sums((srt - mean[:, None]) ** 2) / (x.shape[1] - 1))
-        if (sd == 0).any():
-            raise InvalidScoresError(f"scores: row {a + int(np.flatnonzero(sd == 0)[0])} is constant (standard "
-                                     "deviation 0)")
-        out[a:a + step] = (x[a:a + step] - mean[:, None]) / sd[:, None]
-    return out
 
 
 def default_population_sizes(n_speakers: int, extra=()) -> np.ndarray:
@@ -361,32 +308,6 @@ class _Tail:
         return out
 
 
-def _sorted_impostors(x: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Each row's ``N - 1`` impostor scores (its true column left out), ascending: a new (rows, N - 1) array."""
-    y = np.array(x, dtype=np.float64)
-    y[np.arange(y.shape[0]), t] = np.inf  # the true column sorts last
-    y.sort(axis=1)
-    return y[:, :-1]
-
-
-def _pool(x_all, ti: np.ndarray, max_pool: int, positions=None) -> np.ndarray:
-    """The impostor scores of every probe (those at ``positions[i]`` of row ``i``'s sorted impostors, shape (n,
-    K), or all), sorted; each row's thinned to every ``s``-th when there are more than ``max_pool`` in all (``s``
-    the smallest step that fits). Without ``positions``, depends on each row's scores as a multiset and on the
-    rows as a set: not on any order."""
-    n, N = x_all.shape
-    K = N - 1 if positions is None else positions.shape[1]
-    s = max(1, math.ceil(n * K / max_pool))
-    parts = []
-    step = _rows(N)
-    for a in range(0, n, step):
-        imp = _sorted_impostors(x_all[a:a + step], ti[a:a + step])
-        if positions is not None:
-            imp = np.sort(np.take_along_axis(imp, positions[a:a + step], axis=1), axis=1)
-        parts.append(imp[:, s // 2::s].ravel())
-    return np.sort(np.concatenate(parts))
-
-
 def _fit_tail(pool: np.ndarray, tail_share: float) -> _Tail:
     """The impostor model of a sorted pool: empirical up to its ``1 - tail_share`` quantile, GPD above."""
     n = pool.size
@@ -403,52 +324,6 @@ def _fit_tail(pool: np.ndarray, tail_share: float) -> _Tail:
     shape, _, scale = stats.genpareto.fit(excess, floc=0.0)
     below = pool[pool <= u]
     return _Tail(below, n, u, (n - below.size) / n, float(shape), float(scale), int(excess.size))
-
-
-def _ranks(x_all, ti):
-    """Per probe: others strictly above the true column, others tied with it, its score."""
-    n = x_all.shape[0]
-    chunk = _rows(x_all.shape[1])
-    above = np.empty(n, np.int64)
-    tied = np.empty(n, np.int64)
-    g = np.empty(n)
-    for a in range(0, n, chunk):
-        x = np.asarray(x_all[a:a + chunk], dtype=np.float64)
-        r = np.arange(x.shape[0])
-        gt = x[r, ti[a:a + chunk]]
-        above[a:a + chunk] = (x > gt[:, None]).sum(axis=1)
-        tied[a:a + chunk] = (x == gt[:, None]).sum(axis=1) - 1
-        g[a:a + chunk] = gt
-    return above, tied, g
-
-
-def _measured_lid(x_all, ti, w, sizes, n_subsets: int, rng) -> np.ndarray:
-    """Per probe, LID (bits) at each size, averaged over ``n_subsets`` nested random sets of others; shape
-    (n, len(sizes)); the LLRs are ``w[i] * x_all[i]`` (a row's constant cancels in LID). A set of ``s - 1``
-    others is the first ``s - 1`` entries of one random permutation of the positions of the probe's sorted
-    impostors, shifted cyclically by the probe's own random shift (so that the probes' sets are not aligned by
-    rank): a uniform set for each probe, drawn without regard to the order of the columns (the rows come in an
-    order fixed by their contents)."""
-    n, N = x_all.shape
-    sizes = np.asarray(sizes, dtype=np.int64)
-    perms = [rng.permutation(N - 1) for _ in range(n_subsets)]
-    shifts = [rng.integers(0, N - 1, size=n) for _ in range(n_subsets)]
-    out = np.zeros((n, sizes.size))
-    chunk = _rows(N)
-    for a in range(0, n, chunk):
-        x = np.asarray(x_all[a:a + chunk], dtype=np.float64)
-        t = ti[a:a + chunk]
-        wa = w[a:a + chunk, None]
-        g = x[np.arange(x.shape[0]), t] * wa[:, 0]
-        imp = _sorted_impostors(x, t) * wa
-        for perm, shift in zip(perms, shifts):
-            xp = np.take_along_axis(imp, (perm[None, :] + shift[a:a + chunk, None]) % (N - 1), axis=1)
-            top = np.maximum(xp.max(axis=1), g)
-            cs = np.cumsum(np.exp(xp - top[:, None]), axis=1)
-            for j, size in enumerate(sizes.tolist()):
-                lse = top + np.log(cs[:, size - 2] + np.exp(g - top))  # size >= 2: size - 1 others
-                out[a:a + chunk, j] += (math.log(size) + g - lse) / _LN2
-    return out / n_subsets
 
 
 def _model_values(tail: _Tail, g, w, sizes, n_subsets: int, seed, stream: int):
@@ -474,18 +349,6 @@ def _model_values(tail: _Tail, g, w, sizes, n_subsets: int, seed, stream: int):
     return r1, lid
 
 
-def _canonical(x: np.ndarray, ti: np.ndarray, speaker, w: np.ndarray):
-    """The rows in an order fixed by their contents (the seeded draws go by row): by a fingerprint of each row's
-    sorted scores (their dot product with a fixed pseudo-random vector: the same bits for rows alike as
-    multisets, whatever the column order, and different for different ones but by accident), its true score
-    and its slope. Rows alike in all of these (the same scores, true score and slope) keep their relative order;
-    they differ at most in their speaker, i.e. in the bootstrap's units. Columns are left as they are: nothing
-    below depends on their order."""
-    g = x[np.arange(x.shape[0]), ti]
-    row = np.lexsort((w, g, row_fingerprints(x)))
-    return x[row], ti[row], None if speaker is None else np.asarray(speaker)[row], w[row]
-
-
 def _units(speaker, n: int):
     """Bootstrap unit of each row, coded by first appearance (not by the labels' order), and its name."""
     if speaker is None:
@@ -509,29 +372,33 @@ def _bootstrap(values: np.ndarray, units: np.ndarray, n_boot: int, rng, stat) ->
     return out
 
 
-def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=None, n_subsets: int = 16,
-                      n_boot: int = 200, level: float = 0.95, tail_share: float = 0.05, max_pool: int = 2_000_000,
-                      budget_bits: float | None = None, check: bool = True, seed: int = 0) -> PopulationCurves:
+def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=None, znorm: bool = False,
+                      n_subsets: int = 16, n_boot: int = 200, level: float = 0.95, tail_share: float = 0.05,
+                      max_pool: int = 2_000_000, budget_bits: float | None = None, check: bool = True, seed: int = 0,
+                      client=None) -> PopulationCurves:
     """Rank-1 identification, ALID and LID_max against the population size N' (module docstring).
 
     Parameters
     ----------
-    scores : array_like of shape (n_probes, N)
+    scores : array_like or dask array of shape (n_probes, N)
         Every probe's scores against every enrolled speaker, on one scale for every probe: the LID chain's
-        z-normalised rows, or calibrated LLRs (nats). Rank-1 uses only their order within a row; the impostor
-        model pools them over the rows.
-    slope : float or array_like of shape (n_probes,), optional
-        Nats of LLR per score unit, per probe: the attacker's LLRs are ``slope * score`` plus a constant of the
-        row, which LID does not depend on (the LID chain's fold slope of each probe; a fold fitted on scores that
-        carry no identity may have a slope of 0 or below). Default 1: the scores are LLRs. Rank-1 follows the
-        scores (higher: more alike), whatever the slope.
+        z-normalised rows (``znorm=True`` normalises them here), or calibrated LLRs (nats). Rank-1 uses only their
+        order within a row; the impostor model pools them over the rows. Read in blocks of rows of 32 MiB; a
+        dask array is computed block by block (on the cluster with ``client``).
     true_index : array_like of int, shape (n_probes,)
         Column of each probe's speaker.
     sizes : array_like of int, optional
         Population sizes N' >= 2 (any above N are extrapolated); default
         :func:`default_population_sizes` (up to N).
+    slope : float or array_like of shape (n_probes,), optional
+        Nats of LLR per score unit, per probe: the attacker's LLRs are ``slope * score`` plus a constant of the
+        row, which LID does not depend on (the LID chain's fold slope of each probe; a fold fitted on scores that
+        carry no identity may have a slope of 0 or below). Default 1: the scores are LLRs. Rank-1 follows the
+        scores (higher: more alike), whatever the slope.
     speaker : array_like, shape (n_probes,), optional
         The bootstrap unit of each probe (its speaker); default the probe itself (then the output says so).
+    znorm : bool
+        Z-normalise every row first, as :func:`row_zscores` does (the same bits), one block at a time.
     n_subsets : int
         Random sets of others per probe (measured LID) and draws of the impostor sum (extrapolated LID).
     n_boot : int
@@ -547,6 +414,10 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     check : bool
         Fit the model on a random quarter of each probe's impostors and compare it with the measured curves.
     seed : int
+    client : distributed.Client, optional
+        Scan the rows on this Dask cluster (a NumPy matrix is scattered once in row blocks, a dask array's blocks
+        are computed there); only per-row values and the thinned impostor pools come back. The result is the
+        same, bit for bit, as without a client.
 
     Returns
     -------
@@ -555,28 +426,26 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     Raises
     ------
     InvalidScoresError
-        Not a 2-D matrix, N < 2, NaN or infinite scores or slopes, a true index outside ``0 .. N-1``, a size below
-        2.
+        Not a 2-D matrix, N < 2, NaN or infinite scores (naming the probe row) or slopes, a constant row with
+        ``znorm``, a true index outside ``0 .. N-1``, a size below 2.
     VpevalError
         Extrapolation asked for with too few impostor scores to fit their tail.
 
     Notes
     -----
     Ties: rank-1 breaks ties uniformly at random within the drawn set (fractional); the model's ``F`` counts
-    half of the impostors equal to the probe's score. Cost: the measured LID is O(n_subsets n N) time in row
-    blocks of 32 MiB; the extrapolated LID draws at most ``n_subsets n`` x :data:`_TAIL_DRAWS` tail values per
-    size N' (in batches of at most 4e6). Results depend on the rows as a set (not their order) up to the
-    Monte-Carlo draws, which are seeded and go by position, after the rows and columns are put in an order fixed
-    by their contents. The matrix is held in memory (8 bytes per score, twice while reordered).
+    half of the impostors equal to the probe's score. Cost: two scans of the matrix in row blocks; the measured
+    LID is O(n_subsets n N) time; the extrapolated LID draws at most ``n_subsets n`` x :data:`_TAIL_DRAWS` tail
+    values per size N' (in batches of at most 4e6). Memory beyond the matrix: a few blocks of 32 MiB, O(n) per
+    size and the pool (at most ``max_pool`` values, twice with the check). Results depend on the rows as a set
+    (not their order) up to the Monte-Carlo draws, which are seeded and go by each row's place in an order
+    fixed by its contents (a fingerprint of its sorted scores, its true score and its slope; rows alike in all
+    of these differ at most in their speaker, i.e. in the bootstrap's units); nothing depends on the order of
+    the columns.
     """
-    x = np.asarray(scores, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] == 0:
-        raise InvalidScoresError(f"scores: expected a non-empty 2-D array, got shape {x.shape}")
-    n, N = x.shape
+    arr, n, N = rowscan._as_matrix(scores, "scores")
     if N < 2:
         raise InvalidScoresError("scores: at least 2 enrolled speakers are needed")
-    if not np.isfinite(x).all():
-        raise InvalidScoresError("scores: must be finite")
     w = np.asarray(1.0 if slope is None else slope, dtype=np.float64)
     if w.ndim == 0:
         w = np.full(n, float(w))
@@ -588,28 +457,44 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     ti = ti.astype(np.int64)
     if speaker is not None and np.shape(speaker) != (n,):
         raise InvalidScoresError(f"speaker: expected one label per probe, shape ({n},), got {np.shape(speaker)}")
-    x, ti, speaker, w = _canonical(x, ti, speaker, w)
     sz = default_population_sizes(N) if sizes is None else np.unique(np.asarray(sizes, dtype=np.int64))
     if sz.size == 0 or sz[0] < 2 or sz[-1] > MAX_POPULATION:
         raise InvalidScoresError(f"sizes: population sizes lie in 2..{MAX_POPULATION:.0e}")
     if not 0.0 < level < 1.0 or not 0.0 < tail_share <= 0.5:
         raise InvalidScoresError("level must lie in (0, 1) and tail_share in (0, 0.5]")
     meas = sz <= N
-    above, tied, g = _ranks(x, ti)
     m_sz, e_sz = sz[meas], sz[~meas]
-
     n_fit = max(10, N // 4)
     c_sz = default_population_sizes(N)  # the check's sizes: between its quarter and N
     c_sz = c_sz[(c_sz > n_fit) & (c_sz <= N)] if check and N >= 40 else c_sz[:0]
     both = np.union1d(m_sz, c_sz)  # measured once for the curves and the check (the same nested sets)
-    lid_both = _measured_lid(x, ti, w, both, n_subsets, np.random.default_rng([seed, 1])) if both.size else None
+
+    arr = rowscan._on_cluster(arr, n, N, block_rows(N), client)
+    fp, g, above, tied = first_pass(arr, n, ti, znorm)
+    # the canonical order: rows by their contents; pos[i] is row i's place in it, which its draws go by
+    row = np.lexsort((w, g, fp))
+    pos = np.empty(n, dtype=np.int64)
+    pos[row] = np.arange(n)
+    rng = np.random.default_rng([seed, 1])
+    perms = [rng.permutation(N - 1) for _ in range(n_subsets)]
+    shifts = np.stack([rng.integers(0, N - 1, size=n) for _ in range(n_subsets)], axis=1)[pos]
+    choice = check_shift = None
+    if c_sz.size:
+        crng = np.random.default_rng([seed, 3])
+        choice = crng.choice(N - 1, n_fit - 1, replace=False)
+        check_shift = crng.integers(0, N - 1, (n, 1))[pos, 0]
+    lid_both, pool, check_pool = second_pass(arr, n, ti, w, shifts, perms, both.tolist(), max_pool, znorm,
+                                             choice, check_shift)
+    # from here on, every per-row array is in the canonical order
+    g, above, tied, w, lid_both = g[row], above[row], tied[row], w[row], lid_both[row]
+    speaker = None if speaker is None else np.asarray(speaker)[row]
+
     r1 = np.empty((n, sz.size))
     lid = np.empty((n, sz.size))
     for j, s in enumerate(m_sz):
         r1[:, j] = win_probability(above, tied, N, int(s) - 1)
     if m_sz.size:
         lid[:, :m_sz.size] = lid_both[:, np.searchsorted(both, m_sz)]
-    pool = _pool(x, ti, max_pool)
     model, chk, tail = None, None, None
     try:
         tail = _fit_tail(pool, tail_share)
@@ -635,7 +520,7 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     if c_sz.size:
         meas_r1 = np.array([win_probability(above, tied, N, int(s) - 1).mean() for s in c_sz])
         meas_lid = lid_both[:, np.searchsorted(both, c_sz)].mean(axis=0)
-        chk = _check(x, ti, g, w, n_fit, c_sz, meas_r1, meas_lid, tail_share, max_pool, n_subsets, seed)
+        chk = _check(check_pool, g, w, n_fit, c_sz, meas_r1, meas_lid, tail_share, n_subsets, seed)
         if chk is not None:
             # a quarter of fewer than 50 speakers fits the tail on too few scores for its miss to mean much
             within = chk["max_abs_rank1"] <= CHECK_RANK1 and chk["max_abs_alid_bits"] <= CHECK_ALID_BITS
@@ -666,16 +551,12 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
                             model or {}, chk, n_subsets, n_boot, level, unit, budget_bits, within)
 
 
-def _check(x, ti, g, w, n_fit, sizes, meas_r1, meas_lid, tail_share, max_pool, n_subsets, seed) -> dict | None:
-    """The model fitted on a random quarter of each probe's impostors (``n_fit - 1`` random positions of its sorted
-    impostors, shifted by a random shift of the probe's own: a uniform subset for each) against the measured
-    curves ``meas_r1``, ``meas_lid`` at ``sizes``; None where the quarter holds too few scores to fit."""
-    N = x.shape[1]
-    rng = np.random.default_rng([seed, 3])
-    positions = (rng.choice(N - 1, n_fit - 1, replace=False)[None, :] + rng.integers(0, N - 1, (x.shape[0], 1))
-                 ) % (N - 1)
+def _check(pool, g, w, n_fit, sizes, meas_r1, meas_lid, tail_share, n_subsets, seed) -> dict | None:
+    """The model fitted on ``pool``, a random quarter of each probe's impostors (``n_fit - 1`` random positions of
+    its sorted impostors, shifted by a random shift of the probe's own: a uniform subset for each), against the
+    measured curves ``meas_r1``, ``meas_lid`` at ``sizes``; None where the quarter holds too few scores to fit."""
     try:
-        tail = _fit_tail(_pool(x, ti, max_pool, positions), tail_share)
+        tail = _fit_tail(pool, tail_share)
     except VpevalError:
         return None
     mr1, mlid = _model_values(tail, g, w, sizes, n_subsets, seed, 4)
