@@ -58,3 +58,24 @@ def test_codes_of_a_read_only_array_are_remembered_while_it_lives():
     view = np.array(["b", "a", "b"])[::2]  # read-only view of a writable base: not remembered either
     view.flags.writeable = False
     assert sorted_codes(view) is not sorted_codes(view)
+
+
+def test_codes_of_larger_arrays_are_remembered_by_their_contents():
+    import vpeval.keys as keys
+
+    rng = np.random.default_rng(0)
+    a = np.array([f"spk{v}" for v in rng.integers(0, 40, 1000)])  # writable, e.g. unpickled in a worker
+    first = sorted_codes(a)
+    again = sorted_codes(a.copy())  # another array, the same contents: the same two arrays
+    assert again is first
+    np.testing.assert_array_equal(first[0], np.unique(a))
+    np.testing.assert_array_equal(first[1], np.unique(a, return_inverse=True)[1])
+    with pytest.raises(ValueError):
+        first[1][0] = 1
+    a[0] = "zzz"  # changed contents: computed anew, never the stale codes
+    names, codes = sorted_codes(a)
+    assert names[-1] == "zzz" and codes[0] == names.size - 1
+    assert sorted_codes(a[:-1].copy().astype("<U4")) is not first  # another dtype or shape: another entry
+    for i in range(keys.CONTENT_MEMO_ENTRIES + 5):  # bounded: the least recent are dropped
+        sorted_codes(np.array([f"x{i}"] * 300))
+    assert len(keys._content_memo) == keys.CONTENT_MEMO_ENTRIES
