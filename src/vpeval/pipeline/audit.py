@@ -215,16 +215,27 @@ def _fusion_key(members, train, cond) -> tuple | None:
 
 
 def _trials_key(t: Trials) -> tuple:
-    return ("trials", t.source, tuple(sorted((k, str(v)) for k, v in t.meta.items())),
-            content_key(t.scores, t.is_target, *(x for x in (t.enroll, t.test) if x is not None)),
-            t.enroll is None, t.test is None)
+    return ("trials", t.source, tuple(sorted((k, str(v)) for k, v in t.meta.items()))) + _content_of(t)
 
 
 def _content_of(t: Trials) -> tuple:
     """The arrays :func:`~vpeval.stats.assess_trials` reads (scores, labels, keys), without names: its results
-    (intervals, chance floors, verdicts) depend on nothing else, given the probe speakers and the directions."""
-    return (content_key(t.scores, t.is_target, *(x for x in (t.enroll, t.test) if x is not None)),
-            t.enroll is None, t.test is None)
+    (intervals, chance floors, verdicts) depend on nothing else, given the probe speakers and the directions.
+    Hashed once per :class:`Trials` object while it lives (its arrays do not change once built, which its kept
+    sorted views rest on too): the audit asks for it several times per trial set (the demo hashed 4.7 GB)."""
+    import weakref
+
+    got = _contents.get(id(t))
+    if got is not None and got[0]() is t:
+        return got[1]
+    out = (content_key(t.scores, t.is_target, *(x for x in (t.enroll, t.test) if x is not None)),
+           t.enroll is None, t.test is None)
+    key = id(t)
+    _contents[key] = (weakref.ref(t, lambda _, k=key, m=_contents: m.pop(k, None)), out)
+    return out
+
+
+_contents: dict = {}  # id -> (weak reference, key) of the Trials hashed by _content_of
 
 
 def _matrix_key(m) -> tuple:
@@ -307,6 +318,8 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
     probe_spk, mats, by_group = {}, {}, {}
     disclosure, pooled, summaries = {}, {}, {}
     shared = None if cache is None else cache.setdefault("probe-speakers", {})
+    # keyed by the identity of objects that the entries hold (so no id is reused while they are kept)
+    protocols, speakers_of = {}, {}
 
     spk_groups, group_note = None, None
     if group_by is not None:
@@ -320,8 +333,10 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
             es = att.es if att.es is not None else att.members[0].es
             say(f"trials and verification metrics: {name}")
             one_run = [t for t in types if t not in PROFILE_TYPES]
-            if vpc_lists is None:
-                protocol = speaker_of = make_protocol(es)
+            if vpc_lists is None:  # one protocol per embedding set: the attackers of an extractor share it
+                if id(es) not in protocols:
+                    protocols[id(es)] = (es, make_protocol(es))
+                protocol = speaker_of = protocols[id(es)][1]
                 trials[name] = att.build_trials(one_run, protocol=protocol, client=client)
             else:  # the challenge's trials, and its split for everything else
                 protocol, speaker_of = vpc_lists.protocol(es), vpc_lists.speaker_of(es)
@@ -350,8 +365,15 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
             say(f"bootstrap intervals and chance floors: {name}")
             probe_spk[name], mats[name] = {}, matrices
             for tname, t in trials[name].items():
-                spk = trial_speakers(t, speaker_of)
-                spk.flags.writeable = False  # shared below
+                # the attackers of an extractor share their trials' test keys and protocol: their speakers once
+                mk = (id(t.test), id(speaker_of), t.meta.get("type"), tuple(t.meta.get("profiles", ())))
+                held = t.test is not None and not t.test.flags.writeable  # keys that cannot change
+                spk = speakers_of[mk][2] if held and mk in speakers_of else None
+                if spk is None:
+                    spk = trial_speakers(t, speaker_of)
+                    spk.flags.writeable = False  # shared below
+                    if held:  # the entry holds the objects whose ids key it, so no id is reused meanwhile
+                        speakers_of[mk] = (t.test, speaker_of, spk)
                 # one array per distinct content: every attacker of a system has the same probe speakers
                 spk_key = content_key(spk)
                 probe_spk[name][tname] = shared.setdefault(spk_key, spk) if shared is not None else spk
