@@ -166,10 +166,17 @@ def _replicates(attacks: Mapping[str, AttackData], metric: str, draws) -> tuple[
     return np.asarray(obs), np.asarray(reps)
 
 
-def _speakers(attacks: Mapping[str, AttackData]) -> frozenset:
+def _cached(cache: dict, key: tuple, compute):
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
+
+
+def _speakers(attacks: Mapping[str, AttackData], names) -> frozenset:
+    """The probe speakers of attackers ``names``."""
     out = set()
-    for d in attacks.values():
-        out |= set(np.asarray(d.probe_speakers, dtype=str).tolist())
+    for k in names:
+        out |= set(np.asarray(attacks[k].probe_speakers, dtype=str).tolist())
     return frozenset(out)
 
 
@@ -190,9 +197,9 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
     n_boot, seed, level
         Replicates, seed of the shared draws, interval level.
     cache : dict, optional
-        Replicates already computed for a system (keyed by system name, trial type, metric, attackers and
-        draws), so that comparing one system with several others bootstraps it once; pass the same dict to
-        every call on the same data.
+        Replicates and probe speakers already computed for a system (keyed by system name, trial type, metric,
+        attackers and draws), so that comparing one system with several others bootstraps it once; pass the same
+        dict to every call on the same data.
 
     Returns
     -------
@@ -212,7 +219,9 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
     shared = sorted(set(attacks_a) & set(attacks_b))
     if not shared:
         raise VpevalError(f"{trial_type}: systems {a!r} and {b!r} share no attacker")
-    sa, sb = _speakers({k: attacks_a[k] for k in shared}), _speakers({k: attacks_b[k] for k in shared})
+    cache = {} if cache is None else cache
+    sa, sb = (_cached(cache, ("speakers", name, trial_type, tuple(shared)), lambda att=att: _speakers(att, shared))
+              for name, att in ((a, attacks_a), (b, attacks_b)))
     if sa != sb:
         raise VpevalError(f"{trial_type}: systems {a!r} and {b!r} are not evaluated on the same probe speakers "
                           f"({len(sa)} and {len(sb)}, {len(sa ^ sb)} not in both); a paired comparison needs the "
@@ -228,7 +237,6 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
                      and attacks_a[k].lid is not None and attacks_b[k].lid is not None]
             if not names:
                 continue
-        cache = {} if cache is None else cache
         key = (trial_type, metric, tuple(names), draws.seed, draws.n_boot, tuple(draws.speakers.tolist()))
         try:
             if (a,) + key not in cache:
