@@ -660,12 +660,10 @@ def _exposed(preps, lid_obs, thresholds, scheme, speaker_obs=(), alpha: float = 
         for p in preps:
             t = p.inp.trials
             tar_llr, _ = pav_trial_llrs(t.tar, t.non, laplace=True)
-            spk = np.asarray(p.inp.probe_speaker, dtype=str)[t.is_target]
-            v = np.abs(tar_llr) / _LN2
-            for s in np.unique(spk):
-                x = float(v[spk == s].max())
+            names, top = _speaker_max(np.asarray(p.inp.probe_speaker, dtype=str)[t.is_target], np.abs(tar_llr) / _LN2)
+            for s, x in zip(names.tolist(), top.tolist()):
                 if x > thr + _ROUNDING:  # two float paths to the same bin value must not list a speaker
-                    offer(ExposedSpeaker(str(s), x, thr, "eps_max", p.inp.attacker, p.inp.trial_type))
+                    offer(ExposedSpeaker(s, x, thr, "eps_max", p.inp.attacker, p.inp.trial_type))
     thr = thresholds.get("speaker_lid")
     by_speaker = {id(o[0]) for o in speaker_obs}
     if thr is not None and speaker_obs:
@@ -682,8 +680,15 @@ def _exposed(preps, lid_obs, thresholds, scheme, speaker_obs=(), alpha: float = 
         for i, lid, pspk in lid_obs:
             if id(i) in by_speaker:
                 continue
-            for s in np.unique(pspk):
-                x = float(lid[pspk == s].max())
+            for s, x in zip(*(a.tolist() for a in _speaker_max(np.asarray(pspk, dtype=str), lid))):
                 if x > thr + _ROUNDING:
-                    offer(ExposedSpeaker(str(s), x, thr, "lid_max", i.attacker, i.trial_type))
+                    offer(ExposedSpeaker(s, x, thr, "lid_max", i.attacker, i.trial_type))
     return sorted(best.values(), key=lambda e: (-e.value, e.speaker))
+
+
+def _speaker_max(speakers: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``speakers`` (sorted) and the largest of ``values`` of each (one pass, no mask per speaker)."""
+    names, codes = sorted_codes(speakers)
+    top = np.full(names.size, -np.inf)
+    np.maximum.at(top, codes, np.asarray(values, dtype=np.float64))
+    return names, top
