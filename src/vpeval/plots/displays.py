@@ -208,24 +208,30 @@ def det_styles(curves) -> list[dict]:
     points) gets the next dash pattern and a thinner line than the curve under it, and ``same_as`` names the
     index of the first curve it repeats (None for the first of its kind).
     """
+    arrays = [tuple(np.asarray(v, float) for v in c) for c in curves]
+    stairs: dict[int, np.ndarray] = {}  # each curve's staircase, made once (a figure compares every pair)
+
+    def stair(i: int) -> np.ndarray:
+        if i not in stairs:
+            stairs[i] = _staircase(*arrays[i])
+        return stairs[i]
+
+    def same_curve(j: int, i: int) -> bool:
+        (pm1, pf1), (pm2, pf2) = arrays[j], arrays[i]
+        if pm1.shape != pm2.shape or pf1.shape != pf2.shape:
+            # different numbers of thresholds can still trace the same staircase
+            return bool(np.array_equal(stair(j), stair(i)))
+        return bool(np.allclose(pm1, pm2, atol=1e-9) and np.allclose(pf1, pf2, atol=1e-9))
+
     out: list[dict] = []
-    for i, (pm, pf) in enumerate(curves):
-        same = next((j for j in range(i) if _same_curve(curves[j], (pm, pf))), None)
+    for i in range(len(arrays)):
+        same = next((j for j in range(i) if same_curve(j, i)), None)
         if same is None:
             out.append({"ls": "-", "lw": 1.5, "same_as": None})
         else:
             k = 1 + sum(1 for o in out if o["same_as"] == same)
             out.append({"ls": DET_STYLES[k % len(DET_STYLES)], "lw": max(0.8, 1.5 - 0.25 * k), "same_as": same})
     return out
-
-
-def _same_curve(a, b) -> bool:
-    (pm1, pf1), (pm2, pf2) = a, b
-    pm1, pf1, pm2, pf2 = (np.asarray(v, float) for v in (pm1, pf1, pm2, pf2))
-    if pm1.shape != pm2.shape or pf1.shape != pf2.shape:
-        # different numbers of thresholds can still trace the same staircase
-        return bool(np.array_equal(_staircase(pm1, pf1), _staircase(pm2, pf2)))
-    return bool(np.allclose(pm1, pm2, atol=1e-9) and np.allclose(pf1, pf2, atol=1e-9))
 
 
 def _staircase(pm, pf) -> np.ndarray:
