@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from vpeval.errors import VpevalError
 from vpeval.io.output import MANIFEST_NAME, read_manifest
 from vpeval.report.document import Links, Paragraph, Report, Section, Table, page_file
-from vpeval.report.writer import REF_MIN_CHARS, _store_once, report_json, resolve_refs, write_report
+from vpeval.report.writer import REF_MIN_CHARS, _store_once, _stored_once, report_json, resolve_refs, write_report
 
 
 def test_store_once_by_hand():
@@ -42,8 +42,8 @@ def test_resolve_refs_names_a_dangling_pointer():
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-5, 5) | st.floats(allow_nan=False, allow_infinity=False)
-    | st.sampled_from(["a", "b/c", "~d"]),
+    st.none() | st.booleans() | st.integers(-5, 5) | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["a", "b/c", "~d", 'q"\\\u00e9\n\u2028']) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.sampled_from(["a", "b/c", "~0", "k"]), inner,
                                                                 max_size=4),
     max_leaves=60)
@@ -58,6 +58,8 @@ def test_store_once_round_trips(value, copies):
     out = _store_once(doc)
     full = resolve_refs(out)
     assert full == doc
+    # the text written in the same walk is json.dumps of the document as stored
+    assert _stored_once(doc)[1] == json.dumps(out, separators=(",", ":"), allow_nan=False)
     seen = set()
 
     def walk(x, resolved):  # x: as written; resolved: the same place with every reference resolved

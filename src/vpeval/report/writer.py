@@ -10,6 +10,7 @@ import datetime as _dt
 import html
 import json
 import math
+from json.encoder import encode_basestring_ascii
 from pathlib import Path
 
 from .._version import __version__
@@ -80,8 +81,7 @@ def report_json(report: Report, generated_at: str) -> str:
                      for s in report.sections],
     }
     # compact (no indentation: it doubled the file) and every repeated array or object stored once
-    return json.dumps(_store_once(_jsonable(doc, JSON_DIGITS)), separators=(",", ":"), sort_keys=False,
-                      allow_nan=False) + "\n"
+    return _stored_once(_jsonable(doc, JSON_DIGITS))[1] + "\n"
 
 
 #: Arrays and objects whose compact JSON is at least this long are stored once: a later equal one is written as
@@ -97,27 +97,59 @@ def _store_once(doc):
     """``doc`` (JSON-ready) with every array or object of at least :data:`REF_MIN_CHARS` characters that equals
     one met earlier in document order replaced by ``{"$ref": pointer}`` to that first occurrence. The first
     occurrence is kept whole (its own repeated parts may be references too); :func:`resolve_refs` undoes it."""
+    return _stored_once(doc)[0]
+
+
+def _stored_once(doc) -> tuple:
+    """:func:`_store_once` of ``doc`` and its compact JSON text (what ``json.dumps(..., separators=(",", ":"),
+    allow_nan=False)`` writes for it), made in the same walk: every leaf is encoded once."""
     first: dict[str, str] = {}
 
     def walk(x, pointer: str):
-        # returns (the value to write, the compact JSON of the original value)
+        # returns (the value to write, the compact JSON of the original value, the compact JSON of the value)
         if isinstance(x, dict):
-            items = [(k, walk(v, f"{pointer}/{_pointer_part(k)}")) for k, v in x.items()]
-            text = "{" + ",".join(f"{json.dumps(k)}:{t}" for k, (_, t) in items) + "}"
-            out = {k: v for k, (v, _) in items}
+            items = [(k, _json_key(k), walk(v, f"{pointer}/{_pointer_part(k)}")) for k, v in x.items()]
+            text = "{" + ",".join(f"{key}:{t}" for _, key, (_, t, _) in items) + "}"
+            out = {k: v for k, _, (v, _, _) in items}
+            written = "{" + ",".join(f"{key}:{w}" for _, key, (_, _, w) in items) + "}"
         elif isinstance(x, list):
             items = [walk(v, f"{pointer}/{i}") for i, v in enumerate(x)]
-            text = "[" + ",".join(t for _, t in items) + "]"
-            out = [v for v, _ in items]
+            text = "[" + ",".join(t for _, t, _ in items) + "]"
+            out = [v for v, _, _ in items]
+            written = "[" + ",".join(w for _, _, w in items) + "]"
         else:
-            return x, json.dumps(x, allow_nan=False)
+            text = _json_leaf(x)
+            return x, text, text
         if len(text) >= REF_MIN_CHARS and pointer:
             if text in first:
-                return {"$ref": first[text]}, text
+                return {"$ref": first[text]}, text, '{"$ref":' + encode_basestring_ascii(first[text]) + "}"
             first[text] = pointer
-        return out, text
+        return out, text, written
 
-    return walk(doc, "")[0]
+    out, _, written = walk(doc, "")
+    return out, written
+
+
+def _json_key(k) -> str:
+    return encode_basestring_ascii(k) if type(k) is str else json.dumps(k)
+
+
+def _json_leaf(x) -> str:
+    """``json.dumps(x, allow_nan=False)`` of a leaf, without its machinery for the common types."""
+    if x is None:
+        return "null"
+    if x is True:
+        return "true"
+    if x is False:
+        return "false"
+    t = type(x)
+    if t is str:
+        return encode_basestring_ascii(x)
+    if t is int:
+        return int.__repr__(x)
+    if t is float and math.isfinite(x):
+        return float.__repr__(x)
+    return json.dumps(x, allow_nan=False)  # anything else, and the error a non-finite float gets
 
 
 def resolve_refs(doc):
