@@ -294,12 +294,13 @@ def test_linkage_and_trials_cli_on_the_cluster(scheduler, tmp_path, monkeypatch)
         code, text = _run(["trials", emb, "-o", tmp_path / tag, "--types", "oa,aa", "--json", *extra])
         assert code == 0, text
         code, text = _run(["linkage", tmp_path / tag / "one_to_n_oa.csv", "--json", "--separable", "regularize",
-                           *extra])
+                           "--population", "1000", *extra])
         assert code == 0, text
         outs[tag] = json.loads(text)
         assert outs[tag].pop("input")["table"] == str(tmp_path / tag / "one_to_n_oa.csv")
     assert _files(tmp_path / "one") == _files(tmp_path / "many")
     assert outs["one"] == outs["many"] and outs["one"]["lid"]["mode"] == "cross-fit"
+    assert outs["one"]["population"]["sizes"][-1] == 1000
 
 
 def test_one_to_n_of_the_example_on_the_cluster_is_bit_for_bit(client):
