@@ -79,3 +79,12 @@ def test_codes_of_larger_arrays_are_remembered_by_their_contents():
     for i in range(keys.CONTENT_MEMO_ENTRIES + 5):  # bounded: the least recent are dropped
         sorted_codes(np.array([f"x{i}"] * 300))
     assert len(keys._content_memo) == keys.CONTENT_MEMO_ENTRIES
+
+
+def test_the_content_memo_holds_a_bounded_number_of_bytes(monkeypatch):
+    import vpeval.keys as keys
+
+    monkeypatch.setattr(keys, "CONTENT_MEMO_BYTES", 100_000)
+    for i in range(20):
+        sorted_codes(np.array([f"utt{i}-{j:06d}" for j in range(1000)]))  # ~56 KB of names and codes each
+    assert len(keys._content_memo) == 1  # the most recent alone

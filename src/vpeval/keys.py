@@ -31,8 +31,9 @@ def sorted_codes(values) -> tuple[np.ndarray, np.ndarray]:
     the distinct keys; O(n) memory. For a read-only string array that owns its data the result is remembered
     while the array lives; for other string arrays of :data:`CONTENT_MEMO_SIZES` entries it is remembered by
     their contents (a SHA-256 digest of dtype, shape and bytes, about 15 times cheaper than the hashing of
-    every entry), for the last :data:`CONTENT_MEMO_ENTRIES` of them: the trials and probe speakers a worker
-    process unpickles afresh for every job of an audit are the same few arrays. Remembered results are returned
+    every entry), for the last :data:`CONTENT_MEMO_ENTRIES` of them within :data:`CONTENT_MEMO_BYTES`: the
+    trials and probe speakers a worker process unpickles afresh for every job of an audit are the same few
+    arrays. Remembered results are returned
     read-only (the same two arrays to every caller).
     """
     if isinstance(values, np.ndarray) and values.dtype.kind == "U":
@@ -45,9 +46,11 @@ def sorted_codes(values) -> tuple[np.ndarray, np.ndarray]:
 
 #: Sizes of the string arrays whose codes are remembered by content (smaller ones cost less to factorise than
 #: to look up; larger ones would hold much memory).
-CONTENT_MEMO_SIZES = (256, 1 << 20)
-#: String arrays remembered by content (the least recently used is dropped first).
+CONTENT_MEMO_SIZES = (256, 1 << 18)
+#: String arrays remembered by content, and the bytes their results may hold (names and codes) in all; the least
+#: recently used are dropped first.
 CONTENT_MEMO_ENTRIES = 64
+CONTENT_MEMO_BYTES = 32 << 20
 
 
 def _by_content(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -61,7 +64,10 @@ def _by_content(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         for x in got:
             x.flags.writeable = False
     _content_memo[key] = got  # the most recent last
-    while len(_content_memo) > CONTENT_MEMO_ENTRIES:
+    def held() -> int:
+        return sum(a.nbytes + b.nbytes for a, b in _content_memo.values())
+
+    while len(_content_memo) > CONTENT_MEMO_ENTRIES or (len(_content_memo) > 1 and held() > CONTENT_MEMO_BYTES):
         del _content_memo[next(iter(_content_memo))]
     return got
 
