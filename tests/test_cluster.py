@@ -280,10 +280,14 @@ def test_population_curves_on_the_cluster_equal_the_in_memory_curves(client, mon
     monkeypatch.setattr(population_rows, "BLOCK_BYTES", 37 * 60 * 8)  # blocks of 37 rows inside the 74-row blocks
     assert population_curves(s, ti, znorm=True, client=client, **kw).to_dict() == ref
     assert population_curves(da.from_array(s, chunks=(64, 30)), ti, znorm=True, client=client, **kw).to_dict() == ref
+    # again on the same client and data: the blocks are scattered under keys of each call's own (content-hashed
+    # keys were shared with the call before, whose release cancelled this call's tasks: "lost dependencies")
+    assert population_curves(s, ti, znorm=True, client=client, **kw).to_dict() == ref
     bad = s.copy()
-    bad[200, 1] = np.inf
-    with pytest.raises(ValueError, match="probe row 200"):  # the worker's error, with the global row
-        population_curves(bad, ti, client=client, **kw)
+    bad[400, 2], bad[200, 1] = np.nan, np.inf  # in two blocks: the lowest row is named, whichever block fails first
+    for _ in range(3):
+        with pytest.raises(ValueError, match="probe row 200"):
+            population_curves(bad, ti, client=client, **kw)
 
 
 def test_linkage_and_trials_cli_on_the_cluster(scheduler, tmp_path, monkeypatch):

@@ -428,3 +428,78 @@ def test_single_probe_alid_over_the_same_speakers_as_each_k():
     for j, k in enumerate([1, 2, 3]):
         assert r.alid_one_bits[j] == pytest.approx(per[counts >= k].mean(), abs=1e-9)
     assert r.alid_one_bits[0] == pytest.approx(r.rows["sum"]["alid_bits"][0], abs=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ found by a hostile run
+
+
+def test_lid_of_sets_far_below_the_rows_largest_llr_stays_finite():
+    # LLRs spread over thousands of nats: a drawn set whose terms all underflow against the row's largest LLR is
+    # summed again against its own largest; LID never exceeds log2 N'
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 100)) * 200
+    ti = np.arange(50)
+    perms = [rng.permutation(99) for _ in range(3)]
+    shifts = rng.integers(0, 99, (50, 3))
+    sizes = [2, 10, 100]
+    got = lid_of_sets(x, ti, np.ones(50), perms, shifts, sizes)
+    assert np.isfinite(got).all() and (got <= np.log2(sizes) + 1e-9).all()
+    imp = np.sort(np.where(np.arange(100)[None, :] == ti[:, None], np.inf, x), axis=1)[:, :-1]
+    for i in range(50):  # the obvious oracle: logaddexp over each drawn set
+        for j, s in enumerate(sizes):
+            v = [math.log2(s) + (x[i, ti[i]] - np.logaddexp.reduce(np.r_[x[i, ti[i]],
+                 imp[i, (p + shifts[i, k])[:s - 1] % 99]])) / math.log(2) for k, p in enumerate(perms)]
+            assert got[i, j] == pytest.approx(np.mean(v), rel=1e-9, abs=1e-9)
+    c = population_curves(x, ti, [2, 10, 100], n_boot=0, check=False)
+    assert np.isfinite(c.alid_bits).all() and (c.lid_max_bits <= np.log2([2, 10, 100]) + 1e-9).all()
+
+
+@pytest.mark.parametrize("value", [0.1, 0.7, 1 / 3, 5.0])
+def test_a_constant_row_is_refused_whatever_rounding_does_to_its_mean(value):
+    from vpeval.metrics.linkage.population import row_zscores
+
+    x = np.random.default_rng(1).normal(size=(20, 30))
+    x[7] = value  # a mean of 0.1s is not exactly 0.1: its standard deviation rounds above 0
+    with pytest.raises(InvalidScoresError, match="row 7 has every score equal"):
+        population_curves(x, np.arange(20), znorm=True, n_boot=0)
+    with pytest.raises(InvalidScoresError, match="row 7 is constant"):
+        row_zscores(x)
+
+
+def test_the_lowest_bad_row_is_named_and_overflowing_slopes_are_refused():
+    x = np.random.default_rng(2).normal(size=(600, 40))
+    x[555, 3], x[123, 1] = np.nan, -np.inf
+    with pytest.raises(InvalidScoresError, match="probe row 123 has a NaN or infinite"):
+        population_curves(x, np.arange(600) % 40, n_boot=0)
+    with pytest.raises(InvalidScoresError, match="probe row 0 has a score that times its slope"):
+        population_curves(x[:100], np.arange(100) % 40, slope=1e308, n_boot=0)
+
+
+def test_identical_rows_of_different_speakers_in_any_order():
+    # rows alike in every value but of different speakers: the canonical order also sorts by speaker name, so the
+    # bootstrap's units come out the same whatever the input order
+    rng = np.random.default_rng(3)
+    x = np.r_[np.tile(rng.normal(size=30), (40, 1)), rng.normal(size=(20, 30))]
+    ti = np.r_[np.full(40, 4), rng.integers(0, 30, 20)]
+    spk = np.r_[np.repeat(np.arange(10), 4), np.arange(10, 30)]
+    a = population_curves(x, ti, [2, 10, 30], speaker=spk, n_boot=50, check=False).to_dict()
+    for seed in range(3):
+        p = np.random.default_rng(seed).permutation(60)
+        assert population_curves(x[p], ti[p], [2, 10, 30], speaker=spk[p], n_boot=50, check=False).to_dict() == a
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(n_subsets=0), "n_subsets"), (dict(n_boot=-3), "n_boot"), (dict(max_pool=0), "max_pool"),
+    (dict(seed=-1), "seed"), (dict(sizes=[np.inf]), "whole numbers"), (dict(sizes=[1000.7]), "whole numbers"),
+    (dict(sizes=[[2, 3]]), "list of whole numbers"), (dict(sizes=[]), "list of whole numbers"),
+])
+def test_bad_options(kw, match):
+    x = np.random.default_rng(4).normal(size=(10, 12))
+    with pytest.raises(InvalidScoresError, match=match):
+        population_curves(x, np.arange(10), **kw)
+
+
+def test_the_check_reads_rank1_as_the_curves_do():
+    x, ti = _matrix(n_probe=200, n_spk=80)
+    c = population_curves(x, ti, [50, 80], n_boot=0)
+    assert c.check["rank1_measured"][-1] == c.rank1[-1]  # N' = N in both: the same bits

@@ -157,7 +157,10 @@ def _on_cluster(arr, n_rows: int, n_cols: int, rows: int, client):
         return arr
     step = max(1, DASK_BLOCK_BYTES // (8 * n_cols) // rows) * rows
     starts = list(range(0, n_rows, step))
-    futures = client.scatter([np.ascontiguousarray(arr[s : s + step], dtype=np.float64) for s in starts])
+    # hash=False: keys of this call's own; with content-hashed keys a second scatter of equal blocks shared the
+    # first call's keys, whose release then cancelled the second call's tasks ("lost dependencies")
+    futures = client.scatter([np.ascontiguousarray(arr[s : s + step], dtype=np.float64) for s in starts],
+                             hash=False)
     return _ClusterMatrix(client, [(s, min(step, n_rows - s), f) for s, f in zip(starts, futures)],
                           (n_rows, n_cols))
 

@@ -275,9 +275,9 @@ def _print_combined(c) -> None:
     t = Table(title=f"Repeated recordings: k probes of one speaker, LLRs summed ({100 * c.level:g} % intervals, "
                     f"bootstrap of the speakers; ALID, the largest speaker's LID and eps at delta = {c.delta:.3g} in "
                     "bits)",
-              box=box.SIMPLE_HEAD)
+              box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     for col in ("k", "speakers", "sets", "ALID", "interval", "rank-1 %", "spk. max", "eps"):
-        t.add_column(col, justify="right", no_wrap=True)
+        t.add_column(col, justify="right", no_wrap=True, min_width=len(col))
     for j, k in enumerate(c.ks.tolist()):
         t.add_row(str(k), str(int(c.n_speakers[j])), "all" if c.exact[j] else f"{c.max_subsets} drawn",
                   f"{d['alid_bits'][j]:.3f}", f"[{d['alid_low'][j]:.2f}, {d['alid_high'][j]:.2f}]",
@@ -345,9 +345,9 @@ def _print_population(c) -> None:
     pct = f"{100 * c.level:g} %"
     t = Table(title=f"Linkage against the population size N' (the LID chain's attacker; {pct} intervals, "
                     f"bootstrap of the {c.unit}s; ALID and LID_max in bits; * extrapolated)",
-              box=box.SIMPLE_HEAD)
+              box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     for col in ("N'", "rank-1 %", "interval", "chance %", "ALID", "interval", "LID_max"):
-        t.add_column(col, justify="right", no_wrap=True)
+        t.add_column(col, justify="right", no_wrap=True, min_width=len(col))
     for j, size in enumerate(c.sizes.tolist()):
         t.add_row(_size(size) + ("" if c.measured[j] else " *"), _pct(c.rank1[j]),
                   f"{_pct(c.rank1_low[j])}-{_pct(c.rank1_high[j])}", _pct(c.chance[j]),

@@ -426,8 +426,10 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     Raises
     ------
     InvalidScoresError
-        Not a 2-D matrix, N < 2, NaN or infinite scores (naming the probe row) or slopes, a constant row with
-        ``znorm``, a true index outside ``0 .. N-1``, a size below 2.
+        Not a 2-D matrix, N < 2, NaN or infinite scores, a constant row with ``znorm`` or a slope times a score
+        beyond float64 (naming the lowest such probe row, wherever the rows are scanned), NaN or infinite
+        slopes, a true index outside ``0 .. N-1``, sizes that are not whole numbers in 2 .. 1e12, ``n_subsets``
+        below 1, ``n_boot`` or ``seed`` below 0, ``max_pool`` below 100.
     VpevalError
         Extrapolation asked for with too few impostor scores to fit their tail.
 
@@ -439,9 +441,8 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     values per size N' (in batches of at most 4e6). Memory beyond the matrix: a few blocks of 32 MiB, O(n) per
     size and the pool (at most ``max_pool`` values, twice with the check). Results depend on the rows as a set
     (not their order) up to the Monte-Carlo draws, which are seeded and go by each row's place in an order
-    fixed by its contents (a fingerprint of its sorted scores, its true score and its slope; rows alike in all
-    of these differ at most in their speaker, i.e. in the bootstrap's units); nothing depends on the order of
-    the columns.
+    fixed by its contents (a fingerprint of its sorted scores, its true score, its slope, then its speaker's
+    name as a string); nothing depends on the order of the columns.
     """
     arr, n, N = rowscan._as_matrix(scores, "scores")
     if N < 2:
@@ -457,11 +458,13 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     ti = ti.astype(np.int64)
     if speaker is not None and np.shape(speaker) != (n,):
         raise InvalidScoresError(f"speaker: expected one label per probe, shape ({n},), got {np.shape(speaker)}")
-    sz = default_population_sizes(N) if sizes is None else np.unique(np.asarray(sizes, dtype=np.int64))
-    if sz.size == 0 or sz[0] < 2 or sz[-1] > MAX_POPULATION:
-        raise InvalidScoresError(f"sizes: population sizes lie in 2..{MAX_POPULATION:.0e}")
+    sz = default_population_sizes(N) if sizes is None else _sizes(sizes)
     if not 0.0 < level < 1.0 or not 0.0 < tail_share <= 0.5:
         raise InvalidScoresError("level must lie in (0, 1) and tail_share in (0, 0.5]")
+    for name, v, lo in (("n_subsets", n_subsets, 1), ("n_boot", n_boot, 0), ("max_pool", max_pool, 100),
+                        ("seed", seed, 0)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise InvalidScoresError(f"{name}: expected an integer >= {lo}, got {v!r}")
     meas = sz <= N
     m_sz, e_sz = sz[meas], sz[~meas]
     n_fit = max(10, N // 4)
@@ -470,9 +473,12 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     both = np.union1d(m_sz, c_sz)  # measured once for the curves and the check (the same nested sets)
 
     arr = rowscan._on_cluster(arr, n, N, block_rows(N), client)
-    fp, g, above, tied = first_pass(arr, n, ti, znorm)
-    # the canonical order: rows by their contents; pos[i] is row i's place in it, which its draws go by
-    row = np.lexsort((w, g, fp))
+    fp, g, above, tied = first_pass(arr, n, ti, w, znorm)
+    # the canonical order: rows by their contents, then by their speaker's name (rows alike in every value may
+    # belong to different speakers, the bootstrap's units); pos[i] is row i's place in it, which its draws go by
+    keys = (w, g, fp) if speaker is None else (np.unique(np.asarray(speaker).astype(str), return_inverse=True)[1]
+                                               .reshape(-1), w, g, fp)
+    row = np.lexsort(keys)
     pos = np.empty(n, dtype=np.int64)
     pos[row] = np.arange(n)
     rng = np.random.default_rng([seed, 1])
@@ -518,7 +524,8 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
         r1[:, m_sz.size:] = mr1
         lid[:, m_sz.size:] = mlid
     if c_sz.size:
-        meas_r1 = np.array([win_probability(above, tied, N, int(s) - 1).mean() for s in c_sz])
+        # averaged as the curves are (over axis 0 of a 2-D array), so a size in both reads the same bits
+        meas_r1 = np.column_stack([win_probability(above, tied, N, int(s) - 1) for s in c_sz]).mean(axis=0)
         meas_lid = lid_both[:, np.searchsorted(both, c_sz)].mean(axis=0)
         chk = _check(check_pool, g, w, n_fit, c_sz, meas_r1, meas_lid, tail_share, n_subsets, seed)
         if chk is not None:
@@ -549,6 +556,18 @@ def population_curves(scores, true_index, sizes=None, *, slope=None, speaker=Non
     within = largest_within_budget(m_est, sz, budget_bits)
     return PopulationCurves(sz, meas, r1_est, r1_lo, r1_hi, 1.0 / sz, a_est, a_lo, a_hi, m_est, m_lo, m_hi, N, n,
                             model or {}, chk, n_subsets, n_boot, level, unit, budget_bits, within)
+
+
+def _sizes(sizes) -> np.ndarray:
+    """Population sizes as distinct ascending int64: whole numbers in 2 .. :data:`MAX_POPULATION`, one list."""
+    a = np.asarray(sizes)
+    if a.ndim != 1 or a.size == 0 or a.dtype.kind not in "iuf":
+        raise InvalidScoresError(f"sizes: expected a non-empty list of whole numbers, got {sizes!r}")
+    if a.dtype.kind == "f" and not (np.isfinite(a).all() and (a == np.round(a)).all()):
+        raise InvalidScoresError(f"sizes: population sizes are whole numbers, got {sizes!r}")
+    if a.min() < 2 or a.max() > MAX_POPULATION:
+        raise InvalidScoresError(f"sizes: population sizes lie in 2..{MAX_POPULATION:.0e}")
+    return np.unique(a.astype(np.int64))
 
 
 def _check(pool, g, w, n_fit, sizes, meas_r1, meas_lid, tail_share, n_subsets, seed) -> dict | None:

@@ -51,14 +51,21 @@ def row_fingerprints(x: np.ndarray) -> np.ndarray:
     return key
 
 
+def _constant_rows(x: np.ndarray) -> np.ndarray:
+    """Rows whose values are all equal (compared, not through a standard deviation that rounding may leave
+    above 0: a row of 0.1s has a mean that is not 0.1)."""
+    return x.min(axis=1) == x.max(axis=1)
+
+
 def _znorm_block(x: np.ndarray, start: int) -> np.ndarray:
     """The rows of one block z-normalised (:func:`row_zscores`); ``start``: the block's first global row."""
+    const = _constant_rows(x)
+    if const.any():
+        raise InvalidScoresError(f"scores: row {start + int(np.flatnonzero(const)[0])} is constant (standard "
+                                 "deviation 0)")
     srt = np.sort(x, axis=1)
     mean = _row_sums(srt) / x.shape[1]
     sd = np.sqrt(_row_sums((srt - mean[:, None]) ** 2) / (x.shape[1] - 1))
-    if (sd == 0).any():
-        raise InvalidScoresError(f"scores: row {start + int(np.flatnonzero(sd == 0)[0])} is constant (standard "
-                                 "deviation 0)")
     return (x - mean[:, None]) / sd[:, None]
 
 
@@ -92,21 +99,28 @@ def sorted_impostors(x: np.ndarray, t: np.ndarray) -> np.ndarray:
     return y[:, :-1]
 
 
-def _checked(block: np.ndarray, start: int, znorm: bool) -> np.ndarray:
-    finite = np.isfinite(block).all(axis=1)
-    if not finite.all():
-        raise InvalidScoresError(f"scores: must be finite (probe row {start + int(np.argmin(finite))})")
-    return _znorm_block(block, start) if znorm else block
+#: A row's status in the first scan (its last column): usable, or why not. The client raises for the lowest bad
+#: row, so that the error names the same row wherever the blocks were scanned and whichever failed first.
+OK, NOT_FINITE, CONSTANT, OVERFLOW = 0.0, 1.0, 2.0, 3.0
 
 
-def _first_pass(start: int, block: np.ndarray, t: np.ndarray, *, znorm: bool) -> np.ndarray:
-    """Per row: fingerprint, true score, others strictly above it, others tied with it (shape (rows, 4))."""
-    x = _checked(block, start, znorm)
+def _first_pass(start: int, block: np.ndarray, t: np.ndarray, w: np.ndarray, *, znorm: bool) -> np.ndarray:
+    """Per row: fingerprint, true score, others strictly above it, others tied with it, and its status (shape
+    (rows, 5)); the values of rows that are not :data:`OK` are meaningless."""
+    status = np.where(np.isfinite(block).all(axis=1), OK, NOT_FINITE)
+    if znorm:
+        status[(status == OK) & _constant_rows(np.where(np.isfinite(block), block, 0.0))] = CONSTANT
+    x = np.where((status == OK)[:, None], block, 0.0)
+    if znorm:
+        x[status != OK] = np.arange(x.shape[1])  # any row that z-normalises; its values are not used
+        x = _znorm_block(x, start)
+    with np.errstate(over="ignore", invalid="ignore"):
+        status[(status == OK) & ~np.isfinite(np.abs(x).max(axis=1) * np.abs(w))] = OVERFLOW  # slope x score
     g = x[np.arange(x.shape[0]), t]
     above = (x > g[:, None]).sum(axis=1)
     tied = (x == g[:, None]).sum(axis=1) - 1
     fp = _row_sums(np.sort(x, axis=1) * _fingerprint_probe(x.shape[1]))
-    return np.column_stack([fp, g, above, tied]).astype(np.float64)
+    return np.column_stack([fp, g, above, tied, status]).astype(np.float64)
 
 
 def lid_of_sets(x: np.ndarray, t: np.ndarray, w: np.ndarray, perms, shifts: np.ndarray, sizes) -> np.ndarray:
@@ -123,17 +137,30 @@ def lid_of_sets(x: np.ndarray, t: np.ndarray, w: np.ndarray, perms, shifts: np.n
         top = np.maximum(xp.max(axis=1), g)
         cs = np.cumsum(np.exp(xp - top[:, None]), axis=1)
         for j, size in enumerate(sizes):
-            lse = top + np.log(cs[:, size - 2] + np.exp(g - top))  # size >= 2: size - 1 others
+            total = cs[:, size - 2] + np.exp(g - top)  # size >= 2: size - 1 others
+            with np.errstate(divide="ignore"):  # log(0) where the set underflowed: summed again below
+                lse = top + np.log(total)
+            low = total < _UNDERFLOW  # the set lies so far below the row's top that its terms underflow
+            if low.any():  # there, the set's own largest LLR as the reference
+                pre = xp[low, :size - 1]
+                ref = np.maximum(pre.max(axis=1), g[low])
+                lse[low] = ref + np.log(np.exp(pre - ref[:, None]).sum(axis=1) + np.exp(g[low] - ref))
             out[:, j] += (math.log(size) + g - lse) / _LN2
     return out / len(perms)
+
+
+#: Below this, a sum of likelihood ratios scaled by the row's largest has lost its precision to underflow
+#: (terms of ``exp(-708)`` and less); those sets are summed again against their own largest.
+_UNDERFLOW = 1e-290
 
 
 def _second_pass(start: int, block: np.ndarray, t, w, shifts, check_shift, *, znorm: bool, perms, sizes,
                  step: int, check_choice, check_step: int):
     """Per block: the measured LID at ``sizes`` (rows, len(sizes)), the block's share of the impostor pool (every
     ``step``-th sorted impostor of each row, from ``step // 2``) and of the check's pool (the same over the
-    positions ``check_choice`` shifted by each row's ``check_shift``; None without a check)."""
-    x = _checked(block, start, znorm)
+    positions ``check_choice`` shifted by each row's ``check_shift``; None without a check). The rows passed the
+    first scan."""
+    x = _znorm_block(block, start) if znorm else block
     lid = lid_of_sets(x, t, w, perms, shifts, sizes) if len(sizes) else np.empty((x.shape[0], 0))
     imp = sorted_impostors(x, t)
     pool = imp[:, step // 2::step].ravel()
@@ -144,11 +171,20 @@ def _second_pass(start: int, block: np.ndarray, t, w, shifts, check_shift, *, zn
     return lid, pool, chk
 
 
-def first_pass(arr, n: int, ti: np.ndarray, znorm: bool):
+def first_pass(arr, n: int, ti: np.ndarray, w: np.ndarray, znorm: bool):
     """Per row of ``arr`` (validated by :mod:`vpeval.rowscan`, maybe on a cluster): fingerprint, true score,
-    others above, others tied (four arrays of shape (n,); the counts as int64)."""
+    others above, others tied (four arrays of shape (n,); the counts as int64).
+
+    Raises :class:`~vpeval.errors.InvalidScoresError` naming the lowest row with a NaN or infinite score, a
+    constant row (``znorm``), or a slope times a score beyond float64."""
     rows = block_rows(arr.shape[1])
-    out = rowscan._map_rows(arr, n, rows, partial(_first_pass, znorm=znorm), ti)
+    out = rowscan._map_rows(arr, n, rows, partial(_first_pass, znorm=znorm), ti, w)
+    bad = np.flatnonzero(out[:, 4] != OK)
+    if bad.size:
+        i = int(bad[0])
+        why = {NOT_FINITE: "a NaN or infinite score", CONSTANT: "every score equal (standard deviation 0: it "
+               "cannot be z-normalised)", OVERFLOW: f"a score that times its slope {w[i]:g} exceeds float64"}
+        raise InvalidScoresError(f"scores: must be finite and usable: probe row {i} has {why[out[i, 4]]}")
     return out[:, 0], out[:, 1], out[:, 2].astype(np.int64), out[:, 3].astype(np.int64)
 
 
