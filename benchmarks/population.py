@@ -21,6 +21,11 @@ apart), the client's traced peak of new memory, and the workers' peak resident s
 
     python benchmarks/population.py --workers 2 --sizes 3000,10000 --check
 
+``--ks K1,K2,...`` measures the combinations against k instead, at the one N of ``--sizes``: for each K, the time
+and traced memory of ``combined_probes`` for k = K alone and for k = 1..K, with ``max(K)`` probes per speaker.
+
+    python benchmarks/population.py --ks 1,2,4,8 --sizes 3000 --speakers 500
+
 ``--validity R`` instead measures the extrapolation against a known truth, R simulated tables per condition
 (``--probes`` probes of as many speakers, ``--enrolled`` enrolled, LLRs drawn directly; ``s = 2``):
 
@@ -121,6 +126,22 @@ def on_cluster(a) -> None:
                   f"{os.getloadavg()[0]:.1f} |", flush=True)
 
 
+def against_k(a) -> None:
+    ks = [int(v) for v in a.ks.split(",")]
+    n_enrolled = int(a.sizes.split(",")[0])
+    x, ti = _matrix(n_enrolled, min(a.speakers, n_enrolled), max(ks))
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores, N = {n_enrolled:,}, "
+          f"{min(a.speakers, n_enrolled)} speakers x {max(ks)} probes ({x.nbytes / 2 ** 20:.0f} MiB)")
+    print("| K | combined k = K | peak new memory | combined k = 1..K | peak new memory | load |")
+    print("|---|---|---|---|---|---|")
+    for k in ks:
+        load0 = os.getloadavg()[0]
+        one, one_m = _measure(lambda: combined_probes(x, ti, [k]))
+        upto, upto_m = _measure(lambda: combined_probes(x, ti, range(1, k + 1)))
+        print(f"| {k} | {one:.1f} s | {one_m:.0f} MiB | {upto:.1f} s | {upto_m:.0f} MiB | {load0:.1f} -> "
+              f"{os.getloadavg()[0]:.1f} |", flush=True)
+
+
 def _measure(fn):
     tracemalloc.start()
     t = time.perf_counter()
@@ -202,7 +223,11 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=0, metavar="K", help="run the curves on a local Dask cluster of K "
                     "worker processes")
     ap.add_argument("--check", action="store_true", help="--workers: compare with the in-memory curves")
+    ap.add_argument("--ks", default=None, help="measure the combinations against these k instead (comma-separated)")
     a = ap.parse_args()
+    if a.ks:
+        against_k(a)
+        return
     if a.workers:
         on_cluster(a)
         return
