@@ -88,3 +88,19 @@ def test_the_content_memo_holds_a_bounded_number_of_bytes(monkeypatch):
     for i in range(20):
         sorted_codes(np.array([f"utt{i}-{j:06d}" for j in range(1000)]))  # ~56 KB of names and codes each
     assert len(keys._content_memo) == 1  # the most recent alone
+
+
+def test_the_content_memo_under_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    import vpeval.keys as keys
+
+    arrays = [np.array([f"s{(i * 7 + j) % 50}" for j in range(400)]) for i in range(100)]
+
+    def check(a):
+        names, codes = sorted_codes(a.copy())
+        return np.array_equal(names[codes], a)
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(check, arrays * 3))
+    assert len(keys._content_memo) <= keys.CONTENT_MEMO_ENTRIES

@@ -8,6 +8,8 @@ lexicographic sort over codes orders trials exactly as one over the strings woul
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 
@@ -58,17 +60,18 @@ def _by_content(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     c = np.ascontiguousarray(values)
     key = (c.dtype.str, c.shape, hashlib.sha256(c.reshape(-1).view(np.uint8)).digest())
-    got = _content_memo.pop(key, None)
+    with _content_lock:
+        got = _content_memo.pop(key, None)
     if got is None:
         got = _sorted_codes(c)
         for x in got:
             x.flags.writeable = False
-    _content_memo[key] = got  # the most recent last
-    def held() -> int:
-        return sum(a.nbytes + b.nbytes for a, b in _content_memo.values())
-
-    while len(_content_memo) > CONTENT_MEMO_ENTRIES or (len(_content_memo) > 1 and held() > CONTENT_MEMO_BYTES):
-        del _content_memo[next(iter(_content_memo))]
+    with _content_lock:  # threads of one process may ask at once (the readers' threads)
+        _content_memo[key] = got  # the most recent last
+        held = sum(a.nbytes + b.nbytes for a, b in _content_memo.values())
+        while len(_content_memo) > CONTENT_MEMO_ENTRIES or (len(_content_memo) > 1 and held > CONTENT_MEMO_BYTES):
+            a, b = _content_memo.pop(next(iter(_content_memo)))
+            held -= a.nbytes + b.nbytes
     return got
 
 
@@ -109,3 +112,4 @@ def while_it_lives(memo: dict, a, compute):
 _memo: dict = {}
 #: (dtype, shape, digest) -> (names, codes), read-only, of string arrays remembered by content, least recent first
 _content_memo: dict = {}
+_content_lock = threading.Lock()
