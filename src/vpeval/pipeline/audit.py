@@ -368,15 +368,18 @@ def _audit_steps(sets, attackers, *, types, seed, metadata, attributes, n_boot, 
                 # the attackers of an extractor share their trials' test keys and protocol: their speakers once
                 mk = (id(t.test), id(speaker_of), t.meta.get("type"), tuple(t.meta.get("profiles", ())))
                 held = t.test is not None and not t.test.flags.writeable  # keys that cannot change
-                spk = speakers_of[mk][2] if held and mk in speakers_of else None
-                if spk is None:
+                if held and mk in speakers_of:
+                    spk_key, spk = speakers_of[mk][2:]
+                else:
                     spk = trial_speakers(t, speaker_of)
                     spk.flags.writeable = False  # shared below
-                    if held:  # the entry holds the objects whose ids key it, so no id is reused meanwhile
-                        speakers_of[mk] = (t.test, speaker_of, spk)
-                # one array per distinct content: every attacker of a system has the same probe speakers
-                spk_key = content_key(spk)
-                probe_spk[name][tname] = shared.setdefault(spk_key, spk) if shared is not None else spk
+                    # one array per distinct content: every attacker of a system has the same probe speakers
+                    spk_key = content_key(spk)
+                    spk = shared.setdefault(spk_key, spk) if shared is not None else spk
+                    if held:  # the entry holds the objects whose ids key it, so no id is reused meanwhile; and
+                        # the shared array, not a copy of its own (copies held here grew the demo by 225 MB)
+                        speakers_of[mk] = (t.test, speaker_of, spk_key, spk)
+                probe_spk[name][tname] = spk
                 # keyed by content, not by type: aaaa holds exactly the trials of aa (same scores, keys, directions)
                 leak = tuple(sorted(leak_for_trial_type(tname).items()))
                 # oaoo / oaaa and the cross-profile types are read on their EERs alone: their classes come from
