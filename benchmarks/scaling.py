@@ -21,7 +21,6 @@ import math
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import run_cli  # noqa: E402  (wall s, peak RSS MiB) of one `vpeval` child process, this tree's src
 
 
 def write_file(path: Path, n: int, seed: int = 10) -> None:
@@ -53,20 +52,6 @@ def read_floor(path: Path):
 
     return pcsv.read_csv(path, read_options=pcsv.ReadOptions(autogenerate_column_names=True),
                          parse_options=pcsv.ParseOptions(delimiter=" "))
-
-
-def run_cli(args) -> tuple[float, float]:
-    """(wall s, peak RSS MiB) of one ``vpeval`` child process."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-c", "from vpeval.cli.main import main; main()", *args], env=ENV,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise RuntimeError(f"vpeval {' '.join(args)} failed: {err[-2000:]}")
-    return dt, usage.ru_maxrss / 1024
 
 
 def measure(n: int, tmp: Path, repeat: int) -> dict:
