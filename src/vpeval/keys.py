@@ -90,20 +90,28 @@ def while_it_lives(memo: dict, a, compute):
     (its contents cannot change: e.g. the trials' shared key arrays, asked for by every attacker of a system);
     computed every time otherwise. Remembered arrays in the result are made read-only: every caller gets the same
     ones."""
-    import weakref
-
     if not (isinstance(a, np.ndarray) and not a.flags.writeable and a.flags.owndata):
         return compute(a)
-    got = memo.get(id(a))
-    if got is not None and got[0]() is a:
+    return while_alive(memo, a, compute, read_only=True)
+
+
+def while_alive(memo: dict, obj, compute, read_only: bool = False):
+    """``compute(obj)``, remembered in ``memo`` (keyed by ``id(obj)``) while ``obj`` lives; for objects whose
+    contents do not change once made (the caller's promise). With ``read_only``, arrays in the result are made
+    read-only (every caller gets the same ones). ``obj`` must accept weak references."""
+    import weakref
+
+    got = memo.get(id(obj))
+    if got is not None and got[0]() is obj:
         return got[1]
-    out = compute(a)
-    for x in (out if isinstance(out, tuple) else (out,)):
-        if isinstance(x, np.ndarray):
-            x.flags.writeable = False
-    key = id(a)
+    out = compute(obj)
+    if read_only:
+        for x in (out if isinstance(out, tuple) else (out,)):
+            if isinstance(x, np.ndarray):
+                x.flags.writeable = False
+    key = id(obj)
     # the dict bound, not looked up: at interpreter exit the module's globals may be gone
-    memo[key] = (weakref.ref(a, lambda _, k=key, m=memo: m.pop(k, None)), out)
+    memo[key] = (weakref.ref(obj, lambda _, k=key, m=memo: m.pop(k, None)), out)
     return out
 
 

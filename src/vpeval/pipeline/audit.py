@@ -223,16 +223,11 @@ def _content_of(t: Trials) -> tuple:
     (intervals, chance floors, verdicts) depend on nothing else, given the probe speakers and the directions.
     Hashed once per :class:`Trials` object while it lives (its arrays do not change once built, which its kept
     sorted views rest on too): the audit asks for it several times per trial set (the demo hashed 4.7 GB)."""
-    import weakref
+    from ..keys import while_alive
 
-    got = _contents.get(id(t))
-    if got is not None and got[0]() is t:
-        return got[1]
-    out = (content_key(t.scores, t.is_target, *(x for x in (t.enroll, t.test) if x is not None)),
-           t.enroll is None, t.test is None)
-    key = id(t)
-    _contents[key] = (weakref.ref(t, lambda _, k=key, m=_contents: m.pop(k, None)), out)
-    return out
+    return while_alive(_contents, t, lambda t: (
+        content_key(t.scores, t.is_target, *(x for x in (t.enroll, t.test) if x is not None)),
+        t.enroll is None, t.test is None))
 
 
 _contents: dict = {}  # id -> (weak reference, key) of the Trials hashed by _content_of

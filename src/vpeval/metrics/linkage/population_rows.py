@@ -44,11 +44,15 @@ def row_fingerprints(x: np.ndarray) -> np.ndarray:
     orders the rows when the draws that follow go by row."""
     n, N = x.shape
     key = np.empty(n)
-    probe = _fingerprint_probe(N)
     step = block_rows(N)
     for a in range(0, n, step):
-        key[a:a + step] = _row_sums(np.sort(np.asarray(x[a:a + step], dtype=np.float64), axis=1) * probe)
+        key[a:a + step] = _block_fingerprints(np.asarray(x[a:a + step], dtype=np.float64))
     return key
+
+
+def _block_fingerprints(x: np.ndarray) -> np.ndarray:
+    """:func:`row_fingerprints` of one block of rows."""
+    return _row_sums(np.sort(x, axis=1) * _fingerprint_probe(x.shape[1]))
 
 
 def _constant_rows(x: np.ndarray) -> np.ndarray:
@@ -119,8 +123,7 @@ def _first_pass(start: int, block: np.ndarray, t: np.ndarray, w: np.ndarray, *, 
     g = x[np.arange(x.shape[0]), t]
     above = (x > g[:, None]).sum(axis=1)
     tied = (x == g[:, None]).sum(axis=1) - 1
-    fp = _row_sums(np.sort(x, axis=1) * _fingerprint_probe(x.shape[1]))
-    return np.column_stack([fp, g, above, tied, status]).astype(np.float64)
+    return np.column_stack([_block_fingerprints(x), g, above, tied, status]).astype(np.float64)
 
 
 def lid_of_sets(x: np.ndarray, t: np.ndarray, w: np.ndarray, perms, shifts: np.ndarray, sizes) -> np.ndarray:
