@@ -10,7 +10,10 @@ Rows (medians of ``--repeat`` interleaved runs, the 1-minute load average printe
 - a fresh Python process that imports pyarrow and makes one ``pa.array`` (which imports pandas) vs one that
   only reads a CSV (which does not);
 - a fresh Python process that loads the compiled moment loop (numba import + cached compilation) vs one that
-  only imports vpeval's linkage module.
+  only imports vpeval's linkage module;
+- the PAV bins of a demo-shaped bootstrap batch (200 rows of 308 cumulative points, 0-3 targets and non-targets
+  per block, targets rising along the row): the monotone chain with the rows in step vs one checked PAV fit
+  (vpeval.stats.batch), and the chain compiled with numba (where installed) vs the checked PAV fit.
 """
 
 from __future__ import annotations
@@ -91,6 +94,23 @@ def main():
     row("fresh process", "load the compiled moment loop", "import vpeval.metrics.linkage",
         process("from vpeval.metrics.moment_kernel import compiled_accumulate as c; assert c() is not None"),
         process("import vpeval.metrics.linkage"), a.repeat)
+
+    from vpeval.stats.batch import _vertices_chain, _vertices_numpy
+    from vpeval.stats.hull_kernel import compiled_hull_vertices
+
+    rng = np.random.default_rng(3)
+    steps = rng.integers(0, 4, size=(2, 200, 308))
+    steps[:, :, 0] = 0
+    steps[0] = (steps[0] * np.linspace(0.0, 3.0, 308) ** 2).astype(np.int64)
+    ct, cn = (np.cumsum(s, axis=1).astype(np.int64) for s in steps)
+    w = ct + cn
+    assert np.array_equal(_vertices_chain(ct, w), _vertices_numpy(ct, w))
+    row("PAV bins of 200 x 308 points", "monotone chain, rows in step", "checked PAV fit",
+        lambda: _vertices_chain(ct, w), lambda: _vertices_numpy(ct, w), a.repeat)
+    jit = compiled_hull_vertices()
+    if jit is not None:
+        row("PAV bins of 200 x 308 points", "compiled chain (numba)", "checked PAV fit",
+            lambda: jit(w, ct, np.zeros(w.shape, dtype=bool)), lambda: _vertices_numpy(ct, w), a.repeat)
 
 
 if __name__ == "__main__":

@@ -138,21 +138,43 @@ def test_bootstrap_and_chance_floor_identical_with_and_without_batch(seed, ties,
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.integers(1, 12), st.integers(1, 40), st.integers(0, 2**31 - 1))
-def test_compiled_hull_marks_the_same_vertices_as_the_numpy_path(R, P, seed):
-    """vpeval.stats.hull_kernel against batch._vertices_numpy (the rows in step): the same marks, repeated and
-    collinear points included (steps of 0-2 targets and non-targets make many of both)."""
-    from vpeval.stats.batch import _vertices_numpy
+@given(st.integers(1, 12), st.integers(1, 40), st.integers(0, 2**31 - 1), st.booleans())
+def test_every_hull_path_marks_the_same_vertices_as_the_chain(R, P, seed, from_one):
+    """batch._vertices_numpy (one PAV fit, checked exactly) and vpeval.stats.hull_kernel (compiled or not)
+    against batch._vertices_chain (the rows in step): the same marks, repeated and collinear points, rows
+    without trials and rows not starting at 0 included (steps of 0-2 targets and non-targets make many)."""
+    from vpeval.stats.batch import _vertices_chain, _vertices_numpy
     from vpeval.stats.hull_kernel import compiled_hull_vertices, hull_vertices
 
     rng = np.random.default_rng(seed)
     steps = rng.integers(0, 3, size=(2, R, P))
-    steps[:, :, 0] = 0
+    steps[:, :, 0] = int(from_one)
     ct, cn = (np.cumsum(s, axis=1).astype(np.int64) for s in steps)
-    want = _vertices_numpy(ct, ct + cn)
+    want = _vertices_chain(ct, ct + cn)
+    np.testing.assert_array_equal(_vertices_numpy(ct, ct + cn), want)
     for fn in (hull_vertices, compiled_hull_vertices()):
         if fn is None:
             continue
         out = np.zeros((R, P), dtype=bool)
         fn(ct + cn, ct, out)
         np.testing.assert_array_equal(out, want)
+
+
+def test_hull_rows_that_floating_point_pools_wrongly_are_redone_exactly(monkeypatch):
+    """Blocks of about 2**21 targets whose proportions differ by about 2**-46, in 3,000 rows (shifted apart by up
+    to 6,000): the floating-point PAV pools some of them wrongly; the exact check sends those rows to the chain,
+    and every mark equals the chain's."""
+    import vpeval.stats.batch as batch
+
+    chain = batch._vertices_chain
+    redone = []
+    monkeypatch.setattr(batch, "_vertices_chain", lambda c, w: redone.append(c.shape[0]) or chain(c, w))
+    rng = np.random.default_rng(7)
+    R, P = 3000, 7
+    t = rng.integers(1 << 20, 1 << 21, size=(R, 1)) + np.arange(P) * rng.integers(-1, 2, size=(R, P))
+    n = t + 1 + rng.integers(0, 2, size=(R, P))
+    t[:, 0] = n[:, 0] = 0
+    ct, cn = np.cumsum(t, axis=1), np.cumsum(n, axis=1)
+    got = batch._vertices_numpy(ct, ct + cn)
+    assert 0 < sum(redone) < R  # some rows, not all, needed the chain
+    np.testing.assert_array_equal(got, chain(ct, ct + cn))

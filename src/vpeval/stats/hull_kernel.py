@@ -2,12 +2,13 @@
 :mod:`vpeval.stats.batch`).
 
 :func:`hull_vertices` is Andrew's monotone chain over each row in turn, with the same exact integer test as the
-NumPy path :func:`vpeval.stats.batch._vertices_numpy` (which runs every row in step, one Python iteration per
+NumPy chain :func:`vpeval.stats.batch._vertices_chain` (which runs every row in step, one Python iteration per
 point): a point is dropped when it lies on or above the line from the point before it to the next one, so
 collinear points and repeated points (empty blocks) end no bin, and every row keeps its point 0. The marks are
-identical (tested on hypothesis-drawn inputs against the NumPy path). The NumPy path costs a Python iteration per
-point and column of the batch; in the ladder demo's bootstrap (:func:`vpeval.stats.trial_bootstrap.bootstrap`) it
-was the largest single cost (about 57 of 350 s of CPU, ``python -m cProfile``, 2026-12-06).
+identical (tested on hypothesis-drawn inputs against the chain, as are those of the NumPy path
+:func:`vpeval.stats.batch._vertices_numpy`, one PAV fit over all rows checked exactly). In the ladder demo's
+bootstraps (batches of 200 rows of about 300 points) the chain in NumPy cost about 14 ms a batch, the checked PAV
+fit about 4 ms, this loop compiled well under 1 ms.
 """
 
 from __future__ import annotations
