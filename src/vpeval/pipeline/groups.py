@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import VpevalError
 from ..io.trials import Trials
+from ..keys import sorted_codes
 from ..stats import ALID, TRIAL_METRICS, BootstrapResult, StatsError, bootstrap, bootstrap_one_to_n, trial_speakers
 
 __all__ = ["GroupsError", "GroupResult", "speaker_groups", "trial_groups", "group_breakdown", "pooled_result",
@@ -133,8 +134,7 @@ def clipped_speaker_mean_eer(trials: Trials, *, clip: float = 0.5) -> tuple[floa
         enroll = trial_speakers(trials, side="enroll")
     except StatsError as exc:
         raise GroupsError(str(exc)) from None
-    names, inv = np.unique(enroll, return_inverse=True)
-    inv = inv.reshape(-1)
+    names, inv = sorted_codes(enroll)
     order = np.argsort(inv, kind="stable")
     bounds = np.searchsorted(inv[order], np.arange(names.size + 1))
     vals = []
@@ -193,13 +193,13 @@ def trial_groups(trials: Trials, groups: Mapping[str, str], *, source: str = "th
         enroll = trial_speakers(trials, side="enroll")
     except StatsError as exc:
         raise GroupsError(str(exc)) from None
-    names, inv = np.unique(enroll, return_inverse=True)
+    names, inv = sorted_codes(enroll)
     missing = [n for n in names.tolist() if n not in groups]
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise GroupsError(f"{trials.source}: enrollment speaker {missing[0]!r}{more} has no group in {source}; "
                           "every enrolled speaker needs one")
-    return np.asarray([groups[n] for n in names.tolist()], dtype=str)[inv.reshape(-1)]
+    return np.asarray([groups[n] for n in names.tolist()], dtype=str)[inv]
 
 
 def group_breakdown(trials: Trials, groups: Mapping[str, str], *, probe_speakers=None, one_to_n=None, lid=None,
@@ -241,7 +241,7 @@ def pooled_result(trials: Trials, *, probe_speakers=None, one_to_n=None, lid=Non
     """The same numbers as :func:`group_breakdown` over every trial (one group named ``label``)."""
     enroll = trial_speakers(trials, side="enroll")
     probe = None if probe_speakers is None else np.asarray(probe_speakers, dtype=str)
-    everyone = {s: label for s in np.unique(enroll).tolist()}
+    everyone = {s: label for s in sorted_codes(enroll)[0].tolist()}
     if one_to_n is not None:
         everyone.update({s: label for s in np.asarray(one_to_n.probe_speaker, dtype=str).tolist()})
     return _one_group(label, trials, np.ones(len(trials), bool), enroll, probe, everyone, one_to_n, lid, n_boot,
@@ -257,6 +257,12 @@ def pooled_eers(trials: Trials) -> tuple[float, float]:
     clipped = clipped_speaker_mean_eer(trials)[0] if trials.enroll is not None else float("nan")
     closest = closest_eer(trials.tar, trials.non) if trials.tar.size and trials.non.size else float("nan")
     return clipped, closest
+
+
+def _n_distinct(values: np.ndarray, mask: np.ndarray) -> int:
+    # distinct keys among values[mask], from the keys' codes (remembered by sorted_codes) rather than a string sort
+    codes = sorted_codes(values)[1][mask]
+    return int(np.count_nonzero(np.bincount(codes))) if codes.size else 0
 
 
 def _one_group(label, trials, mask, enroll, probe, groups, one_to_n, lid, n_boot, seed, level) -> GroupResult:
@@ -286,6 +292,6 @@ def _one_group(label, trials, mask, enroll, probe, groups, one_to_n, lid, n_boot
 
     clipped, n_clipped = clipped_speaker_mean_eer(sub) if sub.enroll is not None else (float("nan"), 0)
     closest = float(closest_eer(sub.tar, sub.non)) if n_tar and n_non else float("nan")
-    return GroupResult(label, int(np.unique(enroll[mask]).size),
-                       0 if probe is None else int(np.unique(probe[mask]).size), n_tar, n_non, metrics,
-                       alid, unit, note, clipped, n_clipped, closest)
+    n_probe = 0 if probe is None else _n_distinct(probe, mask)
+    return GroupResult(label, _n_distinct(enroll, mask), n_probe, n_tar, n_non, metrics, alid, unit, note, clipped,
+                       n_clipped, closest)
