@@ -159,22 +159,29 @@ def test_kept_blocks_equals_the_position_draw(sizes, seed, share):
         RL._U16_FROM_U64_MIN = least
 
 
-def test_relabellings_of_a_large_member_are_the_same_with_and_without_numba(monkeypatch):
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+def test_relabellings_of_a_large_member_are_the_same_with_and_without_numba(monkeypatch, dtype):
     """A trial-scheme member above JIT_MIN_TARGETS: target blocks, eps_max (plain and pooled, the latter read
-    through the block map) and D_ECE of its relabellings are bit-identical with VPEVAL_JIT on and off."""
+    through the block map) and D_ECE of its relabellings are bit-identical with VPEVAL_JIT on and off, with the
+    per-trial blocks as int64 and as int32 (a score file without keys), and the compiled path is taken."""
     pytest.importorskip("numba")
     from vpeval.analysis.nulls import _member_rows
 
     rng = np.random.default_rng(11)
     size = rng.integers(1, 4, 3000)
     n = int(size.sum())
-    blk = np.repeat(np.arange(size.size), size).astype(np.int64)
+    blk = np.repeat(np.arange(size.size), size).astype(dtype)
     p = RL._TrialPrep(None, None, blk, np.r_[0, np.cumsum(size)], np.zeros(n, bool), n // 3, False)
     p.is_tar[np.sort(rng.choice(n, p.n_tar, replace=False))] = True
     monkeypatch.setattr(RL, "JIT_MIN_TARGETS", 16)
     stats = ("eps_max", "d_ece")
     fast = _member_rows(p, "trial", None, 5, [(0, 4), (4, 9)], stats)
     tb_fast = RL._trial_target_blocks(p, "trial", None, 5, slice(0, 9))
+    calls = []
+    kept = RL.compiled_kept_blocks()
+    monkeypatch.setattr(RL, "compiled_kept_blocks", lambda: (lambda *a: calls.append(1) or kept(*a)))
+    RL._trial_target_blocks(p, "trial", None, 5, slice(0, 9))
+    assert calls  # the compiled draw, whatever the blocks' dtype
     monkeypatch.setattr(RL, "compiled_kept_blocks", lambda: None)
     monkeypatch.setattr(RL, "compiled_pav_target_blocks", lambda: None)
     slow = _member_rows(p, "trial", None, 5, [(0, 4), (4, 9)], stats)

@@ -317,3 +317,30 @@ def test_profile_counts_from_the_trials_blocks_are_the_same():
     assert all(np.array_equal(x, y) for x, y in zip(a.bounds_bits(), b.bounds_bits()))
     with pytest.raises(InvalidScoresError, match="one target and one non-target"):
         ProfileCounts(None, None, blocks=Trials(np.r_[1.0, 2.0], np.r_[True, True]).tie_blocks())
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=2, max_size=200), st.integers(0, 2 ** 32 - 1))
+def test_compiled_window_passes_read_int32_and_int64_counts_alike(steps, seed):
+    """_dominance holds its per-trial prefix counts as int32 below 2**30 trials: both compiled signatures of the
+    window passes give the same counts as the plain Python loops on int64 counts."""
+    pytest.importorskip("numba")
+    from vpeval.metrics import profile_kernel as PK
+
+    win, strided = PK.compiled_window_max(), PK.compiled_window_max_strided()
+    if win is None or strided is None:
+        pytest.skip("numba cannot compile here (or VPEVAL_JIT=0)")
+    rng = np.random.default_rng(seed)
+    cpq = np.cumsum(np.r_[0, steps]).astype(np.int64)
+    n_q = cpq.size - 1
+    first = np.unique(np.r_[0, rng.integers(0, n_q, size=5)]).astype(np.int64)
+    p_start = cpq[first] - rng.integers(0, 2, size=first.size)
+    ks = np.unique(rng.integers(0, n_q + 1, size=6)).astype(np.int64)
+    want, want_s = np.empty(ks.size, dtype=np.int64), np.empty(2, dtype=np.int64)
+    PK.window_max(cpq, first, p_start, ks, n_q, want)
+    PK.window_max_strided(cpq, first, p_start, int(ks[-1]), 2, n_q, want_s)
+    for c in (cpq, cpq.astype(np.int32)):
+        got, got_s = np.empty_like(want), np.empty_like(want_s)
+        win(c, first, p_start, ks, n_q, got)
+        strided(c, first, p_start, int(ks[-1]), 2, n_q, got_s)
+        assert np.array_equal(got, want) and np.array_equal(got_s, want_s)

@@ -47,11 +47,14 @@ def sorted_copy(x: np.ndarray) -> np.ndarray:
     instead of a sort: callers that sort the scores once and hand them on, e.g.
     :func:`vpeval.disclosure.worst_case_disclosure` to each of its estimators, are not sorted again). The same
     values either way: an ascending array without zeros of both signs is its own sort (tied floats are equal bit
-    for bit, except ``-0.0`` and ``0.0``, so arrays holding a zero are always sorted)."""
+    for bit, except ``-0.0`` and ``0.0``, so arrays holding a zero are always sorted). A read-only ascending array
+    is returned itself, not copied (nobody can write into it: e.g. :meth:`vpeval.io.trials.Trials.sorted_classes`
+    handed to :func:`vpeval.metrics.verification_summary`, which would otherwise hold a second sorted copy of
+    every score)."""
     x = np.asarray(x)
     if x.ndim == 1 and x.size > 1 and x.dtype.kind == "f" and bool((x[1:] >= x[:-1]).all()) and not (
             x[0] <= 0.0 <= x[-1] and np.count_nonzero(x == 0.0)):
-        return x.copy()
+        return x if not x.flags.writeable else x.copy()
     return np.sort(x)
 
 

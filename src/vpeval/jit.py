@@ -26,9 +26,9 @@ def jit_enabled() -> bool:
     return os.environ.get("VPEVAL_JIT", "1").strip() != "0"
 
 
-def compiled(fn: Callable, signature: str) -> Callable | None:
-    """``fn`` compiled by numba for ``signature`` (nopython, ``nogil``, no bounds checks), or None (see the
-    module docstring). Raises nothing."""
+def compiled(fn: Callable, signature) -> Callable | None:
+    """``fn`` compiled by numba for ``signature`` (one string, or a list of them; nopython, ``nogil``, no bounds
+    checks), or None (see the module docstring). Raises nothing."""
     with _LOCK:
         if fn not in _DONE:
             _DONE[fn] = _compile(fn, signature)

@@ -227,7 +227,7 @@ def kept_blocks(u, threshold, drop, block, out):
     threshold : int
     drop : int64 array of shape (d,)
         The ranks to remove, ascending and distinct.
-    block : int64 array of shape (n,)
+    block : int64 or int32 array of shape (n,)
         The tie block of every position.
     out : int64 array of shape (k,)
 
@@ -261,7 +261,10 @@ def kept_blocks(u, threshold, drop, block, out):
         i += 1
 
 
-_KEPT_SIGNATURE = "void(uint16[::1], int64, int64[::1], int64[::1], int64[::1])"
+#: blocks as int64 or int32 (a score file without keys: its per-trial blocks are int32 below 2**31 blocks, half the
+#: memory at 1e8 trials)
+_KEPT_SIGNATURE = ["void(uint16[::1], int64, int64[::1], int64[::1], int64[::1])",
+                   "void(uint16[::1], int64, int64[::1], int32[::1], int64[::1])"]
 
 
 def compiled_kept_blocks():

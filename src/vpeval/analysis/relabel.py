@@ -108,7 +108,8 @@ def _prep_trials(inp: TrialInput) -> _TrialPrep:
         b = t.tie_blocks()
         size = b.n_tar + b.n_non
         cum = np.r_[0, np.cumsum(size)]
-        block = np.repeat(np.arange(size.size), size)
+        # int32 below 2**31 blocks: the one per-trial array of the prep (half the memory at 1e8 trials)
+        block = np.repeat(np.arange(size.size, dtype=np.int32 if size.size < 2 ** 31 else np.int64), size)
         return _TrialPrep(inp, None, block, cum, _targets_last(cum, b.n_tar), int(b.total_tar), bool(size.size == n),
                           values=b.values)
     order = _canonical_order(t, lambda kind: _member_codes(inp, memo, kind))
@@ -402,7 +403,7 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, seed, rows: slice) -> 
         return np.sort(p.pair_block[idx].reshape(R, p.n_tar), axis=1)
     out = np.empty((R, p.n_tar), dtype=np.int64)
     kept = None
-    if scheme == "trial" and p.n_tar >= JIT_MIN_TARGETS and p.block.dtype == np.int64 and p.block.flags.c_contiguous:
+    if scheme == "trial" and p.n_tar >= JIT_MIN_TARGETS and p.block.dtype in (np.int32, np.int64) and p.block.flags.c_contiguous:
         kept = compiled_kept_blocks()
     for i, r in enumerate(range(rows.start, rows.stop)):
         if r == 0:

@@ -69,7 +69,9 @@ def verify(
     vopts = verdict_args.checked()  # checked even with --no-verdict (see its help)
     vopts, n_jobs = None if verdict_args.no_verdict else vopts, jobs_value(jobs)
     t = score_input.load(scores)
-    source, tar, non = t.source, t.tar, t.non
+    # the sorted classes the reader's repeated-lines check made (kept by the trials, read-only): the verdict and
+    # the summary read them, and no unsorted copy of either class is held (memory at 1e8 trials)
+    source, (tar, non) = t.source, t.sorted_classes()
     labelled = say_label_counts(t, scores)  # rows ignored or mapped by the label options: counted, never silent
     verdicts, undecided = {}, {}
     if vopts is not None:

@@ -336,17 +336,23 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     """
     n_p, n_q = int(cp[-1]), int(cq[-1])
     K = cp.size - 1
-    qblk = np.repeat(np.arange(K), np.diff(cq))  # the block of every denominator trial, ascending
-    cpq = np.r_[cp[qblk], n_p]  # numerator trials below the block of denominator trial t (t = n_q: all)
+    cnt = np.diff(cq)  # denominator trials per block
+    # numerator trials below the block of denominator trial t (t = n_q: all), made by one repeat over the blocks;
+    # with ``suf`` the only per-trial arrays, int32 below 2**30 numerator trials (every sum of a prefix and a
+    # suffix count below stays under 2**31): memory at 1e8 trials
+    small = np.int32 if n_p < 2 ** 30 else np.int64
+    cpq = np.repeat(np.r_[cp[:K], n_p].astype(small), np.r_[cnt, 1])
     # the starts: 0 and right after each block holding the denominator's class, written as the first
     # denominator trial at or above them (n_q after the last such block)
-    first = np.r_[np.flatnonzero(np.r_[True, qblk[1:] != qblk[:-1]]), n_q]
-    p_start = np.r_[0, cp[qblk[first[1:] - 1] + 1]]  # numerator trials below each start
+    held = np.flatnonzero(cnt)  # the blocks holding denominator trials, ascending
+    first = np.r_[cq[held], n_q]
+    p_start = np.r_[0, cp[held + 1]]  # numerator trials below each start
+    del held
     m_hi, m_lo, t_hi, t_lo = (np.empty(ks.size, dtype=np.int64) for _ in range(4))
     # prefix with at most k1 denominator trials: up to the block of trial k1; suffix with at most k2: from just
     # after the block of trial n_q - 1 - k2 (both non-decreasing in their count)
     pre = cpq[:n_q + 1]
-    suf = n_p - cp[np.r_[qblk[::-1] + 1, 0]]  # k2 = 0..n_q
+    suf = np.repeat(np.r_[(n_p - cp[1:])[::-1], n_p].astype(small), np.r_[cnt[::-1], 1])  # k2 = 0..n_q
     # large inputs: the interval counts in compiled passes over the starts (the same counts; no temporaries),
     # those read at every start all in one pass
     big = K >= JIT_MIN_BLOCKS

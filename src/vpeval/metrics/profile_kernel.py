@@ -75,7 +75,9 @@ def window_max(cpq, first, p_start, ks, n_q, out):
                 out[r] = v
 
 
-_WINDOW_SIGNATURE = "void(int64[::1], int64[::1], int64[::1], int64[::1], int64, int64[::1])"
+#: ``cpq`` int64 or int32 (:func:`vpeval.metrics.profile._dominance` holds it as int32 below 2**30 trials)
+_WINDOW_SIGNATURE = ["void(int64[::1], int64[::1], int64[::1], int64[::1], int64, int64[::1])",
+                     "void(int32[::1], int64[::1], int64[::1], int64[::1], int64, int64[::1])"]
 
 
 def compiled_window_max():
@@ -112,7 +114,8 @@ def window_max_strided(cpq, first, p_start, k, stride, n_q, out):
     out[1] = hi
 
 
-_STRIDED_SIGNATURE = "void(int64[::1], int64[::1], int64[::1], int64, int64, int64, int64[::1])"
+_STRIDED_SIGNATURE = ["void(int64[::1], int64[::1], int64[::1], int64, int64, int64, int64[::1])",
+                      "void(int32[::1], int64[::1], int64[::1], int64, int64, int64, int64[::1])"]
 
 
 def compiled_window_max_strided():
