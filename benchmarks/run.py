@@ -11,7 +11,8 @@ Method (the same for every row that has a floor):
 - the 1-minute load average is read before and after each row and printed beside it;
 - *traced extra memory* is the ``tracemalloc`` peak of one extra run of the operation (allocations made during
   the call, inputs excluded; NumPy and pyarrow report theirs to tracemalloc), also given as a multiple of the
-  input's size; a CLI run reports the peak resident set size of the child process (``os.wait4``).
+  input's size; a CLI run reports the peak resident set size of the child process (``os.wait4``, in a small
+  launcher process, see ``_LAUNCH``).
 
     python benchmarks/run.py                                   # every section at full size
     python benchmarks/run.py --only verification,reading       # some sections
@@ -125,19 +126,39 @@ def measure(section, name, op, floor=None, floor_name="", *, target=None, input_
     return r
 
 
+#: A small Python process that forks and runs ``vpeval ARGS`` and writes the child's peak resident set (``wait4``)
+#: to the file ``argv[1]``. Linux counts the resident set of the process that ``exec``s into a program in the
+#: program's peak (``ru_maxrss``), so a child started straight from this script, which holds a large file's floor
+#: arrays, would report at least this script's own size (at 1e8 lines both `verify` runs read 5,475 MiB so); forked
+#: from this small launcher it reports its own.
+_LAUNCH = (
+    "import os, sys\n"
+    "pid = os.fork()\n"
+    "if pid == 0:\n"
+    "    os.execv(sys.executable, [sys.executable, '-c', 'from vpeval.cli.main import main; main()', *sys.argv[2:]])\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
+
+
 def run_cli(args) -> tuple[float, float]:
-    """(wall time s, peak RSS MiB) of one ``vpeval`` run in a child process (output discarded)."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-c", "from vpeval.cli.main import main; main()", *args], env=ENV,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(p.pid, 0)
-    dt = time.perf_counter() - t0
-    p.returncode = os.waitstatus_to_exitcode(status)
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
-    if p.returncode != 0:
-        raise RuntimeError(f"vpeval {' '.join(args)} failed ({p.returncode}): {err[-2000:]}")
-    rss = usage.ru_maxrss / 1024 if sys.platform != "darwin" else usage.ru_maxrss / 2**20
+    """(wall time s, peak RSS MiB) of one ``vpeval`` run in a child process (output discarded), started through
+    :data:`_LAUNCH` so that its peak is its own."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        rss_file = os.path.join(d, "maxrss")
+        t0 = time.perf_counter()
+        p = subprocess.run([sys.executable, "-c", _LAUNCH, rss_file, *args], env=ENV, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+        dt = time.perf_counter() - t0
+        if p.returncode != 0:
+            err = p.stderr.decode(errors="replace")
+            raise RuntimeError(f"vpeval {' '.join(args)} failed ({p.returncode}): {err[-2000:]}")
+        with open(rss_file) as fh:
+            maxrss = int(fh.read())
+    rss = maxrss / 1024 if sys.platform != "darwin" else maxrss / 2**20
     return dt, rss
 
 

@@ -5,7 +5,8 @@ For each size a `score label` file is written (half targets, target scores shift
 design as the 1e7-line file of ``benchmarks/run.py``), then, interleaved: one ``pyarrow.csv.read_csv`` of the file
 and one ``numpy.sort`` of its scores (the floors, in this process), ``vpeval verify FILE --json --no-verdict`` and
 ``vpeval verify FILE --json`` (the verdict: privacy profile, bounds, the perfect-secrecy test's relabellings and the
-bootstrap of the worst case) as child processes, with their wall time and peak resident set (``os.wait4``).
+bootstrap of the worst case) as child processes, with their wall time and peak resident set (``os.wait4`` in a
+small launcher process: see ``run._LAUNCH``).
 Printed as a markdown table: the medians of ``--repeat`` turns (default 3 up to 1e7 lines, 1 beyond), the ratios
 to the read, and the time per ``n log2 n`` relative to the smallest size (flat: n log n growth). A last row
 extrapolates to 1e9 lines from the largest size measured, labelled as such: time by ``n log n``, memory linearly.

@@ -403,7 +403,8 @@ def _trial_target_blocks(p: _TrialPrep, scheme: str, sig, seed, rows: slice) -> 
         return np.sort(p.pair_block[idx].reshape(R, p.n_tar), axis=1)
     out = np.empty((R, p.n_tar), dtype=np.int64)
     kept = None
-    if scheme == "trial" and p.n_tar >= JIT_MIN_TARGETS and p.block.dtype in (np.int32, np.int64) and p.block.flags.c_contiguous:
+    if (scheme == "trial" and p.n_tar >= JIT_MIN_TARGETS and p.block.dtype in (np.int32, np.int64)
+            and p.block.flags.c_contiguous):
         kept = compiled_kept_blocks()
     for i, r in enumerate(range(rows.start, rows.stop)):
         if r == 0:

@@ -338,9 +338,10 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     K = cp.size - 1
     cnt = np.diff(cq)  # denominator trials per block
     # numerator trials below the block of denominator trial t (t = n_q: all), made by one repeat over the blocks;
-    # with ``suf`` the only per-trial arrays, int32 below 2**30 numerator trials (every sum of a prefix and a
-    # suffix count below stays under 2**31): memory at 1e8 trials
-    small = np.int32 if n_p < 2 ** 30 else np.int64
+    # with ``suf`` the only per-trial arrays; int32 from 2**20 denominator trials on while the numerator's are below
+    # 2**30 (every sum of a prefix and a suffix count below stays under 2**31): memory at 1e8 trials (on small
+    # inputs mixed int32/int64 arithmetic costs more than it saves)
+    small = np.int32 if n_q >= 1 << 20 and n_p < 2 ** 30 else np.int64
     cpq = np.repeat(np.r_[cp[:K], n_p].astype(small), np.r_[cnt, 1])
     # the starts: 0 and right after each block holding the denominator's class, written as the first
     # denominator trial at or above them (n_q after the last such block)
