@@ -75,7 +75,7 @@ def window_max(cpq, first, p_start, ks, n_q, out):
                 out[r] = v
 
 
-#: ``cpq`` int64 or int32 (:func:`vpeval.metrics.profile._dominance` holds it as int32 below 2**30 trials)
+#: ``cpq`` int64 or int32 (:func:`vpeval.metrics.profile._dominance` holds it as int32 from 2**20 trials on)
 _WINDOW_SIGNATURE = ["void(int64[::1], int64[::1], int64[::1], int64[::1], int64, int64[::1])",
                      "void(int32[::1], int64[::1], int64[::1], int64[::1], int64, int64[::1])"]
 

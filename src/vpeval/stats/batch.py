@@ -43,9 +43,9 @@ from .metrics import (
 
 __all__ = ["MAX_POINTS", "MAX_TRIALS", "batchable", "evaluate_rows"]
 
-#: Largest grid (number of cumulative points, blocks + 1) evaluated in batch; beyond it the (R, points) work
-#: arrays and the chain's loop over the points (rows that fail the exact check) cost more than one PAV fit per
-#: replicate.
+#: Largest grid (number of cumulative points, blocks + 1) evaluated in batch: chosen when the monotone chain's loop
+#: over the points was the only NumPy path (beyond it, that loop cost more than one PAV fit per replicate); not
+#: measured again for the checked PAV fit, which is cheaper.
 MAX_POINTS = 512
 #: Largest number of trials of a replicate evaluated in batch (exact cross products, module docstring).
 MAX_TRIALS = 1 << 25
@@ -144,7 +144,7 @@ def _vertices_numpy(ct: np.ndarray, w: np.ndarray) -> np.ndarray:
     bad[np.bincount(r, minlength=R) == 0] = True
     ends = be[np.append(~(same_row & (lhs == rhs)), True)]
     # a bin ends at the last repeat of its end point (an empty block repeats a point), as in the chain
-    last = np.append(r[1:] != r[:-1], True)
+    last = np.append(first[1:], True)  # last nonempty block of its row
     pt = np.where(last[ends], P - 1, j[np.minimum(ends + 1, K - 1)])
     out[r[ends], pt] = True
     if bad.any():
