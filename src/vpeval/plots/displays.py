@@ -93,9 +93,13 @@ class DETDisplay:
         e = norm.ppf(np.clip(self.eer, floor, 1 - floor))
         ax.plot([e], [e], eer_marker, color=line.get_color(), ms=4 if eer_marker == "o" else 6)
         ticks = np.array([t for t in DET_TICKS if floor <= t <= 1 - floor])
-        labels = [f"{100 * t:g}" for t in ticks]
-        ax.set_xticks(norm.ppf(ticks), labels, rotation=90, fontsize=7)
-        ax.set_yticks(norm.ppf(ticks), labels, fontsize=7)
+        at = norm.ppf(ticks)
+        if not (np.array_equal(ax.get_xticks(), at) and np.array_equal(ax.get_yticks(), at)):
+            # new tick labels only when the span changed: making them is most of the time of a curve on
+            # an axes of many (the overview's 22 attackers per panel)
+            labels = [f"{100 * t:g}" for t in ticks]
+            ax.set_xticks(at, labels, rotation=90, fontsize=7)
+            ax.set_yticks(at, labels, fontsize=7)
         ax.set_xlim(*lim)
         ax.set_ylim(*lim)
         if not any(ln.get_gid() == "vpeval-det-diagonal" for ln in ax.lines):
