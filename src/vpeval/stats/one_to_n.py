@@ -34,10 +34,11 @@ __all__ = ["bootstrap_one_to_n", "chance_floor_one_to_n", "assess_one_to_n", "LI
 
 #: Knots of the LID slope's interpolation in T_z (:func:`_null_lids`: cubic Hermite, with the exact derivative of
 #: the fitted slope at each knot), in the chance floors here and in the verdict's relabellings
-#: (:mod:`vpeval.analysis.relabel`). On 50 x 111 matrices and 200 labellings, ALID stays within 5e-8 bits and
-#: LID_max within 5e-5 bits of the exact refit of every labelling (tests/test_stats.py); on the demo's 153 x 111
-#: matrices and 1,000 labellings the largest errors seen were 1.3e-9 and 4.8e-6 bits, against 2.5e-7 and 4.3e-4
-#: for linear interpolation at 33 (``benchmarks/micro.py``), at a fifth of the fit's cost.
+#: (:mod:`vpeval.analysis.relabel`). On 50 x 111 matrices and 200 labellings, ALID stays within 1e-8 bits and
+#: LID_max within 1e-5 bits of the exact refit of every labelling (largest seen on six: 3.3e-9 and 2.5e-6;
+#: tests/test_stats.py); on a demo-shaped 153 x 111 matrix and 1,000 labellings 2.4e-10 and 2.8e-7 bits, against
+#: 2.4e-8 and 3.1e-5 for the linear interpolation at 33 it replaced (``python benchmarks/micro.py``), with a
+#: fifth of the fitted knots.
 LID_SLOPE_GRID = 8
 
 
