@@ -276,6 +276,26 @@ def test_cllr_does_not_depend_on_class_sizes(tar_llr, non_llr, k):
     assert cllr(tar_llr, np.repeat(non_llr, k)) == pytest.approx(cllr(tar_llr, non_llr), rel=1e-12, abs=1e-15)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(-40, 40), min_size=1, max_size=300), st.lists(st.floats(-40, 40), min_size=1, max_size=300),
+       st.randoms(use_true_random=False))
+def test_cllr_does_not_depend_on_the_order_of_the_trials_to_the_last_bit(tar_llr, non_llr, rnd):
+    # numpy's pairwise sum rounds differently for another order of its terms: the means run over sorted LLRs
+    t, n = list(tar_llr), list(non_llr)
+    rnd.shuffle(t)
+    rnd.shuffle(n)
+    assert cllr(t, n) == cllr(tar_llr, non_llr)
+
+
+def test_cllr_order_matters_to_an_unsorted_sum_here():
+    # the case the test above guards: these LLRs summed in two orders differ in the last bits
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=1000) * 10
+    v = np.logaddexp(0.0, -x)
+    assert np.mean(v) != np.mean(v[::-1]) or np.mean(v) != np.mean(rng.permutation(v))
+    assert cllr(x, x) == cllr(x[::-1], rng.permutation(x))
+
+
 def test_min_cllr_unequal_class_sizes_hand_cases():
     """Fully tied: PAV LLR = logit(1/4) - ln(1/3) = 0 -> 1 bit. Separable: 0 bits. One pooled bin of 1
     target and 1 non-target above 2 non-targets: LLRs ln 3 (= ln(1/1) - ln(1/3)) and -inf, giving

@@ -494,7 +494,9 @@ def cllr(tar_llr, non_llr) -> float:
     Notes
     -----
     Brummer & du Preez, "Application-independent evaluation of speaker detection", Computer Speech and
-    Language 20 (2006), Eq. 32 (equal-prior cross entropy).
+    Language 20 (2006), Eq. 32 (equal-prior cross entropy). Each mean is summed over the LLRs in ascending order
+    (:func:`vpeval.blocks.sorted_pair`: no sort when they come sorted), so the value does not depend on the order
+    of the trials, to the last bit; O(n log n) time.
 
     Examples
     --------
@@ -503,7 +505,8 @@ def cllr(tar_llr, non_llr) -> float:
     >>> cllr([0.0], [0.0])
     1.0
     """
-    tar_llr, non_llr = as_tar_non(tar_llr, non_llr)
+    # sorted: numpy's pairwise sum depends on the order of its terms in the last bits
+    tar_llr, non_llr = sorted_pair(*as_tar_non(tar_llr, non_llr))
     c_tar = float(np.mean(np.logaddexp(0.0, -tar_llr)))
     c_non = float(np.mean(np.logaddexp(0.0, non_llr)))
     return (c_tar + c_non) / (2.0 * _LN2)
