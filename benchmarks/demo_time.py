@@ -9,6 +9,12 @@ seconds, CPU seconds (user + sys, all threads), peak RSS (MiB) and the 1-minute 
 (``/proc/loadavg``), then the medians. The machine is shared, so compare only runs of the same invocation,
 read with their load; the CPU time is the steadier of the two on a loaded machine. ``--env NAME:VAR=VALUE`` sets
 an environment variable for the runs of one named tree (the same tree may be given under two names).
+
+Before every run a fixed reference workload is timed (:data:`REFERENCE`: two processes at once, each sorting the
+same 4e6 random floats five times and running a 2e6-step Python loop, as the demo keeps two cores busy with NumPy
+and Python): this virtual machine's speed moves by a quarter within a day, and the demo's wall time divided by the
+reference's (printed as "x reference") shows whether a change of the demo's time is the code's or the machine's.
+``--no-reference`` skips it.
 """
 
 from __future__ import annotations
@@ -26,6 +32,30 @@ import tempfile
 def _load() -> float:
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
+
+
+#: The reference workload of one process (see the module docstring); two run at once.
+REFERENCE = (
+    "import numpy as np\n"
+    "x = np.random.default_rng(0).normal(size=4_000_000)\n"
+    "for _ in range(5):\n"
+    "    np.sort(x)\n"
+    "t = 0\n"
+    "for i in range(2_000_000):\n"
+    "    t += i % 7\n"
+)
+
+
+def reference_seconds() -> float:
+    """Wall seconds of two :data:`REFERENCE` processes started together (the later one to end)."""
+    import time
+
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", REFERENCE]) for _ in range(2)]
+    for q in procs:
+        if q.wait() != 0:
+            raise SystemExit("the reference workload failed")
+    return time.perf_counter() - t0
 
 
 def run_once(src: str, extra: list[str], env_extra: dict | None = None) -> tuple[float, float, float]:
@@ -52,6 +82,7 @@ def main(argv=None) -> None:
     ap.add_argument("--src", action="append", required=True, help="NAME=PATH of a source tree (repeatable)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--env", action="append", default=[], help="NAME:VAR=VALUE, set for tree NAME's runs")
+    ap.add_argument("--no-reference", action="store_true", help="skip the reference workload before each run")
     ap.add_argument("extra", nargs="*", help="extra demo options (after --)")
     a = ap.parse_args(argv)
     trees = [s.split("=", 1) for s in a.src]
@@ -62,17 +93,23 @@ def main(argv=None) -> None:
         envs.setdefault(name, {})[var] = value
     times: dict[str, list[float]] = {n: [] for n, _ in trees}
     cpus: dict[str, list[float]] = {n: [] for n, _ in trees}
+    ratios: dict[str, list[float]] = {n: [] for n, _ in trees}
     for k in range(a.runs):
         for name, path in trees:
+            ref = None if a.no_reference else reference_seconds()
             before = _load()
             sec, cpu, rss = run_once(path, a.extra, envs.get(name))
             times[name].append(sec)
             cpus[name].append(cpu)
-            print(f"run {k + 1} {name}{' ' + str(envs[name]) if name in envs else ''}: {sec:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MiB, "
-                  f"load {before:.2f} -> {_load():.2f}", flush=True)
+            if ref is not None:
+                ratios[name].append(sec / ref)
+            speed = "" if ref is None else f", reference {ref:.2f} s ({sec / ref:.1f} x reference)"
+            print(f"run {k + 1} {name}{' ' + str(envs[name]) if name in envs else ''}: {sec:.1f} s wall, {cpu:.1f} s "
+                  f"CPU, peak RSS {rss:.0f} MiB, load {before:.2f} -> {_load():.2f}{speed}", flush=True)
     for name, ts in times.items():
+        rel = "" if not ratios[name] else f", {statistics.median(ratios[name]):.1f} x reference"
         print(f"{name}: median {statistics.median(ts):.1f} s wall ({', '.join(f'{t:.1f}' for t in ts)}), "
-              f"{statistics.median(cpus[name]):.1f} s CPU ({', '.join(f'{t:.1f}' for t in cpus[name])}) "
+              f"{statistics.median(cpus[name]):.1f} s CPU ({', '.join(f'{t:.1f}' for t in cpus[name])}){rel} "
               f"over {len(ts)} runs")
 
 
