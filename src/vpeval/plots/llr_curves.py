@@ -98,7 +98,9 @@ class LLRCurvesDisplay:
                 curves[name] = np.asarray(r.calibrator.transform(grid), dtype=np.float64)
         if oracle is not None:
             curves["oracle"] = np.asarray(oracle(grid), dtype=np.float64)
-        edges = np.histogram_bin_edges(np.concatenate([tar, non]), bins=bins)
+        # bins equal-width over [lo, hi]: the edges of the pooled scores from their extremes alone (the same
+        # numbers as np.histogram_bin_edges of the concatenation, without a copy of every score)
+        edges = np.histogram_bin_edges(np.array([lo, hi]), bins=bins)
         td, _ = np.histogram(tar, bins=edges, density=True)
         nd, _ = np.histogram(non, bins=edges, density=True)
         return cls(grid, curves, edges, td, nd, errors, label)

@@ -12,7 +12,8 @@ from ..metrics.rank_disclosure import rank_disclosure
 from ..plots.llr_curves import LLRCurvesDisplay
 from .document import Draw, Figure, Paragraph, Section, Table
 
-__all__ = ["disclosure_section", "rank_disclosure_section", "rank_condition_arrays", "RANK_DERIVED"]
+__all__ = ["disclosure_section", "disclosure_parts", "input_order", "rank_disclosure_section",
+           "rank_condition_arrays", "RANK_DERIVED"]
 
 
 def _fmt(v, spec="{:.4g}"):
@@ -51,14 +52,18 @@ _COLUMNS = ["estimator", "eps_max (bits)", "attained by", "q95 |LLR| (bits)", "q
 
 
 def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="disclosure",
-                       title="Worst-case disclosure per LLR estimator", keep_llrs: bool = True, result=None):
+                       title="Worst-case disclosure per LLR estimator", keep_llrs: bool = True, result=None,
+                       display=None):
     """A report section: the per-estimator table and the score -> LLR plot over the score histograms.
 
     ``oracle`` is an optional ``(tar_llr, non_llr, llr_function)`` triple (simulations). Returns the section and
     the :class:`~vpeval.disclosure.WorstCaseDisclosure`; ``keep_llrs=False`` leaves its per-trial LLR arrays
     empty (the section needs none of them; on a worker process, 80 MB per estimator not sent back for 1e7
     trials). ``result``: that disclosure already computed from ``tar`` and ``non`` (e.g. by the audit's workers):
-    laid out, not computed again; an exception there is raised.
+    laid out, not computed again; an exception there is raised. ``display``: its
+    :class:`~vpeval.plots.llr_curves.LLRCurvesDisplay`, computed with it (:func:`disclosure_parts`). The plot
+    is computed here otherwise, when the section is made: its figure holds the curves and histograms (a few
+    hundred numbers), not the scores, so the section is small to send between processes.
     """
     tar, non = np.asarray(tar, dtype=float), np.asarray(non, dtype=float)
     if isinstance(result, BaseException):
@@ -103,17 +108,59 @@ def disclosure_section(tar, non, estimators=None, *, oracle=None, section_id="di
                                     "scores); the table covers every trial.", kind="note"))
         sec.data = {**res.to_dict(), **extra}
         return sec, res
-    sec.blocks.append(Figure("llr_curves", Draw(_draw_llr_curves, res, tar, non,
-                                                 None if oracle is None else oracle[2]), "Score -> LLR (bits) of every estimator over the target (red) "
-                                                  "and non-target (blue) score histograms.", size=(7.0, 4.8)))
+    if display is None:  # the calibrators of the table, not a second fit
+        display = LLRCurvesDisplay.from_disclosure(res, tar, non, oracle=None if oracle is None else oracle[2])
+    sec.blocks.append(Figure("llr_curves", Draw(_draw_llr_display, display),
+                             "Score -> LLR (bits) of every estimator over the target (red) and non-target (blue) "
+                             "score histograms.", size=(7.0, 4.8)))
     sec.data = {**res.to_dict(), **extra}
     return sec, res
 
 
+def _draw_llr_display(fig, display) -> None:
+    display.plot(fig.add_subplot(1, 1, 1), unit="bits")
 
-def _draw_llr_curves(fig, res, tar, non, oracle) -> None:
-    # the calibrators of the table, not a second fit
-    LLRCurvesDisplay.from_disclosure(res, tar, non, oracle=oracle).plot(fig.add_subplot(1, 1, 1), unit="bits")
+
+def disclosure_parts(tar, non, estimators=None):
+    """:func:`vpeval.disclosure.worst_case_disclosure` of ``tar``/``non`` without per-trial LLRs and its score ->
+    LLR plot (:class:`~vpeval.plots.llr_curves.LLRCurvesDisplay`; None where a score is infinite), the two parts
+    :func:`disclosure_section` lays out; e.g. on a worker process, from the sorted classes
+    (:meth:`vpeval.io.trials.Trials.sorted_classes`), which are then not sorted again (read-only views are
+    used, so an ascending input is not copied): what travels back is the table and the plot, not the scores.
+    The trial that attains each eps_max is then indexed in the order of ``tar``/``non`` as given
+    (:func:`input_order`)."""
+    views = []
+    for a in (tar, non):
+        v = np.asarray(a, dtype=float).view()
+        v.flags.writeable = False  # sorted_pair hands a read-only ascending array on as it is
+        views.append(v)
+    tar, non = views
+    res = worst_case_disclosure(tar, non, DEFAULT_ESTIMATORS if estimators is None else estimators,
+                                keep_llrs=False)
+    finite = bool(np.isfinite(tar).all() and np.isfinite(non).all())
+    return res, (LLRCurvesDisplay.from_disclosure(res, tar, non) if finite else None)
+
+
+def input_order(res, scores, is_target):
+    """``res`` (:class:`~vpeval.disclosure.WorstCaseDisclosure` of the sorted classes of the trials ``scores``,
+    ``is_target``) with each estimator's ``argmax_index`` and ``argmax_score`` those of the first trial of the
+    input's class, in input order, whose score equals the reported one (``-0.0 == 0.0``: the first of either
+    sign), as :func:`~vpeval.disclosure.worst_case_disclosure` reports them for the classes in input order:
+    every estimator's LLR is a function of the score, so all trials of that score attain eps_max. O(n) per
+    estimator, no copy of a class."""
+    import dataclasses
+
+    scores, is_target = np.asarray(scores), np.asarray(is_target, dtype=bool)
+    out = {}
+    for name, r in res.results.items():
+        if r.error is not None or r.argmax_class is None:
+            out[name] = r
+            continue
+        label = is_target if r.argmax_class == "target" else ~is_target
+        pos = int(np.flatnonzero((scores == r.argmax_score) & label)[0])
+        out[name] = dataclasses.replace(r, argmax_index=int(np.count_nonzero(label[:pos])),
+                                        argmax_score=float(scores[pos]))
+    return dataclasses.replace(res, results=out)
 
 
 def rank_disclosure_section(gammas: dict, *, n_probes: dict | None = None, section_id: str = "rank-disclosure",
