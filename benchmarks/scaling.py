@@ -5,8 +5,10 @@ For each size a `score label` file is written (half targets, target scores shift
 design as the 1e7-line file of ``benchmarks/run.py``), then, interleaved: one ``pyarrow.csv.read_csv`` of the file
 and one ``numpy.sort`` of its scores (the floors, in this process), ``vpeval verify FILE --json --no-verdict`` and
 ``vpeval verify FILE --json`` (the verdict: privacy profile, bounds, the perfect-secrecy test's relabellings and the
-bootstrap of the worst case) as child processes, with their wall time and peak resident set (``os.wait4`` in a
-small launcher process: see ``run._LAUNCH``).
+bootstrap of the worst case) and the same with ``--jobs 1`` (everything in one process) as child processes, with
+their wall time and peak memory: that of the command with all its processes, its worker processes included
+(``run.run_cli``: the largest sum of their proportional set sizes, sampled every 0.1 s; before 2026-12-07 this
+table gave the main process's peak resident set alone).
 Printed as a markdown table: the medians of ``--repeat`` turns (default 3 up to 1e7 lines, 1 beyond), the ratios
 to the read, and the time per ``n log2 n`` relative to the smallest size (flat: n log n growth). A last row
 extrapolates to 1e9 lines from the largest size measured, labelled as such: time by ``n log n``, memory linearly.
@@ -62,8 +64,8 @@ def measure(n: int, tmp: Path, repeat: int) -> dict:
         write_file(f, n)
         load0 = os.getloadavg()[0]
         scores = read_floor(f).column(0).to_numpy()
-        t = {k: [] for k in ("read", "sort", "plain", "verdict")}
-        rss = {"plain": [], "verdict": []}
+        t = {k: [] for k in ("read", "sort", "plain", "verdict", "one")}
+        rss = {"plain": [], "verdict": [], "one": []}
         for _ in range(repeat):
             a = time.perf_counter()
             read_floor(f)
@@ -71,7 +73,7 @@ def measure(n: int, tmp: Path, repeat: int) -> dict:
             a = time.perf_counter()
             np.sort(scores)
             t["sort"].append(time.perf_counter() - a)
-            for k, extra in (("plain", ["--no-verdict"]), ("verdict", [])):
+            for k, extra in (("plain", ["--no-verdict"]), ("verdict", []), ("one", ["--jobs", "1"])):
                 s, r = run_cli(["verify", str(f), "--json", *extra])
                 t[k].append(s)
                 rss[k].append(r)
@@ -95,9 +97,9 @@ def main() -> None:
     a = ap.parse_args()
     sizes = [int(float(v)) for v in a.lines.split(",")]
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores")
-    print("| lines | file | pyarrow read | one np.sort | verify --no-verdict | peak RSS | verify (verdict) | peak RSS "
-          "| verdict / read | s per n log2 n (x smallest) | turns | load |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| lines | file | pyarrow read | one np.sort | verify --no-verdict | peak memory | verify (verdict) | peak memory "
+          "| verdict, --jobs 1 | peak memory | verdict / read | s per n log2 n (x smallest) | turns | load |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for n in sizes:
         r = measure(n, a.tmp, a.repeat or (3 if n <= 10_000_000 else 1))
@@ -105,8 +107,8 @@ def main() -> None:
         per = r["verdict"] / (n * math.log2(n))
         base = rows[0]["verdict"] / (rows[0]["n"] * math.log2(rows[0]["n"]))
         print(f"| {_n(n)} | {r['bytes'] / 2 ** 20:,.0f} MiB | {r['read']:.2f} s | {r['sort']:.2f} s | {r['plain']:.1f} s "
-              f"| {r['rss_plain']:,.0f} MiB | {r['verdict']:.1f} s | {r['rss_verdict']:,.0f} MiB | "
-              f"{r['verdict'] / r['read']:.1f}x | {per / base:.2f} | {r['repeat']} | {r['load0']:.1f} -> "
+              f"| {r['rss_plain']:,.0f} MiB | {r['verdict']:.1f} s | {r['rss_verdict']:,.0f} MiB | {r['one']:.1f} s | "
+              f"{r['rss_one']:,.0f} MiB | {r['verdict'] / r['read']:.1f}x | {per / base:.2f} | {r['repeat']} | {r['load0']:.1f} -> "
               f"{r['load1']:.1f} |", flush=True)
     last = rows[-1]
     n9 = 1_000_000_000
@@ -114,7 +116,8 @@ def main() -> None:
         f = n9 * math.log2(n9) / (last["n"] * math.log2(last["n"]))
         print(f"| 1e9 (extrapolated from {_n(last['n'])}: time x n log n, memory x n) | | | | "
               f"{last['plain'] * f:,.0f} s | {last['rss_plain'] * n9 / last['n'] / 1024:,.0f} GiB | "
-              f"{last['verdict'] * f:,.0f} s | {last['rss_verdict'] * n9 / last['n'] / 1024:,.0f} GiB | | | | |")
+              f"{last['verdict'] * f:,.0f} s | {last['rss_verdict'] * n9 / last['n'] / 1024:,.0f} GiB | "
+              f"{last['one'] * f:,.0f} s | {last['rss_one'] * n9 / last['n'] / 1024:,.0f} GiB | | | | |")
 
 
 if __name__ == "__main__":
