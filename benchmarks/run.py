@@ -196,7 +196,8 @@ def run_cli(args, period: float = 0.1) -> tuple[float, float]:
         done.set()
         sampler.join()
         if p.returncode != 0:
-            raise RuntimeError(f"vpeval {' '.join(args)} failed ({p.returncode}): {err.decode(errors='replace')[-2000:]}")
+            tail = err.decode(errors="replace")[-2000:]
+            raise RuntimeError(f"vpeval {' '.join(args)} failed ({p.returncode}): {tail}")
         with open(rss_file) as fh:
             maxrss = int(fh.read())
     rss = maxrss / 1024 if sys.platform != "darwin" else maxrss / 2**20

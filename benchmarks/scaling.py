@@ -97,8 +97,9 @@ def main() -> None:
     a = ap.parse_args()
     sizes = [int(float(v)) for v in a.lines.split(",")]
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} cores")
-    print("| lines | file | pyarrow read | one np.sort | verify --no-verdict | peak memory | verify (verdict) | peak memory "
-          "| verdict, --jobs 1 | peak memory | verdict / read | s per n log2 n (x smallest) | turns | load |")
+    print("| lines | file | pyarrow read | one np.sort | verify --no-verdict | peak memory | verify (verdict) "
+          "| peak memory | verdict, --jobs 1 | peak memory | verdict / read | s per n log2 n (x smallest) | turns "
+          "| load |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     rows = []
     for n in sizes:
@@ -107,9 +108,9 @@ def main() -> None:
         per = r["verdict"] / (n * math.log2(n))
         base = rows[0]["verdict"] / (rows[0]["n"] * math.log2(rows[0]["n"]))
         print(f"| {_n(n)} | {r['bytes'] / 2 ** 20:,.0f} MiB | {r['read']:.2f} s | {r['sort']:.2f} s | {r['plain']:.1f} s "
-              f"| {r['rss_plain']:,.0f} MiB | {r['verdict']:.1f} s | {r['rss_verdict']:,.0f} MiB | {r['one']:.1f} s | "
-              f"{r['rss_one']:,.0f} MiB | {r['verdict'] / r['read']:.1f}x | {per / base:.2f} | {r['repeat']} | {r['load0']:.1f} -> "
-              f"{r['load1']:.1f} |", flush=True)
+              f"| {r['rss_plain']:,.0f} MiB | {r['verdict']:.1f} s | {r['rss_verdict']:,.0f} MiB "
+              f"| {r['one']:.1f} s | {r['rss_one']:,.0f} MiB | {r['verdict'] / r['read']:.1f}x | {per / base:.2f} "
+              f"| {r['repeat']} | {r['load0']:.1f} -> {r['load1']:.1f} |", flush=True)
     last = rows[-1]
     n9 = 1_000_000_000
     if 10_000_000 <= last["n"] < n9:  # from a size where start-up no longer dominates
