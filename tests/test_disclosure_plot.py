@@ -111,3 +111,18 @@ def test_disclosure_parts_of_the_sorted_classes_give_the_input_order_section(see
     assert dv.curves.keys() == dd.curves.keys()
     for k in dd.curves:
         np.testing.assert_allclose(dv.curves[k], dd.curves[k], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("tar, non", [([1.0], [1.0 + 2.0**-52, 1.0]), ([5e-324, 0.0], [-5e-324]),
+                                      ([1000.0], [1000.0000000000001, 1000.0])])
+def test_scores_a_few_floats_apart_get_fewer_bins_not_an_error(tar, non):
+    # a tester's report stopped with numpy's "Too many bins for data range" on these: the range holds too few
+    # floats for 60 distinct edges, so the histogram gets fewer bins (halved until the edges are distinct)
+    from vpeval.disclosure import worst_case_disclosure
+
+    res = worst_case_disclosure(tar, non)
+    d = LLRCurvesDisplay.from_disclosure(res, tar, non)
+    assert 2 <= d.bin_edges.size <= 61 and (np.diff(d.bin_edges) > 0).all()
+    assert d.bin_edges[0] == min(min(tar), min(non)) and d.bin_edges[-1] == max(max(tar), max(non))
+    with pytest.raises(ValueError, match="Too many bins"):  # what numpy does with 60 bins here
+        np.histogram_bin_edges(np.array([d.bin_edges[0], d.bin_edges[-1]]), bins=60)

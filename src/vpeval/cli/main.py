@@ -147,7 +147,7 @@ def report(
     from ..pipeline.jobs import HeldWarnings, warmed
     from ..report import Report, verification_section
     from ..report.verification import verification_summaries
-    from ..report.disclosure import disclosure_parts, disclosure_section, input_order
+    from ..report.disclosure import disclosure_parts, trials_disclosure_section
     from ..report.writer import FigureDrafts, render_report
 
     key = score_input.key
@@ -185,8 +185,7 @@ def report(
         # every option that shaped the numbers, the score-input ones (label mapping, columns, key) included
         rep = Report(title, inputs=meta, options={"p_targets": list(p_target), **score_input.as_options(),
                                                    "scores_are_llrs": llr})
-        # from the classes sorted on reading (no copy of a class here; the trial attaining eps_max is indexed in
-        # the input order below)
+        # from the classes sorted on reading: no copy of a class here (trials_disclosure_section, below)
         disclosed = {name: pool.submit(disclosure_parts, *t.sorted_classes()) for name, t in systems.items()}
         verified = pool.submit(verification_summaries, {n: t.sorted_classes() for n, t in systems.items()},
                                tuple(p_target), scores_are_llrs=llr)  # meanwhile, from the classes sorted on reading
@@ -216,12 +215,7 @@ def report(
                 rep.add(score_groups_section(by_input, source=str(groups), seed=seed, n_boot=n_boot))
             disclosures = {}
             for name, started_parts in disclosed.items():
-                t = systems[name]
-                res, display = started_parts.get()
-                sec, disclosures[name] = disclosure_section(
-                    *t.sorted_classes(), section_id=f"disclosure-{name}",
-                    title=f"Worst-case disclosure per LLR estimator: {name}",
-                    result=input_order(res, t.scores, t.is_target), display=display)
+                sec, disclosures[name] = trials_disclosure_section(systems[name], name, started_parts.get())
                 rep.add(sec)
             if len(systems) > 1:
                 from ..disclosure import estimator_table

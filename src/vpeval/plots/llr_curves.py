@@ -13,6 +13,20 @@ from .displays import legend_label
 __all__ = ["LLRCurvesDisplay"]
 
 
+def _bin_edges(lo: float, hi: float, bins: int) -> np.ndarray:
+    """Equal-width histogram edges over ``[lo, hi]``: those of :func:`numpy.histogram_bin_edges` of scores spanning
+    exactly that range (it reads only their extremes: the pooled scores need not be concatenated), with half as
+    many bins, again and again, where the range holds too few floats for ``bins`` distinct edges (scores a few
+    float steps apart), down to one bin."""
+    while True:
+        try:
+            return np.histogram_bin_edges(np.array([lo, hi]), bins=bins)
+        except ValueError:  # "Too many bins for data range"
+            if bins == 1:
+                raise
+            bins = max(1, bins // 2)
+
+
 @dataclass
 class LLRCurvesDisplay:
     """Score -> LLR (nats) curves of LLR estimators, drawn over the two score histograms.
@@ -68,7 +82,8 @@ class LLRCurvesDisplay:
         n_points : int
             Grid size; the grid spans the pooled score range (plus 2 % on each side).
         bins : int
-            Number of histogram bins (shared by both classes).
+            Number of histogram bins (shared by both classes; fewer where the scores span too few floats for
+            them, see :func:`_bin_edges`).
         """
         from ..disclosure import DEFAULT_ESTIMATORS, worst_case_disclosure
 
@@ -98,9 +113,7 @@ class LLRCurvesDisplay:
                 curves[name] = np.asarray(r.calibrator.transform(grid), dtype=np.float64)
         if oracle is not None:
             curves["oracle"] = np.asarray(oracle(grid), dtype=np.float64)
-        # bins equal-width over [lo, hi]: the edges of the pooled scores from their extremes alone (the same
-        # numbers as np.histogram_bin_edges of the concatenation, without a copy of every score)
-        edges = np.histogram_bin_edges(np.array([lo, hi]), bins=bins)
+        edges = _bin_edges(lo, hi, bins)
         td, _ = np.histogram(tar, bins=edges, density=True)
         nd, _ = np.histogram(non, bins=edges, density=True)
         return cls(grid, curves, edges, td, nd, errors, label)

@@ -12,7 +12,8 @@ from ..metrics.rank_disclosure import rank_disclosure
 from ..plots.llr_curves import LLRCurvesDisplay
 from .document import Draw, Figure, Paragraph, Section, Table
 
-__all__ = ["disclosure_section", "disclosure_parts", "input_order", "rank_disclosure_section",
+__all__ = ["disclosure_section", "disclosure_parts", "trials_disclosure_section", "input_order",
+           "rank_disclosure_section",
            "rank_condition_arrays", "RANK_DERIVED"]
 
 
@@ -139,6 +140,16 @@ def disclosure_parts(tar, non, estimators=None):
                                 keep_llrs=False)
     finite = bool(np.isfinite(tar).all() and np.isfinite(non).all())
     return res, (LLRCurvesDisplay.from_disclosure(res, tar, non) if finite else None)
+
+
+def trials_disclosure_section(trials, name: str, parts):
+    """:func:`disclosure_section` of ``trials`` (:class:`~vpeval.io.trials.Trials`, input ``name``) from
+    ``parts``, the :func:`disclosure_parts` of its sorted classes (:meth:`~vpeval.io.trials.Trials.sorted_classes`),
+    each eps_max's trial indexed in the input order (:func:`input_order`): the section ``vpeval report`` shows."""
+    res, display = parts
+    return disclosure_section(*trials.sorted_classes(), section_id=f"disclosure-{name}",
+                              title=f"Worst-case disclosure per LLR estimator: {name}",
+                              result=input_order(res, trials.scores, trials.is_target), display=display)
 
 
 def input_order(res, scores, is_target):
