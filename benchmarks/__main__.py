@@ -34,6 +34,7 @@ SCRIPTS_BY_DOC: dict[str, dict[str, str]] = {
         "report_cpu": "where the CPU of one `vpeval report` goes (main process, workers), one or two trees",
         "verdict_ab": "the verdict's relabelling test, two source trees in turns at one load",
         "scaling": "`vpeval verify` with and without the verdict at 1e6, 1e7, 1e8 lines beside a read and a sort",
+        "process_memory": "peak memory of one `vpeval` command per process (main, workers) and in total",
         "replicates_time": "bootstrap and chance floors of a demo-shaped list, batched against one at a time",
         "allocator": "the verdict on a large file with and without vpeval's allocator setting (also docs/usage.md)",
         "first_touch": "touching new memory against memory freed and taken back (also docs/usage.md)",

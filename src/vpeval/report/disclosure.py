@@ -13,8 +13,7 @@ from ..plots.llr_curves import LLRCurvesDisplay
 from .document import Draw, Figure, Paragraph, Section, Table
 
 __all__ = ["disclosure_section", "disclosure_parts", "trials_disclosure_section", "input_order",
-           "rank_disclosure_section",
-           "rank_condition_arrays", "RANK_DERIVED"]
+           "rank_disclosure_section", "rank_condition_arrays", "RANK_DERIVED"]
 
 
 def _fmt(v, spec="{:.4g}"):
@@ -158,7 +157,12 @@ def input_order(res, scores, is_target):
     input's class, in input order, whose score equals the reported one (``-0.0 == 0.0``: the first of either
     sign), as :func:`~vpeval.disclosure.worst_case_disclosure` reports them for the classes in input order:
     every estimator's LLR is a function of the score, so all trials of that score attain eps_max. O(n) per
-    estimator, no copy of a class."""
+    estimator, no copy of a class.
+
+    ``scores`` float array of shape (n,) and ``is_target`` bool array of shape (n,): the trials in input order,
+    oriented as ``res`` was computed (negated for ``--lower-is-target``). Failed estimators are returned as they
+    are. Raises IndexError when a reported score is not among the input's trials of its class (``res`` of other
+    trials)."""
     import dataclasses
 
     scores, is_target = np.asarray(scores), np.asarray(is_target, dtype=bool)
