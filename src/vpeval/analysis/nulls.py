@@ -24,7 +24,7 @@ from .relabel import (
     row_design,
 )
 from .resample import _bootstrap_worst
-from .worst_case import eps_max_from_target_blocks
+from .worst_case import PRUNE_MIN_TARGETS, eps_max_from_target_blocks
 
 _LN2 = math.log(2.0)
 
@@ -220,10 +220,14 @@ def _speaker_lid_rows(z: np.ndarray, pidx: np.ndarray, col_s: np.ndarray, inv: n
 
 def _rocch_eer_of(p: _TrialPrep) -> float:
     """:func:`vpeval.rocch_eer` of a member, from its tie blocks (no second sort): the same blocks as
-    :func:`vpeval.blocks.tie_blocks` of its targets and non-targets, so the same value."""
+    :func:`vpeval.blocks.tie_blocks` of its targets and non-targets, so the same value. A key-less member's are
+    its trials' own (:meth:`vpeval.io.trials.Trials.tie_blocks`, kept since the prep read them): no per-block
+    counts are made again (three arrays of the blocks' size, at the main process's peak of ``vpeval verify``)."""
     from ..blocks import TieBlocks
     from ..metrics.verification import _rocch_eer, _rocch_points
 
+    if p.order is None:
+        return float(_rocch_eer(*_rocch_points(p.inp.trials.tie_blocks())))
     size = np.diff(p.cum)
     n_tar = np.bincount(p.block[p.is_tar], minlength=size.size).astype(np.int64)
     return float(_rocch_eer(*_rocch_points(TieBlocks(p.values, n_tar, size - n_tar))))
@@ -260,7 +264,9 @@ def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats):
     """eps_max and D_ECE (bits; empty where not asked) of one member's relabellings in the chunks ``bounds``
     (``(lo, hi)`` row ranges, each computed as one chunk)."""
     p = _opened(p)
-    cum_f = p.cum.astype(np.float64)
+    # float cum saves a conversion per gather of the vectorised eps_max; a large member's (pruned, a few
+    # gathers a row) is read as it is, without a float copy of every block boundary
+    cum_f = p.cum.astype(np.float64) if p.n_tar <= PRUNE_MIN_TARGETS else p.cum
     eps, dec = [np.empty(0)], [np.empty(0)]
     for lo, hi in bounds:
         tb = _trial_target_blocks(p, scheme, sig, seed, slice(int(lo), int(hi)))

@@ -91,8 +91,8 @@ class LazyWeights:
         cst = np.cumsum(np.where(tm, w, 0))
         cst -= np.where(tm, w, 0)
         start = np.cumsum(b - a) - (b - a)
-        m.pw[pos] = (cs - cs[start][cell_of] + self.CW[cells][cell_of]).astype(np.float64)
-        m.pt[pos] = (cst - cst[start][cell_of] + self.CT[cells][cell_of]).astype(np.float64)
+        m.pw[pos] = cs - cs[start][cell_of] + self.CW[cells][cell_of]  # exact in m.pw's dtype: at most n
+        m.pt[pos] = cst - cst[start][cell_of] + self.CT[cells][cell_of]
         self.drawn[cells] = True
 
     def before(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -134,8 +134,11 @@ class _Member:
     def __init__(self, p):
         self.p = p
         n = p.block.size
-        self.tpos = np.flatnonzero(p.is_tar)
-        self.start = p.cum[p.block[self.tpos]]
+        # positions and counts up to n as int32 below 2**31 trials (half the memory of int64: 1e8 trials hold
+        # these arrays in a worker of their own); every value exact, read back as float64 where used
+        idx = np.int32 if n < 2 ** 31 else np.int64
+        self.tpos = np.flatnonzero(p.is_tar).astype(idx)
+        self.start = p.cum[p.block[self.tpos]].astype(idx)
         starts = [self.start]
         self.bounds = cell_bounds(self.tpos, starts, n)
         # the cell of every position 0..n (n: the number of cells), i.e. searchsorted(bounds, x, "right") - 1
@@ -145,13 +148,14 @@ class _Member:
         self.cell_of = np.empty(n + 1, dtype=dtype)
         self.cell_of[:n] = np.repeat(np.arange(n_cells, dtype=dtype), np.diff(self.bounds))
         self.cell_of[n] = n_cells
-        self.tar_cum = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(p.is_tar, out=self.tar_cum[1:])
+        self.tar_cum = np.zeros(n + 1, dtype=idx)
+        np.cumsum(p.is_tar, out=self.tar_cum[1:], dtype=idx)
         self.is_tar = p.is_tar
-        # per-position work arrays, valid on the cells the current replicate has drawn
-        self.w = np.zeros(n, dtype=np.int64)
-        self.pw = np.zeros(n)
-        self.pt = np.zeros(n)
+        # per-position work arrays, valid on the cells the current replicate has drawn (multiplicities and
+        # cumulative weights are integers of at most n; pages of cells never drawn are never touched)
+        self.w = np.zeros(n, dtype=idx)
+        self.pw = np.zeros(n, dtype=idx)
+        self.pt = np.zeros(n, dtype=idx)
 
     def draw(self, rng) -> LazyWeights:
         return LazyWeights(rng, self)

@@ -217,10 +217,8 @@ def eps_max_from_target_blocks(tb: np.ndarray, cum: np.ndarray) -> np.ndarray:
 def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int) -> float:
     """:func:`eps_max_from_target_blocks` of one labelling (sorted target blocks ``row``) by
     :func:`_extremes_pruned`: the same candidates and floors, so the same value."""
-    cf = np.asarray(cum, dtype=np.float64)
-
-    def before(idx):
-        return cf[row[idx]]
+    def before(idx):  # gathered, then converted: no float copy of all of ``cum`` (exact below 2**53)
+        return cum[row[idx]].astype(np.float64)
 
     def t_suf(idx):
         return K - idx.astype(np.float64)
@@ -232,7 +230,7 @@ def _eps_max_one_pruned(row: np.ndarray, cum: np.ndarray, K: int, n: int, B: int
         return idx.astype(np.float64)
 
     top = row[-1]
-    top_free = 1.0 / (cf[B] - cf[B - 1] + 2.0) if top < B - 1 else -np.inf
+    top_free = 1.0 / (float(cum[B]) - float(cum[B - 1]) + 2.0) if top < B - 1 else -np.inf
     floors = ((K + 1.0) / (n + 2.0), max((K + 2.0) / (n + 4.0), top_free),
               min(K / n, (K + 1.0) / (n + 2.0)), min((K + 1.0) / (n + 2.0), (K + 2.0) / (n + 4.0)))
     m1, m2, q1, q2 = _extremes_pruned(t_suf, n_suf, t_pre, before, K, floors)
