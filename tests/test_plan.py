@@ -53,3 +53,26 @@ def test_the_command():
     for bad in (["plan"], ["plan", "--speakers", "29"], ["plan", "--speakers", "29", "--probes", "5", "--targets", "9"]):
         r = CliRunner().invoke(app, bad)
         assert r.exit_code == 2 and "--speakers" in r.output
+
+
+def test_a_verdicts_plan_names_what_it_assumes_and_vpeval_plan_agrees_given_it():
+    """An inconclusive verdict's count of trials uses the design effects measured on its data and the members
+    sharing alpha; its words name them, and plan_design given the same (the larger design effect for both classes,
+    as `vpeval plan --design-effect` applies it) asks about as many trials: not fewer beyond the searches' 5 %
+    steps, at most 15 % more (a tester read 83 against `vpeval plan`'s 70 probes for the same design, the design
+    effects unsaid)."""
+    import numpy as np
+
+    from vpeval.analysis.families import score_verdict
+    from vpeval.io.trials import Trials
+
+    rng = np.random.default_rng(14)
+    lab = np.r_[np.ones(3000, bool), np.zeros(3000, bool)]
+    v = score_verdict(Trials(rng.standard_normal(6000), lab), "null", n_perm=199, n_boot=50)
+    pl = v.plan
+    assert v.verdict == "inconclusive" and pl["factor"] > 1 and pl["n_members"] == 1, v.sentence
+    d = max(pl["deff_tar"], pl["deff_non"])
+    assert f"{pl['deff_tar']:.3g} for targets" in v.reason and f"--design-effect {d:.3g}" in v.reason
+    again = plan_design(n_tar=3000, n_non=3000, budget_bits=DEFAULT_BUDGET_BITS, delta=pl["delta"], deff=d,
+                        n_members=pl["n_members"])
+    assert 0.95 * pl["n_tar"] <= again["n_tar"] <= 1.15 * pl["n_tar"], (pl, again)

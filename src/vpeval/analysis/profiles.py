@@ -316,7 +316,10 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
     Returns
     -------
     dict or None
-        As above (``{"factor": 1.0}`` when the data already suffice); None when even ``max_factor`` times the data
+        As above, with what the count assumes: the design effects measured on these data of the member that needs
+        most (``deff_tar``, ``deff_non``) and the number of members sharing alpha (``n_members``), the options
+        ``--design-effect`` and ``--attackers`` of ``vpeval plan``; ``{"factor": 1.0}`` when the data already
+        suffice; None when even ``max_factor`` times the data
         would not certify. The counts are lower bounds: at the count for 29 and 100 speakers with independent
         trials 45-65 % of simulated perfectly secret audits were certified (``docs/verdict_calibration.md``, one
         design measured).
@@ -348,8 +351,11 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
             if c is None:
                 return None
             if worst[1] is None or c > worst[0]:
-                worst = (c, p)
+                worst = (c, rep)
         return worst
+
+    def assumed(p) -> dict:  # what the count assumes, for `vpeval plan --design-effect D --attackers m`
+        return {"deff_tar": float(p.deff_tar), "deff_non": float(p.deff_non), "n_members": m}
 
     if design is not None:
         S, P, M = design
@@ -373,7 +379,7 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
             nt, nn, d = make(p, c)
             value = max(S, int(math.ceil(S * c))) if kind == "speakers" else int(math.ceil(pp * c))
             return {"factor": c, kind: value, "attacker": p.attacker, "trial_type": p.trial_type,
-                    "n_tar": int(math.ceil(nt)), "n_non": int(math.ceil(nn)), "delta": d}
+                    "n_tar": int(math.ceil(nt)), "n_non": int(math.ceil(nn)), "delta": d, **assumed(p)}
         return None
     got = need(lambda p, c: (p.n_tar * c, p.n_non * c, family.delta))
     if got is None:
@@ -382,7 +388,7 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
     if p is None:
         return {"factor": 1.0}
     return {"factor": c, "attacker": p.attacker, "trial_type": p.trial_type, "n_tar": int(math.ceil(p.n_tar * c)),
-            "n_non": int(math.ceil(p.n_non * c)), "delta": family.delta}
+            "n_non": int(math.ceil(p.n_non * c)), "delta": family.delta, **assumed(p)}
 
 
 def plan_design(*, speakers: int | None = None, probes: int | None = None, distractors: int = 0,

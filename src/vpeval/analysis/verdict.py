@@ -439,14 +439,29 @@ def _plan_words(pl: dict | None, pr: ProfileFamily) -> str:
         return (f"more speakers alone would not certify a perfectly secret system here (at delta = 1 / (2 S) the "
                 "share to bound shrinks as fast as the targets grow); about "
                 f"{pl['probes_per_speaker']:,} probes per speaker with these speakers and models would "
-                f"({pl['n_tar']:,} target and {pl['n_non']:,} non-target trials for {pl['attacker']})")
+                f"({pl['n_tar']:,} target and {pl['n_non']:,} non-target trials for {pl['attacker']}"
+                f"{_assumed(pl)})")
     if "speakers" in pl:
         return (f"a perfectly secret system would be certified with about {pl['speakers']:,} evaluation speakers "
                 f"of the same design ({pl['n_tar']:,} target and {pl['n_non']:,} non-target trials for "
-                f"{pl['attacker']}, delta {_d(pl['delta'])}; a lower bound: real scores need a little more)")
+                f"{pl['attacker']}, delta {_d(pl['delta'])}{_assumed(pl)}; a lower bound: real scores need a little "
+                "more)")
     return (f"a perfectly secret system would be certified with about {pl['factor']:.3g} times the trials "
-            f"({pl['n_tar']:,} target and {pl['n_non']:,} non-target trials for {pl['attacker']}; a lower bound: "
-            "real scores need a little more)")
+            f"({pl['n_tar']:,} target and {pl['n_non']:,} non-target trials for {pl['attacker']}{_assumed(pl)}; a "
+            "lower bound: real scores need a little more)")
+
+
+def _assumed(pl: dict) -> str:
+    """What a plan's count assumes, in words: the design effects measured on the data and the members sharing
+    alpha, which ``vpeval plan`` takes as ``--design-effect`` and ``--attackers`` (1 and 1 unless given, so its
+    count for the same design differs where these do)."""
+    if "deff_tar" not in pl:
+        return ""
+    m = pl["n_members"]
+    return (f", with the design effects measured here, {pl['deff_tar']:.3g} for targets and {pl['deff_non']:.3g} "
+            f"for non-targets, and {m} attacker{'s' if m != 1 else ''} x trial types sharing alpha; `vpeval plan "
+            f"--design-effect {max(pl['deff_tar'], pl['deff_non']):.3g} --attackers {m}` gives a little more, the "
+            "larger design effect applied to both classes")
 
 
 def _sentence(verdict: str, reason: str, test: SecrecyTest, average: dict | None, pr: ProfileFamily,

@@ -48,6 +48,8 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
         if v.get("decided_by") == "speaker":  # an identified speaker decided: its attacker
             e = next(e for e in v["exposed_speakers"] if e["speaker"] == v["identified_speakers"][0])
             a, t = e["attacker"], e["trial_type"]
+        elif v["verdict"] == PARTIAL:  # the test's rejection decided: the statistic of the smallest adjusted p
+            a, t = _rejecting(v, (a, t))
         rows.append([
             system, v["verdict"], 100 * v["delta"], v["eps_low_bits"], v["eps_high_bits"],
             a + ("" if t == "scores" else f" ({t})"),
@@ -55,6 +57,17 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
             _speakers(v, short=True), float("nan") if avg is None else 100 * avg["eer_rocch"],
         ])
     return rows
+
+
+def _rejecting(v: dict, default: tuple) -> tuple:
+    """``(attacker, trial type)`` of the member whose statistic rejects perfect secrecy with the smallest adjusted
+    p-value (ties: statistic, attacker, type; the order in which the verdict's reason names them); ``default``
+    when the verdict carries no test members."""
+    members = [m for m in (v.get("test") or {}).get("members", []) if m.get("p_adjusted") is not None]
+    if not members:
+        return default
+    m = min(members, key=lambda m: (m["p_adjusted"], m["statistic"], m["attacker"], m["trial_type"]))
+    return m["attacker"], m["trial_type"]
 
 
 def profile_reading(v: dict) -> str:
@@ -143,7 +156,9 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
                     "decision more than 2^eps times likelier for one speaker than for two, but on a share delta); "
                     "'protects': eps high within the budget (" + " / ".join(f"{b:.3g}" for b in budgets)
                     + " bits); 'leaks': test rejected, eps low above it (or a speaker identified beyond it); "
-                    "'partial': rejected, neither; 'inconclusive': neither; eps_max, EER: evidence (rule below)",
+                    "'partial': rejected, neither; 'inconclusive': neither; deciding attacker: the largest eps low "
+                    "(leaks), the smallest p of the test (partial), the largest eps high (protects, inconclusive); "
+                    "eps_max, EER: evidence (rule below)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():  # in plain words first, then the numbers behind them
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "

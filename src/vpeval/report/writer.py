@@ -210,7 +210,7 @@ nav details>summary{color:#345;font-size:.9em}
 p[class^=verdict-]{font-size:1.05em;padding:.5em .9em;border-left:6px solid #888;background:#f3f3f3}
 p.verdict-leaks{border-color:#c0392b;background:#fde2e0}p.verdict-partial{border-color:#e69500;background:#fff0d6}
 p.verdict-protects{border-color:#2e7d32;background:#e3f4e1}p.verdict-inconclusive{border-color:#1f4e79;background:#e6eef8}
-#verdict h2{margin-top:.6em}
+#verdict h2{margin-top:.6em}p.subtitle{margin-top:-.4em;color:#345}
 .scroll{overflow-x:auto;max-width:100%}.scroll>table{margin:.4em 0}
 p,figcaption{overflow-wrap:anywhere}td{max-width:32em;overflow-wrap:break-word}
 table.repro{table-layout:fixed;width:100%}table.repro td{overflow-wrap:anywhere}
@@ -245,7 +245,12 @@ def _cell(v, fmt, classes=None, aligned: bool = False) -> str:
     if isinstance(v, int) and not isinstance(v, bool):
         return f"{td}{v}</td>"
     cls = (classes or {}).get(str(v))
-    return f'<td class="{_escape(cls)}">{_escape(str(v))}</td>' if cls else f"<td>{_escape(str(v))}</td>"
+    # a long name without spaces (an attacker's extractor/back-end/condition) may break after each "/": it is one
+    # word to the browser, which otherwise widens its column until the table scrolls (a tester's find)
+    text = _escape(str(v))
+    if len(text) > 24 and " " not in text:
+        text = text.replace("/", "/<wbr>")
+    return f'<td class="{_escape(cls)}">{text}</td>' if cls else f"<td>{text}</td>"
 
 
 def _href(report: Report, target: str, page: str) -> str:
@@ -271,6 +276,10 @@ def _page_title(report: Report, page: str) -> str:
     return report.page_titles.get(page, page) if page else report.title
 
 
+#: Titles longer than this (characters) are shown as a heading and a subtitle (:func:`report_html`).
+_LONG_TITLE = 90
+
+
 def report_html(report: Report, figure_files: dict[int, str], generated_at: str, page: str = "") -> str:
     """The HTML of one page of ``report``: the main page (``page=""``, with the links to every appendix page and
     the reproducibility table) or an appendix page (with a link back to the main page)."""
@@ -283,8 +292,12 @@ def report_html(report: Report, figure_files: dict[int, str], generated_at: str,
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{e(heading)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{e(heading)}</h1>",
     ]
+    # a long title (the demo's lists every system's description) is cut at its first colon: a short heading and
+    # the rest as a subtitle, so that the verdict table starts on the first screen
+    head, sep, rest = heading.partition(": ")
+    out += ([f"<h1>{e(head)}</h1>", f'<p class="subtitle">{e(rest)}</p>'] if sep and len(heading) > _LONG_TITLE
+            else [f"<h1>{e(heading)}</h1>"])
     if page:
         out.append(f'<nav class="pages"><a href="{e(page_file(""))}">Back to the main page</a>'
                    + "".join(f'<a href="{e(page_file(p))}">{e(_page_title(report, p))}</a>' for p in others if p)
