@@ -140,10 +140,11 @@ def _finish(scores, labels, enroll, test, source, higher_is_target) -> Trials:
                   meta={"higher_is_target": bool(higher_is_target)})
 
 
-def _warn_repeats(t: Trials, path, stacklevel: int = 3) -> Trials:
+def _warn_repeats(t: Trials, path, stacklevel: int = 3, ids: str = "without trial ids") -> Trials:
     """Warn (:class:`~vpeval.errors.RepeatedTrialsWarning`, naming ``path``, the count and the most repeated
     line) when trials without ids repeat a (score, label) pair; return ``t`` unchanged. O(n log n): each class
-    sorted once (non-targets first, as the message's "first of the longest runs" is by label, then score)."""
+    sorted once (non-targets first, as the message's "first of the longest runs" is by label, then score).
+    ``ids``: why the trials have no ids, in the message's words (a column file has them in columns not read)."""
     n = len(t)
     if n < 2:
         return t
@@ -171,7 +172,7 @@ def _warn_repeats(t: Trials, path, stacklevel: int = 3) -> Trials:
             f"{path}: {extra} of {n} trials repeat the score and label of an earlier line ({int((runs > 1).sum())} "
             f"distinct (score, label) pairs occur more than once; the most, score {float(score)!r} with label "
             f"{'target' if lab else 'non-target'}, {int(r[k])} times). Each line is counted as a "
-            "trial: without trial ids vpeval cannot tell distinct trials that score alike (rounded scores) from a "
+            f"trial: {ids} vpeval cannot tell distinct trials that score alike (rounded scores) from a "
             "line or a file given twice by mistake, which should be removed.", RepeatedTrialsWarning,
             stacklevel=stacklevel)
     return t
@@ -503,7 +504,9 @@ def read_columns(
 
 def _no_ids(t: Trials, path, key_cols) -> Trials:
     """``t``, after :func:`_warn_repeats` when the rows have no ids (``key_cols`` not given)."""
-    return t if key_cols else _warn_repeats(t, path, stacklevel=4)  # to read_columns' caller
+    # to read_columns' caller; the file's other columns may hold ids, which are not read
+    return t if key_cols else _warn_repeats(t, path, stacklevel=4,
+                                            ids="reading only the score and label columns (no trial ids),")
 
 
 def _fast_columns(path, sep, named, cols, tset, nset, iset, with_keys, higher_is_target):
