@@ -86,7 +86,8 @@ from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
 from .design_effect import DEFF_SHARES, design_effect  # noqa: F401 - re-exported: importable from here
 from .profile_kernel import (
-    JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max, compiled_window_max_strided,
+    JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max, compiled_window_max_by_count,
+    compiled_window_max_strided,
 )
 
 __all__ = ["privacy_profile_bits", "profile_bounds", "share_beyond", "share_beyond_blocks", "ProfileCounts", "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID",
@@ -360,6 +361,7 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     every = np.flatnonzero((ks < 2 * STRIDE_DIV) & (ks < n_q))
     kern = compiled_window_max() if big and every.size else None
     strided = compiled_window_max_strided() if big else None
+    by_count = compiled_window_max_by_count() if big else None
     if kern is not None:
         got = np.empty(every.size, dtype=np.int64)
         kern(cpq, first, p_start, np.ascontiguousarray(ks[every], dtype=np.int64), n_q, got)
@@ -367,13 +369,23 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     done = np.zeros(ks.size, dtype=bool)
     done[every] = kern is not None
     buf = np.empty(2, dtype=np.int64)
+    # tied denominator scores (fewer starts than denominator trials): the starts read are chosen by count, not by
+    # index (:func:`_read_by_count`), or one large tie block between two read starts would make the upper value
+    # that of the whole block (a tester's find: one tie block, whose only decisions are all or nothing, read
+    # eps_high 9-12 bits growing with n)
+    start_at = _start_at(first) if first.size < n_q + 1 else None
     for r, k in enumerate(ks):
         k = int(k)
         if k >= n_q:
             m_hi[r] = m_lo[r] = t_hi[r] = t_lo[r] = n_p
             continue
         stride = max(1, k // STRIDE_DIV)
-        if stride > 1 and strided is not None:
+        if stride > 1 and start_at is not None and by_count is not None:
+            by_count(cpq, first, p_start, start_at, k, stride, n_q, buf)
+            m_lo[r], m_hi[r] = buf
+        elif stride > 1 and start_at is not None:
+            m_lo[r], m_hi[r] = _read_by_count(cpq, first, p_start, start_at, k, stride, n_q)
+        elif stride > 1 and strided is not None:
             strided(cpq, first, p_start, k, stride, n_q, buf)
             m_lo[r], m_hi[r] = buf
         elif not done[r]:
@@ -389,6 +401,37 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
         else:
             t_hi[r] = max(t_lo[r], int((pre[k1[1:]] + suf[k - k1[:-1]]).max()))
     return m_hi, t_hi, m_lo, t_lo
+
+
+def _start_at(first: np.ndarray) -> np.ndarray:
+    """``start_at[q]``: the first start whose ``first`` is at least ``q``, for ``q = 0 .. first[-1]`` (``first``
+    strictly increasing from 0): one repeat, int32 below 2**31 starts."""
+    idx = np.int32 if first.size < 2 ** 31 else np.int64
+    return np.repeat(np.arange(first.size, dtype=idx), np.diff(first, prepend=-1))
+
+
+def _read_by_count(cpq, first, p_start, start_at, k: int, step: int, n_q: int) -> tuple[int, int]:
+    """The interval counts of one count ``k`` (:func:`_dominance`) read at the starts chosen by count: the first
+    start at or above every multiple of ``step`` denominator trials, and the last start. Returns ``(low, high)``:
+    the best of the windows read (attained), and the best of them each given ``g`` more denominator trials, ``g``
+    the denominator trials from the read start to the last unread start before the next read one (below
+    ``step``: an unread start lies below the next multiple of ``step`` above its read start's, whatever the tie
+    blocks between). A window from an unread start holds no more numerator trials than the window of ``k + g``
+    from the read start before it (it starts no lower and ends no higher), so ``high`` is an upper value for
+    every window."""
+    reads = start_at[0:n_q + 1:step]
+    keep = np.empty(reads.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(reads[1:], reads[:-1], out=keep[1:])
+    reads = reads[keep].astype(np.int64)
+    if reads[-1] != first.size - 1:
+        reads = np.r_[reads, first.size - 1]
+    nxt = reads[1:]
+    g = np.zeros(reads.size, dtype=np.int64)
+    g[:-1] = np.where(nxt > reads[:-1] + 1, first[nxt - 1] - first[reads[:-1]], 0)
+    f, ps = first[reads], p_start[reads]
+    low = int((cpq[np.minimum(f + k, n_q)] - ps).max())
+    return low, int((cpq[np.minimum(f + k + g, n_q)] - ps).max())
 
 
 def _count_grid(n_q: int) -> np.ndarray:

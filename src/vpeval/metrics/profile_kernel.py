@@ -121,3 +121,41 @@ _STRIDED_SIGNATURE = ["void(int64[::1], int64[::1], int64[::1], int64, int64, in
 def compiled_window_max_strided():
     """:func:`window_max_strided` compiled by numba, or None (numba missing, failing, or ``VPEVAL_JIT=0``)."""
     return compiled(window_max_strided, _STRIDED_SIGNATURE)
+
+
+def window_max_by_count(cpq, first, p_start, start_at, k, step, n_q, out):
+    """:func:`vpeval.metrics.profile._read_by_count` in one pass over the starts read (each found from the last
+    by the next multiple of ``step`` above its ``first``; the one after it looked up for its gap), without their
+    arrays: ``out[0]`` the best window read (attained), ``out[1]`` the best of them given each one's gap (the same
+    numbers)."""
+    last = first.size - 1
+    lo, hi = -1, -1
+    r = start_at[0]
+    while True:
+        q = (first[r] // step + 1) * step  # the next multiple of step above this start's first
+        nxt = start_at[q] if q <= n_q else last
+        if nxt == r:  # r is the last start
+            nxt = -1
+        g = first[nxt - 1] - first[r] if nxt > r + 1 else 0
+        e = first[r] + k
+        v = cpq[e if e < n_q else n_q] - p_start[r]
+        if v > lo:
+            lo = v
+        e = e + g
+        v = cpq[e if e < n_q else n_q] - p_start[r]
+        if v > hi:
+            hi = v
+        if nxt < 0:
+            break
+        r = nxt
+    out[0] = lo
+    out[1] = hi
+
+
+_BY_COUNT_SIGNATURE = [f"void({c}[::1], int64[::1], int64[::1], {s}[::1], int64, int64, int64, int64[::1])"
+                       for c in ("int64", "int32") for s in ("int32", "int64")]
+
+
+def compiled_window_max_by_count():
+    """:func:`window_max_by_count` compiled by numba, or None (numba missing, failing, or ``VPEVAL_JIT=0``)."""
+    return compiled(window_max_by_count, _BY_COUNT_SIGNATURE)
