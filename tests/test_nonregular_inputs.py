@@ -132,6 +132,31 @@ def test_the_memory_estimate_is_checked_before_reading_under_an_address_space_li
     assert code == 0 and "needs about" not in err, err
 
 
+@pytest.mark.parametrize("limit_mib", [290, 440, 590])
+def test_a_low_address_space_limit_ends_with_the_memory_line_not_a_crash(tmp_path, limit_mib):
+    """Under a `ulimit -v` too low to read a 1e6-line file, the command ends with the out-of-memory line and exit
+    code 4 wherever memory runs out: before any command (importing the libraries), in pyarrow's reader (which
+    aborted the process, exit 134, under 0.6 GB, or raised its own 'Failed to launch worker thread') or after it
+    (a tester's finds)."""
+    import resource
+    import subprocess
+    import sys
+
+    scores = tmp_path / "scores.txt"
+    rng = np.random.default_rng(0)
+    s = np.round(rng.normal(size=1_000_000), 6)
+    scores.write_text("\n".join(f"{x} {int(x > 0)}" for x in s.tolist()) + "\n")
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit_mib * 2**20, resource.RLIM_INFINITY))
+
+    p = subprocess.run([sys.executable, "-m", "vpeval.cli.main", "verify", str(scores), "--jobs", "1"],
+                       capture_output=True, text=True, preexec_fn=cap, timeout=300)
+    # exit 0 where these libraries fit in less (another build): never a crash, a traceback or another code
+    assert p.returncode in (0, 4) and "Traceback" not in p.stderr, (p.returncode, p.stderr[-2000:])
+    assert p.returncode == 0 or "vpeval: error: out of memory" in " ".join(p.stderr.split()), p.stderr[-2000:]
+
+
 def test_inputs_of_one_command_add_up_and_folders_count_only_what_is_read(tmp_path, monkeypatch):
     import vpeval.cli.memory as memory
 

@@ -96,16 +96,24 @@ def start_process() -> None:
     (:func:`vpeval.pipeline.allocator.small_pages`), and the temporary folders that killed runs of this host left
     are removed, whatever this command starts (:func:`vpeval.io.leftovers.remove_stale`: only those whose owner
     is provably dead)."""
-    from ..io.leftovers import remove_stale
-    from ..pipeline.allocator import reuse_large_blocks, small_pages
+    from .memory import address_space_exhausted, memory_message
 
-    from . import watchdog
+    try:  # what runs before any command's own error handling: memory that runs out here ends as there
+        from ..io.leftovers import remove_stale
+        from ..pipeline.allocator import reuse_large_blocks, small_pages
 
-    watchdog.start()
-    exit_on_sigterm()
-    reuse_large_blocks()
-    small_pages()
-    remove_stale()
+        from . import watchdog
+
+        watchdog.start()
+        exit_on_sigterm()
+        reuse_large_blocks()
+        small_pages()
+        remove_stale()
+    except (MemoryError, ImportError, OSError) as exc:
+        if not (isinstance(exc, MemoryError) or address_space_exhausted(exc)):
+            raise
+        typer.echo(f"vpeval: error: {memory_message({})}", err=True)
+        raise SystemExit(EXIT_MEMORY) from None
 
 
 def exit_on_sigterm() -> None:
@@ -238,7 +246,7 @@ def handle_errors(func):
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         from ..io.output import OutputError
-        from .memory import address_space_exhausted, memory_message, reset_estimates
+        from .memory import address_space_exhausted, memory_message, ran_out_of_memory, reset_estimates
 
         reset_estimates()  # the memory estimate adds up this command's inputs only
         try:
@@ -267,6 +275,10 @@ def handle_errors(func):
                  "see the README for the extras (audio, embed, asr, semantic, dask)")
         except MemoryError:  # raised after the allocation failed: the stack is unwound, its arrays freed
             fail(memory_message(kwargs), EXIT_MEMORY)
+        except Exception as exc:
+            if ran_out_of_memory(exc):  # a library's own words for it (pyarrow could not start a thread)
+                fail(memory_message(kwargs), EXIT_MEMORY)
+            raise
 
     return wrapper
 

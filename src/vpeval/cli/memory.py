@@ -200,6 +200,19 @@ def address_space_exhausted(exc: BaseException) -> bool:
         w in text for w in ("failed to map segment", "cannot allocate memory", "Could not find/load shared object"))
 
 
+#: What libraries say when memory or address space runs out without raising MemoryError: pyarrow's reader under a
+#: low ``ulimit -v`` ("Failed to launch worker thread", "Out of memory: malloc of size ... failed") and Python's
+#: threads ("can't start new thread").
+_OUT_OF_MEMORY_WORDS = ("Failed to launch worker thread", "Out of memory", "can't start new thread",
+                        "Cannot allocate memory")
+
+
+def ran_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` (not a MemoryError) is a library's report of memory or address space running out
+    (:data:`_OUT_OF_MEMORY_WORDS`): then the command ends with the out-of-memory line and exit code 4."""
+    return any(w in str(exc) for w in _OUT_OF_MEMORY_WORDS)
+
+
 def memory_message(kwargs: dict) -> str:
     """The one line for a :class:`MemoryError`: the command's existing input files with their sizes, the memory
     the estimate before reading said they need (:func:`last_estimate`), the limits it runs under

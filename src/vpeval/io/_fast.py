@@ -195,6 +195,18 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
     return cols
 
 
+def _address_space_limited() -> bool:
+    """Whether the process runs under an address-space limit (``ulimit -v``). pyarrow then aborts the process when
+    an allocation of its default pool (mimalloc, which reserves address space in large segments) fails inside the
+    reader (a tester: exit 134 under 0.6 GB), or cannot start its threads: :func:`_parse` then reads in the calling
+    thread with the system allocator, where a failure is a MemoryError the command reports (exit 4)."""
+    try:
+        import resource
+    except ImportError:
+        return False
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+
+
 def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):
     pa, pc, pcsv = _pa()
     if plain:
@@ -206,10 +218,12 @@ def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):
         source = pa.py_buffer(_normalise_whitespace(data))
         del data
     delim = " " if sep is None else sep
+    if _address_space_limited():
+        pa.set_memory_pool(pa.system_memory_pool())
     try:
         table = pcsv.read_csv(
             source,
-            read_options=pcsv.ReadOptions(autogenerate_column_names=True, use_threads=True,
+            read_options=pcsv.ReadOptions(autogenerate_column_names=True, use_threads=not _address_space_limited(),
                                           block_size=1 << 24),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
                                             escape_char=False, newlines_in_values=False,
