@@ -161,3 +161,20 @@ def test_a_second_stop_signal_of_another_kind_does_not_cut_the_cleanup_short(tmp
     out, err = p.communicate(timeout=60)
     assert p.returncode == 143 and "cleaned up" in out, (p.returncode, err)
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.4])
+def test_ctrl_c_while_the_command_line_starts_ends_quietly(tmp_path, delay):
+    """Ctrl-C (SIGINT to the terminal's process group) while the console script loads its libraries or starts the
+    process ends it with exit code 130 and one line, not a KeyboardInterrupt traceback (a tester's find)."""
+    import numpy as np
+
+    scores = tmp_path / "s.txt"
+    x = np.random.default_rng(0).normal(size=20_000)
+    scores.write_text("".join(f"{v:.6f} {int(v > 0.3)}\n" for v in x))
+    p = subprocess.Popen([sys.executable, "-c", "from vpeval.cli.entry import main; main()", "verify", str(scores)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(delay)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "Traceback" not in err, (p.returncode, err[-1500:])

@@ -111,16 +111,21 @@ _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "B
 
 
 def _worker_start(parent: int, pids=None, started=None) -> None:
-    """Initializer of each worker: one BLAS thread for libraries loaded from here on, freed large blocks kept
+    """Initializer of each worker: Ctrl-C ignored (the owner stops the pool), one BLAS thread for libraries loaded
+    from here on, freed large blocks kept
     for reuse (:func:`~vpeval.pipeline.allocator.reuse_large_blocks`), 4 KiB pages where the user opted in
     (:func:`~vpeval.pipeline.allocator.small_pages`), the worker counted in ``started`` (``(shared int, n)``,
     read by :func:`_ready`), its pid put on ``pids``, and a watch on ``parent``."""
+    import signal
     import threading
 
     from .allocator import reuse_large_blocks, small_pages
 
     global _STARTED
 
+    # Ctrl-C reaches every process of the terminal's group: the pool's owner stops its workers (Jobs.close), so a
+    # worker ignores it rather than print its own KeyboardInterrupt traceback (a tester saw them on the terminal)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     reuse_large_blocks()
     small_pages()
     if started is not None:  # one more worker of the pool is up

@@ -1,0 +1,29 @@
+"""The ``vpeval`` console script. Ctrl-C while the command line's libraries load (about half a second, before
+:func:`vpeval.cli.common.start_process` installs the command's handling) ends the process quietly with exit code
+130, as an interrupted command does, instead of a KeyboardInterrupt traceback from inside an import (a tester's
+find); nothing has been read or written by then. So does one that reaches the top before a command's own
+handling of it (while the process starts or the options are parsed): the cleanups on its way have run."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def _interrupted_while_loading(signum, frame) -> None:
+    sys.stderr.write("vpeval: interrupted\n")
+    sys.stderr.flush()
+    os._exit(130)
+
+
+def main() -> None:
+    previous = signal.signal(signal.SIGINT, _interrupted_while_loading)
+    from .main import main as run
+
+    signal.signal(signal.SIGINT, previous)
+    try:
+        run()
+    except KeyboardInterrupt:  # before a command's own handling took over (starting up, parsing the options)
+        sys.stderr.write("vpeval: interrupted\n")
+        raise SystemExit(130) from None
