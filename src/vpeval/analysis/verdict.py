@@ -74,7 +74,8 @@ VERDICT_RULE = (
     "search, an exposed speaker identified beyond it (the lower bound of its rank-1 likelihood ratio, for all "
     "speakers at once at 1 - alpha); 'partial': rejected, neither; "
     "'inconclusive': not rejected and not certified (the verdict says how much data would). eps_max (delta = 0) and "
-    "the EER are evidence only."
+    "the EER are evidence only. The deciding attacker: of the largest eps_low (leaks), the test's smallest p "
+    "(partial), else of the largest eps_high."
 )
 
 

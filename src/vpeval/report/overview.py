@@ -130,7 +130,7 @@ def overview_section(system: str, res, *, featured: list[str], multi: bool, data
         cos = st["cosine"]
         if cos is not None and cos["attacker"] != a:  # the one thing the table does not say
             e_cos = res.type_metrics[cos["attacker"]][t]["eer_rocch"]
-            cosine.append(f"{t}: the attacker of the lowest ROCCH-EER is {a} ({100 * m['eer_rocch']:.3g} %); the plain "
+            cosine.append(f"{t}: the lowest ROCCH-EER ({100 * m['eer_rocch']:.3g} %) is that of {a}; the plain "
                           f"cosine attacker {cos['attacker']} reads {100 * e_cos:.3g} %: reporting it alone would "
                           f"overstate privacy by {100 * (e_cos - m['eer_rocch']):.3g} EER points.")
     if cosine:  # one box for every trial type

@@ -210,7 +210,7 @@ nav details>summary{color:#345;font-size:.9em}
 p[class^=verdict-]{font-size:1.05em;padding:.5em .9em;border-left:6px solid #888;background:#f3f3f3}
 p.verdict-leaks{border-color:#c0392b;background:#fde2e0}p.verdict-partial{border-color:#e69500;background:#fff0d6}
 p.verdict-protects{border-color:#2e7d32;background:#e3f4e1}p.verdict-inconclusive{border-color:#1f4e79;background:#e6eef8}
-#verdict h2{margin-top:.6em}p.subtitle{margin-top:-.4em;color:#345}
+#verdict h2{margin-top:.6em}p.subtitle{margin:-.4em 0 .3em;color:#345;font-size:.95em}
 .scroll{overflow-x:auto;max-width:100%}.scroll>table{margin:.4em 0}
 p,figcaption{overflow-wrap:anywhere}td{max-width:32em;overflow-wrap:break-word}
 table.repro{table-layout:fixed;width:100%}table.repro td{overflow-wrap:anywhere}
@@ -233,6 +233,10 @@ def _numeric_columns(b) -> set[int]:
     return {j + 1 for j in range(n) if all(j < len(r) and number(r[j]) for r in b.rows)}
 
 
+#: Names without spaces longer than this (characters) may break after each "/" in a table cell (:func:`_cell`).
+_BREAK_NAMES_FROM = 36
+
+
 def _cell(v, fmt, classes=None, aligned: bool = False) -> str:
     """One ``<td>``; a number gets ``class="num"`` unless its column is right-aligned by the table (``aligned``)."""
     td = "<td>" if aligned else '<td class="num">'
@@ -246,9 +250,10 @@ def _cell(v, fmt, classes=None, aligned: bool = False) -> str:
         return f"{td}{v}</td>"
     cls = (classes or {}).get(str(v))
     # a long name without spaces (an attacker's extractor/back-end/condition) may break after each "/": it is one
-    # word to the browser, which otherwise widens its column until the table scrolls (a tester's find)
+    # word to the browser, which otherwise widens its column until the table scrolls (a tester's find); shorter
+    # names stay whole (rows that wrap make the page longer)
     text = _escape(str(v))
-    if len(text) > 24 and " " not in text:
+    if len(text) > _BREAK_NAMES_FROM and " " not in text:
         text = text.replace("/", "/<wbr>")
     return f'<td class="{_escape(cls)}">{text}</td>' if cls else f"<td>{text}</td>"
 
