@@ -267,3 +267,27 @@ def test_each_command_estimates_its_own_inputs(tmp_path):
         r = CliRunner().invoke(app, ["verify", str(f), "--json"])
         assert r.exit_code == 0, r.output
         assert memory._LAST["inputs"] == [str(f)] and memory._LAST["bytes"] == f.stat().st_size
+
+
+def test_the_verdicts_workers_count_against_the_machine_not_the_address_space(tmp_path, monkeypatch):
+    """From about 1e6 trials `verify` starts workers, whose memory the estimate adds for the machine's and the
+    control group's room, but not for `ulimit -v`, which holds each process apart (the estimate had counted the
+    main process only: 1.25 GiB at 1e7 lines against 1.55 GiB measured with the workers)."""
+    import warnings
+
+    import vpeval.cli.memory as memory
+
+    f = tmp_path / "big.txt"
+    with open(f, "wb") as fh:
+        fh.truncate(100 * 2**20)  # 100 MiB by its size (sparse: nothing written)
+    main, whole = memory._needs(100 * 2**20)
+    assert whole == main + memory.WORKERS_BASE_BYTES + memory.WORKERS_BYTES_PER_INPUT_BYTE * 100 * 2**20
+    assert memory._needs(2**20)[0] == memory._needs(2**20)[1]  # a small input starts no workers
+    between = (main + whole) // 2
+    monkeypatch.setattr(memory, "_LAST", {"inputs": [], "bytes": 0, "warned": False})
+    with pytest.warns(MemoryEstimateWarning, match="in the verdict's worker processes"):
+        memory.check_score_input([str(f)], room=[(between, "only {} is available on the machine now")])
+    monkeypatch.setattr(memory, "_LAST", {"inputs": [], "bytes": 0, "warned": False})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        memory.check_score_input([str(f)], room=[(between, "the process's address-space limit (ulimit -v) is {}")])

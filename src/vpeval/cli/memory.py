@@ -5,7 +5,11 @@ The estimate is a measurement, not a bound: the peak resident memory of ``vpeval
 about :data:`BYTES_PER_INPUT_BYTE` bytes per byte of score file, on top of :data:`BASE_BYTES` (``score label`` files
 of 1e6, 3e6 and 1e7 lines, 11 to 113 MB: 0.39, 0.60 and 1.11 GB; a Kaldi key + score pair of 1e7 trials, 2 x 280 MB:
 3.9 GB; BENCHMARKS.md). ``vpeval report`` drew about half as much again for its figures. Longer lines (ids)
-need fewer bytes per byte, so the estimate errs high for Kaldi files.
+need fewer bytes per byte, so the estimate errs high for Kaldi files. Those figures are the main process's own:
+from about 1e6 trials (:data:`WORKERS_FROM_BYTES`) ``verify`` also starts its ``--jobs`` workers, which hold about
+:data:`WORKERS_BYTES_PER_INPUT_BYTE` bytes per byte on top of :data:`WORKERS_BASE_BYTES` together (1e7 and 1e8
+lines, 106 and 1,063 MiB: 688 and 3,326 MiB; BENCHMARKS.md, "The verdict's memory, per process"); they count
+against the machine's and the control group's room, not against the address-space limit, which is per process.
 
 The room: what the machine has available now (``MemAvailable``) and what the process's control group allows beyond
 what it uses (cgroup v2 ``memory.max``, v1 ``memory.limit_in_bytes``), and the address-space limit (``ulimit -v``).
@@ -29,7 +33,20 @@ BYTES_PER_INPUT_BYTE = 8
 #: input, rounded up.
 BASE_BYTES = 400 * 2**20
 
+#: The verdict's worker processes together (module docstring): per byte of score input, on top of a base, counted
+#: from this much input on (``score label`` lines of about 11 bytes: the 1e6 trials from which ``verify`` starts them).
+WORKERS_BYTES_PER_INPUT_BYTE = 3
+WORKERS_BASE_BYTES = 400 * 2**20
+WORKERS_FROM_BYTES = 10 * 2**20
+
 _LAST = {"inputs": [], "bytes": 0, "warned": False}  # the inputs this process estimated, for the out-of-memory line
+
+
+def _needs(n_bytes: int) -> tuple[int, int]:
+    """``(main process, whole command)`` bytes estimated for ``n_bytes`` of score input (module docstring)."""
+    main = BASE_BYTES + BYTES_PER_INPUT_BYTE * n_bytes
+    workers = WORKERS_BASE_BYTES + WORKERS_BYTES_PER_INPUT_BYTE * n_bytes if n_bytes >= WORKERS_FROM_BYTES else 0
+    return main, main + workers
 
 
 def _gib(n: float) -> str:
@@ -152,15 +169,21 @@ def check_score_input(paths, room: list | None = None) -> int:
     (:func:`last_estimate`). Pipes count as empty (their size is unknown)."""
     _LAST["inputs"].append(", ".join(str(p) for p in paths if p))
     _LAST["bytes"] += input_bytes([p for p in paths if p])
-    needs = BASE_BYTES + BYTES_PER_INPUT_BYTE * _LAST["bytes"]
+    main, needs = _needs(_LAST["bytes"])
     shown = "; ".join(_LAST["inputs"])
     for have, what in (room if room is not None else memory_room()):
-        if needs > have and not _LAST["warned"]:
+        per_process = "ulimit -v" in what  # the address-space limit holds each process apart
+        want = main if per_process else needs
+        if want > have and not _LAST["warned"]:
             _LAST["warned"] = True
+            workers = "" if per_process or needs == main else (
+                f", and {WORKERS_BYTES_PER_INPUT_BYTE} bytes per byte plus {_gib(WORKERS_BASE_BYTES)} in the "
+                "verdict's worker processes")
             warnings.warn(MemoryEstimateWarning(
-                f"{shown}: evaluating {'it' if len(_LAST['inputs']) == 1 else 'them'} needs about {_gib(needs)} of "
-                f"memory (measured: {BYTES_PER_INPUT_BYTE} bytes per byte of score file plus {_gib(BASE_BYTES)}), "
-                f"but {what.format(_gib(have))}: the command may run out of memory (exit code 4)"), stacklevel=2)
+                f"{shown}: evaluating {'it' if len(_LAST['inputs']) == 1 else 'them'} needs about {_gib(want)} of "
+                f"memory (measured: {BYTES_PER_INPUT_BYTE} bytes per byte of score file plus {_gib(BASE_BYTES)} in "
+                f"the main process{workers}), but {what.format(_gib(have))}: the command may run out of memory (exit "
+                "code 4)"), stacklevel=2)
     return needs
 
 
@@ -169,7 +192,7 @@ def last_estimate() -> str:
     if not _LAST["inputs"]:
         return ""
     return (f"; evaluating {'; '.join(_LAST['inputs'])} needs about "
-            f"{_gib(BASE_BYTES + BYTES_PER_INPUT_BYTE * _LAST['bytes'])} of memory (estimated before reading)")
+            f"{_gib(_needs(_LAST['bytes'])[1])} of memory (estimated before reading)")
 
 
 def limits_line() -> str:
