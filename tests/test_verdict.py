@@ -285,3 +285,21 @@ def test_the_rejection_names_the_statistics_that_reject():
     v = decide(test_(p=0.001), profile=prof(4.0, 5.0, 6.0))
     assert "rejected family-wise by eps_max of x/plda, aa (p <= 0.001" in v.reason, v.reason
     assert "by" not in decide(test_(p=0.5), profile=prof(0.0, 0.5, 1.0)).reason.split("(")[0]
+
+
+def test_a_partial_rows_deciding_attacker_is_the_tests_smallest_p():
+    """The verdict table names, for 'partial', the attacker whose statistic rejects perfect secrecy with the
+    smallest adjusted p (ties by statistic, attacker, type), not the largest upper bound's."""
+    from vpeval.report.verdict import verdict_rows
+
+    members = [{"attacker": "b", "trial_type": "aa", "statistic": "eps_max", "p_adjusted": 0.01},
+               {"attacker": "a", "trial_type": "oa", "statistic": "d_ece", "p_adjusted": 0.004},
+               {"attacker": "c", "trial_type": "aa", "statistic": "d_ece", "p_adjusted": 0.004}]
+    v = {"verdict": "partial", "delta": 0.01, "eps_low_bits": 1.0, "eps_high_bits": float("inf"),
+         "worst_case": {"value_bits": 5.0, "at_ceiling": False, "floor_bits": 3.0}, "average": None,
+         "profile": {"strongest": {"eps_high": ["z", "aa"], "eps_low": ["y", "aa"]}},
+         "p_value_familywise": 0.004, "test": {"n_perm": 999, "members": members},
+         "exposed_speakers": [], "units": "evaluation speakers", "n_units": 10}
+    assert verdict_rows({"s": v})[0][5] == "a (oa)"
+    v["test"]["members"] = []
+    assert verdict_rows({"s": v})[0][5] == "z (aa)"  # no members: the largest upper bound's, as before

@@ -218,12 +218,13 @@ def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):
         source = pa.py_buffer(_normalise_whitespace(data))
         del data
     delim = " " if sep is None else sep
-    if _address_space_limited():
+    limited = _address_space_limited()
+    if limited:
         pa.set_memory_pool(pa.system_memory_pool())
     try:
         table = pcsv.read_csv(
             source,
-            read_options=pcsv.ReadOptions(autogenerate_column_names=True, use_threads=not _address_space_limited(),
+            read_options=pcsv.ReadOptions(autogenerate_column_names=True, use_threads=not limited,
                                           block_size=1 << 24),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
                                             escape_char=False, newlines_in_values=False,
