@@ -808,6 +808,29 @@ def test_relabellings_shared_among_workers_give_the_same_test(monkeypatch):
         assert started.get().to_dict() == verdict_one.to_dict()
 
 
+@pytest.mark.skipif(__import__("os").cpu_count() < 2, reason="needs two cores")
+def test_a_family_with_a_member_on_cells_is_the_same_for_any_number_of_jobs(monkeypatch):
+    """A member tested on cells stays in this process, while a positional member's relabellings and the family's
+    bootstrap (which then draws the cell member too, from its cells alone) run on the workers: the same test."""
+    from vpeval.analysis import cells, nulls
+    from vpeval.pipeline.jobs import Jobs
+
+    rng = np.random.default_rng(5)
+    lab = rng.random(3000) < 0.2
+    big = Trials(rng.normal(size=3000) + 0.4 * lab, lab)
+    lab2 = rng.random(1500) < 0.3
+    small = Trials(np.round(rng.normal(size=1500) + 0.8 * lab2, 2), lab2)
+    fam = [TrialInput("x", "scores", big), TrialInput("y", "scores", small)]
+    monkeypatch.setattr(cells, "CELLS_FROM_TRIALS", 2000)  # x on cells, y positional
+    monkeypatch.setattr(cells, "CELL_RESOLUTION", 16)
+    one = secrecy_test(fam, n_perm=99, n_boot=20, seed=4)
+    assert "1 of 2 members" in one.scheme_note
+    monkeypatch.setattr(nulls, "PARALLEL_TARGET_ENTRIES", 1)
+    with Jobs(2) as pool:
+        two = secrecy_test(fam, n_perm=99, n_boot=20, seed=4, jobs=pool)
+    assert _same_test(one, two)
+
+
 def test_a_relabelling_depends_on_the_seed_and_its_row_alone():
     """Probe and trial schemes draw row r from its own stream: computing rows 5..9 alone gives rows 5..9 of
     the whole."""

@@ -18,8 +18,9 @@ __all__ = ["VERDICT_TYPES", "LARGE_INPUT_TRIALS", "LARGE_N_PERM", "default_n_per
 VERDICT_TYPES = ("oa", "aa")
 
 
-#: Above this many trials a score input's default is :data:`LARGE_N_PERM` relabellings instead of 999 (each
-#: relabelling of a score label file costs a pass over its trials; p-values stay exact, down to 1/200).
+#: Above this many trials a score input's default is :data:`LARGE_N_PERM` relabellings instead of 999 (a keyed
+#: input's relabelling costs a pass over its trials, a key-less one's a draw over its cells,
+#: :mod:`vpeval.analysis.cells`; p-values stay exact, down to 1/200, and near alpha more are drawn).
 LARGE_INPUT_TRIALS = 2_000_000
 LARGE_N_PERM = 199
 

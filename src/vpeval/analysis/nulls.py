@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import VpevalError
+from . import cells as _cells
+from .cells import cell_statistics, cell_target_rows, member_cells
 from .enumerate import all_k_subsets, k_subsets_at_most
 from .relabel import (
     _CHUNK_TARGETS, _choose_scheme, _d_ece_rows, _evaluation_speakers, _lid_rows, _prep_trials, _probe_design,
@@ -124,19 +126,29 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
 
     # ---- null statistics: columns = members x statistics, row 0 = observed; large members' rows on the workers
     rows_needed = n_perm + 1
-    large = [jobs.parallel and rows_needed * p.n_tar >= PARALLEL_TARGET_ENTRIES for p in preps]
+    for p in preps:  # large members of trial relabelling: tested on cells of the score axis (vpeval.analysis.cells)
+        if scheme == "trial" and p.subsets is None and _cells.CELLS_FROM_TRIALS <= p.n < _cells.CELLS_BELOW_TRIALS:
+            p.cells, p.cell_tar = member_cells(p.cum, p.is_tar)
+            if p.order is None:  # nothing reads them any more (memory: 5 bytes a trial)
+                p.block = p.is_tar = None
+    # a member on cells stays in this process (its relabellings and bootstrap cost about a second at 1e7 trials,
+    # less than starting the workers); its cells alone are sent when the workers draw a family's bootstrap
+    large = [jobs.parallel and p.cells is None and rows_needed * p.n_tar >= PARALLEL_TARGET_ENTRIES for p in preps]
     # what the workers are sent of each large member: its arrays written once for all its calls (Jobs.share),
     # not pickled with each
     ship = [big or (scheme == "trial" and any(large)) for big in large]
-    slims = [_slim(p, jobs) if s else p for p, s in zip(preps, ship)]
+    slims = [(_cell_slim(p) if p.cells is not None else _slim(p, jobs)) if s else p for p, s in zip(preps, ship)]
     for p, slim in zip(preps, slims):
-        if slim is not p:
+        if slim is not p and p.cells is None:
             _map_shared(p, slim)
     boot = None  # trial scheme: the bootstrap reads the tie blocks alone, so a worker can draw it too (first)
     if scheme == "trial" and any(large):
         boot = jobs.submit(_trial_bootstrap, slims, n_boot, seed, t_stats)
     started = []
     for p, big, slim in zip(preps, large, slims):
+        if p.cells is not None and not big:  # O(cells) a relabelling: here, after the workers' parts are out
+            started.append(None)
+            continue
         chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
         bounds = [(lo, min(rows_needed, lo + chunk)) for lo in range(0, rows_needed, chunk)]
         # three parts per worker, so that the workers that also draw the bootstrap or other sections are not
@@ -149,7 +161,10 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     cols, meta, owner = [], [], []
     for i, (p, parts) in enumerate(zip(preps, started)):
         eer = _rocch_eer_of(p)
-        eps, dec = (np.concatenate(c) for c in zip(*(part.get() for part in parts)))
+        if parts is None:
+            eps, dec = _member_rows(p, scheme, sig, seed, [(0, rows_needed)], t_stats)
+        else:
+            eps, dec = (np.concatenate(c) for c in zip(*(part.get() for part in parts)))
         if "eps_max" in t_stats:
             cols.append(eps)
             meta.append((p.inp.attacker, p.inp.trial_type, "eps_max", eer))
@@ -258,6 +273,13 @@ _SHARE_BYTES = 1 << 20
 _MAPPED = ("block", "is_tar")
 
 
+def _cell_slim(p: _TrialPrep) -> _TrialPrep:
+    """What a worker is sent of a member tested on cells: the cells and the class counts (``cum`` reduced to
+    ``[0, n]``; the per-trial arrays are gone)."""
+    return dataclasses.replace(p, inp=None, order=None, cum=p.cum[[0, -1]], model_idx=None, probe_idx=None,
+                               unit=None, unit_names=None, key_codes={}, values=None)
+
+
 def _map_shared(p: _TrialPrep, slim: _TrialPrep) -> None:
     """Point ``p``'s per-trial arrays (:data:`_MAPPED`) at the files :func:`_slim` shared them in, read-only and
     mapped, instead of this process's own copy: the main process reads no more than their sizes once the
@@ -286,6 +308,16 @@ def _opened(p: _TrialPrep) -> _TrialPrep:
 def _member_rows(p: _TrialPrep, scheme: str, sig, seed: int, bounds, t_stats):
     """eps_max and D_ECE (bits; empty where not asked) of one member's relabellings in the chunks ``bounds``
     (``(lo, hi)`` row ranges, each computed as one chunk)."""
+    if p.cells is not None:  # rows in chunks of about 2**19 cell counts (arrays of a few MB)
+        eps, dec = [np.empty(0)], [np.empty(0)]
+        step = max(1, (1 << 19) // p.cells.size)
+        for lo, hi in bounds:
+            for a in range(int(lo), int(hi), step):
+                tc = cell_target_rows(p.cells, p.cell_tar, seed, slice(a, min(int(hi), a + step)))
+                e, d = cell_statistics(tc, p.cells, t_stats)
+                eps.append(e)
+                dec.append(d)
+        return np.concatenate(eps), np.concatenate(dec)
     p = _opened(p)
     # float cum saves a conversion per gather of the vectorised eps_max; a large member's (pruned, a few
     # gathers a row) is read as it is, without a float copy of every block boundary

@@ -26,9 +26,9 @@ _CHUNK_TARGETS = 1 << 17
 class _TrialPrep:
     inp: TrialInput
     order: np.ndarray | None  # trials in canonical order (score, then keys); None for a key-less input
-    block: np.ndarray  # tie block of each trial in canonical order
+    block: np.ndarray | None  # tie block of each trial in canonical order (None once a member is on cells)
     cum: np.ndarray  # [0, cumsum(block sizes)]
-    is_tar: np.ndarray  # canonical order
+    is_tar: np.ndarray | None  # canonical order (None once a member is on cells)
     n_tar: int
     untied: bool = False  # every tie block holds one trial
     pair_block: np.ndarray | None = None  # speaker scheme: blocks of the trials grouped by (model, probe) pair
@@ -45,6 +45,13 @@ class _TrialPrep:
     subsets: np.ndarray | None = None  # trial scheme, exact: every target subset once, row 0 observed
     key_codes: dict = field(default_factory=dict)  # kind -> sorted_codes of that key, input order (memo)
     values: np.ndarray | None = None  # the score of each tie block (ascending)
+    cells: np.ndarray | None = None  # trial scheme, large: trials per cell (vpeval.analysis.cells) ...
+    cell_tar: np.ndarray | None = None  # ... and the observed targets per cell
+
+    @property
+    def n(self) -> int:
+        """The member's trials."""
+        return int(self.cum[-1])
 
     def codes(self, kind: str) -> tuple[np.ndarray, np.ndarray]:
         """``sorted_codes`` of the member's ``model``/``probe`` speakers or its ``test``/``enroll`` keys (input

@@ -112,6 +112,7 @@ from ..errors import FewPermutationsWarning, VpevalError, user_stacklevel
 from ..stats.results import order_statistic
 from .members import OneToNInput, TrialInput, speakers_from_keys
 from .intervals import WORST_CASE_LEVEL, interval_refusal, min_interval_units, target_units
+from . import cells as _cells
 from .nulls import NullFamily, null_family_steps
 from .profiles import member_profiles
 from .relabel import LID_SLOPE_GRID, SPEAKER_SCHEMES
@@ -589,7 +590,7 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
     def ceiling_of(attacker, trial_type, stat):
         if stat == "eps_max":
             pb = next(p for p in preps if (p.inp.attacker, p.inp.trial_type) == (attacker, trial_type))
-            return eps_max_ceiling_nats(pb.n_tar, pb.block.size - pb.n_tar) / _LN2
+            return eps_max_ceiling_nats(pb.n_tar, pb.n - pb.n_tar) / _LN2
         mi = next(i for i in one_to_n if (i.attacker, i.trial_type) == (attacker, trial_type))
         return math.log2(np.shape(mi.matrix.scores)[1])
 
@@ -621,6 +622,9 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
     note = _SCHEME_NOTES[scheme] + (f" ({null.scheme_reason})" if null.scheme_reason else "")
     if null.exact:
         note += f"; all {n_perm + 1} relabellings listed once (exact)"
+    celled = [p.cells.size for p in preps if p.cells is not None]
+    if celled:
+        note += "; " + _cells.cells_note(celled, len(preps))
     return SecrecyTest(scheme, note, n_perm, seed, alpha, p_family, bool(p_family <= alpha and can_reject), members,
                        worst, thresholds, exposed, null.n_units, null_max, float(log10_distinct), bool(can_reject),
                        kept_profiles, kept_designs, np.where(np.isfinite(boot_max), boot_max, np.nan),
@@ -635,7 +639,7 @@ def _log10_distinct(scheme: str, S, preps, rows=None) -> float:
         return float(np.log10(rows.n_cand).sum())
     if scheme == "probe":
         return min(float(np.log10(p.group_size).sum()) for p in preps)
-    return min((math.lgamma(p.block.size + 1) - math.lgamma(p.n_tar + 1) - math.lgamma(p.block.size - p.n_tar + 1))
+    return min((math.lgamma(p.n + 1) - math.lgamma(p.n_tar + 1) - math.lgamma(p.n - p.n_tar + 1))
                / math.log(10) for p in preps)
 
 
