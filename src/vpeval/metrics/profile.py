@@ -157,15 +157,15 @@ def _eps_one_order(cp: np.ndarray, cq: np.ndarray, deltas: np.ndarray) -> np.nda
     """``max over A of ln((P(A) - delta) / Q(A))`` per delta (0 floor, nats), from the prefix counts of the
     numerator's class ``cp`` and the denominator's ``cq`` over the blocks (Dinkelbach's iteration)."""
     n_p, n_q = int(cp[-1]), int(cq[-1])
-    dp, dq = np.diff(cp).astype(float), np.diff(cq).astype(float)
-    p, q = dp / n_p, dq / n_q
+    p, q = np.diff(cp).astype(float), np.diff(cq).astype(float)
+    p /= n_p  # the same floats as count / n, without a second array (memory at 1e7 trials)
+    q /= n_q
     # regions without the denominator's class: P(A) up to the largest run of q-free blocks or the tails outside q
     free = q == 0
     best_free = 0.0
     if free.any():
         edges = np.flatnonzero(np.diff(np.r_[0, free.astype(np.int8), 0]) != 0).reshape(-1, 2)
-        cs = np.r_[0, np.cumsum(dp)]
-        run = float((cs[edges[:, 1]] - cs[edges[:, 0]]).max()) / n_p
+        run = float((cp[edges[:, 1]] - cp[edges[:, 0]]).max()) / n_p
         nz = np.flatnonzero(~free)
         tails = float(p[:nz[0]].sum() + p[nz[-1] + 1:].sum()) if nz.size else 1.0
         best_free = max(run, tails)
@@ -337,13 +337,20 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     """
     n_p, n_q = int(cp[-1]), int(cq[-1])
     K = cp.size - 1
-    cnt = np.diff(cq)  # denominator trials per block
+    # denominator trials per block (then a 1 for the end), one array for both repeats below
+    reps = np.empty(K + 1, dtype=np.int64)
+    np.subtract(cq[1:], cq[:-1], out=reps[:K])
+    reps[K] = 1
+    cnt = reps[:K]
     # numerator trials below the block of denominator trial t (t = n_q: all), made by one repeat over the blocks;
     # with ``suf`` the only per-trial arrays; int32 from 2**20 denominator trials on while the numerator's are below
     # 2**30 (every sum of a prefix and a suffix count below stays under 2**31): memory at 1e8 trials (on small
     # inputs mixed int32/int64 arithmetic costs more than it saves)
     small = np.int32 if n_q >= 1 << 20 and n_p < 2 ** 30 else np.int64
-    cpq = np.repeat(np.r_[cp[:K], n_p].astype(small), np.r_[cnt, 1])
+    vals = np.empty(K + 1, dtype=small)  # the repeated values, written in place (no int64 temporaries)
+    vals[:K] = cp[:K]
+    vals[K] = n_p
+    cpq = np.repeat(vals, reps)
     # the starts: 0 and right after each block holding the denominator's class, written as the first
     # denominator trial at or above them (n_q after the last such block)
     held = np.flatnonzero(cnt)  # the blocks holding denominator trials, ascending
@@ -354,7 +361,12 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     # prefix with at most k1 denominator trials: up to the block of trial k1; suffix with at most k2: from just
     # after the block of trial n_q - 1 - k2 (both non-decreasing in their count)
     pre = cpq[:n_q + 1]
-    suf = np.repeat(np.r_[(n_p - cp[1:])[::-1], n_p].astype(small), np.r_[cnt[::-1], 1])  # k2 = 0..n_q
+    # k2 = 0..n_q: the repeat of the reversed arrays is the reversed repeat
+    np.subtract(n_p, cp[1:], out=vals[:K], casting="unsafe")
+    suf = np.empty(n_q + 1, dtype=small)
+    suf[:n_q] = np.repeat(vals[:K], cnt)[::-1]
+    suf[n_q] = n_p
+    del vals, reps, cnt
     # large inputs: the interval counts in compiled passes over the starts (the same counts; no temporaries),
     # those read at every start all in one pass
     big = K >= JIT_MIN_BLOCKS
