@@ -6,6 +6,8 @@ both bounds come from the members' scores alone (no relabelling), so this script
 input design a user can bring, many runs per cell:
 
 - ``file-iid``: a ``score label`` file of independent trials (no speakers);
+- ``file-rounded``: the same scores rounded to ``--decimals`` (tied scores, as files written with few digits have;
+  the oracle is that of the rounded population law, whose decisions never split a tie);
 - ``file-speakers``: the scores of a crossed design (every probe against every model) with speaker structure,
   ``0.7 u[speaker, model] + 0.71 e`` (perfect secrecy: a pair effect per probe speaker and model), read twice:
   with its speakers known (design effects over probe speakers) and as a bare score file (trials assumed
@@ -79,8 +81,9 @@ def crossed(rng, S: int, P: int, D: int, condition: str, shift: float, missing: 
     return s[keep], tgt[keep], enroll[keep], test[keep], pspk[keep]
 
 
-def oracle(condition: str, S: int, shift: float, deltas) -> np.ndarray:
-    """eps(delta) of the condition's population law (bits), from 2e6 draws per class."""
+def oracle(condition: str, S: int, shift: float, deltas, decimals: int | None = None) -> np.ndarray:
+    """eps(delta) of the condition's population law (bits), from 2e6 draws per class (rounded to ``decimals``
+    when given: the law of the rounded scores)."""
     rng = np.random.default_rng(99)
     n = 2_000_000
     non = rng.standard_normal(n)
@@ -96,11 +99,13 @@ def oracle(condition: str, S: int, shift: float, deltas) -> np.ndarray:
         tar[: int(n * k / S)] += shift
     elif condition == "exposed-1":
         tar[: n // S] = 50.0 + rng.standard_normal(n // S)
+    if decimals is not None:
+        tar, non = np.round(tar, decimals), np.round(non, decimals)
     return np.asarray(privacy_profile_bits(tar, non, deltas))
 
 
 def one_run(rng, design: str, condition: str, args):
-    if design == "file-iid":
+    if design in ("file-iid", "file-rounded"):
         nt, nn = args.file_targets, args.file_nontargets
         tar, non = rng.standard_normal(nt), rng.standard_normal(nn)
         if condition == "counterexample":
@@ -109,6 +114,8 @@ def one_run(rng, design: str, condition: str, args):
             tar += float(condition.split("-", 1)[1])
         elif condition != "null":
             return None  # speakers are needed to define a selective leak
+        if design == "file-rounded":
+            tar, non = np.round(tar, args.decimals), np.round(non, args.decimals)
         t = Trials(np.r_[tar, non], np.r_[np.ones(nt, bool), np.zeros(nn, bool)])
         return [TrialInput("a", "scores", t)], None
     miss = 0.3 if design == "incomplete" else 0.0
@@ -133,7 +140,8 @@ def run_cell(design: str, condition: str, args) -> dict | None:
         fam = profile_family(member_profiles(members), alpha=args.alpha,
                              delta=args.delta if args.delta else default_delta(S))
         if ora is None:
-            ora = float(oracle(condition, S or 50, args.shift, [fam.delta])[0])
+            ora = float(oracle(condition, S or 50, args.shift, [fam.delta],
+                               args.decimals if design == "file-rounded" else None)[0])
         got.append((fam.eps_low, fam.eps_high, fam.delta, fam.members[0]["deff_tar"], fam.members[0]["deff_non"]))
     n = len(got)
     b = args.budget_bits
@@ -189,6 +197,7 @@ def main(argv=None) -> int:
     ap = design_parser(__doc__, speakers=40, probes=10, distractors=60)
     ap.add_argument("--file-targets", type=int, default=10_000)
     ap.add_argument("--file-nontargets", type=int, default=100_000)
+    ap.add_argument("--decimals", type=int, default=1, help="file-rounded: the scores' decimals")
     ap.add_argument("--speaker-effect", type=float, default=0.7,
                     help="weight of the pair effect u[speaker, model] in the crossed designs (0: independent)")
     ap.add_argument("--delta", type=float, default=None, help="default: 1 / (2 S), 1 %% without speakers")
