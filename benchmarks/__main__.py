@@ -50,6 +50,7 @@ SCRIPTS_BY_DOC: dict[str, dict[str, str]] = {
         "verdict_calibration": "size, power and interval coverage of the verdict by simulated audits",
         "profile_calibration": "coverage and power of the privacy profile's bounds by simulation",
         "secrecy_size": "size of the perfect-secrecy test on every input design, by simulation",
+        "cells_size": "size and power of the test of large score files on cells against the positional test",
     },
     "docs/demo.md": {"adapted_vs_backend": "the adapted attacker against the back-end-only attackers, with intervals"},
     "docs/report.md": {
