@@ -50,6 +50,10 @@ def test_the_command():
     assert "29 speakers x 10 probes" in r.output and "probes per speaker" in r.output
     r = CliRunner().invoke(app, ["plan", "--targets", "10000", "--nontargets", "100000", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["certified"] is True
+    both, tar_only = (json.loads(CliRunner().invoke(app, ["plan", "--targets", "1000", "--nontargets", "10000",
+                                                          "--json", "--design-effect", "3", *extra]).stdout)
+                      for extra in ([], ["--nontarget-design-effect", "1"]))
+    assert both["n_tar"] > tar_only["n_tar"] > 0  # dependence among the non-targets alone costs trials too
     for bad in (["plan"], ["plan", "--speakers", "29"], ["plan", "--speakers", "29", "--probes", "5", "--targets", "9"]):
         r = CliRunner().invoke(app, bad)
         assert r.exit_code == 2 and "--speakers" in r.output
@@ -58,9 +62,9 @@ def test_the_command():
 def test_a_verdicts_plan_names_what_it_assumes_and_vpeval_plan_agrees_given_it():
     """An inconclusive verdict's count of trials uses the design effects measured on its data and the members
     sharing alpha; its words name them, and plan_design given the same (the larger design effect for both classes,
-    as `vpeval plan --design-effect` applies it) asks about as many trials: not fewer beyond the searches' 5 %
-    steps, at most 15 % more (a tester read 83 against `vpeval plan`'s 70 probes for the same design, the design
-    effects unsaid)."""
+    as `vpeval plan --design-effect --nontarget-design-effect` takes them) asks as many trials, within the
+    searches' 5 % steps (a tester read 83 against `vpeval plan`'s 70 probes for the same design, the design
+    effects unsaid; then 72 against 86 with the larger one applied to both classes)."""
     import numpy as np
 
     from vpeval.analysis.families import score_verdict
@@ -71,8 +75,37 @@ def test_a_verdicts_plan_names_what_it_assumes_and_vpeval_plan_agrees_given_it()
     v = score_verdict(Trials(rng.standard_normal(6000), lab), "null", n_perm=199, n_boot=50)
     pl = v.plan
     assert v.verdict == "inconclusive" and pl["factor"] > 1 and pl["n_members"] == 1, v.sentence
-    d = max(pl["deff_tar"], pl["deff_non"])
-    assert f"{pl['deff_tar']:.3g} for targets" in v.reason and f"--design-effect {d:.3g}" in v.reason
-    again = plan_design(n_tar=3000, n_non=3000, budget_bits=DEFAULT_BUDGET_BITS, delta=pl["delta"], deff=d,
+    dt, dn = (float(f"{pl[k]:.3g}") for k in ("deff_tar", "deff_non"))
+    assert f"{pl['deff_tar']:.3g} for targets" in v.reason
+    assert f"--design-effect {dt:.3g} --nontarget-design-effect {dn:.3g}" in v.reason
+    again = plan_design(n_tar=3000, n_non=3000, budget_bits=DEFAULT_BUDGET_BITS, delta=pl["delta"], deff=dt,
+                        deff_non=dn, n_members=pl["n_members"])
+    assert 0.95 * pl["n_tar"] <= again["n_tar"] <= 1.05 * pl["n_tar"], (pl, again)
+
+
+def test_an_audit_designs_plan_names_what_it_assumes_and_vpeval_plan_agrees_given_it():
+    """The same for a keyed design (every probe of 16 speakers against every speaker's model): the verdict asks
+    for probes per speaker, names the design effects and members it assumed, and plan_design given the same design,
+    design effect and members asks about as many probes per speaker."""
+    import numpy as np
+
+    from vpeval.analysis.families import score_verdict
+    from vpeval.io.trials import Trials
+
+    rng = np.random.default_rng(3)
+    S, P = 16, 6
+    spk = np.repeat(np.arange(S), P)
+    probe = np.repeat([f"u{i}" for i in range(S * P)], S)
+    model = np.tile([f"m{j}" for j in range(S)], S * P)
+    lab = np.repeat(spk, S) == np.tile(np.arange(S), S * P)
+    t = Trials(rng.standard_normal(S * P * S), lab, enroll=model, test=probe)
+    v = score_verdict(t, "keyed", n_perm=199, n_boot=50)
+    pl = v.plan
+    assert v.verdict == "inconclusive" and "probes_per_speaker" in pl, v.sentence
+    dt, dn = (float(f"{pl[k]:.3g}") for k in ("deff_tar", "deff_non"))
+    assert f"{pl['probes_per_speaker']:,} probes per speaker" in v.reason
+    assert f"--design-effect {dt:.3g} --nontarget-design-effect {dn:.3g} --attackers {pl['n_members']}" in v.reason
+    again = plan_design(speakers=S, probes=P, budget_bits=DEFAULT_BUDGET_BITS, deff=dt, deff_non=dn,
                         n_members=pl["n_members"])
-    assert 0.95 * pl["n_tar"] <= again["n_tar"] <= 1.15 * pl["n_tar"], (pl, again)
+    assert 0.95 * pl["probes_per_speaker"] <= again["probes_per_speaker"] <= 1.05 * pl["probes_per_speaker"] + 1, (
+        pl, again)

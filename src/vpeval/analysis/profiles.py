@@ -393,7 +393,8 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
 
 def plan_design(*, speakers: int | None = None, probes: int | None = None, distractors: int = 0,
                 n_tar: float | None = None, n_non: float | None = None, budget_bits: float, delta: float | None = None,
-                alpha: float = 0.05, deff: float = 1.0, n_members: int = 1, max_factor: float = 1e4) -> dict:
+                alpha: float = 0.05, deff: float = 1.0, n_members: int = 1, max_factor: float = 1e4,
+                deff_non: float | None = None) -> dict:
     """How much data a perfectly secret system of a planned design needs to be certified (``vpeval plan``).
 
     Parameters
@@ -408,7 +409,9 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
         None: :func:`default_delta` (``1 / (2 S)``; 1 % for a score file).
     alpha : float in (0, 1)
     deff : float >= 1
-        The design effect of both classes (Kish; 1 for independent trials).
+        The design effect of both classes (Kish; 1 for independent trials), of the targets alone with ``deff_non``.
+    deff_non : float >= 1, optional
+        The non-targets' design effect (default ``deff``): an inconclusive verdict's plan names both.
     n_members : int >= 1
         Attackers x trial types sharing ``alpha``.
     max_factor : float
@@ -436,8 +439,12 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
     if audit == (n_tar is not None):
         raise VpevalError("plan needs either speakers and probes (an audit) or n_tar and n_non (a score file)")
 
+    dn = deff if deff_non is None else deff_non
+
     def bound(nt, nn, d):
-        return typical_bounds_bits(nt, nn, d, alpha=alpha, deff_tar=deff, deff_non=deff, n_members=n_members)
+        return typical_bounds_bits(nt, nn, d, alpha=alpha, deff_tar=deff, deff_non=dn, n_members=n_members)
+
+    effect = f"design effect {deff:g}" if dn == deff else f"design effects {deff:g} (targets) and {dn:g} (non-targets)"
 
     if not audit:
         if n_non is None or n_tar < 1 or n_non < 1:
@@ -455,8 +462,7 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
                 f"certified with about {out['n_tar']:,} target and {out['n_non']:,} non-target trials "
                 f"({c:.3g} times these)")
         out["sentence"] = (f"A perfectly secret score file of {n_tar:,} target and {n_non:,} non-target trials: upper "
-                           f"bound {now:.3g} bits at delta = {100 * d:.3g} % (budget {b:.3g} bits, design effect "
-                           f"{deff:g}): {what}.")
+                           f"bound {now:.3g} bits at delta = {100 * d:.3g} % (budget {b:.3g} bits, {effect}): {what}.")
         return out
     if probes is None or speakers < 2 or probes < 1 or distractors < 0:
         raise VpevalError("an audit's plan needs speakers >= 2, probes >= 1 and distractors >= 0")
@@ -488,6 +494,5 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
     design = (f"{S} speakers x {P} probes, every probe against every speaker's model"
               + (f" and {D} distractor models (enrolled, never probed)" if D else ""))
     out["sentence"] = (f"A perfectly secret audit of {design}: upper bound "
-                       f"{now:.3g} bits at delta = {100 * d:.3g} % (budget {b:.3g} bits, design effect {deff:g}): "
-                       f"{what}.")
+                       f"{now:.3g} bits at delta = {100 * d:.3g} % (budget {b:.3g} bits, {effect}): {what}.")
     return out

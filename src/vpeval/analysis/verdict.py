@@ -454,15 +454,15 @@ def _plan_words(pl: dict | None, pr: ProfileFamily) -> str:
 
 def _assumed(pl: dict) -> str:
     """What a plan's count assumes, in words: the design effects measured on the data and the members sharing
-    alpha, which ``vpeval plan`` takes as ``--design-effect`` and ``--attackers`` (1 and 1 unless given, so its
-    count for the same design differs where these do)."""
+    alpha, which ``vpeval plan`` takes as ``--design-effect``, ``--nontarget-design-effect`` and ``--attackers``
+    (1, 1 and 1 unless given, so its count for the same design differs where these do)."""
     if "deff_tar" not in pl:
         return ""
     m = pl["n_members"]
     return (f", with the design effects measured here, {pl['deff_tar']:.3g} for targets and {pl['deff_non']:.3g} "
-            f"for non-targets, and {m} attacker{'s' if m != 1 else ''} x trial types sharing alpha; `vpeval plan "
-            f"--design-effect {max(pl['deff_tar'], pl['deff_non']):.3g} --attackers {m}` gives a little more, the "
-            "larger design effect applied to both classes")
+            f"for non-targets, and {m} attacker{'s' if m != 1 else ''} x trial types sharing alpha: `vpeval plan "
+            f"... --design-effect {pl['deff_tar']:.3g} --nontarget-design-effect {pl['deff_non']:.3g} "
+            f"--attackers {m}` counts the same")
 
 
 def _sentence(verdict: str, reason: str, test: SecrecyTest, average: dict | None, pr: ProfileFamily,

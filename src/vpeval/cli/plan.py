@@ -33,7 +33,10 @@ def register(app: typer.Typer) -> None:
         design_effect: float = typer.Option(1.0, "--design-effect", min=1.0,
                                             help="Kish design effect of both classes (1: independent trials; the "
                                                  "simulated speaker structure of docs/verdict_calibration.md gives "
-                                                 "about 4)."),
+                                                 "about 4); of the targets alone with --nontarget-design-effect."),
+        nontarget_design_effect: Optional[float] = typer.Option(
+            None, "--nontarget-design-effect", min=1.0, help="Design effect of the non-targets (default: "
+            "--design-effect), as an inconclusive verdict's words give it."),
         attackers: int = typer.Option(1, "--attackers", min=1, help="Attackers x trial types the bounds are shared "
                                       "by (alpha / m each)."),
         budget_bits: Optional[float] = BudgetOpt,
@@ -55,7 +58,8 @@ def register(app: typer.Typer) -> None:
         if not audit and (targets is None or nontargets is None):
             raise VpevalError("a score file needs both --targets and --nontargets")
         got = plan_design(speakers=speakers, probes=probes, distractors=distractors, n_tar=targets, n_non=nontargets,
-                          budget_bits=b, delta=delta, alpha=alpha, deff=design_effect, n_members=attackers)
+                          budget_bits=b, delta=delta, alpha=alpha, deff=design_effect, n_members=attackers,
+                          deff_non=nontarget_design_effect)
         if as_json:
             echo_json(got)
             return
