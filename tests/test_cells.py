@@ -123,6 +123,7 @@ def test_the_test_on_cells_holds_its_level_and_rejects_a_leak(monkeypatch):
                np.r_[np.ones(60, bool), np.zeros(140, bool)])
     r = secrecy_test([TrialInput("asv", "oa", t)], n_perm=99, n_boot=20)
     assert r.rejected and "tested on cells" in r.scheme_note
+    assert r.to_dict()["deciding_member"]["p_adjusted"] == r.p_value  # the family-wise p is the smallest adjusted
 
 
 def test_a_keyed_member_relabelled_by_trial_is_tested_on_cells_with_its_own_rocch_eer(monkeypatch):

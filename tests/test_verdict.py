@@ -289,17 +289,27 @@ def test_the_rejection_names_the_statistics_that_reject():
 
 def test_a_partial_rows_deciding_attacker_is_the_tests_smallest_p():
     """The verdict table names, for 'partial', the attacker whose statistic rejects perfect secrecy with the
-    smallest adjusted p (ties by statistic, attacker, type), not the largest upper bound's."""
+    smallest adjusted p (ties by statistic, attacker, type, whatever the members' order), which the test's dict
+    carries as its deciding member; not the largest upper bound's."""
+    import itertools
+    import types
+
+    from vpeval.analysis.secrecy import MemberTest, SecrecyTest
     from vpeval.report.verdict import verdict_rows
 
-    members = [{"attacker": "b", "trial_type": "aa", "statistic": "eps_max", "p_adjusted": 0.01},
-               {"attacker": "a", "trial_type": "oa", "statistic": "d_ece", "p_adjusted": 0.004},
-               {"attacker": "c", "trial_type": "aa", "statistic": "d_ece", "p_adjusted": 0.004}]
+    members = [MemberTest("b", "aa", "eps_max", 5.0, 0.01, 0.01, 3.0), MemberTest("c", "aa", "d_ece", 0.1, 0.004,
+                                                                                  0.004, 0.05),
+               MemberTest("a", "oa", "d_ece", 0.1, 0.004, 0.004, 0.05)]
+    for order in itertools.permutations(members):
+        first = SecrecyTest.by_p(types.SimpleNamespace(members=list(order)))[0]
+        assert (first.attacker, first.trial_type) == ("a", "oa")
     v = {"verdict": "partial", "delta": 0.01, "eps_low_bits": 1.0, "eps_high_bits": float("inf"),
          "worst_case": {"value_bits": 5.0, "at_ceiling": False, "floor_bits": 3.0}, "average": None,
          "profile": {"strongest": {"eps_high": ["z", "aa"], "eps_low": ["y", "aa"]}},
-         "p_value_familywise": 0.004, "test": {"n_perm": 999, "members": members},
+         "p_value_familywise": 0.004, "test": {"n_perm": 999, "members": [m.to_dict() for m in members],
+                                               "deciding_member": {"attacker": "a", "trial_type": "oa",
+                                                                   "statistic": "d_ece", "p_adjusted": 0.004}},
          "exposed_speakers": [], "units": "evaluation speakers", "n_units": 10}
     assert verdict_rows({"s": v})[0][5] == "a (oa)"
-    v["test"]["members"] = []
+    v["test"]["deciding_member"] = None
     assert verdict_rows({"s": v})[0][5] == "z (aa)"  # no members: the largest upper bound's, as before

@@ -295,6 +295,8 @@ class SecrecyTest:
     tested_share : float
         Share of the members' trials the test relabels (1 but for ``"speaker-row"``, which leaves out the probes
         that cannot move with their speaker).
+
+    :meth:`to_dict` adds ``deciding_member``: the first member of :meth:`by_p` (None without members).
     """
 
     scheme: str
@@ -319,14 +321,24 @@ class SecrecyTest:
     subfamilies: dict = field(default_factory=dict, repr=False)
     tested_share: float = 1.0
 
+    def by_p(self) -> list:
+        """The members, smallest adjusted p-value first (ties: statistic, attacker, trial type, so the order of
+        the input never matters): the first is the one that decides a rejection, the order in which the verdict
+        names the rejecting statistics."""
+        return sorted(self.members, key=lambda m: (m.p_adjusted, m.statistic, m.attacker, m.trial_type))
+
     def to_dict(self) -> dict:
+        first = self.by_p()[:1]
         return {"scheme": self.scheme, "scheme_note": self.scheme_note, "n_perm": self.n_perm, "seed": self.seed,
                 "alpha": self.alpha, "p_value": self.p_value, "rejected": self.rejected,
                 "n_units": self.n_units, "tested_share": self.tested_share,
                 "log10_distinct_relabellings": self.log10_distinct,
                 "can_reject": self.can_reject, "worst_case": self.worst.to_dict(),
                 "thresholds_bits": dict(self.thresholds), "exposed_speakers": [e.to_dict() for e in self.exposed],
-                "members": [m.to_dict() for m in self.members]}
+                "members": [m.to_dict() for m in self.members],
+                "deciding_member": {"attacker": first[0].attacker, "trial_type": first[0].trial_type,
+                                    "statistic": first[0].statistic, "p_adjusted": first[0].p_adjusted}
+                if first else None}
 
 
 

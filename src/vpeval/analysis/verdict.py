@@ -172,8 +172,7 @@ _STAT_WORDS = {"eps_max": "eps_max", "d_ece": "D_ECE", "lid_max": "LID_max", "al
 def _deciders(test: SecrecyTest, shown: int = 2) -> str:
     """Which statistics reject (adjusted p <= alpha): ' by D_ECE of asv, oa' when at most ``shown`` do (smallest
     p first), else ' by 77 of 128 statistics (eps_max 20, D_ECE 25, ...)'; '' if none does on its own."""
-    rej = sorted((m for m in test.members if m.p_adjusted <= test.alpha),
-                 key=lambda m: (m.p_adjusted, m.statistic, m.attacker, m.trial_type))
+    rej = [m for m in test.by_p() if m.p_adjusted <= test.alpha]
     if not rej:
         return ""
     if len(rej) <= shown:

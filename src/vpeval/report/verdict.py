@@ -60,14 +60,10 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
 
 
 def _rejecting(v: dict, default: tuple) -> tuple:
-    """``(attacker, trial type)`` of the member whose statistic rejects perfect secrecy with the smallest adjusted
-    p-value (ties: statistic, attacker, type; the order in which the verdict's reason names them); ``default``
-    when the verdict carries no test members."""
-    members = [m for m in (v.get("test") or {}).get("members", []) if m.get("p_adjusted") is not None]
-    if not members:
-        return default
-    m = min(members, key=lambda m: (m["p_adjusted"], m["statistic"], m["attacker"], m["trial_type"]))
-    return m["attacker"], m["trial_type"]
+    """``(attacker, trial type)`` of the member whose statistic decides the test's rejection (the test's
+    ``deciding_member``: the smallest adjusted p-value); ``default`` when the verdict carries no test members."""
+    m = (v.get("test") or {}).get("deciding_member")
+    return default if m is None else (m["attacker"], m["trial_type"])
 
 
 def profile_reading(v: dict) -> str:
