@@ -199,7 +199,8 @@ def _address_space_limited() -> bool:
     """Whether the process runs under an address-space limit (``ulimit -v``). pyarrow then aborts the process when
     an allocation of its default pool (mimalloc, which reserves address space in large segments) fails inside the
     reader (a tester: exit 134 under 0.6 GB), or cannot start its threads: :func:`_parse` then reads in the calling
-    thread with the system allocator, where a failure is a MemoryError the command reports (exit 4)."""
+    thread with the system allocator (passed to this read: no process-wide setting), where a failure is a
+    MemoryError the command reports (exit 4)."""
     try:
         import resource
     except ImportError:
@@ -219,11 +220,9 @@ def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):
         del data
     delim = " " if sep is None else sep
     limited = _address_space_limited()
-    if limited:
-        pa.set_memory_pool(pa.system_memory_pool())
     try:
         table = pcsv.read_csv(
-            source,
+            source, memory_pool=pa.system_memory_pool() if limited else None,
             read_options=pcsv.ReadOptions(autogenerate_column_names=True, use_threads=not limited,
                                           block_size=1 << 24),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, double_quote=False,
