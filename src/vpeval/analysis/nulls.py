@@ -337,3 +337,15 @@ def _trial_bootstrap(preps, n_boot: int, seed: int, t_stats):
     members' tie blocks alone (:func:`_slim` preps): what a worker is given."""
     preps = [_opened(p) for p in preps]
     return _bootstrap_worst(preps, [], "trial", None, n_boot, seed, t_stats, [])
+
+
+def log10_distinct(scheme: str, S, preps, rows=None) -> float:
+    """log10 of the number of distinct relabellings of ``scheme`` (:mod:`vpeval.analysis.secrecy`'s docstring)."""
+    if scheme == "speaker":
+        return math.lgamma(S.size + 1) / math.log(10)
+    if scheme == "speaker-row":
+        return float(np.log10(rows.n_cand).sum())
+    if scheme == "probe":
+        return min(float(np.log10(p.group_size).sum()) for p in preps)
+    return min((math.lgamma(p.n + 1) - math.lgamma(p.n_tar + 1) - math.lgamma(p.n - p.n_tar + 1))
+               / math.log(10) for p in preps)

@@ -114,6 +114,7 @@ from .members import OneToNInput, TrialInput, speakers_from_keys
 from .intervals import WORST_CASE_LEVEL, interval_refusal, min_interval_units, target_units
 from . import cells as _cells
 from .nulls import NullFamily, null_family_steps
+from .nulls import log10_distinct as _count_log10
 from .profiles import member_profiles
 from .relabel import LID_SLOPE_GRID, SPEAKER_SCHEMES
 from .resample import family_maximum
@@ -620,7 +621,7 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
                       "attacker re-selected in every replicate")
     worst = dataclasses.replace(worst, family_ceiling=float(family_ceiling), interval_note=refused,
                                 target_units=int(units))
-    log10_distinct = _log10_distinct(scheme, null.S, preps or null.preps, null.rows)
+    log10_distinct = _count_log10(scheme, null.S, preps or null.preps, null.rows)
     can_reject = 1.0 / (n_perm + 1) <= alpha and log10_distinct >= math.log10(1.0 / alpha)
     if not can_reject and keep is None:
         warnings.warn(f"the perfect-secrecy test cannot reject at alpha = {alpha:g}: "
@@ -641,18 +642,6 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
                        worst, thresholds, exposed, null.n_units, null_max, float(log10_distinct), bool(can_reject),
                        kept_profiles, kept_designs, np.where(np.isfinite(boot_max), boot_max, np.nan),
                        null.boot_units, tested_share=null.tested)
-
-
-def _log10_distinct(scheme: str, S, preps, rows=None) -> float:
-    """log10 of the number of distinct relabellings (module docstring)."""
-    if scheme == "speaker":
-        return math.lgamma(S.size + 1) / math.log(10)
-    if scheme == "speaker-row":
-        return float(np.log10(rows.n_cand).sum())
-    if scheme == "probe":
-        return min(float(np.log10(p.group_size).sum()) for p in preps)
-    return min((math.lgamma(p.n + 1) - math.lgamma(p.n_tar + 1) - math.lgamma(p.n - p.n_tar + 1))
-               / math.log(10) for p in preps)
 
 
 def _exposed(preps, lid_obs, thresholds, scheme, speaker_obs=(), alpha: float = 0.05) -> list[ExposedSpeaker]:
