@@ -178,3 +178,23 @@ def test_ctrl_c_while_the_command_line_starts_ends_quietly(tmp_path, delay):
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=120)
     assert p.returncode == 130 and "Traceback" not in err, (p.returncode, err[-1500:])
+
+
+def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it(tmp_path):
+    """A vpeval started with SIGINT ignored (a script's background job, as a test suite run under `timeout -s INT`
+    starts its commands) is not ended by a Ctrl-C meant for the foreground, even while its libraries load: it
+    finishes (a tester's suite survived the signal while the vpeval it had started exited 130)."""
+    import numpy as np
+
+    scores = tmp_path / "s.txt"
+    x = np.random.default_rng(0).normal(size=2_000)
+    scores.write_text("".join(f"{v:.6f} {int(v > 0.3)}\n" for v in x))
+    p = subprocess.Popen([sys.executable, "-c", "from vpeval.cli.entry import main; main()", "verify", str(scores),
+                          "--no-verdict"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    for delay in (0.1, 0.3, 0.6):
+        time.sleep(delay)
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 0, (p.returncode, err[-1500:])

@@ -18,10 +18,15 @@ def _interrupted_while_loading(signum, frame) -> None:
 
 
 def main() -> None:
-    previous = signal.signal(signal.SIGINT, _interrupted_while_loading)
+    # a process started with SIGINT ignored (a background job of a script, nohup) keeps ignoring it, as its
+    # parent does: a Ctrl-C meant for the foreground must not end it (a tester's `timeout -s INT` of the test
+    # suite ended a vpeval started by a test, which the suite, ignoring it, survived)
+    ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, _interrupted_while_loading) if ours else None
     from .main import main as run
 
-    signal.signal(signal.SIGINT, previous)
+    if ours:
+        signal.signal(signal.SIGINT, previous)
     try:
         run()
     except KeyboardInterrupt:  # before a command's own handling took over (starting up, parsing the options)
