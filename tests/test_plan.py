@@ -109,3 +109,43 @@ def test_an_audit_designs_plan_names_what_it_assumes_and_vpeval_plan_agrees_give
                         n_members=pl["n_members"])
     assert 0.95 * pl["probes_per_speaker"] <= again["probes_per_speaker"] <= 1.05 * pl["probes_per_speaker"] + 1, (
         pl, again)
+
+
+def _printed_plan(reason: str) -> list:
+    """The `vpeval plan ...` command an inconclusive verdict's words give, as arguments."""
+    import re
+    import shlex
+
+    found = re.search(r"`vpeval plan ([^`]*)`", reason)
+    assert found, reason
+    return ["plan", *shlex.split(found.group(1)), "--json"]
+
+
+@pytest.mark.parametrize("keyed", [False, True])
+def test_the_plan_command_a_verdict_prints_runs_and_counts_what_the_verdict_counted(keyed):
+    """Pasted as printed (no "..." to fill in: a new user could not guess the options, and the obvious audit
+    options counted 277 probes per speaker where the verdict said 284), the command gives the verdict's counts."""
+    import numpy as np
+
+    from vpeval.analysis.families import score_verdict
+    from vpeval.io.trials import Trials
+
+    rng = np.random.default_rng(5)
+    if keyed:
+        S, P = 16, 6
+        probe = np.repeat([f"u{i}" for i in range(S * P)], S)
+        model = np.tile([f"m{j}" for j in range(S)], S * P)
+        lab = np.repeat(np.repeat(np.arange(S), P), S) == np.tile(np.arange(S), S * P)
+        t = Trials(rng.standard_normal(lab.size), lab, enroll=model, test=probe)
+    else:
+        lab = np.r_[np.ones(800, bool), np.zeros(8000, bool)]
+        t = Trials(rng.standard_normal(lab.size), lab)
+    v = score_verdict(t, "x", n_perm=199, n_boot=50)
+    pl = v.plan
+    assert v.verdict == "inconclusive" and pl["factor"] > 1, v.sentence
+    r = CliRunner().invoke(app, _printed_plan(v.reason))
+    assert r.exit_code == 0, r.output
+    got = json.loads(r.stdout)
+    assert 0.95 * pl["n_tar"] <= got["n_tar"] <= 1.05 * pl["n_tar"] + 1, (pl, got)
+    assert 0.95 * pl["n_non"] <= got["n_non"] <= 1.05 * pl["n_non"] + 1, (pl, got)
+

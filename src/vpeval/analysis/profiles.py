@@ -318,7 +318,8 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
     dict or None
         As above, with what the count assumes: the design effects measured on these data of the member that needs
         most (``deff_tar``, ``deff_non``) and the number of members sharing alpha (``n_members``), the options
-        ``--design-effect`` and ``--attackers`` of ``vpeval plan``; ``{"factor": 1.0}`` when the data already
+        ``--design-effect``, ``--nontarget-design-effect`` and ``--attackers`` of ``vpeval plan``, and
+        ``plan_args``, its other options for the same design; ``{"factor": 1.0}`` when the data already
         suffice; None when even ``max_factor`` times the data
         would not certify. The counts are lower bounds: at the count for 29 and 100 speakers with independent
         trials 45-65 % of simulated perfectly secret audits were certified (``docs/verdict_calibration.md``, one
@@ -378,8 +379,14 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
                 return {"factor": 1.0}
             nt, nn, d = make(p, c)
             value = max(S, int(math.ceil(S * c))) if kind == "speakers" else int(math.ceil(pp * c))
+            if kind == "speakers":  # the audit as `vpeval plan` takes it (probes per speaker rounded)
+                args = (f"--speakers {S} --probes {max(1, round(pp))} --distractors {M - S}"
+                        + ("" if default_delta_used else f" --delta {family.delta:.6g}"))
+            else:  # more probes scale both classes alike: the counts of these data, at this delta
+                args = f"--targets {math.ceil(P)} --nontargets {math.ceil(P * (M - 1))} --delta {family.delta:.6g}"
             return {"factor": c, kind: value, "attacker": p.attacker, "trial_type": p.trial_type,
-                    "n_tar": int(math.ceil(nt)), "n_non": int(math.ceil(nn)), "delta": d, **assumed(p)}
+                    "n_tar": int(math.ceil(nt)), "n_non": int(math.ceil(nn)), "delta": d, **assumed(p),
+                    "plan_args": args}
         return None
     got = need(lambda p, c: (p.n_tar * c, p.n_non * c, family.delta))
     if got is None:
@@ -388,7 +395,8 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
     if p is None:
         return {"factor": 1.0}
     return {"factor": c, "attacker": p.attacker, "trial_type": p.trial_type, "n_tar": int(math.ceil(p.n_tar * c)),
-            "n_non": int(math.ceil(p.n_non * c)), "delta": family.delta, **assumed(p)}
+            "n_non": int(math.ceil(p.n_non * c)), "delta": family.delta, **assumed(p),
+            "plan_args": f"--targets {p.n_tar} --nontargets {p.n_non} --delta {family.delta:.6g}"}
 
 
 def plan_design(*, speakers: int | None = None, probes: int | None = None, distractors: int = 0,

@@ -460,8 +460,8 @@ def _assumed(pl: dict) -> str:
     m = pl["n_members"]
     return (f", with the design effects measured here, {pl['deff_tar']:.3g} for targets and {pl['deff_non']:.3g} "
             f"for non-targets, and {m} attacker{'s' if m != 1 else ''} x trial types sharing alpha: `vpeval plan "
-            f"... --design-effect {pl['deff_tar']:.3g} --nontarget-design-effect {pl['deff_non']:.3g} "
-            f"--attackers {m}` counts the same")
+            f"{pl.get('plan_args', '...')} --design-effect {pl['deff_tar']:.3g} --nontarget-design-effect "
+            f"{pl['deff_non']:.3g} --attackers {m}` counts the same")
 
 
 def _sentence(verdict: str, reason: str, test: SecrecyTest, average: dict | None, pr: ProfileFamily,
