@@ -122,7 +122,7 @@ def test_the_test_on_cells_holds_its_level_and_rejects_a_leak(monkeypatch):
     t = Trials(np.r_[np.random.default_rng(0).normal(3, 1, 60), np.random.default_rng(1).normal(0, 1, 140)],
                np.r_[np.ones(60, bool), np.zeros(140, bool)])
     r = secrecy_test([TrialInput("asv", "oa", t)], n_perm=99, n_boot=20)
-    assert r.rejected and "tested on cells" in r.scheme_note
+    assert r.rejected and "cells of the score axis" in r.scheme_note and r.cells
     assert r.to_dict()["deciding_member"]["p_adjusted"] == r.p_value  # the family-wise p is the smallest adjusted
 
 
@@ -140,5 +140,5 @@ def test_a_keyed_member_relabelled_by_trial_is_tested_on_cells_with_its_own_rocc
     plain = secrecy_test(member, n_perm=49, n_boot=5)
     _cells_everywhere(monkeypatch, m=8)
     celled = secrecy_test(member, n_perm=49, n_boot=5)
-    assert plain.scheme == celled.scheme == "trial" and "tested on cells" in celled.scheme_note
+    assert plain.scheme == celled.scheme == "trial" and "cells of the score axis" in celled.scheme_note
     assert [m.eer_rocch for m in celled.members] == [m.eer_rocch for m in plain.members]

@@ -824,7 +824,10 @@ def test_a_family_with_a_member_on_cells_is_the_same_for_any_number_of_jobs(monk
     monkeypatch.setattr(cells, "CELLS_FROM_TRIALS", 2000)  # x on cells, y positional
     monkeypatch.setattr(cells, "CELL_RESOLUTION", 16)
     one = secrecy_test(fam, n_perm=99, n_boot=20, seed=4)
-    assert "1 of 2 members" in one.scheme_note
+    assert "1 of the 2 attackers x trial types were tested on" in one.scheme_note
+    (a, t, c), = one.cells
+    assert (a, t) == ("x", "scores") and 16 < c < 3000
+    assert one.to_dict()["cells"] == [{"attacker": "x", "trial_type": "scores", "cells": c}]
     monkeypatch.setattr(nulls, "PARALLEL_TARGET_ENTRIES", 1)
     with Jobs(2) as pool:
         two = secrecy_test(fam, n_perm=99, n_boot=20, seed=4, jobs=pool)

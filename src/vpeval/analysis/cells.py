@@ -159,11 +159,19 @@ def cell_bootstrap_eps_max(sizes: np.ndarray, targets: np.ndarray, rng, n_boot: 
     return out
 
 
-def cells_note(n_cells: list, n_members: int) -> str:
-    """The test's note on its members tested on cells (``n_cells``: the cells of each, of ``n_members``)."""
-    who = "every member" if len(n_cells) == n_members else f"{len(n_cells)} of {n_members} members"
-    counts = ", ".join(f"{c:,}" for c in sorted(set(n_cells)))
-    return (f"{who} of at least {CELLS_FROM_TRIALS:,} trials tested on cells of its score axis ({counts} cells: "
-            f"each tie block within {CELL_RESOLUTION} trials of either end alone, further in about "
-            f"1/{CELL_RESOLUTION} of the distance from the end; its eps_max and D_ECE those of thresholds between "
-            "cells)")
+def on_cells(preps) -> tuple[tuple, str]:
+    """``((attacker, trial type, cells), ...)`` of the members tested on cells, and the sentence the test's note
+    ends with ('' when none is)."""
+    celled = tuple((p.inp.attacker, p.inp.trial_type, int(p.cells.size)) for p in preps if p.cells is not None)
+    if not celled:
+        return (), ""
+    n = len(preps)
+    who = "The scores" if n == 1 else "Every attacker and trial type" if len(celled) == n else (
+        f"{len(celled)} of the {n} attackers x trial types")
+    counts = " and ".join(f"{c:,}" for c in sorted({c for *_, c in celled}))
+    return celled, (f". {who} {'was' if n == 1 else 'were'} tested on {counts} cells of the score axis instead "
+                    f"of single trials, as is every input of {CELLS_FROM_TRIALS:,} trials or more whose trials are "
+                    f"relabelled one by one (tie blocks within {CELL_RESOLUTION} "
+                    f"trials of either end kept apart, further in pooled by about 1/{CELL_RESOLUTION} of their "
+                    "distance from the end): an exact test of the eps_max and D_ECE of thresholds between cells, "
+                    "which are at most the trials' (docs/report.md)")

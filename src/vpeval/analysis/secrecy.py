@@ -321,6 +321,7 @@ class SecrecyTest:
     boot_units: tuple = field(default=(), repr=False)
     subfamilies: dict = field(default_factory=dict, repr=False)
     tested_share: float = 1.0
+    cells: tuple = ()  # (attacker, trial type, cells) of each member tested on cells (vpeval.analysis.cells)
 
     def by_p(self) -> list:
         """The members, smallest adjusted p-value first (ties: statistic, attacker, trial type, so the order of
@@ -337,6 +338,7 @@ class SecrecyTest:
                 "can_reject": self.can_reject, "worst_case": self.worst.to_dict(),
                 "thresholds_bits": dict(self.thresholds), "exposed_speakers": [e.to_dict() for e in self.exposed],
                 "members": [m.to_dict() for m in self.members],
+                "cells": [{"attacker": a, "trial_type": t, "cells": c} for a, t, c in self.cells],
                 "deciding_member": {"attacker": first[0].attacker, "trial_type": first[0].trial_type,
                                     "statistic": first[0].statistic, "p_adjusted": first[0].p_adjusted}
                 if first else None}
@@ -635,13 +637,12 @@ def _decide(null: NullFamily, keep: frozenset | None, alpha: float, n_boot: int,
     note = _SCHEME_NOTES[scheme] + (f" ({null.scheme_reason})" if null.scheme_reason else "")
     if null.exact:
         note += f"; all {n_perm + 1} relabellings listed once (exact)"
-    celled = [p.cells.size for p in preps if p.cells is not None]
-    if celled:
-        note += "; " + _cells.cells_note(celled, len(preps))
+    celled, said = _cells.on_cells(preps)
+    note += said
     return SecrecyTest(scheme, note, n_perm, seed, alpha, p_family, bool(p_family <= alpha and can_reject), members,
                        worst, thresholds, exposed, null.n_units, null_max, float(log10_distinct), bool(can_reject),
                        kept_profiles, kept_designs, np.where(np.isfinite(boot_max), boot_max, np.nan),
-                       null.boot_units, tested_share=null.tested)
+                       null.boot_units, tested_share=null.tested, cells=celled)
 
 
 def _exposed(preps, lid_obs, thresholds, scheme, speaker_obs=(), alpha: float = 0.05) -> list[ExposedSpeaker]:
