@@ -313,3 +313,16 @@ def test_a_partial_rows_deciding_attacker_is_the_tests_smallest_p():
     assert verdict_rows({"s": v})[0][5] == "a (oa)"
     v["test"]["deciding_member"] = None
     assert verdict_rows({"s": v})[0][5] == "z (aa)"  # no members: the largest upper bound's, as before
+
+
+def test_a_certified_leak_names_the_statistic_that_rejects():
+    """`protects` with perfect secrecy rejected says which statistic rejects: a new user read 'rejected' beside an
+    eps_max below its noise floor and took it for a contradiction (D_ECE had rejected)."""
+    from vpeval.analysis.families import score_verdict
+    from vpeval.io.trials import Trials
+
+    rng = np.random.default_rng(2)
+    lab = np.r_[np.ones(10_000, bool), np.zeros(100_000, bool)]
+    v = score_verdict(Trials(rng.standard_normal(lab.size) + 0.3 * lab, lab), "s", n_perm=199, n_boot=20)
+    assert v.verdict == "protects" and v.test.rejected, v.reason
+    assert "perfect secrecy is rejected by D_ECE of s" in v.reason or "rejected by eps_max of s" in v.reason, v.reason

@@ -232,7 +232,8 @@ def decide(test: SecrecyTest, budget_bits: float = DEFAULT_BUDGET_BITS, delta: f
         reason = (f"every attacker's privacy profile at delta = {_d(pr.delta)} is certified within {_budget(b)}: "
                   f"eps_high {_bits(pr.eps_high)} ({_who(pr, 'eps_high')}), with confidence {1 - test.alpha:g} "
                   "for all attackers at once"
-                  + (f"; perfect secrecy is rejected ({_p(test)}), but the leak stays within the budget"
+                  + (f"; perfect secrecy is rejected{_deciders(test)} ({_p(test)}), but the leak stays within the "
+                     "budget"
                      if test.rejected else ""))
     elif test.rejected and pr.eps_low > b + tol:
         verdict, decided_by = LEAKS, "profile"
