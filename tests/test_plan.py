@@ -149,3 +149,34 @@ def test_the_plan_command_a_verdict_prints_runs_and_counts_what_the_verdict_coun
     assert 0.95 * pl["n_tar"] <= got["n_tar"] <= 1.05 * pl["n_tar"] + 1, (pl, got)
     assert 0.95 * pl["n_non"] <= got["n_non"] <= 1.05 * pl["n_non"] + 1, (pl, got)
 
+
+
+def test_plans_of_any_size_end_with_an_answer_or_a_one_line_error():
+    """A tester's finds: `plan --speakers 2000` aborted the process inside scipy (its search tried 1e15
+    non-targets), huge counts gave an OverflowError traceback, an infinite design effect was taken. Run as a child
+    process: an abort must not take the test run with it."""
+    import subprocess
+    import sys
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "vpeval.cli.main", "plan", *args], capture_output=True,
+                              text=True, timeout=120)
+
+    got = run("--speakers", "2000", "--probes", "10", "--json")
+    assert got.returncode == 0, got.stderr[-800:]
+    assert 60 <= json.loads(got.stdout)["probes_per_speaker"] <= 100
+    for args in (["--targets", "1000000000000000", "--nontargets", "1"],
+                 ["--targets", "1000", "--nontargets", "10000", "--nontarget-design-effect", "inf"],
+                 ["--speakers", "100", "--probes", "10", "--design-effect", "inf"]):
+        bad = run(*args)
+        assert bad.returncode == 2 and "Traceback" not in bad.stderr, (args, bad.returncode, bad.stderr[-800:])
+        assert bad.stderr.strip().count("\n") <= 3, bad.stderr
+
+
+def test_the_typical_bound_refuses_sizes_scipy_cannot_take():
+    from vpeval.errors import InvalidScoresError
+    from vpeval.metrics.profile import MAX_PLANNED_TRIALS
+
+    with pytest.raises(InvalidScoresError, match="at most"):
+        typical_bounds_bits(2e8, 4e15, 2.5e-8)
+    assert typical_bounds_bits(MAX_PLANNED_TRIALS / 1e3, MAX_PLANNED_TRIALS / 1e3, 0.01) < 1.0

@@ -274,8 +274,11 @@ def profile_family(profiles: list[MemberProfile], *, alpha: float = 0.05, delta:
                          given is None)
 
 
-def _smallest_factor(ok, max_factor: float) -> float | None:
-    """The smallest ``c`` in ``[1, max_factor]`` with ``ok(c)`` (within 5 %; ``ok`` monotone), None if none."""
+def _smallest_factor(ok, max_factor: float, largest=None) -> float | None:
+    """The smallest ``c`` in ``[1, max_factor]`` with ``ok(c)`` (within 5 %; ``ok`` monotone), None if none.
+    ``largest(c)``: the larger class at ``c`` (rising with ``c``); the search ends where it would pass
+    :data:`~vpeval.metrics.profile.MAX_PLANNED_TRIALS`."""
+    max_factor = _capped(max_factor, largest)
     if ok(1.0):
         return 1.0
     if not ok(max_factor):
@@ -285,6 +288,19 @@ def _smallest_factor(ok, max_factor: float) -> float | None:
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
+
+
+def _capped(max_factor: float, largest) -> float:
+    """``max_factor``, lowered (within 1 %) to where ``largest(c)`` reaches the planned trials' cap."""
+    from ..metrics.profile import MAX_PLANNED_TRIALS
+
+    if largest is None or largest(max_factor) <= MAX_PLANNED_TRIALS:
+        return max_factor
+    lo, hi = 1.0, max_factor
+    while hi / lo > 1.01:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if largest(mid) <= MAX_PLANNED_TRIALS else (lo, mid)
+    return lo
 
 
 def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: float, *, design=None,
@@ -348,7 +364,8 @@ def plan(family: ProfileFamily, profiles: list[MemberProfile], budget_bits: floa
         for key in sorted(groups):
             p, dt, dn = groups[key]
             rep = dataclasses.replace(p, deff_tar=dt, deff_non=dn)
-            c = _smallest_factor(lambda c, rep=rep: certified(rep, *make(rep, c)), max_factor)
+            c = _smallest_factor(lambda c, rep=rep: certified(rep, *make(rep, c)), max_factor,
+                                 lambda c, rep=rep: max(make(rep, c)[:2]))
             if c is None:
                 return None
             if worst[1] is None or c > worst[0]:
@@ -459,14 +476,16 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
             raise VpevalError("a score file's plan needs n_tar >= 1 and n_non >= 1")
         d = DEFAULT_DELTA_NO_SPEAKERS if delta is None else delta
         now = bound(n_tar, n_non, d)
-        c = _smallest_factor(lambda c: bound(n_tar * c, n_non * c, d) <= b, max_factor)
+        upto = _capped(max_factor, lambda c: max(n_tar, n_non) * c)
+        c = _smallest_factor(lambda c: bound(n_tar * c, n_non * c, d) <= b, upto)
         out = {"design": {"n_tar": n_tar, "n_non": n_non}, "delta": d,
                "delta_rule": "given" if delta is not None else "default for trials without speakers",
                "eps_high_bits": now, "certified": now <= b, "factor": c,
                "n_tar": None if c is None else int(math.ceil(n_tar * c)),
                "n_non": None if c is None else int(math.ceil(n_non * c))}
         what = ("certified now" if now <= b else "never certified up to "
-                f"{max_factor:g} times these trials" if c is None else
+                f"{upto:.3g} times these trials" + (" (plans stop at 1e12 trials per class)" if upto < max_factor else "")
+                if c is None else
                 f"certified with about {out['n_tar']:,} target and {out['n_non']:,} non-target trials "
                 f"({c:.3g} times these)")
         out["sentence"] = (f"A perfectly secret score file of {n_tar:,} target and {n_non:,} non-target trials: upper "
@@ -480,8 +499,9 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
         return s * p, s * p * (s + D - 1), default_delta(s) if delta is None else delta
 
     now = bound(*sizes(S, P))
-    cp = _smallest_factor(lambda c: bound(*sizes(S, P * c)) <= b, max_factor)
-    cs = _smallest_factor(lambda c: bound(*sizes(max(S, int(math.ceil(S * c))), P)) <= b, max_factor)
+    cp = _smallest_factor(lambda c: bound(*sizes(S, P * c)) <= b, max_factor, lambda c: max(sizes(S, P * c)[:2]))
+    cs = _smallest_factor(lambda c: bound(*sizes(max(S, int(math.ceil(S * c))), P)) <= b, max_factor,
+                          lambda c: max(sizes(max(S, int(math.ceil(S * c))), P)[:2]))
     d = sizes(S, P)[2]
     out = {"design": {"speakers": S, "probes_per_speaker": P, "distractors": D}, "delta": d,
            "delta_rule": "given" if delta is not None else "default 1 / (2 S)", "eps_high_bits": now,

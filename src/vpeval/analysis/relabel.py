@@ -346,7 +346,7 @@ def _row_choices(rng, design: RowDesign, n_perm: int) -> np.ndarray:
     at most ``n_perm + 1`` distinct relabellings, every one is listed once instead (the identity first): exact;
     the identity twice when no speaker can move."""
     n_s = design.n_cand.size
-    if float(np.prod(design.n_cand.astype(np.float64))) <= n_perm + 1:
+    if float(np.log(design.n_cand.astype(np.float64)).sum()) <= math.log(n_perm + 1):  # (a product overflows)
         import itertools
 
         rows = itertools.product(*[design.cand[s, : design.n_cand[s]] for s in range(n_s)])

@@ -592,8 +592,8 @@ VerdictPermOpt = typer.Option(
 #: verify / report: the default depends on the input's size (vpeval.analysis.families.default_n_perm)
 ScorePermOpt = typer.Option(
     None, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (the smallest p-value is "
-    "1/(n+1)); default 999, or 199 for inputs above 2,000,000 trials (each relabelling of a score label file "
-    "costs a pass over its trials).")
+    "1/(n+1)); default 999, or 199 for inputs above 2,000,000 trials (a keyed input's relabelling costs a pass "
+    "over its trials, a key-less one's about a millisecond on cells of its score axis).")
 ALPHA_RANGE = (1e-6, 0.5)
 
 
