@@ -483,8 +483,8 @@ def plan_design(*, speakers: int | None = None, probes: int | None = None, distr
                "eps_high_bits": now, "certified": now <= b, "factor": c,
                "n_tar": None if c is None else int(math.ceil(n_tar * c)),
                "n_non": None if c is None else int(math.ceil(n_non * c))}
-        what = ("certified now" if now <= b else "never certified up to "
-                f"{upto:.3g} times these trials" + (" (plans stop at 1e12 trials per class)" if upto < max_factor else "")
+        stop = " (plans stop at 1e12 trials per class)" if upto < max_factor else ""
+        what = ("certified now" if now <= b else f"never certified up to {upto:.3g} times these trials{stop}"
                 if c is None else
                 f"certified with about {out['n_tar']:,} target and {out['n_non']:,} non-target trials "
                 f"({c:.3g} times these)")
