@@ -602,7 +602,7 @@ def typical_bounds_bits(n_tar: float, n_non: float, delta: float, *, alpha: floa
         Sizes outside ``[1, MAX_PLANNED_TRIALS]``, a delta outside ``[0, 1)``, options as :func:`profile_bounds`.
     """
     if not (1 <= n_tar <= MAX_PLANNED_TRIALS and 1 <= n_non <= MAX_PLANNED_TRIALS):
-        raise InvalidScoresError(f"the class sizes must be from 1 to at most 1e12 trials, got {n_tar:g} and {n_non:g}")
+        raise InvalidScoresError(f"the class sizes must each be between 1 and 1e12 trials, got {n_tar:g} and {n_non:g}")
     deff_tar, deff_non = _check_deff(deff_tar, "deff_tar"), _check_deff(deff_non, "deff_non")
     d, _ = _deltas(delta)
     a = as_real(alpha, "alpha", low=0.0, high=1.0) / (4.0 * int(n_members))
