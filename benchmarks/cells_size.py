@@ -81,7 +81,7 @@ def main() -> None:
             obs = {how: {m.statistic: m.value for m in t.members} for how, t in got.items()}
             d_eps = max(d_eps, abs(obs["cells"]["eps_max"] - obs["trials"]["eps_max"]))
             d_dece = max(d_dece, abs(obs["cells"]["d_ece"] - obs["trials"]["d_ece"]))
-            n_cells.append(int(got["cells"].scheme_note.split(" cells:")[0].rsplit("(", 1)[1].replace(",", "")))
+            n_cells.append(got["cells"].cells[0][2])  # (attacker, trial type, cells) of the one member
         print(f"| {shift:g} | {_ci(rej['cells'], a.runs)} | {_ci(rej['trials'], a.runs)} | {differ} of {a.runs} | "
               f"{int(np.median(n_cells)):,} | {d_eps:.2g} | {d_dece:.2g} |")
     print(f"\n{time.time() - t0:.0f} s on {platform.machine()} (python {platform.python_version()}), load "
