@@ -30,8 +30,8 @@ min-max formulas of :mod:`vpeval.analysis.worst_case`): the cells' eps_max is at
 the extreme bins start within ``m`` trials of the ends, and otherwise lower by what moving a bin's start by about
 ``1/m`` of its distance from the end changes (at most 0.002 bits on 200 simulated 600,000-line files; 12.978
 against 12.980 bits on a leaking 1e7-line file). The verdict shows it as that member's eps_max in the test.
-D_ECE is that of the cells' PAV fit (within 1e-6 bits in the same simulations). The verification numbers (EER, minDCF, Cllr, the privacy profile) are computed on the trials
-themselves, not on the cells. ``numpy``'s multivariate hypergeometric needs fewer than ``1e9`` trials; larger
+D_ECE is that of the cells' PAV fit (within 1e-6 bits in the same simulations). The verification numbers (EER,
+minDCF, Cllr, the privacy profile) are computed on the trials themselves, not on the cells. ``numpy``'s multivariate hypergeometric needs fewer than ``1e9`` trials; larger
 members keep the positional relabelling.
 """
 

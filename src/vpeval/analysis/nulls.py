@@ -146,7 +146,7 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
         boot = jobs.submit(_trial_bootstrap, slims, n_boot, seed, t_stats)
     started = []
     for p, big, slim in zip(preps, large, slims):
-        if p.cells is not None and not big:  # O(cells) a relabelling: here, after the workers' parts are out
+        if p.cells is not None:  # O(cells) a relabelling: here, after the workers' parts are out
             started.append(None)
             continue
         chunk = max(1, min(rows_needed, _CHUNK_TARGETS // max(1, p.n_tar)))
@@ -275,9 +275,9 @@ _MAPPED = ("block", "is_tar")
 
 def _cell_slim(p: _TrialPrep) -> _TrialPrep:
     """What a worker is sent of a member tested on cells: the cells and the class counts (``cum`` reduced to
-    ``[0, n]``; the per-trial arrays are gone)."""
-    return dataclasses.replace(p, inp=None, order=None, cum=p.cum[[0, -1]], model_idx=None, probe_idx=None,
-                               unit=None, unit_names=None, key_codes={}, values=None)
+    ``[0, n]``), none of its per-trial arrays (a keyed member keeps them here, for its ROCCH EER)."""
+    return dataclasses.replace(p, inp=None, order=None, block=None, is_tar=None, cum=p.cum[[0, -1]], model_idx=None,
+                               probe_idx=None, unit=None, unit_names=None, key_codes={}, values=None)
 
 
 def _map_shared(p: _TrialPrep, slim: _TrialPrep) -> None:
