@@ -323,28 +323,42 @@ def test_profile_counts_from_the_trials_blocks_are_the_same():
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.integers(0, 3), min_size=2, max_size=200), st.integers(0, 2 ** 32 - 1))
 def test_compiled_window_passes_read_int32_and_int64_counts_alike(steps, seed):
-    """_dominance holds its per-trial prefix counts as int32 below 2**30 trials: both compiled signatures of the
-    window passes give the same counts as the plain Python loops on int64 counts."""
+    """_dominance holds its per-trial prefix counts as int32 below 2**30 trials: every compiled signature of the
+    window passes (all starts; every stride-th start; starts chosen by count, several counts a pass) gives the
+    same counts as the plain Python loops on int64 counts, and a pass over several counts gives each count's
+    numbers of a pass over it alone."""
     pytest.importorskip("numba")
     from vpeval.metrics import profile_kernel as PK
+    from vpeval.metrics.profile import _start_at
 
-    win, strided = PK.compiled_window_max(), PK.compiled_window_max_strided()
-    if win is None or strided is None:
+    win, strided, by_count = (PK.compiled_window_max(), PK.compiled_window_max_strided(),
+                              PK.compiled_window_max_by_count())
+    if win is None or strided is None or by_count is None:
         pytest.skip("numba cannot compile here (or VPEVAL_JIT=0)")
     rng = np.random.default_rng(seed)
     cpq = np.cumsum(np.r_[0, steps]).astype(np.int64)
     n_q = cpq.size - 1
-    first = np.unique(np.r_[0, rng.integers(0, n_q, size=5)]).astype(np.int64)
+    first = np.unique(np.r_[0, rng.integers(0, n_q, size=5), n_q]).astype(np.int64)
     p_start = cpq[first] - rng.integers(0, 2, size=first.size)
-    ks = np.unique(rng.integers(0, n_q + 1, size=6)).astype(np.int64)
-    want, want_s = np.empty(ks.size, dtype=np.int64), np.empty(2, dtype=np.int64)
-    PK.window_max(cpq, first, p_start, ks, n_q, want)
-    PK.window_max_strided(cpq, first, p_start, int(ks[-1]), 2, n_q, want_s)
+    start_at = _start_at(first)
+    ks = np.unique(np.r_[0, 1, 2, rng.integers(0, n_q + 1, size=6)]).astype(np.int64)
+
+    def passes(c, at, loops):
+        w, s_lo, s_hi, b_lo, b_hi = (np.empty(ks.size, dtype=np.int64) for _ in range(5))
+        loops[0](c, first, p_start, ks, n_q, w)
+        loops[1](c, first, p_start, ks, 2, n_q, s_lo, s_hi)
+        loops[2](c, first, p_start, at, ks, 2, n_q, b_lo, b_hi)
+        return w, s_lo, s_hi, b_lo, b_hi
+
+    want = passes(cpq, start_at.astype(np.int64), (PK.window_max, PK.window_max_strided, PK.window_max_by_count))
     for c in (cpq, cpq.astype(np.int32)):
-        got, got_s = np.empty_like(want), np.empty_like(want_s)
-        win(c, first, p_start, ks, n_q, got)
-        strided(c, first, p_start, int(ks[-1]), 2, n_q, got_s)
-        assert np.array_equal(got, want) and np.array_equal(got_s, want_s)
+        for at in (start_at.astype(np.int32), start_at.astype(np.int64)):
+            assert all(np.array_equal(g, w) for g, w in zip(passes(c, at, (win, strided, by_count)), want))
+    for j, k in enumerate(ks.tolist()):  # one count alone
+        one = np.array([k], dtype=np.int64)
+        lo, hi = np.empty(1, dtype=np.int64), np.empty(1, dtype=np.int64)
+        by_count(cpq, first, p_start, start_at, one, 2, n_q, lo, hi)
+        assert (lo[0], hi[0]) == (want[3][j], want[4][j])
 
 
 def test_tied_scores_do_not_loosen_the_upper_bound():

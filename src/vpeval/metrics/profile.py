@@ -79,16 +79,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .._checks import as_real, as_tar_non
 from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
 from .design_effect import DEFF_SHARES, design_effect  # noqa: F401 - re-exported: importable from here
-from .profile_kernel import (
-    JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max, compiled_window_max_by_count,
-    compiled_window_max_strided,
-)
+from .profile_kernel import (JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max,
+                             compiled_window_max_by_count, compiled_window_max_strided)
 
 __all__ = ["privacy_profile_bits", "profile_bounds", "share_beyond", "share_beyond_blocks", "ProfileCounts", "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID",
            "EXACT_COUNTS", "GRID_RATIO"]
@@ -372,34 +370,34 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     big = K >= JIT_MIN_BLOCKS
     every = np.flatnonzero((ks < 2 * STRIDE_DIV) & (ks < n_q))
     kern = compiled_window_max() if big and every.size else None
-    strided = compiled_window_max_strided() if big else None
-    by_count = compiled_window_max_by_count() if big else None
     if kern is not None:
         got = np.empty(every.size, dtype=np.int64)
         kern(cpq, first, p_start, np.ascontiguousarray(ks[every], dtype=np.int64), n_q, got)
         m_lo[every] = got
     done = np.zeros(ks.size, dtype=bool)
     done[every] = kern is not None
-    buf = np.empty(2, dtype=np.int64)
     # tied denominator scores (fewer starts than denominator trials): the starts read are chosen by count, not by
     # index (:func:`_read_by_count`), or one large tie block between two read starts would make the upper value
     # that of the whole block (a tester's find: one tie block, whose only decisions are all or nothing, read
     # eps_high 9-12 bits growing with n)
     start_at = _start_at(first) if first.size < n_q + 1 else None
+    strides = np.maximum(1, ks // STRIDE_DIV)
+    head = (cpq, first, p_start) + (() if start_at is None else (start_at,))
+    grouped = (compiled_window_max_strided if start_at is None else compiled_window_max_by_count)() if big else None
+    sel = (ks < n_q) & (strides > 1) & (grouped is not None)
+    for st in np.unique(strides[sel]).tolist():  # one compiled pass for all the counts of one stride
+        rows = np.flatnonzero(sel & (strides == st))
+        lo, hi = np.empty(rows.size, dtype=np.int64), np.empty(rows.size, dtype=np.int64)
+        grouped(*head, np.ascontiguousarray(ks[rows], dtype=np.int64), st, n_q, lo, hi)
+        m_lo[rows], m_hi[rows], done[rows] = lo, hi, True
     for r, k in enumerate(ks):
         k = int(k)
         if k >= n_q:
             m_hi[r] = m_lo[r] = t_hi[r] = t_lo[r] = n_p
             continue
-        stride = max(1, k // STRIDE_DIV)
-        if stride > 1 and start_at is not None and by_count is not None:
-            by_count(cpq, first, p_start, start_at, k, stride, n_q, buf)
-            m_lo[r], m_hi[r] = buf
-        elif stride > 1 and start_at is not None:
+        stride = int(strides[r])
+        if not done[r] and stride > 1 and start_at is not None:
             m_lo[r], m_hi[r] = _read_by_count(cpq, first, p_start, start_at, k, stride, n_q)
-        elif stride > 1 and strided is not None:
-            strided(cpq, first, p_start, k, stride, n_q, buf)
-            m_lo[r], m_hi[r] = buf
         elif not done[r]:
             f, ps = first[::stride], p_start[::stride]
             m_lo[r] = int((cpq[np.minimum(f + k, n_q)] - ps).max())
@@ -606,6 +604,7 @@ def typical_bounds_bits(n_tar: float, n_non: float, delta: float, *, alpha: floa
     deff_tar, deff_non = _check_deff(deff_tar, "deff_tar"), _check_deff(deff_non, "deff_non")
     d, _ = _deltas(delta)
     a = as_real(alpha, "alpha", low=0.0, high=1.0) / (4.0 * int(n_members))
+    from scipy import stats  # here alone: importing it costs half a second a process
     hi = 0.0
     for n_p, n_q, dp, dq in ((n_tar, n_non, deff_tar, deff_non), (n_non, n_tar, deff_non, deff_tar)):
         ks = _count_grid(int(math.floor(n_q)))

@@ -64,15 +64,33 @@ def window_max(cpq, first, p_start, ks, n_q, out):
     """For each count ``ks[r]``: ``max over s of cpq[min(first[s] + k, n_q)] - p_start[s]``, written to
     ``out[r]`` (int64): the most numerator trials in an interval starting at start ``s`` and holding at most
     ``k`` denominator trials (:func:`vpeval.metrics.profile._dominance`, every start read)."""
-    for r in range(ks.size):
+    m = ks.size
+    for r in range(m):
         out[r] = -1
+    # the leading run of consecutive counts (0, 1, 2, ... as the grid starts) reads one contiguous slice of cpq
+    # per start: a loop the compiler vectorises, for every start whose windows all end below n_q
+    run = 1 if m else 0
+    while run < m and ks[run] == ks[run - 1] + 1:
+        run += 1
+    k0 = ks[0] if m else 0
+    kmax = ks[m - 1] if m else 0
     for s in range(first.size):
         f, base = first[s], p_start[s]
-        for r in range(ks.size):
-            e = f + ks[r]
-            v = cpq[e if e < n_q else n_q] - base
-            if v > out[r]:
-                out[r] = v
+        if f + kmax < n_q:
+            lo = f + k0
+            for r in range(run):
+                v = cpq[lo + r] - base
+                out[r] = v if v > out[r] else out[r]
+            for r in range(run, m):
+                v = cpq[f + ks[r]] - base
+                if v > out[r]:
+                    out[r] = v
+        else:
+            for r in range(m):
+                e = f + ks[r]
+                v = cpq[e if e < n_q else n_q] - base
+                if v > out[r]:
+                    out[r] = v
 
 
 #: ``cpq`` int64 or int32 (:func:`vpeval.metrics.profile._dominance` holds it as int32 from 2**20 trials on)
@@ -85,11 +103,12 @@ def compiled_window_max():
     return compiled(window_max, _WINDOW_SIGNATURE)
 
 
-def window_max_strided(cpq, first, p_start, k, stride, n_q, out):
-    """The interval counts of one count ``k`` read at every ``stride``-th start (:func:`vpeval.metrics.profile._dominance`):
-    ``out[0]`` the best of those windows (``max cpq[min(first[s] + k, n_q)] - p_start[s]``, attained),
-    ``out[1]`` the best of them given ``g`` more denominator trials, ``g`` the most denominator trials between
-    two read starts (``n_q`` closing the last): an upper value for every window."""
+def window_max_strided(cpq, first, p_start, ks, stride, n_q, lo, hi):
+    """The interval counts of the counts ``ks`` (one stride for all) read at every ``stride``-th start
+    (:func:`vpeval.metrics.profile._dominance`): ``lo[j]`` the best of those windows of ``ks[j]``
+    (``max cpq[min(first[s] + k, n_q)] - p_start[s]``, attained), ``hi[j]`` the best of them given ``g`` more
+    denominator trials, ``g`` the most denominator trials between two read starts (``n_q`` closing the last): an
+    upper value for every window. One pass over the starts for all the counts."""
     gap = 0
     s = 0
     while s < first.size:
@@ -97,25 +116,26 @@ def window_max_strided(cpq, first, p_start, k, stride, n_q, out):
         if nxt - first[s] > gap:
             gap = nxt - first[s]
         s += stride
-    lo, hi = -1, -1
+    for j in range(ks.size):
+        lo[j] = -1
+        hi[j] = -1
     s = 0
     while s < first.size:
         f, base = first[s], p_start[s]
-        e = f + k
-        v = cpq[e if e < n_q else n_q] - base
-        if v > lo:
-            lo = v
-        e = e + gap
-        v = cpq[e if e < n_q else n_q] - base
-        if v > hi:
-            hi = v
+        for j in range(ks.size):
+            e = f + ks[j]
+            v = cpq[e if e < n_q else n_q] - base
+            if v > lo[j]:
+                lo[j] = v
+            e = e + gap
+            v = cpq[e if e < n_q else n_q] - base
+            if v > hi[j]:
+                hi[j] = v
         s += stride
-    out[0] = lo
-    out[1] = hi
 
 
-_STRIDED_SIGNATURE = ["void(int64[::1], int64[::1], int64[::1], int64, int64, int64, int64[::1])",
-                      "void(int32[::1], int64[::1], int64[::1], int64, int64, int64, int64[::1])"]
+_STRIDED_SIGNATURE = [f"void({c}[::1], int64[::1], int64[::1], int64[::1], int64, int64, int64[::1], int64[::1])"
+                      for c in ("int64", "int32")]
 
 
 def compiled_window_max_strided():
@@ -123,37 +143,46 @@ def compiled_window_max_strided():
     return compiled(window_max_strided, _STRIDED_SIGNATURE)
 
 
-def window_max_by_count(cpq, first, p_start, start_at, k, step, n_q, out):
-    """:func:`vpeval.metrics.profile._read_by_count` in one pass over the starts read (each found from the last
-    by the next multiple of ``step`` above its ``first``; the one after it looked up for its gap), without their
-    arrays: ``out[0]`` the best window read (attained), ``out[1]`` the best of them given each one's gap (the same
-    numbers)."""
+def window_max_by_count(cpq, first, p_start, start_at, ks, step, n_q, lo, hi):
+    """:func:`vpeval.metrics.profile._read_by_count` of the counts ``ks`` (one ``step`` for all) in one pass over
+    the multiples of ``step`` (each read start is ``start_at`` of the first multiple whose start differs from the
+    last read one; the next read start gives its gap), without their arrays: ``lo[j]`` the best window of
+    ``ks[j]`` read (attained), ``hi[j]`` the best of them given each one's gap (the same numbers). The multiples
+    are visited in order, so the loads of one read do not wait for those of the read before it (the earlier loop
+    found each read from the last one's ``first``: one chain of dependent cache misses), and the counts that share
+    a step share the pass (their windows end close together: mostly the same cache lines)."""
     last = first.size - 1
-    lo, hi = -1, -1
+    for j in range(ks.size):
+        lo[j] = -1
+        hi[j] = -1
     r = start_at[0]
+    q = step
     while True:
-        q = (first[r] // step + 1) * step  # the next multiple of step above this start's first
-        nxt = start_at[q] if q <= n_q else last
-        if nxt == r:  # r is the last start
-            nxt = -1
+        nxt = last if r != last else -1
+        while q <= n_q:
+            c = start_at[q]
+            q += step
+            if c != r:
+                nxt = c
+                break
         g = first[nxt - 1] - first[r] if nxt > r + 1 else 0
-        e = first[r] + k
-        v = cpq[e if e < n_q else n_q] - p_start[r]
-        if v > lo:
-            lo = v
-        e = e + g
-        v = cpq[e if e < n_q else n_q] - p_start[r]
-        if v > hi:
-            hi = v
+        f, base = first[r], p_start[r]
+        for j in range(ks.size):
+            e = f + ks[j]
+            v = cpq[e if e < n_q else n_q] - base
+            if v > lo[j]:
+                lo[j] = v
+            e = e + g
+            v = cpq[e if e < n_q else n_q] - base
+            if v > hi[j]:
+                hi[j] = v
         if nxt < 0:
             break
         r = nxt
-    out[0] = lo
-    out[1] = hi
 
 
-_BY_COUNT_SIGNATURE = [f"void({c}[::1], int64[::1], int64[::1], {s}[::1], int64, int64, int64, int64[::1])"
-                       for c in ("int64", "int32") for s in ("int32", "int64")]
+_BY_COUNT_SIGNATURE = [f"void({c}[::1], int64[::1], int64[::1], {s}[::1], int64[::1], int64, int64, int64[::1], "
+                       "int64[::1])" for c in ("int64", "int32") for s in ("int32", "int64")]
 
 
 def compiled_window_max_by_count():
