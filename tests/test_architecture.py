@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1] / "src" / "vpeval"
 #: the layers below, never one above.
 LAYERS = {
     "_version": 0, "errors": 0, "_checks": 0, "_docs": 0, "_deprecated": 0, "progress": 0, "text": 0, "blocks": 0,
-    "rowscan": 0, "ranks": 0, "keys": 0, "jit": 0,
+    "rowscan": 0, "ranks": 0, "keys": 0, "jit": 0, "_lazy": 0,
     "metrics": 1, "calibration": 1, "disclosure": 1, "simulate": 1, "simulate_kinds": 1, "backends": 1,
     "io": 2, "plots": 2,
     "stats": 3,

@@ -5,8 +5,7 @@ The public API is re-exported here; the implementations live in the layer packag
 """
 
 from ._version import __version__
-
-import importlib
+from ._lazy import lazy_module_attributes
 
 # Public names and the module (below vpeval) each comes from. They are imported on first use (PEP 562), so
 # ``import vpeval`` (and the CLI, which imports only what its command needs) does not load SciPy's statistics,
@@ -58,30 +57,8 @@ _SOURCES = {
         "rocch_eer", "zebra", "zebra_tag",
     ),
 }
-_LAZY = {name: module for module, names in _SOURCES.items() for name in names}
 _SUBMODULES = ("simulate",)  # public modules listed in __all__
-
-
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is not None:
-        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    elif not name.startswith("_"):
-        # a subpackage or module (``vpeval.metrics``, ``vpeval.simulate``), as when everything was imported eagerly
-        try:
-            value = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+__getattr__, __dir__ = lazy_module_attributes(__name__, _SOURCES, globals(), _SUBMODULES)
 
 
 __all__ = [

@@ -174,9 +174,9 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
             meta.append((p.inp.attacker, p.inp.trial_type, "d_ece", eer))
             owner.append(("t", i))
     lid_obs, speaker_obs = [], []
-    from ..metrics.linkage import znorm_rows
-
     for j, i in enumerate(one_to_n):
+        from ..metrics.linkage import znorm_rows  # 1-to-N members only: it brings in SciPy's statistics
+
         m = i.matrix
         order = np.argsort(np.asarray(m.probe_id, dtype=str), kind="stable")
         z = znorm_rows(np.asarray(m.scores, dtype=np.float64)[order])

@@ -12,7 +12,6 @@ import numpy as np
 from ..errors import VpevalError
 from ..io.trials import Trials
 from ..keys import sorted_codes
-from ..stats.one_to_n import LID_SLOPE_GRID
 from .members import OneToNInput, TrialInput
 from .pav_kernel import JIT_MIN_TARGETS, compiled_kept_blocks, compiled_pav_target_blocks
 
@@ -631,6 +630,6 @@ def _d_ece_untied(tb: np.ndarray, n: int, R: int, K: int) -> np.ndarray:
 
 
 def _lid_rows(z: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    from ..stats.one_to_n import _null_lids
+    from ..stats.one_to_n import LID_SLOPE_GRID, _null_lids  # the 1-to-N modules bring in SciPy's statistics
 
     return _null_lids(z, cols, grid=LID_SLOPE_GRID)

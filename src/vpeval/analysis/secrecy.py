@@ -116,13 +116,13 @@ from . import cells as _cells
 from .nulls import NullFamily, null_family_steps
 from .nulls import log10_distinct as _count_log10
 from .profiles import member_profiles
-from .relabel import LID_SLOPE_GRID, SPEAKER_SCHEMES
+from .relabel import SPEAKER_SCHEMES
 from .resample import family_maximum
 from .worst_case import eps_max_ceiling_nats
 
 __all__ = ["TrialInput", "OneToNInput", "MemberTest", "ExposedSpeaker", "WorstCase", "SecrecyTest",
            "secrecy_test", "check_test_options", "speakers_from_keys", "SCHEMES", "WORST_CASE_STATISTICS",
-           "STATISTICS", "LID_SLOPE_GRID", "WORST_CASE_LEVEL", "min_interval_units", "interval_refusal"]
+           "STATISTICS", "WORST_CASE_LEVEL", "min_interval_units", "interval_refusal"]
 
 _LN2 = math.log(2.0)
 #: Comparisons of bit values computed along different float paths (PAV fit vs closed form) allow this much.
@@ -537,13 +537,13 @@ def near_alpha(p_value: float, n_perm: int, alpha: float, level: float = 0.99) -
     >>> near_alpha(0.05, 999, 0.05), near_alpha(0.001, 999, 0.05), near_alpha(0.3, 999, 0.05)
     (True, False, False)
     """
-    from scipy.stats import beta
+    from scipy.special import betaincinv  # the beta quantile; scipy.stats costs half a second to import
 
     B = n_perm + 1
     k = int(round(p_value * B))
     half = (1.0 - level) / 2.0
-    lo = 0.0 if k == 0 else float(beta.ppf(half, k, B - k + 1))
-    hi = 1.0 if k >= B else float(beta.ppf(1.0 - half, k + 1, B - k))
+    lo = 0.0 if k == 0 else float(betaincinv(k, B - k + 1, half))
+    hi = 1.0 if k >= B else float(betaincinv(k + 1, B - k, 1.0 - half))
     return lo <= alpha <= hi
 
 

@@ -66,31 +66,22 @@ is slightly higher than a cross-fitted one: the verdict "beats chance" is conser
 Every result depends on the input only as a set (trial order does not matter) and on ``seed``.
 """
 
-from .metrics import (
-    ALID,
-    D_ECE,
-    EER_INTERP,
-    EER_ROCCH,
-    EPS_MAX,
-    LEAK_DIRECTIONS,
-    LID_MAX,
-    MIN_CLLR,
-    PROBE_METRICS,
-    RANK1,
-    TRIAL_METRICS,
-    ProbeMetric,
-    StatMetric,
-    StatsError,
-    as_stat_metric,
-    leak_for_trial_type,
-)
-from .profile import SpeakerProfile, speaker_profile
-from .chance import assess_trials, chance_floor
-from .one_to_n import assess_one_to_n, bootstrap_one_to_n, chance_floor_one_to_n
-from .results import (
-    VERDICT_CHANCE, VERDICT_LEAKS, Assessment, BootstrapResult, ChanceResult, SpeakerDraws, draw_speakers,
-)
-from .trial_bootstrap import bootstrap, bootstrap_ci, trial_speakers
+from .._lazy import lazy_module_attributes
+
+# imported on first use (vpeval._lazy): the verdict of a score file reads the result types alone, and the
+# 1-to-N modules bring in SciPy's statistics
+_SOURCES = {
+    "metrics": ("ALID", "D_ECE", "EER_INTERP", "EER_ROCCH", "EPS_MAX", "LEAK_DIRECTIONS", "LID_MAX", "MIN_CLLR",
+                "PROBE_METRICS", "RANK1", "TRIAL_METRICS", "ProbeMetric", "StatMetric", "StatsError",
+                "as_stat_metric", "leak_for_trial_type"),
+    "profile": ("SpeakerProfile", "speaker_profile"),
+    "chance": ("assess_trials", "chance_floor"),
+    "one_to_n": ("assess_one_to_n", "bootstrap_one_to_n", "chance_floor_one_to_n"),
+    "results": ("VERDICT_CHANCE", "VERDICT_LEAKS", "Assessment", "BootstrapResult", "ChanceResult", "SpeakerDraws",
+                "draw_speakers"),
+    "trial_bootstrap": ("bootstrap", "bootstrap_ci", "trial_speakers"),
+}
+__getattr__, __dir__ = lazy_module_attributes(__name__, _SOURCES, globals())
 
 __all__ = [
     "StatsError", "StatMetric", "ProbeMetric", "as_stat_metric", "LEAK_DIRECTIONS",
