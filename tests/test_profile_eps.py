@@ -329,7 +329,6 @@ def test_compiled_window_passes_read_int32_and_int64_counts_alike(steps, seed):
     numbers of a pass over it alone."""
     pytest.importorskip("numba")
     from vpeval.metrics import profile_kernel as PK
-    from vpeval.metrics.profile import _start_at
 
     win, strided, by_count = (PK.compiled_window_max(), PK.compiled_window_max_strided(),
                               PK.compiled_window_max_by_count())
@@ -340,7 +339,7 @@ def test_compiled_window_passes_read_int32_and_int64_counts_alike(steps, seed):
     n_q = cpq.size - 1
     first = np.unique(np.r_[0, rng.integers(0, n_q, size=5), n_q]).astype(np.int64)
     p_start = cpq[first] - rng.integers(0, 2, size=first.size)
-    start_at = _start_at(first)
+    start_at = PK.start_at_table(first)
     ks = np.unique(np.r_[0, 1, 2, rng.integers(0, n_q + 1, size=6)]).astype(np.int64)
 
     def passes(c, at, loops):

@@ -85,11 +85,11 @@ from .._checks import as_real, as_tar_non
 from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
 from .design_effect import DEFF_SHARES, design_effect  # noqa: F401 - re-exported: importable from here
-from .profile_kernel import (JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max,
-                             compiled_window_max_by_count, compiled_window_max_strided)
+from .profile_kernel import (JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max, compiled_window_max_by_count,
+                             compiled_window_max_strided, read_by_count, start_at_table)
 
-__all__ = ["privacy_profile_bits", "profile_bounds", "share_beyond", "share_beyond_blocks", "ProfileCounts", "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID",
-           "EXACT_COUNTS", "GRID_RATIO"]
+__all__ = ["privacy_profile_bits", "profile_bounds", "share_beyond", "share_beyond_blocks", "ProfileCounts",
+           "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID", "EXACT_COUNTS", "GRID_RATIO"]
 
 _LN2 = math.log(2.0)
 #: Shares of trials (sums of per-block shares in floats) within this much are equal.
@@ -377,10 +377,10 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     done = np.zeros(ks.size, dtype=bool)
     done[every] = kern is not None
     # tied denominator scores (fewer starts than denominator trials): the starts read are chosen by count, not by
-    # index (:func:`_read_by_count`), or one large tie block between two read starts would make the upper value
-    # that of the whole block (a tester's find: one tie block, whose only decisions are all or nothing, read
+    # index (profile_kernel.read_by_count), or one large tie block between two read starts would make the upper
+    # value that of the whole block (a tester's find: one tie block, whose only decisions are all or nothing, read
     # eps_high 9-12 bits growing with n)
-    start_at = _start_at(first) if first.size < n_q + 1 else None
+    start_at = start_at_table(first) if first.size < n_q + 1 else None
     strides = np.maximum(1, ks // STRIDE_DIV)
     head = (cpq, first, p_start) + (() if start_at is None else (start_at,))
     grouped = (compiled_window_max_strided if start_at is None else compiled_window_max_by_count)() if big else None
@@ -397,7 +397,7 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
             continue
         stride = int(strides[r])
         if not done[r] and stride > 1 and start_at is not None:
-            m_lo[r], m_hi[r] = _read_by_count(cpq, first, p_start, start_at, k, stride, n_q)
+            m_lo[r], m_hi[r] = read_by_count(cpq, first, p_start, start_at, k, stride, n_q)
         elif not done[r]:
             f, ps = first[::stride], p_start[::stride]
             m_lo[r] = int((cpq[np.minimum(f + k, n_q)] - ps).max())
@@ -411,37 +411,6 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
         else:
             t_hi[r] = max(t_lo[r], int((pre[k1[1:]] + suf[k - k1[:-1]]).max()))
     return m_hi, t_hi, m_lo, t_lo
-
-
-def _start_at(first: np.ndarray) -> np.ndarray:
-    """``start_at[q]``: the first start whose ``first`` is at least ``q``, for ``q = 0 .. first[-1]`` (``first``
-    strictly increasing from 0): one repeat, int32 below 2**31 starts."""
-    idx = np.int32 if first.size < 2 ** 31 else np.int64
-    return np.repeat(np.arange(first.size, dtype=idx), np.diff(first, prepend=-1))
-
-
-def _read_by_count(cpq, first, p_start, start_at, k: int, step: int, n_q: int) -> tuple[int, int]:
-    """The interval counts of one count ``k`` (:func:`_dominance`) read at the starts chosen by count: the first
-    start at or above every multiple of ``step`` denominator trials, and the last start. Returns ``(low, high)``:
-    the best of the windows read (attained), and the best of them each given ``g`` more denominator trials, ``g``
-    the denominator trials from the read start to the last unread start before the next read one (below
-    ``step``: an unread start lies below the next multiple of ``step`` above its read start's, whatever the tie
-    blocks between). A window from an unread start holds no more numerator trials than the window of ``k + g``
-    from the read start before it (it starts no lower and ends no higher), so ``high`` is an upper value for
-    every window."""
-    reads = start_at[0:n_q + 1:step]
-    keep = np.empty(reads.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(reads[1:], reads[:-1], out=keep[1:])
-    reads = reads[keep].astype(np.int64)
-    if reads[-1] != first.size - 1:
-        reads = np.r_[reads, first.size - 1]
-    nxt = reads[1:]
-    g = np.zeros(reads.size, dtype=np.int64)
-    g[:-1] = np.where(nxt > reads[:-1] + 1, first[nxt - 1] - first[reads[:-1]], 0)
-    f, ps = first[reads], p_start[reads]
-    low = int((cpq[np.minimum(f + k, n_q)] - ps).max())
-    return low, int((cpq[np.minimum(f + k + g, n_q)] - ps).max())
 
 
 def _count_grid(n_q: int) -> np.ndarray:
@@ -662,7 +631,7 @@ class ProfileCounts:
         d, scalar = _deltas(delta)
         todo = np.array([x for x in dict.fromkeys(d.tolist()) if x not in self._eps])
         if todo.size:
-            got = np.maximum(_eps_one_order(self.ct, self.cn, todo), _eps_one_order(self.cn, self.ct, todo)) / _LN2
+            got = np.maximum(*_both_orders(_eps_one_order, self.ct, self.cn, todo)) / _LN2
             self._eps.update(zip(todo.tolist(), got.tolist()))
         eps = np.array([self._eps[x] for x in d.tolist()])
         return float(eps[0]) if scalar else eps
@@ -682,6 +651,18 @@ class ProfileCounts:
         lo2, hi2 = _bounds_one_order(*self._dom[1], d, dn, dt, a4)
         lo, hi = np.maximum(lo1, lo2) / _LN2, np.maximum(hi1, hi2) / _LN2
         return (float(lo[0]), float(hi[0])) if scalar else (lo, hi)
+
+
+def _both_orders(fn, ct, cn, *args) -> tuple:
+    """``(fn(ct, cn, *args), fn(cn, ct, *args))``, the second in a thread from JIT_MIN_BLOCKS blocks on (the
+    compiled loops release the GIL: two cores halve the point estimate of a 1e7-line file, 0.9 s)."""
+    if ct.size <= JIT_MIN_BLOCKS or compiled_best_region() is None:
+        return fn(ct, cn, *args), fn(cn, ct, *args)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        other = pool.submit(fn, cn, ct, *args)
+        return fn(ct, cn, *args), other.result()
 
 
 def _check_deff(deff, name: str):

@@ -1,8 +1,9 @@
-"""The privacy profile's two hot loops (:mod:`vpeval.metrics.profile`) as plain loops that numba compiles
-(:func:`vpeval.jit.compiled`): one Dinkelbach step's best region, and the exact dominance counts of the small
-counts. Each gives the same numbers as the NumPy path it replaces (the same float operations in the same order;
-tests/test_profile_eps.py checks both paths against each other), only without the temporaries: on 1e7 trials
-the profile went from seconds per pass to a fraction (BENCHMARKS.md).
+"""The privacy profile's hot loops (:mod:`vpeval.metrics.profile`) as plain loops that numba compiles
+(:func:`vpeval.jit.compiled`): one Dinkelbach step's best region, and the dominance counts' window passes (every
+start, every stride-th start, starts chosen by count), beside the NumPy path of the last (:func:`read_by_count`,
+:func:`start_at_table`). Each gives the same numbers as the NumPy path it replaces (the same float operations in
+the same order; tests/test_profile_eps.py checks both paths against each other), only without the temporaries: on
+1e7 trials the profile went from seconds per pass to a fraction (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import numpy as np
 
 from ..jit import compiled
 
-__all__ = ["best_region", "window_max", "compiled_best_region", "compiled_window_max", "JIT_MIN_BLOCKS"]
+__all__ = ["best_region", "window_max", "compiled_best_region", "compiled_window_max", "JIT_MIN_BLOCKS",
+           "read_by_count", "start_at_table"]
 
 #: Inputs of at least this many tie blocks use the compiled loops (when numba is installed): below it, importing
 #: numba (about 0.4 s a process) costs more than the loops save.
@@ -143,14 +145,44 @@ def compiled_window_max_strided():
     return compiled(window_max_strided, _STRIDED_SIGNATURE)
 
 
+def start_at_table(first: np.ndarray) -> np.ndarray:
+    """``start_at[q]``: the first start whose ``first`` is at least ``q``, for ``q = 0 .. first[-1]`` (``first``
+    strictly increasing from 0): one repeat, int32 below 2**31 starts."""
+    idx = np.int32 if first.size < 2 ** 31 else np.int64
+    return np.repeat(np.arange(first.size, dtype=idx), np.diff(first, prepend=-1))
+
+
+def read_by_count(cpq, first, p_start, start_at, k: int, step: int, n_q: int) -> tuple[int, int]:
+    """The interval counts of one count ``k`` (:func:`vpeval.metrics.profile._dominance`) read at the starts chosen by
+    count: the first start at or above every multiple of ``step`` denominator trials, and the last start. Returns
+    ``(low, high)``: the best of the windows read (attained), and the best of them each given ``g`` more denominator
+    trials, ``g`` the denominator trials from the read start to the last unread start before the next read one (below
+    ``step``: an unread start lies below the next multiple of ``step`` above its read start's, whatever the tie blocks
+    between). A window from an unread start holds no more numerator trials than the window of ``k + g`` from the read
+    start before it (it starts no lower and ends no higher), so ``high`` is an upper value for every window."""
+    reads = start_at[0:n_q + 1:step]
+    keep = np.empty(reads.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(reads[1:], reads[:-1], out=keep[1:])
+    reads = reads[keep].astype(np.int64)
+    if reads[-1] != first.size - 1:
+        reads = np.r_[reads, first.size - 1]
+    nxt = reads[1:]
+    g = np.zeros(reads.size, dtype=np.int64)
+    g[:-1] = np.where(nxt > reads[:-1] + 1, first[nxt - 1] - first[reads[:-1]], 0)
+    f, ps = first[reads], p_start[reads]
+    low = int((cpq[np.minimum(f + k, n_q)] - ps).max())
+    return low, int((cpq[np.minimum(f + k + g, n_q)] - ps).max())
+
+
 def window_max_by_count(cpq, first, p_start, start_at, ks, step, n_q, lo, hi):
-    """:func:`vpeval.metrics.profile._read_by_count` of the counts ``ks`` (one ``step`` for all) in one pass over
-    the multiples of ``step`` (each read start is ``start_at`` of the first multiple whose start differs from the
-    last read one; the next read start gives its gap), without their arrays: ``lo[j]`` the best window of
-    ``ks[j]`` read (attained), ``hi[j]`` the best of them given each one's gap (the same numbers). The multiples
-    are visited in order, so the loads of one read do not wait for those of the read before it (the earlier loop
-    found each read from the last one's ``first``: one chain of dependent cache misses), and the counts that share
-    a step share the pass (their windows end close together: mostly the same cache lines)."""
+    """:func:`read_by_count` of the counts ``ks`` (one ``step`` for all) in one pass over the multiples of ``step``
+    (each read start is ``start_at`` of the first multiple whose start differs from the last read one; the next read
+    start gives its gap), without their arrays: ``lo[j]`` the best window of ``ks[j]`` read (attained), ``hi[j]`` the
+    best of them given each one's gap (the same numbers). The multiples are visited in order, so the loads of one read
+    do not wait for those of the read before it (the earlier loop found each read from the last one's ``first``: one
+    chain of dependent cache misses), and the counts that share a step share the pass (their windows end close together:
+    mostly the same cache lines)."""
     last = first.size - 1
     for j in range(ks.size):
         lo[j] = -1
