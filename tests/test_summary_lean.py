@@ -109,3 +109,36 @@ def test_int32_counts_refused_beyond_their_range():
 
     with pytest.raises(ValueError, match="2\\*\\*31"):
         blocks.merge_sorted_pair([Huge(), Huge()], np.int32)
+
+
+def _same(a, b) -> bool:
+    """Equal values, NaN equal to NaN (a value may be a number or a tag)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b))
+
+
+@settings(max_examples=80, deadline=None)
+@given(tar=_SCORES, non=_SCORES, llr=st.booleans())
+def test_summary_from_the_trials_kept_blocks_is_the_same(tar, non, llr):
+    """`vpeval verify` hands the blocks the verdict made (Trials.tie_blocks, int64 counts) and the sorted classes
+    to the summary: every number is that of the summary's own sort and merge, zeros of both signs included."""
+    from vpeval.io.trials import Trials
+
+    t = Trials(np.r_[tar, non], np.r_[np.ones(len(tar), bool), np.zeros(len(non), bool)])
+    assert t.kept_tie_blocks() is None
+    want = verification_summary(t.tar, t.non, scores_are_llrs=llr)
+    b = t.tie_blocks()
+    assert t.kept_tie_blocks() is b
+    got = verification_summary(*t.sorted_classes(), scores_are_llrs=llr, blocks=b)
+    assert [m.key for m in got] == [m.key for m in want]
+    assert all(_same(g.value, w.value) for g, w in zip(got, want)), [(g, w) for g, w in zip(got, want)
+                                                                       if not _same(g.value, w.value)]
+
+
+def test_summary_refuses_blocks_of_other_scores():
+    from vpeval.errors import InvalidScoresError
+
+    b = blocks.tie_blocks(np.r_[1.0, 2.0], np.r_[0.0])
+    with pytest.raises(InvalidScoresError, match="unsorted or other scores"):
+        verification_summary(np.r_[2.0, 1.0], np.r_[0.0], blocks=b)  # not ascending
+    with pytest.raises(InvalidScoresError, match="unsorted or other scores"):
+        verification_summary(np.r_[1.0], np.r_[0.0], blocks=b)  # other counts

@@ -85,8 +85,9 @@ def verify(
             undecided[name] = why
         else:
             verdicts[name] = v
+    blocks = t.kept_tie_blocks()  # made by the verdict: read again, not merged again
     del t  # the trial keys and the unsplit scores are not needed any more (memory at 1e7 trials)
-    summary = verification_summary(tar, non, tuple(p_target), scores_are_llrs=llr)
+    summary = verification_summary(tar, non, tuple(p_target), scores_are_llrs=llr, blocks=blocks)
     from ..metrics.eer_defined import eer_undefined_reason
 
     eer_note = eer_undefined_reason(tar, non, scores_are_llrs=llr)

@@ -101,6 +101,11 @@ class Trials:
 
         return self._kept("_blocks", lambda: merge_sorted(*self.sorted_classes()))
 
+    def kept_tie_blocks(self):
+        """The blocks :meth:`tie_blocks` made and kept, or None when nothing asked for them yet (a caller that
+        can do with less memory, e.g. `vpeval verify --no-verdict`, then makes its own with int32 counts)."""
+        return self.__dict__.get("_blocks")
+
     _KEPT = ("_sorted", "_blocks")  # the attributes _kept() fills: derived from the trials, never pickled
 
     def _kept(self, attr: str, make):

@@ -63,7 +63,7 @@ def prior_text(p: float) -> str:
 
 
 def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: bool = False,
-                         return_llrs: bool = False, warn: bool = False):
+                         return_llrs: bool = False, warn: bool = False, blocks=None):
     """Every verification and ZEBRA metric of one set of trials.
 
     Parameters
@@ -83,6 +83,12 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
         (:func:`vpeval.metrics.verification.linkability_caveat`). Off by default: the caveat is on the value either
         way (``caveat``; the commands show it in the JSON, the table's metric name and the report), and a warning
         on stderr would be mixed into ``--json`` output read by tools that merge the streams.
+    blocks : vpeval.blocks.TieBlocks, optional
+        The tie blocks of these scores when already at hand (:meth:`vpeval.io.trials.Trials.tie_blocks`, which
+        the verdict made): ``tar`` and ``non`` must then be ascending (:meth:`~vpeval.io.trials.Trials.sorted_classes`)
+        and are read as given, with no second sort or merge (a second of a 1e7-line file). The same numbers:
+        the blocks of equal scores do not depend on how ``-0.0`` and ``0.0`` are ordered. InvalidScoresError
+        if a class is not ascending or the blocks' counts are not the classes'.
 
     Returns
     -------
@@ -113,7 +119,13 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     keys = [f"{p:.12g}" for p in p_targets]
     if len(set(keys)) != len(keys):
         raise InvalidScoresError(f"p_targets must be distinct, got {list(p_targets)}")
-    st, sn = sorted_pair(tar, non)
+    if blocks is None:
+        st, sn = sorted_pair(tar, non)
+    elif (b_tar := int(np.sum(blocks.n_tar))) != tar.size or int(np.sum(blocks.n_non)) != non.size or not all(
+            x.size < 2 or bool((x[1:] >= x[:-1]).all()) for x in (tar, non)):
+        raise InvalidScoresError(f"blocks of {b_tar} target trials given for {tar.size} unsorted or other scores")
+    else:
+        st, sn = tar, non
     n_bins = default_linkability_bins(tar.size)
     finite = bool(np.isfinite(st[[0, -1]]).all() and np.isfinite(sn[[0, -1]]).all())
     link = _linkability_core(st, sn, 1.0, n_bins) if finite else float("nan")
@@ -122,7 +134,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     # runs, which is all PAV needs (see Notes)
     pair = [st, sn]
     del st, sn  # the merge empties ``pair``: the sorted copies go once the merged values exist
-    held = [merge_sorted_pair(pair, np.int32 if tar.size + non.size < 2 ** 31 else np.int64)]
+    held = [merge_sorted_pair(pair, np.int32 if tar.size + non.size < 2 ** 31 else np.int64) if blocks is None else
+            blocks]
     eer_interp, min_dcfs = _det_numbers(held[0], p_targets)
     eer_closest = _closest_eer(held[0])  # on the full blocks: a pooled class run hides its inner points
     b = compress_runs(held)
