@@ -241,11 +241,11 @@ def _rocch_eer_of(p: _TrialPrep) -> float:
     :func:`vpeval.blocks.tie_blocks` of its targets and non-targets, so the same value. A key-less member's are
     its trials' own (:meth:`vpeval.io.trials.Trials.tie_blocks`, kept since the prep read them): no per-block
     counts are made again (three arrays of the blocks' size, at the main process's peak of ``vpeval verify``)."""
-    from ..blocks import TieBlocks
+    from ..blocks import TieBlocks, compress_runs
     from ..metrics.verification import _rocch_eer, _rocch_points
 
-    if p.order is None:
-        return float(_rocch_eer(*_rocch_points(p.inp.trials.tie_blocks())))
+    if p.order is None:  # PAV of the one-class runs pooled (the same bins: compress_runs), a third of the blocks
+        return float(_rocch_eer(*_rocch_points(compress_runs([p.inp.trials.tie_blocks()]))))
     size = np.diff(p.cum)
     n_tar = np.bincount(p.block[p.is_tar], minlength=size.size).astype(np.int64)
     return float(_rocch_eer(*_rocch_points(TieBlocks(p.values, n_tar, size - n_tar))))
