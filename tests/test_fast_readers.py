@@ -8,6 +8,8 @@ the very same error.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -132,9 +134,13 @@ def test_zero_scores_are_parsed_as_numbers_unless_a_number_could_have_underflowe
     monkeypatch.setattr(_fast, "_parse", parse)
     tiny = "0." + "0" * 330 + "1"  # 1e-331 rounds to 0.0
     cases = [("0.000000 1\n-0.0 0\n0.25 1\n-1.5 0\n", [(0,)]),
-             ("0 1\n1.5e3 0\n0.5 0\n", [(0,), ()]),  # an exponent: the zero might be an underflow
+             ("0 1\n1.5e3 0\n-2.5E-07 1\n", [(0,)]),  # exponents of two digits at most: no underflow
+             ("0 1\n1.5e-300 0\n0.5 0\n", [(0,), ()]),  # a three-digit exponent: the zero might be an underflow
+             ("0 1\n1e-400 0\n0.5 1\n", [(0,), ()]),  # ... and here is one, which the text route refuses
+             ("0 1\n1e-0000400 0\n0.5 1\n", [(0,), ()]),  # the same, its exponent's leading zeros aside
              ("0 1\n" + tiny + " 0\n0.5 1\n", [(0,), ()]),  # the text route refuses the underflow
-             ("0." + "0" * 200 + "1 1\n0 0\n", [(0,)])]  # 200 zeros: 1e-201 is no underflow
+             ("0." + "0" * 200 + "1 1\n0 0\n", [(0,)]),  # 200 zeros: 1e-201 is no underflow
+             ("0." + "0" * 230 + "1e-99 1\n0 0\n", [(0,), ()])]  # 230 zeros and e-99: 1e-330 underflows
     for text, want_calls in cases:
         calls.clear()
         p = tmp_path / "z.txt"
@@ -266,3 +272,25 @@ def test_a_pipe_is_read_once_by_the_exact_reader(tmp_path):
     threading.Thread(target=lambda: fifo.write_text("0.5 1\n0.25 0\n"), daemon=True).start()
     t = readers.read_score_label(fifo)
     assert t.tar.tolist() == [0.5] and t.non.tolist() == [0.25]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["", "0", "00", "000"]), st.integers(0, 999), st.sampled_from("eE"),
+                          st.sampled_from(["", "+", "-"])), min_size=1, max_size=6),
+       st.integers(1, 40))
+def test_long_exponents_are_found_across_chunks(exps, chunk):
+    """The file scan finds an exponent of three or more digits (leading zeros aside) wherever its chunks end (it
+    reads each chunk's last bytes again with the next one): zeros read as floats are trusted exactly when the
+    file has none."""
+    import tempfile
+
+    text = "".join(f"1.5{e}{sign}{zeros}{v} 1\n" for zeros, v, e, sign in exps) + "0 0\n"
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "s.txt"
+        p.write_text(text)
+        saved, _fast._CHUNK = _fast._CHUNK, chunk
+        try:
+            zeros_exact = _fast._scan(p, None, numeric=True)[3]
+        finally:
+            _fast._CHUNK = saved
+    assert zeros_exact == (not any(v >= 100 for _, v, _, _ in exps))

@@ -26,6 +26,7 @@ Rules of the fast path (anything else -> ``None``):
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["read_table", "scores_from_strings", "strings_to_numpy", "ascii_bytes", "chunk_bytes", "one_byte_flags", "has_empty"]
+__all__ = ["read_table", "scores_from_strings", "strings_to_numpy", "ascii_bytes", "chunk_bytes", "one_byte_flags",
+           "has_empty"]
 
 _NONZERO_MANTISSA = re.compile(r"[+-]?[0-9.]*[1-9]")  # a mantissa digit 1-9 before any exponent
 _INF_WORD = re.compile(r"[+-]?[iI]")  # "inf"/"infinity", not a number that overflowed
@@ -68,17 +70,48 @@ def _file_chunks(path):
             yield chunk
 
 
-#: A number written without an exponent rounds to 0.0 only with at least 323 zeros after its point (below
-#: 2.5e-324, half the smallest subnormal): a file without ``e``/``E`` and without a run of this many ``0``
-#: bytes holds no nonzero number that underflows (a margin below 323).
-_UNDERFLOW_ZEROS = 320
+#: A number rounds to 0.0 only below 2.5e-324 (half the smallest subnormal). Written with fewer than this many
+#: zeros after its point and an exponent of at most two digits (leading zeros aside: ``e-99`` at most) it is at
+#: least 1e-220 * 1e-99 = 1e-319: a file without a run of this many ``0`` bytes and without a longer exponent
+#: holds no nonzero number that underflows (a margin below the 223 zeros the bound allows).
+_UNDERFLOW_ZEROS = 220
+#: Bytes at a chunk's end whose exponents are read with the next chunk (an ``e`` there may continue in it).
+_EXP_CARRY = 16
+
+
+def _long_exponent(buf: bytes, final: bool) -> bool:
+    """Whether an ``e``/``E`` in ``buf`` starts an exponent of three or more digits after its sign and leading
+    zeros (``e-400``, ``E+0123``), one vectorised pass. Where ``buf`` ends before that is decided, the answer is
+    True (undecided counts as long); ``final`` False: the last :data:`_EXP_CARRY` bytes are not read (the caller
+    passes them again with the next chunk)."""
+    a = np.frombuffer(buf, dtype=np.uint8)
+    n = a.size
+    pos = np.flatnonzero((a == 0x65) | (a == 0x45))
+    if not final:
+        pos = pos[pos < n - _EXP_CARRY]
+    if pos.size == 0:
+        return False
+    j = pos + 1
+    if (j + 2 >= n).any():
+        return True
+    j = j + ((a[j] == 0x2B) | (a[j] == 0x2D))
+    while True:  # the exponent's leading zeros
+        if (j + 2 >= n).any():
+            return True
+        z = a[j] == 0x30
+        if not z.any():
+            break
+        j = j + z
+    digit = [(a[j + d] >= 0x30) & (a[j + d] <= 0x39) for d in range(3)]
+    return bool((digit[0] & digit[1] & digit[2]).any())
 
 
 def _scan(path, sep, numeric=False):
     """Read the file in chunks: (plain, ok, numeric, zeros_exact). ``ok`` False: a lone CR, a NUL byte or an
-    unreadable file (-> exact reader). ``numeric`` (computed only when asked): every byte is one of :data:`_SCORE_BYTES`
-    or white space. ``zeros_exact`` (only with ``numeric``): no byte ``e``/``E`` and no run of
-    :data:`_UNDERFLOW_ZEROS` zeros, so every number the file holds that parses to 0.0 is written as a zero.
+    unreadable file (-> exact reader). ``numeric`` (computed only when asked): every byte is one of
+    :data:`_SCORE_BYTES` or white space. ``zeros_exact`` (only with ``numeric``): no exponent of three or more
+    digits (:func:`_long_exponent`) and no run of :data:`_UNDERFLOW_ZEROS` zeros, so every number the file holds
+    that parses to 0.0 is written as a zero.
 
     ``plain`` False: a whitespace file with tabs, which pyarrow cannot split as it is (runs of spaces and
     leading or trailing spaces show up as empty fields after parsing, see :func:`read_table`); or a CSV file
@@ -90,6 +123,7 @@ def _scan(path, sep, numeric=False):
     n_cr = n_crlf = 0
     only_numbers = zeros_exact = numeric
     tail = b""  # the end of the previous chunk, for a run of zeros across two chunks
+    carry = b""  # its last bytes, whose exponents are read with this chunk
     zeros = b"0" * _UNDERFLOW_ZEROS
     try:
         for chunk in _file_chunks(path):
@@ -102,10 +136,10 @@ def _scan(path, sep, numeric=False):
                 n_crlf += 1
             if only_numbers and chunk.translate(None, _NUMERIC_FILE_BYTES):
                 only_numbers = False
-            if only_numbers and zeros_exact and (b"e" in chunk or b"E" in chunk or zeros in tail + chunk[:len(zeros)]
-                                                 or zeros in chunk):
+            if only_numbers and zeros_exact and (zeros in tail + chunk[:len(zeros)] or zeros in chunk or (
+                    any(e in chunk or e in carry for e in (b"e", b"E")) and _long_exponent(carry + chunk, False))):
                 zeros_exact = False
-            tail = chunk[-len(zeros):]
+            tail, carry = chunk[-len(zeros):], (carry + chunk)[-_EXP_CARRY:]
             if sep is None:
                 plain = plain and b"\t" not in chunk
             elif b'"' in chunk or not chunk.isascii() or any(bytes([c]) in chunk for c in range(0x1C, 0x20)):
@@ -113,6 +147,8 @@ def _scan(path, sep, numeric=False):
             prev = chunk[-1:]
     except OSError:
         return False, False, False, False
+    if only_numbers and zeros_exact and _long_exponent(carry, final=True):
+        zeros_exact = False
     return plain, n_cr == n_crlf, only_numbers, only_numbers and zeros_exact
 
 
@@ -316,8 +352,9 @@ def scores_from_strings(col) -> np.ndarray | None:
     """float64 scores of an Arrow string column under the readers' number rule, or None (-> exact reader).
 
     Every value must consist of the bytes of :data:`_SCORE_BYTES` and parse under Arrow's string-to-double
-    cast; a finite value beyond 2**53 in magnitude also gives None (the exact reader refuses integers there). Over those bytes Arrow's parser accepts exactly the rule's forms (``[+-]`` decimal digits with an
-    optional fraction and exponent, ``inf``/``infinity`` in any case) and gives Python's ``float`` value;
+    cast; a finite value beyond 2**53 in magnitude also gives None (the exact reader refuses integers there).
+    Over those bytes Arrow's parser accepts exactly the rule's forms (``[+-]`` decimal digits with an optional
+    fraction and exponent, ``inf``/``infinity`` in any case) and gives Python's ``float`` value;
     ``tests/test_fast_readers.py`` checks that against Python on random strings of these bytes. (A
     regular expression over every value said the same at about 6x the cost, ``benchmarks/micro.py``.)"""
     pa, pc, _ = _pa()
@@ -327,10 +364,12 @@ def scores_from_strings(col) -> np.ndarray | None:
         for chunk in col.chunks:
             out[pos : pos + len(chunk)] = _float64_view(chunk)
             pos += len(chunk)
-        # read_table returns a float column only when its zeros are zeros as written (no underflow)
-        if not np.isfinite(out).all():
+        # read_table returns a float column only when its zeros are zeros as written (no underflow); the two
+        # checks below read the extremes alone (no column-sized temporaries: new pages cost here)
+        lo, hi = (float(out.min()), float(out.max())) if out.size else (0.0, 0.0)
+        if not -math.inf < lo <= hi < math.inf:
             return None  # an inf: only its text tells an overflow (read it as strings)
-        if (np.abs(out) >= 2.0 ** 53).any():
+        if max(-lo, hi) >= 2.0 ** 53:
             return None  # maybe an integer float64 rounds: only its text tells (the exact reader refuses it)
         return out
     for chunk in col.chunks:
