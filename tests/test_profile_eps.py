@@ -372,3 +372,27 @@ def test_tied_scores_do_not_loosen_the_upper_bound():
     x, lab = rng.normal(size=300_000), rng.random(300_000) < 0.1
     his = [ProfileCounts(s[lab], s[~lab]).bounds_bits(0.01)[1] for s in (x, np.round(x, 1), np.round(x))]
     assert all(h <= his[0] + 0.02 for h in his[1:]) and his[0] < 0.5, his
+
+
+def test_large_score_inputs_load_the_profile_loops_while_they_are_read(tmp_path, monkeypatch):
+    """`vpeval verify` with the verdict starts loading the profile's compiled loops (numba's import and cache,
+    about 0.8 s) before it reads a large score file, so that the two overlap; not for small files, not without
+    the profile; the thread leaves every loop loaded."""
+    import vpeval.cli.common as c
+    from vpeval.metrics import profile_kernel as PK
+
+    started = []
+    real = PK.load_in_background
+    monkeypatch.setattr(PK, "load_in_background", lambda: started.append(1))
+    f = tmp_path / "s.txt"
+    f.write_text("1 1\n0 0\n")  # 8 bytes
+    for threshold, profile, want in ((8, True, [1]), (8, False, []), (9, True, [])):
+        started.clear()
+        monkeypatch.setattr(PK, "LOAD_AHEAD_BYTES", threshold)
+        assert len(c.ScoreInputOptions().load(str(f), profile=profile)) == 2
+        assert started == want, (threshold, profile)
+    pytest.importorskip("numba")
+    real().join()
+    from vpeval.jit import _DONE
+
+    assert all(fn in _DONE for fn in (PK.window_max, PK.window_max_by_count, PK.window_max_strided, PK.best_region))

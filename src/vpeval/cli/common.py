@@ -354,13 +354,17 @@ class ScoreInputOptions:
     sep: Optional[str] = None
     lower_is_target: bool = False
 
-    def load(self, path: str, key: Optional[str] = None) -> Trials:
+    def load(self, path: str, key: Optional[str] = None, *, profile: bool = False) -> Trials:
         """:func:`load_trials` of ``path`` with these options; ``key`` (when given) in place of ``self.key``.
         The memory it needs is estimated first, with a warning when it exceeds the room
-        (:func:`vpeval.cli.memory.check_score_input`)."""
-        from .memory import check_score_input
+        (:func:`vpeval.cli.memory.check_score_input`). ``profile``: the privacy profile follows, whose compiled
+        loops then load while a large input is read (:func:`vpeval.metrics.profile_kernel.load_ahead`)."""
+        from ..metrics.profile_kernel import load_ahead
+        from .memory import check_score_input, input_bytes
 
-        check_score_input([path, self.key if key is None else key])
+        paths = [path, self.key if key is None else key]
+        check_score_input(paths)
+        load_ahead(input_bytes([p for p in paths if p]) if profile else 0)
         return load_trials(path, self.key if key is None else key, self.label_col, self.score_col, self.target,
                            self.nontarget, self.ignore, self.sep, self.lower_is_target)
 

@@ -68,7 +68,7 @@ def verify(
 ):
     vopts = verdict_args.checked()  # checked even with --no-verdict (see its help)
     vopts, n_jobs = None if verdict_args.no_verdict else vopts, jobs_value(jobs)
-    t = score_input.load(scores)
+    t = score_input.load(scores, profile=vopts is not None)
     # the sorted classes the reader's repeated-lines check made (kept by the trials, read-only): the verdict and
     # the summary read them, and no unsorted copy of either class is held (memory at 1e8 trials)
     source, (tar, non) = t.source, t.sorted_classes()

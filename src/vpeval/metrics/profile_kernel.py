@@ -13,7 +13,7 @@ import numpy as np
 from ..jit import compiled
 
 __all__ = ["best_region", "window_max", "compiled_best_region", "compiled_window_max", "JIT_MIN_BLOCKS",
-           "read_by_count", "start_at_table"]
+           "read_by_count", "start_at_table", "load_in_background", "load_ahead", "LOAD_AHEAD_BYTES"]
 
 #: Inputs of at least this many tie blocks use the compiled loops (when numba is installed): below it, importing
 #: numba (about 0.4 s a process) costs more than the loops save.
@@ -220,3 +220,32 @@ _BY_COUNT_SIGNATURE = [f"void({c}[::1], int64[::1], int64[::1], {s}[::1], int64[
 def compiled_window_max_by_count():
     """:func:`window_max_by_count` compiled by numba, or None (numba missing, failing, or ``VPEVAL_JIT=0``)."""
     return compiled(window_max_by_count, _BY_COUNT_SIGNATURE)
+
+
+#: Score inputs of at least this many bytes (about 7e5 `score label` lines) load the compiled loops while they are
+#: read (:func:`load_ahead`): their tie blocks are then likely to reach :data:`JIT_MIN_BLOCKS`.
+LOAD_AHEAD_BYTES = 8 << 20
+
+
+def load_ahead(n_bytes: int):
+    """:func:`load_in_background` for a score input of ``n_bytes`` bytes (its thread), when at least
+    :data:`LOAD_AHEAD_BYTES`; else None."""
+    return load_in_background() if n_bytes >= LOAD_AHEAD_BYTES else None
+
+
+def load_in_background():
+    """Start loading every compiled loop of this module (importing numba, compiling or reading numba's cache:
+    about 0.8 s in a fresh process) in a thread, and return it: a command that will compute the profile of a
+    large score file overlaps that with reading and sorting the file (pyarrow and NumPy release the GIL), and
+    the profile's first call of a loop then finds it loaded (:func:`vpeval.jit.compiled` holds a lock). Not a
+    daemon thread: a process ending early waits for it rather than ending inside an import."""
+    import threading
+
+    def load():
+        for get in (compiled_window_max, compiled_window_max_by_count, compiled_window_max_strided,
+                    compiled_best_region):
+            get()
+
+    t = threading.Thread(target=load, name="vpeval-jit")
+    t.start()
+    return t
