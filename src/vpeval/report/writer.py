@@ -536,9 +536,7 @@ def _save_png(fig, path) -> None:
     """``fig`` drawn on its Agg canvas, as a PNG of at most 256 colours (line plots need no more; a third to a
     quarter of the size of the full-colour file) at ``path`` (or a binary file object), without a timestamp
     in its metadata (same inputs give identical files). The canvas's pixels are quantized directly: no
-    full-colour PNG is encoded and decoded on the way. zlib's default level, not ``optimize``: on the demo's 88
-    figures the files are 11 % larger (1.57 against 1.41 MB) and written in a sixth of the time (0.4 against
-    2.4 s)."""
+    full-colour PNG is encoded and decoded on the way."""
     from PIL import Image
 
     fig.canvas.draw()
@@ -546,7 +544,7 @@ def _save_png(fig, path) -> None:
     im = Image.frombuffer("RGBA", (w, h), fig.canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
     # fast octree: a third of median cut's time and smaller files on line plots (measured on a DET figure)
     im.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
-        path, format="PNG")
+        path, format="PNG", optimize=True)
 
 
 def render_report(report: Report, folder, *, generated_at: str | None = None, jobs: int = 1) -> Path:
