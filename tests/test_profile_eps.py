@@ -386,11 +386,18 @@ def test_large_score_inputs_load_the_profile_loops_while_they_are_read(tmp_path,
     monkeypatch.setattr(PK, "load_in_background", lambda: started.append(1))
     f = tmp_path / "s.txt"
     f.write_text("1 1\n0 0\n")  # 8 bytes
+    monkeypatch.setattr("vpeval.jit.address_space_limited", lambda: False)
     for threshold, profile, want in ((8, True, [1]), (8, False, []), (9, True, [])):
         started.clear()
         monkeypatch.setattr(PK, "LOAD_AHEAD_BYTES", threshold)
         assert len(c.ScoreInputOptions().load(str(f), profile=profile)) == 2
         assert started == want, (threshold, profile)
+    import vpeval.jit as jit
+
+    monkeypatch.setattr(jit, "address_space_limited", lambda: True)  # ulimit -v: no thread (numba crashed in it)
+    started.clear()
+    c.ScoreInputOptions().load(str(f), profile=True)
+    assert started == []
     pytest.importorskip("numba")
     real().join()
     from vpeval.jit import _DONE

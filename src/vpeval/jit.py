@@ -15,7 +15,7 @@ import os
 import threading
 from typing import Callable
 
-__all__ = ["compiled", "jit_enabled"]
+__all__ = ["compiled", "jit_enabled", "address_space_limited"]
 
 _LOCK = threading.Lock()
 _DONE: dict = {}  # function -> compiled function or None (tried once per process)
@@ -48,3 +48,14 @@ def _compile(fn: Callable, signature: str) -> Callable | None:
         except Exception:  # noqa: BLE001 - any failure to compile means: use the NumPy path
             continue
     return None
+
+
+def address_space_limited() -> bool:
+    """Whether the process runs under an address-space limit (``ulimit -v``): libraries that reserve address space
+    in large segments (pyarrow's allocator, numba's compiler) may then abort the process, or raise from a helper
+    thread where the command cannot report it as running out of memory; their callers take a plainer path."""
+    try:
+        import resource
+    except ImportError:
+        return False
+    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY

@@ -232,16 +232,14 @@ def read_table(path, n_fields: int | None, *, sep: str | None = None, min_fields
 
 
 def _address_space_limited() -> bool:
-    """Whether the process runs under an address-space limit (``ulimit -v``). pyarrow then aborts the process when
-    an allocation of its default pool (mimalloc, which reserves address space in large segments) fails inside the
-    reader (a tester: exit 134 under 0.6 GB), or cannot start its threads: :func:`_parse` then reads in the calling
-    thread with the system allocator (passed to this read: no process-wide setting), where a failure is a
-    MemoryError the command reports (exit 4)."""
-    try:
-        import resource
-    except ImportError:
-        return False
-    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    """:func:`vpeval.jit.address_space_limited`. pyarrow then aborts the process when an allocation of its default
+    pool (mimalloc, which reserves address space in large segments) fails inside the reader (a tester: exit 134
+    under 0.6 GB), or cannot start its threads: :func:`_parse` then reads in the calling thread with the system
+    allocator (passed to this read: no process-wide setting), where a failure is a MemoryError the command
+    reports (exit 4)."""
+    from ..jit import address_space_limited
+
+    return address_space_limited()
 
 
 def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):

@@ -229,8 +229,12 @@ LOAD_AHEAD_BYTES = 8 << 20
 
 def load_ahead(n_bytes: int):
     """:func:`load_in_background` for a score input of ``n_bytes`` bytes (its thread), when at least
-    :data:`LOAD_AHEAD_BYTES`; else None."""
-    return load_in_background() if n_bytes >= LOAD_AHEAD_BYTES else None
+    :data:`LOAD_AHEAD_BYTES` and no address-space limit is set (:func:`vpeval.jit.address_space_limited`: numba
+    crashed or raised in the thread under ``ulimit -v``; the profile then loads its loops itself, where a
+    failure is the command's to report); else None."""
+    from ..jit import address_space_limited
+
+    return load_in_background() if n_bytes >= LOAD_AHEAD_BYTES and not address_space_limited() else None
 
 
 def load_in_background():
@@ -242,9 +246,12 @@ def load_in_background():
     import threading
 
     def load():
-        for get in (compiled_window_max, compiled_window_max_by_count, compiled_window_max_strided,
-                    compiled_best_region):
-            get()
+        try:
+            for get in (compiled_window_max, compiled_window_max_by_count, compiled_window_max_strided,
+                        compiled_best_region):
+                get()
+        except Exception:  # noqa: BLE001 - e.g. MemoryError importing numba: the profile's own call tries again
+            pass
 
     t = threading.Thread(target=load, name="vpeval-jit")
     t.start()
