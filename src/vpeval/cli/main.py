@@ -102,12 +102,13 @@ def verify(
     print_verdicts(Console(), verdicts, undecided)
 
     table = RichTable(title=escape(f"vpeval verify: {display_name(source)}"),
-                      caption="EERs in %, eps_max in bits (1 bit = 0.693 nats); --json gives every unit")
+                      caption="EERs in %, eps_max in bits; --json gives every unit")
     for c in ("metric", "value", "unit"):
         table.add_column(c)
     errors = {m.key: m.error for m in summary}
     for key_, name, value, unit, _ in display_metrics(summary):
-        v = value if isinstance(value, str) else ("n/a" if errors.get(key_) else f"{value:.6g}")
+        v = value if isinstance(value, str) else str(value) if isinstance(value, int) else (  # counts as they are
+            "n/a" if errors.get(key_) else f"{value:.6g}")
         if eer_note and key_.startswith("eer_"):
             v = f"undefined ({v})"
         table.add_row(escape(name), v, unit)
