@@ -62,6 +62,28 @@ def prior_text(p: float) -> str:
     return s if float(s) == float(p) else repr(float(p))
 
 
+def _blocks_of(b, st: np.ndarray, sn: np.ndarray) -> bool:
+    """Whether ``b`` are the tie blocks of the ascending arrays ``st`` and ``sn``: strictly ascending values, and
+    each block's slice of each class (by the cumulative counts) starting and ending at its value (enough, the
+    classes being ascending). O(blocks + trials), no sort."""
+    if not all(hasattr(b, a) for a in ("values", "n_tar", "n_non")):
+        return False  # not a TieBlocks at all
+    v = np.asarray(b.values)
+    if v.size == 0 or (v.size > 1 and not bool((v[1:] > v[:-1]).all())):
+        return False
+    for x, counts in ((st, b.n_tar), (sn, b.n_non)):
+        c = np.asarray(counts, dtype=np.int64)
+        if c.size != v.size or (c < 0).any() or int(c.sum()) != x.size:
+            return False
+        if x.size > 1 and not bool((x[1:] >= x[:-1]).all()):
+            return False
+        held = np.flatnonzero(c)
+        end = np.cumsum(c)[held]
+        if not (bool((x[end - c[held]] == v[held]).all()) and bool((x[end - 1] == v[held]).all())):
+            return False
+    return True
+
+
 def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: bool = False,
                          return_llrs: bool = False, warn: bool = False, blocks=None):
     """Every verification and ZEBRA metric of one set of trials.
@@ -121,9 +143,10 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
         raise InvalidScoresError(f"p_targets must be distinct, got {list(p_targets)}")
     if blocks is None:
         st, sn = sorted_pair(tar, non)
-    elif (b_tar := int(np.sum(blocks.n_tar))) != tar.size or int(np.sum(blocks.n_non)) != non.size or not all(
-            x.size < 2 or bool((x[1:] >= x[:-1]).all()) for x in (tar, non)):
-        raise InvalidScoresError(f"blocks of {b_tar} target trials given for {tar.size} unsorted or other scores")
+    elif not _blocks_of(blocks, tar, non):
+        raise InvalidScoresError(f"blocks of {int(np.sum(blocks.n_tar))} target and {int(np.sum(blocks.n_non))} "
+                                 f"non-target trials are not those of these {tar.size} and {non.size} (or unsorted) "
+                                 "scores")
     else:
         st, sn = tar, non
     n_bins = default_linkability_bins(tar.size)
