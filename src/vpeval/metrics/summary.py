@@ -144,9 +144,8 @@ def verification_summary(tar, non, p_targets=(0.01, 0.05), *, scores_are_llrs: b
     if blocks is None:
         st, sn = sorted_pair(tar, non)
     elif not _blocks_of(blocks, tar, non):
-        raise InvalidScoresError(f"blocks of {int(np.sum(blocks.n_tar))} target and {int(np.sum(blocks.n_non))} "
-                                 f"non-target trials are not those of these {tar.size} and {non.size} (or unsorted) "
-                                 "scores")
+        raise InvalidScoresError(f"the blocks given are not those of these {tar.size} target and {non.size} "
+                                 "non-target scores (or these are not ascending)")
     else:
         st, sn = tar, non
     n_bins = default_linkability_bins(tar.size)
