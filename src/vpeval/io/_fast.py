@@ -254,12 +254,15 @@ def _check_address_space(n_bytes: int) -> None:
     either number is unknown."""
     import resource
 
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if limit == resource.RLIM_INFINITY:
+        return
     try:
         with open("/proc/self/status") as fh:
             vm = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
     except (OSError, StopIteration, ValueError, IndexError):
         return
-    left = resource.getrlimit(resource.RLIMIT_AS)[0] - vm
+    left = limit - vm
     if left < _AS_PER_FILE_BYTE * n_bytes + _AS_BASE:
         raise MemoryError(f"{left / 2**20:.0f} MiB of address space left under ulimit -v; reading "
                           f"{n_bytes / 2**20:.0f} MiB of scores takes about "
