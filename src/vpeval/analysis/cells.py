@@ -171,9 +171,10 @@ def on_cells(preps) -> tuple[tuple, str]:
         f"{len(celled)} of the {n} attackers x trial types")
     counts = " and ".join(f"{c:,}" for c in sorted({c for *_, c in celled}))
     counts += " cell" if {c for *_, c in celled} == {1} else " cells"
-    return celled, (f". {who} {'was' if who.startswith('Every') else 'were'} tested on {counts} of the score axis instead "
-                    f"of single trials, as is every input of {CELLS_FROM_TRIALS:,} trials or more whose trials are "
-                    f"relabelled one by one (tie blocks within {CELL_RESOLUTION} "
+    verb = "was" if who.startswith("Every") else "were"
+    return celled, (f". {who} {verb} tested on {counts} of the score axis instead of single trials, as is every "
+                    f"input of {CELLS_FROM_TRIALS:,} trials or more whose trials are relabelled one by one (tie blocks "
+                    f"within {CELL_RESOLUTION} "
                     f"trials of either end kept apart, further in pooled by about 1/{CELL_RESOLUTION} of their "
                     "distance from the end): an exact test of the eps_max and D_ECE of thresholds between cells, "
                     "which are at most the trials' (docs/report.md)")
