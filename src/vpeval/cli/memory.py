@@ -256,7 +256,11 @@ def memory_message(kwargs: dict) -> str:
                     files.append(f"{_shown(p)} (a pipe: size unknown)")
             except OSError:
                 continue
-    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{last_estimate()}{limits_line()}. "
+    try:  # the limits are read from /proc: that itself may run out of memory at the edge (ulimit -v 290 MiB)
+        more = last_estimate() + limits_line()
+    except MemoryError:
+        more = ""
+    return (f"out of memory while working on {', '.join(files) or 'the inputs'}{more}. "
             "Nothing was written. Run it on a machine with more memory, with fewer --jobs (each worker holds its own "
             "copy), or on a Dask cluster where the command offers it (--scheduler); BENCHMARKS.md lists the peak "
             "memory measured per input size")
