@@ -273,23 +273,49 @@ def test_compiled_profile_loops_give_the_numpy_numbers(tar, non, div):
 
     def run(jit: bool):
         old = (P.JIT_MIN_BLOCKS, P.STRIDE_DIV, P.compiled_best_region, P.compiled_window_max,
-               P.compiled_window_max_strided, P.compiled_window_max_by_count)
+               P.compiled_window_max_strided, P.compiled_window_max_by_count, P.compiled_fill_counts)
         P.JIT_MIN_BLOCKS, P.STRIDE_DIV = 0, div
         if not jit:
             P.compiled_best_region = P.compiled_window_max = P.compiled_window_max_strided = lambda: None
-            P.compiled_window_max_by_count = lambda: None
+            P.compiled_window_max_by_count = P.compiled_fill_counts = lambda: None
         try:
             pc = P.ProfileCounts(np.array(tar), np.array(non))
             return pc._dom, pc.eps_bits(np.r_[0.0, DELTA_GRID])
         finally:
             (P.JIT_MIN_BLOCKS, P.STRIDE_DIV, P.compiled_best_region, P.compiled_window_max,
-             P.compiled_window_max_strided, P.compiled_window_max_by_count) = old
+             P.compiled_window_max_strided, P.compiled_window_max_by_count, P.compiled_fill_counts) = old
 
     (dom_j, eps_j), (dom_n, eps_n) = run(True), run(False)
     assert np.array_equal(eps_j, eps_n)
     for a, b in zip(dom_j, dom_n):
         for x, y in zip(a, b):
             assert np.array_equal(x, y)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=80), st.lists(st.integers(0, 3), min_size=1, max_size=80),
+       st.sampled_from([np.int32, np.int64]))
+def test_compiled_fill_is_the_numpy_repeats(a, b, small):
+    """The compiled fill of the dominance's per-trial arrays writes what NumPy's repeats write (the prefix counts,
+    the reversed suffix counts, the start table), blocks of one class, empty and tied ones included."""
+    pytest.importorskip("numba")
+    from vpeval.metrics.profile_kernel import compiled_fill_counts, start_at_table
+
+    k = min(len(a), len(b))
+    cnt_p, cnt_q = np.array(a[:k], dtype=np.int64), np.array(b[:k], dtype=np.int64)
+    cp, cq = np.r_[0, np.cumsum(cnt_p)], np.r_[0, np.cumsum(cnt_q)]
+    n_p, n_q = int(cp[-1]), int(cq[-1])
+    held = np.flatnonzero(cnt_q)
+    first = np.r_[cq[held], n_q].astype(np.int64)
+    want_pre = np.repeat(np.r_[cp[:k], n_p], np.r_[cnt_q, 1]).astype(small)
+    want_suf = np.r_[np.repeat(n_p - cp[1:], cnt_q)[::-1], n_p].astype(small)
+    pre, suf = np.empty(n_q + 1, dtype=small), np.empty(n_q + 1, dtype=small)
+    for tied in (True, False):
+        start_at = np.empty(n_q + 1 if tied else 0, dtype=np.int32)
+        compiled_fill_counts()(cp, cq, pre, suf, first, start_at)
+        assert np.array_equal(pre, want_pre) and np.array_equal(suf, want_suf)
+        if tied:
+            assert np.array_equal(start_at, start_at_table(first))
 
 
 @settings(max_examples=60, deadline=None)
@@ -402,4 +428,5 @@ def test_large_score_inputs_load_the_profile_loops_while_they_are_read(tmp_path,
     real().join()
     from vpeval.jit import _DONE
 
-    assert all(fn in _DONE for fn in (PK.window_max, PK.window_max_by_count, PK.window_max_strided, PK.best_region))
+    assert all(fn in _DONE for fn in (PK.window_max, PK.window_max_by_count, PK.window_max_strided, PK.best_region,
+                                      PK.fill_counts))

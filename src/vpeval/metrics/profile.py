@@ -85,8 +85,8 @@ from .._checks import as_real, as_tar_non
 from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
 from .design_effect import DEFF_SHARES, design_effect  # noqa: F401 - re-exported: importable from here
-from .profile_kernel import (JIT_MIN_BLOCKS, compiled_best_region, compiled_window_max, compiled_window_max_by_count,
-                             compiled_window_max_strided, read_by_count, start_at_table)
+from .profile_kernel import (JIT_MIN_BLOCKS, compiled_best_region, compiled_fill_counts, compiled_window_max,
+                             compiled_window_max_by_count, compiled_window_max_strided, read_by_count, start_at_table)
 
 __all__ = ["privacy_profile_bits", "profile_bounds", "share_beyond", "share_beyond_blocks", "ProfileCounts",
            "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID", "EXACT_COUNTS", "GRID_RATIO"]
@@ -155,8 +155,12 @@ def _eps_one_order(cp: np.ndarray, cq: np.ndarray, deltas: np.ndarray) -> np.nda
     """``max over A of ln((P(A) - delta) / Q(A))`` per delta (0 floor, nats), from the prefix counts of the
     numerator's class ``cp`` and the denominator's ``cq`` over the blocks (Dinkelbach's iteration)."""
     n_p, n_q = int(cp[-1]), int(cq[-1])
-    p, q = np.diff(cp).astype(float), np.diff(cq).astype(float)
-    p /= n_p  # the same floats as count / n, without a second array (memory at 1e7 trials)
+    p, q = np.empty(cp.size - 1), np.empty(cq.size - 1)
+    # the counts' differences written as floats (exact below 2**53) and divided in place: the same floats as
+    # diff(c) / n, without the integer and second float arrays (memory at 1e7 trials: both orders run at once)
+    np.subtract(cp[1:], cp[:-1], out=p, casting="unsafe")
+    np.subtract(cq[1:], cq[:-1], out=q, casting="unsafe")
+    p /= n_p
     q /= n_q
     # regions without the denominator's class: P(A) up to the largest run of q-free blocks or the tails outside q
     free = q == 0
@@ -335,39 +339,55 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     """
     n_p, n_q = int(cp[-1]), int(cq[-1])
     K = cp.size - 1
-    # denominator trials per block (then a 1 for the end), one array for both repeats below
-    reps = np.empty(K + 1, dtype=np.int64)
-    np.subtract(cq[1:], cq[:-1], out=reps[:K])
-    reps[K] = 1
-    cnt = reps[:K]
-    # numerator trials below the block of denominator trial t (t = n_q: all), made by one repeat over the blocks;
-    # with ``suf`` the only per-trial arrays; int32 from 2**20 denominator trials on while the numerator's are below
-    # 2**30 (every sum of a prefix and a suffix count below stays under 2**31): memory at 1e8 trials (on small
-    # inputs mixed int32/int64 arithmetic costs more than it saves)
+    # cpq[t]: numerator trials below the block of denominator trial t (t = n_q: all); suf[k2]: numerator trials
+    # above the block of denominator trial n_q - 1 - k2 (k2 = n_q: all); with the start table below, the only
+    # per-trial arrays; int32 from 2**20 denominator trials on while the numerator's are below 2**30 (every sum of
+    # a prefix and a suffix count below stays under 2**31): memory at 1e8 trials (on small inputs mixed
+    # int32/int64 arithmetic costs more than it saves)
     small = np.int32 if n_q >= 1 << 20 and n_p < 2 ** 30 else np.int64
-    vals = np.empty(K + 1, dtype=small)  # the repeated values, written in place (no int64 temporaries)
-    vals[:K] = cp[:K]
-    vals[K] = n_p
-    cpq = np.repeat(vals, reps)
     # the starts: 0 and right after each block holding the denominator's class, written as the first
     # denominator trial at or above them (n_q after the last such block)
-    held = np.flatnonzero(cnt)  # the blocks holding denominator trials, ascending
-    first = np.r_[cq[held], n_q]
-    p_start = np.r_[0, cp[held + 1]]  # numerator trials below each start
+    held = np.flatnonzero(cq[1:] != cq[:-1])  # the blocks holding denominator trials, ascending
+    first, p_start = np.empty(held.size + 1, dtype=np.int64), np.empty(held.size + 1, dtype=np.int64)
+    np.take(cq, held, out=first[:-1])
+    first[-1] = n_q
+    held += 1
+    np.take(cp, held, out=p_start[1:])  # numerator trials below each start
+    p_start[0] = 0
     del held
+    # tied denominator scores (fewer starts than denominator trials): the starts read are chosen by count, not by
+    # index (profile_kernel.read_by_count), or one large tie block between two read starts would make the upper
+    # value that of the whole block (a tester's find: one tie block, whose only decisions are all or nothing, read
+    # eps_high 9-12 bits growing with n)
+    tied = first.size < n_q + 1
+    big = K >= JIT_MIN_BLOCKS
+    fill = compiled_fill_counts() if big else None
+    if fill is not None:  # one compiled pass writes the three (profile_kernel.fill_counts)
+        cpq, suf = np.empty(n_q + 1, dtype=small), np.empty(n_q + 1, dtype=small)
+        start_at = np.empty(n_q + 1 if tied else 0, dtype=np.int32 if first.size < 2 ** 31 else np.int64)
+        fill(cp, cq, cpq, suf, first, start_at)
+        start_at = start_at if tied else None
+    else:  # NumPy: repeats of the per-block values
+        reps = np.empty(K + 1, dtype=np.int64)  # denominator trials per block, then a 1 for the end
+        np.subtract(cq[1:], cq[:-1], out=reps[:K])
+        reps[K] = 1
+        vals = np.empty(K + 1, dtype=small)  # the repeated values, written in place (no int64 temporaries)
+        vals[:K] = cp[:K]
+        vals[K] = n_p
+        cpq = np.repeat(vals, reps)
+        # the repeat of the reversed arrays is the reversed repeat
+        np.subtract(n_p, cp[1:], out=vals[:K], casting="unsafe")
+        suf = np.empty(n_q + 1, dtype=small)
+        suf[:n_q] = np.repeat(vals[:K], reps[:K])[::-1]
+        suf[n_q] = n_p
+        del vals, reps
+        start_at = start_at_table(first) if tied else None
     m_hi, m_lo, t_hi, t_lo = (np.empty(ks.size, dtype=np.int64) for _ in range(4))
     # prefix with at most k1 denominator trials: up to the block of trial k1; suffix with at most k2: from just
     # after the block of trial n_q - 1 - k2 (both non-decreasing in their count)
     pre = cpq[:n_q + 1]
-    # k2 = 0..n_q: the repeat of the reversed arrays is the reversed repeat
-    np.subtract(n_p, cp[1:], out=vals[:K], casting="unsafe")
-    suf = np.empty(n_q + 1, dtype=small)
-    suf[:n_q] = np.repeat(vals[:K], cnt)[::-1]
-    suf[n_q] = n_p
-    del vals, reps, cnt
     # large inputs: the interval counts in compiled passes over the starts (the same counts; no temporaries),
     # those read at every start all in one pass
-    big = K >= JIT_MIN_BLOCKS
     every = np.flatnonzero((ks < 2 * STRIDE_DIV) & (ks < n_q))
     kern = compiled_window_max() if big and every.size else None
     if kern is not None:
@@ -376,11 +396,6 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
         m_lo[every] = got
     done = np.zeros(ks.size, dtype=bool)
     done[every] = kern is not None
-    # tied denominator scores (fewer starts than denominator trials): the starts read are chosen by count, not by
-    # index (profile_kernel.read_by_count), or one large tie block between two read starts would make the upper
-    # value that of the whole block (a tester's find: one tie block, whose only decisions are all or nothing, read
-    # eps_high 9-12 bits growing with n)
-    start_at = start_at_table(first) if first.size < n_q + 1 else None
     strides = np.maximum(1, ks // STRIDE_DIV)
     head = (cpq, first, p_start) + (() if start_at is None else (start_at,))
     grouped = (compiled_window_max_strided if start_at is None else compiled_window_max_by_count)() if big else None

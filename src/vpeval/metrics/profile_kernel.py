@@ -13,7 +13,8 @@ import numpy as np
 from ..jit import compiled
 
 __all__ = ["best_region", "window_max", "compiled_best_region", "compiled_window_max", "JIT_MIN_BLOCKS",
-           "read_by_count", "start_at_table", "load_in_background", "load_ahead", "LOAD_AHEAD_BYTES"]
+           "read_by_count", "start_at_table", "fill_counts", "compiled_fill_counts", "load_in_background", "load_ahead",
+           "LOAD_AHEAD_BYTES"]
 
 #: Inputs of at least this many tie blocks use the compiled loops (when numba is installed): below it, importing
 #: numba (about 0.4 s a process) costs more than the loops save.
@@ -222,6 +223,43 @@ def compiled_window_max_by_count():
     return compiled(window_max_by_count, _BY_COUNT_SIGNATURE)
 
 
+def fill_counts(cp, cq, cpq, suf, first, start_at):
+    """The per-trial arrays of :func:`vpeval.metrics.profile._dominance` written in one pass over the blocks, without
+    the repeat counts and repeated values NumPy's ``repeat`` needs (about 95 MB per class order at 1e7 trials).
+
+    ``cp``, ``cq``: int64 prefix counts of the numerator and denominator classes over the K blocks, shape (K + 1,);
+    ``n_p = cp[K]``, ``n_q = cq[K]``. Writes ``cpq[t] = cp[b]`` for denominator trial ``t`` of block ``b``
+    (``t < n_q``) and ``cpq[n_q] = n_p``; ``suf[n_q - 1 - t] = n_p - cp[b + 1]`` and ``suf[n_q] = n_p``; and,
+    unless ``start_at`` has size 0, ``start_at[q]`` the first index ``s`` of ``first`` (strictly increasing from
+    0) with ``first[s] >= q``, for ``q = 0 .. first[-1]``: the same numbers as the NumPy path's repeats."""
+    n_q = cq[cq.size - 1]
+    n_p = cp[cp.size - 1]
+    t = 0
+    for b in range(cp.size - 1):
+        v, w = cp[b], n_p - cp[b + 1]
+        for _ in range(cq[b + 1] - cq[b]):
+            cpq[t] = v
+            suf[n_q - 1 - t] = w
+            t += 1
+    cpq[n_q] = n_p
+    suf[n_q] = n_p
+    if start_at.size:
+        q = 0
+        for s in range(first.size):
+            while q <= first[s]:
+                start_at[q] = s
+                q += 1
+
+
+_FILL_SIGNATURE = [f"void(int64[::1], int64[::1], {c}[::1], {c}[::1], int64[::1], {s}[::1])"
+                   for c in ("int64", "int32") for s in ("int32", "int64")]
+
+
+def compiled_fill_counts():
+    """:func:`fill_counts` compiled by numba, or None (numba missing, failing, or ``VPEVAL_JIT=0``)."""
+    return compiled(fill_counts, _FILL_SIGNATURE)
+
+
 #: Score inputs of at least this many bytes (about 7e5 `score label` lines) load the compiled loops while they are
 #: read (:func:`load_ahead`): their tie blocks are then likely to reach :data:`JIT_MIN_BLOCKS`.
 LOAD_AHEAD_BYTES = 8 << 20
@@ -247,8 +285,8 @@ def load_in_background():
 
     def load():
         try:
-            for get in (compiled_window_max, compiled_window_max_by_count, compiled_window_max_strided,
-                        compiled_best_region):
+            for get in (compiled_fill_counts, compiled_window_max, compiled_window_max_by_count,
+                        compiled_window_max_strided, compiled_best_region):
                 get()
         except Exception:  # noqa: BLE001 - e.g. MemoryError importing numba: the profile's own call tries again
             pass
