@@ -129,8 +129,8 @@ def null_family_steps(trials, one_to_n, n_perm: int, n_boot: int, seed: int, t_s
     for p in preps:  # large members of trial relabelling: tested on cells of the score axis (vpeval.analysis.cells)
         if scheme == "trial" and p.subsets is None and _cells.CELLS_FROM_TRIALS <= p.n < _cells.CELLS_BELOW_TRIALS:
             p.cells, p.cell_tar = member_cells(p.cum, p.is_tar)
-            if p.order is None:  # nothing reads them any more (memory: 5 bytes a trial)
-                p.block = p.is_tar = None
+            if p.order is None:  # nothing reads them any more (memory: 5 bytes a trial, 8 a tie block)
+                p.block, p.is_tar, p.cum = None, None, p.cum[[0, -1]]  # the class counts, as _cell_slim sends
     # a member on cells stays in this process (its relabellings and bootstrap cost about a second at 1e7 trials,
     # less than starting the workers); its cells alone are sent when the workers draw a family's bootstrap
     large = [jobs.parallel and p.cells is None and rows_needed * p.n_tar >= PARALLEL_TARGET_ENTRIES for p in preps]
