@@ -115,7 +115,7 @@ from .intervals import WORST_CASE_LEVEL, interval_refusal, min_interval_units, t
 from . import cells as _cells
 from .nulls import NullFamily, null_family_steps
 from .nulls import log10_distinct as _count_log10
-from .profiles import member_profiles
+from .profiles import member_profiles_started
 from .relabel import SPEAKER_SCHEMES
 from .resample import family_maximum
 from .worst_case import eps_max_ceiling_nats
@@ -493,13 +493,13 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
             warnings.simplefilter("always")
             steps = null_family_steps(trials, one_to_n, n_perm, n_boot, seed, t_stats, l_stats, jobs)
             null = _step(steps)  # the members checked, a large member's relabellings on the workers
-            if profs is None:  # computed here while the workers relabel
-                profs = member_profiles(trials, one_to_n)
+            if profs is None:  # in a thread, while this one and the workers relabel
+                profs = member_profiles_started(trials, one_to_n)
             if null is None:
                 yield
                 while null is None:
                     null = _step(steps)
-            test = _decide(null, None, float(alpha), n_boot, seed, profs, designs)
+            test = _decide(null, None, float(alpha), n_boot, seed, profs.result(), designs)
         more = min(MAX_N_PERM, 10 * (n_perm + 1) - 1)
         if (extension == MAX_EXTENSIONS or null.exact or more <= n_perm
                 or not near_alpha(test.p_value, null.n_perm, float(alpha))):
@@ -507,7 +507,7 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
         n_perm = more  # the p-value's Monte-Carlo error could decide the word: ten times the relabellings
     for w in caught:  # the warnings of the run that stands, once
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    subs = {name: _decide(null, keep, float(alpha), n_boot, seed, profs, designs) for name, keep in keeps.items()}
+    subs = {name: _decide(null, keep, float(alpha), n_boot, seed, profs.result(), designs) for name, keep in keeps.items()}
     return dataclasses.replace(test, subfamilies=subs) if subs else test
 
 
