@@ -507,7 +507,8 @@ def secrecy_steps(trials=(), one_to_n=(), *, n_perm: int = 999, n_boot: int = 20
         n_perm = more  # the p-value's Monte-Carlo error could decide the word: ten times the relabellings
     for w in caught:  # the warnings of the run that stands, once
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    subs = {name: _decide(null, keep, float(alpha), n_boot, seed, profs.result(), designs) for name, keep in keeps.items()}
+    profs = profs.result()
+    subs = {name: _decide(null, keep, float(alpha), n_boot, seed, profs, designs) for name, keep in keeps.items()}
     return dataclasses.replace(test, subfamilies=subs) if subs else test
 
 
