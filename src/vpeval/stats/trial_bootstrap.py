@@ -84,8 +84,10 @@ def trial_speakers(trials: Trials, speaker_of=None, *, side: str = "test") -> np
         return np.asarray(keys, dtype=str)
     if kind in ("cross-profile", "cross-profile-same-source"):
         tags = tuple(f"@{k}" for k in trials.meta.get("profiles", [])[1:])
-        keys = np.asarray([next((x[: -len(t)] for t in tags if x.endswith(t)), x) for x in keys.tolist()],
-                          dtype=str)
+        # each distinct key stripped once (a probe meets every model: far fewer keys than trials)
+        u, inv = sorted_codes(keys)
+        keys = np.asarray([next((x[: -len(t)] for t in tags if x.endswith(t)), x) for x in u.tolist()],
+                          dtype=str)[inv]
     if speaker_of is None:
         raise StatsError(
             f"{trials.source}: the test keys are utterance ids; pass speaker_of (the Protocol, or a mapping "
