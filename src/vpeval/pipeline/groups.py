@@ -232,7 +232,8 @@ def group_breakdown(trials: Trials, groups: Mapping[str, str], *, probe_speakers
     probe = None if probe_speakers is None else np.asarray(probe_speakers, dtype=str)
     if probe is not None and probe.shape != g.shape:
         raise GroupsError(f"probe_speakers: expected shape {g.shape}, got {probe.shape}")
-    return [_one_group(label, trials, g == label, enroll, probe, groups, one_to_n, lid, n_boot, seed, level)
+    codes = (sorted_codes(enroll)[1], None if probe is None else sorted_codes(probe)[1])  # once for every group
+    return [_one_group(label, trials, g == label, enroll, probe, groups, one_to_n, lid, n_boot, seed, level, codes)
             for label in sorted(set(g.tolist()))]
 
 
@@ -259,13 +260,15 @@ def pooled_eers(trials: Trials) -> tuple[float, float]:
     return clipped, closest
 
 
-def _n_distinct(values: np.ndarray, mask: np.ndarray) -> int:
-    # distinct keys among values[mask], from the keys' codes (remembered by sorted_codes) rather than a string sort
-    codes = sorted_codes(values)[1][mask]
+def _n_distinct(values: np.ndarray, mask: np.ndarray, codes: np.ndarray | None = None) -> int:
+    # distinct keys among values[mask], from the keys' codes (``codes``: sorted_codes(values)[1], when the caller has
+    # them for several masks) rather than a string sort
+    codes = (sorted_codes(values)[1] if codes is None else codes)[mask]
     return int(np.count_nonzero(np.bincount(codes))) if codes.size else 0
 
 
-def _one_group(label, trials, mask, enroll, probe, groups, one_to_n, lid, n_boot, seed, level) -> GroupResult:
+def _one_group(label, trials, mask, enroll, probe, groups, one_to_n, lid, n_boot, seed, level,
+               codes=(None, None)) -> GroupResult:
     sub = Trials(trials.scores[mask], trials.is_target[mask],
                  None if trials.enroll is None else trials.enroll[mask],
                  None if trials.test is None else trials.test[mask], trials.source, dict(trials.meta))
@@ -292,6 +295,6 @@ def _one_group(label, trials, mask, enroll, probe, groups, one_to_n, lid, n_boot
 
     clipped, n_clipped = clipped_speaker_mean_eer(sub) if sub.enroll is not None else (float("nan"), 0)
     closest = float(closest_eer(sub.tar, sub.non)) if n_tar and n_non else float("nan")
-    n_probe = 0 if probe is None else _n_distinct(probe, mask)
-    return GroupResult(label, _n_distinct(enroll, mask), n_probe, n_tar, n_non, metrics, alid, unit, note, clipped,
-                       n_clipped, closest)
+    n_probe = 0 if probe is None else _n_distinct(probe, mask, codes[1])
+    return GroupResult(label, _n_distinct(enroll, mask, codes[0]), n_probe, n_tar, n_non, metrics, alid, unit, note,
+                       clipped, n_clipped, closest)
