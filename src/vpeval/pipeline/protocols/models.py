@@ -27,7 +27,12 @@ def _trial_keys(models: np.ndarray, probes: np.ndarray) -> tuple[np.ndarray, np.
     names = (models.dtype.str, models.tobytes(), probes.dtype.str, probes.tobytes())
     enroll, test = _keys.get((names, "enroll")), _keys.get((names, "test"))
     if enroll is None or test is None:
-        enroll, test = np.tile(models, probes.size), np.repeat(probes, models.size)
+        # written into arrays of their own: np.tile returns a view, which the content memos (vpeval.keys,
+        # pipeline.attackers) cannot remember, so every attacker's trials hashed the same names again (1 GB
+        # in the demo)
+        enroll = np.empty(probes.size * models.size, dtype=models.dtype)
+        enroll.reshape(probes.size, models.size)[...] = models
+        test = np.repeat(probes, models.size)
         for side, a in (("enroll", enroll), ("test", test)):
             a.flags.writeable = False
             _keys[(names, side)] = a
