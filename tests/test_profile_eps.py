@@ -430,3 +430,18 @@ def test_large_score_inputs_load_the_profile_loops_while_they_are_read(tmp_path,
 
     assert all(fn in _DONE for fn in (PK.window_max, PK.window_max_by_count, PK.window_max_strided, PK.best_region,
                                       PK.fill_counts))
+
+
+def test_bounds_kept_quantiles_are_those_computed_afresh():
+    """The beta quantiles kept per (level, design effects) give, at any later delta, level or design effect, the
+    bounds a fresh object computes (the keep never answers for another level or design effect)."""
+    rng = np.random.default_rng(3)
+    tar, non = rng.normal(1.0, 1.0, 400), rng.normal(0.0, 1.0, 900)
+    curve = (np.array([0.01, 0.1, 0.5]), np.array([2.0, 1.5, 1.2]))
+    kept = ProfileCounts(tar, non)
+    for delta, alpha, dt, dn, m in [(0.01, 0.05, 1.0, 1.0, 1), (0.2, 0.05, 1.0, 1.0, 1), (0.01, 0.1, 1.0, 1.0, 1),
+                                    (0.05, 0.05, 2.0, 1.0, 1), (0.05, 0.05, curve, 1.0, 3), (0.3, 0.05, curve, 1.0, 3),
+                                    (0.05, 0.05, 1.0, 1.0, 2)]:
+        got = kept.bounds_bits(delta, alpha=alpha, deff_tar=dt, deff_non=dn, n_members=m)
+        want = ProfileCounts(tar, non).bounds_bits(delta, alpha=alpha, deff_tar=dt, deff_non=dn, n_members=m)
+        assert got == want

@@ -8,9 +8,10 @@ import math
 
 import numpy as np
 
+from .._checks import as_real
 from ..errors import InvalidScoresError
 
-__all__ = ["design_effect", "DEFF_SHARES"]
+__all__ = ["design_effect", "DEFF_SHARES", "deff_at", "deff_key", "check_deff"]
 
 
 #: Shares (of a class's own trials, in its tails) at which :func:`design_effect` estimates the curve.
@@ -110,3 +111,38 @@ def _deff_curve(sc: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not shares:
         return np.array([0.5]), np.array([1.0])
     return np.asarray(shares), np.asarray(values)
+
+
+def deff_at(deff, k, n) -> np.ndarray:
+    """The design effect for regions holding ``k`` of ``n`` trials: ``deff`` itself when a number; from a curve
+    ``(shares, values)`` (:func:`design_effect` with ``by_share=True``) the largest value at the shares up to twice
+    the region's folded share ``min(k, n - k) / n`` (the rarest estimated share at least)."""
+    k = np.asarray(k, dtype=float)
+    if isinstance(deff, (int, float, np.integer, np.floating)):
+        return np.full(k.shape, float(deff))
+    shares, values = (np.asarray(x, dtype=float) for x in deff)
+    if shares.size == 0:
+        return np.ones(k.shape)
+    env = np.maximum.accumulate(values)  # shares ascending: the largest value at or below each share
+    s = np.maximum(np.minimum(k, n - k) / n * 2.0, shares[0])
+    return env[np.searchsorted(shares, s, side="right") - 1]
+
+
+def deff_key(deff):
+    """A hashable key of a checked design effect (a number, or a curve of two arrays)."""
+    return deff if np.ndim(deff) == 0 else tuple(np.asarray(x, dtype=float).tobytes() for x in deff)
+
+
+def check_deff(deff, name: str):
+    """A design effect: a number >= 1, or a curve ``(shares, values)`` of equal lengths, shares ascending in
+    (0, 0.5], values >= 1."""
+    if isinstance(deff, (int, float, np.integer, np.floating, bool, np.bool_)):
+        return as_real(deff, name, low=1.0, open_low=False)
+    try:
+        shares, values = (np.asarray(x, dtype=float) for x in deff)
+    except (TypeError, ValueError):
+        raise InvalidScoresError(f"{name} must be a number >= 1 or a pair (shares, values), got {deff!r}") from None
+    if (shares.shape != values.shape or shares.ndim != 1 or not np.isfinite(values).all() or (values < 1).any()
+            or (shares.size and ((shares <= 0).any() or (shares > 0.5).any() or (np.diff(shares) <= 0).any()))):
+        raise InvalidScoresError(f"{name}: a curve needs ascending shares in (0, 0.5] and values >= 1 of one length")
+    return shares, values

@@ -85,6 +85,7 @@ from .._checks import as_real, as_tar_non
 from ..blocks import TieBlocks, tie_blocks
 from ..errors import InvalidScoresError
 from .design_effect import DEFF_SHARES, design_effect  # noqa: F401 - re-exported: importable from here
+from .design_effect import check_deff as _check_deff, deff_at as _deff_at, deff_key as _deff_key
 from .profile_kernel import (JIT_MIN_BLOCKS, compiled_best_region, compiled_fill_counts, compiled_window_max,
                              compiled_window_max_by_count, compiled_window_max_strided, read_by_count, start_at_table)
 
@@ -444,21 +445,6 @@ def _level(k, n_eff: float, a: float) -> np.ndarray:
     return a / ((k + 1.0) * (k + 2.0) * (n_eff + 2.0))
 
 
-def _deff_at(deff, k, n) -> np.ndarray:
-    """The design effect for regions holding ``k`` of ``n`` trials: ``deff`` itself when a number; from a curve
-    ``(shares, values)`` (:func:`design_effect` with ``by_share=True``) the largest value at the shares up to twice
-    the region's folded share ``min(k, n - k) / n`` (the rarest estimated share at least)."""
-    k = np.asarray(k, dtype=float)
-    if isinstance(deff, (int, float, np.integer, np.floating)):
-        return np.full(k.shape, float(deff))
-    shares, values = (np.asarray(x, dtype=float) for x in deff)
-    if shares.size == 0:
-        return np.ones(k.shape)
-    env = np.maximum.accumulate(values)  # shares ascending: the largest value at or below each share
-    s = np.maximum(np.minimum(k, n - k) / n * 2.0, shares[0])
-    return env[np.searchsorted(shares, s, side="right") - 1]
-
-
 def _upper(k, n: int, deff, a: float) -> np.ndarray:
     """Simultaneous upper bound on the probability of any region holding ``k`` of ``n`` trials."""
     dk = _deff_at(deff, k, n)
@@ -480,19 +466,13 @@ def _lower(k, n: int, deff, a: float, interval: bool) -> np.ndarray:
     return np.where(shape <= 0, 0.0, low)
 
 
-def _bounds_one_order(n_p, n_q, ks, m_int, m_two, m_int_low, m_two_low, d, deff_p, deff_q, a):
+def _bounds_one_order(n_p, n_q, ks, m_int, m_two, m_int_low, m_two_low, d, deff_p, deff_q, a, parts=None):
     """(eps_low, eps_high) in nats for the order (P, Q) = (numerator class, denominator class), per delta, from
     the dominance counts at the denominator counts ``ks`` (:func:`_dominance`: ``m_int``, ``m_two`` upper values
-    for the upper bound, ``m_int_low``, ``m_two_low`` attained ones for the lower)."""
-    exact = ks <= EXACT_COUNTS
-    # eps_high: U_P(most P-trials among regions with <= k Q-trials) over L_Q of the fewest Q-trials they may hold
-    # (k itself where counted one by one; the grid cell's lower end + 1 beyond, conservative)
-    k_low = np.where(exact, ks, np.r_[0, ks[:-1]] + 1)
-    u_int, u_two = _upper(m_int, n_p, deff_p, a), _upper(m_two, n_p, deff_p, a)
-    l_int, l_two = _lower(k_low, n_q, deff_q, a, True), _lower(k_low, n_q, deff_q, a, False)
-    # eps_low: L_P of the regions found over U_Q of their k (grid points only: attained regions)
-    lp_int, lp_two = _lower(m_int_low, n_p, deff_p, a, True), _lower(m_two_low, n_p, deff_p, a, False)
-    uq = _upper(ks, n_q, deff_q, a)
+    for the upper bound, ``m_int_low``, ``m_two_low`` attained ones for the lower). ``parts``: the
+    :func:`_bound_parts` of these arguments when the caller kept them (they do not depend on ``d``)."""
+    u_int, u_two, l_int, l_two, lp_int, lp_two, uq = (
+        _bound_parts(n_p, n_q, ks, m_int, m_two, m_int_low, m_two_low, deff_p, deff_q, a) if parts is None else parts)
     hi = np.zeros(d.size)
     lo = np.zeros(d.size)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -505,6 +485,21 @@ def _bounds_one_order(n_p, n_q, ks, m_int, m_two, m_int_low, m_two_low, d, deff_
             r = np.where(num > 0, num / np.r_[uq, uq], 0.0)
             lo[m] = math.log(r.max()) if r.max() > 1.0 else 0.0
     return lo, hi
+
+
+def _bound_parts(n_p, n_q, ks, m_int, m_two, m_int_low, m_two_low, deff_p, deff_q, a) -> tuple:
+    """The simultaneous probability bounds :func:`_bounds_one_order` combines, independent of delta:
+    ``(u_int, u_two, l_int, l_two, lp_int, lp_two, uq)`` (beta quantiles, the costly part)."""
+    exact = ks <= EXACT_COUNTS
+    # eps_high: U_P(most P-trials among regions with <= k Q-trials) over L_Q of the fewest Q-trials they may hold
+    # (k itself where counted one by one; the grid cell's lower end + 1 beyond, conservative)
+    k_low = np.where(exact, ks, np.r_[0, ks[:-1]] + 1)
+    u_int, u_two = _upper(m_int, n_p, deff_p, a), _upper(m_two, n_p, deff_p, a)
+    l_int, l_two = _lower(k_low, n_q, deff_q, a, True), _lower(k_low, n_q, deff_q, a, False)
+    # eps_low: L_P of the regions found over U_Q of their k (grid points only: attained regions)
+    lp_int, lp_two = _lower(m_int_low, n_p, deff_p, a, True), _lower(m_two_low, n_p, deff_p, a, False)
+    uq = _upper(ks, n_q, deff_q, a)
+    return u_int, u_two, l_int, l_two, lp_int, lp_two, uq
 
 
 def profile_bounds(tar, non, delta=DELTA_GRID, *, alpha: float = 0.05, deff_tar: float = 1.0,
@@ -634,6 +629,7 @@ class ProfileCounts:
         self.n_tar, self.n_non = int(self.ct[-1]), int(self.cn[-1])
         self._dom = None
         self._eps: dict = {}  # delta -> eps (bits), filled by eps_bits
+        self._parts: dict = {}  # (level, design effects) -> _bound_parts of both orders, filled by bounds_bits
         if bounds:
             self._dom = []
             for cp, cq in ((self.ct, self.cn), (self.cn, self.ct)):
@@ -662,8 +658,13 @@ class ProfileCounts:
         if self._dom is None:
             raise InvalidScoresError("these ProfileCounts were made with bounds=False")
         a4 = a / (4.0 * int(n_members))
-        lo1, hi1 = _bounds_one_order(*self._dom[0], d, dt, dn, a4)
-        lo2, hi2 = _bounds_one_order(*self._dom[1], d, dn, dt, a4)
+        # the beta quantiles depend on the level and design effects, not on delta: kept for the next delta
+        key = (a4, _deff_key(dt), _deff_key(dn))
+        if key not in self._parts:
+            self._parts[key] = (_bound_parts(*self._dom[0], dt, dn, a4), _bound_parts(*self._dom[1], dn, dt, a4))
+        p1, p2 = self._parts[key]
+        lo1, hi1 = _bounds_one_order(*self._dom[0], d, dt, dn, a4, parts=p1)
+        lo2, hi2 = _bounds_one_order(*self._dom[1], d, dn, dt, a4, parts=p2)
         lo, hi = np.maximum(lo1, lo2) / _LN2, np.maximum(hi1, hi2) / _LN2
         return (float(lo[0]), float(hi[0])) if scalar else (lo, hi)
 
@@ -678,18 +679,3 @@ def _both_orders(fn, ct, cn, *args) -> tuple:
     with ThreadPoolExecutor(1) as pool:
         other = pool.submit(fn, cn, ct, *args)
         return fn(ct, cn, *args), other.result()
-
-
-def _check_deff(deff, name: str):
-    """A design effect: a number >= 1, or a curve ``(shares, values)`` of equal lengths, shares ascending in
-    (0, 0.5], values >= 1."""
-    if isinstance(deff, (int, float, np.integer, np.floating, bool, np.bool_)):
-        return as_real(deff, name, low=1.0, open_low=False)
-    try:
-        shares, values = (np.asarray(x, dtype=float) for x in deff)
-    except (TypeError, ValueError):
-        raise InvalidScoresError(f"{name} must be a number >= 1 or a pair (shares, values), got {deff!r}") from None
-    if (shares.shape != values.shape or shares.ndim != 1 or not np.isfinite(values).all() or (values < 1).any()
-            or (shares.size and ((shares <= 0).any() or (shares > 0.5).any() or (np.diff(shares) <= 0).any()))):
-        raise InvalidScoresError(f"{name}: a curve needs ascending shares in (0, 0.5] and values >= 1 of one length")
-    return shares, values
