@@ -326,3 +326,43 @@ def test_a_certified_leak_names_the_statistic_that_rejects():
     v = score_verdict(Trials(rng.standard_normal(lab.size) + 0.3 * lab, lab), "s", n_perm=199, n_boot=20)
     assert v.verdict == "protects" and v.test.rejected, v.reason
     assert "perfect secrecy is rejected by D_ECE of s" in v.reason or "rejected by eps_max of s" in v.reason, v.reason
+
+
+def test_member_profiles_run_in_a_thread_unless_the_address_space_is_limited(monkeypatch):
+    """The profile counts run beside the perfect-secrecy test in a thread of their own, with the same members as
+    in the caller's thread; under ``ulimit -v`` (numba crashed in helper threads there) in the caller's thread,
+    and an error is raised by ``result()`` either way."""
+    import threading
+
+    import vpeval.analysis.profiles as P
+    import vpeval.jit as jit
+    from vpeval.analysis.members import TrialInput
+    from vpeval.io.trials import Trials
+
+    rng = np.random.default_rng(0)
+    lab = rng.random(300) < 0.3
+    t = Trials(rng.normal(size=300) + lab, lab)
+    inp = [TrialInput("a", "oa", t)]
+    where = []
+    real = P.member_profiles
+
+    def spy(trials, one_to_n):
+        where.append(threading.current_thread().name)
+        return real(trials, one_to_n)
+
+    monkeypatch.setattr(P, "member_profiles", spy)
+    for limited in (False, True):
+        monkeypatch.setattr(jit, "address_space_limited", lambda limited=limited: limited)
+        got = P.member_profiles_started(inp, []).result()
+        assert [(m.attacker, m.n_tar, m.n_non) for m in got] == [("a", int(lab.sum()), int((~lab).sum()))]
+        assert got[0].counts.eps_bits(0.05) == real(inp, []).pop().counts.eps_bits(0.05)
+    assert where[0].startswith("vpeval-profiles") and where[1] == threading.current_thread().name
+
+    def broken(trials, one_to_n):
+        raise VpevalError("no target column")
+
+    monkeypatch.setattr(P, "member_profiles", broken)
+    for limited in (False, True):
+        monkeypatch.setattr(jit, "address_space_limited", lambda limited=limited: limited)
+        with pytest.raises(VpevalError, match="no target column"):
+            P.member_profiles_started(inp, []).result()

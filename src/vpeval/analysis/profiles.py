@@ -165,9 +165,17 @@ def member_profiles_started(trials=(), one_to_n=()):
     ``result()`` gives the list or raises its error. The dominance counts (the profile's costly part, about 1.5 s
     at 1e7 trials; NumPy and the compiled loops release the GIL) then run on a second core beside the
     relabellings of the perfect-secrecy test. Make the trials' tie blocks first (the test's preparation does):
-    else both threads would make them, the same arrays twice."""
-    from concurrent.futures import ThreadPoolExecutor
+    else both threads would make them, the same arrays twice. Under an address-space limit (``ulimit -v``,
+    :func:`vpeval.jit.address_space_limited`) they are computed here, before returning: numba, which the profile
+    may load, crashed or raised in a helper thread there, where the command cannot report it."""
+    from concurrent.futures import Future, ThreadPoolExecutor
 
+    from ..jit import address_space_limited
+
+    if address_space_limited():
+        done: Future = Future()
+        done.set_result(member_profiles(trials, one_to_n))  # an error raises here, as before the thread
+        return done
     pool = ThreadPoolExecutor(1, thread_name_prefix="vpeval-profiles")
     try:
         return pool.submit(member_profiles, list(trials), list(one_to_n))
