@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vpeval.keys import sorted_codes
+from vpeval.keys import same_keys, sorted_codes
 
 
 def test_hand_made():
@@ -104,3 +104,9 @@ def test_the_content_memo_under_threads():
     with ThreadPoolExecutor(8) as pool:
         assert all(pool.map(check, arrays * 3))
     assert len(keys._content_memo) <= keys.CONTENT_MEMO_ENTRIES
+
+
+def test_same_keys_is_array_equal_with_a_shortcut_for_one_object():
+    a = np.array(["spk1", "spk2", "spk1"])
+    assert same_keys(a, a) and same_keys(a, a.copy()) and same_keys(None, None)
+    assert not same_keys(a, a[::-1]) and not same_keys(a, a[:2]) and not same_keys(a, None)

@@ -85,6 +85,13 @@ def _sorted_codes(values) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(uniq, dtype=v.dtype), codes.astype(np.int64, copy=False)
 
 
+def same_keys(a, b) -> bool:
+    """Whether two key arrays (or None) hold the same keys in the same order: ``numpy.array_equal``, answered at
+    once for the same object (the trials of one protocol share their key arrays: comparing megabytes of names
+    element by element, per attacker and trial type, cost a second of an audit)."""
+    return a is b or bool(np.array_equal(a, b))
+
+
 def while_it_lives(memo: dict, a, compute):
     """``compute(a)``, remembered in ``memo`` while ``a`` lives when ``a`` is a read-only array that owns its data
     (its contents cannot change: e.g. the trials' shared key arrays, asked for by every attacker of a system);

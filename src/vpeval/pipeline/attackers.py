@@ -38,6 +38,7 @@ from ..errors import VpevalError
 from ..io.embeddings import EmbeddingSet
 from ..io.extractor_info import record_difference
 from ..io.trials import Trials
+from ..keys import same_keys
 from .protocols import TRIAL_TYPES, OneToN, Protocol, ProtocolError, build_trials, make_protocol, one_to_n
 
 __all__ = [
@@ -292,7 +293,7 @@ class Attacker:
         out = {}
         for t, first in parts[0].items():
             for p in parts[1:]:
-                if not (np.array_equal(p[t].enroll, first.enroll) and np.array_equal(p[t].test, first.test)):
+                if not (same_keys(p[t].enroll, first.enroll) and same_keys(p[t].test, first.test)):
                     raise ProtocolError(f"fusion: members {self.members[0].name!r} and others score different "
                                         f"{t} trials (their embeddings cover different utterances)")
             fused = self.model.transform(np.column_stack([p[t].scores for p in parts]))

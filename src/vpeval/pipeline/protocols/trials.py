@@ -9,6 +9,7 @@ import numpy as np
 
 from ...io.embeddings import EmbeddingSet
 from ...io.trials import Trials
+from ...keys import same_keys
 from .models import OneToN, _check_backend, _labels, one_to_n, speaker_models
 from .split import Protocol, ProtocolError, make_protocol
 
@@ -122,8 +123,8 @@ def compose_trials(targets_from: Trials, nontargets_from: Trials, name: str, met
     t, n = targets_from, nontargets_from
     same = (len(t) == len(n) and np.array_equal(t.is_target, n.is_target)
             and (t.enroll is None) == (n.enroll is None) and (t.test is None) == (n.test is None)
-            and (t.enroll is None or np.array_equal(t.enroll, n.enroll))
-            and (t.test is None or np.array_equal(t.test, n.test)))
+            and (t.enroll is None or same_keys(t.enroll, n.enroll))
+            and (t.test is None or same_keys(t.test, n.test)))
     if not same:
         raise ProtocolError(f"{name}: the target trials ({t.source}) and the non-target trials ({n.source}) must "
                             "list the same (enroll, test) pairs with the same labels")
