@@ -107,6 +107,6 @@ def test_the_content_memo_under_threads():
 
 
 def test_same_keys_is_array_equal_with_a_shortcut_for_one_object():
-    a = np.array(["spk1", "spk2", "spk1"])
+    a = np.array(["spk1", "spk2", "spk3"])
     assert same_keys(a, a) and same_keys(a, a.copy()) and same_keys(None, None)
     assert not same_keys(a, a[::-1]) and not same_keys(a, a[:2]) and not same_keys(a, None)
