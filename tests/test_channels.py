@@ -341,7 +341,7 @@ def test_channel_sentence_at_a_tie_as_shown_and_at_a_changed_verdict():
     assert "leaks instead" in changed and "discloses more than the voice" in changed
 
 
-def test_a_tie_between_channels_is_said_as_a_tie_naming_the_verdicts_attacker():
+def test_a_tie_between_channels_is_said_as_a_tie_naming_the_worst_cases_attacker():
     # ASR -> TTS in the ladder: voice and content both at the ceiling the trial counts set (7.78 bits); the verdict
     # names the content attacker, so "the voice channel decides" alone read as a contradiction
     from vpeval.analysis.channels import _sentence
@@ -352,6 +352,11 @@ def test_a_tie_between_channels_is_said_as_a_tie_naming_the_verdicts_attacker():
                    "channel": "content"}}
     s = _sentence(tie)
     assert s.startswith("The voice and content channels tie: voice alone partial (worst case 7.78 bits)")
-    assert "reached by content-tfidf/centred-cosine/original (content channel, the attacker the verdict names)" in s
+    assert "reached by content-tfidf/centred-cosine/original (content channel, the attacker of the worst case)" in s
     alone = dict(tie, all=dict(tie["all"], attacker="mfcc-stats/lda/original", channel="voice"))
     assert _sentence(alone).startswith("The voice channel decides: voice alone partial")
+    # the table's cell says the tie as the sentence does (a tester read "voice" beside "tie" as a contradiction)
+    from vpeval.report.channels import _decided_by
+
+    assert _decided_by(tie) == "voice (tie with content)" and _decided_by(alone) == "voice"
+    assert _decided_by(dict(tie, decides="content")) == "content"

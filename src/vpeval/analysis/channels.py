@@ -130,11 +130,11 @@ def _sentence(e: dict) -> str:
                 f"{a['attacker']}, {a['channel']} channel); the voice channel alone could not be decided.")
     vb = v["worst_case"]["value_bits"]
     if e["decides"] == "voice" and a["channel"] != "voice":
-        # a tie (e.g. both at the ceiling the trial counts set): the verdict names the other channel's attacker,
+        # a tie (e.g. both at the ceiling the trial counts set): the worst case names the other channel's attacker,
         # so the sentence does too rather than crediting the voice alone
         return (f"The voice and {a['channel']} channels tie: voice alone {v['verdict']} (worst case {vb:.3g} bits); "
                 f"all channels together {a['verdict']}, the same worst case reached by {a['attacker']} "
-                f"({a['channel']} channel, the attacker the verdict names); the {others} attackers reach no more "
+                f"({a['channel']} channel, the attacker of the worst case); the {others} attackers reach no more "
                 "than the voice attackers.")
     if e["decides"] == "voice":
         return (f"The voice channel decides: voice alone {v['verdict']} (worst case {vb:.3g} bits), all channels "

@@ -18,6 +18,13 @@ CHANNELS_NOTE = (
     "the voice; the all-channel verdict says whether who speaks is hidden at all.")
 
 
+def _decided_by(e: dict) -> str:
+    """The table's "decided by" cell: the deciding channel, and the tie when another channel's attacker reaches
+    the same worst case (the sentence below the table says so too)."""
+    tied = e["decides"] == "voice" and e.get("voice") is not None and e["all"]["channel"] != "voice"
+    return f"voice (tie with {e['all']['channel']})" if tied else e["decides"]
+
+
 def channel_blocks(channels: dict[str, dict]) -> list:
     """The table (system, voice-channel verdict, all-channel verdict, deciding channel, attackers per channel)
     and, per system, the sentence saying which channel decides and the read-speech caveat (when given)."""
@@ -28,7 +35,7 @@ def channel_blocks(channels: dict[str, dict]) -> list:
         v = e.get("voice")
         rows.append([system, v["verdict"] if v else "not decided",
                      v["worst_case"]["value_bits"] if v else None, e["all"]["verdict"],
-                     e["all"]["worst_case_bits"], e["decides"],
+                     e["all"]["worst_case_bits"], _decided_by(e),
                      ", ".join(f"{c} {n}" for c, n in e["channels"].items())])
     blocks = [Table(["system", "voice channel", "worst case voice (bits)", "all channels",
                      "worst case all (bits)", "decided by", "attackers per channel"], rows, fmt="{:.3g}",
