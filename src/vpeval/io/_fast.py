@@ -53,6 +53,16 @@ def _map_threads(fn, items):
 
 
 def _pa():
+    """pyarrow and the two modules the reader uses. Under ``ulimit -v`` without room for pyarrow's import (it maps
+    about 165 MiB; :data:`_AS_IMPORT`), MemoryError instead: the import's C++ start-up aborted (exit 134) or
+    crashed (exit 139) there, where the command cannot report it (a find at 360-380 MiB)."""
+    import sys
+
+    if "pyarrow.csv" not in sys.modules:
+        left = _address_space_left()
+        if left is not None and left < _AS_IMPORT:
+            raise MemoryError(f"{left / 2**20:.0f} MiB of address space left under ulimit -v; importing pyarrow "
+                              f"takes about {_AS_IMPORT / 2**20:.0f} MiB")
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
@@ -247,22 +257,34 @@ def _address_space_limited() -> bool:
 _AS_PER_FILE_BYTE, _AS_BASE = 9, 64 << 20
 
 
-def _check_address_space(n_bytes: int) -> None:
-    """Raise MemoryError when the address space left under ``ulimit -v`` (the limit less this process's ``VmSize``,
-    Linux ``/proc/self/status``) is below what reading ``n_bytes`` of file takes (:data:`_AS_PER_FILE_BYTE`); the
-    command then ends with its out-of-memory line (exit 4) instead of Arrow's abort (exit 134). Nothing where
-    either number is unknown."""
+#: Address space (bytes) importing pyarrow and its CSV and compute modules maps, with room to spare (measured:
+#: 165 MiB on this project's machine).
+_AS_IMPORT = 192 << 20
+
+
+def _address_space_left() -> int | None:
+    """Bytes of address space left under ``ulimit -v``: the limit less this process's ``VmSize`` (Linux
+    ``/proc/self/status``); None without a limit or where either number is unknown."""
     import resource
 
     limit = resource.getrlimit(resource.RLIMIT_AS)[0]
     if limit == resource.RLIM_INFINITY:
-        return
+        return None
     try:
         with open("/proc/self/status") as fh:
             vm = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmSize:"))
     except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    return limit - vm
+
+
+def _check_address_space(n_bytes: int) -> None:
+    """Raise MemoryError when the address space left under ``ulimit -v`` (:func:`_address_space_left`) is below
+    what reading ``n_bytes`` of file takes (:data:`_AS_PER_FILE_BYTE`); the command then ends with its
+    out-of-memory line (exit 4) instead of Arrow's abort (exit 134). Nothing where either number is unknown."""
+    left = _address_space_left()
+    if left is None:
         return
-    left = limit - vm
     if left < _AS_PER_FILE_BYTE * n_bytes + _AS_BASE:
         raise MemoryError(f"{left / 2**20:.0f} MiB of address space left under ulimit -v; reading "
                           f"{n_bytes / 2**20:.0f} MiB of scores takes about "
