@@ -294,3 +294,32 @@ def test_the_verdicts_workers_count_against_the_machine_not_the_address_space(tm
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         memory.check_score_input([str(f)], room=[(between, "the process's address-space limit (ulimit -v) is {}")])
+
+
+@pytest.mark.parametrize("limit", [None, "as", "data"])
+def test_memory_limits_seen_by_the_jit_guard_and_the_blas_threads(limit):
+    """Under ``ulimit -v`` or ``ulimit -d`` the helper threads' guard (vpeval.jit.address_space_limited) says so,
+    and the console script starts OpenBLAS with one thread unless the user chose a number (several spun forever
+    at 200-260 MB inside numpy's import; numba aborted in a helper thread under ``ulimit -d``: a breaker's finds);
+    without a limit neither changes anything."""
+    import os
+    import resource
+    import subprocess
+    import sys
+
+    which = {"as": resource.RLIMIT_AS, "data": resource.RLIMIT_DATA}.get(limit)
+
+    def cap():
+        if which is not None:
+            resource.setrlimit(which, (8 << 30, resource.RLIM_INFINITY))
+
+    code = ("import os, vpeval.cli.entry as e; e._one_blas_thread_under_a_memory_limit(); "
+            "from vpeval.jit import address_space_limited; "
+            "print(address_space_limited(), os.environ.get('OPENBLAS_NUM_THREADS'))")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=cap, env=env,
+                         timeout=120, check=True).stdout.split()
+    assert out == (["False", "None"] if which is None else ["True", "1"])
+    kept = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=cap,
+                          env=dict(env, OPENBLAS_NUM_THREADS="2"), timeout=120, check=True).stdout.split()
+    assert kept[1] == "2"

@@ -51,11 +51,14 @@ def _compile(fn: Callable, signature: str) -> Callable | None:
 
 
 def address_space_limited() -> bool:
-    """Whether the process runs under an address-space limit (``ulimit -v``): libraries that reserve address space
-    in large segments (pyarrow's allocator, numba's compiler) may then abort the process, or raise from a helper
-    thread where the command cannot report it as running out of memory; their callers take a plainer path."""
+    """Whether the process runs under an address-space limit (``ulimit -v``) or a data-size limit (``ulimit -d``,
+    which counts the memory malloc maps as well on Linux): libraries that reserve address space in large segments
+    (pyarrow's allocator, numba's compiler) may then abort the process, or raise from a helper thread where the
+    command cannot report it as running out of memory; their callers take a plainer path (a breaker's find: under
+    ``ulimit -d`` numba's compiler aborted in the profile's thread, 'LLVM ERROR: Unable to allocate section
+    memory')."""
     try:
         import resource
     except ImportError:
         return False
-    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
+    return any(resource.getrlimit(r)[0] != resource.RLIM_INFINITY for r in (resource.RLIMIT_AS, resource.RLIMIT_DATA))

@@ -17,7 +17,23 @@ def _interrupted_while_loading(signum, frame) -> None:
     os._exit(130)
 
 
+def _one_blas_thread_under_a_memory_limit() -> None:
+    """Under ``ulimit -v`` or ``ulimit -d``, OpenBLAS starts with one thread unless the user chose a number: with
+    several, its start inside numpy's or scipy's import spun forever retrying a failed allocation (a breaker's find
+    at 200-260 MB, even on a 4-line file); with one, the command ends with its out-of-memory line. Set before the
+    first import of numpy; no effect without such a limit."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on Linux
+        return
+    limits = (resource.RLIMIT_AS, resource.RLIMIT_DATA)
+    limited = any(resource.getrlimit(r)[0] != resource.RLIM_INFINITY for r in limits)
+    if limited and "OPENBLAS_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+
+
 def main() -> None:
+    _one_blas_thread_under_a_memory_limit()
     # a process started with SIGINT ignored (a background job of a script, nohup) keeps ignoring it, as its
     # parent does: a Ctrl-C meant for the foreground must not end it (a tester's `timeout -s INT` of the test
     # suite ended a vpeval started by a test, which the suite, ignoring it, survived)
