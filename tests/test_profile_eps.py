@@ -445,3 +445,62 @@ def test_bounds_kept_quantiles_are_those_computed_afresh():
         got = kept.bounds_bits(delta, alpha=alpha, deff_tar=dt, deff_non=dn, n_members=m)
         want = ProfileCounts(tar, non).bounds_bits(delta, alpha=alpha, deff_tar=dt, deff_non=dn, n_members=m)
         assert got == want
+
+
+def test_passes_shared_with_a_helping_thread_give_the_same_counts_and_raise_in_the_owner():
+    """run_passes: every task runs once, whoever takes it (the owner or a thread in help_with_passes); an error is
+    raised by the owner even when the helper ran the failing task; a dominance computed while another thread helps
+    gives the counts of one computed alone."""
+    import threading
+    import time
+
+    import vpeval.metrics.profile as P
+    from vpeval.metrics.profile_kernel import help_with_passes, run_passes
+
+    ran, who = [], []
+
+    def task(i):
+        def go():
+            time.sleep(0.01)
+            ran.append(i)
+            who.append(threading.current_thread().name)
+        return go
+
+    stop = threading.Event()
+
+    def helper():
+        while not stop.is_set():
+            help_with_passes() or time.sleep(0.001)
+
+    h = threading.Thread(target=helper, name="helper")
+    h.start()
+    try:
+        run_passes([task(i) for i in range(40)])
+        assert sorted(ran) == list(range(40))
+        assert "helper" in who and threading.current_thread().name in who
+
+        def bad():
+            time.sleep(0.01)
+            raise ValueError("pass failed")
+
+        with pytest.raises(ValueError, match="pass failed"):
+            run_passes([bad for _ in range(6)])
+        rng = np.random.default_rng(5)
+        tar, non = np.round(rng.normal(1.0, 1.0, 3000), 1), np.round(rng.normal(0.0, 1.0, 5000), 1)
+        old = P.JIT_MIN_BLOCKS, P.STRIDE_DIV
+        P.JIT_MIN_BLOCKS, P.STRIDE_DIV = 0, 2
+        try:
+            shared = P.ProfileCounts(tar, non)._dom
+        finally:
+            P.JIT_MIN_BLOCKS, P.STRIDE_DIV = old
+    finally:
+        stop.set()
+        h.join()
+    P.JIT_MIN_BLOCKS, P.STRIDE_DIV = 0, 2
+    try:
+        alone = P.ProfileCounts(tar, non)._dom
+    finally:
+        P.JIT_MIN_BLOCKS, P.STRIDE_DIV = old
+    for a, b in zip(shared, alone):
+        for x, y in zip(a, b):
+            assert np.array_equal(x, y)

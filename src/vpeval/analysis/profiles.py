@@ -178,9 +178,29 @@ def member_profiles_started(trials=(), one_to_n=()):
         return done
     pool = ThreadPoolExecutor(1, thread_name_prefix="vpeval-profiles")
     try:
-        return pool.submit(member_profiles, list(trials), list(one_to_n))
+        return _Helped(pool.submit(member_profiles, list(trials), list(one_to_n)))
     finally:
         pool.shutdown(wait=False)  # the thread ends with its one task
+
+
+class _Helped:
+    """A started :func:`member_profiles` whose ``result()`` waits by running the thread's compiled dominance passes
+    too (:func:`vpeval.metrics.profile_kernel.help_with_passes`): the caller, done with its own work, shares the
+    rest of the counts instead of waiting idle (the same counts whoever runs a pass)."""
+
+    def __init__(self, future):
+        self.future = future
+
+    def result(self):
+        from ..metrics.profile_kernel import help_with_passes
+
+        while not self.future.done():
+            if not help_with_passes():
+                try:
+                    return self.future.result(timeout=0.02)
+                except TimeoutError:
+                    continue
+        return self.future.result()
 
 
 @dataclass(frozen=True)

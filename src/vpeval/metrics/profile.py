@@ -87,7 +87,8 @@ from ..errors import InvalidScoresError
 from .design_effect import DEFF_SHARES, design_effect  # noqa: F401 - re-exported: importable from here
 from .design_effect import check_deff as _check_deff, deff_at as _deff_at, deff_key as _deff_key
 from .profile_kernel import (JIT_MIN_BLOCKS, compiled_best_region, compiled_fill_counts, compiled_window_max,
-                             compiled_window_max_by_count, compiled_window_max_strided, read_by_count, start_at_table)
+                             compiled_window_max_by_count, compiled_window_max_strided, read_by_count, run_passes,
+                             start_at_table)
 
 __all__ = ["privacy_profile_bits", "profile_bounds", "share_beyond", "share_beyond_blocks", "ProfileCounts",
            "design_effect", "typical_bounds_bits", "total_variation", "DELTA_GRID", "EXACT_COUNTS", "GRID_RATIO"]
@@ -391,21 +392,26 @@ def _dominance(cp: np.ndarray, cq: np.ndarray, ks: np.ndarray):
     # those read at every start all in one pass
     every = np.flatnonzero((ks < 2 * STRIDE_DIV) & (ks < n_q))
     kern = compiled_window_max() if big and every.size else None
-    if kern is not None:
-        got = np.empty(every.size, dtype=np.int64)
-        kern(cpq, first, p_start, np.ascontiguousarray(ks[every], dtype=np.int64), n_q, got)
-        m_lo[every] = got
     done = np.zeros(ks.size, dtype=bool)
-    done[every] = kern is not None
     strides = np.maximum(1, ks // STRIDE_DIV)
     head = (cpq, first, p_start) + (() if start_at is None else (start_at,))
     grouped = (compiled_window_max_strided if start_at is None else compiled_window_max_by_count)() if big else None
     sel = (ks < n_q) & (strides > 1) & (grouped is not None)
-    for st in np.unique(strides[sel]).tolist():  # one compiled pass for all the counts of one stride
+
+    def every_pass():
+        got = np.empty(every.size, dtype=np.int64)
+        kern(cpq, first, p_start, np.ascontiguousarray(ks[every], dtype=np.int64), n_q, got)
+        m_lo[every], done[every] = got, True
+
+    def stride_pass(st):  # one compiled pass for all the counts of one stride
         rows = np.flatnonzero(sel & (strides == st))
         lo, hi = np.empty(rows.size, dtype=np.int64), np.empty(rows.size, dtype=np.int64)
         grouped(*head, np.ascontiguousarray(ks[rows], dtype=np.int64), st, n_q, lo, hi)
         m_lo[rows], m_hi[rows], done[rows] = lo, hi, True
+
+    # each pass writes its own rows; another thread may run some (profile_kernel.help_with_passes)
+    run_passes(([every_pass] if kern is not None else [])
+               + [lambda st=st: stride_pass(st) for st in np.unique(strides[sel]).tolist()])
     for r, k in enumerate(ks):
         k = int(k)
         if k >= n_q:

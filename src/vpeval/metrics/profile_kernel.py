@@ -8,13 +8,15 @@ the same order; tests/test_profile_eps.py checks both paths against each other),
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from ..jit import compiled
 
 __all__ = ["best_region", "window_max", "compiled_best_region", "compiled_window_max", "JIT_MIN_BLOCKS",
            "read_by_count", "start_at_table", "fill_counts", "compiled_fill_counts", "load_in_background", "load_ahead",
-           "LOAD_AHEAD_BYTES"]
+           "LOAD_AHEAD_BYTES", "run_passes", "help_with_passes"]
 
 #: Inputs of at least this many tie blocks use the compiled loops (when numba is installed): below it, importing
 #: numba (about 0.4 s a process) costs more than the loops save.
@@ -258,6 +260,66 @@ _FILL_SIGNATURE = [f"void(int64[::1], int64[::1], {c}[::1], {c}[::1], int64[::1]
 def compiled_fill_counts():
     """:func:`fill_counts` compiled by numba, or None (numba missing, failing, or ``VPEVAL_JIT=0``)."""
     return compiled(fill_counts, _FILL_SIGNATURE)
+
+
+class _Passes:
+    """The compiled passes of one dominance computation (:func:`run_passes`), taken one at a time by its own thread
+    and by any thread that calls :func:`help_with_passes`; an error is kept for the owner."""
+
+    def __init__(self, tasks: list):
+        self.tasks, self.next, self.left, self.error = tasks, 0, len(tasks), None
+        self.cond = threading.Condition()
+
+    def work(self) -> bool:
+        did = False
+        while True:
+            with self.cond:
+                if self.next >= len(self.tasks):
+                    return did
+                task = self.tasks[self.next]
+                self.next += 1
+            try:
+                task()
+            except BaseException as exc:  # noqa: BLE001 - raised by the owner (run_passes), whoever ran it
+                self.error = self.error or exc
+            with self.cond:
+                self.left -= 1
+                if self.left == 0:
+                    self.cond.notify_all()
+            did = True
+
+
+_ACTIVE: list = []  # the _Passes in progress (any thread)
+_ACTIVE_LOCK = threading.Lock()
+
+
+def run_passes(tasks: list) -> None:
+    """Run ``tasks`` (callables without arguments, each writing its own rows of the caller's output arrays) in this
+    thread, while a thread that calls :func:`help_with_passes` runs some of them too (the compiled loops release the
+    GIL); return when all are done, raising the first error any of them raised. The same outputs whoever runs
+    which pass: the verdict's main thread, done with its test, takes passes of the profile thread's second class
+    order instead of waiting for it."""
+    passes = _Passes(tasks)
+    with _ACTIVE_LOCK:
+        _ACTIVE.append(passes)
+    try:
+        passes.work()
+        with passes.cond:
+            while passes.left:
+                passes.cond.wait()
+    finally:
+        with _ACTIVE_LOCK:
+            _ACTIVE.remove(passes)
+    if passes.error is not None:
+        raise passes.error
+
+
+def help_with_passes() -> bool:
+    """Run passes of the dominance computations in progress in other threads (:func:`run_passes`); whether any
+    was run."""
+    with _ACTIVE_LOCK:
+        active = list(_ACTIVE)
+    return any([p.work() for p in active])
 
 
 #: Score inputs of at least this many bytes (about 7e5 `score label` lines) load the compiled loops while they are
