@@ -22,13 +22,9 @@ def _one_blas_thread_under_a_memory_limit() -> None:
     several, its start inside numpy's or scipy's import spun forever retrying a failed allocation (a breaker's find
     at 200-260 MB, even on a 4-line file); with one, the command ends with its out-of-memory line. Set before the
     first import of numpy; no effect without such a limit."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not on Linux
-        return
-    limits = (resource.RLIMIT_AS, resource.RLIMIT_DATA)
-    limited = any(resource.getrlimit(r)[0] != resource.RLIM_INFINITY for r in limits)
-    if limited and "OPENBLAS_NUM_THREADS" not in os.environ:
+    from ..jit import address_space_limited  # the same test as the helper threads' guard; imports no numpy
+
+    if address_space_limited() and "OPENBLAS_NUM_THREADS" not in os.environ:
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 
