@@ -31,7 +31,10 @@ def _expected(token: str):
 
 
 def _read_all(d: Path, token: str) -> dict:
-    """token as a score / time / correlation in each reader: reader name -> value read, or the InputFileError."""
+    """token as a score / time / correlation in each reader: reader name -> value read, or the InputFileError.
+
+    The files are written as UTF-8 whatever the locale (CI may run under an ASCII one): the readers read UTF-8.
+    """
     out = {}
 
     def run(name, fn):
@@ -40,19 +43,19 @@ def _read_all(d: Path, token: str) -> dict:
         except InputFileError as exc:
             out[name] = exc
 
-    (d / "sl").write_text(f"{token} 1\n0.5 0\n")
+    (d / "sl").write_text(f"{token} 1\n0.5 0\n", encoding="utf-8")
     run("score label", lambda: float(read_score_label(d / "sl").tar[0]))
-    (d / "cols").write_text(f"{token},target\n0.5,nontarget\n")
+    (d / "cols").write_text(f"{token},target\n0.5,nontarget\n", encoding="utf-8")
     run("columns", lambda: float(read_columns(d / "cols", label_col=1, score_col=0, target="target",
                                               nontarget="nontarget", sep=",").tar[0]))
-    (d / "key").write_text("a u1 target\nb u1 nontarget\na u2 nontarget\nb u2 target\n")
-    (d / "scores").write_text(f"a u1 {token}\nb u1 0.5\na u2 0.1\nb u2 0.2\n")
+    (d / "key").write_text("a u1 target\nb u1 nontarget\na u2 nontarget\nb u2 target\n", encoding="utf-8")
+    (d / "scores").write_text(f"a u1 {token}\nb u1 0.5\na u2 0.1\nb u2 0.2\n", encoding="utf-8")
     run("kaldi trials", lambda: float(read_trials_scores(d / "key", d / "scores").scores[0]))
     run("kaldi matrix", lambda: float(read_kaldi_score_matrix(d / "key", d / "scores").scores[0, 0]))
-    (d / "segments").write_text(f"u r1 0 {token}\n")
+    (d / "segments").write_text(f"u r1 0 {token}\n", encoding="utf-8")
     run("segments", lambda: _read_segments(d / "segments", {"r1": d / "r1.wav"}, {"r1": 1}, d / "wav.scp",
                                            False)["u"].end)
-    (d / "pitch.csv").write_text(f"utterance_id,rho_f0\nu,{token}\n")
+    (d / "pitch.csv").write_text(f"utterance_id,rho_f0\nu,{token}\n", encoding="utf-8")
     run("pitch table", lambda: read_pitch_table(d / "pitch.csv").utterances["u"])
     return out
 
@@ -97,7 +100,7 @@ def test_a_number_written_by_numpy_2_is_quoted_as_written(tmp_path):
     from vpeval.cli.main import app
 
     p = tmp_path / "s.txt"
-    p.write_text("np.float64(6.08) 1\n0.5 0\n")
+    p.write_text("np.float64(6.08) 1\n0.5 0\n", encoding="utf-8")
     r = CliRunner().invoke(app, ["verify", str(p)])
     assert r.exit_code == 2
     assert f"{p}:1: score 'np.float64(6.08)' is not a number" in r.output
@@ -112,7 +115,7 @@ def test_verdict_alpha_out_of_range_says_finite_number_in_the_range(tmp_path, va
     from vpeval.cli.main import app
 
     f = tmp_path / "s.txt"
-    f.write_text("0.9 1\n0.1 0\n")
+    f.write_text("0.9 1\n0.1 0\n", encoding="utf-8")
     r = CliRunner().invoke(app, ["verify", str(f), "--alpha", value])
     assert r.exit_code == 2
     assert "must be a finite number in [1e-06, 0.5]" in " ".join(r.output.replace("│", " ").split()), r.output
