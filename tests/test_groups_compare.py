@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from vpeval.report.writer import resolve_refs
 from vpeval.stats.results import order_statistic
 from vpeval.cli.main import app
+from vpeval.errors import VpevalError
 from vpeval.io.speaker_groups import read_speaker_groups
 from vpeval.io.trials import Trials
 from vpeval.metrics.verification import rocch_eer
@@ -246,6 +247,21 @@ def test_pairing_uses_the_same_draw_for_both_systems():
     # exact order statistics: the 5th of 200 at 2.5 % (numpy's inverted_cdf of the float level takes the 6th)
     lo, hi = order_statistic(ra - rb, [a_, 1 - a_])
     assert (c.low, c.high) == (lo, hi)
+
+
+def test_metrics_bootstrapped_together_equal_one_by_one():
+    """compare_pair bootstraps a system's trial metrics in one pass: each comparison equals the one asked alone,
+    and the draws are those of the bootstrap with the same speakers and seed (test above)."""
+    a, b = _attacks(2.0, 7, SPK), _attacks(0.5, 8, SPK)
+    kw = dict(trial_type="oa", n_boot=30, seed=4)
+    both = compare_pair("A", a, "B", b, metrics=("eps_max", "eer_rocch"), **kw)
+    alone = [compare_pair("A", a, "B", b, metrics=(m,), **kw)[0] for m in ("eps_max", "eer_rocch")]
+    assert both == alone
+    cache: dict = {}  # a shared cache answers a later pair from the replicates of the first
+    compare_pair("A", a, "B", b, metrics=("eer_rocch", "eps_max"), cache=cache, **kw)
+    assert compare_pair("A", a, "C", b, metrics=("eps_max",), cache=cache, **kw)[0].diff == both[0].diff
+    with pytest.raises(VpevalError, match="unknown metric"):
+        compare_pair("A", a, "B", b, metrics=("eer",), **kw)
 
 
 def test_only_shared_attackers_and_same_speakers():

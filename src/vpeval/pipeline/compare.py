@@ -152,18 +152,17 @@ def comparison_reading(a: str, b: str, trial_type: str, metric: str, better: str
     return f"{trial_type}, {name}: {better} protects better than {worse} against the strongest attacker"
 
 
-def _replicates(attacks: Mapping[str, AttackData], metric: str, draws) -> tuple[np.ndarray, np.ndarray]:
-    """(observed value per attacker, replicates (n_attackers, n_boot)) of one metric on shared draws."""
-    obs, reps = [], []
-    for name, d in attacks.items():
-        if metric == "alid":
-            r = bootstrap_one_to_n(d.one_to_n, d.lid, metrics=[ALID], draws=draws)[ALID.key]
-        else:
-            m = EER_ROCCH if metric == "eer_rocch" else EPS_MAX
-            r = bootstrap(d.trials, [m], groups=d.probe_speakers, draws=draws)[m.key]
-        obs.append(r.value)
-        reps.append(r.replicates)
-    return np.asarray(obs), np.asarray(reps)
+def _replicates(attacks: Mapping[str, AttackData], metrics, draws) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """metric -> (observed value per attacker, replicates (n_attackers, n_boot)) on shared draws. ``metrics``:
+    ``["alid"]`` alone, or trial metrics (``eer_rocch``, ``eps_max``), bootstrapped together: the replicates are
+    made once per attacker for all of them (the same values as one call per metric; nothing is redrawn)."""
+    if list(metrics) == ["alid"]:
+        r = [bootstrap_one_to_n(d.one_to_n, d.lid, metrics=[ALID], draws=draws)[ALID.key] for d in attacks.values()]
+        return {"alid": (np.asarray([x.value for x in r]), np.asarray([x.replicates for x in r]))}
+    ms = [EER_ROCCH if metric == "eer_rocch" else EPS_MAX for metric in metrics]
+    rs = [bootstrap(d.trials, ms, groups=d.probe_speakers, draws=draws) for d in attacks.values()]
+    return {metric: (np.asarray([r[m.key].value for r in rs]), np.asarray([r[m.key].replicates for r in rs]))
+            for metric, m in zip(metrics, ms)}
 
 
 def _cached(cache: dict, key: tuple, compute):
@@ -197,9 +196,10 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
     n_boot, seed, level
         Replicates, seed of the shared draws, interval level.
     cache : dict, optional
-        Replicates and probe speakers already computed for a system (keyed by system name, trial type, metric,
+        Replicates and probe speakers already computed for a system (keyed by system name, metric, trial type,
         attackers and draws), so that comparing one system with several others bootstraps it once; pass the same
-        dict to every call on the same data.
+        dict to every call on the same data. A system's trial metrics are bootstrapped in one pass over the same
+        replicates (their values do not depend on which others are asked for).
 
     Returns
     -------
@@ -208,7 +208,8 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
     Raises
     ------
     VpevalError
-        Same names, no shared attacker, or different probe speakers (the pairing needs the same speakers).
+        Same names, no shared attacker, different probe speakers (the pairing needs the same speakers), or a
+        metric not in :data:`PAIRED_METRICS`.
     """
     if a == b:
         raise VpevalError(f"cannot compare system {a!r} with itself")
@@ -216,6 +217,9 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
         return [c.swapped() for c in compare_pair(b, attacks_b, a, attacks_a, trial_type=trial_type,
                                                   metrics=metrics, n_boot=n_boot, seed=seed, level=level,
                                                   cache=cache)]
+    metrics = list(metrics)
+    if unknown := [m for m in metrics if m not in PAIRED_METRICS]:
+        raise VpevalError(f"paired comparison: unknown metric(s) {unknown}; expected some of {list(PAIRED_METRICS)}")
     shared = sorted(set(attacks_a) & set(attacks_b))
     if not shared:
         raise VpevalError(f"{trial_type}: systems {a!r} and {b!r} share no attacker")
@@ -237,13 +241,15 @@ def compare_pair(a: str, attacks_a: Mapping[str, AttackData], b: str, attacks_b:
                      and attacks_a[k].lid is not None and attacks_b[k].lid is not None]
             if not names:
                 continue
-        key = (trial_type, metric, tuple(names), draws.seed, draws.n_boot, tuple(draws.speakers.tolist()))
+        # the trial metrics of a system are bootstrapped together, on first need (the same values as one by one)
+        together = [metric] if metric == "alid" else list(dict.fromkeys(m for m in metrics if m != "alid"))
+        key = (trial_type, tuple(names), draws.seed, draws.n_boot, tuple(draws.speakers.tolist()))
         try:
-            if (a,) + key not in cache:
-                cache[(a,) + key] = _replicates({k: attacks_a[k] for k in names}, metric, draws)
-            if (b,) + key not in cache:
-                cache[(b,) + key] = _replicates({k: attacks_b[k] for k in names}, metric, draws)
-            (oa, ra), (ob, rb) = cache[(a,) + key], cache[(b,) + key]
+            for system, attacks in ((a, attacks_a), (b, attacks_b)):
+                if (system, metric) + key not in cache:
+                    got = _replicates({k: attacks[k] for k in names}, together, draws)
+                    cache.update({(system, m) + key: v for m, v in got.items()})
+            (oa, ra), (ob, rb) = cache[(a, metric) + key], cache[(b, metric) + key]
         except StatsError as exc:
             raise VpevalError(f"{trial_type}, {metric}: {exc}") from None
         pick = np.argmin if worst is min else np.argmax
