@@ -6,6 +6,8 @@ matplotlib.use("Agg", force=True)
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
 from scipy.stats import norm  # noqa: E402
 
 from vpeval.io.trials import Trials  # noqa: E402
@@ -206,3 +208,17 @@ def test_a_long_det_curve_is_drawn_through_points_within_a_cell_of_every_point(s
         np.testing.assert_array_equal(line.get_xdata(), x[keep])
     finally:
         plt.close(fig)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, -0.0, 0.1, 0.5, 1.0, 1 / 3, 0.1 + 1e-12, 0.7]),
+                          st.sampled_from([0.0, 0.2, 0.2 + 4e-10, 0.9, 1.0, 2 / 3])), min_size=1, max_size=30))
+def test_staircase_equals_numpy_unique_rows(points):
+    """The staircase of det_styles' curve comparison against its oracle, numpy's row-wise unique of the rounded
+    points: the same rows in the same order (ties after rounding, signed zeros, repeated points)."""
+    from vpeval.plots.displays import _staircase
+
+    pm, pf = (np.asarray(v, float) for v in zip(*points))
+    want = np.unique(np.round(np.c_[pf, pm], 9), axis=0)
+    got = _staircase(pm, pf)
+    assert got.shape == want.shape and np.array_equal(got, want)

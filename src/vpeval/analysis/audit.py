@@ -29,7 +29,7 @@ from ..pipeline.jobs import using
 from ..pipeline.scoring import one_blas_thread
 from .attribution import worst_over_attackers
 from .channels import channel_verdicts
-from .comparison import compare_profiles, compare_worst_cases
+from .comparison import compare_profiles, compare_worst_cases, share_replicates
 from ..pipeline.protocols.trials import TWO_SIDED_TYPES
 from .readings import ABOVE_HALF_FLAG
 from ..errors import VpevalError
@@ -167,6 +167,16 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
     def start(name, res, pool):  # each system's verdict queued on the workers as soon as it is audited
         started[name] = start_verdict(res, pool, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha)
 
+    channels: dict = {}
+    shares: dict = {}  # each system's share-beyond replicates (compare_profiles' cache)
+
+    def decided(name, test, verdict):  # the work of one system's test, done while the later tests still run
+        channels.update(channel_verdicts({name: results[name]}, {name: verdict}, n_perm=verdict_perm, n_boot=n_boot,
+                                         seed=seed, alpha=alpha, budget_bits=budget_bits, tests={name: test},
+                                         delta=delta))
+        if compare and len(results) > 1 and test.scheme == "speaker" and test.profiles:
+            share_replicates(test, budget_bits, n_boot=n_boot, cache=shares, name=name)
+
     if verdict_perm is not None:  # bad options raise before anything is computed
         check_test_options(verdict_perm, n_boot, seed, alpha)
     with using(jobs if client is None else 1) as pool, one_blas_thread():
@@ -195,18 +205,17 @@ def audit(systems: dict, *, train: dict | None = None, types=REPORT_TYPES, seed:
                 progress("the verdict: family-wise perfect-secrecy test over every attacker")
             verdicts, undecided = audit_verdicts(results, n_perm=verdict_perm, n_boot=n_boot, seed=seed, alpha=alpha,
                                                  budget_bits=budget_bits, tests=tests, jobs=pool, delta=delta,
-                                                 started=started)
+                                                 started=started, on_decided=decided)
             flag_saturation(verdicts, results)
-            channels = channel_verdicts(results, verdicts, n_perm=verdict_perm, n_boot=n_boot, seed=seed,
-                                        alpha=alpha, budget_bits=budget_bits, tests=tests, delta=delta)
+            channels = {s: channels[s] for s in results if s in channels}
         if compared is not None:
             more, more_notes = compared.get()
     comparisons, notes = [], []
     if compare and len(results) > 1:
         comparisons, notes = compare_worst_cases(tests)  # the verdicts' own replicates, re-selected in each
         if verdict_perm is not None:  # the share of trials beyond the budget: ordered where eps(delta) is not
-            shares, share_notes = compare_profiles(tests, budget_bits, n_boot=n_boot)
-            comparisons, notes = comparisons + shares, notes + share_notes
+            share_rows, share_notes = compare_profiles(tests, budget_bits, n_boot=n_boot, cache=shares)
+            comparisons, notes = comparisons + share_rows, notes + share_notes
         comparisons, notes = comparisons + more, notes + more_notes
     options = {"trial_types": list(types), "seed": seed, "n_boot": n_boot, "n_perm": n_perm,
                "systems": {s: list(a) for s, a in systems.items()}, "backends": list(backends),

@@ -28,7 +28,7 @@ from ..pipeline.compare import HEADLINE_METRICS, Comparison, comparison_reading
 from ..stats.results import order_statistic
 from .secrecy import SecrecyTest
 
-__all__ = ["WORST_CASE_METRIC", "SHARE_METRIC", "compare_worst_cases", "compare_profiles"]
+__all__ = ["WORST_CASE_METRIC", "SHARE_METRIC", "compare_worst_cases", "compare_profiles", "share_replicates"]
 
 #: The key of the verdict's worst case among the comparisons' metrics (:data:`vpeval.pipeline.compare.HEADLINE_METRICS`).
 WORST_CASE_METRIC = "worst_case"
@@ -165,6 +165,29 @@ def _member_runs(p, names: np.ndarray):
     return counts(is_tar), counts(~is_tar), np.bincount(rb[is_tar], minlength=K), np.bincount(rb[~is_tar], minlength=K)
 
 
+def share_replicates(test: SecrecyTest, budget_bits: float, *, n_boot: int = 200, seed: int | None = None,
+                     cache: dict | None = None, name: str = ""):
+    """One system's side of :func:`compare_profiles`: (observed family share beyond the budget, its attacker,
+    per-replicate shares of shape ``(n_boot,)``) on the replicate weights every pair with this system's speakers
+    uses (``default_rng([seed, 3])`` multinomial draws over ``test.boot_units``; ``seed`` None: the test's own).
+    ``cache``: a dict that remembers it under ``name`` and the draws' settings. Needs a test with privacy
+    profiles."""
+    from .verdict import check_budget
+
+    b = check_budget(budget_bits)
+    s = test.seed if seed is None else int(seed)
+    units = np.asarray(test.boot_units, dtype=str)
+    key = (name, s, int(n_boot), b, tuple(units.tolist()))
+    if cache is not None and key in cache:
+        return cache[key]
+    rng = np.random.default_rng([s, 3])
+    W = rng.multinomial(units.size, np.full(units.size, 1.0 / units.size), size=n_boot).astype(float)
+    got = _share_replicates(test, b, W, units)
+    if cache is not None:
+        cache[key] = got
+    return got
+
+
 def _share_replicates(test: SecrecyTest, budget_bits: float, W: np.ndarray, names: np.ndarray):
     """(observed family share beyond the budget, its attacker, per-replicate family shares) of one system.
 
@@ -191,7 +214,8 @@ def _share_replicates(test: SecrecyTest, budget_bits: float, W: np.ndarray, name
 
 
 def compare_profiles(tests: Mapping[str, SecrecyTest], budget_bits: float, *, level: float = 0.95,
-                     n_boot: int = 200, seed: int | None = None) -> tuple[list[Comparison], list[str]]:
+                     n_boot: int = 200, seed: int | None = None, cache: dict | None = None
+                     ) -> tuple[list[Comparison], list[str]]:
     """Every pair of systems: the paired difference of their shares of trials beyond the budget.
 
     The compared value is each system's largest, over its attackers and trial types, of
@@ -212,6 +236,9 @@ def compare_profiles(tests: Mapping[str, SecrecyTest], budget_bits: float, *, le
     n_boot : int >= 1
     seed : int or None
         None: each test's own seed.
+    cache : dict, optional
+        Each system's replicates already computed by :func:`share_replicates` with the same ``cache`` (e.g. as
+        each test arrived); the same values as computed here.
 
     Returns
     -------
@@ -232,7 +259,7 @@ def compare_profiles(tests: Mapping[str, SecrecyTest], budget_bits: float, *, le
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
         raise VpevalError(f"n_boot must be an integer >= 1, got {n_boot!r}")
     names = list(tests)
-    out, notes, cache = [], [], {}
+    out, notes, cache = [], [], ({} if cache is None else cache)
     for i, a in enumerate(names):
         for bname in names[i + 1:]:
             ta, tb = tests[a], tests[bname]
@@ -242,14 +269,10 @@ def compare_profiles(tests: Mapping[str, SecrecyTest], budget_bits: float, *, le
             if why:
                 notes.append(f"share beyond the budget: {a} and {bname} are not compared: {why}")
                 continue
-            units = np.asarray(ta.boot_units, dtype=str)
             s = ta.seed if seed is None else int(seed)
-            rng = np.random.default_rng([s, 3])
-            W = rng.multinomial(units.size, np.full(units.size, 1.0 / units.size), size=n_boot).astype(float)
-            for name, t in ((a, ta), (bname, tb)):
-                if (name, s) not in cache:
-                    cache[name, s] = _share_replicates(t, b, W, units)
-            out.append(_share_pair(a, cache[a, s], bname, cache[bname, s], level, s, units.size,
+            ra, rb = (share_replicates(t, b, n_boot=n_boot, seed=s, cache=cache, name=name)
+                      for name, t in ((a, ta), (bname, tb)))
+            out.append(_share_pair(a, ra, bname, rb, level, s, len(ta.boot_units),
                                    len({p.attacker for p in ta.profiles} & {p.attacker for p in tb.profiles})))
     return out, notes
 

@@ -196,7 +196,7 @@ def start_verdict(res, jobs, *, n_perm: int = 999, n_boot: int = 200, seed: int 
 
 def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed: int = 0, alpha: float = 0.05,
                    budget_bits: float = DEFAULT_BUDGET_BITS, tests: dict | None = None,
-                   jobs=1, delta: float | None = None, started: dict | None = None
+                   jobs=1, delta: float | None = None, started: dict | None = None, on_decided=None
                    ) -> tuple[dict[str, dict], dict[str, str]]:
     """The ``verdicts`` object of an audit's report.json: per system :meth:`Verdict.to_dict` plus
     ``strongest_attacker`` and ``trial_type`` (of the worst case) and the ``scorecard`` (:func:`scorecard`); and
@@ -207,7 +207,8 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
     (for :func:`vpeval.analysis.channels.channel_verdicts`). ``jobs``: the systems' tests run in worker processes
     (an int or a running :class:`vpeval.pipeline.jobs.Jobs`); the results do not depend on it. ``started``: system
     -> :func:`start_verdict` of it on the same running ``jobs`` with the same options (e.g. started as soon as
-    the system was audited); the others are started here.
+    the system was audited); the others are started here. ``on_decided(system, test, verdict)``: called as each
+    system is decided, while later systems' tests may still run (e.g. the work that needs one test only).
 
     Raises
     ------
@@ -240,4 +241,6 @@ def audit_verdicts(results: dict, *, n_perm: int = 999, n_boot: int = 200, seed:
             if tests is not None:
                 tests[system] = test
             out[system] = verdict_dict(decide(test, budget_bits, delta), results[system])
+            if on_decided is not None:
+                on_decided(system, test, out[system])
     return out, {s: undecided[s] for s in results if s in undecided}
