@@ -132,15 +132,16 @@ def test_the_memory_estimate_is_checked_before_reading_under_an_address_space_li
     assert code == 0 and "needs about" not in err, err
 
 
-@pytest.mark.parametrize("limit_mib, lines", [(290, 10**6), (360, 10**6), (380, 10**6), (440, 10**6), (590, 10**6),
-                                              (760, 3 * 10**6)])
+@pytest.mark.parametrize("limit_mib, lines", [(170, 1000), (290, 10**6), (360, 10**6), (380, 10**6), (440, 10**6),
+                                              (590, 10**6), (760, 3 * 10**6)])
 def test_a_low_address_space_limit_ends_with_the_memory_line_not_a_crash(tmp_path, limit_mib, lines):
     """Under a `ulimit -v` too low to read a 1e6-line file, the command ends with the out-of-memory line and exit
     code 4 wherever memory runs out: before any command (importing the libraries), in pyarrow's reader (which
     aborted the process, exit 134, under 0.6 GB, or raised its own 'Failed to launch worker thread') or after it
     (a tester's finds). A 3e6-line file under 760 MiB: Arrow's reader aborted once fewer libraries were imported
     before it (a breaker's find); the room is now checked before the read. At 360 and 380 MiB importing pyarrow
-    itself crashed (exit 139) or aborted (134): the room for the import is checked before it."""
+    itself crashed (exit 139) or aborted (134): the room for the import is checked before it. At 160-180 MiB the
+    command hung in scipy's BLAS start (its failed allocation retried for ever): loaded first, with its room checked."""
     import resource
     import subprocess
     import sys
@@ -323,3 +324,34 @@ def test_memory_limits_seen_by_the_jit_guard_and_the_blas_threads(limit):
     kept = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=cap,
                           env=dict(env, OPENBLAS_NUM_THREADS="2"), timeout=120, check=True).stdout.split()
     assert kept[1] == "2"
+
+
+def test_memory_running_out_outside_a_command_ends_with_the_memory_line(monkeypatch, capfd):
+    """A MemoryError raised outside a command's own handling (typer's context, starting the process) ends with
+    the out-of-memory line and exit code 4, not a traceback (a tester's find under `ulimit -v` 290 MiB: raised in
+    contextlib.ExitStack.__init__ while typer built its context); an import that cannot map its library under the
+    limit counts as memory, a missing package does not."""
+    import vpeval.cli.main as cli_main
+    from vpeval.cli import common, oom
+
+    assert oom._EXIT_MEMORY == common.EXIT_MEMORY
+
+    def no_memory():
+        raise MemoryError
+
+    for target in ("app", "start_process"):
+        with monkeypatch.context() as m:
+            m.setattr(cli_main, target, no_memory)
+            if target == "start_process":
+                m.setattr(cli_main, "app", lambda: None)
+            with pytest.raises(SystemExit) as exc:
+                cli_main.main()
+        assert exc.value.code == 4
+        err = " ".join(capfd.readouterr().err.split())
+        assert err.startswith("vpeval: error: out of memory") and "Traceback" not in err, err
+    import vpeval.cli.memory as memory
+
+    mapped = ImportError("libarrow.so: failed to map segment from shared object: Cannot allocate memory")
+    assert oom.out_of_memory(MemoryError()) and not oom.out_of_memory(mapped)  # no limit: not the limit's doing
+    monkeypatch.setattr(memory, "_address_space_limit", lambda: 290 * 2**20)
+    assert oom.out_of_memory(mapped) and not oom.out_of_memory(ImportError("No module named 'dask'"))

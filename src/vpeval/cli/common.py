@@ -93,15 +93,14 @@ def start_process() -> None:
     (:func:`exit_on_sigterm`), and a command that cannot honour a stop signal within seconds (inside native code)
     is killed (:mod:`vpeval.cli.watchdog`), the C allocator reuses freed large blocks
     (:func:`vpeval.pipeline.allocator.reuse_large_blocks`), new memory comes in 4 KiB pages if the user opted in
-    (:func:`vpeval.pipeline.allocator.small_pages`), and the temporary folders that killed runs of this host left
-    are removed, whatever this command starts (:func:`vpeval.io.leftovers.remove_stale`: only those whose owner
-    is provably dead)."""
-    from .memory import address_space_exhausted, memory_message
+    (:func:`vpeval.pipeline.allocator.small_pages`), the temporary folders that killed runs of this host left are
+    removed, whatever this command starts (:func:`vpeval.io.leftovers.remove_stale`: only those whose owner is
+    provably dead), and under ``ulimit -v`` scipy's BLAS is loaded (:func:`vpeval.cli.memory.load_scipy_blas`)."""
+    from .memory import address_space_exhausted, load_scipy_blas, memory_message
 
     try:  # what runs before any command's own error handling: memory that runs out here ends as there
         from ..io.leftovers import remove_stale
         from ..pipeline.allocator import reuse_large_blocks, small_pages
-
         from . import watchdog
 
         watchdog.start()
@@ -109,6 +108,7 @@ def start_process() -> None:
         reuse_large_blocks()
         small_pages()
         remove_stale()
+        load_scipy_blas()  # under ulimit -v only
     except (MemoryError, ImportError, OSError) as exc:
         if not (isinstance(exc, MemoryError) or address_space_exhausted(exc)):
             raise

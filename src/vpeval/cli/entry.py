@@ -10,6 +10,8 @@ import os
 import signal
 import sys
 
+from .oom import out_of_memory, out_of_memory_exit
+
 
 def _interrupted_while_loading(signum, frame) -> None:
     sys.stderr.write("vpeval: interrupted\n")
@@ -35,7 +37,12 @@ def main() -> None:
     # suite ended a vpeval started by a test, which the suite, ignoring it, survived)
     ours = signal.getsignal(signal.SIGINT) is signal.default_int_handler
     previous = signal.signal(signal.SIGINT, _interrupted_while_loading) if ours else None
-    from .main import main as run
+    try:
+        from .main import main as run
+    except (MemoryError, ImportError, OSError) as exc:
+        if not out_of_memory(exc):
+            raise
+        out_of_memory_exit()
 
     if ours:
         signal.signal(signal.SIGINT, previous)
@@ -44,3 +51,5 @@ def main() -> None:
     except KeyboardInterrupt:  # before a command's own handling took over (starting up, parsing the options)
         sys.stderr.write("vpeval: interrupted\n")
         raise SystemExit(130) from None
+    except MemoryError:  # before a command's own handling of it, or after it (vpeval.cli.main.main)
+        out_of_memory_exit()

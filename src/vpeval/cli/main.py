@@ -337,7 +337,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
     from ..report import sha256_file
     from ..report.audit import audit_systems
     from ..report.writer import render_report
-    from .systems import load_system, load_train
+    from .systems import input_details, load_system, load_train
 
     import pandas as pd
 
@@ -372,7 +372,7 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         channel_files = add_channels(folder, name, loaded[name], train[name])
         rel = (lambda f: (f.relative_to(folder) if folder in f.parents else Path("..", f.name)).with_suffix(""))
         inputs += [{"name": f"{name}/{rel(f).as_posix()}", "path": str(f),
-                    "sha256": sha256_file(f), **_input_details(f)} for f in files]
+                    "sha256": sha256_file(f), **input_details(f)} for f in files]
         inputs += [{"name": f"{name}/channels/{'train/' if f.parent.name == 'train' else ''}{f.stem}", "path": str(f),
                     "sha256": sha256_file(f)} for f in channel_files]
     utility = {}
@@ -418,24 +418,6 @@ def _audit_into(dest: Path, systems, quiet, json_out, title, seed, backends, asn
         status.update("writing the report")
         render_report(rep, dest, jobs=jobs)
     return rep
-
-
-def _input_details(path: Path) -> dict:
-    """What an embeddings file records beyond its rows, for the report's inputs: ``"input_rates_hz": {"8000": rows,
-    ...}``, the sampling rates of its audio (``vpeval embed``; 0 = not known), and ``"extractor_info"``, its extractor
-    record (model file name, size, sha256, features: vpeval.io.extractor_info); each only when the file has it."""
-    import numpy as np
-
-    from ..io.embeddings import read_extractor_info
-
-    if path.suffix != ".npz":
-        return {}
-    out = {} if (rec := read_extractor_info(path)) is None else {"extractor_info": rec}
-    with np.load(path, allow_pickle=False) as z:
-        if "input_rate_hz" not in z:
-            return out
-        rates, counts = np.unique(z["input_rate_hz"], return_counts=True)
-    return {"input_rates_hz": {str(int(r)): int(n) for r, n in zip(rates, counts)}, **out}
 
 
 def _print_audit(rep, out: Path, quiet: bool, json_out: bool) -> None:
@@ -688,12 +670,17 @@ def _register_families() -> None:
 _register_families()
 
 
-def main():  # console-script entry point
-    start_process()
+def main():  # console-script entry point (vpeval.cli.entry), and `python -m vpeval.cli.main`
     try:
-        app()
-    finally:
-        flush_stdout()
+        start_process()
+        try:
+            app()
+        finally:
+            flush_stdout()
+    except MemoryError:  # outside a command's own handling (typer's objects): the same line and exit code 4
+        from .oom import out_of_memory_exit
+
+        out_of_memory_exit()
 
 
 if __name__ == "__main__":

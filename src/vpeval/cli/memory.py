@@ -236,6 +236,36 @@ def ran_out_of_memory(exc: BaseException) -> bool:
     return any(w in str(exc) for w in _OUT_OF_MEMORY_WORDS)
 
 
+#: Address space loading scipy's BLAS (``import scipy.linalg`` after numpy) maps: 93 MiB with one BLAS thread and
+#: about 40 MiB more per further thread (measured on this project's machine), with a margin.
+_SCIPY_BLAS_BYTES, _PER_BLAS_THREAD_BYTES = 128 << 20, 48 << 20
+
+
+def load_scipy_blas() -> None:
+    """Under ``ulimit -v``, load scipy's BLAS now (``import scipy.linalg``), or raise MemoryError when the address
+    space left is below what its start maps (:data:`_SCIPY_BLAS_BYTES` plus :data:`_PER_BLAS_THREAD_BYTES` per
+    further ``OPENBLAS_NUM_THREADS``). Without it the command hung: OpenBLAS's start inside scipy's first import,
+    wherever a command makes it, retried its failed allocation for ever (a find at 160-180 MiB, even on a 2-line
+    file); loaded here, once, what runs out ends with the out-of-memory line. Nothing without a limit."""
+    import os
+    import sys
+
+    limit = _address_space_limit()
+    if limit is None or "scipy.linalg" in sys.modules:
+        return
+    try:
+        threads = max(1, int(os.environ.get("OPENBLAS_NUM_THREADS", "") or (os.cpu_count() or 1)))
+    except ValueError:
+        threads = os.cpu_count() or 1
+    need = _SCIPY_BLAS_BYTES + _PER_BLAS_THREAD_BYTES * (threads - 1)
+    status = _read("/proc/self/status") or ""
+    vm = next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmSize:")), None)
+    if vm is not None and limit - vm < need:
+        raise MemoryError(f"{(limit - vm) / 2**20:.0f} MiB of address space left under ulimit -v; loading scipy's "
+                          f"BLAS takes about {need / 2**20:.0f} MiB")
+    import scipy.linalg  # noqa: F401
+
+
 def memory_message(kwargs: dict) -> str:
     """The one line for a :class:`MemoryError`: the command's existing input files with their sizes, the memory
     the estimate before reading said they need (:func:`last_estimate`), the limits it runs under
@@ -266,4 +296,4 @@ def memory_message(kwargs: dict) -> str:
             "memory measured per input size")
 
 
-__all__ = ["memory_message", "address_space_exhausted", "reset_estimates", "check_score_input", "memory_room", "machine_memory", "last_estimate", "limits_line"]
+__all__ = ["load_scipy_blas", "memory_message", "address_space_exhausted", "reset_estimates", "check_score_input", "memory_room", "machine_memory", "last_estimate", "limits_line"]

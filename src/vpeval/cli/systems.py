@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import VpevalError
 
-__all__ = ["load_system", "load_train"]
+__all__ = ["load_system", "load_train", "input_details"]
 
 
 def load_system(folder: Path, *, profiles: bool = True) -> dict:
@@ -42,3 +42,21 @@ def load_train(folder: Path, evaluation: dict) -> dict:
         raise VpevalError(f"{tdir}: training embeddings of extractor {extra[0]!r} have no evaluation embeddings in "
                           f"{folder}")
     return train
+
+
+def input_details(path: Path) -> dict:
+    """What an embeddings file records beyond its rows, for the report's inputs: ``"input_rates_hz": {"8000": rows,
+    ...}``, the sampling rates of its audio (``vpeval embed``; 0 = not known), and ``"extractor_info"``, its extractor
+    record (model file name, size, sha256, features: vpeval.io.extractor_info); each only when the file has it."""
+    import numpy as np
+
+    from ..io.embeddings import read_extractor_info
+
+    if path.suffix != ".npz":
+        return {}
+    out = {} if (rec := read_extractor_info(path)) is None else {"extractor_info": rec}
+    with np.load(path, allow_pickle=False) as z:
+        if "input_rate_hz" not in z:
+            return out
+        rates, counts = np.unique(z["input_rate_hz"], return_counts=True)
+    return {"input_rates_hz": {str(int(r)): int(n) for r, n in zip(rates, counts)}, **out}
