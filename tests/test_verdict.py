@@ -160,10 +160,10 @@ def test_section_opens_with_sentence_then_table_then_rule():
 
 @pytest.mark.parametrize("p, lo, hi, word, says", [
     (0.001, 6.0, math.inf, LEAKS, "makes decisions at least 64 times more likely for the same speaker than for "
-                                  "different ones on more than 1.25 % of the comparisons, beyond the 10 times"),
+                                  "different ones on more than 1.25 % of the comparisons, beyond the budget of 10 times"),
     (0.5, 0.0, 2.0, PROTECTS, "none of their decisions is more than 4 times more likely for the same speaker"),
     (0.001, 1.0, math.inf, PARTIAL, "The recordings still reveal something of who is speaking (95 % confidence)"),
-    (0.5, 0.0, math.inf, INCONCLUSIVE, "these data are too few to certify that none can within the 10 times"),
+    (0.5, 0.0, math.inf, INCONCLUSIVE, "these data are too few to certify that none can within the budget of 10 times"),
 ])
 def test_plain_sentence_says_what_an_attacker_can_do(p, lo, hi, word, says):
     ex = [ExposedSpeaker("spk1", 9.0, 2.0, "eps_max", "x/plda", "aa")]

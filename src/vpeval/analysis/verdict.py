@@ -360,7 +360,7 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
     if "none" in pr.unit:  # nothing known of speakers or probes: the level needs independent trials
         conf += ", if the trials are independent"
     share = f"{100 * pr.delta:.3g} % of the comparisons"
-    allowed = f"the {_times(budget_bits)} the budget allows"
+    allowed = f"the budget of {_times(budget_bits)}"
     speakers = ""
     if test.scheme == "speaker":  # speakers known: say how many are exposed one by one
         k = len(test.exposed)

@@ -85,8 +85,11 @@ def profile_reading(v: dict) -> str:
     if v["verdict"] == LEAKS:
         return (f"leaking: on more than {d} of the trials some decision is at least {ratio(pr['eps_low_bits'])} "
                 f"likelier for one speaker than for two (budget {ratio(b)}).")
-    return (f"not certified at {d}: the data allow {ratio(pr['eps_high_bits'])} (budget {ratio(b)})"
-            + ("; no leak beyond it is shown." if v["verdict"] == PARTIAL else "."))
+    high = pr["eps_high_bits"]
+    bound = ("the data cannot bound how much likelier a decision is for one speaker than for two" if high == float("inf")
+             else f"the data allow decisions up to {ratio(high)} likelier for one speaker than for two")
+    return (f"not certified at {d}: {bound} (budget {ratio(b)})"
+            + ("; no leak beyond the budget is shown." if v["verdict"] == PARTIAL else "."))
 
 
 def _draw_profiles(fig, panels):
