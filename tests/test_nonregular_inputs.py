@@ -355,3 +355,41 @@ def test_memory_running_out_outside_a_command_ends_with_the_memory_line(monkeypa
     assert oom.out_of_memory(MemoryError()) and not oom.out_of_memory(mapped)  # no limit: not the limit's doing
     monkeypatch.setattr(memory, "_address_space_limit", lambda: 290 * 2**20)
     assert oom.out_of_memory(mapped) and not oom.out_of_memory(ImportError("No module named 'dask'"))
+
+
+def test_non_ascii_file_names_under_an_ascii_locale(tmp_path):
+    """Under an ASCII locale (LC_ALL=C, no UTF-8 mode) a score file or Parquet table named with 'ö' is read (pyarrow
+    refused the name's surrogate escapes and the command blamed the text: a breaker's find), the terminal shows
+    the name escaped, and the JSON names it as its UTF-8 text; a name whose bytes are not UTF-8 is read too."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = "0.9 1\n0.2 0\n0.8 1\n0.1 0\n0.7 1\n0.3 0\n"
+    utf8 = tmp_path / "sc\u00f6re.txt"
+    utf8.write_text(lines, encoding="utf-8")
+    latin1 = os.path.join(os.fsencode(tmp_path), b"lat\xe9.txt")
+    with open(latin1, "wb") as fh:
+        fh.write(lines.encode())
+    table = tmp_path / "p\u00e4rq.parquet"
+    pq.write_table(pa.table({"score": [0.9, 0.2, 0.8, 0.1], "label": ["t", "n", "t", "n"]}), table)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG"))} | {"LC_ALL": "C",
+                                                                                      "PYTHONUTF8": "0"}
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "vpeval.cli.main", "verify", *args], capture_output=True,
+                              env=env, timeout=300)
+
+    p = run(os.fsencode(utf8), "--json")
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    assert json.loads(p.stdout)["input"] == str(utf8)
+    p = run(os.fsencode(utf8))
+    assert p.returncode == 0 and b"sc\\xf6re.txt" in p.stdout, p.stdout + p.stderr
+    p = run(latin1, "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["input"].endswith("lat\\xe9.txt"), p.stderr
+    p = run(os.fsencode(table), "--label-col", "label", "--score-col", "score", "--target", "t", "--nontarget", "n")
+    assert p.returncode == 0, p.stderr.decode(errors="replace")

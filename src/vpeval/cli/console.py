@@ -21,6 +21,18 @@ def _silence_stdout() -> None:
         pass
 
 
+def printable_streams() -> None:
+    """Standard output and error write a character their encoding lacks as a backslash escape (``\\xf6``) instead
+    of failing: under an ASCII locale (``LC_ALL=C``) a file name or speaker id with ``ö`` ended the command with a
+    UnicodeEncodeError, reported as bad text (a breaker's find). Nothing changes under a UTF-8 locale."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if "utf" not in (stream.encoding or "").lower():
+                stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):  # replaced by a caller (pytest's capture) or closed
+            pass
+
+
 class Console(_RichConsole):
     """:class:`rich.console.Console` whose closed output pipe (``vpeval verify F | head -1``) ends the command
     quietly with :data:`EXIT_BROKEN_PIPE`; rich's own :meth:`on_broken_pipe` (documented for subclassing) exits

@@ -20,7 +20,7 @@ from ..errors import InputFileError, VpevalError
 from ..metrics.summary import verification_summary
 from .guide import ROOT_EPILOG, GuideGroup, finish
 from .system_extras import add_channels, load_adapt
-from .console import Console, flush_stdout
+from .console import Console, flush_stdout, printable_streams
 from .common import (
     FORMATS_HELP, LLROpt, PTargetOpt, QuietOpt, SchedulerOpt, ScoreInputOptions, score_input_options, start_process,
     InputSnapshot, JobsOpt, jobs_value, WorkersOpt, display_name, install_warning_hook, echo_json, say_label_counts,
@@ -672,6 +672,7 @@ _register_families()
 
 def main():  # console-script entry point (vpeval.cli.entry), and `python -m vpeval.cli.main`
     try:
+        printable_streams()
         start_process()
         try:
             app()

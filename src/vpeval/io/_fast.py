@@ -26,6 +26,7 @@ Rules of the fast path (anything else -> ``None``):
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
@@ -291,11 +292,34 @@ def _check_address_space(n_bytes: int) -> None:
                           f"{(_AS_PER_FILE_BYTE * n_bytes + _AS_BASE) / 2**20:.0f} MiB")
 
 
+def arrow_path(path) -> str | None:
+    """``path`` as pyarrow opens it: the name's bytes (``os.fsencode``) decoded as UTF-8, which pyarrow encodes
+    back to the same bytes whatever the locale (under an ASCII locale Python's name of a non-ASCII file holds
+    surrogate escapes, which pyarrow refused: "surrogates not allowed", a breaker's find); None when the bytes
+    are not UTF-8 (read the file in Python then, :func:`arrow_source`)."""
+    try:
+        return os.fsencode(path).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+@contextlib.contextmanager
+def arrow_source(path):
+    """What to give pyarrow (or pandas' Parquet reader) for the file ``path``: its name (:func:`arrow_path`), or
+    the file opened in Python for a name pyarrow cannot encode."""
+    name = arrow_path(path)
+    if name is not None:
+        yield name
+        return
+    with open(path, "rb") as fh:
+        yield fh
+
+
 def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):
     pa, pc, pcsv = _pa()
-    if plain:
-        source = str(path)
-    else:  # whitespace file with tabs or runs of spaces: normalise to single spaces in memory
+    if plain and arrow_path(path) is not None:
+        source = arrow_path(path)
+    else:  # whitespace file with tabs or runs of spaces (or a name pyarrow cannot encode): normalise in memory
         data = _load(path)
         if data is None:
             return None
@@ -304,7 +328,7 @@ def _parse(path, sep, plain, n_fields, min_fields, float_cols=()):
     delim = " " if sep is None else sep
     limited = _address_space_limited()
     if limited:  # Arrow's CSV reader aborts the process when an allocation fails: refuse before, as running out
-        _check_address_space(os.path.getsize(path) if plain else source.size)
+        _check_address_space(source.size if hasattr(source, "size") else os.path.getsize(path))
     try:
         table = pcsv.read_csv(
             source, memory_pool=pa.system_memory_pool() if limited else None,

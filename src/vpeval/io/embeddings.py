@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ExtractorRecordWarning, InputFileError
+from ._fast import arrow_source
 from .extractor_info import check_extractor_info, dump_extractor_info, parse_extractor_info, record_difference
 
 __all__ = ["EmbeddingSet", "read_embeddings", "write_embeddings", "check_conditions", "read_extractor_info",
@@ -361,7 +362,8 @@ def _parquet_extractor_info(path) -> dict | None:
     import pyarrow.parquet as pq
 
     try:
-        meta = pq.read_schema(path).metadata or {}
+        with arrow_source(path) as src:
+            meta = pq.read_schema(src).metadata or {}
     except Exception as exc:  # pyarrow raises several types for bad files
         raise InputFileError(path, None, f"not a readable Parquet file ({exc})") from None
     raw = meta.get(b"extractor_info")

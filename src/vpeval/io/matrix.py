@@ -326,7 +326,8 @@ def _utf8_error(path: Path) -> InputFileError | None:
 def _parquet_columns(path: Path) -> list[str]:
     import pyarrow.parquet as pq
 
-    return list(pq.read_schema(path).names)
+    with _fast.arrow_source(path) as src:
+        return list(pq.read_schema(src).names)
 
 
 def _read_parquet_table(path: Path):
@@ -341,7 +342,8 @@ def _read_parquet_table(path: Path):
 
     try:
         _no_duplicate_columns(path, None, _parquet_columns(path))
-        return pd.read_parquet(path)
+        with _fast.arrow_source(path) as src:
+            return pd.read_parquet(src)
     except InputFileError:
         raise
     except Exception as exc:  # pyarrow raises several types for corrupt files
@@ -530,7 +532,8 @@ def _locate_cell(path: Path, kaldi: bool, probe: str, spk: str):
     if path.suffix.lower() in (".parquet", ".pq"):
         import pandas as pd
 
-        df = pd.read_parquet(path, columns=["enroll_spk", "trial_id"])
+        with _fast.arrow_source(path) as src:
+            df = pd.read_parquet(src, columns=["enroll_spk", "trial_id"])
         hit = (df["enroll_spk"].astype(str).str.strip() == spk) & (df["trial_id"].astype(str).str.strip() == probe)
         return None, int(np.flatnonzero(hit.to_numpy())[0]) + 1
     import csv

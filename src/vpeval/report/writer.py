@@ -47,10 +47,25 @@ def _escape(text) -> str:
 JSON_DIGITS = 10
 
 
+def _text(s: str) -> str:
+    """``s`` without lone surrogates (:func:`_jsonable`); unchanged when it has none."""
+    if s.isascii():
+        return s
+    try:
+        s.encode("utf-8")
+        return s
+    except UnicodeEncodeError:
+        return s.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _jsonable(x, digits: int | None = None):
     """JSON-ready copy of ``x``. The rule of every vpeval JSON output: NaN (a number that could not be computed;
     an ``error`` field beside it says why) is ``null``; +-inf are the strings ``"inf"`` and ``"-inf"``. With
-    ``digits``, finite floats are rounded to that many significant digits (report.json: :data:`JSON_DIGITS`)."""
+    ``digits``, finite floats are rounded to that many significant digits (report.json: :data:`JSON_DIGITS`). A
+    string holding the surrogate escapes of a name's undecodable bytes (a file name under an ASCII locale) is
+    written as the name's UTF-8 text, its other bytes as backslash escapes (valid UTF-8 JSON)."""
+    if isinstance(x, str):
+        return _text(x)
     if isinstance(x, float):
         if math.isnan(x):
             return None
@@ -58,7 +73,7 @@ def _jsonable(x, digits: int | None = None):
             return "inf" if x > 0 else "-inf"
         return x if digits is None else float(f"{x:.{digits}g}")
     if isinstance(x, dict):
-        return {str(k): _jsonable(v, digits) for k, v in x.items()}
+        return {_text(str(k)): _jsonable(v, digits) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [_jsonable(v, digits) for v in x]
     if hasattr(x, "item") and not isinstance(x, (str, bytes)):  # numpy scalars
