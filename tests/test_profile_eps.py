@@ -158,6 +158,22 @@ def test_design_effect():
     assert design_effect(s_ind, lab, np.zeros(2000))[0] == 500.0  # one cluster: one effective trial
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_design_effect_does_not_depend_on_the_order_of_the_trials(seed):
+    """Bit for bit, both forms (a shuffled Kaldi key and score file changed its last digits: a breaker's find)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 400))
+    spk = rng.integers(0, int(rng.integers(2, 30)), n)
+    s = np.round(rng.normal(size=n) + 0.3 * spk, 1)  # ties and clusters
+    lab = rng.random(n) < 0.3
+    perm = rng.permutation(n)
+    assert design_effect(s, lab, spk) == design_effect(s[perm], lab[perm], spk[perm])
+    for a, b in zip(design_effect(s, lab, spk, by_share=True), design_effect(s[perm], lab[perm], spk[perm],
+                                                                               by_share=True)):
+        assert all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
 @pytest.mark.parametrize("bad", [-0.1, 1.0, float("nan"), [[0.1]]])
 def test_bad_delta(bad):
     with pytest.raises(InvalidScoresError, match="delta"):

@@ -78,12 +78,17 @@ def design_effect(scores, is_target, clusters, quantiles=(0.001, 0.01, 0.05, 0.1
 
 
 def _cluster_deff(z: np.ndarray, gi: np.ndarray, n_g: int) -> float | None:
-    """Kish design effect of the mean of the 0/1 array ``z`` over clusters ``gi`` (None when ``z`` is constant)."""
+    """Kish design effect of the mean of the 0/1 array ``z`` over clusters ``gi`` (None when ``z`` is constant).
+    Each cluster's sum of ``z - p`` is its count of ones less ``p`` times its size, from exact integer counts, so
+    the value does not depend on the order of the trials (summing ``z - p`` in trial order changed its last digits
+    when a Kaldi file's lines were shuffled: a breaker's find)."""
     n = z.size
-    p = float(z.mean())
-    if p <= 0.0 or p >= 1.0:
+    ones = np.bincount(gi, weights=z, minlength=n_g)  # whole numbers, exact in float64 in any order
+    k = float(ones.sum())
+    p = k / n
+    if k <= 0.0 or k >= n:
         return None
-    sums = np.bincount(gi, weights=z - p, minlength=n_g)
+    sums = ones - p * np.bincount(gi, minlength=n_g)
     return max(1.0, n_g / (n_g - 1) * float(np.dot(sums, sums)) / n ** 2 / (p * (1 - p) / n))
 
 
