@@ -306,8 +306,7 @@ def split_comma_list(values) -> list[str]:
     """Items of a repeatable option whose values may also be comma-separated, in order.
 
     ``["a,b", " c ,", "d"]`` -> ``["a", "b", "c", "d"]``: each value is split at commas, items are stripped
-    of white space and empty ones dropped (duplicates are kept; the caller decides whether they are an error).
-    """
+    of white space and empty ones dropped (duplicates are kept; the caller decides whether they are an error)."""
     out = []
     for v in values:
         out.extend(x.strip() for x in v.split(",") if x.strip())
@@ -590,14 +589,15 @@ DeltaOpt = typer.Option(
     "bounds every decision of every attacker except on that share). Default 1 / (2 S) for S speakers behind the "
     "target trials (half of one speaker's share, so one fully exposed speaker always blocks 'protects'); 0.01 "
     "for trials without speakers.")
-VerdictPermOpt = typer.Option(
-    999, "--n-perm", min=19, max=100_000, help="Relabellings of the family-wise perfect-secrecy test behind the verdict "
-    "(the smallest p-value is 1/(n+1)).")
+N_PERM_EXTENDED = (" A p-value so near alpha that its Monte-Carlo error could change the word reruns the test with "
+                   "10(n+1)-1 relabellings, at most twice and up to 100,000 (the number used is in the JSON).")
+VerdictPermOpt = typer.Option(999, "--n-perm", min=19, max=100_000, help="Relabellings of the family-wise perfect-secrecy "
+                              "test behind the verdict (the smallest p-value is 1/(n+1))." + N_PERM_EXTENDED)
 #: verify / report: the default depends on the input's size (vpeval.analysis.families.default_n_perm)
 ScorePermOpt = typer.Option(
     None, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (the smallest p-value is "
     "1/(n+1)); default 999, or 199 for inputs above 2,000,000 trials (a keyed input's relabelling costs a pass "
-    "over its trials, a key-less one's about a millisecond on cells of its score axis).")
+    "over its trials, a key-less one's about a millisecond on cells of its score axis)." + N_PERM_EXTENDED)
 ALPHA_RANGE = (1e-6, 0.5)
 
 

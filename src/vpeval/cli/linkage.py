@@ -14,8 +14,8 @@ from rich.markup import escape
 
 from ..errors import VpevalError
 from .common import (
-    SchedulerOpt, VerdictOptions, WorkersOpt, echo_json, execution, handle_errors, print_verdicts, verdict_option_group,
-    verdict_or_reason,
+    N_PERM_EXTENDED, SchedulerOpt, VerdictOptions, WorkersOpt, echo_json, execution, handle_errors, print_verdicts,
+    verdict_option_group, verdict_or_reason,
 )
 
 __all__ = ["register"]
@@ -23,7 +23,7 @@ __all__ = ["register"]
 #: the verdict's --n-perm of a 1-to-N table: each relabelling recomputes every probe's LID
 LinkagePermOpt = typer.Option(
     999, "--n-perm", min=19, max=100_000, help="Relabellings of the verdict's perfect-secrecy test (each recomputes every "
-    "probe's LID: about n_perm passes over the matrix; lower it or use --no-verdict for large tables).")
+    "probe's LID: about n_perm passes over the matrix; lower it or use --no-verdict for large tables)." + N_PERM_EXTENDED)
 
 _HELP = """\
 1-to-N linkage of probes to N enrolled speakers: LID (bits), rank-k identification, closed-set linkability.

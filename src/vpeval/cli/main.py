@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 2 bad input or usage (the message names file and line); 3 the output cannot be written
 (it exists: --force replaces only an earlier output of the same command, proved by its manifest; or another
-run is writing it); 1 an unexpected internal error (a bug: please report it).
+run is writing it); 4 out of memory (nothing written; the line says what the input needs); 130/143 interrupted
+(Ctrl-C, SIGTERM); 1 an unexpected internal error (a bug: please report it).
 """
 
 from __future__ import annotations

@@ -191,8 +191,10 @@ def last_estimate() -> str:
     """``"; evaluating INPUTS needs about X GiB (...)"`` from the estimates so far, or ``""``."""
     if not _LAST["inputs"]:
         return ""
-    return (f"; evaluating {'; '.join(_LAST['inputs'])} needs about "
-            f"{_gib(_needs(_LAST['bytes'])[1])} of memory (estimated before reading)")
+    main, needs = _needs(_LAST["bytes"])  # the main process's share is what ulimit -v (per process) is held to
+    about = (f"{_gib(main)} of memory" if needs == main else
+             f"{_gib(main)} of memory in the main process, {_gib(needs)} with its workers")
+    return f"; evaluating {'; '.join(_LAST['inputs'])} needs about {about} (estimated before reading)"
 
 
 def limits_line() -> str:
