@@ -366,3 +366,29 @@ def test_member_profiles_run_in_a_thread_unless_the_address_space_is_limited(mon
         monkeypatch.setattr(jit, "address_space_limited", lambda limited=limited: limited)
         with pytest.raises(VpevalError, match="no target column"):
             P.member_profiles_started(inp, []).result()
+
+
+def test_scores_reversed_get_a_note_beside_the_verdict():
+    """A score input whose non-targets score above its targets (distances read as similarities) is flagged beside
+    its verdict, whose attackers read a higher score as the same speaker (a breaker's find: a perfectly reversed
+    file read 'inconclusive' without a word); the AUC in the note is the pairwise count's, ties half."""
+    import re
+
+    from vpeval.analysis.families import reversed_scores_note, score_verdict
+    from vpeval.io.trials import Trials
+
+    rng = np.random.default_rng(3)
+    tar, non = np.round(rng.normal(0, 1, 60), 1), np.round(rng.normal(2, 1, 600), 1)
+    note = reversed_scores_note(np.sort(tar), np.sort(non))
+    auc = float(re.search(r"AUC ([0-9.e-]+)", note).group(1))
+    oracle = np.mean([(t > n) + 0.5 * (t == n) for t in tar for n in non])
+    assert auc == pytest.approx(oracle, rel=1e-3) and "--lower-is-target" in note
+    assert reversed_scores_note(np.sort(non), np.sort(tar)) is None  # the right way round
+    assert reversed_scores_note(np.sort(tar[:3]), np.sort(non[:3])) is None  # too few to tell
+    null = np.sort(rng.normal(size=500))
+    assert reversed_scores_note(null[::2], null[1::2]) is None
+    t = Trials(np.r_[tar, non], np.r_[np.ones(tar.size, bool), np.zeros(non.size, bool)])
+    v = score_verdict(t, n_perm=19, n_boot=20)
+    assert any("wrong way round" in w for w in v.warnings)
+    flipped = Trials(-t.scores, t.is_target)
+    assert not any("wrong way round" in w for w in score_verdict(flipped, n_perm=19, n_boot=20).warnings)

@@ -63,7 +63,42 @@ def _score_verdict_steps(trials, name, n_perm, n_boot, seed, alpha, budget_bits,
     spk = speakers_from_keys(trials)
     inp = TrialInput(name, "scores", trials, *(spk if spk is not None else (None, None)))
     test = yield from secrecy_steps([inp], n_perm=n_perm, n_boot=n_boot, seed=seed, alpha=alpha, jobs=jobs)
-    return decide(test, budget_bits, delta)
+    v = decide(test, budget_bits, delta)
+    if (note := reversed_scores_note(*trials.sorted_classes())) is not None:
+        v.warnings.append(note)
+    return v
+
+
+#: Mann-Whitney z below which (and AUC below :data:`_REVERSED_AUC`) a score input is read as reversed
+_REVERSED_Z, _REVERSED_AUC = -3.29, 0.4
+
+
+def reversed_scores_note(tar_sorted, non_sorted) -> str | None:
+    """A warning for the verdict of scores that separate the classes the wrong way round, or None.
+
+    The verdict's attackers read a higher score as the same speaker (PAV and the relabelling statistics are
+    increasing in the score), so scores on which non-targets clearly score above targets leave their information
+    unread: a perfectly reversed file read 'inconclusive' (a breaker's find). Clearly: the area under the ROC,
+    ``AUC = P(tar > non) + P(tar = non) / 2`` (ties half), below 0.4 with a Mann-Whitney z below -3.29
+    (one-sided p < 0.0005, normal approximation without tie correction). ``tar_sorted``, ``non_sorted``: each
+    class's scores sorted ascending (:meth:`vpeval.io.trials.Trials.sorted_classes`); O(n log n).
+    """
+    import numpy as np
+
+    n_tar, n_non = len(tar_sorted), len(non_sorted)
+    if n_tar == 0 or n_non == 0:
+        return None
+    below = np.searchsorted(non_sorted, tar_sorted, side="left").sum(dtype=np.float64)
+    upto = np.searchsorted(non_sorted, tar_sorted, side="right").sum(dtype=np.float64)
+    auc = (below + 0.5 * (upto - below)) / (float(n_tar) * n_non)
+    z = (auc - 0.5) / np.sqrt((n_tar + n_non + 1) / (12.0 * n_tar * n_non))
+    if not (auc < _REVERSED_AUC and z < _REVERSED_Z):
+        return None
+    return (f"the scores separate the classes the wrong way round: non-target trials score above target trials "
+            f"(AUC {auc:.3g}, Mann-Whitney z = {z:.3g}), and the verdict's attackers read a higher score as the same "
+            "speaker, so what these scores reveal is not counted here. If lower scores mean the same speaker "
+            "(distances), give --lower-is-target (higher_is_target=False in the library); otherwise an attacker "
+            "that reads them the other way round reveals the speakers and this verdict does not hold")
 
 
 def one_to_n_verdict(matrix, name: str = "scores", *, n_perm: int = 999, n_boot: int = 200, seed: int = 0,
