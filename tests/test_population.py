@@ -503,3 +503,29 @@ def test_the_check_reads_rank1_as_the_curves_do():
     x, ti = _matrix(n_probe=200, n_spk=80)
     c = population_curves(x, ti, [50, 80], n_boot=0)
     assert c.check["rank1_measured"][-1] == c.rank1[-1]  # N' = N in both: the same bits
+
+
+def test_the_figure_says_what_its_floor_means():
+    """A rank-1 rate of 0 (the own speaker never first: a pseudo-speaker system at N' = N) sits on the figure's
+    floor, which a new user read as a plotting artefact: the floor is then labelled; otherwise not."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from vpeval.report.population import _draw
+
+    def curve(rank1):
+        n = len(rank1)
+        return {"sizes": [2, 10, 111, 1000][:n], "measured": [True, True, True, False][:n], "rank1": rank1,
+                "rank1_low": rank1, "rank1_high": rank1, "alid_bits": [0.0] * n, "alid_low": [0.0] * n,
+                "alid_high": [0.0] * n, "n_speakers": 111}
+
+    for rank1, labelled in (([0.5, 0.1, 0.0, 0.0], True), ([0.5, 0.1, 0.02, 0.001], False)):
+        fig = plt.figure()
+        try:
+            _draw(fig, {"oo": curve([0.9, 0.8, 0.7, 0.5]), "oa": curve(rank1)})
+            texts = [t.get_text() for t in fig.axes[0].texts]
+            assert any("rate 0" in t for t in texts) == labelled, texts
+        finally:
+            plt.close(fig)

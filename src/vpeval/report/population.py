@@ -109,4 +109,7 @@ def _draw(fig, curves: dict) -> None:
         ax.set_ylabel(label)
     ax1.set_yscale("log")
     ax1.set_ylim(floor, 1.5)
+    if any(min(c["rank1"]) < floor for c in curves.values()):  # a rate of 0 is drawn on the floor: say so
+        ax1.annotate("floor: rate 0 (own speaker never first)", xy=(0.98, 0.035), xycoords="axes fraction",
+                     ha="right", va="bottom", fontsize=6, color="grey")
     ax1.legend(fontsize=6)
