@@ -365,7 +365,8 @@ def plain_sentence(verdict: str, pr: ProfileFamily, test: SecrecyTest, budget_bi
     if test.scheme == "speaker":  # speakers known: say how many are exposed one by one
         k = len(test.exposed)
         speakers = (f"; {k} of {test.n_units} speakers {'is' if k == 1 else 'are'} individually exposed" if k else
-                    "; no single speaker is shown exposed")
+                    "; no single speaker is shown exposed by their own trials alone (a weaker test: few trials "
+                    "each, tested for every speaker at once)")
     if verdict == LEAKS and identified:
         e, k = identified[0], len(identified)
         who = (f"speaker {e.speaker} is" if k == 1 else
