@@ -131,3 +131,21 @@ def test_rank_disclosure_command(app, tmp_path):
     assert "; 1 probe dropped: speaker not enrolled (--drop-unenrolled)" in said
     res = runner.invoke(app, ["rank-disclosure", str(f), "--drop-unenrolled", "--json"])
     assert json.loads(res.stdout)["input"]["n_dropped_unenrolled"] == 1
+
+
+def test_the_attaining_trial_is_named_by_its_ids_or_its_place(tmp_path):
+    """Below the table, the trial that attains eps_max: by its enrollment and test ids for a Kaldi input, by its
+    1-based place among the input's trials of its class otherwise (a breaker read the 0-based index as a line)."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    (tmp_path / "trials").write_text("a u1 target\na u2 nontarget\nb u1 nontarget\nb u2 target\na u3 target\n"
+                                     "b u3 nontarget\n")
+    (tmp_path / "scores").write_text("a u1 0.9\na u2 0.2\nb u1 0.1\nb u2 0.8\na u3 0.7\nb u3 0.3\n")
+    (tmp_path / "sl.txt").write_text("0.9 1\n0.2 0\n0.8 1\n0.1 0\n0.7 1\n0.3 0\n")
+    out = CliRunner().invoke(app, ["disclosure", str(tmp_path / "scores"), "--key", str(tmp_path / "trials")],
+                             terminal_width=200).output
+    assert "trial (enrollment " in out and ", test u" in out, out
+    out = CliRunner().invoke(app, ["disclosure", str(tmp_path / "sl.txt")], terminal_width=200).output
+    assert "trial no. " in out and "of the input's" in out, out

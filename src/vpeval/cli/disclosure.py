@@ -55,8 +55,21 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _print_table(result, title):
-    """Compact terminal table (fits 80 columns); the attaining trial and errors are listed below it."""
+def _trial_name(trials, cls: str, index: int) -> str:
+    """The trial ``index`` of class ``cls`` ('target' / 'non-target') of ``trials`` in words: its enrollment and
+    test ids where the input has them (Kaldi keys), else its place among the file's trials of that class."""
+    import numpy as np
+
+    if trials is not None and trials.enroll is not None and trials.test is not None:
+        rows = np.flatnonzero(trials.is_target if cls == "target" else ~trials.is_target)
+        if 0 <= index < rows.size:
+            return f"{cls} trial (enrollment {trials.enroll[rows[index]]}, test {trials.test[rows[index]]})"
+    return f"{cls} trial no. {index + 1} of the input's {cls} trials"
+
+
+def _print_table(result, title, trials=None):
+    """Compact terminal table (fits 80 columns); the attaining trial (named by its ids where ``trials`` has them)
+    and errors are listed below it."""
     from rich import box
     from .console import Console
     from rich.table import Table as RichTable
@@ -77,7 +90,7 @@ def _print_table(result, title):
         table.add_row(r.estimator, _fmt(r.eps_max_nats, g3), _fmt(r.eps_max_bits, g3), _fmt(r.eps_max_log10, g3),
                       _fmt(r.quantiles_nats[0.95], g3), _fmt(r.quantiles_nats[0.99], g3),
                       *[f"{100 * r.share_above[k]:.1f}" for k in ("ln2", "ln10", "ln100")])
-        notes.append(f"{r.estimator}: eps_max attained by {r.argmax_class} trial {r.argmax_index} (score "
+        notes.append(f"{r.estimator}: eps_max attained by {_trial_name(trials, r.argmax_class, r.argmax_index)} (score "
                      f"{r.argmax_score:.6g}){'' if r.n_attaining == 1 else f' and {r.n_attaining - 1} more'}")
     console = Console()
     console.print(table)
@@ -182,7 +195,7 @@ def disclosure_command(
     if json_out:
         echo_json({"input": t.source, **({"label_counts": labelled} if labelled else {}), "disclosure": res.to_dict()})
         return
-    _print_table(res, f"vpeval disclosure: {t.source} ({res.n_tar} target, {res.n_non} non-target trials)")
+    _print_table(res, f"vpeval disclosure: {t.source} ({res.n_tar} target, {res.n_non} non-target trials)", t)
 
 
 def simulation_comparison(sim, estimators, rank_model=None, n_probes=2000, seed=0) -> dict:
