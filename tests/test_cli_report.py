@@ -390,3 +390,17 @@ def test_verify_jobs_give_the_same_verdict(tmp_path, monkeypatch):
     two = runner.invoke(app, ["verify", str(p), "--json", "--jobs", "2"])
     assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
     assert json.loads(one.stdout) == json.loads(two.stdout)
+
+
+def test_table_options_without_the_table_columns_are_an_error(tmp_path):
+    """--sep (and --target/--nontarget/--ignore) given for a `score label` file were ignored, the file then failing
+    as 'expected 2 fields' (a breaker's find): an error naming the options that go with them."""
+    from typer.testing import CliRunner
+
+    f = tmp_path / "c.txt"
+    f.write_text("0.9,1\n0.2,0\n0.8,1\n0.1,0\n")
+    res = CliRunner().invoke(app, ["verify", str(f), "--sep", ","])
+    assert res.exit_code == 2 and "--label-col and --score-col" in res.output, res.output
+    ok = CliRunner().invoke(app, ["verify", str(f), "--sep", ",", "--label-col", "1", "--score-col", "0",
+                                  "--target", "1", "--nontarget", "0", "--no-verdict"])
+    assert ok.exit_code == 0, ok.output

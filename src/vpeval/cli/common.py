@@ -174,8 +174,7 @@ def jobs_value(value: int) -> int:
 def execution(scheduler: Optional[str], workers: Optional[int]):
     """Context manager yielding the ``distributed.Client`` of --scheduler/--workers, or None (single process).
 
-    The options are checked at once (ClusterError), before the caller's ``with`` starts any cluster.
-    """
+    The options are checked at once (ClusterError), before the caller's ``with`` starts any cluster."""
     from ..pipeline.cluster import check_options, cluster
 
     check_options(scheduler, workers)
@@ -293,8 +292,7 @@ def split_name(spec: str) -> tuple[str | None, str]:
 
     The name may contain ``=`` itself: the split is at the last ``=`` after which an existing path follows
     (``v=2=scores.txt`` -> ``("v=2", "scores.txt")``), else at the first ``=`` (the path is then reported as
-    missing).
-    """
+    missing)."""
     if "=" in spec and not Path(spec).exists():
         cuts = [i for i, c in enumerate(spec) if c == "="]
         at = next((i for i in reversed(cuts) if Path(spec[i + 1:]).exists()), cuts[0])
@@ -321,8 +319,7 @@ def read_metadata_csv(path: Path):
     ------
     InputFileError
         The file does not exist or is not a readable CSV file, its header names a column twice, a row has another
-        number of fields than the header.
-    """
+        number of fields than the header."""
     import pandas as pd
 
     from ..io.csv_table import read_named_csv
@@ -341,8 +338,7 @@ def read_metadata_csv(path: Path):
 class ScoreInputOptions:
     """The score-input options of a command, as given on its command line (see :data:`FORMATS_HELP`).
 
-    :func:`score_input_options` makes a typer command take them; :meth:`load` reads one input with them.
-    """
+    :func:`score_input_options` makes a typer command take them; :meth:`load` reads one input with them."""
 
     key: Optional[str] = None
     label_col: Optional[str] = None
@@ -485,6 +481,10 @@ def load_trials(
         conv = (lambda c: int(c)) if digits.fullmatch(label_col) and digits.fullmatch(score_col) else (lambda c: c)
         return read_columns(p, label_col=conv(label_col), score_col=conv(score_col), target=target,
                             nontarget=nontarget, ignore=ignore or (), sep=sep, higher_is_target=hit)
+    if sep is not None or target or nontarget or ignore:
+        raise VpevalError("--sep, --target, --nontarget and --ignore apply to a table read with --label-col and "
+                          "--score-col (e.g. 'score,label' lines: --label-col 1 --score-col 0 --target 1 "
+                          "--nontarget 0 --sep ','); a `score label` file is split at white space")
     try:
         return read_score_label(p, higher_is_target=hit)
     except InputFileError as exc:
