@@ -538,3 +538,16 @@ def test_report_section_leaves_out_what_gamma_gives_and_it_comes_back_exactly():
     back = linkage_condition_arrays(cond)
     assert back["cmc"] == res.identification.cmc.tolist()
     assert back["closed_set_linkability"] == res.closed_set.to_dict()
+
+
+def test_an_error_about_the_one_input_names_it(tmp_path):
+    """A library error on the only table (cross-fitting with probes of one speaker) names the file (a breaker
+    found it named none)."""
+    from typer.testing import CliRunner
+
+    from vpeval.cli.main import app
+
+    f = tmp_path / "one.csv"
+    f.write_text("enroll_spk,trial_spk,trial_id,score\na,a,p1,0.9\nb,a,p1,0.1\na,a,p2,0.8\nb,a,p2,0.3\n")
+    res = CliRunner().invoke(app, ["linkage", str(f)])
+    assert res.exit_code == 2 and f"{f}: cross-fitting needs probes of at least 2" in " ".join(res.output.split())

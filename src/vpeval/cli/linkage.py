@@ -94,6 +94,9 @@ def _named_inputs(table: Path, sm, dev: Optional[Path], dsm):
                 rest = re.sub(r"\brow (\d+)\b", lambda g: _row(m, int(g.group(1))), rest, count=1)
                 cls = type(exc) if type(exc).__init__ is VpevalError.__init__ else VpevalError
                 raise cls(f"{path}:{rest}") from None
+        if dev is None and not text.startswith(str(table)):  # one input: the error is about it (a breaker's find)
+            cls = type(exc) if type(exc).__init__ is VpevalError.__init__ else VpevalError
+            raise cls(f"{table}: {text}") from None
         raise
 
 
