@@ -155,7 +155,8 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
                     "decision more than 2^eps times likelier for one speaker than for two, but on a share delta); "
                     "'protects': eps high within the budget (" + " / ".join(f"{b:.3g}" for b in budgets)
                     + " bits); 'leaks': test rejected, eps low above it (or a speaker identified beyond it); "
-                    "'partial': rejected, neither; 'inconclusive': neither; eps_max, EER: evidence (rule below)",
+                    "'partial': test rejected but neither of those; 'inconclusive': test not rejected and not "
+                    "certified; eps_max, EER: evidence (rule below)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():  # in plain words first, then the numbers behind them
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
