@@ -159,7 +159,9 @@ class LLRCurvesDisplay:
         title = "not fitted: " + ", ".join(self.errors) if self.errors else None
         h1, l1 = ax.get_legend_handles_labels()
         h2, l2 = hist_ax.get_legend_handles_labels()
-        ax.legend(h1 + h2, l1 + l2, title=title, fontsize="small", loc="best")
+        # below the axes: inside, "best" placement saw the curves only and covered the histograms of the twin axes
+        ax.legend(h1 + h2, l1 + l2, title=title, fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.13),
+                  ncol=min(4, len(h1 + h2)), frameon=False)
         if self.label:
             ax.set_title(legend_label(self.label))
         ax.grid(True, alpha=0.3)
