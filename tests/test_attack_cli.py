@@ -84,7 +84,7 @@ def test_audit_with_train_folder_fields_trained_and_fused_attackers(tmp_path):
                                     "plda"])
     assert r.exit_code == 0, r.output
     doc = json.loads((out / "report.json").read_text())
-    assert doc["schema_version"] == "3.4"  # 3.4: test.deciding_member; 3.3: population; 3.2: numbers to 10 digits; 3.1: Beyond-EER oaoo/oaaa; 3.0: the profile decides; 2.3: derived arrays left out; 2.2: pages, refs, compact; 2.1: test.protection; 2.0: the verdicts of the worst-case test; 1.3: comparisons, groups
+    assert doc["schema_version"] == "3.5"  # 3.5: verdicts' deciding_attacker; 3.4: test.deciding_member; 3.3: population; 3.2: numbers to 10 digits; 3.1: Beyond-EER oaoo/oaaa; 3.0: the profile decides; 2.3: derived arrays left out; 2.2: pages, refs, compact; 2.1: test.protection; 2.0: the verdicts of the worst-case test; 1.3: comparisons, groups
     names = set(doc["attackers"])
     assert names == {"ext-a/cosine", "ext-b/cosine", "ext-a/plda/original", "ext-a/plda/anonymized",
                      "ext-b/plda/original", "ext-b/plda/anonymized", "fusion/original", "fusion/anonymized"}

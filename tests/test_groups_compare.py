@@ -300,7 +300,7 @@ def test_audit_two_systems_has_groups_comparisons_and_vpc_table(tmp_path):
                                  "--vpc-table", str(csv_path), "--dataset", "libri-mini"])
     assert r.exit_code == 0, r.output
     doc = resolve_refs(json.loads((out / "report.json").read_text()))  # repeated parts are stored once
-    assert doc["schema_version"] == "3.4"
+    assert doc["schema_version"] == "3.5"
     comps = doc["comparisons"]
     oa = [c for c in comps if c["trial_type"] == "oa" and c["metric"] == "eer_rocch"][0]
     assert oa["system_a"] == "A" and oa["better"] == "B" and oa["ci_high_fraction"] < 0

@@ -392,3 +392,33 @@ def test_scores_reversed_get_a_note_beside_the_verdict():
     assert any("wrong way round" in w for w in v.warnings)
     flipped = Trials(-t.scores, t.is_target)
     assert not any("wrong way round" in w for w in score_verdict(flipped, n_perm=19, n_boot=20).warnings)
+
+
+def test_the_deciding_attacker_is_the_rules_and_the_tables(monkeypatch):
+    """report.json's ``deciding_attacker`` is the attacker the verdict's rule names and the report's verdict table
+    shows; ``strongest_attacker`` stays the worst case of the evidence (eps_max), which may be another one (an
+    earlier note: report.json and the page named different attackers without saying why)."""
+    import dataclasses
+
+    from vpeval.analysis.families import verdict_dict
+    from vpeval.analysis.verdict import deciding_attacker
+    from vpeval.report.verdict import verdict_rows
+
+    def profile(lo, hi):
+        p = prof(lo, lo + 0.5, hi)
+        return dataclasses.replace(p, strongest={"eps_low": ("low/plda", "oa"), "eps": ("est/plda", "aa"),
+                                                 "eps_high": ("high/plda", "aa")})
+
+    import vpeval.analysis.families as families
+
+    monkeypatch.setattr(families, "scorecard", lambda res: {})  # the scorecard reads a whole audit
+    cases = [(0.001, profile(6.0, 9.0), LEAKS, ("low/plda", "oa")),
+             (0.5, profile(0.0, 2.0), PROTECTS, ("high/plda", "aa")),
+             (0.5, profile(0.0, math.inf), INCONCLUSIVE, ("high/plda", "aa")),
+             (0.001, profile(1.0, math.inf), PARTIAL, ("x/plda", "aa"))]  # the test's only member rejects
+    for p, pr, word, want in cases:
+        v = decide(test_(p=p), profile=pr).to_dict()
+        assert v["verdict"] == word and deciding_attacker(v) == want, (word, deciding_attacker(v))
+        assert verdict_rows({"s": v})[0][5] == f"{want[0]} ({want[1]})"
+        d = verdict_dict(decide(test_(p=p), profile=pr), None)
+        assert (d["deciding_attacker"], d["deciding_trial_type"]) == want and d["strongest_attacker"] == "x/plda"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..io.trials import Trials
 from ..pipeline.jobs import Started, drive, using
 from .secrecy import OneToNInput, TrialInput, secrecy_steps, secrecy_test, speakers_from_keys
-from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide
+from .verdict import DEFAULT_BUDGET_BITS, Verdict, decide, deciding_attacker
 
 __all__ = ["VERDICT_TYPES", "LARGE_INPUT_TRIALS", "LARGE_N_PERM", "default_n_perm", "score_verdict",
            "start_score_verdict", "one_to_n_verdict", "audit_verdict", "audit_family", "start_verdict", "audit_verdicts",
@@ -191,11 +191,14 @@ def scorecard(res, types=VERDICT_TYPES) -> dict:
 
 def verdict_dict(v: Verdict, res) -> dict:
     """A system's entry of an audit's ``verdicts``: :meth:`Verdict.to_dict` plus ``strongest_attacker`` and
-    ``trial_type`` (of the worst case) and the :func:`scorecard` of the :class:`~vpeval.pipeline.audit
-    .SystemAudit` ``res``."""
+    ``trial_type`` (of the worst case of the evidence, eps_max or LID_max at delta = 0), ``deciding_attacker`` and
+    ``deciding_trial_type`` (the attacker the verdict's rule names: :func:`~vpeval.analysis.verdict
+    .deciding_attacker`; the report's verdict table shows it) and the :func:`scorecard` of the
+    :class:`~vpeval.pipeline.audit.SystemAudit` ``res``."""
     d = v.to_dict()
     d["strongest_attacker"] = d["worst_case"]["attacker"]
     d["trial_type"] = d["worst_case"]["trial_type"]
+    d["deciding_attacker"], d["deciding_trial_type"] = deciding_attacker(d)
     d["scorecard"] = scorecard(res)
     return d
 

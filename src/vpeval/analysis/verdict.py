@@ -50,7 +50,7 @@ from .profiles import ProfileFamily, check_budget, check_delta, plan, profile_fa
 from .secrecy import SecrecyTest
 
 __all__ = ["PROTECTS", "INCONCLUSIVE", "PARTIAL", "LEAKS", "VERDICTS", "DEFAULT_BUDGET_BITS", "VERDICT_RULE",
-           "Verdict", "decide", "check_budget", "exposed_names", "plain_sentence"]
+           "Verdict", "decide", "check_budget", "exposed_names", "plain_sentence", "deciding_attacker"]
 
 PROTECTS = "protects"
 INCONCLUSIVE = "inconclusive"
@@ -494,3 +494,20 @@ def exposed_names(exposed, shown: int = 5) -> str:
     """The first ``shown`` exposed speakers' names and how many more (one wording for sentence and table)."""
     names = ", ".join(e["speaker"] if isinstance(e, dict) else e.speaker for e in exposed[:shown])
     return names + (f" and {len(exposed) - shown} more" if len(exposed) > shown else "")
+
+
+def deciding_attacker(v: dict) -> tuple[str, str]:
+    """``(attacker, trial type)`` of the attacker :data:`VERDICT_RULE` names as deciding a verdict, from its
+    :meth:`Verdict.to_dict` form: the identified speaker's attacker (a 1-to-N leak decided by a speaker), the
+    member of the test's smallest adjusted p-value (``partial``), else the profile's attacker of the largest
+    ``eps_low`` (``leaks``) or ``eps_high`` (``protects``, ``inconclusive``). Not the worst case of the evidence
+    (``worst_case``: the largest eps_max or LID_max at delta = 0), which may be another attacker."""
+    a, t = v["profile"]["strongest"]["eps_low" if v["verdict"] == LEAKS else "eps_high"]
+    if v.get("decided_by") == "speaker":  # an identified speaker decided: its attacker
+        e = next(e for e in v["exposed_speakers"] if e["speaker"] == v["identified_speakers"][0])
+        return e["attacker"], e["trial_type"]
+    if v["verdict"] == PARTIAL:  # the test's rejection decided: the statistic of the smallest adjusted p
+        m = (v.get("test") or {}).get("deciding_member")
+        if m is not None:
+            return m["attacker"], m["trial_type"]
+    return a, t

@@ -7,7 +7,8 @@ as the average beside it. It only renders the verdicts that
 
 from __future__ import annotations
 
-from ..analysis.verdict import INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS, exposed_names
+from ..analysis.verdict import (INCONCLUSIVE, LEAKS, PARTIAL, PROTECTS, VERDICT_RULE, VERDICTS, deciding_attacker,
+                                exposed_names)
 from .document import Draw, Figure, Paragraph, Section, Table, merge_sentences
 from .units import UNITS_NOTE
 
@@ -42,14 +43,7 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
     for system, v in verdicts.items():
         w = v["worst_case"]
         avg = v.get("average")
-        pr = v["profile"]
-        key = {"leaks": "eps_low", "protects": "eps_high"}.get(v["verdict"], "eps_high")
-        a, t = pr["strongest"][key]
-        if v.get("decided_by") == "speaker":  # an identified speaker decided: its attacker
-            e = next(e for e in v["exposed_speakers"] if e["speaker"] == v["identified_speakers"][0])
-            a, t = e["attacker"], e["trial_type"]
-        elif v["verdict"] == PARTIAL:  # the test's rejection decided: the statistic of the smallest adjusted p
-            a, t = _rejecting(v, (a, t))
+        a, t = deciding_attacker(v)
         rows.append([
             system, v["verdict"], 100 * v["delta"], v["eps_low_bits"], v["eps_high_bits"],
             a + ("" if t == "scores" else f" ({t})"),
@@ -57,13 +51,6 @@ def verdict_rows(verdicts: dict[str, dict]) -> list[list]:
             _speakers(v, short=True), float("nan") if avg is None else 100 * avg["eer_rocch"],
         ])
     return rows
-
-
-def _rejecting(v: dict, default: tuple) -> tuple:
-    """``(attacker, trial type)`` of the member whose statistic decides the test's rejection (the test's
-    ``deciding_member``: the smallest adjusted p-value); ``default`` when the verdict carries no test members."""
-    m = (v.get("test") or {}).get("deciding_member")
-    return default if m is None else (m["attacker"], m["trial_type"])
 
 
 def profile_reading(v: dict) -> str:
