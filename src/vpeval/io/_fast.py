@@ -255,7 +255,10 @@ def _address_space_limited() -> bool:
 
 #: Address space Arrow's CSV reader took per byte of file under ``ulimit -v`` (system allocator, one thread), with a
 #: margin: a 34 MB file aborted the process with 244 MB left and was read with 394 MB (a breaker's 3e6-line file).
-_AS_PER_FILE_BYTE, _AS_BASE = 9, 64 << 20
+#: The base was 64 MiB until scipy's BLAS came to be loaded before the read under a limit (vpeval.cli.memory
+#: .load_scipy_blas): then a 1e6-line file passed the check at 590 MiB and Arrow aborted once in a loaded test run
+#: (a failed 11 MB malloc); 128 MiB leaves room for the address space's fragments.
+_AS_PER_FILE_BYTE, _AS_BASE = 9, 128 << 20
 
 
 #: Address space (bytes) importing pyarrow and its CSV and compute modules maps, with room to spare (measured:

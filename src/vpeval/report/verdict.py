@@ -138,12 +138,12 @@ def verdict_section(verdicts: dict[str, dict], scorecard_rows: list[list] | None
         budgets = sorted({v["budget_bits"] for v in verdicts.values()})
         sec.blocks.append(Table(
             VERDICT_HEADER, verdict_rows(verdicts), fmt="{:.3g}",
-            caption="eps low, eps high: 95 % bounds of eps(delta), the privacy profile over every attacker (no "
-                    "decision more than 2^eps times likelier for one speaker than for two, but on a share delta); "
+            caption="eps low, eps high: 95 % bounds of eps(delta), the privacy profile of all attackers (no "
+                    "decision over 2^eps times likelier for one speaker than for two, but on a share delta); "
                     "'protects': eps high within the budget (" + " / ".join(f"{b:.3g}" for b in budgets)
-                    + " bits); 'leaks': test rejected, eps low above it (or a speaker identified beyond it); "
-                    "'partial': test rejected but neither of those; 'inconclusive': test not rejected and not "
-                    "certified; eps_max, EER: evidence (rule below)",
+                    + " bits); 'leaks': test rejected, eps low above it (or a speaker identified); "
+                    "'partial': rejected only; 'inconclusive': not rejected, not certified; eps_max, EER: evidence "
+                    "(rule below)",
             cell_classes=_CLASSES))
     for system, v in verdicts.items():  # in plain words first, then the numbers behind them
         lead = f"{system}: {v['verdict']}. " if multi else f"Verdict: {v['verdict']}. "
