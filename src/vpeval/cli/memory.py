@@ -252,19 +252,19 @@ def load_scipy_blas() -> None:
     import os
     import sys
 
-    limit = _address_space_limit()
-    if limit is None or "scipy.linalg" in sys.modules:
+    from ..io._fast import address_space_left
+
+    if _address_space_limit() is None or "scipy.linalg" in sys.modules:
         return
     try:
         threads = max(1, int(os.environ.get("OPENBLAS_NUM_THREADS", "") or (os.cpu_count() or 1)))
     except ValueError:
         threads = os.cpu_count() or 1
     need = _SCIPY_BLAS_BYTES + _PER_BLAS_THREAD_BYTES * (threads - 1)
-    status = _read("/proc/self/status") or ""
-    vm = next((int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmSize:")), None)
-    if vm is not None and limit - vm < need:
-        raise MemoryError(f"{(limit - vm) / 2**20:.0f} MiB of address space left under ulimit -v; loading scipy's "
-                          f"BLAS takes about {need / 2**20:.0f} MiB")
+    left = address_space_left()
+    if left is not None and left < need:
+        raise MemoryError(f"{left / 2**20:.0f} MiB of address space left under ulimit -v; loading scipy's BLAS "
+                          f"takes about {need / 2**20:.0f} MiB")
     import scipy.linalg  # noqa: F401
 
 

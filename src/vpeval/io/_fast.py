@@ -60,7 +60,7 @@ def _pa():
     import sys
 
     if "pyarrow.csv" not in sys.modules:
-        left = _address_space_left()
+        left = address_space_left()
         if left is not None and left < _AS_IMPORT:
             raise MemoryError(f"{left / 2**20:.0f} MiB of address space left under ulimit -v; importing pyarrow "
                               f"takes about {_AS_IMPORT / 2**20:.0f} MiB")
@@ -266,7 +266,7 @@ _AS_PER_FILE_BYTE, _AS_BASE = 9, 128 << 20
 _AS_IMPORT = 192 << 20
 
 
-def _address_space_left() -> int | None:
+def address_space_left() -> int | None:
     """Bytes of address space left under ``ulimit -v``: the limit less this process's ``VmSize`` (Linux
     ``/proc/self/status``); None without a limit or where either number is unknown."""
     import resource
@@ -283,10 +283,10 @@ def _address_space_left() -> int | None:
 
 
 def _check_address_space(n_bytes: int) -> None:
-    """Raise MemoryError when the address space left under ``ulimit -v`` (:func:`_address_space_left`) is below
+    """Raise MemoryError when the address space left under ``ulimit -v`` (:func:`address_space_left`) is below
     what reading ``n_bytes`` of file takes (:data:`_AS_PER_FILE_BYTE`); the command then ends with its
     out-of-memory line (exit 4) instead of Arrow's abort (exit 134). Nothing where either number is unknown."""
-    left = _address_space_left()
+    left = address_space_left()
     if left is None:
         return
     if left < _AS_PER_FILE_BYTE * n_bytes + _AS_BASE:
